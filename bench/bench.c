@@ -1,0 +1,185 @@
+/*
+ * bench.c: infprof-bench, the speed figures (never asserted in tests; docs/performance.md keeps
+ * the numbers).
+ *
+ *   infprof-bench ingest [--records N]   synthetic kernel records through the real CUPTI buffer
+ *                                        callbacks, launch events, rings, writer and schema;
+ *                                        prints records_per_s and bytes_per_kernel
+ *   infprof-bench report [--kernels N]   builds such a database and times `infprof report`
+ *                                        on it; prints report_s
+ */
+#include "collectors/replay.h"
+#include "profiler/clock.h"
+#include "profiler/lifecycle.h"
+#include "profiler/writer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NAMES 64
+
+static char names[NAMES][160];
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: infprof-bench ingest [--records N] [--keep FILE]\n"
+                    "       infprof-bench report [--kernels N] [--keep FILE]\n");
+    exit(2);
+}
+
+/* Push `n` kernels (one launch event each) through the pipeline into `path`. Returns seconds. */
+static double build(const char *path, long n)
+{
+    setenv("INFPROF_RING_KB", "65536", 0);
+    setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
+    struct ip_start_opts opts = {path, 0};
+    if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) {
+        fprintf(stderr, "infprof-bench: cannot start the pipeline\n");
+        exit(1);
+    }
+    for (int i = 0; i < NAMES; i++)
+        snprintf(names[i], sizeof names[i],
+                 "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<"
+                 "op_%02d>(at::TensorIteratorBase&)::{lambda(int)#1}>(int, T3)", i);
+    uint64_t t0 = ip_clock_now(), ts = t0;
+    uint32_t corr = 1;
+    long done = 0;
+    while (done < n) {
+        struct ip_replay_buf b;
+        while (!ip_replay_buffer(&b)) sched_yield(); /* the writer frees buffers as it goes */
+        CUpti_ActivityKernel10 *k;
+        while (done < n && (k = ip_replay_add(&b, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
+            ip_replay_launch(corr);
+            int i = (int)(done % NAMES);
+            ts += 1500;
+            k->start = ts;
+            k->end = ts + 1000 + (uint64_t)(i * 37 + done % 101);
+            k->name = names[i];
+            k->correlationId = corr++;
+            k->streamId = 7;
+            k->gridX = 128 << (i % 4);
+            k->gridY = k->gridZ = 1;
+            k->blockX = 256;
+            k->blockY = k->blockZ = 1;
+            k->registersPerThread = 32;
+            done++;
+        }
+        ip_replay_complete(&b, 0);
+    }
+    ip_lifecycle_finish("exit", 0);
+    return (double)(ip_clock_now() - t0) / 1e9;
+}
+
+static long parse_n(int argc, char **argv, const char *flag, long dflt, const char **keep)
+{
+    long n = dflt;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], flag) && i + 1 < argc)
+            n = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
+            *keep = argv[++i];
+        else
+            usage();
+    }
+    if (n <= 0) usage();
+    return n;
+}
+
+static void temp_path(char *out, size_t size, const char *keep)
+{
+    if (keep) {
+        snprintf(out, size, "%s", keep);
+        unlink(out);
+        return;
+    }
+    char dir[] = "/tmp/infprof-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("infprof-bench: mkdtemp");
+        exit(1);
+    }
+    snprintf(out, size, "%s/bench.db", dir);
+}
+
+static double table_bytes(const char *path, const char *table)
+{
+    sqlite3 *db;
+    double bytes = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT sum(pgsize) FROM dbstat WHERE name = ?", -1, &st,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW) bytes = sqlite3_column_double(st, 0);
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(db);
+    if (bytes < 0) {
+        struct stat s;
+        bytes = stat(path, &s) == 0 ? (double)s.st_size : 0;
+    }
+    return bytes;
+}
+
+static int bench_ingest(int argc, char **argv)
+{
+    const char *keep = NULL;
+    long n = parse_n(argc, argv, "--records", 5000000, &keep);
+    char path[PATH_MAX];
+    temp_path(path, sizeof path, keep);
+    double secs = build(path, n);
+    printf("records %ld\n", n);
+    printf("seconds %.3f\n", secs);
+    printf("records_per_s %.0f\n", (double)n / secs);
+    printf("bytes_per_kernel %.1f\n", table_bytes(path, "kernels") / (double)n);
+    if (!keep) unlink(path);
+    return 0;
+}
+
+static int bench_report(int argc, char **argv)
+{
+    const char *keep = NULL;
+    long n = parse_n(argc, argv, "--kernels", 10000000, &keep);
+    char path[PATH_MAX], self[PATH_MAX], cli[PATH_MAX + 16];
+    temp_path(path, sizeof path, keep);
+    build(path, n);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = 0;
+    snprintf(cli, sizeof cli, "%s/infprof", self);
+    uint64_t t0 = ip_clock_now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout)) _exit(127);
+        execl(cli, "infprof", "report", path, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    double secs = (double)(ip_clock_now() - t0) / 1e9;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "infprof-bench: %s report failed\n", cli);
+        return 1;
+    }
+    printf("kernels %ld\n", n);
+    printf("report_s %.3f\n", secs);
+    if (!keep) unlink(path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) usage();
+    if (!strcmp(argv[1], "ingest")) return bench_ingest(argc, argv);
+    if (!strcmp(argv[1], "report")) return bench_report(argc, argv);
+    usage();
+}

@@ -1,0 +1,65 @@
+/*
+ * collector.h: the one interface every collector implements, and the table that lists them
+ * (registry.c). The core calls collectors only through this table.
+ *
+ * App side (any thread):   init, start, stop, atfork_child
+ * Writer side (one thread): prepare, ingest, flush, finish; all database work happens here.
+ */
+#ifndef INFPROF_COLLECTOR_H
+#define INFPROF_COLLECTOR_H
+
+#include "../profiler/events.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ip_store;
+
+struct ip_collector {
+    const char *name;
+    /* Constructor time, after the configuration is read: set up what must exist before the
+     * program runs (environment for injection). Never touches CUDA, libtorch or SQLite. */
+    void (*init)(void);
+    /* The pipeline is up: recording may begin. */
+    void (*start)(void);
+    /* Normal exit, on the exiting thread, before the writer's last cycle: hand over whatever a
+     * vendor library still holds (CUPTI buffers). Not called on a fatal signal. */
+    void (*stop)(void);
+    /* In a forked child, before anything else runs there. */
+    void (*atfork_child)(void);
+
+    /* Writer thread, at the start of every cycle, before the rings are drained: fix the set of
+     * vendor buffers that this cycle's flush will process (so that their launch events, which
+     * were appended before the buffers completed, are already drained). */
+    void (*snapshot)(void);
+    /* Writer thread: prepare statements once the database is open (and reset any state a forked
+     * child inherited). */
+    void (*prepare)(struct ip_store *s);
+    /* Writer thread: one ring event of a type this collector owns. */
+    void (*ingest)(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
+    /* Writer thread, every cycle after the rings are drained (final: the last cycle). */
+    void (*flush)(struct ip_store *s, int final);
+    /* Writer thread, once, before the database is closed: summaries and metadata. */
+    void (*finish)(struct ip_store *s);
+};
+
+/* Collector indexes: the high byte of their event types (events.h). 0 is the core. */
+enum {
+    IP_COLLECTOR_CORE = 0,
+    IP_COLLECTOR_CUPTI = 1,
+    IP_COLLECTOR_TORCH = 2,
+    IP_COLLECTOR_NVTX = 3,
+    IP_COLLECTOR_CUDNN = 4,
+    IP_COLLECTOR_COUNT
+};
+
+/* Indexed by the values above; an empty slot has a NULL name. */
+extern const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT];
+
+/* What each collector says about itself, written to the run metadata as
+ * collector.<name> = "<state>: <reason>". state: on, off, passive. */
+void ip_collector_status(int index, const char *state, const char *reason_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ip_collector_status_copy(int index, char *out, size_t n);
+
+#endif

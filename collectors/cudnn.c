@@ -1,0 +1,6 @@
+/*
+ * cudnn.c: placeholder until the collector lands.
+ */
+#include "collector.h"
+
+const struct ip_collector ip_collector_cudnn = {.name = "cudnn"};

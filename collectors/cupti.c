@@ -1,0 +1,576 @@
+/*
+ * cupti.c: the CUPTI collector, app side.
+ *
+ * The constructor points CUDA_INJECTION64_PATH at this library; the driver calls our
+ * InitializeInjection during cuInit, before any context exists. There we dlopen libcupti,
+ * subscribe (or go passive when another tool holds CUPTI), register our clock and the buffer
+ * callbacks, enable the activity kinds and the launch callbacks, and register an atexit handler
+ * that runs before CUDA's own teardown and flushes CUPTI.
+ *
+ * Buffers come from a pool allocated once; CUPTI's completion callback only queues a buffer for
+ * the writer (cupti_ingest.c). No lock of ours is ever held across a CUPTI call.
+ */
+#include "collector.h"
+#include "cupti_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/lifecycle.h"
+#include "../profiler/log.h"
+#include "../profiler/phase.h"
+#include "../profiler/ring.h"
+#include "../profiler/thread.h"
+#include "../profiler/writer.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define IP_EXPORT __attribute__((visibility("default")))
+
+struct ip_cupti_api ip_cupti;
+int64_t ip_cupti_clock_offset;
+struct ip_cupti_facts ip_cupti_facts;
+
+static CUpti_SubscriberHandle cupti_subscriber;
+static _Atomic int cupti_active;  /* subscribed and enabled */
+static _Atomic int cupti_stopped; /* flushed at exit */
+static _Atomic int cupti_injected;
+static char cupti_self_path[PATH_MAX];
+
+/* ---- checking of vendor calls ------------------------------------------------------------- */
+
+static const char *cupti_result_text(CUptiResult r)
+{
+    const char *s = NULL;
+    if (ip_cupti.GetResultString && ip_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "unknown CUPTI error";
+}
+
+static CUptiResult cupti_check(CUptiResult r, const char *call, int line)
+{
+    if (r != CUPTI_SUCCESS)
+        ip_debug("%s failed (cupti.c:%d): %s (%d)", call, line, cupti_result_text(r), (int)r);
+    return r;
+}
+
+#define CUPTI_CALL(fn, ...)                                                                      \
+    (ip_cupti.fn ? cupti_check(ip_cupti.fn(__VA_ARGS__), "cupti" #fn, __LINE__)                 \
+                 : CUPTI_ERROR_NOT_INITIALIZED)
+
+/* ---- buffer pool -------------------------------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t lock;
+    unsigned char *base;
+    size_t size;
+    uint32_t count, nfree;
+    uint32_t *free_stack;
+    struct {
+        uint32_t index;
+        size_t valid;
+    } *done; /* FIFO of completed buffers, at most count */
+    uint32_t done_head, done_len, snapshot;
+    _Atomic uint64_t dropped_records, refused, completed;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int ip_cupti_pool_init(size_t size, uint32_t count)
+{
+    if (pool.base) return 0;
+    void *mem = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    pool.free_stack = calloc(count, sizeof *pool.free_stack);
+    pool.done = calloc(count, sizeof *pool.done);
+    if (mem == MAP_FAILED || !pool.free_stack || !pool.done) {
+        if (mem != MAP_FAILED) munmap(mem, size * count);
+        free(pool.free_stack);
+        free(pool.done);
+        pool.free_stack = NULL;
+        pool.done = NULL;
+        return -1;
+    }
+    pool.base = mem;
+    pool.size = size;
+    pool.count = count;
+    for (uint32_t i = 0; i < count; i++) pool.free_stack[i] = count - 1 - i;
+    pool.nfree = count;
+    return 0;
+}
+
+void CUPTIAPI ip_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = NULL;
+    *size = 0;
+    *max_records = 0;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.nfree) {
+        uint32_t i = pool.free_stack[--pool.nfree];
+        *buffer = pool.base + (size_t)i * pool.size;
+        *size = pool.size;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    /* No buffer: CUPTI drops records until one is free again; both are counted. */
+    if (!*buffer) atomic_fetch_add(&pool.refused, 1);
+}
+
+void CUPTIAPI ip_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                        size_t size, size_t valid)
+{
+    (void)size;
+    size_t dropped = 0;
+    /* Outside our lock: CUPTI may call us back under its own. */
+    if (CUPTI_CALL(ActivityGetNumDroppedRecords, ctx, stream, &dropped) == CUPTI_SUCCESS &&
+        dropped)
+        atomic_fetch_add(&pool.dropped_records, dropped);
+    if (!buffer) return;
+    atomic_fetch_add(&pool.completed, 1);
+    uint32_t index = (uint32_t)(((unsigned char *)buffer - pool.base) / pool.size);
+    pthread_mutex_lock(&pool.lock);
+    uint32_t tail = (pool.done_head + pool.done_len) % pool.count;
+    pool.done[tail].index = index;
+    pool.done[tail].valid = valid;
+    pool.done_len++;
+    uint32_t pending = pool.done_len;
+    pthread_mutex_unlock(&pool.lock);
+    if (pending * 2 >= pool.count) ip_writer_wake();
+}
+
+uint32_t ip_cupti_pool_snapshot(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.snapshot = pool.done_len;
+    pthread_mutex_unlock(&pool.lock);
+    return pool.snapshot;
+}
+
+int ip_cupti_pool_take(uint8_t **buffer, size_t *valid)
+{
+    int ok = 0;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.snapshot && pool.done_len) {
+        *buffer = pool.base + (size_t)pool.done[pool.done_head].index * pool.size;
+        *valid = pool.done[pool.done_head].valid;
+        pool.done_head = (pool.done_head + 1) % pool.count;
+        pool.done_len--;
+        pool.snapshot--;
+        ok = 1;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return ok;
+}
+
+void ip_cupti_pool_release(uint8_t *buffer)
+{
+    uint32_t index = (uint32_t)((buffer - pool.base) / pool.size);
+    pthread_mutex_lock(&pool.lock);
+    pool.free_stack[pool.nfree++] = index;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+void ip_cupti_pool_counters(uint64_t *dropped_records, uint64_t *refused_buffers,
+                            uint64_t *completed_buffers)
+{
+    *dropped_records = atomic_load(&pool.dropped_records);
+    *refused_buffers = atomic_load(&pool.refused);
+    *completed_buffers = atomic_load(&pool.completed);
+}
+
+/* ---- launch callback ---------------------------------------------------------------------- */
+
+void ip_cupti_note_launch(uint32_t corr)
+{
+    if (!ip_recording() || !ip_hook_enter()) return;
+    if (ip_phase_poller) ip_phase_poller(IP_POLL_LAUNCH);
+    struct ip_ring *r;
+    struct ip_ev_launch *e = ip_ring_begin(sizeof *e, &r);
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e,
+                              corr};
+        uint32_t depth = ip_self.nvtx_depth;
+        e->nvtx = depth && depth <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[depth - 1] : 0;
+        e->phase = ip_self.phase;
+        ip_ring_commit(r, sizeof *e);
+    }
+    ip_phase_emit();
+    ip_hook_leave();
+}
+
+static void CUPTIAPI cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata, (void)domain, (void)cbid;
+    const CUpti_CallbackData *cb = data;
+    if (cb->callbackSite == CUPTI_API_ENTER) ip_cupti_note_launch(cb->correlationId);
+}
+
+static const CUpti_CallbackId cupti_runtime_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+static const CUpti_CallbackId cupti_driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static void *cupti_open_library(char *where, size_t n)
+{
+    const char *configured = ip_cfg_str(IP_CFG_CUPTI_PATH);
+    const char *cuda_home = getenv("CUDA_HOME");
+    char home_path[PATH_MAX] = "";
+    if (cuda_home) snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13",
+                            cuda_home);
+    const char *candidates[] = {
+        configured && *configured ? configured : NULL,
+        "libcupti.so.13",
+        home_path[0] ? home_path : NULL,
+        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+        "/usr/local/cuda/lib64/libcupti.so.13",
+    };
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!candidates[i]) continue;
+        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            snprintf(where, n, "%s", candidates[i]);
+            return h;
+        }
+        if (i == 0) {
+            snprintf(where, n, "%s", dlerror());
+            return NULL; /* an explicit path that fails is not replaced silently */
+        }
+    }
+    snprintf(where, n, "libcupti.so.13 not found (set INFPROF_CUPTI_PATH)");
+    return NULL;
+}
+
+static int cupti_resolve(void *h)
+{
+#define RESOLVE(field, sym) ip_cupti.field = (__typeof__(ip_cupti.field))dlsym(h, sym)
+    RESOLVE(GetVersion, "cuptiGetVersion");
+    RESOLVE(GetResultString, "cuptiGetResultString");
+    RESOLVE(Subscribe, "cuptiSubscribe");
+    RESOLVE(Subscribe_v2, "cuptiSubscribe_v2");
+    RESOLVE(Unsubscribe, "cuptiUnsubscribe");
+    RESOLVE(EnableCallback, "cuptiEnableCallback");
+    RESOLVE(SetThreadIdType, "cuptiSetThreadIdType");
+    RESOLVE(ActivityEnable, "cuptiActivityEnable");
+    RESOLVE(ActivityDisable, "cuptiActivityDisable");
+    RESOLVE(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks");
+    RESOLVE(ActivityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback");
+    RESOLVE(ActivityFlushAll, "cuptiActivityFlushAll");
+    RESOLVE(ActivityFlushPeriod, "cuptiActivityFlushPeriod");
+    RESOLVE(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
+    RESOLVE(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+    RESOLVE(GetTimestamp, "cuptiGetTimestamp");
+    RESOLVE(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
+    RESOLVE(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
+#undef RESOLVE
+    return ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
+                   ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord &&
+                   ip_cupti.EnableCallback
+               ? 0
+               : -1;
+}
+
+static uint64_t CUPTIAPI cupti_timestamp(void)
+{
+    return ip_clock_now();
+}
+
+static void cupti_collector_stop(void);
+
+static void cupti_atexit(void)
+{
+    if (ip_lifecycle_owns_process()) cupti_collector_stop();
+}
+
+/* Subscribe; on failure say why (once, on stderr when another tool holds CUPTI). */
+static int cupti_subscribe(void)
+{
+    char holder[256] = "";
+    CUptiResult r;
+    if (ip_cupti.Subscribe_v2) {
+        CUpti_SubscriberParams params;
+        memset(&params, 0, sizeof params);
+        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        params.subscriberName = "infprof";
+        params.oldSubscriberName = holder;
+        params.oldSubscriberSize = sizeof holder;
+        r = CUPTI_CALL(Subscribe_v2, &cupti_subscriber, cupti_on_callback, NULL, &params);
+    } else {
+        r = CUPTI_CALL(Subscribe, &cupti_subscriber, cupti_on_callback, NULL);
+    }
+    if (r == CUPTI_SUCCESS) return 0;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        holder[sizeof holder - 1] = 0;
+        const char *who = holder[0] ? holder : "another tool (Nsight Systems, Nsight Compute,"
+                                               " torch.profiler?)";
+        ip_warn("CUPTI is already in use by %s: CUDA activity is not recorded (passive mode);"
+                " phases, memory, cuDNN and NVTX still are",
+                who);
+        ip_collector_status(IP_COLLECTOR_CUPTI, "passive", "CUPTI already in use by %s", who);
+    } else {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cuptiSubscribe failed: %s (%d)",
+                            cupti_result_text(r), (int)r);
+    }
+    return -1;
+}
+
+static const struct {
+    CUpti_ActivityKind kind;
+    const char *name;
+} cupti_kinds[] = {
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+    {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2"},
+    {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL"},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION"},
+    {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "GRAPH_TRACE"},
+};
+
+static int cupti_enable(char *missing, size_t n)
+{
+    /* CONCURRENT_KERNEL first and early: never KIND_KERNEL, which serialises kernels. */
+    CUptiResult r = CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r != CUPTI_SUCCESS) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "enabling CONCURRENT_KERNEL failed: %s (%d)", cupti_result_text(r),
+                            (int)r);
+        return -1;
+    }
+    size_t o = 0;
+    missing[0] = 0;
+    for (size_t i = 0; i < sizeof cupti_kinds / sizeof cupti_kinds[0]; i++) {
+        if (CUPTI_CALL(ActivityEnable, cupti_kinds[i].kind) != CUPTI_SUCCESS && o + 32 < n)
+            o += (size_t)snprintf(missing + o, n - o, "%s%s", o ? "," : "", cupti_kinds[i].name);
+    }
+    if (ip_cfg_int(IP_CFG_CUDA_API)) {
+        if (CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS && o + 32 < n)
+            o += (size_t)snprintf(missing + o, n - o, "%sRUNTIME", o ? "," : "");
+        if (CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS && o + 32 < n)
+            o += (size_t)snprintf(missing + o, n - o, "%sDRIVER", o ? "," : "");
+    }
+    for (size_t i = 0; i < sizeof cupti_runtime_launches / sizeof *cupti_runtime_launches; i++)
+        CUPTI_CALL(EnableCallback, 1, cupti_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                   cupti_runtime_launches[i]);
+    for (size_t i = 0; i < sizeof cupti_driver_launches / sizeof *cupti_driver_launches; i++)
+        CUPTI_CALL(EnableCallback, 1, cupti_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                   cupti_driver_launches[i]);
+    return 0;
+}
+
+/* Start CUPTI. Called by the CUDA driver through InitializeInjection (or by a test driving the
+ * stub libcupti). Returns 0 when active. */
+static int cupti_start_injected(void)
+{
+    if (atomic_exchange(&cupti_injected, 1)) return atomic_load(&cupti_active) ? 0 : -1;
+    if (!ip_recording() || !ip_cfg_int(IP_CFG_CUPTI)) return -1;
+    char where[PATH_MAX];
+    void *h = cupti_open_library(where, sizeof where);
+    if (!h || cupti_resolve(h) != 0) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot load CUPTI: %s",
+                            h ? "libcupti lacks the activity API" : where);
+        return -1;
+    }
+    if (ip_cupti.GetVersion) CUPTI_CALL(GetVersion, &ip_cupti_facts.cupti_version);
+    if (cupti_subscribe() != 0) return -1;
+    if (ip_cupti_pool_init((size_t)ip_cfg_int(IP_CFG_CUPTI_BUFFER_KB) * 1024,
+                           (uint32_t)ip_cfg_int(IP_CFG_CUPTI_BUFFERS)) != 0) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot allocate the buffer pool");
+        CUPTI_CALL(Unsubscribe, cupti_subscriber);
+        return -1;
+    }
+    CUPTI_CALL(SetThreadIdType, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    /* One clock: CUPTI stamps with ours. Without the callback, calibrate an offset once. */
+    const char *clock = "infprof";
+    if (CUPTI_CALL(ActivityRegisterTimestampCallback, cupti_timestamp) != CUPTI_SUCCESS) {
+        uint64_t cupti_ts = 0, before = ip_clock_now();
+        CUPTI_CALL(GetTimestamp, &cupti_ts);
+        uint64_t after = ip_clock_now();
+        ip_cupti_clock_offset = cupti_ts ? (int64_t)(cupti_ts - (before + after) / 2) : 0;
+        clock = "calibrated";
+    }
+    if (CUPTI_CALL(ActivityRegisterCallbacks, ip_cupti_buffer_requested,
+                   ip_cupti_buffer_completed) != CUPTI_SUCCESS) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot register the buffer callbacks");
+        CUPTI_CALL(Unsubscribe, cupti_subscriber);
+        return -1;
+    }
+    if (ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS))
+        CUPTI_CALL(ActivityFlushPeriod, (uint32_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS));
+    char missing[256];
+    if (cupti_enable(missing, sizeof missing) != 0) {
+        CUPTI_CALL(Unsubscribe, cupti_subscriber);
+        return -1;
+    }
+    atomic_store(&cupti_active, 1);
+    atexit(cupti_atexit);
+    ip_collector_status(IP_COLLECTOR_CUPTI, "on", "%s (clock %s%s%s)", where, clock,
+                        missing[0] ? "; not available: " : "", missing);
+    return 0;
+}
+
+IP_EXPORT int InitializeInjection(void)
+{
+    cupti_start_injected();
+    return 1; /* the driver goes on either way */
+}
+
+/* ---- device facts (at stop, while CUDA is still up) --------------------------------------- */
+
+static void cupti_gather_facts(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!cuda) return;
+    CUresult (*get_count)(int *) = (CUresult(*)(int *))dlsym(cuda, "cuDeviceGetCount");
+    CUresult (*get_name)(char *, int, CUdevice) =
+        (CUresult(*)(char *, int, CUdevice))dlsym(cuda, "cuDeviceGetName");
+    CUresult (*get_attr)(int *, CUdevice_attribute, CUdevice) =
+        (CUresult(*)(int *, CUdevice_attribute, CUdevice))dlsym(cuda, "cuDeviceGetAttribute");
+    CUresult (*get_mem)(size_t *, CUdevice) =
+        (CUresult(*)(size_t *, CUdevice))dlsym(cuda, "cuDeviceTotalMem_v2");
+    CUresult (*get_uuid)(CUuuid *, CUdevice) =
+        (CUresult(*)(CUuuid *, CUdevice))dlsym(cuda, "cuDeviceGetUuid_v2");
+    CUresult (*drv_version)(int *) = (CUresult(*)(int *))dlsym(cuda, "cuDriverGetVersion");
+    if (drv_version) drv_version(&ip_cupti_facts.driver_version);
+    const char *rt_libs[] = {"libcudart.so.13", "libcudart.so.12", NULL};
+    int (*rt_version)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");
+    for (int i = 0; !rt_version && rt_libs[i]; i++) {
+        void *rt = dlopen(rt_libs[i], RTLD_NOW | RTLD_NOLOAD);
+        if (rt) rt_version = (int (*)(int *))dlsym(rt, "cudaRuntimeGetVersion");
+    }
+    if (rt_version) rt_version(&ip_cupti_facts.runtime_version);
+    int n = 0;
+    if (!get_count || get_count(&n) != CUDA_SUCCESS) return;
+    if (n > IP_CUPTI_MAX_DEVICES) n = IP_CUPTI_MAX_DEVICES;
+    for (int d = 0; d < n; d++) {
+        struct ip_cupti_device *dev = &ip_cupti_facts.dev[d];
+        int v = 0;
+        size_t mem = 0;
+        dev->id = d;
+        if (get_name) get_name(dev->name, sizeof dev->name, d);
+        if (get_mem && get_mem(&mem, d) == CUDA_SUCCESS) dev->memory = (int64_t)mem;
+#define ATTR(field, a) dev->field = get_attr && get_attr(&v, a, d) == CUDA_SUCCESS ? v : -1
+        ATTR(sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+        ATTR(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        ATTR(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        ATTR(clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+        ATTR(mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+        ATTR(bus_width, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+#undef ATTR
+        CUuuid u;
+        if (get_uuid && get_uuid(&u, d) == CUDA_SUCCESS) {
+            const unsigned char *b = (const unsigned char *)u.bytes;
+            snprintf(dev->uuid, sizeof dev->uuid,
+                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                     b[12], b[13], b[14], b[15]);
+        }
+    }
+    ip_cupti_facts.ndevices = n;
+}
+
+/* ---- the collector ------------------------------------------------------------------------ */
+
+static void cupti_init(void)
+{
+    if (!ip_cfg_int(IP_CFG_CUPTI)) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "passive", "INFPROF_CUPTI=0");
+        return;
+    }
+    Dl_info info;
+    if (!dladdr((void *)cupti_init, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, cupti_self_path)) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot find our own library path");
+        return;
+    }
+    const char *current = getenv("CUDA_INJECTION64_PATH");
+    char current_real[PATH_MAX];
+    if (current && *current &&
+        !(realpath(current, current_real) && strcmp(current_real, cupti_self_path) == 0)) {
+        ip_collector_status(IP_COLLECTOR_CUPTI, "passive",
+                            "another CUDA injection library is set (CUDA_INJECTION64_PATH=%.120s)",
+                            current);
+        return;
+    }
+    setenv("CUDA_INJECTION64_PATH", cupti_self_path, 1);
+    ip_collector_status(IP_COLLECTOR_CUPTI, "off", "the program did not initialise CUDA");
+}
+
+static void cupti_stop(void)
+{
+    if (!atomic_load(&cupti_active) || atomic_exchange(&cupti_stopped, 1)) return;
+    CUPTI_CALL(ActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_gather_facts();
+    ip_writer_wake();
+}
+
+static void cupti_note_no_driver(void)
+{
+    /* Why CUDA collection stayed off, in one quiet line of metadata. */
+    if (atomic_load(&cupti_injected) || !ip_cfg_int(IP_CFG_CUPTI) || !cupti_self_path[0]) return;
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *runtime = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+    if (!runtime) runtime = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
+    if (driver)
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "the CUDA driver is loaded but never"
+                                                       " called InitializeInjection");
+    else if (runtime)
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "no CUDA driver (libcuda.so.1 not"
+                                                       " found): CUDA calls fail");
+}
+
+static void cupti_collector_stop(void)
+{
+    cupti_stop();
+    cupti_note_no_driver();
+}
+
+static void cupti_snapshot(void)
+{
+    ip_cupti_pool_snapshot();
+}
+
+static void cupti_atfork_child(void)
+{
+    if (atomic_load(&cupti_active))
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "forked child (CUDA does not survive"
+                                                       " fork)");
+    atomic_store(&cupti_active, 0);
+    atomic_store(&cupti_stopped, 1);
+    pthread_mutex_init(&pool.lock, NULL);
+    pool.done_len = pool.snapshot = 0;
+}
+
+const struct ip_collector ip_collector_cupti = {
+    .name = "cupti",
+    .init = cupti_init,
+    .stop = cupti_collector_stop,
+    .atfork_child = cupti_atfork_child,
+    .snapshot = cupti_snapshot,
+    .prepare = ip_cupti_ingest_prepare,
+    .ingest = ip_cupti_ingest_launch,
+    .flush = ip_cupti_ingest_flush,
+    .finish = ip_cupti_ingest_finish,
+};

@@ -1,0 +1,229 @@
+/*
+ * lifecycle.c: start, the one finish, fork, and the signal handlers that flush before the
+ * default action happens (lifecycle.h).
+ *
+ * Signals: handlers are installed only where the disposition is still the default, and
+ * preload.c's sigaction()/signal() hide them from the program (it reads SIG_DFL, as it would
+ * without us) and give way as soon as the program installs its own.
+ */
+#include "lifecycle.h"
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "phase.h"
+#include "ring.h"
+#include "thread.h"
+#include "writer.h"
+#include "../collectors/collector.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Atomic int ip_state_v = IP_STATE_UNINIT;
+
+static uint64_t life_t0;
+static int life_role;
+static _Atomic int life_pid;
+static _Atomic int life_exit_status = -1;
+static _Atomic uint32_t life_signals_ours; /* bit per signal number < 32 */
+static const char *life_output;
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn life_sigaction;
+
+static const struct {
+    int sig;
+    const char *reason;
+} life_signals[] = {
+    {SIGTERM, "signal SIGTERM"}, {SIGINT, "signal SIGINT"},   {SIGHUP, "signal SIGHUP"},
+    {SIGQUIT, "signal SIGQUIT"}, {SIGABRT, "signal SIGABRT"}, {SIGSEGV, "signal SIGSEGV"},
+    {SIGBUS, "signal SIGBUS"},   {SIGFPE, "signal SIGFPE"},   {SIGILL, "signal SIGILL"},
+    {SIGPIPE, "signal SIGPIPE"},
+};
+
+uint64_t ip_t0(void)
+{
+    return life_t0;
+}
+
+enum ip_role ip_role(void)
+{
+    return (enum ip_role)life_role;
+}
+
+int ip_lifecycle_owns_process(void)
+{
+    return atomic_load(&life_pid) == (int)getpid();
+}
+
+void ip_lifecycle_set_exit_status(int status)
+{
+    atomic_store(&life_exit_status, status & 0xff);
+}
+
+int ip_lifecycle_exit_status(void)
+{
+    return atomic_load(&life_exit_status);
+}
+
+int ip_lifecycle_signal_is_ours(int sig)
+{
+    return sig > 0 && sig < 32 && (atomic_load(&life_signals_ours) & (1u << sig));
+}
+
+void ip_lifecycle_signal_released(int sig)
+{
+    if (sig > 0 && sig < 32) atomic_fetch_and(&life_signals_ours, ~(1u << sig));
+}
+
+static uint64_t finish_timeout(int from_signal)
+{
+    uint64_t t = (uint64_t)ip_cfg_int(IP_CFG_FINISH_TIMEOUT_MS);
+    return from_signal && t > 2000 ? 2000 : t;
+}
+
+void ip_lifecycle_finish(const char *reason, int from_signal)
+{
+    if (!ip_lifecycle_owns_process()) return; /* a vfork child: the memory is the parent's */
+    int expect = IP_STATE_ACTIVE;
+    if (!atomic_compare_exchange_strong(&ip_state_v, &expect, IP_STATE_FINISHING)) {
+        /* Someone else is finishing (an exit racing a signal): give them the same time. */
+        if (expect == IP_STATE_FINISHING) ip_writer_stop(reason, finish_timeout(from_signal));
+        return;
+    }
+    if (!from_signal) {
+        ip_phase_emit_end();
+        for (int i = IP_COLLECTOR_COUNT - 1; i >= 0; i--)
+            if (ip_collectors[i] && ip_collectors[i]->stop) ip_collectors[i]->stop();
+    }
+    if (ip_writer_stop(reason, finish_timeout(from_signal)) != 0)
+        ip_info("the last events were not all written before exit (%s)", reason);
+    atomic_store(&ip_state_v, IP_STATE_DONE);
+}
+
+static void life_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    const char *reason = "signal";
+    for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++)
+        if (life_signals[i].sig == sig) reason = life_signals[i].reason;
+    ip_lifecycle_finish(reason, 1);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    life_sigaction(sig, &dfl, NULL);
+    ip_lifecycle_signal_released(sig);
+    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+    /* A fault raised by the CPU repeats when we return, now with the default action. Anything
+     * sent (kill, raise, abort) is sent again; it is delivered when the handler returns. */
+    if (!fault || si == NULL || si->si_code <= 0) raise(sig);
+    errno = saved;
+}
+
+static void life_install_signals(void)
+{
+    life_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    if (!life_sigaction) life_sigaction = sigaction;
+    for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++) {
+        int sig = life_signals[i].sig;
+        struct sigaction old, sa;
+        if (life_sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = life_on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (life_sigaction(sig, &sa, NULL) == 0) atomic_fetch_or(&life_signals_ours, 1u << sig);
+    }
+}
+
+static void life_atexit(void)
+{
+    ip_lifecycle_finish("exit", 0);
+}
+
+static void life_fork_prepare(void)
+{
+    ip_writer_atfork_prepare();
+}
+
+static void life_fork_parent(void)
+{
+    ip_writer_atfork_parent();
+}
+
+static void life_fork_child(void)
+{
+    ip_writer_atfork_child();
+    ip_thread_atfork_child();
+    ip_ring_atfork_child();
+    atomic_store(&life_pid, (int)getpid());
+    int state = atomic_load(&ip_state_v);
+    if (state != IP_STATE_ACTIVE || ip_cfg_int(IP_CFG_FORK) != 0) {
+        atomic_store(&ip_state_v, state == IP_STATE_UNINIT ? IP_STATE_UNINIT : IP_STATE_OFF);
+        return;
+    }
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->atfork_child) ip_collectors[i]->atfork_child();
+    life_role = IP_ROLE_FORK_CHILD;
+    life_t0 = ip_clock_now();
+    atomic_store(&life_exit_status, -1);
+    if (ip_writer_start(life_output, IP_ROLE_FORK_CHILD, 1, life_t0) != 0)
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+}
+
+/* Decide who we are in the session from INFPROF_SESSION (set by the first process). */
+static int life_session_role(void)
+{
+    const char *session = getenv("INFPROF_SESSION");
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    if (session && *session) return IP_ROLE_DESCENDANT;
+    setenv("INFPROF_SESSION", pid, 1);
+    return IP_ROLE_ROOT;
+}
+
+int ip_lifecycle_start(const struct ip_start_opts *opts)
+{
+    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return 0;
+    ip_cfg_load();
+    atomic_store(&life_pid, (int)getpid());
+    if (!ip_cfg_int(IP_CFG_ENABLE)) {
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return 0;
+    }
+    life_t0 = ip_clock_now();
+    life_output = opts->output ? opts->output : ip_cfg_str(IP_CFG_OUTPUT);
+    life_role = IP_ROLE_ROOT;
+    if (opts->install_process_hooks) {
+        life_role = life_session_role();
+        if (life_role == IP_ROLE_DESCENDANT && !ip_cfg_int(IP_CFG_FOLLOW_EXEC)) {
+            atomic_store(&ip_state_v, IP_STATE_OFF);
+            return 0;
+        }
+    }
+    ip_ring_configure((size_t)ip_cfg_int(IP_CFG_RING_KB) * 1024);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->init) ip_collectors[i]->init();
+    atomic_store(&ip_state_v, IP_STATE_ACTIVE);
+    if (ip_writer_start(life_output, life_role, 0, life_t0) != 0) {
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return -1;
+    }
+    if (opts->install_process_hooks) {
+        atexit(life_atexit);
+        pthread_atfork(life_fork_prepare, life_fork_parent, life_fork_child);
+        life_install_signals();
+    }
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->start) ip_collectors[i]->start();
+    return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * output.c: choosing and claiming the database file (rules in output.h).
+ */
+#include "output.h"
+#include "lifecycle.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ip_output_expand(const char *pattern, int pid, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        char buf[256];
+        const char *piece = buf;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(buf, sizeof buf, "%d", pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == 'h') {
+            if (gethostname(buf, sizeof buf) != 0) strcpy(buf, "host");
+            buf[sizeof buf - 1] = 0;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            strcpy(buf, "%");
+            p++;
+        } else {
+            buf[0] = *p;
+            buf[1] = 0;
+        }
+        size_t len = strlen(piece);
+        if (o + len + 1 > n) return -1;
+        memcpy(out + o, piece, len);
+        o += len;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* Split "dir/name.db" into the part before the extension and the extension (".db" or ""). */
+static const char *ext_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1)) return "";
+    return dot;
+}
+
+static int with_suffix(const char *path, const char *suffix, char *out, size_t n)
+{
+    const char *ext = ext_of(path);
+    int stem = (int)(strlen(path) - strlen(ext));
+    int w = snprintf(out, n, "%.*s%s%s", stem, path, suffix, ext);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int ip_output_fresh_name(const char *path, char *out, size_t n)
+{
+    for (int i = 2; i < 100000; i++) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, "-%d", i);
+        if (with_suffix(path, suffix, out, n) != 0) return -1;
+        if (access(out, F_OK) != 0 && errno == ENOENT) return 0;
+    }
+    return -1;
+}
+
+static int claim(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return -errno;
+    close(fd);
+    return 0;
+}
+
+static void absolute(const char *path, char *out, size_t n)
+{
+    char cwd[PATH_MAX];
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(out, n, "%s/%s", cwd, path);
+    else
+        snprintf(out, n, "%s", path);
+}
+
+int ip_output_claim(const char *pattern, int role, char *path, size_t n)
+{
+    int explicit_name = pattern && *pattern;
+    const char *pat = explicit_name ? pattern : "infprof.db";
+    char name[PATH_MAX], alt[PATH_MAX];
+    if (ip_output_expand(pat, (int)getpid(), name, sizeof name) != 0) {
+        ip_warn("INFPROF_OUTPUT is too long; profiling off (give a shorter path)");
+        return -1;
+    }
+    if (role != IP_ROLE_ROOT && !strstr(pat, "%p")) {
+        char suffix[24];
+        snprintf(suffix, sizeof suffix, "-%d", (int)getpid());
+        if (with_suffix(name, suffix, alt, sizeof alt) != 0) return -1;
+        strcpy(name, alt);
+    }
+    int rc = claim(name);
+    if (rc == -EEXIST) {
+        if (ip_output_fresh_name(name, alt, sizeof alt) != 0 || (rc = claim(alt)) != 0) {
+            ip_warn("cannot find a free name next to %s; profiling off (set INFPROF_OUTPUT)",
+                    name);
+            return -1;
+        }
+        if (explicit_name && role == IP_ROLE_ROOT)
+            ip_warn("%s exists and is kept; writing %s instead", name, alt);
+        strcpy(name, alt);
+    } else if (rc != 0) {
+        ip_warn("cannot create %s: %s; profiling off, the program runs on (set INFPROF_OUTPUT to"
+                " a writable path)",
+                name, strerror(-rc));
+        return -1;
+    }
+    absolute(name, path, n);
+    return 0;
+}

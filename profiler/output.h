@@ -1,0 +1,23 @@
+/*
+ * output.h: where the database goes. The rules (docs/configuration.md):
+ *   - INFPROF_OUTPUT (or -o) names it; %p pid, %h host, %% percent are expanded;
+ *   - unset, it is infprof.db in the working directory, then infprof-2.db, infprof-3.db, ...;
+ *   - an existing file is never overwritten: the root process warns and takes a fresh name;
+ *   - descendants (executed programs, forked children) write NAME-PID.db unless the pattern
+ *     already holds %p.
+ * The file is created with O_EXCL, so two processes never share one.
+ */
+#ifndef INFPROF_OUTPUT_H
+#define INFPROF_OUTPUT_H
+
+#include <stddef.h>
+
+/* Expand %p, %h and %%. Returns 0, or -1 when the result does not fit. */
+int ip_output_expand(const char *pattern, int pid, char *out, size_t n);
+/* Claim the output file for this process (role: enum ip_role). Writes the absolute path.
+ * Returns 0, or -1 after a warning naming the path and the fix. */
+int ip_output_claim(const char *pattern, int role, char *path, size_t n);
+/* The next free name for `path`: stem-2.ext, stem-3.ext, ... Returns 0 or -1. */
+int ip_output_fresh_name(const char *path, char *out, size_t n);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * phase.c: the phase tracker (phase.h): per-thread transitions on the app side, spans and
+ * time lookups on the writer side, and the NVTX ranges we emit in domain "infprof".
+ */
+#include "phase.h"
+#include "clock.h"
+#include "config.h"
+#include "map.h"
+#include "ring.h"
+#include "store.h"
+#include "thread.h"
+#include "../collectors/collector.h"
+
+#include <nvtx3/nvToolsExt.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static const char *const grad_names[3] = {"grad", "no_grad", "inference_mode"};
+static const char *const autocast_names[3] = {"off", "fp16", "bf16"};
+static const char *const labels[IP_PHASE_COUNT] = {
+    "none",
+    "grad | autocast off",
+    "grad | autocast fp16",
+    "grad | autocast bf16",
+    "no_grad | autocast off",
+    "no_grad | autocast fp16",
+    "no_grad | autocast bf16",
+    "inference_mode | autocast off",
+    "inference_mode | autocast fp16",
+    "inference_mode | autocast bf16",
+};
+
+static uint8_t autocast_of(uint8_t dtype)
+{
+    if (dtype == IP_DTYPE_HALF) return IP_AUTOCAST_FP16;
+    if (dtype == IP_DTYPE_BFLOAT16) return IP_AUTOCAST_BF16;
+    return IP_AUTOCAST_OFF;
+}
+
+uint8_t ip_phase_id(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
+{
+    /* CUDA autocast decides for GPU work; a thread with only CPU autocast on is labelled by it. */
+    uint8_t ac = cuda_ac ? autocast_of(cuda_ac) : autocast_of(cpu_ac);
+    if (grad > IP_INFERENCE_MODE) grad = IP_GRAD;
+    return (uint8_t)(1 + 3 * grad + ac);
+}
+
+const char *ip_phase_grad_name(uint8_t id)
+{
+    return id ? grad_names[(id - 1) / 3] : "none";
+}
+
+const char *ip_phase_autocast_name(uint8_t id)
+{
+    return id ? autocast_names[(id - 1) % 3] : "none";
+}
+
+const char *ip_phase_label(uint8_t id)
+{
+    return id < IP_PHASE_COUNT ? labels[id] : "none";
+}
+
+void (*ip_phase_poller)(int where);
+
+/* ---- app side ----------------------------------------------------------------------------- */
+
+void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
+{
+    ip_self.grad = grad;
+    ip_self.cuda_ac = cuda_ac;
+    ip_self.cpu_ac = cpu_ac;
+    uint8_t id = ip_phase_id(grad, cuda_ac, cpu_ac);
+    if (id == ip_self.phase) return;
+    ip_self.phase = id;
+    struct ip_ring *r;
+    struct ip_ev_phase *e = ip_ring_begin(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CORE, IP_EV_CORE_PHASE), sizeof *e, id};
+    e->ts = ip_clock_now();
+    e->cuda_autocast = cuda_ac;
+    e->cpu_autocast = cpu_ac;
+    ip_ring_commit(r, sizeof *e);
+}
+
+static _Atomic(nvtxDomainHandle_t) emit_domain;
+static _Atomic(nvtxStringHandle_t) emit_labels[IP_PHASE_COUNT];
+
+static nvtxDomainHandle_t domain_get(void)
+{
+    nvtxDomainHandle_t d = atomic_load(&emit_domain);
+    if (!d) {
+        /* Two threads racing here create the domain twice: harmless, the name is the same. */
+        d = nvtxDomainCreateA("infprof");
+        atomic_store(&emit_domain, d);
+    }
+    return d;
+}
+
+void ip_phase_emit(void)
+{
+    uint8_t want = ip_self.phase;
+    if (want == ip_self.emitted_phase || !ip_cfg_int(IP_CFG_NVTX_EMIT)) return;
+    nvtxDomainHandle_t d = domain_get();
+    if (ip_self.emit_range) nvtxDomainRangeEnd(d, ip_self.emit_range);
+    ip_self.emit_range = 0;
+    ip_self.emitted_phase = want;
+    if (!want) return;
+    nvtxStringHandle_t label = atomic_load(&emit_labels[want]);
+    if (!label) {
+        label = nvtxDomainRegisterStringA(d, labels[want]);
+        atomic_store(&emit_labels[want], label);
+    }
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = label ? NVTX_MESSAGE_TYPE_REGISTERED : NVTX_MESSAGE_TYPE_ASCII;
+    if (label)
+        a.message.registered = label;
+    else
+        a.message.ascii = labels[want];
+    ip_self.emit_range = nvtxDomainRangeStartEx(d, &a);
+}
+
+void ip_phase_emit_end(void)
+{
+    if (ip_self.emit_range) nvtxDomainRangeEnd(domain_get(), ip_self.emit_range);
+    ip_self.emit_range = 0;
+}
+
+/* ---- writer side -------------------------------------------------------------------------- */
+
+struct span_point {
+    uint64_t ts;
+    uint8_t phase;
+};
+
+struct span_thread {
+    int64_t rowid; /* open span's row, 0 none */
+    size_t n, cap;
+    struct span_point *hist;
+};
+
+static struct ip_map span_index; /* tid -> index + 1 */
+static struct span_thread *span_threads;
+static size_t span_nthreads, span_cap;
+static sqlite3_stmt *st_span_insert, *st_span_end, *st_phase_insert;
+static uint8_t phase_written[IP_PHASE_COUNT];
+
+void ip_phase_prepare(struct ip_store *s)
+{
+    /* A forked child's writer starts from the parent's copy: start clean. */
+    for (size_t i = 0; i < span_nthreads; i++) free(span_threads[i].hist);
+    free(span_threads);
+    span_threads = NULL;
+    span_nthreads = span_cap = 0;
+    ip_map_free(&span_index);
+    for (int i = 0; i < IP_PHASE_COUNT; i++) phase_written[i] = 0;
+    st_span_insert = ip_store_prepare(s, "INSERT INTO phase_spans(tid, phase, start, end,"
+                                         " cuda_autocast, cpu_autocast) VALUES (?,?,?,NULL,?,?)");
+    st_span_end = ip_store_prepare(s, "UPDATE phase_spans SET end = ? WHERE rowid = ?");
+    st_phase_insert = ip_store_prepare(s, "INSERT OR IGNORE INTO phases(id, grad_mode, autocast,"
+                                          " label) VALUES (?,?,?,?)");
+}
+
+static struct span_thread *span_thread_of(uint32_t tid, int create)
+{
+    uint64_t *slot = create ? ip_map_put(&span_index, tid) : ip_map_get(&span_index, tid);
+    if (!slot) return NULL;
+    if (*slot) return &span_threads[*slot - 1];
+    if (span_nthreads == span_cap) {
+        size_t cap = span_cap ? span_cap * 2 : 16;
+        struct span_thread *t = realloc(span_threads, cap * sizeof *t);
+        if (!t) {
+            ip_map_del(&span_index, tid);
+            return NULL;
+        }
+        span_threads = t;
+        span_cap = cap;
+    }
+    span_threads[span_nthreads] = (struct span_thread){0};
+    *slot = ++span_nthreads;
+    return &span_threads[span_nthreads - 1];
+}
+
+static void phase_write_row(struct ip_store *s, uint8_t id)
+{
+    if (id >= IP_PHASE_COUNT || phase_written[id]) return;
+    phase_written[id] = 1;
+    sqlite3_bind_int(st_phase_insert, 1, id);
+    sqlite3_bind_text(st_phase_insert, 2, ip_phase_grad_name(id), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st_phase_insert, 3, ip_phase_autocast_name(id), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st_phase_insert, 4, labels[id], -1, SQLITE_STATIC);
+    ip_store_step(s, st_phase_insert);
+}
+
+static void span_close(struct ip_store *s, struct span_thread *t, uint64_t ts)
+{
+    if (!t->rowid) return;
+    sqlite3_bind_int64(st_span_end, 1, ip_store_rel(s, ts));
+    sqlite3_bind_int64(st_span_end, 2, t->rowid);
+    ip_store_step(s, st_span_end);
+    t->rowid = 0;
+}
+
+void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
+{
+    const struct ip_ev_phase *e = (const struct ip_ev_phase *)ev;
+    uint8_t id = (uint8_t)e->h.aux;
+    struct span_thread *t = span_thread_of(tid, 1);
+    if (!t || id >= IP_PHASE_COUNT) return;
+    span_close(s, t, e->ts);
+    phase_write_row(s, id);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        struct span_point *h = realloc(t->hist, cap * sizeof *h);
+        if (!h) return;
+        t->hist = h;
+        t->cap = cap;
+    }
+    t->hist[t->n++] = (struct span_point){e->ts, id};
+    sqlite3_bind_int64(st_span_insert, 1, tid);
+    sqlite3_bind_int(st_span_insert, 2, id);
+    sqlite3_bind_int64(st_span_insert, 3, ip_store_rel(s, e->ts));
+    sqlite3_bind_int(st_span_insert, 4, e->cuda_autocast);
+    sqlite3_bind_int(st_span_insert, 5, e->cpu_autocast);
+    if (ip_store_step(s, st_span_insert) == 0)
+        t->rowid = sqlite3_last_insert_rowid(ip_store_db(s));
+}
+
+/* Index of the last history point at or before ts (0 if none). */
+static size_t span_index_at(const struct span_thread *t, uint64_t ts)
+{
+    size_t lo = 0, hi = t->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (t->hist[mid].ts <= ts)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint8_t ip_phase_at(uint32_t tid, uint64_t ts)
+{
+    struct span_thread *t = span_thread_of(tid, 0);
+    if (!t || !t->n || ts < t->hist[0].ts) return 0;
+    return t->hist[span_index_at(t, ts)].phase;
+}
+
+uint8_t ip_phase_dominant(uint32_t tid, uint64_t start, uint64_t end)
+{
+    struct span_thread *t = span_thread_of(tid, 0);
+    if (!t || !t->n || end <= start) return ip_phase_at(tid, start);
+    uint64_t spent[IP_PHASE_COUNT] = {0};
+    for (size_t i = span_index_at(t, start); i < t->n && t->hist[i].ts < end; i++) {
+        uint64_t a = t->hist[i].ts, b = i + 1 < t->n ? t->hist[i + 1].ts : UINT64_MAX;
+        if (b <= start) continue;
+        spent[t->hist[i].phase] += (b < end ? b : end) - (a > start ? a : start);
+    }
+    uint8_t best = 0;
+    for (uint8_t p = 1; p < IP_PHASE_COUNT; p++)
+        if (spent[p] > spent[best]) best = p;
+    return best;
+}
+
+void ip_phase_finish(struct ip_store *s, uint64_t end_ts)
+{
+    for (size_t i = 0; i < span_nthreads; i++) span_close(s, &span_threads[i], end_ts);
+}

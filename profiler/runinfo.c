@@ -1,0 +1,147 @@
+/*
+ * runinfo.c: run metadata and counters (runinfo.h). Keys are documented in docs/database.md.
+ */
+#include "runinfo.h"
+#include "clock.h"
+#include "config.h"
+#include "lifecycle.h"
+#include "map.h"
+#include "ring.h"
+#include "store.h"
+#include "../collectors/collector.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct ip_map threads_seen;
+static sqlite3_stmt *st_thread;
+
+/* The command line from /proc/self/cmdline, arguments quoted where a shell would need it. */
+static void read_cmdline(char *out, size_t n)
+{
+    out[0] = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char raw[8192];
+    ssize_t len = read(fd, raw, sizeof raw - 1);
+    close(fd);
+    if (len <= 0) return;
+    raw[len] = 0;
+    size_t o = 0;
+    for (ssize_t i = 0; i < len && o + 4 < n;) {
+        const char *arg = raw + i;
+        size_t alen = strlen(arg);
+        int quote = alen == 0 || strpbrk(arg, " \t\n'\"\\$`*?;&|<>()[]{}") != NULL;
+        if (o) out[o++] = ' ';
+        if (quote) out[o++] = '\'';
+        for (size_t k = 0; k < alen && o + 5 < n; k++) {
+            if (arg[k] == '\'' && quote) {
+                memcpy(out + o, "'\\''", 4);
+                o += 4;
+            } else {
+                out[o++] = arg[k];
+            }
+        }
+        if (quote) out[o++] = '\'';
+        i += (ssize_t)alen + 1;
+    }
+    out[o] = 0;
+}
+
+void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
+{
+    static const char *const roles[] = {"root", "descendant", "fork_child"};
+    char buf[PATH_MAX + 64];
+    ip_map_free(&threads_seen);
+    st_thread = ip_store_prepare(s, "INSERT OR IGNORE INTO threads(tid, name_id, first_ns)"
+                                    " VALUES (?,?,?)");
+    ip_store_meta_text(s, "format", "infprof");
+    ip_store_meta_int(s, "schema_version", INFPROF_SCHEMA_VERSION);
+    ip_store_meta_text(s, "infprof_version", INFPROF_VERSION);
+    ip_store_meta_text(s, "sqlite_version", sqlite3_libversion());
+    read_cmdline(buf, sizeof buf);
+    ip_store_meta_text(s, "command", buf);
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    ip_store_meta_text(s, "executable", buf);
+    ip_store_meta_int(s, "pid", getpid());
+    ip_store_meta_int(s, "ppid", getppid());
+    if (gethostname(buf, 256) == 0) {
+        buf[255] = 0;
+        ip_store_meta_text(s, "host", buf);
+    }
+    if (getcwd(buf, sizeof buf)) ip_store_meta_text(s, "cwd", buf);
+    ip_store_meta_text(s, "output_path", path);
+    ip_store_meta_text(s, "role", roles[role]);
+    uint64_t t0 = ip_t0();
+    ip_store_meta_int(s, "t0_monotonic_ns", (int64_t)t0);
+    ip_store_meta_int(s, "start_unix_ns", (int64_t)(ip_clock_realtime() -
+                                                      (ip_clock_now() - t0)));
+    /* Settings given in the environment: the value used, and a rejected one beside it. */
+    for (int i = 0; i < IP_CFG_COUNT; i++) {
+        if (!ip_cfg_is_set((enum ip_cfg_id)i)) continue;
+        const char *raw = getenv(ip_cfg_table[i].name);
+        snprintf(buf, sizeof buf, "config.%s", ip_cfg_table[i].name);
+        ip_store_meta_text(s, buf, ip_cfg_str((enum ip_cfg_id)i));
+        if (raw && strcmp(raw, ip_cfg_str((enum ip_cfg_id)i)) != 0) {
+            snprintf(buf, sizeof buf, "config.%s.rejected", ip_cfg_table[i].name);
+            ip_store_meta_text(s, buf, raw);
+        }
+    }
+}
+
+void ip_runinfo_write_counters(struct ip_store *s)
+{
+    uint64_t appended, dropped, threads;
+    ip_ring_totals(&appended, &dropped, &threads);
+    ip_store_meta_int(s, "events_recorded", (int64_t)appended);
+    ip_store_meta_int(s, "dropped_events", (int64_t)dropped);
+    ip_store_meta_int(s, "threads_recording", (int64_t)threads);
+    ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
+    char key[64], status[256];
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++) {
+        if (!ip_collectors[i] || !ip_collectors[i]->name) continue;
+        snprintf(key, sizeof key, "collector.%s", ip_collectors[i]->name);
+        ip_collector_status_copy(i, status, sizeof status);
+        ip_store_meta_text(s, key, status);
+    }
+}
+
+void ip_runinfo_write_end(struct ip_store *s, const char *reason, uint64_t end_ts)
+{
+    ip_runinfo_write_counters(s);
+    ip_store_meta_int(s, "rows_written", (int64_t)ip_store_rows(s));
+    ip_store_meta_int(s, "duration_ns", ip_store_rel(s, end_ts));
+    ip_store_meta_text(s, "end_reason", reason ? reason : "exit");
+    int status = ip_lifecycle_exit_status();
+    if (status >= 0) ip_store_meta_int(s, "exit_status", status);
+    ip_store_meta_int(s, "finished", 1);
+}
+
+void ip_runinfo_thread_seen(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
+{
+    (void)ev;
+    uint64_t *seen = ip_map_put(&threads_seen, tid);
+    if (!seen || *seen) return;
+    *seen = 1;
+    char path[64], name[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, name, sizeof name - 1);
+        close(fd);
+        name[n > 0 ? n : 0] = 0;
+        char *nl = strchr(name, '\n');
+        if (nl) *nl = 0;
+    }
+    sqlite3_bind_int64(st_thread, 1, tid);
+    if (name[0])
+        sqlite3_bind_int64(st_thread, 2, ip_store_intern(s, name, strlen(name)));
+    sqlite3_bind_int64(st_thread, 3, ip_store_rel(s, ip_clock_now()));
+    ip_store_step(s, st_thread);
+}

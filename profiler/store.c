@@ -1,0 +1,363 @@
+/*
+ * store.c: the SQLite side of the writer thread: opening the database with the embedded schema,
+ * transactions, prepared multi-row inserts, string interning and metadata.
+ *
+ * Contract: every function here runs on the writer thread (or on a thread that owns the store
+ * exclusively, as the benchmark and the tests do). Nothing here is called from a hook.
+ */
+#include "store.h"
+#include "log.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char ip_schema_sql[];
+
+#define STORE_MAX_BATCHES 32
+#define STORE_MAX_STMTS   64
+
+struct ip_batch {
+    struct ip_store *s;
+    sqlite3_stmt *multi, *single;
+    int ncols, n;
+    int64_t *vals; /* IP_BATCH_ROWS * ncols */
+};
+
+struct intern_slot {
+    uint64_t hash;
+    int64_t id;
+    const char *text; /* owned copy (or the static string for the pointer cache) */
+    uint32_t len;
+};
+
+struct intern_table {
+    struct intern_slot *slots;
+    size_t cap, used;
+};
+
+struct ip_store {
+    sqlite3 *db;
+    uint64_t t0;
+    int in_txn;
+    uint64_t rows, errors;
+    int error_logged;
+    struct ip_batch batches[STORE_MAX_BATCHES];
+    int nbatches;
+    sqlite3_stmt *stmts[STORE_MAX_STMTS];
+    int nstmts;
+    sqlite3_stmt *st_string, *st_meta;
+    int64_t next_string_id;
+    struct intern_table by_text, by_ptr;
+};
+
+static void store_fail(struct ip_store *s, const char *what)
+{
+    s->errors++;
+    if (!s->error_logged) {
+        s->error_logged = 1;
+        ip_warn("database write failed (%s: %s); later failures are only counted", what,
+                sqlite3_errmsg(s->db));
+    }
+}
+
+int ip_store_exec(struct ip_store *s, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+        store_fail(s, sql);
+        sqlite3_free(err);
+        return -1;
+    }
+    return 0;
+}
+
+sqlite3_stmt *ip_store_prepare(struct ip_store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (s->nstmts >= STORE_MAX_STMTS ||
+        sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        store_fail(s, sql);
+        return NULL;
+    }
+    s->stmts[s->nstmts++] = st;
+    return st;
+}
+
+int ip_store_step(struct ip_store *s, sqlite3_stmt *st)
+{
+    if (!st) return -1;
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        store_fail(s, sqlite3_sql(st));
+        return -1;
+    }
+    s->rows++;
+    return 0;
+}
+
+struct ip_store *ip_store_open(const char *path, uint64_t t0)
+{
+    struct ip_store *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->t0 = t0;
+    s->next_string_id = 1;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        ip_warn("cannot open database %s: %s; profiling off (set INFPROF_OUTPUT to a writable"
+                " path)",
+                path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        sqlite3_close(s->db);
+        free(s);
+        return NULL;
+    }
+    /* WAL with synchronous=NORMAL: a commit is durable against a killed process (the OS holds
+     * the pages), which is what `kill -9` needs; fsync is left to checkpoints. */
+    static const char pragmas[] = "PRAGMA page_size=8192; PRAGMA journal_mode=WAL;"
+                                  "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
+                                  "PRAGMA temp_store=MEMORY;";
+    if (ip_store_exec(s, pragmas) != 0 || ip_store_exec(s, "BEGIN") != 0 ||
+        ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, "COMMIT") != 0) {
+        ip_warn("cannot create the schema in %s; profiling off", path);
+        sqlite3_close(s->db);
+        free(s);
+        return NULL;
+    }
+    s->st_string = ip_store_prepare(s, "INSERT INTO strings(id, value) VALUES (?, ?)");
+    s->st_meta = ip_store_prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+    return s;
+}
+
+static void intern_free(struct intern_table *t, int owned)
+{
+    if (owned)
+        for (size_t i = 0; i < t->cap; i++) free((char *)t->slots[i].text);
+    free(t->slots);
+}
+
+void ip_store_close(struct ip_store *s)
+{
+    if (!s) return;
+    ip_store_commit(s);
+    for (int i = 0; i < s->nbatches; i++) free(s->batches[i].vals);
+    for (int i = 0; i < s->nstmts; i++) sqlite3_finalize(s->stmts[i]);
+    /* Leave one self-contained file behind (no -wal, no -shm). */
+    ip_store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)");
+    ip_store_exec(s, "PRAGMA journal_mode=DELETE");
+    if (sqlite3_close(s->db) != SQLITE_OK) ip_warn("closing the database: %s",
+                                                   sqlite3_errmsg(s->db));
+    intern_free(&s->by_text, 1);
+    intern_free(&s->by_ptr, 0);
+    free(s);
+}
+
+sqlite3 *ip_store_db(struct ip_store *s)
+{
+    return s->db;
+}
+
+int64_t ip_store_rel(const struct ip_store *s, uint64_t ts)
+{
+    return (int64_t)(ts - s->t0);
+}
+
+void ip_store_begin(struct ip_store *s)
+{
+    if (s->in_txn) return;
+    if (ip_store_exec(s, "BEGIN") == 0) s->in_txn = 1;
+}
+
+void ip_store_commit(struct ip_store *s)
+{
+    for (int i = 0; i < s->nbatches; i++) ip_batch_flush(&s->batches[i]);
+    if (!s->in_txn) return;
+    s->in_txn = 0;
+    ip_store_exec(s, "COMMIT");
+}
+
+uint64_t ip_store_rows(const struct ip_store *s)
+{
+    return s->rows;
+}
+
+uint64_t ip_store_errors(const struct ip_store *s)
+{
+    return s->errors;
+}
+
+/* ---- interning ---------------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    /* FNV-1a, 64 bit: names are short and this runs once per new pointer or text. */
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h | 1; /* 0 marks an empty slot */
+}
+
+static int intern_grow(struct intern_table *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    struct intern_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].hash) continue;
+        size_t j = t->slots[i].hash & (cap - 1);
+        while (slots[j].hash) j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return 0;
+}
+
+static int64_t store_new_string(struct ip_store *s, const char *text, size_t len)
+{
+    int64_t id = s->next_string_id++;
+    sqlite3_bind_int64(s->st_string, 1, id);
+    sqlite3_bind_text(s->st_string, 2, text, (int)len, SQLITE_STATIC);
+    ip_store_step(s, s->st_string);
+    return id;
+}
+
+int64_t ip_store_intern(struct ip_store *s, const char *text, size_t len)
+{
+    struct intern_table *t = &s->by_text;
+    if (t->used * 2 >= t->cap && intern_grow(t) != 0) return 0;
+    uint64_t h = hash_bytes(text, len);
+    size_t j = h & (t->cap - 1);
+    for (; t->slots[j].hash; j = (j + 1) & (t->cap - 1)) {
+        struct intern_slot *e = &t->slots[j];
+        if (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0) return e->id;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return 0;
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    int64_t id = store_new_string(s, copy, len);
+    t->slots[j] = (struct intern_slot){h, id, copy, (uint32_t)len};
+    t->used++;
+    return id;
+}
+
+int64_t ip_store_intern_static(struct ip_store *s, const char *text)
+{
+    if (!text) return ip_store_intern(s, "?", 1);
+    struct intern_table *t = &s->by_ptr;
+    if (t->used * 2 >= t->cap && intern_grow(t) != 0) return 0;
+    uintptr_t key = (uintptr_t)text;
+    uint64_t h = (key * 0x9e3779b97f4a7c15ull) | 1;
+    size_t j = h & (t->cap - 1);
+    for (; t->slots[j].hash; j = (j + 1) & (t->cap - 1))
+        if (t->slots[j].text == text) return t->slots[j].id;
+    int64_t id = ip_store_intern(s, text, strlen(text));
+    t->slots[j] = (struct intern_slot){h, id, text, 0};
+    t->used++;
+    return id;
+}
+
+/* ---- metadata ----------------------------------------------------------------------------- */
+
+void ip_store_meta_text(struct ip_store *s, const char *key, const char *value)
+{
+    sqlite3_bind_text(s->st_meta, 1, key, -1, SQLITE_STATIC);
+    if (value) sqlite3_bind_text(s->st_meta, 2, value, -1, SQLITE_STATIC);
+    ip_store_step(s, s->st_meta);
+}
+
+void ip_store_meta_int(struct ip_store *s, const char *key, int64_t value)
+{
+    sqlite3_bind_text(s->st_meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s->st_meta, 2, value);
+    ip_store_step(s, s->st_meta);
+}
+
+/* ---- batches ------------------------------------------------------------------------------ */
+
+static sqlite3_stmt *batch_stmt(struct ip_store *s, const char *table, int ncols, int rows)
+{
+    size_t cap = 64 + strlen(table) + (size_t)rows * ((size_t)ncols * 2 + 4);
+    char *sql = malloc(cap);
+    if (!sql) return NULL;
+    /* OR IGNORE: a duplicate key drops that row, never the 63 others of its batch. */
+    size_t n = (size_t)snprintf(sql, cap, "INSERT OR IGNORE INTO %s VALUES ", table);
+    for (int r = 0; r < rows; r++) {
+        sql[n++] = r ? ',' : ' ';
+        sql[n++] = '(';
+        for (int c = 0; c < ncols; c++) {
+            if (c) sql[n++] = ',';
+            sql[n++] = '?';
+        }
+        sql[n++] = ')';
+    }
+    sql[n] = 0;
+    sqlite3_stmt *st = ip_store_prepare(s, sql);
+    free(sql);
+    return st;
+}
+
+struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols)
+{
+    if (s->nbatches >= STORE_MAX_BATCHES) return NULL;
+    struct ip_batch *b = &s->batches[s->nbatches];
+    b->vals = malloc(sizeof(int64_t) * IP_BATCH_ROWS * (size_t)ncols);
+    b->multi = batch_stmt(s, table, ncols, IP_BATCH_ROWS);
+    b->single = batch_stmt(s, table, ncols, 1);
+    if (!b->vals || !b->multi || !b->single) {
+        free(b->vals);
+        b->vals = NULL;
+        return NULL;
+    }
+    b->s = s;
+    b->ncols = ncols;
+    b->n = 0;
+    s->nbatches++;
+    return b;
+}
+
+static void batch_bind(sqlite3_stmt *st, const int64_t *vals, int count)
+{
+    for (int i = 0; i < count; i++) {
+        if (vals[i] == IP_NULL)
+            sqlite3_bind_null(st, i + 1);
+        else
+            sqlite3_bind_int64(st, i + 1, vals[i]);
+    }
+}
+
+static void batch_write(struct ip_batch *b, sqlite3_stmt *st, const int64_t *vals, int rows)
+{
+    batch_bind(st, vals, rows * b->ncols);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        store_fail(b->s, "insert");
+    else
+        b->s->rows += (uint64_t)rows;
+}
+
+int64_t *ip_batch_row(struct ip_batch *b)
+{
+    if (b->n == IP_BATCH_ROWS) {
+        batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
+        b->n = 0;
+    }
+    return b->vals + (size_t)b->n++ * (size_t)b->ncols;
+}
+
+void ip_batch_flush(struct ip_batch *b)
+{
+    if (!b->vals) return;
+    if (b->n == IP_BATCH_ROWS) {
+        batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
+    } else {
+        for (int r = 0; r < b->n; r++)
+            batch_write(b, b->single, b->vals + (size_t)r * (size_t)b->ncols, 1);
+    }
+    b->n = 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * thread.h: what the library keeps per application thread, in initial-exec TLS (no allocation,
+ * no __tls_get_addr on the hot path): the ring, the kernel thread id, the re-entrancy guard every
+ * hook starts with, the thread's phase state and its NVTX range stack.
+ */
+#ifndef INFPROF_THREAD_H
+#define INFPROF_THREAD_H
+
+#include <stdint.h>
+
+#define IP_NVTX_STACK_MAX 64
+
+struct ip_ring;
+
+struct ip_thread {
+    struct ip_ring *ring;
+    uint32_t tid;
+    uint8_t in_hook;     /* set while one of our hooks runs on this thread */
+    uint8_t ring_failed; /* no ring could be had: stop asking */
+    /* Phase tracking (phase.c). */
+    uint8_t phase;       /* current phase id, 0 not known yet */
+    uint8_t grad;        /* 0 grad, 1 no_grad, 2 inference_mode */
+    uint8_t cuda_ac;     /* CUDA autocast dtype code, 0 off (the shadow flag) */
+    uint8_t cpu_ac;      /* CPU autocast dtype code, 0 off */
+    uint8_t jit_depth;   /* nesting of TorchScript Method calls */
+    uint8_t emitted_phase; /* phase of the open emitted NVTX range */
+    uint64_t emit_range; /* open NVTX range we emitted for the phase, 0 none */
+    /* NVTX push/pop stack of the application (nvtx collector). */
+    uint32_t nvtx_depth;
+    uint32_t nvtx_overflow;
+    uint64_t nvtx_stack[IP_NVTX_STACK_MAX];  /* our range ids, innermost last */
+    uint64_t nvtx_domain[IP_NVTX_STACK_MAX]; /* their domain handles (0: default domain) */
+};
+
+extern __thread struct ip_thread ip_self __attribute__((tls_model("initial-exec")));
+
+uint32_t ip_thread_tid(void);
+
+/* The re-entrancy guard: a hook records only when ip_hook_enter() returned 1, and then calls
+ * ip_hook_leave(). Calls made by our own code (or by a signal handler interrupting a hook) pass
+ * straight through. */
+static inline int ip_hook_enter(void)
+{
+    if (ip_self.in_hook) return 0;
+    ip_self.in_hook = 1;
+    return 1;
+}
+
+static inline void ip_hook_leave(void)
+{
+    ip_self.in_hook = 0;
+}
+
+/* In a forked child: forget the parent's thread id. */
+void ip_thread_atfork_child(void);
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * writer.c: the writer thread (writer.h). One cycle: drain every ring, dispatching each event to
+ * its owner (the core's phase tracker, or a collector by the type's high byte), then let each
+ * collector flush what it holds (CUPTI buffers), then commit when due.
+ *
+ * Locking: writer_lock is held for a whole cycle; fork() takes it in its prepare handler so the
+ * child never inherits SQLite mid-call. Nothing else takes it, and the writer never waits for an
+ * application lock while holding it.
+ */
+#include "writer.h"
+#include "clock.h"
+#include "config.h"
+#include "futex.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "output.h"
+#include "phase.h"
+#include "ring.h"
+#include "runinfo.h"
+#include "store.h"
+#include "../collectors/collector.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t writer_thread;
+static _Atomic uint32_t writer_wake_seq;
+static _Atomic uint32_t writer_final;
+static _Atomic uint32_t writer_done;
+static _Atomic int writer_alive;
+static const char *_Atomic writer_end_reason;
+
+static struct ip_store *writer_store;
+static char writer_path[PATH_MAX];
+static char writer_pattern[PATH_MAX];
+static int writer_role, writer_lazy, writer_open_failed;
+static uint64_t writer_t0, writer_last_commit;
+
+const char *ip_writer_path(void)
+{
+    return writer_path;
+}
+
+int ip_writer_running(void)
+{
+    return atomic_load(&writer_alive);
+}
+
+static void writer_dispatch(void *ctx, uint32_t tid, const struct ip_ev *ev)
+{
+    struct ip_store *s = ctx;
+    unsigned owner = IP_EV_OWNER(ev->type);
+    if (owner == IP_COLLECTOR_CORE) {
+        if ((ev->type & 0xff) == IP_EV_CORE_PHASE) ip_phase_ingest(s, tid, ev);
+        ip_runinfo_thread_seen(s, tid, ev);
+        return;
+    }
+    ip_runinfo_thread_seen(s, tid, ev);
+    if (owner < IP_COLLECTOR_COUNT && ip_collectors[owner] && ip_collectors[owner]->ingest)
+        ip_collectors[owner]->ingest(s, tid, ev);
+}
+
+static void writer_discard(void *ctx, uint32_t tid, const struct ip_ev *ev)
+{
+    (void)ctx, (void)tid, (void)ev;
+}
+
+static int writer_open(void)
+{
+    if (writer_store || writer_open_failed) return writer_store != NULL;
+    if (ip_output_claim(writer_pattern, writer_role, writer_path, sizeof writer_path) != 0 ||
+        !(writer_store = ip_store_open(writer_path, writer_t0))) {
+        writer_open_failed = 1;
+        writer_path[0] = 0;
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return 0;
+    }
+    ip_info("writing %s", writer_path);
+    ip_store_begin(writer_store);
+    ip_runinfo_write_start(writer_store, writer_path, writer_role);
+    ip_phase_prepare(writer_store);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->prepare) ip_collectors[i]->prepare(writer_store);
+    ip_store_commit(writer_store);
+    writer_last_commit = ip_clock_now();
+    return 1;
+}
+
+static void writer_cycle(int final)
+{
+    if (!writer_store && writer_lazy && !final) {
+        uint64_t appended, dropped, threads;
+        ip_ring_totals(&appended, &dropped, &threads);
+        if (appended + dropped == 0) return;
+    }
+    if (!writer_store && writer_lazy && final) {
+        uint64_t appended, dropped, threads;
+        ip_ring_totals(&appended, &dropped, &threads);
+        if (appended + dropped == 0) return; /* nothing happened here: leave no file */
+    }
+    if (!writer_open()) {
+        ip_ring_drain_all(writer_discard, NULL);
+        return;
+    }
+    struct ip_store *s = writer_store;
+    ip_store_begin(s);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->snapshot) ip_collectors[i]->snapshot();
+    ip_ring_drain_all(writer_dispatch, s);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->flush) ip_collectors[i]->flush(s, final);
+    uint64_t now = ip_clock_now();
+    if (final || now - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull) {
+        ip_runinfo_write_counters(s);
+        ip_store_commit(s);
+        writer_last_commit = now;
+    }
+}
+
+static void writer_close(void)
+{
+    struct ip_store *s = writer_store;
+    if (!s) return;
+    uint64_t end = ip_clock_now();
+    ip_store_begin(s);
+    ip_phase_finish(s, end);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
+        if (ip_collectors[i] && ip_collectors[i]->finish) ip_collectors[i]->finish(s);
+    ip_runinfo_write_end(s, atomic_load(&writer_end_reason), end);
+    ip_store_close(s);
+    writer_store = NULL;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_FLUSH_MS);
+    if (!writer_lazy) {
+        pthread_mutex_lock(&writer_lock);
+        writer_open();
+        pthread_mutex_unlock(&writer_lock);
+    }
+    for (;;) {
+        uint32_t seq = atomic_load(&writer_wake_seq);
+        if (!atomic_load(&writer_final)) ip_futex_wait(&writer_wake_seq, seq, period);
+        int final = atomic_load(&writer_final) != 0;
+        pthread_mutex_lock(&writer_lock);
+        writer_cycle(final);
+        if (final) writer_close();
+        pthread_mutex_unlock(&writer_lock);
+        if (final) break;
+    }
+    atomic_store(&writer_alive, 0);
+    atomic_store(&writer_done, 1);
+    ip_futex_wake(&writer_done);
+    return NULL;
+}
+
+int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
+{
+    snprintf(writer_pattern, sizeof writer_pattern, "%s", pattern ? pattern : "");
+    writer_role = role;
+    writer_lazy = lazy;
+    writer_t0 = t0;
+    writer_store = NULL;
+    writer_open_failed = 0;
+    writer_path[0] = 0;
+    atomic_store(&writer_final, 0);
+    atomic_store(&writer_done, 0);
+    atomic_store(&writer_end_reason, "exit");
+
+    /* The thread starts with every signal blocked and keeps them blocked. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    atomic_store(&writer_alive, 1);
+    int rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        atomic_store(&writer_alive, 0);
+        ip_warn("cannot start the writer thread (%s); profiling off", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+void ip_writer_wake(void)
+{
+    atomic_fetch_add(&writer_wake_seq, 1);
+    ip_futex_wake(&writer_wake_seq);
+}
+
+int ip_writer_stop(const char *reason, uint64_t timeout_ms)
+{
+    if (!atomic_load(&writer_alive) && !atomic_load(&writer_done)) return 0;
+    atomic_store(&writer_end_reason, reason);
+    atomic_store(&writer_final, 1);
+    ip_writer_wake();
+    uint64_t deadline = ip_clock_now() + timeout_ms * 1000000ull;
+    while (!atomic_load(&writer_done)) {
+        uint64_t now = ip_clock_now();
+        if (now >= deadline) return -1;
+        uint64_t left_ms = (deadline - now) / 1000000ull + 1;
+        ip_futex_wait(&writer_done, 0, left_ms < 50 ? left_ms : 50);
+    }
+    return 0;
+}
+
+void ip_writer_atfork_prepare(void)
+{
+    pthread_mutex_lock(&writer_lock);
+}
+
+void ip_writer_atfork_parent(void)
+{
+    pthread_mutex_unlock(&writer_lock);
+}
+
+void ip_writer_atfork_child(void)
+{
+    pthread_mutex_init(&writer_lock, NULL);
+    atomic_store(&writer_alive, 0);
+    atomic_store(&writer_done, 0);
+    /* The parent's connection is the parent's: forget it without closing it. */
+    writer_store = NULL;
+}

@@ -1,0 +1,74 @@
+/*
+ * cmd_report.c: `infprof report [options] FILE`: the report of a run, in text (default), JSON,
+ * CSV or Markdown. The sections are built by sections.c and phases.c into the table model and
+ * rendered by table.c, so every format carries the same content.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void report_usage(FILE *out)
+{
+    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide] FILE\n\n"
+                 "  --format F  text (default), json, csv or md\n"
+                 "  --top N     kernels listed (default 20 in text and md, all in json and csv;"
+                 " 0: all)\n"
+                 "  --wide      do not shorten long names\n");
+}
+
+static int parse_count(const char *opt, const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > 1000000000)
+        cli_fail("%s needs a whole number >= 0, not '%s'", opt, s);
+    return (int)v;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct render_opts ro = {OUT_TEXT, 0, 0, 100};
+    struct report_opts o = {-1};
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            report_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
+            if (++i == argc) cli_fail("--format needs a value (text, json, csv or md)");
+            ro.format = parse_format(argv[i]);
+        } else if (!strncmp(a, "--format=", 9)) {
+            ro.format = parse_format(a + 9);
+        } else if (!strcmp(a, "--top")) {
+            if (++i == argc) cli_fail("--top needs a number");
+            o.top = parse_count("--top", argv[i]);
+        } else if (!strcmp(a, "--wide")) {
+            ro.wide = 1;
+        } else if (a[0] == '-' && a[1]) {
+            cli_fail("unknown option '%s' (try 'infprof report --help')", a);
+        } else if (path) {
+            cli_fail("report reads one database at a time (got %s and %s)", path, a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) cli_fail("no database given (usage: infprof report [options] FILE)");
+    if (o.top < 0) o.top = ro.format == OUT_TEXT || ro.format == OUT_MD ? 20 : 0;
+    ro.color = ro.format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+
+    struct sqlite3 *db = db_open(path);
+    struct run_phases phases;
+    phases_load(db, &phases);
+    struct table *t[8];
+    int n = 0;
+    t[n++] = section_run(db);
+    t[n++] = section_phases(db, &phases);
+    t[n++] = section_kernels(db, &o);
+    render(stdout, t, n, &ro);
+    for (int i = 0; i < n; i++) table_free(t[i]);
+    db_close(db);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,51 @@
+/*
+ * report.h: the report's view of one run, computed from its database (phases.c, sections.c)
+ * and turned into tables (cli.h) by `infprof report`.
+ */
+#ifndef INFPROF_REPORT_H
+#define INFPROF_REPORT_H
+
+#include "cli.h"
+
+#include <stdint.h>
+
+#define REPORT_MAX_PHASES  16
+#define REPORT_MAX_DEVICES 17
+
+struct run_devices {
+    int n;
+    int type[REPORT_MAX_DEVICES], index[REPORT_MAX_DEVICES]; /* c10::DeviceType, index */
+};
+
+struct phase_info {
+    int id;
+    char grad_mode[16], autocast[8], label[64];
+    int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
+    int has_kernels, has_memory, has_iterations;
+    int64_t kernels, gpu_time;
+    int64_t peak_alloc, peak_reserved; /* all devices together */
+    int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
+    int64_t iterations, busy; /* busy: union of the iterations' intervals */
+    int64_t lat_p50, lat_p95, lat_p99;
+    int64_t items; /* items processed when every iteration's batch is known, else 0 */
+};
+
+struct run_phases {
+    int n;
+    struct phase_info v[REPORT_MAX_PHASES];
+    struct run_devices devices;
+};
+
+void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* "cpu", "cuda:0", ... */
+void device_name(int type, int index, char *out, size_t n);
+
+/* Sections: each returns a new table built from the database. */
+struct report_opts {
+    int top; /* kernels shown; 0 all */
+};
+struct table *section_run(struct sqlite3 *db);
+struct table *section_phases(struct sqlite3 *db, const struct run_phases *p);
+struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
+
+#endif

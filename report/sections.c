@@ -1,0 +1,370 @@
+/*
+ * sections.c: the report's core sections as tables: the run header, the phase table and the
+ * kernel summary (nsys cuda_gpu_kern_sum columns).
+ */
+#include "report.h"
+#include "../profiler/stats.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void device_name(int type, int index, char *out, size_t n)
+{
+    if (type == 0)
+        snprintf(out, n, "cpu");
+    else if (type == 1)
+        snprintf(out, n, "cuda:%d", index);
+    else
+        snprintf(out, n, "device%d:%d", type, index);
+}
+
+static void meta_text_col(struct table *t, struct sqlite3 *db, int col, const char *key)
+{
+    char *v = db_meta_text(db, key);
+    if (v) table_set_text(t, col, v);
+    free(v);
+}
+
+static int meta_int_col(struct table *t, struct sqlite3 *db, int col, const char *key)
+{
+    int64_t v;
+    if (!db_meta_int(db, key, &v)) return 0;
+    table_set_int(t, col, v);
+    return 1;
+}
+
+static void version_text(int64_t v, char *out, size_t n)
+{
+    snprintf(out, n, "%lld.%lld", (long long)(v / 1000), (long long)(v % 1000 / 10));
+}
+
+/* "NVIDIA H100 (sm_90, 132 SMs, 79.19GiB)" for each device, joined. */
+static void gpus_text(struct sqlite3 *db, char *out, size_t n)
+{
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, name, cc_major, cc_minor, sm_count,"
+                                      " global_memory_bytes FROM devices ORDER BY id");
+    size_t o = 0;
+    out[0] = 0;
+    while (db_step(st) && o + 64 < n) {
+        char mem[32];
+        fmt_bytes(mem, sizeof mem, (double)sqlite3_column_int64(st, 5));
+        o += (size_t)snprintf(out + o, n - o, "%s%d: %s (sm_%d%d, %d SMs, %s)", o ? "; " : "",
+                              sqlite3_column_int(st, 0), sqlite3_column_text(st, 1),
+                              sqlite3_column_int(st, 2), sqlite3_column_int(st, 3),
+                              sqlite3_column_int(st, 4), mem);
+    }
+    sqlite3_finalize(st);
+}
+
+static void warnings_text(struct sqlite3 *db, char *out, size_t n)
+{
+    size_t o = 0;
+    int64_t v;
+    out[0] = 0;
+#define WARN(...) (o += (size_t)snprintf(out + o, o < n ? n - o : 0, __VA_ARGS__))
+    if (!db_meta_int(db, "finished", &v) || !v)
+        WARN("%sthe run did not finish writing (killed, or still running): figures cover what"
+             " was committed",
+             o ? "; " : "");
+    if (db_meta_int(db, "dropped_events", &v) && v)
+        WARN("%s%lld events dropped: a thread's buffer was full (raise INFPROF_RING_KB)",
+             o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "cupti_dropped_records", &v) && v)
+        WARN("%s%lld CUPTI records dropped (raise INFPROF_CUPTI_BUFFERS or _BUFFER_KB)",
+             o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "cupti_buffers_refused", &v) && v)
+        WARN("%s%lld CUPTI buffer requests refused: the pool was empty", o ? "; " : "",
+             (long long)v);
+    if (db_meta_int(db, "write_errors", &v) && v)
+        WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
+    char *cupti = db_meta_text(db, "collector.cupti");
+    /* A program that never used CUDA lost nothing; anything else off or passive is a gap. */
+    if (cupti && strncmp(cupti, "on", 2) != 0 && !strstr(cupti, "did not initialise CUDA"))
+        WARN("%sCUDA activity not recorded (%s)", o ? "; " : "", cupti);
+    free(cupti);
+#undef WARN
+}
+
+struct table *section_run(struct sqlite3 *db)
+{
+    struct table *t = table_new("run", "Run");
+    t->object = 1;
+    static const struct {
+        const char *key, *title;
+        enum col_type type;
+    } cols[] = {
+        {"command", "Command", COL_TEXT},
+        {"pid", "PID", COL_INT},
+        {"host", "Host", COL_TEXT},
+        {"start_time", "Started", COL_TEXT},
+        {"start_unix_ns", NULL, COL_INT},
+        {"duration_ns", "Duration", COL_NS},
+        {"end_reason", "Ended by", COL_TEXT},
+        {"exit_status", "Exit status", COL_INT},
+        {"finished", NULL, COL_INT},
+        {"gpus", "GPU", COL_TEXT},
+        {"cuda_driver", "CUDA driver", COL_TEXT},
+        {"cuda_runtime", "CUDA runtime", COL_TEXT},
+        {"torch_api", "libtorch", COL_TEXT},
+        {"collector_cupti", "CUPTI", COL_TEXT},
+        {"collector_torch", "libtorch hooks", COL_TEXT},
+        {"collector_nvtx", "NVTX", COL_TEXT},
+        {"collector_cudnn", "cuDNN", COL_TEXT},
+        {"events_recorded", "Events", COL_INT},
+        {"kernels", "Kernels", COL_INT},
+        {"dropped_events", "Dropped events", COL_INT},
+        {"cupti_dropped_records", "Dropped CUPTI records", COL_INT},
+        {"cupti_buffers_refused", NULL, COL_INT},
+        {"write_errors", NULL, COL_INT},
+        {"warnings", "Warnings", COL_TEXT},
+        {"infprof_version", NULL, COL_TEXT},
+        {"output_path", NULL, COL_TEXT},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        table_col(t, cols[i].key, cols[i].title, cols[i].type);
+    table_row(t);
+    char buf[2048];
+    int c = 0;
+    meta_text_col(t, db, c++, "command");
+    meta_int_col(t, db, c++, "pid");
+    meta_text_col(t, db, c++, "host");
+    int64_t start;
+    if (db_meta_int(db, "start_unix_ns", &start)) {
+        time_t secs = (time_t)(start / 1000000000);
+        struct tm tm;
+        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", localtime_r(&secs, &tm));
+        table_set_text(t, c, buf);
+        table_set_int(t, c + 1, start);
+    }
+    c += 2;
+    meta_int_col(t, db, c++, "duration_ns");
+    meta_text_col(t, db, c++, "end_reason");
+    meta_int_col(t, db, c++, "exit_status");
+    if (!meta_int_col(t, db, c, "finished")) table_set_int(t, c, 0);
+    c++;
+    gpus_text(db, buf, sizeof buf);
+    if (buf[0]) table_set_text(t, c, buf);
+    c++;
+    int64_t v;
+    if (db_meta_int(db, "cuda_driver_version", &v)) version_text(v, buf, sizeof buf),
+                                                     table_set_text(t, c, buf);
+    c++;
+    if (db_meta_int(db, "cuda_runtime_version", &v)) version_text(v, buf, sizeof buf),
+                                                      table_set_text(t, c, buf);
+    c++;
+    meta_text_col(t, db, c++, "torch_api");
+    meta_text_col(t, db, c++, "collector.cupti");
+    meta_text_col(t, db, c++, "collector.torch");
+    meta_text_col(t, db, c++, "collector.nvtx");
+    meta_text_col(t, db, c++, "collector.cudnn");
+    meta_int_col(t, db, c++, "events_recorded");
+    table_set_int(t, c++, db_int(db, "SELECT count(*) FROM kernels", 0));
+    meta_int_col(t, db, c++, "dropped_events");
+    meta_int_col(t, db, c++, "cupti_dropped_records");
+    meta_int_col(t, db, c++, "cupti_buffers_refused");
+    meta_int_col(t, db, c++, "write_errors");
+    warnings_text(db, buf, sizeof buf);
+    if (buf[0]) table_set_text(t, c, buf);
+    c++;
+    meta_text_col(t, db, c++, "infprof_version");
+    meta_text_col(t, db, c++, "output_path");
+    return t;
+}
+
+/* {"cpu": 123, "cuda:0": 456} */
+static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, "{");
+    for (int k = 0; k < d->n && o + 48 < n; k++) {
+        char name[32];
+        device_name(d->type[k], d->index[k], name, sizeof name);
+        o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
+                              (long long)v[k]);
+    }
+    snprintf(out + o, n - o, "}");
+}
+
+struct table *section_phases(struct sqlite3 *db, const struct run_phases *p)
+{
+    (void)db;
+    struct table *t = table_new("phases", "Phases (grad mode | autocast)");
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    table_col(t, "grad_mode", NULL, COL_TEXT);
+    table_col(t, "autocast", NULL, COL_TEXT);
+    table_col(t, "start_ns", NULL, COL_NS);
+    table_col(t, "end_ns", NULL, COL_NS);
+    table_col(t, "wall_ns", NULL, COL_NS);
+    table_col(t, "iterations", "Iters", COL_INT);
+    table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
+    table_col(t, "items_per_s", NULL, COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "latency_p99_ns", NULL, COL_NS);
+    table_col(t, "kernels", "Kernels", COL_INT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
+    table_col(t, "peak_allocated_by_device", NULL, COL_JSON);
+    table_col(t, "peak_reserved_by_device", NULL, COL_JSON);
+    char buf[1024];
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        table_row(t);
+        int c = 0;
+        /* Text keeps to 100 columns: "inference/bf16" stands for the label. */
+        snprintf(buf, sizeof buf, "%s/%s",
+                 strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
+                 ph->autocast);
+        table_set_text(t, c++, buf);
+        table_set_text(t, c++, ph->label);
+        table_set_text(t, c++, ph->grad_mode);
+        table_set_text(t, c++, ph->autocast);
+        table_set_int(t, c++, ph->start);
+        table_set_int(t, c++, ph->end);
+        table_set_int(t, c++, ph->wall);
+        if (ph->has_iterations) {
+            table_set_int(t, c, ph->iterations);
+            if (ph->iterations && ph->busy > 0) {
+                table_set_num(t, c + 1, (double)ph->iterations * 1e9 / (double)ph->busy);
+                if (ph->items)
+                    table_set_num(t, c + 2, (double)ph->items * 1e9 / (double)ph->busy);
+            }
+            if (ph->iterations) {
+                table_set_int(t, c + 3, ph->lat_p50);
+                table_set_int(t, c + 4, ph->lat_p95);
+                table_set_int(t, c + 5, ph->lat_p99);
+            }
+        }
+        c += 6;
+        if (ph->has_kernels) {
+            table_set_int(t, c, ph->kernels);
+            table_set_int(t, c + 1, ph->gpu_time);
+        }
+        c += 2;
+        if (ph->has_memory) {
+            table_set_int(t, c, ph->peak_alloc);
+            table_set_int(t, c + 1, ph->peak_reserved);
+            device_json(&p->devices, ph->dev_peak_alloc, buf, sizeof buf);
+            table_set_text(t, c + 2, buf);
+            device_json(&p->devices, ph->dev_peak_reserved, buf, sizeof buf);
+            table_set_text(t, c + 3, buf);
+        }
+    }
+    if (!p->n) t->note = "no libtorch phase was seen (the program does not use libtorch, or"
+                         " INFPROF_TORCH=0)";
+    return t;
+}
+
+/* ---- kernels ------------------------------------------------------------------------------ */
+
+struct kernel_row {
+    char *name;
+    int64_t count, total, min, max, med;
+    double stddev;
+};
+
+static int cmp_kernel(const void *a, const void *b)
+{
+    const struct kernel_row *x = a, *y = b;
+    if (x->total != y->total) return (x->total < y->total) - (x->total > y->total);
+    return strcmp(x->name, y->name);
+}
+
+/* From the summary written at the end of the run, or from the rows of a run that did not end. */
+static int kernels_load(struct sqlite3 *db, struct kernel_row **out)
+{
+    int n = 0, cap = 0;
+    struct kernel_row *v = NULL;
+    if (db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0) {
+        sqlite3_stmt *st = db_prepare(db, "SELECT s.value, k.count, k.total, k.min, k.max, k.med,"
+                                          " k.stddev FROM kernel_summary k JOIN strings s ON"
+                                          " s.id = k.name_id WHERE k.phase = -1");
+        while (db_step(st)) {
+            if (n == cap && !(v = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof *v)))
+                cli_fail("out of memory");
+            v[n++] = (struct kernel_row){strdup((const char *)sqlite3_column_text(st, 0)),
+                                         sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                                         sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                         sqlite3_column_int64(st, 5),
+                                         sqlite3_column_double(st, 6)};
+        }
+        sqlite3_finalize(st);
+    } else {
+        sqlite3_stmt *st = db_prepare(db, "SELECT g.name_id, s.value, k.dur FROM kernels k JOIN"
+                                          " launch_sigs g ON g.id = k.sig JOIN strings s ON"
+                                          " s.id = g.name_id ORDER BY g.name_id");
+        int64_t current = -1;
+        struct ip_stats st_acc;
+        ip_stats_init(&st_acc, 0);
+        for (int more = db_step(st);; more = db_step(st)) {
+            int64_t id = more ? sqlite3_column_int64(st, 0) : -2;
+            if (id != current && current != -1) {
+                int exact;
+                v[n - 1].count = (int64_t)st_acc.count;
+                v[n - 1].total = st_acc.total;
+                v[n - 1].min = st_acc.min;
+                v[n - 1].max = st_acc.max;
+                v[n - 1].med = ip_stats_median(&st_acc, &exact);
+                v[n - 1].stddev = ip_stats_stddev(&st_acc);
+                ip_stats_free(&st_acc);
+                ip_stats_init(&st_acc, 0);
+            }
+            if (!more) break;
+            if (id != current) {
+                if (n == cap && !(v = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof *v)))
+                    cli_fail("out of memory");
+                v[n++] = (struct kernel_row){strdup((const char *)sqlite3_column_text(st, 1)), 0,
+                                             0, 0, 0, 0, 0};
+                current = id;
+            }
+            ip_stats_add(&st_acc, sqlite3_column_int64(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
+    if (n) qsort(v, (size_t)n, sizeof *v, cmp_kernel);
+    *out = v;
+    return n;
+}
+
+struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o)
+{
+    struct table *t = table_new("kernels", "CUDA kernels (all phases)");
+    table_col(t, "time_pct", "Time%", COL_PCT);
+    table_col(t, "total_ns", "Total", COL_NS);
+    table_col(t, "instances", "Instances", COL_INT);
+    table_col(t, "avg_ns", "Avg", COL_NS);
+    table_col(t, "med_ns", "Med", COL_NS);
+    table_col(t, "min_ns", "Min", COL_NS);
+    table_col(t, "max_ns", "Max", COL_NS);
+    table_col(t, "stddev_ns", "StdDev", COL_NS);
+    table_col(t, "name", "Name", COL_NAME);
+    struct kernel_row *v;
+    int n = kernels_load(db, &v);
+    double all = 0;
+    for (int i = 0; i < n; i++) all += (double)v[i].total;
+    int shown = o->top && o->top < n ? o->top : n;
+    for (int i = 0; i < shown; i++) {
+        table_row(t);
+        table_set_num(t, 0, all > 0 ? 100.0 * (double)v[i].total / all : 0);
+        table_set_int(t, 1, v[i].total);
+        table_set_int(t, 2, v[i].count);
+        table_set_num(t, 3, v[i].count ? (double)v[i].total / (double)v[i].count : 0);
+        table_set_int(t, 4, v[i].med);
+        table_set_int(t, 5, v[i].min);
+        table_set_int(t, 6, v[i].max);
+        table_set_num(t, 7, v[i].stddev);
+        table_set_text(t, 8, v[i].name);
+    }
+    static char note[128];
+    if (shown < n) {
+        snprintf(note, sizeof note, "%d more kernel names not shown (--top 0 shows all)",
+                 n - shown);
+        t->note = note;
+    }
+    for (int i = 0; i < n; i++) free(v[i].name);
+    free(v);
+    return t;
+}

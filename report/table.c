@@ -1,0 +1,416 @@
+/*
+ * table.c: the report's table model and its four renderings (cli.h). Text aligns columns in 100
+ * characters with human units and shortens long names in the middle; JSON and CSV carry exact
+ * values; Markdown is for pasting into issues. Program strings are escaped everywhere: control
+ * characters never reach a terminal raw.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct table *table_new(const char *key, const char *title)
+{
+    struct table *t = calloc(1, sizeof *t);
+    if (!t) cli_fail("out of memory");
+    t->key = key;
+    t->title = title;
+    return t;
+}
+
+void table_col(struct table *t, const char *key, const char *title, enum col_type type)
+{
+    if (t->ncols == (int)(sizeof t->cols / sizeof t->cols[0])) cli_fail("internal: too many columns");
+    t->cols[t->ncols++] = (struct col){key, title, type};
+}
+
+void table_row(struct table *t)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->cells = realloc(t->cells, sizeof *t->cells * (size_t)t->cap * (size_t)t->ncols);
+        if (!t->cells) cli_fail("out of memory");
+    }
+    struct cell *row = t->cells + (size_t)t->nrows * (size_t)t->ncols;
+    for (int c = 0; c < t->ncols; c++) row[c] = (struct cell){1, 0, 0, NULL};
+    t->nrows++;
+}
+
+static struct cell *cell_at(struct table *t, int col)
+{
+    return t->cells + (size_t)(t->nrows - 1) * (size_t)t->ncols + col;
+}
+
+void table_set_int(struct table *t, int col, int64_t v)
+{
+    struct cell *c = cell_at(t, col);
+    c->null = 0;
+    c->i = v;
+    c->d = (double)v;
+}
+
+void table_set_num(struct table *t, int col, double v)
+{
+    struct cell *c = cell_at(t, col);
+    if (isnan(v) || isinf(v)) return;
+    c->null = 0;
+    c->d = v;
+    c->i = (int64_t)llround(v);
+}
+
+void table_set_text(struct table *t, int col, const char *s)
+{
+    struct cell *c = cell_at(t, col);
+    if (!s) return;
+    free(c->s);
+    c->s = strdup(s);
+    c->null = 0;
+}
+
+void table_free(struct table *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i].s);
+    free(t->cells);
+    free(t);
+}
+
+/* ---- units and escaping ------------------------------------------------------------------- */
+
+void fmt_escape(char *out, size_t n, const char *s)
+{
+    size_t o = 0;
+    for (; s && *s && o + 5 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = 0;
+}
+
+void fmt_ns(char *out, size_t n, double ns)
+{
+    double a = fabs(ns);
+    if (a < 1e3)
+        snprintf(out, n, "%.0fns", ns);
+    else if (a < 1e6)
+        snprintf(out, n, "%.2fus", ns / 1e3);
+    else if (a < 1e9)
+        snprintf(out, n, "%.2fms", ns / 1e6);
+    else
+        snprintf(out, n, "%.3fs", ns / 1e9);
+}
+
+void fmt_bytes(char *out, size_t n, double b)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double a = fabs(b);
+    int u = 0;
+    while (a >= 1024 && u < 4) a /= 1024, b /= 1024, u++;
+    if (u == 0)
+        snprintf(out, n, "%.0fB", b);
+    else
+        snprintf(out, n, "%.2f%s", b, units[u]);
+}
+
+enum out_format parse_format(const char *s)
+{
+    if (!strcmp(s, "text")) return OUT_TEXT;
+    if (!strcmp(s, "json")) return OUT_JSON;
+    if (!strcmp(s, "csv")) return OUT_CSV;
+    if (!strcmp(s, "md") || !strcmp(s, "markdown")) return OUT_MD;
+    cli_fail("unknown format '%s' (use text, json, csv or md)", s);
+}
+
+/* A cell as text for the text and Markdown renderings. */
+static void cell_text(const struct col *col, const struct cell *c, char *out, size_t n)
+{
+    if (c->null) {
+        snprintf(out, n, "-");
+        return;
+    }
+    switch (col->type) {
+    case COL_TEXT:
+    case COL_NAME:
+    case COL_JSON: fmt_escape(out, n, c->s); break;
+    case COL_INT: snprintf(out, n, "%lld", (long long)c->i); break;
+    case COL_NS: fmt_ns(out, n, c->d); break;
+    case COL_BYTES: fmt_bytes(out, n, c->d); break;
+    case COL_PCT: snprintf(out, n, "%.1f", c->d); break;
+    case COL_RATE: snprintf(out, n, c->d >= 100 ? "%.0f" : "%.2f", c->d); break;
+    case COL_RATIO: snprintf(out, n, "%.2fx", c->d); break;
+    }
+}
+
+static int is_left(enum col_type t)
+{
+    return t == COL_TEXT || t == COL_NAME || t == COL_JSON;
+}
+
+/* Shorten s to at most w characters by cutting its middle. */
+static void shorten(char *s, int w)
+{
+    int len = (int)strlen(s);
+    if (w < 8 || len <= w) return;
+    int head = (w - 3) / 2, tail = w - 3 - head;
+    memmove(s + head + 3, s + len - tail, (size_t)tail + 1);
+    memcpy(s + head, "...", 3);
+}
+
+/* The columns a rendering shows: text and Markdown those with a title, data those with a key. */
+static int visible(const struct table *t, int data, int *idx)
+{
+    int n = 0;
+    for (int c = 0; c < t->ncols; c++)
+        if (data ? t->cols[c].key != NULL : t->cols[c].title != NULL) idx[n++] = c;
+    return n;
+}
+
+/* ---- text --------------------------------------------------------------------------------- */
+
+#define CELL_MAX 4096
+
+static void render_text_object(FILE *out, const struct table *t, const struct render_opts *o)
+{
+    char buf[CELL_MAX];
+    int idx[40], nv = visible(t, 0, idx), w = 0;
+    for (int k = 0; k < nv; k++)
+        if ((int)strlen(t->cols[idx[k]].title) > w) w = (int)strlen(t->cols[idx[k]].title);
+    for (int k = 0; t->nrows && k < nv; k++) {
+        const struct cell *cell = &t->cells[idx[k]];
+        if (cell->null) continue;
+        cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
+        if (!o->wide) shorten(buf, o->width - w - 4);
+        fprintf(out, "  %-*s  %s\n", w, t->cols[idx[k]].title, buf);
+    }
+}
+
+static void render_text(FILE *out, const struct table *t, const struct render_opts *o)
+{
+    const char *bold = o->color ? "\033[1m" : "", *plain = o->color ? "\033[0m" : "";
+    fprintf(out, "%s%s%s\n", bold, t->title, plain);
+    if (t->object) {
+        render_text_object(out, t, o);
+    } else if (!t->nrows) {
+        fprintf(out, "  (none)\n");
+    } else {
+        int width[40], idx[40], nv = visible(t, 0, idx);
+        char buf[CELL_MAX];
+        for (int k = 0; k < nv; k++) width[k] = (int)strlen(t->cols[idx[k]].title);
+        for (int r = 0; r < t->nrows; r++)
+            for (int k = 0; k < nv; k++) {
+                cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
+                if ((int)strlen(buf) > width[k]) width[k] = (int)strlen(buf);
+            }
+        /* Names take what the other columns leave of the width. */
+        int used = 2;
+        for (int k = 0; k < nv; k++)
+            if (t->cols[idx[k]].type != COL_NAME) used += width[k] + 2;
+        for (int k = 0; k < nv; k++)
+            if (t->cols[idx[k]].type == COL_NAME && !o->wide) {
+                int room = o->width - used;
+                if (room < 16) room = 16;
+                if (width[k] > room) width[k] = room;
+            }
+        for (int r = -1; r < t->nrows; r++) {
+            fputs("  ", out);
+            for (int k = 0; k < nv; k++) {
+                const struct col *col = &t->cols[idx[k]];
+                if (r < 0)
+                    snprintf(buf, sizeof buf, "%s", col->title);
+                else
+                    cell_text(col, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
+                if (col->type == COL_NAME && !o->wide) shorten(buf, width[k]);
+                int last = k + 1 == nv;
+                if (last && is_left(col->type))
+                    fprintf(out, "%s\n", buf);
+                else
+                    fprintf(out, is_left(col->type) ? "%-*s%s" : "%*s%s", width[k], buf,
+                            last ? "\n" : "  ");
+            }
+        }
+    }
+    if (t->note) fprintf(out, "  %s\n", t->note);
+    fputc('\n', out);
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\u%04x", *p);
+        else if (*p < 0x80)
+            fputc(*p, out);
+        else {
+            /* Pass valid UTF-8 through; replace stray bytes so the JSON stays valid. */
+            int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+            int ok = len > 0;
+            for (int k = 1; ok && k < len; k++) ok = (p[k] & 0xc0) == 0x80;
+            if (ok) {
+                fwrite(p, 1, (size_t)len, out);
+                p += len - 1;
+            } else {
+                fputs("\\ufffd", out);
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_cell(FILE *out, const struct col *col, const struct cell *c)
+{
+    if (c->null) {
+        fputs("null", out);
+        return;
+    }
+    switch (col->type) {
+    case COL_TEXT:
+    case COL_NAME: json_string(out, c->s); break;
+    case COL_JSON: fputs(c->s, out); break;
+    case COL_INT:
+    case COL_NS:
+    case COL_BYTES: fprintf(out, "%lld", (long long)c->i); break;
+    case COL_PCT:
+    case COL_RATE:
+    case COL_RATIO: fprintf(out, "%.6g", c->d); break;
+    }
+}
+
+static void json_row(FILE *out, const struct table *t, int r, const char *indent)
+{
+    fputc('{', out);
+    int idx[40], nv = visible(t, 1, idx);
+    for (int k = 0; k < nv; k++) {
+        int c = idx[k];
+        fprintf(out, "%s\n%s  ", k ? "," : "", indent);
+        json_string(out, t->cols[c].key);
+        fputs(": ", out);
+        json_cell(out, &t->cols[c], &t->cells[r * t->ncols + c]);
+    }
+    fprintf(out, "\n%s}", indent);
+}
+
+static void render_json(FILE *out, struct table **tables, int n)
+{
+    fputs("{", out);
+    for (int i = 0; i < n; i++) {
+        const struct table *t = tables[i];
+        fprintf(out, "%s\n  ", i ? "," : "");
+        json_string(out, t->key);
+        fputs(": ", out);
+        if (t->object) {
+            if (t->nrows)
+                json_row(out, t, 0, "  ");
+            else
+                fputs("null", out);
+            continue;
+        }
+        fputc('[', out);
+        for (int r = 0; r < t->nrows; r++) {
+            fprintf(out, "%s\n    ", r ? "," : "");
+            json_row(out, t, r, "    ");
+        }
+        fputs(t->nrows ? "\n  ]" : "]", out);
+    }
+    fputs("\n}\n", out);
+}
+
+/* ---- CSV and Markdown --------------------------------------------------------------------- */
+
+static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
+{
+    if (c->null) return;
+    if (col->type == COL_TEXT || col->type == COL_NAME || col->type == COL_JSON) {
+        char buf[CELL_MAX];
+        fmt_escape(buf, sizeof buf, c->s);
+        fputc('"', out);
+        for (const char *p = buf; *p; p++) {
+            if (*p == '"') fputc('"', out);
+            fputc(*p, out);
+        }
+        fputc('"', out);
+    } else if (col->type == COL_PCT || col->type == COL_RATE || col->type == COL_RATIO) {
+        fprintf(out, "%.6g", c->d);
+    } else {
+        fprintf(out, "%lld", (long long)c->i);
+    }
+}
+
+static void render_csv(FILE *out, const struct table *t)
+{
+    int idx[40], nv = visible(t, 1, idx);
+    fprintf(out, "# %s\n", t->key);
+    for (int k = 0; k < nv; k++) fprintf(out, "%s%s", k ? "," : "", t->cols[idx[k]].key);
+    fputc('\n', out);
+    for (int r = 0; r < t->nrows; r++) {
+        for (int k = 0; k < nv; k++) {
+            if (k) fputc(',', out);
+            csv_cell(out, &t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]]);
+        }
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+}
+
+static void md_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+static void render_md(FILE *out, const struct table *t)
+{
+    char buf[CELL_MAX];
+    int idx[40], nv = visible(t, 0, idx);
+    fprintf(out, "## %s\n\n", t->title);
+    if (t->object) {
+        fputs("| | |\n|---|---|\n", out);
+        for (int k = 0; t->nrows && k < nv; k++) {
+            const struct cell *cell = &t->cells[idx[k]];
+            if (cell->null) continue;
+            cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
+            fprintf(out, "| %s | ", t->cols[idx[k]].title);
+            md_text(out, buf);
+            fputs(" |\n", out);
+        }
+    } else {
+        for (int k = 0; k < nv; k++) fprintf(out, "| %s ", t->cols[idx[k]].title);
+        fputs("|\n", out);
+        for (int k = 0; k < nv; k++) fputs(is_left(t->cols[idx[k]].type) ? "|---" : "|---:", out);
+        fputs("|\n", out);
+        for (int r = 0; r < t->nrows; r++) {
+            for (int k = 0; k < nv; k++) {
+                cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
+                fputs("| ", out);
+                md_text(out, buf);
+                fputc(' ', out);
+            }
+            fputs("|\n", out);
+        }
+    }
+    if (t->note) fprintf(out, "\n%s\n", t->note);
+    fputc('\n', out);
+}
+
+void render(FILE *out, struct table **tables, int n, const struct render_opts *o)
+{
+    if (o->format == OUT_JSON) {
+        render_json(out, tables, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (o->format == OUT_TEXT) render_text(out, tables[i], o);
+        if (o->format == OUT_CSV) render_csv(out, tables[i]);
+        if (o->format == OUT_MD) render_md(out, tables[i]);
+    }
+}

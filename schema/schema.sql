@@ -1,0 +1,125 @@
+-- The infprof database schema: the single source, embedded into the library and the CLI at build
+-- time. Its version is PRAGMA user_version (bump it and add a note in docs/database.md on any
+-- change; readers refuse versions newer than their own).
+--
+-- Conventions
+--   * Times are nanoseconds relative to the run's t0 (meta 't0_monotonic_ns', CLOCK_MONOTONIC);
+--     host events and GPU records share that clock (CUPTI is given our timestamp function).
+--   * Durations are nanoseconds. Names and texts are ids into `strings`.
+--   * `phase` is an id into `phases` (0: no libtorch phase known). `tid` is the kernel thread id.
+--   * Hot tables (kernels, cuda_api, tensor_memory) carry no index: they are written append-only
+--     and summarised at the end of the run into *_summary tables.
+
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE threads (tid INTEGER PRIMARY KEY, name_id INTEGER, first_ns INTEGER);
+
+-- Phases: one per (grad mode, autocast) pair seen; ids are fixed: 1 + 3*grad + autocast.
+CREATE TABLE phases (
+    id INTEGER PRIMARY KEY,
+    grad_mode TEXT NOT NULL,   -- grad | no_grad | inference_mode
+    autocast TEXT NOT NULL,    -- off | fp16 | bf16
+    label TEXT NOT NULL        -- 'inference_mode | autocast bf16', the NVTX range name we emit
+);
+-- One row per span of time a thread spent in one phase (end NULL: still open at the end).
+CREATE TABLE phase_spans (
+    tid INTEGER NOT NULL, phase INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER,
+    cuda_autocast INTEGER, cpu_autocast INTEGER   -- dtype codes: 0 off, 5 fp16, 15 bf16
+);
+-- Iterations: a TorchScript Method call (source 1) or an NVTX range matching
+-- INFPROF_ITERATION_RANGE (source 2); batch from the range's 'batch=N' or INFPROF_BATCH.
+CREATE TABLE iterations (
+    tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER, source INTEGER, batch INTEGER,
+    nvtx INTEGER
+);
+
+CREATE TABLE devices (
+    id INTEGER PRIMARY KEY, name TEXT, sm_count INTEGER, global_memory_bytes INTEGER,
+    cc_major INTEGER, cc_minor INTEGER, clock_khz INTEGER, memory_clock_khz INTEGER,
+    memory_bus_width INTEGER, uuid TEXT
+);
+-- Launch signatures: everything about a kernel launch that repeats, stored once.
+CREATE TABLE launch_sigs (
+    id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, device INTEGER, stream INTEGER,
+    grid_x INTEGER, grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER,
+    block_z INTEGER, registers INTEGER, static_smem INTEGER, dynamic_smem INTEGER,
+    graph_id INTEGER, graph_node INTEGER, context INTEGER
+);
+CREATE TABLE kernels (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER, phase INTEGER);
+-- copy_kind, src_kind, dst_kind: CUPTI's CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind.
+CREATE TABLE memcpy (
+    start INTEGER, dur INTEGER, bytes INTEGER, copy_kind INTEGER, src_kind INTEGER,
+    dst_kind INTEGER, flags INTEGER, device INTEGER, stream INTEGER, corr INTEGER,
+    phase INTEGER, graph_node INTEGER, peer_device INTEGER
+);
+CREATE TABLE memset (
+    start INTEGER, dur INTEGER, bytes INTEGER, value INTEGER, memory_kind INTEGER, flags INTEGER,
+    device INTEGER, stream INTEGER, corr INTEGER, phase INTEGER, graph_node INTEGER
+);
+-- Device memory segments (reserved memory): op 1 allocation, 2 release (CUPTI MEMORY2).
+CREATE TABLE memory_segments (
+    ts INTEGER, op INTEGER, memory_kind INTEGER, address INTEGER, bytes INTEGER, device INTEGER,
+    stream INTEGER, corr INTEGER, phase INTEGER, is_async INTEGER, pool_address INTEGER,
+    pool_type INTEGER
+);
+CREATE TABLE memory_pools (
+    ts INTEGER, op INTEGER, pool_type INTEGER, address INTEGER, size INTEGER, utilized INTEGER,
+    release_threshold INTEGER, device INTEGER, corr INTEGER
+);
+CREATE TABLE sync (
+    start INTEGER, dur INTEGER, type INTEGER, context INTEGER, stream INTEGER, event_id INTEGER,
+    corr INTEGER, phase INTEGER
+);
+-- CUDA runtime (domain 1) and driver (domain 2) API calls; nvtx is the innermost push/pop range
+-- of the calling thread for launches.
+CREATE TABLE cuda_api (
+    corr INTEGER PRIMARY KEY, start INTEGER, dur INTEGER, tid INTEGER, name_id INTEGER,
+    cbid INTEGER, domain INTEGER, ret INTEGER, phase INTEGER, nvtx INTEGER
+);
+CREATE TABLE external_corr (corr INTEGER, kind INTEGER, ext_id INTEGER);
+CREATE TABLE graph_launches (
+    start INTEGER, dur INTEGER, device INTEGER, stream INTEGER, graph_id INTEGER, corr INTEGER,
+    phase INTEGER
+);
+
+-- Tensor memory from the PyTorch allocators' own reports (c10::reportMemoryUsageToProfiler):
+-- bytes > 0 allocation, < 0 free; allocated/reserved are the allocator's totals after the event.
+-- device_type follows c10::DeviceType (0 CPU, 1 CUDA).
+CREATE TABLE tensor_memory (
+    ts INTEGER, tid INTEGER, phase INTEGER, device_type INTEGER, device_index INTEGER,
+    ptr INTEGER, bytes INTEGER, allocated INTEGER, reserved INTEGER
+);
+
+-- The application's NVTX ranges. kind 1 push/pop, 2 start/end, 3 mark.
+CREATE TABLE nvtx_domains (id INTEGER PRIMARY KEY, name_id INTEGER);
+CREATE TABLE nvtx_ranges (
+    id INTEGER PRIMARY KEY, tid INTEGER, domain INTEGER, kind INTEGER, start INTEGER,
+    end INTEGER, text_id INTEGER, category INTEGER, color INTEGER, depth INTEGER,
+    parent INTEGER, phase INTEGER, end_tid INTEGER
+);
+
+-- cuDNN calls seen by interposition. fn_id names the API function; op_kind the operation.
+CREATE TABLE cudnn_calls (
+    start INTEGER, dur INTEGER, tid INTEGER, phase INTEGER, fn_id INTEGER, status INTEGER,
+    handle INTEGER, stream INTEGER, op_kind INTEGER, dtype INTEGER, plan INTEGER, ext_id INTEGER
+);
+CREATE TABLE cudnn_plans (
+    plan INTEGER, op_kind INTEGER, dtype INTEGER, detail_id INTEGER, first_ns INTEGER
+);
+
+-- Written when the run finishes (the report recomputes them from the rows when they are absent).
+-- phase -1 is all phases together. med_exact 0: the median is from a uniform sample of 8192.
+-- stddev is the sample standard deviation (n - 1), as nsys prints it.
+CREATE TABLE kernel_summary (
+    name_id INTEGER, phase INTEGER, count INTEGER, total INTEGER, min INTEGER, max INTEGER,
+    med INTEGER, stddev REAL, med_exact INTEGER
+);
+-- Per CUDA API function (all phases): host time, and for launches the launch latency (API call
+-- start to the start of the work it launched).
+CREATE TABLE api_summary (
+    name_id INTEGER, count INTEGER, total INTEGER, min INTEGER, max INTEGER, med INTEGER,
+    stddev REAL, med_exact INTEGER, errors INTEGER, launches INTEGER, latency_total INTEGER,
+    latency_min INTEGER, latency_max INTEGER, latency_med INTEGER
+);
+
+PRAGMA user_version = 1;

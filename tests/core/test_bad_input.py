@@ -1,0 +1,106 @@
+"""Bad input gets one clear line: bad INFPROF_* values warn once and use the default, an
+unwritable output warns and the program still runs, and `infprof report` refuses files that
+are not readable infprof databases with exit status 2."""
+import os
+import shutil
+import sqlite3
+from harness import Case, main, prog
+
+
+class BadSettings(Case):
+    def test_bad_values_warn_once_and_use_default(self):
+        plain = self.run_prog([prog("host"), "threads"], preload=False)
+        for var, value in (("INFPROF_RING_KB", "abc"), ("INFPROF_RING_KB", "5"),
+                           ("INFPROF_FORK", "sometimes"), ("INFPROF_CUPTI", "maybe")):
+            with self.subTest(var=var, value=value):
+                self.tearDown(), self.setUp()
+                r = self.run_prog([prog("host"), "threads"], **{var: value})
+                self.assertEqual((r.rc, r.out), (plain.rc, plain.out))
+                lines = r.err.decode().splitlines()
+                ours = [l for l in lines if l.startswith("infprof:")]
+                self.assertEqual(len(ours), 1, lines)
+                self.assertIn(var, ours[0])
+                self.assertIn("default", ours[0])
+                self.assertEqual([l for l in lines if not l.startswith("infprof:")],
+                                 plain.err.decode().splitlines())
+                self.assertEqual(self.meta(r.db(), "config." + var + ".rejected"), value)
+                self.assertNotEqual(self.meta(r.db(), "config." + var), value)
+
+    def test_log_zero_silences(self):
+        r = self.run_prog(["/bin/true"], INFPROF_RING_KB="abc", INFPROF_LOG=0)
+        self.assertEqual(r.err, b"")
+
+    def test_unwritable_output(self):
+        plain = self.run_prog([prog("host"), "threads"], preload=False)
+        r = self.run_prog([prog("host"), "threads"], INFPROF_OUTPUT="/nonexistent/dir/x.db")
+        self.assertEqual((r.rc, r.out), (plain.rc, plain.out))
+        ours = [l for l in r.err.decode().splitlines() if l.startswith("infprof:")]
+        self.assertEqual(len(ours), 1, ours)
+        self.assertIn("/nonexistent/dir/x.db", ours[0])
+        self.assertIn("INFPROF_OUTPUT", ours[0])
+
+
+class BadDatabases(Case):
+    def real_db(self):
+        r = self.run_prog([prog("nvtx_ranges"), "2"], INFPROF_OUTPUT="real.db")
+        self.assertEqual(r.rc, 0)
+        return r.db("real.db")
+
+    def test_missing(self):
+        self.assertOneErrorLine(self.cli("report", "nope.db"), "nope.db", "No such file")
+
+    def test_directory(self):
+        self.assertOneErrorLine(self.cli("report", self.dir), "directory")
+
+    def test_empty(self):
+        open(os.path.join(self.dir, "empty.db"), "w").close()
+        self.assertOneErrorLine(self.cli("report", "empty.db"), "empty.db", "empty")
+
+    def test_not_sqlite(self):
+        with open(os.path.join(self.dir, "notes.txt"), "w") as f:
+            f.write("hello, this is text\n" * 20)
+        self.assertOneErrorLine(self.cli("report", "notes.txt"), "notes.txt", "not an SQLite")
+
+    def test_foreign_sqlite(self):
+        con = sqlite3.connect(os.path.join(self.dir, "other.db"))
+        con.execute("CREATE TABLE t(x)")
+        con.commit()
+        con.close()
+        self.assertOneErrorLine(self.cli("report", "other.db"), "other.db", "not an infprof")
+
+    def test_truncated(self):
+        db = self.real_db()
+        size = os.path.getsize(db)
+        with open(db, "r+b") as f:
+            f.truncate(size // 2)
+        self.assertOneErrorLine(self.cli("report", db), "real.db", "truncated")
+
+    def test_newer_schema(self):
+        db = self.real_db()
+        con = sqlite3.connect(db)
+        con.execute("PRAGMA user_version = 99")
+        con.commit()
+        con.close()
+        self.assertOneErrorLine(self.cli("report", db), "newer infprof", "99")
+        self.assertOneErrorLine(self.cli("info", db), "newer infprof")
+
+    def test_garbage_inside(self):
+        db = self.real_db()
+        size = os.path.getsize(db)
+        with open(db, "r+b") as f:
+            f.seek(8192)
+            f.write(os.urandom(size - 8192))
+        r = self.cli("report", db)
+        self.assertOneErrorLine(r, "real.db")
+
+    def test_usage_errors(self):
+        self.assertOneErrorLine(self.cli("frobnicate"), "unknown command")
+        self.assertOneErrorLine(self.cli("report"), "no database")
+        self.assertOneErrorLine(self.cli("report", "--bogus", "x.db"), "unknown option")
+        self.assertOneErrorLine(self.cli("report", "--format", "xml", "x.db"), "unknown format")
+        self.assertOneErrorLine(self.cli("report", "--top", "-3", "x.db"), "--top")
+        self.assertOneErrorLine(self.cli("run"), "no program")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Synthetic CUPTI records through the real pipeline (replay): the database and the report hold
+exactly what was fed in: counts, durations, statistics, attribution to phases and threads."""
+import json
+from harness import Case, main, prog
+
+
+class FixtureBasic(Case):
+    def setUp(self):
+        super().setUp()
+        r = self.run_prog([prog("fixture"), "basic", "basic.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        self.db = r.db("basic.db")
+
+    def test_rows(self):
+        q = self.query
+        self.assertEqual(q(self.db, "SELECT count(*) FROM kernels")[0][0], 6)
+        self.assertEqual(q(self.db, "SELECT count(*) FROM launch_sigs")[0][0], 3)
+        self.assertEqual(q(self.db, "SELECT sum(dur) FROM kernels")[0][0], 7300)
+        self.assertEqual(q(self.db, "SELECT phase, count(*), sum(dur) FROM kernels GROUP BY phase"),
+                         [(1, 3, 6000), (5, 3, 1300)])
+        self.assertEqual(q(self.db, "SELECT bytes, dur, copy_kind, phase FROM memcpy"),
+                         [(4096, 800, 1, 1)])
+        # Every API call is tied to its thread; launches of the second thread to its phase.
+        self.assertEqual(q(self.db, "SELECT count(DISTINCT tid) FROM cuda_api")[0][0], 2)
+        self.assertEqual(q(self.db, "SELECT corr, phase, dur FROM cuda_api ORDER BY corr"),
+                         [(1, 1, 3000), (2, 1, 3000), (3, 1, 3000), (4, 5, 3000), (5, 5, 3000),
+                          (6, 5, 3000), (10, 1, 1000)])
+        self.assertEqual(self.meta(self.db, "cupti_dropped_records"), 3)
+
+    def test_summary(self):
+        rows = self.query(self.db, "SELECT s.value, k.count, k.total, k.min, k.max, k.med,"
+                                   " k.stddev, k.med_exact FROM kernel_summary k JOIN strings s"
+                                   " ON s.id = k.name_id WHERE k.phase = -1 ORDER BY k.total DESC")
+        self.assertEqual(rows[0], ("gemm_fp32", 3, 6000, 1000, 3000, 2000, 1000.0, 1))
+        self.assertEqual(rows[1][:6], ("gemm_fp16", 2, 1200, 500, 700, 600))
+        api = self.query(self.db, "SELECT s.value, a.count, a.launches, a.latency_min,"
+                                  " a.latency_max FROM api_summary a JOIN strings s"
+                                  " ON s.id = a.name_id ORDER BY s.value")
+        self.assertEqual(api, [("cudaLaunchKernel", 6, 6, 4000, 4000),
+                               ("cudaMemcpyAsync", 1, 1, 2000, 2000)])
+
+    def test_report_json(self):
+        r = self.report_json(self.db)
+        k = {x["name"]: x for x in r["kernels"]}
+        self.assertEqual(k["gemm_fp32"]["total_ns"], 6000)
+        self.assertEqual(k["gemm_fp32"]["instances"], 3)
+        self.assertEqual(k["gemm_fp32"]["med_ns"], 2000)
+        self.assertEqual(k["gemm_fp32"]["stddev_ns"], 1000)
+        self.assertAlmostEqual(k["gemm_fp32"]["time_pct"], 6000 / 7300 * 100, places=3)
+        self.assertIn("evil\x1b[31m_kernel\n", k)  # exact in JSON (escaped by the encoder)
+        phases = {p["label"]: p for p in r["phases"]}
+        self.assertEqual(set(phases), {"grad | autocast off", "no_grad | autocast fp16"})
+        p = phases["no_grad | autocast fp16"]
+        self.assertEqual((p["grad_mode"], p["autocast"], p["kernels"], p["gpu_time_ns"]),
+                         ("no_grad", "fp16", 3, 1300))
+        # Not measured is null, never a made-up 0.
+        for key in ("iterations", "latency_p50_ns", "latency_p95_ns", "peak_allocated_bytes",
+                    "peak_reserved_bytes"):
+            self.assertIsNone(p[key], key)
+        self.assertEqual(r["run"]["cupti_dropped_records"], 3)
+        self.assertIn("3 CUPTI records dropped", r["run"]["warnings"])
+
+    def test_report_text_escapes_control_characters(self):
+        r = self.cli("report", self.db)
+        self.assertEqual(r.rc, 0)
+        self.assertNotIn(b"\x1b", r.out)
+        self.assertIn(b"evil\\x1b[31m_kernel\\x0a", r.out)
+        text = r.out.decode()
+        self.assertRegex(text, r"82\.2\s+6\.00us\s+3\s+2\.00us\s+2\.00us\s+1\.00us\s+3\.00us\s+"
+                               r"1\.00us\s+gemm_fp32")
+        for line in text.splitlines():
+            self.assertLessEqual(len(line), 100, line)
+
+    def test_csv_and_md_carry_the_same(self):
+        csv = self.cli("report", "--format", "csv", self.db).out.decode()
+        self.assertIn("# kernels\ntime_pct,total_ns,instances", csv)
+        self.assertIn(',6000,3,2000,2000,1000,3000,1000,"gemm_fp32"', csv)
+        self.assertNotIn("\x1b", csv)
+        md = self.cli("report", "--format", "md", self.db).out.decode()
+        self.assertIn("## CUDA kernels (all phases)", md)
+        self.assertIn("| gemm_fp32 |", md)
+
+
+if __name__ == "__main__":
+    main()

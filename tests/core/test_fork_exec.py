@@ -1,0 +1,63 @@
+"""Fork and exec: a forked child never writes into the parent's database (its own file, or none
+with INFPROF_FORK=off); programs the process executes profile into their own files."""
+import os
+from harness import Case, main, prog
+
+
+class ForkExec(Case):
+    def ranges(self, db, text):
+        return self.query(db, "SELECT count(*) FROM nvtx_ranges r JOIN strings s"
+                              " ON s.id = r.text_id WHERE s.value = ?", text)[0][0]
+
+    def test_fork_child_gets_its_own_file(self):
+        r = self.run_prog([prog("host"), "fork"])
+        self.assertEqual(r.rc, 0)
+        self.assertIn(b"parent: child exited 5", r.out)
+        dbs = r.dbs()
+        self.assertEqual(len(dbs), 2, dbs)
+        parent = r.db("infprof.db")
+        child = r.db([d for d in dbs if d != "infprof.db"][0])
+        self.assertEqual(self.ranges(parent, "child work"), 0)
+        self.assertEqual(self.ranges(parent, "main work"), 10)
+        self.assertEqual(self.ranges(child, "child work"), 5)
+        self.assertEqual(self.ranges(child, "main work"), 0)
+        self.assertEqual(self.meta(child, "role"), "fork_child")
+        self.assertEqual(os.path.basename(child), "infprof-%d.db" % self.meta(child, "pid"))
+        self.assertNotEqual(self.meta(child, "pid"), self.meta(parent, "pid"))
+
+    def test_fork_off(self):
+        r = self.run_prog([prog("host"), "fork"], INFPROF_FORK="off")
+        self.assertEqual(r.rc, 0)
+        self.assertEqual(r.dbs(), ["infprof.db"])
+        self.assertEqual(self.ranges(r.db(), "child work"), 0)
+
+    def test_executed_program_profiles_into_its_own_file(self):
+        r = self.run_prog([prog("host"), "forkexec", prog("nvtx_ranges"), "4"])
+        self.assertEqual(r.rc, 0)
+        dbs = r.dbs()
+        self.assertEqual(len(dbs), 2, dbs)
+        child = r.db([d for d in dbs if d != "infprof.db"][0])
+        self.assertEqual(self.meta(child, "role"), "descendant")
+        self.assertEqual(self.query(child, "SELECT count(*) FROM iterations")[0][0], 4)
+        self.assertEqual(self.query(r.db(), "SELECT count(*) FROM iterations")[0][0], 0)
+
+    def test_exec_in_place(self):
+        r = self.run_prog([prog("host"), "exec", prog("nvtx_ranges"), "2"])
+        self.assertEqual(r.rc, 0)
+        dbs = r.dbs()
+        self.assertEqual(len(dbs), 2, dbs)
+        before = r.db("infprof.db")
+        self.assertEqual(self.meta(before, "end_reason"), "exec")
+        self.assertEqual(self.ranges(before, "main work"), 10)
+        after = r.db([d for d in dbs if d != "infprof.db"][0])
+        self.assertEqual(self.meta(after, "pid"), self.meta(before, "pid"))
+        self.assertEqual(self.query(after, "SELECT count(*) FROM iterations")[0][0], 2)
+
+    def test_follow_exec_off(self):
+        r = self.run_prog([prog("host"), "forkexec", prog("nvtx_ranges"), "1"],
+                          INFPROF_FOLLOW_EXEC=0)
+        self.assertEqual(r.dbs(), ["infprof.db"])
+
+
+if __name__ == "__main__":
+    main()

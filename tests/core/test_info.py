@@ -1,0 +1,37 @@
+"""`infprof info` lists every INFPROF_* setting from the library's own table, and describes a
+database; every command answers --help and --version."""
+import os
+import re
+from harness import Case, main, prog
+
+SOURCE = os.path.join(os.path.dirname(__file__), "..", "..", "profiler", "config.c")
+
+
+class Info(Case):
+    def test_every_setting_is_listed(self):
+        names = set(re.findall(r'"(INFPROF_[A-Z_]+)"', open(SOURCE).read()))
+        self.assertGreater(len(names), 10)
+        r = self.cli("info")
+        self.assertEqual(r.rc, 0)
+        listed = set(re.findall(r"^(INFPROF_[A-Z_]+)=", r.out.decode(), re.M))
+        self.assertEqual(listed, names)
+
+    def test_database(self):
+        self.run_prog([prog("nvtx_ranges"), "1"], INFPROF_OUTPUT="i.db")
+        r = self.cli("info", "i.db")
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertIn(b"schema version 1", r.out)
+        self.assertRegex(r.out.decode(), r"nvtx_ranges\s+5")
+
+    def test_help_and_version(self):
+        for args in (["--help"], ["run", "--help"], ["report", "--help"], ["info", "--help"]):
+            r = self.cli(*args)
+            self.assertEqual(r.rc, 0, args)
+            self.assertIn(b"usage:", r.out)
+        r = self.cli("--version")
+        self.assertEqual(r.rc, 0)
+        self.assertRegex(r.out.decode(), r"^infprof \d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""A run killed with SIGKILL leaves a valid database holding everything committed up to then
+(the writer commits at least every second), and the report says the run did not finish."""
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from harness import Case, main, prog
+
+
+class Kill9(Case):
+    def committed_ranges(self, db):
+        try:
+            con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=1)
+            n = con.execute("SELECT count(*) FROM nvtx_ranges").fetchone()[0]
+            con.close()
+            return n
+        except sqlite3.Error:
+            return 0
+
+    def test_kill9(self):
+        db = os.path.join(self.dir, "k.db")
+        p = subprocess.Popen([prog("host"), "spin"], cwd=self.dir, stdout=subprocess.PIPE,
+                             env=self.env(INFPROF_OUTPUT="k.db"))
+        self.assertEqual(p.stdout.readline(), b"host spin: start\n")
+        self.assertEqual(p.stdout.readline(), b"spinning\n")
+        # Wait (bounded) for a commit to land: the condition, not a fixed sleep.
+        deadline = time.monotonic() + 20
+        while self.committed_ranges(db) == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = self.committed_ranges(db)
+        self.assertGreater(before, 0, "nothing was committed within 20 s")
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        self.assertEqual(p.returncode, -signal.SIGKILL)
+        r = self.report_json(db)
+        self.assertEqual(r["run"]["finished"], 0)
+        self.assertIn("did not finish", r["run"]["warnings"])
+        self.assertGreaterEqual(self.committed_ranges(db), before)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Shared helpers for infprof's tests: run programs with and without the library, read the
+database, run the CLI. Standard library only; paths come from the environment ctest sets."""
+import json
+import os
+import sqlite3
+import subprocess
+import tempfile
+import unittest
+
+BUILD = os.environ.get("INFPROF_BUILD", os.path.join(os.path.dirname(__file__), "../../build"))
+LIB = os.path.join(BUILD, "lib", "libinfprof.so")
+CLI = os.path.join(BUILD, "bin", "infprof")
+PROGS = os.path.join(BUILD, "tests")
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+class Run:
+    def __init__(self, proc, cwd):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.cwd = cwd
+
+    def dbs(self):
+        return sorted(f for f in os.listdir(self.cwd) if f.endswith(".db"))
+
+    def db(self, name="infprof.db"):
+        return os.path.join(self.cwd, name)
+
+
+class Case(unittest.TestCase):
+    """A test case with its own scratch directory."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="infprof-test-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def env(self, preload=True, **extra):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("INFPROF_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH",
+                                                            "CUDA_INJECTION64_PATH")}
+        if preload:
+            env["LD_PRELOAD"] = LIB
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def run_prog(self, argv, preload=True, timeout=60, cwd=None, **extra):
+        cwd = cwd or self.dir
+        p = subprocess.run(argv, cwd=cwd, env=self.env(preload, **extra), capture_output=True,
+                           timeout=timeout)
+        return Run(p, cwd)
+
+    def cli(self, *args, timeout=120, **extra):
+        p = subprocess.run([CLI, *args], cwd=self.dir, env=self.env(False, **extra),
+                           capture_output=True, timeout=timeout)
+        return Run(p, self.dir)
+
+    def report_json(self, db):
+        r = self.cli("report", "--format", "json", db)
+        self.assertEqual(r.rc, 0, r.err.decode())
+        return json.loads(r.out)
+
+    def query(self, db, sql, *args):
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return con.execute(sql, args).fetchall()
+        finally:
+            con.close()
+
+    def meta(self, db, key):
+        rows = self.query(db, "SELECT value FROM meta WHERE key = ?", key)
+        return rows[0][0] if rows else None
+
+    def assertOneErrorLine(self, r, *words):
+        """An infprof CLI input error: exit 2, one line on stderr naming the problem."""
+        self.assertEqual(r.rc, 2, (r.out, r.err))
+        lines = r.err.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith("infprof: "), lines)
+        for w in words:
+            self.assertIn(w, lines[0])
+
+
+def main():
+    unittest.main(verbosity=2)

@@ -1,0 +1,102 @@
+/*
+ * fixture.c: builds databases from known synthetic records through the real pipeline (rings,
+ * replayed CUPTI buffers, writer, schema), so tests can hold the database and the report to exact
+ * numbers. Usage: fixture SCENARIO OUTPUT.db
+ *
+ *   basic  two phases on two threads; kernels with known durations (one with control characters
+ *          in its name), a copy, API records, a dropped-records count.
+ */
+#include "collectors/replay.h"
+#include "profiler/clock.h"
+#include "profiler/lifecycle.h"
+#include "profiler/phase.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static uint64_t base;
+
+/* One kernel: its launch (on the calling thread, as the launch callback records it), its API
+ * record and its activity record. */
+static void kernel(struct ip_replay_buf *b, uint32_t corr, const char *name, uint64_t start,
+                   uint64_t dur)
+{
+    ip_replay_launch(corr);
+    CUpti_ActivityAPI *api = ip_replay_add(b, CUPTI_ACTIVITY_KIND_RUNTIME);
+    api->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    api->start = base + start - 4000;
+    api->end = base + start - 1000;
+    api->processId = (uint32_t)getpid();
+    api->threadId = (uint32_t)syscall(SYS_gettid);
+    api->correlationId = corr;
+    CUpti_ActivityKernel10 *k = ip_replay_add(b, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    k->start = base + start;
+    k->end = base + start + dur;
+    k->name = name;
+    k->correlationId = corr;
+    k->deviceId = 0;
+    k->streamId = 7;
+    k->gridX = 80, k->gridY = 1, k->gridZ = 1;
+    k->blockX = 256, k->blockY = 1, k->blockZ = 1;
+    k->registersPerThread = 64;
+}
+
+static void *second_thread(void *arg)
+{
+    struct ip_replay_buf *b = arg;
+    ip_phase_set(IP_NO_GRAD, IP_DTYPE_HALF, 0);
+    kernel(b, 4, "gemm_fp16", 40000, 500);
+    kernel(b, 5, "gemm_fp16", 41000, 700);
+    kernel(b, 6, "evil\x1b[31m_kernel\n", 42000, 100);
+    return NULL;
+}
+
+static int scenario_basic(void)
+{
+    struct ip_replay_buf b;
+    if (!ip_replay_buffer(&b)) return 1;
+    ip_phase_set(IP_GRAD, 0, 0);
+    kernel(&b, 1, "gemm_fp32", 10000, 1000);
+    kernel(&b, 2, "gemm_fp32", 12000, 3000);
+    kernel(&b, 3, "gemm_fp32", 16000, 2000);
+    pthread_t t;
+    pthread_create(&t, NULL, second_thread, &b);
+    pthread_join(t, NULL);
+    ip_replay_launch(10);
+    CUpti_ActivityAPI *api = ip_replay_add(&b, CUPTI_ACTIVITY_KIND_RUNTIME);
+    api->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
+    api->start = base + 50000;
+    api->end = base + 51000;
+    api->threadId = (uint32_t)syscall(SYS_gettid);
+    api->correlationId = 10;
+    CUpti_ActivityMemcpy6 *m = ip_replay_add(&b, CUPTI_ACTIVITY_KIND_MEMCPY);
+    m->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    m->srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m->dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m->bytes = 4096;
+    m->start = base + 52000;
+    m->end = base + 52800;
+    m->streamId = 7;
+    m->correlationId = 10;
+    ip_replay_complete(&b, 3);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: fixture SCENARIO OUTPUT.db\n");
+        return 2;
+    }
+    struct ip_start_opts opts = {argv[2], 0};
+    if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
+    base = ip_t0();
+    int rc = 2;
+    if (!strcmp(argv[1], "basic")) rc = scenario_basic();
+    ip_lifecycle_finish("exit", 0);
+    return rc;
+}
