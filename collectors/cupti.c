@@ -43,6 +43,12 @@ static _Atomic int cupti_stopped; /* flushed at exit */
 static _Atomic int cupti_injected;
 static char cupti_self_path[PATH_MAX];
 
+int ip_cupti_active(void)
+{
+    return atomic_load_explicit(&cupti_active, memory_order_relaxed) &&
+           !atomic_load_explicit(&cupti_stopped, memory_order_relaxed);
+}
+
 /* ---- checking of vendor calls ------------------------------------------------------------- */
 
 static const char *cupti_result_text(CUptiResult r)

@@ -69,6 +69,9 @@ struct ip_ev_launch {
     uint8_t pad[7];
 };
 
+/* CUPTI is subscribed and recording (so external correlation ids can be pushed). */
+int ip_cupti_active(void);
+
 /* What the launch callback does on the launching thread: poll the phase, append the launch
  * event (phase, innermost NVTX range), move the phase's NVTX range if needed. */
 void ip_cupti_note_launch(uint32_t corr);
