@@ -89,8 +89,10 @@ static struct {
 int ip_cupti_pool_init(size_t size, uint32_t count)
 {
     if (pool.base) return 0;
+    /* Populated at start: CUPTI writes API records on the application's threads, which must not
+     * take page faults for our buffers. */
     void *mem = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     pool.free_stack = calloc(count, sizeof *pool.free_stack);
     pool.done = calloc(count, sizeof *pool.done);
     if (mem == MAP_FAILED || !pool.free_stack || !pool.done) {

@@ -15,6 +15,17 @@ void ip_stats_init(struct ip_stats *st, int bounded)
     st->rng = 0x9e3779b97f4a7c15ull;
 }
 
+/* A uniform double in (0, 1). */
+static double stats_uniform(struct ip_stats *st);
+
+/* Algorithm L (Li 1994): the reservoir skips ahead geometrically, so a value that is not kept
+ * costs a comparison, not a random draw and a division. */
+static void stats_schedule(struct ip_stats *st)
+{
+    st->w *= exp(log(stats_uniform(st)) / st->cap);
+    st->next_replace += (uint64_t)floor(log(stats_uniform(st)) / log(1 - st->w)) + 1;
+}
+
 static uint64_t stats_rand(struct ip_stats *st)
 {
     uint64_t x = st->rng;
@@ -22,6 +33,11 @@ static uint64_t stats_rand(struct ip_stats *st)
     x ^= x >> 7;
     x ^= x << 17;
     return st->rng = x;
+}
+
+static double stats_uniform(struct ip_stats *st)
+{
+    return ((double)(stats_rand(st) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 static int stats_grow(struct ip_stats *st)
@@ -38,9 +54,7 @@ void ip_stats_add(struct ip_stats *st, int64_t v)
 {
     st->count++;
     st->total += v;
-    double d = (double)v - st->mean;
-    st->mean += d / (double)st->count;
-    st->m2 += d * ((double)v - st->mean);
+    st->sumsq += (unsigned __int128)((__int128)v * v);
     if (v < st->min) st->min = v;
     if (v > st->max) st->max = v;
     uint32_t n = st->nsamples;
@@ -48,10 +62,16 @@ void ip_stats_add(struct ip_stats *st, int64_t v)
         /* Capacity doubles: grow when n reaches a power of two (or 16). */
         if ((n == 0 || (n >= 16 && (n & (n - 1)) == 0)) && stats_grow(st) != 0) return;
         st->samples[st->nsamples++] = v;
+        if (st->nsamples == st->cap) {
+            st->w = 1.0;
+            st->next_replace = st->count;
+            stats_schedule(st);
+        }
         return;
     }
-    uint64_t slot = stats_rand(st) % st->count; /* Algorithm R */
-    if (slot < st->cap) st->samples[slot] = v;
+    if (st->count < st->next_replace) return;
+    st->samples[stats_rand(st) % st->cap] = v;
+    stats_schedule(st);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -83,8 +103,11 @@ int64_t ip_stats_percentile(const struct ip_stats *st, double p)
 double ip_stats_stddev(const struct ip_stats *st)
 {
     if (st->count < 2) return 0;
-    double var = st->m2 / (double)(st->count - 1);
-    return var > 0 ? sqrt(var) : 0;
+    /* The sums are exact; the subtraction in long double loses nothing that matters unless the
+     * deviation is below 2^-32 of the mean. */
+    long double n = (long double)st->count, total = (long double)st->total;
+    long double var = ((long double)st->sumsq - total * total / n) / (n - 1);
+    return var > 0 ? (double)sqrtl(var) : 0;
 }
 
 void ip_stats_free(struct ip_stats *st)

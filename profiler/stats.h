@@ -14,10 +14,12 @@
 struct ip_stats {
     uint64_t count;
     int64_t total, min, max;
-    double mean, m2; /* Welford: exact enough for nanosecond sums over billions */
+    unsigned __int128 sumsq; /* exact: 2^40 ns squared times 2^34 values still fits */
     int64_t *samples;
     uint32_t nsamples, cap; /* cap 0: unbounded (the report's exact mode) */
     uint64_t rng;
+    uint64_t next_replace; /* reservoir: the next value (by count) that replaces a sample */
+    double w;
 };
 
 /* bounded: keep at most IP_STATS_SAMPLES samples (else every value, for exact medians). */

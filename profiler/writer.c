@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t writer_thread;
@@ -131,6 +132,9 @@ static void writer_close(void)
     ip_phase_finish(s, end);
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->finish) ip_collectors[i]->finish(s);
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        ip_store_meta_int(s, "writer_cpu_ns", (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec);
     ip_runinfo_write_end(s, atomic_load(&writer_end_reason), end);
     ip_store_close(s);
     writer_store = NULL;
@@ -139,6 +143,7 @@ static void writer_close(void)
 static void *writer_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "infprof-writer");
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_FLUSH_MS);
     if (!writer_lazy) {
         pthread_mutex_lock(&writer_lock);

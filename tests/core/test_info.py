@@ -16,6 +16,12 @@ class Info(Case):
         listed = set(re.findall(r"^(INFPROF_[A-Z_]+)=", r.out.decode(), re.M))
         self.assertEqual(listed, names)
 
+    def test_configuration_doc_lists_every_setting(self):
+        names = set(re.findall(r'"(INFPROF_[A-Z_]+)"', open(SOURCE).read()))
+        doc = open(os.path.join(os.path.dirname(SOURCE), "..", "docs", "configuration.md")).read()
+        documented = set(re.findall(r"^\| `(INFPROF_[A-Z_]+)`", doc, re.M))
+        self.assertEqual(documented, names)
+
     def test_database(self):
         self.run_prog([prog("nvtx_ranges"), "1"], INFPROF_OUTPUT="i.db")
         r = self.cli("info", "i.db")
