@@ -52,7 +52,8 @@ const char *db_path_of(struct sqlite3 *db);
 
 enum col_type {
     COL_TEXT,  /* a string (escaped on output) */
-    COL_NAME,  /* a program string (kernel, range): escaped, shortened in the middle in text */
+    COL_NAME,  /* a program string (range, API): escaped, shortened in the middle in text */
+    COL_KERNEL, /* a kernel name: as COL_NAME, simplified first in text (fmt_kernel_name) */
     COL_INT,   /* a count */
     COL_NS,    /* nanoseconds: human units in text, exact in JSON/CSV */
     COL_BYTES, /* bytes: human units in text */
@@ -108,6 +109,7 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
 
 /* Escaping and units, shared with the commands. */
 void fmt_escape(char *out, size_t n, const char *s); /* control characters -> \xNN */
+void fmt_kernel_name(char *out, size_t n, const char *s); /* "void a::b<c>(d)" -> "b<c>" */
 void fmt_ns(char *out, size_t n, double ns);
 void fmt_bytes(char *out, size_t n, double bytes);
 enum out_format parse_format(const char *s); /* exits 2 on an unknown format */

@@ -160,7 +160,9 @@ struct table *section_run(struct sqlite3 *db)
     meta_text_col(t, db, c++, "collector.nvtx");
     meta_text_col(t, db, c++, "collector.cudnn");
     meta_int_col(t, db, c++, "events_recorded");
-    table_set_int(t, c++, db_int(db, "SELECT count(*) FROM kernels", 0));
+    /* From the end-of-run summary when there is one: counting rows scans the whole table. */
+    int64_t kernels = db_int(db, "SELECT sum(count) FROM kernel_summary WHERE phase = -1", -1);
+    table_set_int(t, c++, kernels >= 0 ? kernels : db_int(db, "SELECT count(*) FROM kernels", 0));
     meta_int_col(t, db, c++, "dropped_events");
     meta_int_col(t, db, c++, "cupti_dropped_records");
     meta_int_col(t, db, c++, "cupti_buffers_refused");
@@ -340,7 +342,7 @@ struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o)
     table_col(t, "min_ns", "Min", COL_NS);
     table_col(t, "max_ns", "Max", COL_NS);
     table_col(t, "stddev_ns", "StdDev", COL_NS);
-    table_col(t, "name", "Name", COL_NAME);
+    table_col(t, "name", "Name", COL_KERNEL);
     struct kernel_row *v;
     int n = kernels_load(db, &v);
     double all = 0;

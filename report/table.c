@@ -125,6 +125,8 @@ enum out_format parse_format(const char *s)
     cli_fail("unknown format '%s' (use text, json, csv or md)", s);
 }
 
+#define CELL_MAX 4096
+
 /* A cell as text for the text and Markdown renderings. */
 static void cell_text(const struct col *col, const struct cell *c, char *out, size_t n)
 {
@@ -132,7 +134,12 @@ static void cell_text(const struct col *col, const struct cell *c, char *out, si
         snprintf(out, n, "-");
         return;
     }
+    char simple[CELL_MAX];
     switch (col->type) {
+    case COL_KERNEL:
+        fmt_kernel_name(simple, sizeof simple, c->s);
+        fmt_escape(out, n, simple);
+        break;
     case COL_TEXT:
     case COL_NAME:
     case COL_JSON: fmt_escape(out, n, c->s); break;
@@ -147,7 +154,54 @@ static void cell_text(const struct col *col, const struct cell *c, char *out, si
 
 static int is_left(enum col_type t)
 {
-    return t == COL_TEXT || t == COL_NAME || t == COL_JSON;
+    return t == COL_TEXT || t == COL_NAME || t == COL_KERNEL || t == COL_JSON;
+}
+
+static int is_name(enum col_type t)
+{
+    return t == COL_NAME || t == COL_KERNEL;
+}
+
+/* A demangled C++ kernel name made readable in little room: without a leading "void ", the
+ * trailing parameter list and namespace qualifiers ("at::native::"), so that what tells two
+ * kernels apart (template arguments, functors) survives shortening. */
+void fmt_kernel_name(char *out, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+    if (!strncmp(s, "void ", 5)) s += 5, len -= 5;
+    /* The trailing "(...)" at depth 0 is the parameter list. */
+    if (len && s[len - 1] == ')') {
+        int depth = 0;
+        for (size_t i = len; i-- > 0;) {
+            depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+            if (depth == 0) {
+                if (i > 0) len = i;
+                break;
+            }
+        }
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < n;) {
+        /* An identifier (or "(anonymous namespace)") followed by "::" is a qualifier. */
+        size_t j = i;
+        if (!strncmp(s + i, "(anonymous namespace)", 21))
+            j = i + 21;
+        else
+            while (j < len && (s[j] == '_' || (s[j] >= 'a' && s[j] <= 'z') ||
+                               (s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= '0' && s[j] <= '9')))
+                j++;
+        int starts_word = i == 0 || !(s[i - 1] == '_' || (s[i - 1] >= 'a' && s[i - 1] <= 'z') ||
+                                      (s[i - 1] >= 'A' && s[i - 1] <= 'Z') ||
+                                      (s[i - 1] >= '0' && s[i - 1] <= '9'));
+        if (j > i && starts_word && j + 1 < len && s[j] == ':' && s[j + 1] == ':' &&
+            !(j + 2 < len && s[j + 2] == '{')) {
+            i = j + 2;
+            continue;
+        }
+        if (j == i) j = i + 1;
+        while (i < j && o + 1 < n) out[o++] = s[i++];
+    }
+    out[o] = 0;
 }
 
 /* Shorten s to at most w characters by cutting its middle. */
@@ -170,8 +224,6 @@ static int visible(const struct table *t, int data, int *idx)
 }
 
 /* ---- text --------------------------------------------------------------------------------- */
-
-#define CELL_MAX 4096
 
 static void render_text_object(FILE *out, const struct table *t, const struct render_opts *o)
 {
@@ -208,9 +260,9 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
         /* Names take what the other columns leave of the width. */
         int used = 2;
         for (int k = 0; k < nv; k++)
-            if (t->cols[idx[k]].type != COL_NAME) used += width[k] + 2;
+            if (!is_name(t->cols[idx[k]].type)) used += width[k] + 2;
         for (int k = 0; k < nv; k++)
-            if (t->cols[idx[k]].type == COL_NAME && !o->wide) {
+            if (is_name(t->cols[idx[k]].type) && !o->wide) {
                 int room = o->width - used;
                 if (room < 16) room = 16;
                 if (width[k] > room) width[k] = room;
@@ -223,7 +275,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                     snprintf(buf, sizeof buf, "%s", col->title);
                 else
                     cell_text(col, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
-                if (col->type == COL_NAME && !o->wide) shorten(buf, width[k]);
+                if (is_name(col->type) && !o->wide) shorten(buf, width[k]);
                 int last = k + 1 == nv;
                 if (last && is_left(col->type))
                     fprintf(out, "%s\n", buf);
@@ -273,7 +325,8 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     }
     switch (col->type) {
     case COL_TEXT:
-    case COL_NAME: json_string(out, c->s); break;
+    case COL_NAME:
+    case COL_KERNEL: json_string(out, c->s); break;
     case COL_JSON: fputs(c->s, out); break;
     case COL_INT:
     case COL_NS:
@@ -328,7 +381,7 @@ static void render_json(FILE *out, struct table **tables, int n)
 static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
 {
     if (c->null) return;
-    if (col->type == COL_TEXT || col->type == COL_NAME || col->type == COL_JSON) {
+    if (is_left(col->type)) {
         char buf[CELL_MAX];
         fmt_escape(buf, sizeof buf, c->s);
         fputc('"', out);
