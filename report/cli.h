@@ -77,8 +77,8 @@ struct cell {
 };
 
 struct table {
-    const char *key;   /* JSON member name */
-    const char *title; /* heading in text and Markdown */
+    const char *key;   /* JSON member name and CSV section; NULL: a text and Markdown view only */
+    const char *title; /* heading in text and Markdown; NULL: data (JSON, CSV) only */
     int object;        /* one row rendered as a JSON object / "key: value" lines */
     int ncols;
     struct col cols[40];

@@ -11,8 +11,11 @@
 
 static void report_usage(FILE *out)
 {
-    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide] FILE\n\n"
+    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
+                 "                      [--baseline PHASE] FILE\n\n"
                  "  --format F  text (default), json, csv or md\n"
+                 "  --baseline PHASE  the phase others are compared with (default grad/off), as\n"
+                 "              'no_grad/bf16' or 'no_grad | autocast bf16'\n"
                  "  --top N     kernels listed (default 20 in text and md, all in json and csv;"
                  " 0: all)\n"
                  "  --wide      do not shorten long names\n");
@@ -30,7 +33,7 @@ static int parse_count(const char *opt, const char *s)
 int cmd_report(int argc, char **argv)
 {
     struct render_opts ro = {OUT_TEXT, 0, 0, 100};
-    struct report_opts o = {-1};
+    struct report_opts o = {-1, NULL};
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -45,6 +48,9 @@ int cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--top")) {
             if (++i == argc) cli_fail("--top needs a number");
             o.top = parse_count("--top", argv[i]);
+        } else if (!strcmp(a, "--baseline")) {
+            if (++i == argc) cli_fail("--baseline needs a phase label, e.g. 'grad/off'");
+            o.baseline = argv[i];
         } else if (!strcmp(a, "--wide")) {
             ro.wide = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -62,10 +68,11 @@ int cmd_report(int argc, char **argv)
     struct sqlite3 *db = db_open(path);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[8];
+    struct table *t[16];
     int n = 0;
     t[n++] = section_run(db);
-    t[n++] = section_phases(db, &phases);
+    n += section_phases(db, &phases, &o, t + n);
+    t[n++] = section_precision(&phases);
     t[n++] = section_kernels(db, &o);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);

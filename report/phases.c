@@ -242,6 +242,27 @@ static void load_iterations(sqlite3 *db, struct run_phases *p)
     }
 }
 
+/* Kernel time by phase, operation class and compute type, from the names. */
+static void load_mix(sqlite3 *db, struct run_phases *p)
+{
+    int summary = db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0;
+    sqlite3_stmt *st = db_prepare(db, summary ? "SELECT k.phase, s.value, k.total FROM"
+                                                " kernel_summary k JOIN strings s ON s.id ="
+                                                " k.name_id WHERE k.phase >= 0"
+                                              : "SELECT k.phase, s.value, sum(k.dur) FROM kernels"
+                                                " k JOIN launch_sigs g ON g.id = k.sig JOIN"
+                                                " strings s ON s.id = g.name_id GROUP BY 1, 2");
+    while (db_step(st)) {
+        struct phase_info *ph = phase_by_id(p, sqlite3_column_int(st, 0));
+        if (!ph) continue;
+        enum precision prec;
+        enum opclass op;
+        classify_kernel((const char *)sqlite3_column_text(st, 1), &prec, &op);
+        ph->mix[op][prec] += sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+}
+
 void phases_load(sqlite3 *db, struct run_phases *p)
 {
     memset(p, 0, sizeof *p);
@@ -250,6 +271,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     if (!duration) duration = db_int(db, "SELECT max(coalesce(end, start)) FROM phase_spans", 0);
     load_spans(db, p, duration);
     load_kernels(db, p);
+    load_mix(db, p);
     load_memory(db, p, duration);
     load_iterations(db, p);
 }

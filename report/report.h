@@ -5,6 +5,7 @@
 #ifndef INFPROF_REPORT_H
 #define INFPROF_REPORT_H
 
+#include "classify.h"
 #include "cli.h"
 
 #include <stdint.h>
@@ -28,6 +29,7 @@ struct phase_info {
     int64_t iterations, busy; /* busy: union of the iterations' intervals */
     int64_t lat_p50, lat_p95, lat_p99;
     int64_t items; /* items processed when every iteration's batch is known, else 0 */
+    int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
 };
 
 struct run_phases {
@@ -42,10 +44,15 @@ void device_name(int type, int index, char *out, size_t n);
 
 /* Sections: each returns a new table built from the database. */
 struct report_opts {
-    int top; /* kernels shown; 0 all */
+    int top;              /* kernels shown; 0 all */
+    const char *baseline; /* phase label (or "grad/off" form) to compare against */
 };
 struct table *section_run(struct sqlite3 *db);
-struct table *section_phases(struct sqlite3 *db, const struct run_phases *p);
+/* The phase comparison: a data table ("phases") and two text views; returns how many. */
+int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
+                   struct table **out);
+/* The precision mix per phase: share of kernel time by compute type. */
+struct table *section_precision(const struct run_phases *p);
 struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
 
 #endif

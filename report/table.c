@@ -354,9 +354,12 @@ static void json_row(FILE *out, const struct table *t, int r, const char *indent
 static void render_json(FILE *out, struct table **tables, int n)
 {
     fputs("{", out);
+    int first = 1;
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
-        fprintf(out, "%s\n  ", i ? "," : "");
+        if (!t->key) continue; /* a text-only view */
+        fprintf(out, "%s\n  ", first ? "" : ",");
+        first = 0;
         json_string(out, t->key);
         fputs(": ", out);
         if (t->object) {
@@ -462,8 +465,9 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (o->format == OUT_TEXT) render_text(out, tables[i], o);
-        if (o->format == OUT_CSV) render_csv(out, tables[i]);
-        if (o->format == OUT_MD) render_md(out, tables[i]);
+        const struct table *t = tables[i];
+        if (o->format == OUT_TEXT && t->title) render_text(out, t, o);
+        if (o->format == OUT_CSV && t->key) render_csv(out, t);
+        if (o->format == OUT_MD && t->title) render_md(out, t);
     }
 }
