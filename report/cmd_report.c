@@ -73,7 +73,9 @@ int cmd_report(int argc, char **argv)
     t[n++] = section_run(db);
     n += section_phases(db, &phases, &o, t + n);
     t[n++] = section_precision(&phases);
+    t[n++] = section_memory(&phases);
     t[n++] = section_kernels(db, &o);
+    t[n++] = section_nvtx(db, &o);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);
     db_close(db);

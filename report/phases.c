@@ -138,7 +138,10 @@ static void peak_update(struct phase_info *ph, const struct run_devices *d, cons
     for (int k = 0; k < d->n; k++) {
         ta += alloc[k];
         tr += res[k];
-        if (alloc[k] > ph->dev_peak_alloc[k]) ph->dev_peak_alloc[k] = alloc[k];
+        if (alloc[k] > ph->dev_peak_alloc[k]) {
+            ph->dev_peak_alloc[k] = alloc[k];
+            ph->dev_reserved_at_peak[k] = res[k];
+        }
         if (res[k] > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res[k];
     }
     if (ta > ph->peak_alloc) ph->peak_alloc = ta;
@@ -162,8 +165,8 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, -1, 0, 0};
     }
     sqlite3_finalize(st);
-    st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved FROM"
-                        " tensor_memory");
+    st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved, phase, bytes"
+                        " FROM tensor_memory");
     struct run_devices *d = &p->devices;
     while (db_step(st) && n < nmem + 2 * nspan) {
         int type = sqlite3_column_int(st, 1), index = sqlite3_column_int(st, 2);
@@ -177,6 +180,20 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         }
         v[n++] = (struct sweep_item){sqlite3_column_int64(st, 0), 1, 0, k,
                                      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+        /* Allocations counted for the phase of the thread that made them. */
+        int64_t bytes = sqlite3_column_int64(st, 6);
+        struct phase_info *owner = phase_by_id(p, sqlite3_column_int(st, 5));
+        if (owner && bytes > 0) {
+            owner->dev_allocs[k]++;
+            owner->dev_alloc_bytes[k] += bytes;
+            int64_t *top = owner->dev_largest[k];
+            for (int j = 0; j < 3; j++)
+                if (bytes > top[j]) {
+                    memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
+                    top[j] = bytes;
+                    break;
+                }
+        }
     }
     sqlite3_finalize(st);
     qsort(v, n, sizeof *v, cmp_sweep);

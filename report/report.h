@@ -26,6 +26,9 @@ struct phase_info {
     int64_t kernels, gpu_time;
     int64_t peak_alloc, peak_reserved; /* all devices together */
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
+    int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
+    int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
+    int64_t dev_largest[REPORT_MAX_DEVICES][3]; /* its three largest allocations */
     int64_t iterations, busy; /* busy: union of the iterations' intervals */
     int64_t lat_p50, lat_p95, lat_p99;
     int64_t items; /* items processed when every iteration's batch is known, else 0 */
@@ -53,6 +56,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                    struct table **out);
 /* The precision mix per phase: share of kernel time by compute type. */
 struct table *section_precision(const struct run_phases *p);
+struct table *section_memory(const struct run_phases *p);
+struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
 
 #endif
