@@ -180,8 +180,8 @@ static FILE *open_output(const struct export_opts *o)
     if (!strcmp(o->out, "-")) return stdout;
     if (o->direct) {
         FILE *f = fopen(o->out, "w");
-        if (!f) cli_fail("cannot write %s: %s (choose another path with -o)", o->out,
-                         strerror(errno));
+        if (!f)
+            cli_fail("cannot write %s: %s (choose another path with -o)", o->out, strerror(errno));
         return f;
     }
     char copy[PATH_MAX], base_copy[PATH_MAX];
@@ -412,7 +412,8 @@ int cmd_export(int argc, char **argv)
 
     char b[32];
     fmt_bytes(b, sizeof b, (double)written);
-    fprintf(stderr, "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n",
+    fprintf(stderr,
+            "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n",
             f == stdout ? "the trace to standard output" : o.out, (unsigned long long)c.events, b);
     tracks_free(&c);
     db_close(c.db);

@@ -1,7 +1,8 @@
 /*
  * export.h: the pieces of `infprof export` (cmd_export.c), which turns a database into a Chrome
  * trace that Perfetto opens: a streaming JSON writer (export_json.c), the trace's processes and
- * tracks (export_tracks.c) and its events, one source per table (export_events.c).
+ * tracks (export_tracks.c), its events, one source per table (export_sources.c), and the
+ * emitters that format one row each (export_events.c).
  *
  * Everything streams: rows are read one at a time and written through one buffer, so memory does
  * not grow with the number of rows. Only small dimension tables are held (launch signatures,
@@ -19,10 +20,10 @@
 /* ---- the JSON writer (export_json.c) ------------------------------------------------------ */
 
 struct jw {
-    FILE *out;      /* NULL: count only (the size estimate) */
+    FILE *out; /* NULL: count only (the size estimate) */
     char *buf;
     size_t n, cap;
-    uint64_t bytes; /* written (or counted) so far, buffer included */
+    uint64_t bytes;            /* written (or counted) so far, buffer included */
     void (*on_error)(int err); /* a write failed (errno); must not return */
 };
 
@@ -66,9 +67,9 @@ struct qstr { /* a quoted JSON string, ready to copy */
 
 struct sig_info {
     int used;
-    struct qstr name;  /* shared with the name cache */
-    int track;         /* index into streams */
-    char *tail;        /* the args that never change for this signature */
+    struct qstr name; /* shared with the name cache */
+    int track;        /* index into streams */
+    char *tail;       /* the args that never change for this signature */
     size_t tail_len;
 };
 
@@ -91,9 +92,9 @@ struct export_ctx {
     int64_t host_pid, gpu_pid;
     int64_t duration_ns; /* -1 unknown */
     /* the cut */
-    int phase;          /* -1: all phases */
-    int64_t from, to;   /* [from, to) in ns; INT64_MIN / INT64_MAX when open */
-    int flows;          /* launch -> GPU work arrows */
+    int phase;        /* -1: all phases */
+    int64_t from, to; /* [from, to) in ns; INT64_MIN / INT64_MAX when open */
+    int flows;        /* launch -> GPU work arrows */
     /* dimensions */
     struct qstr phase_label[EXPORT_MAX_PHASES];
     struct sig_info *sigs;
@@ -108,7 +109,7 @@ struct export_ctx {
 
 /* Tracks (export_tracks.c). */
 #define EXPORT_PHASE_TID_BASE 1000000000 /* phase track of thread T: T + this (T < 2^22) */
-#define EXPORT_GPU_PID_BASE 1000000000   /* the GPU process: host pid + this */
+#define EXPORT_GPU_PID_BASE   1000000000 /* the GPU process: host pid + this */
 void tracks_load(struct export_ctx *c);
 void tracks_free(struct export_ctx *c);
 /* The metadata events: process and thread names and their order. */
@@ -116,7 +117,16 @@ void tracks_write_metadata(struct export_ctx *c);
 const struct qstr *name_of(struct export_ctx *c, int64_t string_id, const char *fallback);
 int stream_index(const struct export_ctx *c, int64_t device, int64_t stream);
 
-/* Event sources (export_events.c): one per table. */
+/* Emitters of one row each (export_events.c), 1 when they wrote an event. */
+int emit_kernel(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_memcpy(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_memset(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_api(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_cudnn(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_nvtx(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_phase_span(struct export_ctx *c, struct sqlite3_stmt *st);
+
+/* Event sources (export_sources.c): one per table. */
 struct source;
 int sources_count(void);
 const struct source *source_at(int i);

@@ -124,8 +124,7 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
         return 3;
     }
     if (c >= 0xf0 && c <= 0xf4) {
-        if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-            (p[3] & 0xc0) != 0x80)
+        if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
             return 0;
         if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
         if (c == 0xf4 && p[1] > 0x8f) return 0; /* past U+10FFFF */

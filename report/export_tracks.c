@@ -113,8 +113,9 @@ static void load_streams(struct export_ctx *c)
     for (size_t i = 0; i < c->nstreams; i++) {
         char buf[96];
         c->streams[i].tid = (int64_t)i + 1; /* tid 0 would be read as "the pid" */
-        int n = snprintf(buf, sizeof buf, ",\"pid\":%lld,\"tid\":%lld,\"ts\":",
-                         (long long)c->gpu_pid, (long long)c->streams[i].tid);
+        int n =
+            snprintf(buf, sizeof buf, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->gpu_pid,
+                     (long long)c->streams[i].tid);
         c->streams[i].prefix = strdup(buf);
         c->streams[i].prefix_len = (size_t)n;
         if (!c->streams[i].prefix) cli_fail("out of memory");
@@ -126,8 +127,8 @@ static void load_streams(struct export_ctx *c)
 static void load_sigs(struct export_ctx *c)
 {
     int64_t max_id = db_int(c->db, "SELECT max(id) FROM launch_sigs", 0);
-    if (max_id < 0 || max_id > 100000000) cli_fail("%s is damaged (launch signature ids)",
-                                                   db_path_of(c->db));
+    if (max_id < 0 || max_id > 100000000)
+        cli_fail("%s is damaged (launch signature ids)", db_path_of(c->db));
     c->nsigs = (size_t)max_id + 1;
     c->sigs = calloc(c->nsigs, sizeof *c->sigs);
     if (!c->sigs) cli_fail("out of memory");
@@ -170,9 +171,9 @@ static void load_phases(struct export_ctx *c)
     while (db_step(st)) {
         int id = sqlite3_column_int(st, 0);
         if (id < 0 || id >= EXPORT_MAX_PHASES || c->phase_label[id].s) continue;
-        c->phase_label[id].s = json_quote((const char *)sqlite3_column_text(st, 1),
-                                          (size_t)sqlite3_column_bytes(st, 1),
-                                          &c->phase_label[id].len);
+        c->phase_label[id].s =
+            json_quote((const char *)sqlite3_column_text(st, 1),
+                       (size_t)sqlite3_column_bytes(st, 1), &c->phase_label[id].len);
     }
     sqlite3_finalize(st);
 }
@@ -267,13 +268,13 @@ void tracks_write_metadata(struct export_ctx *c)
     }
     /* Host threads: the main thread first, then by first appearance; each thread's phase track
      * right after it. Threads and phase spans are small tables. */
-    sqlite3_stmt *st = db_prepare(c->db,
-                                  "SELECT t.tid, s.value, EXISTS (SELECT 1 FROM phase_spans p"
-                                  " WHERE p.tid = t.tid) FROM (SELECT tid, name_id, first_ns FROM"
-                                  " threads UNION SELECT DISTINCT tid, NULL, NULL FROM phase_spans"
-                                  " WHERE tid NOT IN (SELECT tid FROM threads)) t LEFT JOIN strings"
-                                  " s ON s.id = t.name_id ORDER BY t.tid <> ?, t.first_ns IS NULL,"
-                                  " t.first_ns, t.tid");
+    sqlite3_stmt *st =
+        db_prepare(c->db, "SELECT t.tid, s.value, EXISTS (SELECT 1 FROM phase_spans p"
+                          " WHERE p.tid = t.tid) FROM (SELECT tid, name_id, first_ns FROM"
+                          " threads UNION SELECT DISTINCT tid, NULL, NULL FROM phase_spans"
+                          " WHERE tid NOT IN (SELECT tid FROM threads)) t LEFT JOIN strings"
+                          " s ON s.id = t.name_id ORDER BY t.tid <> ?, t.first_ns IS NULL,"
+                          " t.first_ns, t.tid");
     sqlite3_bind_int64(st, 1, c->host_pid);
     int64_t order = 0;
     while (db_step(st)) {

@@ -215,7 +215,8 @@ static int scenario_many(long n)
     for (int i = 0; i < NAMES; i++)
         snprintf(names[i], sizeof names[i],
                  "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<"
-                 "op_%02d>(at::TensorIteratorBase&)::{lambda(int)#1}>(int, T3)", i);
+                 "op_%02d>(at::TensorIteratorBase&)::{lambda(int)#1}>(int, T3)",
+                 i);
     uint64_t ts = 10000;
     long done = 0;
     while (done < n) {
