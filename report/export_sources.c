@@ -282,11 +282,17 @@ void source_write(struct export_ctx *c, const struct source *s)
 void source_estimate(struct export_ctx *c, const struct source *s, int samples, double *bytes,
                      double *events)
 {
-    char q[128];
+    /* Rows are probed evenly over the table's rowids (ids of API calls and NVTX ranges need
+     * not start at 1); with no more rows than samples, every row is read and the estimate is
+     * exact. */
+    char q[160];
+    snprintf(q, sizeof q, "SELECT min(rowid) FROM %s", s->table);
+    int64_t first = db_int(c->db, q, 0);
     snprintf(q, sizeof q, "SELECT max(rowid) FROM %s", s->table);
-    int64_t rows = db_int(c->db, q, 0);
+    int64_t last = db_int(c->db, q, 0);
     *bytes = *events = 0;
-    if (rows <= 0) return;
+    if (last < first || (first == 0 && last == 0)) return;
+    int64_t rows = last - first + 1;
     int64_t probes = rows < samples ? rows : samples;
     struct jw count, *saved = c->w;
     uint64_t saved_events = c->events;
@@ -301,7 +307,7 @@ void source_estimate(struct export_ctx *c, const struct source *s, int samples, 
     sqlite3_stmt *st = db_prepare(c->db, sql);
     free(sql);
     for (int64_t k = 0; k < probes; k++) {
-        sqlite3_bind_int64(st, 1, 1 + (int64_t)((double)k * (double)rows / (double)probes));
+        sqlite3_bind_int64(st, 1, first + (int64_t)((double)k * (double)rows / (double)probes));
         if (db_step(st)) s->emit(c, st);
         sqlite3_reset(st);
     }
