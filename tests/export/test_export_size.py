@@ -2,6 +2,7 @@
 rows for big ones), a warning with the way to cut it when it is over --max-mb, and a streamed
 export whose memory does not grow with the database."""
 import os
+import pty
 import re
 import subprocess
 
@@ -45,6 +46,30 @@ class Estimate(ExportCase):
         for quiet in (("--max-mb", "0"), ()):
             r = self.cli("export", self.db, "-o", "q.json", "--force", *quiet)
             self.assertNotIn(b"warning", r.err)
+
+
+    def warning_on_terminal(self, **env):
+        """Run with stderr on a pseudo-terminal; what it printed there."""
+        master, slave = pty.openpty()
+        p = subprocess.run([CLI, "export", self.db, "-o", "-", "--max-mb", "0.001"],
+                           stdout=subprocess.DEVNULL, stderr=slave, cwd=self.dir,
+                           env=self.env(False, **env))
+        os.close(slave)
+        out = b""
+        try:
+            while chunk := os.read(master, 4096):
+                out += chunk
+        except OSError:  # EIO: the terminal's other end is closed
+            pass
+        os.close(master)
+        self.assertEqual(p.returncode, 0)
+        return out
+
+    def test_colour_only_on_a_terminal_without_no_color(self):
+        self.assertIn(b"\x1b[33mwarning:\x1b[0m", self.warning_on_terminal())
+        plain = self.warning_on_terminal(NO_COLOR="1")
+        self.assertIn(b"warning:", plain)
+        self.assertNotIn(b"\x1b", plain)
 
 
 class BigDatabase(ExportCase):
