@@ -14,6 +14,7 @@
 #include <string.h>
 
 extern const char ip_schema_sql[];
+extern const char ip_views_sql[]; /* schema/views.sql: nsys-named views, additive */
 
 #define STORE_MAX_BATCHES 32
 #define STORE_MAX_STMTS   64
@@ -120,7 +121,8 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
                                   "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                                   "PRAGMA temp_store=MEMORY;";
     if (ip_store_exec(s, pragmas) != 0 || ip_store_exec(s, "BEGIN") != 0 ||
-        ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, "COMMIT") != 0) {
+        ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, ip_views_sql) != 0 ||
+        ip_store_exec(s, "COMMIT") != 0) {
         ip_warn("cannot create the schema in %s; profiling off", path);
         sqlite3_close(s->db);
         free(s);

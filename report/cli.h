@@ -24,6 +24,7 @@ struct cli_command {
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Exit codes: 0 fine, 2 usage or input error (one line on stderr, prefixed "infprof:"). */
 #define CLI_EXIT_USAGE 2

@@ -1,0 +1,421 @@
+/*
+ * cmd_export.c: `infprof export DB -o FILE`: the run as a Chrome trace (JSON) that Perfetto
+ * opens. Options cut it by phase (--phase) or time window (--from, --to); the size is estimated
+ * before anything is written, with a warning over --max-mb (256 MiB: viewers give up near there).
+ *
+ * The output is written to a temporary file beside FILE and renamed into place at the end, so a
+ * failed or interrupted export never leaves half a trace, and an existing FILE is replaced only
+ * with --force (never silently, even if it appears while we write).
+ */
+#include "export.h"
+#include "../profiler/runinfo.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EXPORT_SAMPLES 4096
+
+struct export_opts {
+    const char *db, *out, *phase;
+    int force, flows, estimate_only;
+    int direct; /* FILE is a device or a pipe: written in place, never replaced */
+    int64_t from, to;
+    double max_mb;
+};
+
+static void export_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: infprof export DB -o FILE [--phase LABEL] [--from T] [--to T] [--flows]\n\n"
+            "Write the run as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or\n"
+            "chrome://tracing: a track per GPU stream, per host thread, memory counters.\n"
+            "  -o FILE       the trace; '-' for standard output; an existing FILE is an error\n"
+            "  --force       overwrite an existing FILE\n"
+            "  --phase LABEL only that phase: its spans and the GPU work launched in them\n"
+            "                (labels as 'infprof report' prints them, e.g. 'no_grad | autocast "
+            "off')\n"
+            "  --from T      only events that end at or after T (ns, or 1.5ms, 2s, 300us)\n"
+            "  --to T        only events that start before T\n"
+            "  --flows       arrows from each launch to the GPU work it started (bigger file)\n"
+            "  --max-mb N    warn when the trace would be over N MiB (default 256; 0: never)\n"
+            "  --estimate    print the estimated size and write nothing\n");
+}
+
+/* "1500000", "1.5ms", "2s", "300us", "10ns" -> ns. */
+static int64_t parse_time(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = !strcmp(end, "") || !strcmp(end, "ns") ? 1
+                  : !strcmp(end, "us")                   ? 1e3
+                  : !strcmp(end, "ms")                   ? 1e6
+                  : !strcmp(end, "s")                    ? 1e9
+                                                         : -1;
+    if (end == s || errno || mult < 0 || !isfinite(v) || v < 0 || v * mult > 9.2e18)
+        cli_fail("%s needs a time such as 1500000 (ns), 300us, 1.5ms or 2s, not '%s'", opt, s);
+    /* Whole nanoseconds are taken exactly, not through a double. */
+    if (mult == 1 && strspn(s, "0123456789") == (size_t)(end - s)) return strtoll(s, NULL, 10);
+    return llround(v * mult);
+}
+
+static double parse_mb(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < 0)
+        cli_fail("--max-mb needs a size in MiB >= 0 (0: never warn), not '%s'", s);
+    return v;
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (!strncmp(a, name, n) && a[n] == '=') return a + n + 1;
+    if (++*i == argc) cli_fail("%s needs a value (try 'infprof export --help')", name);
+    return argv[*i];
+}
+
+static int is_opt(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
+}
+
+static void parse_args(int argc, char **argv, struct export_opts *o)
+{
+    *o = (struct export_opts){NULL, NULL, NULL, 0, 0, 0, 0, INT64_MIN, INT64_MAX, 256};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            export_usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "-o") || is_opt(a, "--output")) {
+            o->out = opt_value(argc, argv, &i, !strcmp(a, "-o") ? "-o" : "--output");
+        } else if (!strcmp(a, "--force")) {
+            o->force = 1;
+        } else if (!strcmp(a, "--flows")) {
+            o->flows = 1;
+        } else if (!strcmp(a, "--estimate")) {
+            o->estimate_only = 1;
+        } else if (is_opt(a, "--phase")) {
+            o->phase = opt_value(argc, argv, &i, "--phase");
+        } else if (is_opt(a, "--from")) {
+            o->from = parse_time("--from", opt_value(argc, argv, &i, "--from"));
+        } else if (is_opt(a, "--to")) {
+            o->to = parse_time("--to", opt_value(argc, argv, &i, "--to"));
+        } else if (is_opt(a, "--max-mb")) {
+            o->max_mb = parse_mb(opt_value(argc, argv, &i, "--max-mb"));
+        } else if (a[0] == '-' && a[1]) {
+            cli_fail("unknown option '%s' (try 'infprof export --help')", a);
+        } else if (o->db) {
+            cli_fail("export reads one database at a time (got %s and %s)", o->db, a);
+        } else {
+            o->db = a;
+        }
+    }
+    if (!o->db) cli_fail("no database given (usage: infprof export DB -o FILE)");
+    if (!o->out && !o->estimate_only)
+        cli_fail("no output file: give -o FILE (or -o - for standard output)");
+    if (o->from != INT64_MIN && o->to != INT64_MAX && o->from >= o->to)
+        cli_fail("--from must be before --to (got %lld ns and %lld ns)", (long long)o->from,
+                 (long long)o->to);
+}
+
+/* ---- the output file ---------------------------------------------------------------------- */
+
+static char tmp_path[PATH_MAX];
+static const char *out_path;
+
+static void on_signal(int sig)
+{
+    if (tmp_path[0]) unlink(tmp_path);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void on_write_error(int err)
+{
+    if (tmp_path[0]) unlink(tmp_path);
+    tmp_path[0] = 0;
+    cli_fail("cannot write %s: %s (choose another path with -o)", out_path, strerror(err));
+}
+
+/* Before any work: an existing file needs --force, the directory must be writable, and the
+ * trace must not replace the database it is read from. A device or a pipe (/dev/null, a FIFO)
+ * is written in place: renaming a file over it would replace the device node. */
+static void check_output(struct export_opts *o)
+{
+    struct stat st, dbst;
+    if (stat(o->out, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) cli_fail("%s is a directory; give a file name with -o", o->out);
+        if (!S_ISREG(st.st_mode)) {
+            o->direct = 1;
+            return;
+        }
+        if (stat(o->db, &dbst) == 0 && st.st_dev == dbst.st_dev && st.st_ino == dbst.st_ino)
+            cli_fail("%s is the database being exported; choose another name with -o", o->out);
+        if (!o->force)
+            cli_fail("%s exists; choose another name with -o, or add --force to overwrite it",
+                     o->out);
+    }
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", o->out);
+    const char *dir = dirname(copy);
+    if (access(dir, W_OK) != 0)
+        cli_fail("cannot write %s: directory %s: %s (choose another path with -o)", o->out, dir,
+                 strerror(errno));
+}
+
+static FILE *open_output(const struct export_opts *o)
+{
+    if (!strcmp(o->out, "-")) return stdout;
+    if (o->direct) {
+        FILE *f = fopen(o->out, "w");
+        if (!f)
+            cli_fail("cannot write %s: %s (choose another path with -o)", o->out, strerror(errno));
+        return f;
+    }
+    char copy[PATH_MAX], base_copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", o->out);
+    snprintf(base_copy, sizeof base_copy, "%s", o->out);
+    snprintf(tmp_path, sizeof tmp_path, "%s/.%s.XXXXXX", dirname(copy), basename(base_copy));
+    int fd = mkstemp(tmp_path);
+    if (fd < 0) {
+        tmp_path[0] = 0;
+        cli_fail("cannot write %s: %s (choose another path with -o)", o->out, strerror(errno));
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+    FILE *f = fdopen(fd, "w");
+    if (!f) on_write_error(errno);
+    return f;
+}
+
+/* Put the finished file in place: rename over the old one with --force; otherwise link, which
+ * fails rather than replace a file that appeared meanwhile. */
+static void finish_output(const struct export_opts *o, FILE *f)
+{
+    if (f == stdout) {
+        if (fflush(stdout) != 0) cli_fail("writing the trace to standard output failed");
+        return;
+    }
+    if (fclose(f) != 0) on_write_error(errno ? errno : EIO);
+    if (o->direct) return;
+    int rc;
+    if (o->force) {
+        rc = rename(tmp_path, o->out);
+    } else {
+        rc = link(tmp_path, o->out);
+        if (rc != 0 && errno != EEXIST && access(o->out, F_OK) != 0)
+            rc = rename(tmp_path, o->out); /* a file system without hard links */
+        else if (rc == 0)
+            unlink(tmp_path);
+    }
+    if (rc != 0) {
+        int err = errno;
+        unlink(tmp_path);
+        tmp_path[0] = 0;
+        if (err == EEXIST)
+            cli_fail("%s appeared while the trace was written; add --force to overwrite it",
+                     o->out);
+        cli_fail("cannot write %s: %s (choose another path with -o)", o->out, strerror(err));
+    }
+    tmp_path[0] = 0;
+}
+
+/* ---- the document ------------------------------------------------------------------------- */
+
+static int resolve_phase(struct sqlite3 *db, const char *label)
+{
+    if (!strcmp(label, "none")) return 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, label FROM phases ORDER BY id");
+    char list[1024] = "";
+    size_t n = 0;
+    int found = -1;
+    while (db_step(st)) {
+        const char *l = (const char *)sqlite3_column_text(st, 1);
+        char id[16];
+        snprintf(id, sizeof id, "%d", sqlite3_column_int(st, 0));
+        if (l && (!strcmp(l, label) || !strcmp(id, label))) found = sqlite3_column_int(st, 0);
+        if (l && n + strlen(l) + 8 < sizeof list)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'", n ? ", " : "", l);
+    }
+    sqlite3_finalize(st);
+    if (found >= 0) return found;
+    char shown[256];
+    fmt_escape(shown, sizeof shown, label);
+    if (!n)
+        cli_fail("%s has no phases (no libtorch phase was seen); cut by time with --from/--to",
+                 db_path_of(db));
+    cli_fail("no phase '%s' in %s; its phases are %s", shown, db_path_of(db), list);
+}
+
+static void meta_member(struct export_ctx *c, const char *key, const char *meta_key)
+{
+    char *v = db_meta_text(c->db, meta_key);
+    if (!v) return;
+    jw_lit(c->w, ",\n\"");
+    jw_put(c->w, key, strlen(key));
+    jw_lit(c->w, "\":");
+    int64_t i;
+    if (db_meta_int(c->db, meta_key, &i))
+        jw_int(c->w, i);
+    else
+        jw_str(c->w, v, strlen(v));
+    free(v);
+}
+
+static void write_footer(struct export_ctx *c, const struct export_opts *o)
+{
+    struct jw *w = c->w;
+    jw_lit(w, "\n],\n\"otherData\":{\"generator\":\"infprof export\",\n\"database\":");
+    jw_str(w, o->db, strlen(o->db));
+    meta_member(c, "infprof_version", "infprof_version");
+    meta_member(c, "command", "command");
+    meta_member(c, "start_unix_ns", "start_unix_ns");
+    meta_member(c, "t0_monotonic_ns", "t0_monotonic_ns");
+    meta_member(c, "duration_ns", "duration_ns");
+    jw_lit(w, ",\n\"times\":\"ns since the run's t0 (start_unix_ns is t0 in Unix time)\"");
+    jw_lit(w, ",\n\"host_pid\":");
+    jw_int(w, c->host_pid);
+    jw_lit(w, ",\"gpu_pid\":");
+    jw_int(w, c->gpu_pid);
+    jw_lit(w, ",\"phase_tid_base\":");
+    jw_int(w, EXPORT_PHASE_TID_BASE);
+    jw_lit(w, ",\n\"cut\":{\"phase\":");
+    if (c->phase >= 0)
+        jw_str(w, o->phase, strlen(o->phase));
+    else
+        jw_lit(w, "null");
+    jw_lit(w, ",\"from_ns\":");
+    if (c->from != INT64_MIN)
+        jw_int(w, c->from);
+    else
+        jw_lit(w, "null");
+    jw_lit(w, ",\"to_ns\":");
+    if (c->to != INT64_MAX)
+        jw_int(w, c->to);
+    else
+        jw_lit(w, "null");
+    jw_lit(w, "}}}\n");
+}
+
+static void write_all(struct export_ctx *c, const struct export_opts *o, int with_sources)
+{
+    jw_lit(c->w, "{\"traceEvents\":[");
+    tracks_write_metadata(c);
+    for (int i = 0; with_sources && i < sources_count(); i++) source_write(c, source_at(i));
+    write_footer(c, o);
+}
+
+/* Bytes and events: the metadata and frame exactly, each source from a sample of its rows. */
+static double estimate(struct export_ctx *c, const struct export_opts *o, double *events,
+                       double *bytes_of, double *events_of)
+{
+    struct jw count;
+    jw_init(&count, NULL);
+    c->w = &count;
+    c->events = 0;
+    write_all(c, o, 0);
+    jw_flush(&count);
+    double total = (double)count.bytes;
+    *events = (double)c->events;
+    jw_free(&count);
+    for (int i = 0; i < sources_count(); i++) {
+        source_estimate(c, source_at(i), EXPORT_SAMPLES, &bytes_of[i], &events_of[i]);
+        total += bytes_of[i];
+        *events += events_of[i];
+    }
+    return total;
+}
+
+static void print_estimate(const struct export_opts *o, double bytes, double events,
+                           const double *bytes_of, const double *events_of)
+{
+    char b[32];
+    fmt_bytes(b, sizeof b, bytes);
+    printf("trace of %s: about %s (%.0f bytes), %.0f events\n", o->db, b, bytes, events);
+    for (int i = 0; i < sources_count(); i++) {
+        if (events_of[i] < 0.5) continue;
+        fmt_bytes(b, sizeof b, bytes_of[i]);
+        printf("  %-16s %12s %12.0f events\n", source_what(source_at(i)), b, events_of[i]);
+    }
+}
+
+static void warn_size(struct export_ctx *c, const struct export_opts *o, double bytes)
+{
+    char b[32], limit[32], dur[64] = "";
+    fmt_bytes(b, sizeof b, bytes);
+    fmt_bytes(limit, sizeof limit, o->max_mb * 1048576.0);
+    if (c->duration_ns > 0) {
+        char d[24];
+        fmt_ns(d, sizeof d, (double)c->duration_ns);
+        snprintf(dur, sizeof dur, " (the run lasted %s)", d);
+    }
+    int color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+    fprintf(stderr,
+            "infprof: %swarning:%s the trace will be about %s, over %s, where trace viewers"
+            " fail; cut it with --phase LABEL or --from T --to T%s (writing it anyway)\n",
+            color ? "\033[33m" : "", color ? "\033[0m" : "", b, limit, dur);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct export_opts o;
+    parse_args(argc, argv, &o);
+    if (o.out && !o.estimate_only && strcmp(o.out, "-") != 0) check_output(&o);
+    out_path = o.out;
+
+    struct export_ctx c;
+    memset(&c, 0, sizeof c);
+    c.db = db_open(o.db);
+    c.phase = o.phase ? resolve_phase(c.db, o.phase) : -1;
+    c.from = o.from;
+    c.to = o.to;
+    c.flows = o.flows;
+    tracks_load(&c);
+
+    double events, bytes_of[16], events_of[16];
+    double bytes = estimate(&c, &o, &events, bytes_of, events_of);
+    if (o.estimate_only) {
+        print_estimate(&o, bytes, events, bytes_of, events_of);
+        tracks_free(&c);
+        db_close(c.db);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (o.max_mb > 0 && bytes > o.max_mb * 1048576.0) warn_size(&c, &o, bytes);
+
+    FILE *f = open_output(&o);
+    struct jw w;
+    jw_init(&w, f);
+    w.on_error = on_write_error;
+    c.w = &w;
+    c.events = 0;
+    write_all(&c, &o, 1);
+    jw_flush(&w);
+    uint64_t written = w.bytes;
+    jw_free(&w);
+    finish_output(&o, f);
+
+    char b[32];
+    fmt_bytes(b, sizeof b, (double)written);
+    fprintf(stderr,
+            "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n",
+            f == stdout ? "the trace to standard output" : o.out, (unsigned long long)c.events, b);
+    tracks_free(&c);
+    db_close(c.db);
+    return 0;
+}

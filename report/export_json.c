@@ -1,0 +1,189 @@
+/*
+ * export_json.c: the streaming JSON writer of `infprof export` (export.h). One buffer, flushed
+ * with fwrite when full; numbers formatted by hand (snprintf would be the export's main cost at
+ * ten million events); strings escaped so that any bytes a program gave us (control characters,
+ * invalid UTF-8) make valid JSON. With no FILE the writer only counts: the size estimate runs
+ * the very code that writes.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define JW_BUF (1u << 20)
+
+void jw_init(struct jw *w, FILE *out)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    w->cap = JW_BUF;
+    w->buf = malloc(w->cap);
+    if (!w->buf) cli_fail("out of memory");
+}
+
+void jw_flush(struct jw *w)
+{
+    if (w->out && w->n && fwrite(w->buf, 1, w->n, w->out) != w->n) {
+        int err = errno ? errno : EIO;
+        if (w->on_error) w->on_error(err);
+        cli_fail("writing the trace failed: %s", strerror(err));
+    }
+    w->bytes += w->n;
+    w->n = 0;
+}
+
+void jw_free(struct jw *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+}
+
+void jw_put_slow(struct jw *w, const char *s, size_t len)
+{
+    jw_flush(w);
+    if (len <= w->cap) {
+        memcpy(w->buf, s, len);
+        w->n = len;
+        return;
+    }
+    /* Longer than the buffer (a huge NVTX text): straight through. */
+    if (w->out && fwrite(s, 1, len, w->out) != len) {
+        int err = errno ? errno : EIO;
+        if (w->on_error) w->on_error(err);
+        cli_fail("writing the trace failed: %s", strerror(err));
+    }
+    w->bytes += len;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------ */
+
+/* Digits of v (v >= 0) at the end of a 20-byte buffer; returns the first digit. */
+static char *digits(uint64_t v, char *end)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
+void jw_int(struct jw *w, int64_t v)
+{
+    char buf[24], *end = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = digits(u, end);
+    if (v < 0) *--p = '-';
+    jw_put(w, p, (size_t)(end - p));
+}
+
+void jw_us(struct jw *w, int64_t ns)
+{
+    char buf[32], *end = buf + sizeof buf;
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    unsigned frac = (unsigned)(u % 1000);
+    char *tail = end;
+    if (frac) {
+        /* Three decimals without the trailing zeros: 1500 ns -> "1.5". */
+        char d[3] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                     (char)('0' + frac % 10)};
+        int keep = d[2] != '0' ? 3 : d[1] != '0' ? 2 : 1;
+        for (int i = keep - 1; i >= 0; i--) *--tail = d[i];
+        *--tail = '.';
+    }
+    char *p = digits(u / 1000, tail);
+    if (ns < 0) *--p = '-';
+    jw_put(w, p, (size_t)(end - p));
+}
+
+void jw_fixed(struct jw *w, double v, int decimals)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    if (n <= 0 || n >= (int)sizeof buf || v != v) {
+        jw_lit(w, "null");
+        return;
+    }
+    jw_put(w, buf, (size_t)n);
+}
+
+/* ---- strings ------------------------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, nothing past
+ * U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    size_t avail = (size_t)(end - p);
+    unsigned char c = p[0];
+    if (c >= 0xc2 && c <= 0xdf) return avail >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        if (avail < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
+        if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
+        if (c == 0xed && p[1] > 0x9f) return 0; /* surrogate */
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+            return 0;
+        if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
+        if (c == 0xf4 && p[1] > 0x8f) return 0; /* past U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+void jw_str(struct jw *w, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s, *end = p + len, *run = p;
+    jw_lit(w, "\"");
+    while (p < end) {
+        unsigned char c = *p;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
+            if (c < 0x80) {
+                p++;
+                continue;
+            }
+            size_t n = utf8_len(p, end);
+            if (n) {
+                p += n;
+                continue;
+            }
+        }
+        jw_put(w, (const char *)run, (size_t)(p - run));
+        if (c == '"') {
+            jw_lit(w, "\\\"");
+        } else if (c == '\\') {
+            jw_lit(w, "\\\\");
+        } else if (c == '\n') {
+            jw_lit(w, "\\n");
+        } else if (c == '\t') {
+            jw_lit(w, "\\t");
+        } else if (c == '\r') {
+            jw_lit(w, "\\r");
+        } else if (c < 0x20 || c == 0x7f) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            jw_put(w, e, sizeof e);
+        } else {
+            jw_lit(w, "\\ufffd"); /* a byte that is not UTF-8: the replacement character */
+        }
+        p++;
+        run = p;
+    }
+    jw_put(w, (const char *)run, (size_t)(p - run));
+    jw_lit(w, "\"");
+}
+
+char *json_quote(const char *s, size_t len, size_t *out_len)
+{
+    /* Worst case: every byte becomes \ufffd (6 bytes), plus the quotes. */
+    struct jw w = {0};
+    w.cap = len * 6 + 2;
+    w.buf = malloc(w.cap + 1);
+    if (!w.buf) cli_fail("out of memory");
+    jw_str(&w, s, len);
+    w.buf[w.n] = 0;
+    *out_len = w.n;
+    return w.buf;
+}
