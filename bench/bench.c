@@ -48,7 +48,8 @@ static double build(const char *path, long n)
     for (int i = 0; i < NAMES; i++)
         snprintf(names[i], sizeof names[i],
                  "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<"
-                 "op_%02d>(at::TensorIteratorBase&)::{lambda(int)#1}>(int, T3)", i);
+                 "op_%02d>(at::TensorIteratorBase&)::{lambda(int)#1}>(int, T3)",
+                 i);
     uint64_t t0 = ip_clock_now(), ts = t0;
     uint32_t corr = 1;
     long done = 0;

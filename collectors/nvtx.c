@@ -41,8 +41,8 @@ static NvtxFunctionPointer next_core2[NVTX_CBID_CORE2_SIZE];
 
 /* ---- recording ---------------------------------------------------------------------------- */
 
-static void message_of(const nvtxEventAttributes_t *a, const char **ascii, char *wide_buf,
-                       size_t n, uint64_t *registered)
+static void message_of(const nvtxEventAttributes_t *a, const char **ascii, char *wide_buf, size_t n,
+                       uint64_t *registered)
 {
     *ascii = NULL;
     *registered = 0;
@@ -129,16 +129,18 @@ static int pop(uint64_t domain)
 
 static void NVTX_API w_MarkEx(const nvtxEventAttributes_t *a)
 {
-    if (guard()) record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, a, NULL),
-                 ip_hook_leave();
-    if (next_core[NVTX_CBID_CORE_MarkEx]) NEXT(next_core, NVTX_CBID_CORE_MarkEx, void (*)(const nvtxEventAttributes_t *))(a);
+    if (guard())
+        record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, a, NULL), ip_hook_leave();
+    if (next_core[NVTX_CBID_CORE_MarkEx])
+        NEXT(next_core, NVTX_CBID_CORE_MarkEx, void (*)(const nvtxEventAttributes_t *))(a);
 }
 
 static void NVTX_API w_MarkA(const char *m)
 {
-    if (guard()) record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, NULL, m),
-                 ip_hook_leave();
-    if (next_core[NVTX_CBID_CORE_MarkA]) NEXT(next_core, NVTX_CBID_CORE_MarkA, void (*)(const char *))(m);
+    if (guard())
+        record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, NULL, m), ip_hook_leave();
+    if (next_core[NVTX_CBID_CORE_MarkA])
+        NEXT(next_core, NVTX_CBID_CORE_MarkA, void (*)(const char *))(m);
 }
 
 static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, const char *m,
@@ -154,7 +156,8 @@ static nvtxRangeId_t NVTX_API w_RangeStartEx(const nvtxEventAttributes_t *a)
 {
     nvtxRangeId_t ext = 0;
     if (next_core[NVTX_CBID_CORE_RangeStartEx])
-        ext = NEXT(next_core, NVTX_CBID_CORE_RangeStartEx, nvtxRangeId_t(*)(const nvtxEventAttributes_t *))(a);
+        ext = NEXT(next_core, NVTX_CBID_CORE_RangeStartEx,
+                   nvtxRangeId_t(*)(const nvtxEventAttributes_t *))(a);
     return start(0, a, NULL, ext);
 }
 
@@ -174,7 +177,8 @@ static void end(uint64_t domain, nvtxRangeId_t ext)
 static void NVTX_API w_RangeEnd(nvtxRangeId_t id)
 {
     end(0, id);
-    if (next_core[NVTX_CBID_CORE_RangeEnd]) NEXT(next_core, NVTX_CBID_CORE_RangeEnd, void (*)(nvtxRangeId_t))(id);
+    if (next_core[NVTX_CBID_CORE_RangeEnd])
+        NEXT(next_core, NVTX_CBID_CORE_RangeEnd, void (*)(nvtxRangeId_t))(id);
 }
 
 static int NVTX_API w_RangePushEx(const nvtxEventAttributes_t *a)
@@ -182,7 +186,8 @@ static int NVTX_API w_RangePushEx(const nvtxEventAttributes_t *a)
     int level = -1;
     if (guard()) level = push(0, a, NULL), ip_hook_leave();
     if (next_core[NVTX_CBID_CORE_RangePushEx])
-        return NEXT(next_core, NVTX_CBID_CORE_RangePushEx, int (*)(const nvtxEventAttributes_t *))(a);
+        return NEXT(next_core, NVTX_CBID_CORE_RangePushEx,
+                    int (*)(const nvtxEventAttributes_t *))(a);
     return level;
 }
 
@@ -199,7 +204,8 @@ static int NVTX_API w_RangePop(void)
 {
     int level = -1;
     if (guard()) level = pop(0), ip_hook_leave();
-    if (next_core[NVTX_CBID_CORE_RangePop]) return NEXT(next_core, NVTX_CBID_CORE_RangePop, int (*)(void))();
+    if (next_core[NVTX_CBID_CORE_RangePop])
+        return NEXT(next_core, NVTX_CBID_CORE_RangePop, int (*)(void))();
     return level;
 }
 
@@ -216,10 +222,13 @@ static void NVTX_API w_NameOsThreadA(uint32_t tid, const char *name)
 
 static void NVTX_API w_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    if (guard()) record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, DOMAIN(d), a, NULL),
-                 ip_hook_leave();
+    if (guard())
+        record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, DOMAIN(d), a, NULL),
+            ip_hook_leave();
     if (next_core2[NVTX_CBID_CORE2_DomainMarkEx])
-        NEXT(next_core2, NVTX_CBID_CORE2_DomainMarkEx, void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);
+        NEXT(next_core2, NVTX_CBID_CORE2_DomainMarkEx,
+             void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))
+        (d, a);
 }
 
 static nvtxRangeId_t NVTX_API w_DomainRangeStartEx(nvtxDomainHandle_t d,
@@ -227,7 +236,8 @@ static nvtxRangeId_t NVTX_API w_DomainRangeStartEx(nvtxDomainHandle_t d,
 {
     nvtxRangeId_t ext = 0;
     if (next_core2[NVTX_CBID_CORE2_DomainRangeStartEx])
-        ext = NEXT(next_core2, NVTX_CBID_CORE2_DomainRangeStartEx, nvtxRangeId_t(*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);
+        ext = NEXT(next_core2, NVTX_CBID_CORE2_DomainRangeStartEx,
+                   nvtxRangeId_t(*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);
     return start(DOMAIN(d), a, NULL, ext);
 }
 
@@ -235,7 +245,9 @@ static void NVTX_API w_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
     end(DOMAIN(d), id);
     if (next_core2[NVTX_CBID_CORE2_DomainRangeEnd])
-        NEXT(next_core2, NVTX_CBID_CORE2_DomainRangeEnd, void (*)(nvtxDomainHandle_t, nvtxRangeId_t))(d, id);
+        NEXT(next_core2, NVTX_CBID_CORE2_DomainRangeEnd,
+             void (*)(nvtxDomainHandle_t, nvtxRangeId_t))
+        (d, id);
 }
 
 static int NVTX_API w_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
@@ -243,7 +255,8 @@ static int NVTX_API w_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAtt
     int level = -1;
     if (guard()) level = push(DOMAIN(d), a, NULL), ip_hook_leave();
     if (next_core2[NVTX_CBID_CORE2_DomainRangePushEx])
-        return NEXT(next_core2, NVTX_CBID_CORE2_DomainRangePushEx, int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);
+        return NEXT(next_core2, NVTX_CBID_CORE2_DomainRangePushEx,
+                    int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);
     return level;
 }
 
@@ -260,10 +273,11 @@ static nvtxStringHandle_t NVTX_API w_DomainRegisterStringA(nvtxDomainHandle_t d,
 {
     nvtxStringHandle_t h = NULL;
     if (next_core2[NVTX_CBID_CORE2_DomainRegisterStringA])
-        h = NEXT(next_core2, NVTX_CBID_CORE2_DomainRegisterStringA, nvtxStringHandle_t(*)(nvtxDomainHandle_t, const char *))(d, s);
+        h = NEXT(next_core2, NVTX_CBID_CORE2_DomainRegisterStringA,
+                 nvtxStringHandle_t(*)(nvtxDomainHandle_t, const char *))(d, s);
     if (!h) h = (nvtxStringHandle_t)(uintptr_t)atomic_fetch_add(&nvtx_ids, 1);
-    if (guard()) record(IP_NVTX_STRING, (uint64_t)(uintptr_t)h, 0, DOMAIN(d), NULL, s),
-                 ip_hook_leave();
+    if (guard())
+        record(IP_NVTX_STRING, (uint64_t)(uintptr_t)h, 0, DOMAIN(d), NULL, s), ip_hook_leave();
     return h;
 }
 
@@ -271,7 +285,8 @@ static nvtxDomainHandle_t NVTX_API w_DomainCreateA(const char *name)
 {
     nvtxDomainHandle_t h = NULL;
     if (next_core2[NVTX_CBID_CORE2_DomainCreateA])
-        h = NEXT(next_core2, NVTX_CBID_CORE2_DomainCreateA, nvtxDomainHandle_t(*)(const char *))(name);
+        h = NEXT(next_core2, NVTX_CBID_CORE2_DomainCreateA,
+                 nvtxDomainHandle_t(*)(const char *))(name);
     if (!h) h = (nvtxDomainHandle_t)(uintptr_t)atomic_fetch_add(&nvtx_ids, 1);
     if (guard()) record(IP_NVTX_DOMAIN, DOMAIN(h), 0, 0, NULL, name), ip_hook_leave();
     return h;
@@ -373,8 +388,9 @@ static void nvtx_init(void)
     }
     if (!ip_cfg_int(IP_CFG_NVTX)) {
         /* Emitting only: leave the injection to whichever tool was set. */
-        ip_collector_status(IP_COLLECTOR_NVTX, "off", "INFPROF_NVTX=0 (phase ranges still"
-                                                      " emitted)");
+        ip_collector_status(IP_COLLECTOR_NVTX, "off",
+                            "INFPROF_NVTX=0 (phase ranges still"
+                            " emitted)");
         return;
     }
     setenv("NVTX_INJECTION64_PATH", self, 1);

@@ -31,10 +31,10 @@ struct tid_stack {
 
 static struct {
     struct ip_batch *ranges, *iterations;
-    struct ip_map domains;    /* handle -> row id */
-    struct ip_map strings;    /* registered handle -> text id */
-    struct ip_map stack_of;   /* tid -> index + 1 into stacks */
-    struct ip_map started;    /* program-held id -> index + 1 into starts */
+    struct ip_map domains;  /* handle -> row id */
+    struct ip_map strings;  /* registered handle -> text id */
+    struct ip_map stack_of; /* tid -> index + 1 into stacks */
+    struct ip_map started;  /* program-held id -> index + 1 into starts */
     struct tid_stack *stacks;
     size_t nstacks, capstacks;
     struct open_range *starts;
@@ -167,8 +167,9 @@ static void write_range(struct ip_store *s, const struct open_range *r, uint64_t
 static struct open_range open_of(struct ip_store *s, uint32_t tid, const struct ip_ev_nvtx *e)
 {
     const char *text;
-    struct open_range r = {e->id, e->domain, e->ext, tid, e->category, e->color, 0, 0,
-                           text_id(s, e, &text), e->ts, 0, e->phase, NULL};
+    struct open_range r = {
+        e->id, e->domain, e->ext,   tid, e->category, e->color, 0, 0, text_id(s, e, &text),
+        e->ts, 0,         e->phase, NULL};
     r.kind = e->kind == IP_NVTX_PUSH ? 1 : e->kind == IP_NVTX_START ? 2 : 3;
     if (text && nv.pattern[0] && ip_nvtx_glob(nv.pattern, text)) r.text = strdup(text);
     return r;

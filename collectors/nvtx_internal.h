@@ -17,13 +17,13 @@ enum {
     IP_NVTX_START,
     IP_NVTX_END,
     IP_NVTX_MARK,
-    IP_NVTX_DOMAIN,  /* id: domain handle, text: its name */
-    IP_NVTX_STRING,  /* id: string handle, text: the string */
-    IP_NVTX_THREAD,  /* id: OS thread id, text: its name */
+    IP_NVTX_DOMAIN, /* id: domain handle, text: its name */
+    IP_NVTX_STRING, /* id: string handle, text: the string */
+    IP_NVTX_THREAD, /* id: OS thread id, text: its name */
 };
 
 struct ip_ev_nvtx {
-    struct ip_ev h;      /* aux: text length */
+    struct ip_ev h; /* aux: text length */
     uint64_t ts;
     uint64_t id;         /* our range id (push, start), or a handle */
     uint64_t ext;        /* start/end: the id the program holds (a chained tool's, or ours) */

@@ -34,8 +34,8 @@ void ip_collector_status(int index, const char *state, const char *reason_fmt, .
     vsnprintf(reason, sizeof reason, reason_fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&status_lock);
-    snprintf(status_text[index], sizeof status_text[index], "%s%s%s", state,
-             reason[0] ? ": " : "", reason);
+    snprintf(status_text[index], sizeof status_text[index], "%s%s%s", state, reason[0] ? ": " : "",
+             reason);
     pthread_mutex_unlock(&status_lock);
 }
 

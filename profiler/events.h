@@ -15,9 +15,9 @@ struct ip_ev {
     uint32_t aux;  /* free for the owner */
 };
 
-#define IP_EV_PAD       0
+#define IP_EV_PAD                   0
 #define IP_EV_TYPE(collector, kind) ((uint16_t)(((collector) << 8) | (kind)))
-#define IP_EV_OWNER(type) ((type) >> 8)
+#define IP_EV_OWNER(type)           ((type) >> 8)
 
 /* Core events (collector index 0). */
 enum { IP_EV_CORE_PHASE = 1, IP_EV_CORE_THREAD_NAME = 2 };

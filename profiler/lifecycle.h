@@ -28,7 +28,7 @@ static inline int ip_recording(void)
 }
 
 struct ip_start_opts {
-    const char *output;  /* overrides INFPROF_OUTPUT (benchmarks, tests) */
+    const char *output;        /* overrides INFPROF_OUTPUT (benchmarks, tests) */
     int install_process_hooks; /* atexit, signals, fork handlers, environment */
 };
 

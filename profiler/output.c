@@ -105,8 +105,7 @@ int ip_output_claim(const char *pattern, int role, char *path, size_t n)
     int rc = claim(name);
     if (rc == -EEXIST) {
         if (ip_output_fresh_name(name, alt, sizeof alt) != 0 || (rc = claim(alt)) != 0) {
-            ip_warn("cannot find a free name next to %s; profiling off (set INFPROF_OUTPUT)",
-                    name);
+            ip_warn("cannot find a free name next to %s; profiling off (set INFPROF_OUTPUT)", name);
             return -1;
         }
         if (explicit_name && role == IP_ROLE_ROOT)

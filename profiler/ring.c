@@ -65,8 +65,8 @@ static struct ip_ring *ring_create(uint64_t cap, uint32_t tid)
     }
     size_t bytes = sizeof(struct ip_ring) + cap;
     /* Populated now, so that first appends do not take page faults on the app thread. */
-    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                     -1, 0);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (mem == MAP_FAILED) {
         /* The slot stays empty (NULL); the writer skips it. */
         return NULL;

@@ -80,8 +80,7 @@ void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
     ip_store_meta_text(s, "role", roles[role]);
     uint64_t t0 = ip_t0();
     ip_store_meta_int(s, "t0_monotonic_ns", (int64_t)t0);
-    ip_store_meta_int(s, "start_unix_ns", (int64_t)(ip_clock_realtime() -
-                                                      (ip_clock_now() - t0)));
+    ip_store_meta_int(s, "start_unix_ns", (int64_t)(ip_clock_realtime() - (ip_clock_now() - t0)));
     /* Settings given in the environment: the value used, and a rejected one beside it. */
     for (int i = 0; i < IP_CFG_COUNT; i++) {
         if (!ip_cfg_is_set((enum ip_cfg_id)i)) continue;
@@ -140,8 +139,7 @@ void ip_runinfo_thread_seen(struct ip_store *s, uint32_t tid, const struct ip_ev
         if (nl) *nl = 0;
     }
     sqlite3_bind_int64(st_thread, 1, tid);
-    if (name[0])
-        sqlite3_bind_int64(st_thread, 2, ip_store_intern(s, name, strlen(name)));
+    if (name[0]) sqlite3_bind_int64(st_thread, 2, ip_store_intern(s, name, strlen(name)));
     sqlite3_bind_int64(st_thread, 3, ip_store_rel(s, ip_clock_now()));
     ip_store_step(s, st_thread);
 }

@@ -149,8 +149,8 @@ void ip_store_close(struct ip_store *s)
     /* Leave one self-contained file behind (no -wal, no -shm). */
     ip_store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)");
     ip_store_exec(s, "PRAGMA journal_mode=DELETE");
-    if (sqlite3_close(s->db) != SQLITE_OK) ip_warn("closing the database: %s",
-                                                   sqlite3_errmsg(s->db));
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        ip_warn("closing the database: %s", sqlite3_errmsg(s->db));
     intern_free(&s->by_text, 1);
     intern_free(&s->by_ptr, 0);
     free(s);

@@ -40,11 +40,11 @@ static int has_any(const char *s, const char *const *words)
 static enum precision precision_of(const char *s)
 {
     static const char *const fp8[] = {"e4m3", "e5m2", "fp8", NULL};
-    static const char *const int8[] = {"int8", "i8i8", "s8s8", "imma", "i8816", "i16832",
-                                       "signed char", NULL};
+    static const char *const int8[] = {"int8",  "i8i8",   "s8s8",        "imma",
+                                       "i8816", "i16832", "signed char", NULL};
     static const char *const bf16[] = {"bf16", "bfloat16", NULL};
-    static const char *const fp16[] = {"half", "fp16", "f16", "h1688", "h16816", "h884",
-                                       "hgemm", NULL};
+    static const char *const fp16[] = {"half",   "fp16", "f16",   "h1688",
+                                       "h16816", "h884", "hgemm", NULL};
     static const char *const other[] = {"double", "f64", "dgemm", "fp4", "e2m1", NULL};
     static const char *const fp32[] = {"float", "f32", "fp32", "sgemm", "scudnn", NULL};
     if (has_any(s, fp8)) return PREC_FP8;
@@ -61,14 +61,14 @@ static enum precision precision_of(const char *s)
 static enum opclass opclass_of(const char *s)
 {
     static const char *const attention[] = {"flash", "fmha", "attention", "sdpa", NULL};
-    static const char *const conv[] = {"conv", "fprop", "dgrad", "wgrad", "winograd",
-                                       "implicit_convolve", "cudnn::cnn", NULL};
-    static const char *const norm[] = {"batch_norm", "batchnorm", "bn_fw", "bn_bw", "layer_norm",
-                                       "layernorm", "group_norm", "rms_norm", "rmsnorm",
-                                       "instance_norm", NULL};
+    static const char *const conv[] = {
+        "conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_convolve", "cudnn::cnn", NULL};
+    static const char *const norm[] = {"batch_norm", "batchnorm",     "bn_fw",      "bn_bw",
+                                       "layer_norm", "layernorm",     "group_norm", "rms_norm",
+                                       "rmsnorm",    "instance_norm", NULL};
     static const char *const layout[] = {"nchwtonhwc", "nhwctonchw", NULL};
-    static const char *const gemm[] = {"gemm", "gemv", "matmul", "cublas", "cutlass", "wgmma",
-                                       NULL};
+    static const char *const gemm[] = {"gemm",    "gemv",  "matmul", "cublas",
+                                       "cutlass", "wgmma", NULL};
     if (has_any(s, attention)) return OP_ATTENTION;
     if (has_any(s, conv)) return OP_CONV;
     if (has_any(s, norm)) return OP_NORM;
@@ -82,7 +82,8 @@ void classify_kernel(const char *name, enum precision *p, enum opclass *op)
 {
     char low[1024];
     size_t n = 0;
-    for (; name && name[n] && n + 1 < sizeof low; n++) low[n] = (char)tolower((unsigned char)name[n]);
+    for (; name && name[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)name[n]);
     low[n] = 0;
     if (p) *p = precision_of(low);
     if (op) *op = opclass_of(low);
@@ -90,14 +91,14 @@ void classify_kernel(const char *name, enum precision *p, enum opclass *op)
 
 const char *precision_name(enum precision p)
 {
-    static const char *const names[PREC_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8",
-                                                  "int8", "other", "unknown"};
+    static const char *const names[PREC_COUNT] = {"fp32", "tf32", "fp16",  "bf16",
+                                                  "fp8",  "int8", "other", "unknown"};
     return p < PREC_COUNT ? names[p] : "unknown";
 }
 
 const char *opclass_name(enum opclass op)
 {
-    static const char *const names[OP_COUNT] = {"gemm", "conv", "attention", "norm", "layout",
-                                                "dropout", "other"};
+    static const char *const names[OP_COUNT] = {"gemm",   "conv",    "attention", "norm",
+                                                "layout", "dropout", "other"};
     return op < OP_COUNT ? names[op] : "other";
 }

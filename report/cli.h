@@ -7,6 +7,7 @@
 #ifndef INFPROF_CLI_H
 #define INFPROF_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -52,16 +53,16 @@ const char *db_path_of(struct sqlite3 *db);
 /* ---- the table model (table.c) ------------------------------------------------------------ */
 
 enum col_type {
-    COL_TEXT,  /* a string (escaped on output) */
-    COL_NAME,  /* a program string (range, API): escaped, shortened in the middle in text */
+    COL_TEXT,   /* a string (escaped on output) */
+    COL_NAME,   /* a program string (range, API): escaped, shortened in the middle in text */
     COL_KERNEL, /* a kernel name: as COL_NAME, simplified first in text (fmt_kernel_name) */
-    COL_INT,   /* a count */
-    COL_NS,    /* nanoseconds: human units in text, exact in JSON/CSV */
-    COL_BYTES, /* bytes: human units in text */
-    COL_PCT,   /* a percentage, 0..100 */
-    COL_RATE,  /* per second */
-    COL_RATIO, /* x.xx (1.00 = same) */
-    COL_JSON,  /* raw JSON in JSON output, the text as is elsewhere */
+    COL_INT,    /* a count */
+    COL_NS,     /* nanoseconds: human units in text, exact in JSON/CSV */
+    COL_BYTES,  /* bytes: human units in text */
+    COL_PCT,    /* a percentage, 0..100 */
+    COL_RATE,   /* per second */
+    COL_RATIO,  /* x.xx (1.00 = same) */
+    COL_JSON,   /* raw JSON in JSON output, the text as is elsewhere */
 };
 
 struct col {
@@ -109,7 +110,11 @@ struct render_opts {
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o);
 
 /* Escaping and units, shared with the commands. */
-void fmt_escape(char *out, size_t n, const char *s); /* control characters -> \xNN */
+/* Control characters (C0, DEL, C1) and bytes that are not UTF-8 -> \xNN or \uNNNN. */
+void fmt_escape(char *out, size_t n, const char *s);
+/* Length of the valid UTF-8 sequence at p (no overlongs, surrogates, nothing past U+10FFFF),
+ * or 0. */
+size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end);
 void fmt_kernel_name(char *out, size_t n, const char *s); /* "void a::b<c>(d)" -> "b<c>" */
 void fmt_ns(char *out, size_t n, double ns);
 void fmt_bytes(char *out, size_t n, double bytes);

@@ -38,8 +38,10 @@ static int info_settings(void)
            INFPROF_VERSION);
     for (int i = 0; i < IP_CFG_COUNT; i++) {
         const struct ip_cfg_entry *e = &ip_cfg_table[i];
-        const char *type = e->type == IP_CFG_BOOL ? "0|1" : e->type == IP_CFG_ENUM ? e->choices
-                           : e->type == IP_CFG_STR ? "text" : "number";
+        const char *type = e->type == IP_CFG_BOOL   ? "0|1"
+                           : e->type == IP_CFG_ENUM ? e->choices
+                           : e->type == IP_CFG_STR  ? "text"
+                                                    : "number";
         printf("%s=%s  (%s)\n", e->name, *e->dflt ? e->dflt : "\"\"", type);
         print_wrapped(e->doc, 4, 100);
     }

@@ -25,12 +25,13 @@
 
 static void run_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: infprof run [-o FILE] [--force] [--] PROGRAM [ARGS...]\n\n"
-            "Profile PROGRAM into an SQLite database (default infprof.db, then infprof-2.db, ...).\n"
-            "  -o FILE    the database (%%p pid, %%h host); an existing FILE is an error\n"
-            "  --force    overwrite an existing FILE\n"
-            "Settings come from INFPROF_* variables: see 'infprof info'.\n");
+    fprintf(
+        out,
+        "usage: infprof run [-o FILE] [--force] [--] PROGRAM [ARGS...]\n\n"
+        "Profile PROGRAM into an SQLite database (default infprof.db, then infprof-2.db, ...).\n"
+        "  -o FILE    the database (%%p pid, %%h host); an existing FILE is an error\n"
+        "  --force    overwrite an existing FILE\n"
+        "Settings come from INFPROF_* variables: see 'infprof info'.\n");
 }
 
 static void find_library(char *out, size_t n)
@@ -190,7 +191,8 @@ int cmd_run(int argc, char **argv)
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
     char final[PATH_MAX];
@@ -209,8 +211,9 @@ int cmd_run(int argc, char **argv)
     char children[512];
     int nchild = child_databases(final, started, children, sizeof children);
     if (nchild)
-        fprintf(stderr, "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"
-                        " infprof report %s\n",
+        fprintf(stderr,
+                "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"
+                " infprof report %s\n",
                 final, nchild, children, nchild > 3 ? ", ..." : "", final);
     else
         fprintf(stderr, "infprof: wrote %s; read it with: infprof report %s\n", final, final);

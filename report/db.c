@@ -29,8 +29,7 @@ static uint32_t be32(const unsigned char *p)
 static void db_check_file(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0)
-        cli_fail("cannot open %s: %s", path, strerror(errno));
+    if (stat(path, &st) != 0) cli_fail("cannot open %s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) cli_fail("%s is a directory, not an infprof database", path);
     if (st.st_size == 0)
         cli_fail("%s is empty: the profiled program ended before infprof wrote anything (was it"
@@ -114,8 +113,9 @@ int db_step(struct sqlite3_stmt *st)
 int db_has_table(struct sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view')"
-                               " AND name = ?",
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM sqlite_master WHERE type IN ('table','view')"
+                           " AND name = ?",
                            -1, &st, NULL) != SQLITE_OK)
         db_fail(db);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);

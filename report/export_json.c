@@ -110,29 +110,6 @@ void jw_fixed(struct jw *w, double v, int decimals)
 
 /* ---- strings ------------------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, nothing past
- * U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    size_t avail = (size_t)(end - p);
-    unsigned char c = p[0];
-    if (c >= 0xc2 && c <= 0xdf) return avail >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        if (avail < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
-        if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
-        if (c == 0xed && p[1] > 0x9f) return 0; /* surrogate */
-        return 3;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-            return 0;
-        if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
-        if (c == 0xf4 && p[1] > 0x8f) return 0; /* past U+10FFFF */
-        return 4;
-    }
-    return 0;
-}
-
 void jw_str(struct jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -145,7 +122,7 @@ void jw_str(struct jw *w, const char *s, size_t len)
                 p++;
                 continue;
             }
-            size_t n = utf8_len(p, end);
+            size_t n = fmt_utf8_len(p, end);
             if (n) {
                 p += n;
                 continue;

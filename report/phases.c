@@ -178,8 +178,9 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
             d->index[k] = index;
             d->n++;
         }
-        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 0), 1, 0, k,
-                                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+        v[n++] =
+            (struct sweep_item){sqlite3_column_int64(st, 0), 1, 0, k, sqlite3_column_int64(st, 3),
+                                sqlite3_column_int64(st, 4)};
         /* Allocations counted for the phase of the thread that made them. */
         int64_t bytes = sqlite3_column_int64(st, 6);
         struct phase_info *owner = phase_by_id(p, sqlite3_column_int(st, 5));

@@ -29,7 +29,7 @@ struct phase_info {
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
     int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
     int64_t dev_largest[REPORT_MAX_DEVICES][3]; /* its three largest allocations */
-    int64_t iterations, busy; /* busy: union of the iterations' intervals */
+    int64_t iterations, busy;                   /* busy: union of the iterations' intervals */
     int64_t lat_p50, lat_p95, lat_p99;
     int64_t items; /* items processed when every iteration's batch is known, else 0 */
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */

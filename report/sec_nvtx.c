@@ -46,8 +46,8 @@ static int group_of(struct nvtx_view *v, const char *name, int kind)
             if (g->kind == kind && !strcmp(g->name, name)) return (int)*slot - 1;
             continue;
         }
-        if (v->n == v->cap && !(v->g = realloc(v->g, (size_t)(v->cap = v->cap ? v->cap * 2 : 64) *
-                                                         sizeof *v->g)))
+        if (v->n == v->cap &&
+            !(v->g = realloc(v->g, (size_t)(v->cap = v->cap ? v->cap * 2 : 64) * sizeof *v->g)))
             cli_fail("out of memory");
         struct nvtx_group *g = &v->g[v->n];
         memset(g, 0, sizeof *g);
@@ -112,7 +112,8 @@ static void load_gpu(struct sqlite3 *db, struct nvtx_view *v)
 static int cmp_group(const void *a, const void *b)
 {
     const struct nvtx_group *x = a, *y = b;
-    if (x->st.total != y->st.total) return (x->st.total < y->st.total) - (x->st.total > y->st.total);
+    if (x->st.total != y->st.total)
+        return (x->st.total < y->st.total) - (x->st.total > y->st.total);
     return strcmp(x->name, y->name);
 }
 

@@ -105,17 +105,41 @@ static void mix_json(const struct phase_info *ph, char *out, size_t n)
         int64_t sum = 0;
         for (int op = 0; op < OP_COUNT; op++) sum += ph->mix[op][prec];
         if (sum)
-            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
-                                  precision_name((enum precision)prec),
-                                  (double)sum / (double)total);
+            o +=
+                (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
+                                 precision_name((enum precision)prec), (double)sum / (double)total);
     }
     snprintf(out + o, n - o, "}");
 }
 
 enum {
-    C_SHORT, C_LABEL, C_GRAD, C_AUTOCAST, C_START, C_END, C_WALL, C_ITERS, C_TPUT, C_ITEMS, C_P50,
-    C_P95, C_P99, C_KERNELS, C_GPU, C_ALLOC, C_RSRVD, C_ALLOC_DEV, C_RSRVD_DEV, C_MIX_TEXT, C_MIX,
-    C_TPUT_RATIO, C_LAT_RATIO, C_SAVED, C_SAVED_PCT, C_BASE, C_COUNT
+    C_SHORT,
+    C_LABEL,
+    C_GRAD,
+    C_AUTOCAST,
+    C_START,
+    C_END,
+    C_WALL,
+    C_ITERS,
+    C_TPUT,
+    C_ITEMS,
+    C_P50,
+    C_P95,
+    C_P99,
+    C_KERNELS,
+    C_GPU,
+    C_ALLOC,
+    C_RSRVD,
+    C_ALLOC_DEV,
+    C_RSRVD_DEV,
+    C_MIX_TEXT,
+    C_MIX,
+    C_TPUT_RATIO,
+    C_LAT_RATIO,
+    C_SAVED,
+    C_SAVED_PCT,
+    C_BASE,
+    C_COUNT
 };
 
 static void phase_columns(struct table *t)
@@ -197,13 +221,13 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
     if (ph->has_memory && base->peak_alloc > 0) {
         table_set_int(t, C_SAVED, base->peak_alloc - ph->peak_alloc);
         table_set_num(t, C_SAVED_PCT,
-                      100.0 * (double)(base->peak_alloc - ph->peak_alloc) / (double)base->peak_alloc);
+                      100.0 * (double)(base->peak_alloc - ph->peak_alloc) /
+                          (double)base->peak_alloc);
     }
 }
 
 /* A view of `data` showing only the given columns in text (the data table carries them all). */
-static struct table *text_view(const struct table *data, const char *title, const int *cols,
-                               int n)
+static struct table *text_view(const struct table *data, const char *title, const int *cols, int n)
 {
     struct table *v = table_new(NULL, title);
     for (int k = 0; k < n; k++) {
@@ -235,17 +259,19 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     struct table *t = table_new("phases", NULL);
     phase_columns(t);
     for (int i = 0; i < p->n; i++) phase_row(t, &p->v[i], base, &p->devices);
-    static const int overview[] = {C_SHORT, C_ITERS, C_TPUT, C_P50, C_P95, C_KERNELS, C_GPU,
-                                   C_MIX_TEXT};
-    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_LAT_RATIO, C_ALLOC, C_RSRVD, C_SAVED,
-                                  C_SAVED_PCT};
+    static const int overview[] = {C_SHORT, C_ITERS,   C_TPUT, C_P50,
+                                   C_P95,   C_KERNELS, C_GPU,  C_MIX_TEXT};
+    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_LAT_RATIO, C_ALLOC,
+                                  C_RSRVD, C_SAVED,      C_SAVED_PCT};
     struct table *v1 = text_view(t, "Phases (grad mode / autocast)", overview,
                                  (int)(sizeof overview / sizeof *overview));
     static char title[128];
     char b[64] = "";
     if (base) short_label(base, b, sizeof b);
-    snprintf(title, sizeof title, "Phases against %s (ratios above 1.00x: more throughput, more"
-                                  " latency)", base ? b : "a baseline");
+    snprintf(title, sizeof title,
+             "Phases against %s (ratios above 1.00x: more throughput, more"
+             " latency)",
+             base ? b : "a baseline");
     struct table *v2 = text_view(t, title, against, (int)(sizeof against / sizeof *against));
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"

@@ -148,11 +148,11 @@ struct table *section_run(struct sqlite3 *db)
     if (buf[0]) table_set_text(t, c, buf);
     c++;
     int64_t v;
-    if (db_meta_int(db, "cuda_driver_version", &v)) version_text(v, buf, sizeof buf),
-                                                     table_set_text(t, c, buf);
+    if (db_meta_int(db, "cuda_driver_version", &v))
+        version_text(v, buf, sizeof buf), table_set_text(t, c, buf);
     c++;
-    if (db_meta_int(db, "cuda_runtime_version", &v)) version_text(v, buf, sizeof buf),
-                                                      table_set_text(t, c, buf);
+    if (db_meta_int(db, "cuda_runtime_version", &v))
+        version_text(v, buf, sizeof buf), table_set_text(t, c, buf);
     c++;
     meta_text_col(t, db, c++, "torch_api");
     meta_text_col(t, db, c++, "collector.cupti");
@@ -203,8 +203,10 @@ static int kernels_load(struct sqlite3 *db, struct kernel_row **out)
             if (n == cap && !(v = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof *v)))
                 cli_fail("out of memory");
             v[n++] = (struct kernel_row){strdup((const char *)sqlite3_column_text(st, 0)),
-                                         sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                                         sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                         sqlite3_column_int64(st, 1),
+                                         sqlite3_column_int64(st, 2),
+                                         sqlite3_column_int64(st, 3),
+                                         sqlite3_column_int64(st, 4),
                                          sqlite3_column_int64(st, 5),
                                          sqlite3_column_double(st, 6)};
         }
@@ -233,8 +235,8 @@ static int kernels_load(struct sqlite3 *db, struct kernel_row **out)
             if (id != current) {
                 if (n == cap && !(v = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof *v)))
                     cli_fail("out of memory");
-                v[n++] = (struct kernel_row){strdup((const char *)sqlite3_column_text(st, 1)), 0,
-                                             0, 0, 0, 0, 0};
+                v[n++] = (struct kernel_row){
+                    strdup((const char *)sqlite3_column_text(st, 1)), 0, 0, 0, 0, 0, 0};
                 current = id;
             }
             ip_stats_add(&st_acc, sqlite3_column_int64(st, 2));

@@ -5,6 +5,7 @@
  * characters never reach a terminal raw.
  */
 #include "cli.h"
+#include "export.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@ struct table *table_new(const char *key, const char *title)
 
 void table_col(struct table *t, const char *key, const char *title, enum col_type type)
 {
-    if (t->ncols == (int)(sizeof t->cols / sizeof t->cols[0])) cli_fail("internal: too many columns");
+    if (t->ncols == (int)(sizeof t->cols / sizeof t->cols[0]))
+        cli_fail("internal: too many columns");
     t->cols[t->ncols++] = (struct col){key, title, type};
 }
 
@@ -78,15 +80,49 @@ void table_free(struct table *t)
 
 /* ---- units and escaping ------------------------------------------------------------------- */
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, nothing past
+ * U+10FFFF), or 0. */
+size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    size_t avail = (size_t)(end - p);
+    unsigned char c = p[0];
+    if (c >= 0xc2 && c <= 0xdf) return avail >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        if (avail < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) return 0;
+        if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
+        if (c == 0xed && p[1] > 0x9f) return 0; /* surrogate */
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        if (avail < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+            return 0;
+        if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
+        if (c == 0xf4 && p[1] > 0x8f) return 0; /* past U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
 void fmt_escape(char *out, size_t n, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)(s ? s : ""),
+                        *end = p + strlen((const char *)p);
     size_t o = 0;
-    for (; s && *s && o + 5 < n; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch < 0x20 || ch == 0x7f)
-            o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
-        else
-            out[o++] = (char)ch;
+    while (p < end && o + 7 < n) {
+        size_t len = *p < 0x80 ? 1 : fmt_utf8_len(p, end);
+        if (*p < 0x20 || *p == 0x7f || len == 0) {
+            /* C0 controls, DEL, and bytes that are not UTF-8. */
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p++);
+        } else if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+            /* C1 controls (U+0080..U+009F): a terminal reads U+009B as CSI. */
+            o += (size_t)snprintf(out + o, n - o, "\\u%04x", p[1]);
+            p += 2;
+        } else {
+            if (o + len + 1 > n) break;
+            memcpy(out + o, p, len);
+            o += len;
+            p += len;
+        }
     }
     out[o] = 0;
 }
@@ -142,13 +178,27 @@ static void cell_text(const struct col *col, const struct cell *c, char *out, si
         break;
     case COL_TEXT:
     case COL_NAME:
-    case COL_JSON: fmt_escape(out, n, c->s); break;
-    case COL_INT: snprintf(out, n, "%lld", (long long)c->i); break;
-    case COL_NS: fmt_ns(out, n, c->d); break;
-    case COL_BYTES: fmt_bytes(out, n, c->d); break;
-    case COL_PCT: snprintf(out, n, "%.1f", c->d); break;
-    case COL_RATE: snprintf(out, n, c->d >= 100 ? "%.0f" : "%.2f", c->d); break;
-    case COL_RATIO: snprintf(out, n, "%.2fx", c->d); break;
+    case COL_JSON:
+        fmt_escape(out, n, c->s);
+        break;
+    case COL_INT:
+        snprintf(out, n, "%lld", (long long)c->i);
+        break;
+    case COL_NS:
+        fmt_ns(out, n, c->d);
+        break;
+    case COL_BYTES:
+        fmt_bytes(out, n, c->d);
+        break;
+    case COL_PCT:
+        snprintf(out, n, "%.1f", c->d);
+        break;
+    case COL_RATE:
+        snprintf(out, n, c->d >= 100 ? "%.0f" : "%.2f", c->d);
+        break;
+    case COL_RATIO:
+        snprintf(out, n, "%.2fx", c->d);
+        break;
     }
 }
 
@@ -293,28 +343,11 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
 
 static void json_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\u%04x", *p);
-        else if (*p < 0x80)
-            fputc(*p, out);
-        else {
-            /* Pass valid UTF-8 through; replace stray bytes so the JSON stays valid. */
-            int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
-            int ok = len > 0;
-            for (int k = 1; ok && k < len; k++) ok = (p[k] & 0xc0) == 0x80;
-            if (ok) {
-                fwrite(p, 1, (size_t)len, out);
-                p += len - 1;
-            } else {
-                fputs("\\ufffd", out);
-            }
-        }
-    }
-    fputc('"', out);
+    size_t len;
+    char *q = json_quote(s ? s : "", s ? strlen(s) : 0, &len);
+    if (!q) cli_fail("out of memory");
+    fwrite(q, 1, len, out);
+    free(q);
 }
 
 static void json_cell(FILE *out, const struct col *col, const struct cell *c)
@@ -326,14 +359,22 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     switch (col->type) {
     case COL_TEXT:
     case COL_NAME:
-    case COL_KERNEL: json_string(out, c->s); break;
-    case COL_JSON: fputs(c->s, out); break;
+    case COL_KERNEL:
+        json_string(out, c->s);
+        break;
+    case COL_JSON:
+        fputs(c->s, out);
+        break;
     case COL_INT:
     case COL_NS:
-    case COL_BYTES: fprintf(out, "%lld", (long long)c->i); break;
+    case COL_BYTES:
+        fprintf(out, "%lld", (long long)c->i);
+        break;
     case COL_PCT:
     case COL_RATE:
-    case COL_RATIO: fprintf(out, "%.6g", c->d); break;
+    case COL_RATIO:
+        fprintf(out, "%.6g", c->d);
+        break;
     }
 }
 

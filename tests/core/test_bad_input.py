@@ -40,6 +40,21 @@ class BadSettings(Case):
         self.assertIn("INFPROF_OUTPUT", ours[0])
 
 
+class HostileStrings(Case):
+    def test_program_strings_never_reach_the_terminal_raw(self):
+        text = b"iteration \xc2\x9b31m red \x1b[0m \xc0 caf\xc3\xa9"
+        r = self.run_prog([prog("nvtx_ranges"), "2", text], INFPROF_OUTPUT="h.db")
+        self.assertEqual(r.rc, 0)
+        for fmt in ("text", "md", "csv"):
+            out = self.cli("report", "--format", fmt, "h.db").out
+            self.assertNotIn(b"\x1b", out, fmt)
+            self.assertNotIn(b"\xc2\x9b", out, fmt)
+            self.assertIn(b"\\u009b31m red \\x1b[0m \\xc0 caf\xc3\xa9", out, fmt)
+        report = self.report_json("h.db")  # strict JSON, valid UTF-8
+        names = [n["range"] for n in report["nvtx"]]
+        self.assertIn("iteration \x9b31m red \x1b[0m \ufffd caf\xe9", names)
+
+
 class BadDatabases(Case):
     def real_db(self):
         r = self.run_prog([prog("nvtx_ranges"), "2"], INFPROF_OUTPUT="real.db")
