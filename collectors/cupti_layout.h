@@ -29,18 +29,25 @@ static inline size_t ip_cupti_record_size(CUpti_ActivityKind kind)
         n = sizeof(CUpti_ActivityExternalCorrelation);
         break;
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: n = sizeof(CUpti_ActivityGraphTrace2); break;
+    case CUPTI_ACTIVITY_KIND_DEVICE: n = sizeof(CUpti_ActivityDevice5); break;
     default: n = sizeof(CUpti_Activity); break;
     }
     return (n + 7) & ~(size_t)7;
 }
 
-/* cuptiActivityGetNextRecord over that layout. */
+/* cuptiActivityGetNextRecord over that layout, with CUPTI's results: MAX_LIMIT_REACHED at the
+ * end, INVALID_KIND for a record of kind INVALID (what CUPTI says of an incomplete record) or one
+ * cut by the end of the valid bytes. */
 static inline CUptiResult ip_cupti_layout_next(uint8_t *buffer, size_t valid,
                                                CUpti_Activity **record)
 {
+    if (!buffer || !record) return CUPTI_ERROR_INVALID_PARAMETER;
     uint8_t *p = *record ? (uint8_t *)*record + ip_cupti_record_size((*record)->kind) : buffer;
     if (p + sizeof(CUpti_Activity) > buffer + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-    *record = (CUpti_Activity *)p;
+    CUpti_Activity *r = (CUpti_Activity *)p;
+    if (r->kind == CUPTI_ACTIVITY_KIND_INVALID || p + ip_cupti_record_size(r->kind) > buffer + valid)
+        return CUPTI_ERROR_INVALID_KIND;
+    *record = r;
     return CUPTI_SUCCESS;
 }
 

@@ -13,8 +13,8 @@ static void report_usage(FILE *out)
 {
     fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide] FILE\n\n"
                  "  --format F  text (default), json, csv or md\n"
-                 "  --top N     kernels listed (default 20 in text and md, all in json and csv;"
-                 " 0: all)\n"
+                 "  --top N     kernels and API calls listed (default 20 in text and md, all in"
+                 " json and csv; 0: all)\n"
                  "  --wide      do not shorten long names\n");
 }
 
@@ -62,11 +62,16 @@ int cmd_report(int argc, char **argv)
     struct sqlite3 *db = db_open(path);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[8];
+    struct table *t[16];
     int n = 0;
     t[n++] = section_run(db);
     t[n++] = section_phases(db, &phases);
     t[n++] = section_kernels(db, &o);
+    t[n++] = section_memops_time(db);
+    t[n++] = section_memops_size(db);
+    t[n++] = section_segments(db);
+    t[n++] = section_api(db, &o);
+    t[n++] = section_cuda_activity(db);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);
     db_close(db);
