@@ -227,11 +227,11 @@ static int cupti_resolve(void *h)
     RESOLVE(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
     RESOLVE(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
 #undef RESOLVE
-    return ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
-                   ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord &&
-                   ip_cupti.EnableCallback
-               ? 0
-               : -1;
+    if (ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
+        ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord && ip_cupti.EnableCallback)
+        return 0;
+    memset(&ip_cupti, 0, sizeof ip_cupti); /* nothing of a wrong library is ever called */
+    return -1;
 }
 
 static uint64_t CUPTIAPI cupti_timestamp(void)

@@ -95,6 +95,22 @@ class Stub(Case):
         self.assertEqual(log[-1], "flush_all 1")
         self.assertNotIn("unsubscribe", log)
 
+    def test_without_api_records_attribution_and_latency_remain(self):
+        # INFPROF_CUDA_API=0: no RUNTIME/DRIVER activity; the issue callback alone ties work to
+        # its thread and gives the call's start.
+        self.app(INFPROF_CUDA_API=0)
+        enables = [int(l.split()[1]) for l in self.stub_log() if l.startswith("enable ")]
+        self.assertNotIn(4, enables)
+        self.assertNotIn(5, enables)
+        self.assertEqual(self.count("cuda_api"), 0)
+        self.assertEqual(self.count("kernels"), LAUNCHES)
+        self.assertEqual(self.meta(self.db, "cupti_unattributed_records"), 0)
+        api = {a["name"]: a for a in self.report_json(self.db)["cuda_api"]}
+        a = api["cudaLaunchKernel"]
+        self.assertEqual((a["calls"], a["total_ns"], a["launches"]), (0, None, LAUNCHES))
+        self.assertGreaterEqual(a["latency_min_ns"], 2000)
+        self.assertEqual(api["cudaMemcpyAsync"]["launches"], COPIES)
+
     # ---- someone else holds CUPTI, or chose passive ------------------------------------------
 
     def test_another_subscriber_makes_us_passive(self):
