@@ -120,8 +120,10 @@ static double run_child(const char *self, const char *lib, const char *const *en
         sqlite3_close(d);
         unlink(db);
         if (*kernels != expect || *dropped != 0) {
-            fprintf(stderr, "infprof-launch-bench: traced run recorded %ld of %ld kernels,"
-                            " %ld dropped: figure void\n", *kernels, expect, *dropped);
+            fprintf(stderr,
+                    "infprof-launch-bench: traced run recorded %ld of %ld kernels,"
+                    " %ld dropped: figure void\n",
+                    *kernels, expect, *dropped);
             return -1;
         }
     }
@@ -136,11 +138,16 @@ int main(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     self[len > 0 ? len : 0] = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--lib") && i + 1 < argc) snprintf(lib, sizeof lib, "%s", argv[++i]);
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--launches") && i + 1 < argc) launches = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--no-api")) no_api = 1;
+        if (!strcmp(argv[i], "--lib") && i + 1 < argc)
+            snprintf(lib, sizeof lib, "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+            batches = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--launches") && i + 1 < argc)
+            launches = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-api"))
+            no_api = 1;
         else {
             fprintf(stderr, "usage: infprof-launch-bench [--lib PATH] [--runs R] [--batches B]"
                             " [--launches L] [--no-api]\n");
@@ -169,11 +176,13 @@ int main(int argc, char **argv)
     /* Interleaved, so drift (clocks, other load) hits every variant alike. */
     for (int r = 0; r < runs; r++) {
         for (int k = 0; k < variants; k++) {
-            v[k][r] = run_child(self, k ? lib : NULL, k == 2 ? no_api_env : NULL, batches,
-                                launches, db, &kernels, &dropped);
+            v[k][r] = run_child(self, k ? lib : NULL, k == 2 ? no_api_env : NULL, batches, launches,
+                                db, &kernels, &dropped);
             if (v[k][r] < 0) {
                 fprintf(stderr, "infprof-launch-bench: run %d (%s) failed\n", r,
-                        k == 0 ? "plain" : k == 1 ? "infprof" : "infprof, no API records");
+                        k == 0   ? "plain"
+                        : k == 1 ? "infprof"
+                                 : "infprof, no API records");
                 return 1;
             }
         }

@@ -55,8 +55,7 @@ int ip_cupti_active(void)
 static const char *cupti_result_text(CUptiResult r)
 {
     const char *s = NULL;
-    if (ip_cupti.GetResultString && ip_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s)
-        return s;
+    if (ip_cupti.GetResultString && ip_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
     return "unknown CUPTI error";
 }
 
@@ -67,8 +66,8 @@ static CUptiResult cupti_check(CUptiResult r, const char *call, int line)
     return r;
 }
 
-#define CUPTI_CALL(fn, ...)                                                                      \
-    (ip_cupti.fn ? cupti_check(ip_cupti.fn(__VA_ARGS__), "cupti" #fn, __LINE__)                 \
+#define CUPTI_CALL(fn, ...)                                                                        \
+    (ip_cupti.fn ? cupti_check(ip_cupti.fn(__VA_ARGS__), "cupti" #fn, __LINE__)                    \
                  : CUPTI_ERROR_NOT_INITIALIZED)
 
 /* ---- issue callbacks ---------------------------------------------------------------------- */
@@ -84,6 +83,7 @@ static const struct {
     uint8_t domain, launch;
     const char *prefix;
 } cupti_issue_calls[] = {
+    /* clang-format off */
     {1, 1, "cudaLaunch"},          {1, 1, "cudaGraphLaunch"},     {1, 0, "cudaMemcpy"},
     {1, 0, "cudaMemset"},          {1, 0, "cudaMalloc"},          {1, 0, "cudaFree"},
     {1, 0, "cudaHostAlloc"},       {1, 0, "cudaMemPrefetch"},     {1, 0, "cudaMemPool"},
@@ -95,6 +95,7 @@ static const struct {
     {2, 0, "cuMemMap"},            {2, 0, "cuMemUnmap"},          {2, 0, "cuMemPool"},
     {2, 0, "cuMemPrefetch"},       {2, 0, "cuCtxSynchronize"},    {2, 0, "cuStreamSynchronize"},
     {2, 0, "cuEventSynchronize"},  {2, 0, "cuStreamWaitEvent"},
+    /* clang-format on */
 };
 
 #define CUPTI_CBID_MAX 1024
@@ -112,8 +113,7 @@ void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t 
     struct ip_ring *r;
     struct ip_ev_launch *e = ip_ring_begin(sizeof *e, &r);
     if (e) {
-        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e,
-                              corr};
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e, corr};
         uint32_t depth = ip_self.nvtx_depth;
         e->nvtx = depth && depth <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[depth - 1] : 0;
         e->ts = ts;
@@ -180,8 +180,8 @@ static void *cupti_open_library(char *where, size_t n)
     const char *configured = ip_cfg_str(IP_CFG_CUPTI_PATH);
     const char *cuda_home = getenv("CUDA_HOME");
     char home_path[PATH_MAX] = "";
-    if (cuda_home) snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13",
-                            cuda_home);
+    if (cuda_home)
+        snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13", cuda_home);
     const char *candidates[] = {
         configured && *configured ? configured : NULL,
         "libcupti.so.13",
@@ -265,8 +265,9 @@ static int cupti_subscribe(void)
     if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         holder[sizeof holder - 1] = 0;
-        const char *who = holder[0] ? holder : "another tool (Nsight Systems, Nsight Compute,"
-                                               " torch.profiler?)";
+        const char *who = holder[0] ? holder
+                                    : "another tool (Nsight Systems, Nsight Compute,"
+                                      " torch.profiler?)";
         ip_warn("CUPTI is already in use by %s: CUDA activity is not recorded (passive mode);"
                 " phases, memory, cuDNN and NVTX still are",
                 who);
@@ -304,9 +305,8 @@ static int cupti_enable(char *missing, size_t n)
      * never KIND_KERNEL, which serialises kernels. */
     CUptiResult r = CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
-                            "enabling CONCURRENT_KERNEL failed: %s (%d)", cupti_result_text(r),
-                            (int)r);
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "enabling CONCURRENT_KERNEL failed: %s (%d)",
+                            cupti_result_text(r), (int)r);
         return -1;
     }
     size_t o = 0;
@@ -498,11 +498,13 @@ static void cupti_note_no_driver(void)
     void *runtime = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!runtime) runtime = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
     if (driver)
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "the CUDA driver is loaded but never"
-                                                       " called InitializeInjection");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "the CUDA driver is loaded but never"
+                            " called InitializeInjection");
     else if (runtime)
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "no CUDA driver (libcuda.so.1 not"
-                                                       " found): CUDA calls fail");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "no CUDA driver (libcuda.so.1 not"
+                            " found): CUDA calls fail");
 }
 
 static void cupti_collector_stop(void)
@@ -519,8 +521,9 @@ static void cupti_snapshot(void)
 static void cupti_atfork_child(void)
 {
     if (atomic_load(&cupti_active))
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "forked child (CUDA does not survive"
-                                                       " fork)");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "forked child (CUDA does not survive"
+                            " fork)");
     atomic_store(&cupti_active, 0);
     atomic_store(&cupti_stopped, 1);
     ip_cupti_pool_atfork_child();

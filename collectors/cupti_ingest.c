@@ -104,8 +104,8 @@ static void note_latency(struct attr *a, uint64_t start)
     ip_cupti_sum_latency(a->api_name, (int64_t)(start - a->issue_ts));
 }
 
-static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_t graph_id, uint32_t device,
-                      uint32_t stream, uint64_t start, uint64_t end)
+static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_t graph_id,
+                      uint32_t device, uint32_t stream, uint64_t start, uint64_t end)
 {
     if (graph_id)
         ip_cupti_sum_graph_work(s, corr, graph_id, device, stream, a ? a->phase : 0, ours(start),
@@ -387,9 +387,12 @@ static int pass_of(CUpti_ActivityKind k)
     switch (k) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-    case CUPTI_ACTIVITY_KIND_DEVICE: return 0;
-    case CUPTI_ACTIVITY_KIND_DRIVER: return 1;
-    default: return 2;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        return 0;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return 1;
+    default:
+        return 2;
     }
 }
 
@@ -398,20 +401,30 @@ static void on_record(struct ip_store *s, const CUpti_Activity *r)
     ci.records++;
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: on_api(s, (const CUpti_ActivityAPI *)r); break;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        on_api(s, (const CUpti_ActivityAPI *)r);
+        break;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
         on_external((const CUpti_ActivityExternalCorrelation *)r);
         break;
-    case CUPTI_ACTIVITY_KIND_DEVICE: on_device(s, (const CUpti_ActivityDevice5 *)r); break;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        on_device(s, (const CUpti_ActivityDevice5 *)r);
+        break;
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         on_kernel(s, (const CUpti_ActivityKernel10 *)r);
         break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY: on_memcpy(s, (const CUpti_ActivityMemcpy6 *)r); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        on_memcpy(s, (const CUpti_ActivityMemcpy6 *)r);
+        break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
         on_memcpy_p2p(s, (const CUpti_ActivityMemcpyPtoP4 *)r);
         break;
-    case CUPTI_ACTIVITY_KIND_MEMSET: on_memset(s, (const CUpti_ActivityMemset4 *)r); break;
-    case CUPTI_ACTIVITY_KIND_MEMORY2: on_memory(s, (const CUpti_ActivityMemory4 *)r); break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        on_memset(s, (const CUpti_ActivityMemset4 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        on_memory(s, (const CUpti_ActivityMemory4 *)r);
+        break;
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
         on_pool(s, (const CUpti_ActivityMemoryPool3 *)r);
         break;
@@ -421,7 +434,9 @@ static void on_record(struct ip_store *s, const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
         on_graph(s, (const CUpti_ActivityGraphTrace2 *)r);
         break;
-    default: ci.unknown_kinds++; break;
+    default:
+        ci.unknown_kinds++;
+        break;
     }
 }
 
@@ -454,8 +469,8 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
     ci.graphs = ip_batch_open(s, "graph_launches", 7);
     /* Without a table to write to, buffers are still read and given back (so CUPTI keeps
      * getting buffers), and their records are counted as not stored. */
-    ci.ok = ci.attr && ci.kernels && ci.memcpy && ci.memset && ci.segments && ci.pools &&
-            ci.sync && ci.api && ci.ext && ci.graphs;
+    ci.ok = ci.attr && ci.kernels && ci.memcpy && ci.memset && ci.segments && ci.pools && ci.sync &&
+            ci.api && ci.ext && ci.graphs;
 }
 
 void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)

@@ -118,9 +118,9 @@ void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error);
 void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency);
 /* Work of a graph launch (graph_id != 0): its span becomes one graph_launches row at finish;
  * issue_ts/api_name_id (0: unknown) give the launch latency of the graph launch. */
-void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id,
-                             uint32_t device, uint32_t stream, int phase, uint64_t start,
-                             uint64_t end, uint64_t issue_ts, int64_t api_name_id);
+void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id, uint32_t device,
+                             uint32_t stream, int phase, uint64_t start, uint64_t end,
+                             uint64_t issue_ts, int64_t api_name_id);
 /* A GRAPH_TRACE record was stored for this launch: do not derive another row for it. */
 void ip_cupti_sum_graph_traced(uint32_t corr);
 void ip_cupti_sum_write(struct ip_store *s);

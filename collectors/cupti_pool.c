@@ -30,7 +30,7 @@ static struct {
     struct {
         uint32_t index;
         size_t valid;
-    } *done; /* FIFO of completed buffers, at most count */
+    } * done; /* FIFO of completed buffers, at most count */
     uint32_t done_head, done_len, snapshot;
     _Atomic uint32_t released; /* bumped (and futex-woken) whenever a buffer comes back */
     _Atomic uint64_t dropped_records, refused, completed;

@@ -186,16 +186,16 @@ static void graph_write(struct ip_store *s, size_t n)
     }
 }
 
-void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id,
-                             uint32_t device, uint32_t stream, int phase, uint64_t start,
-                             uint64_t end, uint64_t issue_ts, int64_t api_name_id)
+void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id, uint32_t device,
+                             uint32_t stream, int phase, uint64_t start, uint64_t end,
+                             uint64_t issue_ts, int64_t api_name_id)
 {
     if (sum.ngaggs >= GRAPH_OPEN_MAX) graph_write(s, sum.ngaggs / 2);
     struct gagg *g = gagg(corr, 1);
     if (!g || g->traced) return;
     if (!g->graph_id) {
-        *g = (struct gagg){corr, graph_id, device, stream, phase, 0, start, end, issue_ts,
-                           api_name_id};
+        *g = (struct gagg){corr, graph_id, device, stream,   phase,
+                           0,    start,    end,    issue_ts, api_name_id};
         return;
     }
     if (start < g->start) g->start = start, g->device = device, g->stream = stream;
@@ -214,8 +214,8 @@ void ip_cupti_uuid_text(const CUuuid *u, char *out, size_t n)
 {
     const unsigned char *b = (const unsigned char *)u->bytes;
     snprintf(out, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-             b[13], b[14], b[15]);
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
 }
 
 void ip_cupti_write_device(struct ip_store *s, const struct ip_cupti_device *v)

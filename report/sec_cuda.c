@@ -20,12 +20,19 @@
 static const struct {
     const char *nsys, *text;
 } copy_names[] = {
-    {"[CUDA memcpy Unknown]", "memcpy ?"},           {"[CUDA memcpy Host-to-Device]", "memcpy HtoD"},
-    {"[CUDA memcpy Device-to-Host]", "memcpy DtoH"}, {"[CUDA memcpy Host-to-Array]", "memcpy HtoA"},
-    {"[CUDA memcpy Array-to-Host]", "memcpy AtoH"},  {"[CUDA memcpy Array-to-Array]", "memcpy AtoA"},
-    {"[CUDA memcpy Array-to-Device]", "memcpy AtoD"}, {"[CUDA memcpy Device-to-Array]", "memcpy DtoA"},
-    {"[CUDA memcpy Device-to-Device]", "memcpy DtoD"}, {"[CUDA memcpy Host-to-Host]", "memcpy HtoH"},
+    /* clang-format off */
+    {"[CUDA memcpy Unknown]", "memcpy ?"},
+    {"[CUDA memcpy Host-to-Device]", "memcpy HtoD"},
+    {"[CUDA memcpy Device-to-Host]", "memcpy DtoH"},
+    {"[CUDA memcpy Host-to-Array]", "memcpy HtoA"},
+    {"[CUDA memcpy Array-to-Host]", "memcpy AtoH"},
+    {"[CUDA memcpy Array-to-Array]", "memcpy AtoA"},
+    {"[CUDA memcpy Array-to-Device]", "memcpy AtoD"},
+    {"[CUDA memcpy Device-to-Array]", "memcpy DtoA"},
+    {"[CUDA memcpy Device-to-Device]", "memcpy DtoD"},
+    {"[CUDA memcpy Host-to-Host]", "memcpy HtoH"},
     {"[CUDA memcpy Peer-to-Peer]", "memcpy PtoP"},
+    /* clang-format on */
 };
 #define MEMSET_OP 100
 
@@ -45,7 +52,8 @@ struct memop {
 static int cmp_memop(const void *a, const void *b)
 {
     const struct memop *x = a, *y = b;
-    if (x->dur.total != y->dur.total) return (x->dur.total < y->dur.total) - (x->dur.total > y->dur.total);
+    if (x->dur.total != y->dur.total)
+        return (x->dur.total < y->dur.total) - (x->dur.total > y->dur.total);
     return x->op != y->op ? x->op - y->op : x->host_kind - y->host_kind;
 }
 
@@ -68,9 +76,15 @@ static struct memop *memop_get(struct memop **v, int *n, int op, int host_kind)
 static int host_side(int copy_kind, int src_kind, int dst_kind)
 {
     switch (copy_kind) {
-    case 1: case 3: case 9: return src_kind; /* HtoD, HtoA, HtoH */
-    case 2: case 4: return dst_kind;         /* DtoH, AtoH */
-    default: return -1;
+    case 1:
+    case 3:
+    case 9:
+        return src_kind; /* HtoD, HtoA, HtoH */
+    case 2:
+    case 4:
+        return dst_kind; /* DtoH, AtoH */
+    default:
+        return -1;
     }
 }
 
@@ -78,13 +92,13 @@ static int memops_load(struct sqlite3 *db, struct memop **out)
 {
     struct memop *v = NULL;
     int n = 0;
-    sqlite3_stmt *st = db_prepare(db, "SELECT copy_kind, src_kind, dst_kind, dur, bytes FROM memcpy");
+    sqlite3_stmt *st =
+        db_prepare(db, "SELECT copy_kind, src_kind, dst_kind, dur, bytes FROM memcpy");
     while (db_step(st)) {
         int kind = sqlite3_column_int(st, 0);
         if (kind < 0 || kind >= (int)(sizeof copy_names / sizeof *copy_names)) kind = 0;
-        struct memop *m = memop_get(&v, &n, kind,
-                                    host_side(kind, sqlite3_column_int(st, 1),
-                                              sqlite3_column_int(st, 2)));
+        struct memop *m = memop_get(
+            &v, &n, kind, host_side(kind, sqlite3_column_int(st, 1), sqlite3_column_int(st, 2)));
         ip_stats_add(&m->dur, sqlite3_column_int64(st, 3));
         ip_stats_add(&m->bytes, sqlite3_column_int64(st, 4));
     }
@@ -136,8 +150,7 @@ static struct table *memops_table(struct sqlite3 *db, int by_size)
         struct ip_stats *st = by_size ? &v[i].bytes : &v[i].dur;
         int exact, c = 0;
         table_row(t);
-        if (!by_size)
-            table_set_num(t, c++, all > 0 ? 100.0 * (double)v[i].dur.total / all : 0);
+        if (!by_size) table_set_num(t, c++, all > 0 ? 100.0 * (double)v[i].dur.total / all : 0);
         table_set_int(t, c++, st->total);
         table_set_int(t, c++, (int64_t)st->count);
         table_set_num(t, c++, (double)st->total / (double)st->count);
@@ -241,7 +254,8 @@ static int cmp_api(const void *a, const void *b)
 {
     const struct api_row *x = a, *y = b;
     if (x->total != y->total) return (x->total < y->total) - (x->total > y->total);
-    if (x->launches != y->launches) return (x->launches < y->launches) - (x->launches > y->launches);
+    if (x->launches != y->launches)
+        return (x->launches < y->launches) - (x->launches > y->launches);
     return strcmp(x->name, y->name);
 }
 
@@ -362,10 +376,12 @@ struct table *section_api(struct sqlite3 *db, const struct report_opts *o)
         table_set_text(t, 14, r->name);
     }
     static char note[160];
-    int o_ = snprintf(note, sizeof note, "Lat: from the call's start to the start of the GPU work"
-                                         " it issued");
-    if (errors) snprintf(note + o_, sizeof note - (size_t)o_, "; %lld calls returned an error",
-                         (long long)errors);
+    int o_ = snprintf(note, sizeof note,
+                      "Lat: from the call's start to the start of the GPU work"
+                      " it issued");
+    if (errors)
+        snprintf(note + o_, sizeof note - (size_t)o_, "; %lld calls returned an error",
+                 (long long)errors);
     else if (shown < n)
         snprintf(note + o_, sizeof note - (size_t)o_, "; %d more not shown (--top 0)", n - shown);
     t->note = n ? note : NULL;

@@ -16,23 +16,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "cuda_sample: %s failed: %s (line %d)\n", #call,                   \
-                    cudaGetErrorString(e_), __LINE__);                                         \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "cuda_sample: %s failed: %s (line %d)\n", #call,                       \
+                    cudaGetErrorString(e_), __LINE__);                                             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 enum {
-    N = 1 << 20,           /* floats per array: 4 MiB */
-    ADD_LAUNCHES = 100,    /* plain launches of k_add */
-    SCALE_LAUNCHES = 50,   /* plain launches of k_scale */
-    SPIN_LAUNCHES = 20,    /* k_spin, each timed with events */
-    GRAPH_LAUNCHES = 10,   /* launches of the graph k_add -> k_scale -> k_add */
-    SPIN_NS = 200000,      /* how long k_spin runs */
+    N = 1 << 20,         /* floats per array: 4 MiB */
+    ADD_LAUNCHES = 100,  /* plain launches of k_add */
+    SCALE_LAUNCHES = 50, /* plain launches of k_scale */
+    SPIN_LAUNCHES = 20,  /* k_spin, each timed with events */
+    GRAPH_LAUNCHES = 10, /* launches of the graph k_add -> k_scale -> k_add */
+    SPIN_NS = 200000,    /* how long k_spin runs */
 };
 
 extern "C" __global__ void k_add(float *x, float v, int n)
@@ -151,8 +151,7 @@ int main(void)
            "    {\"kind\": 2, \"host\": 1, \"bytes\": %zu, \"count\": 1}\n  ],\n",
            bytes, bytes, bytes, bytes, bytes / 4);
     printf("  \"memsets\": [{\"bytes\": %zu, \"count\": 1}],\n", bytes / 4);
-    printf("  \"device_allocations\": {\"count\": 3, \"bytes\": %zu},\n",
-           2 * bytes + sizeof(int));
+    printf("  \"device_allocations\": {\"count\": 3, \"bytes\": %zu},\n", 2 * bytes + sizeof(int));
     printf("  \"spin_ns\": %d,\n  \"spin_event_us\": [", SPIN_NS);
     for (int i = 0; i < SPIN_LAUNCHES; i++) printf("%s%.3f", i ? ", " : "", spin_us[i]);
     printf("]\n}\n");

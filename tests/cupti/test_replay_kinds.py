@@ -82,7 +82,8 @@ class Kinds(Case):
     def test_sync_external_graphs_devices(self):
         self.assertEqual(self.q("SELECT start, dur, type, context, stream, corr, phase FROM sync"
                                 " ORDER BY start"),
-                         [(300500, 49000, 3, 1, 7, 112, GRAD), (355500, 4000, 4, 1, None, 113, GRAD)])
+                         [(300500, 49000, 3, 1, 7, 112, GRAD),
+                          (355500, 4000, 4, 1, None, 113, GRAD)])
         self.assertEqual(self.q("SELECT corr, kind, ext_id FROM external_corr"), [(110, 4, 42)])
         # Graph launches span their nodes: first start to last end.
         self.assertEqual(self.q("SELECT start, dur, device, stream, graph_id, corr, phase"
@@ -186,7 +187,8 @@ class Late(Case):
         self.assertEqual(r.rc, 0, r.err)
         db = r.db("late.db")
         self.assertEqual(self.meta(db, "cupti_buffers_completed"), 2)
-        self.assertEqual(self.query(db, "SELECT corr, phase, start, dur FROM kernels ORDER BY corr"),
+        self.assertEqual(self.query(db, "SELECT corr, phase, start, dur FROM kernels"
+                                        " ORDER BY corr"),
                          [(301, NO_GRAD, 6000, 1000), (303, 0, 12000, 1000)])
         self.assertEqual(self.query(db, "SELECT corr, phase FROM memcpy"), [(302, NO_GRAD)])
         # The orphan kernel's call was never seen issuing: counted.
@@ -208,14 +210,15 @@ class Errors(Case):
                                " JOIN strings s ON s.id = g.name_id ORDER BY k.start")
         # e3 came after the record CUPTI could not read: lost with the rest of that buffer.
         self.assertEqual(names, [("e1",), ("e2",), ("e4",)])
-        self.assertEqual((self.meta(db, "cupti_buffer_errors"), self.meta(db, "cupti_buffers_refused"),
-                          self.meta(db, "cupti_dropped_records"), self.meta(db, "cupti_records")),
-                         (1, 1, 5, 3))
+        keys = ("cupti_buffer_errors", "cupti_buffers_refused", "cupti_dropped_records",
+                "cupti_records")
+        self.assertEqual(tuple(self.meta(db, k) for k in keys), (1, 1, 5, 3))
         rep = self.report_json(db)
         warnings = rep["run"]["warnings"]
         self.assertIn("5 CUPTI records dropped", warnings)
         self.assertIn("1 CUPTI buffer requests refused", warnings)
-        self.assertIn("1 CUPTI buffers could not be read to the end", rep["cuda_activity"]["warnings"])
+        self.assertIn("1 CUPTI buffers could not be read to the end",
+                      rep["cuda_activity"]["warnings"])
         text = self.cli("report", db).out.decode()
         self.assertIn("5 CUPTI records dropped", text)
         self.assertIn("1 CUPTI buffers could not be read to the end", text)

@@ -39,12 +39,12 @@ static void *add(CUpti_ActivityKind kind)
 }
 
 /* An API call: its issue event (when `issued`) and its API record. */
-static void call(int domain, uint32_t cbid, uint32_t corr, uint64_t start, uint64_t end,
-                 int issued, int launch)
+static void call(int domain, uint32_t cbid, uint32_t corr, uint64_t start, uint64_t end, int issued,
+                 int launch)
 {
     if (issued) ip_replay_issue(corr, domain, cbid, base + start, launch);
-    CUpti_ActivityAPI *a = add(domain == RT ? CUPTI_ACTIVITY_KIND_RUNTIME
-                                            : CUPTI_ACTIVITY_KIND_DRIVER);
+    CUpti_ActivityAPI *a =
+        add(domain == RT ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER);
     a->cbid = cbid;
     a->start = base + start;
     a->end = base + end;
@@ -53,8 +53,7 @@ static void call(int domain, uint32_t cbid, uint32_t corr, uint64_t start, uint6
     a->correlationId = corr;
 }
 
-static CUpti_ActivityKernel10 *kernel(const char *name, uint32_t corr, uint64_t start,
-                                      uint64_t dur)
+static CUpti_ActivityKernel10 *kernel(const char *name, uint32_t corr, uint64_t start, uint64_t dur)
 {
     CUpti_ActivityKernel10 *k = add(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     k->name = name;

@@ -34,8 +34,7 @@ int main(void)
     unsubscribe_fn unsubscribe = (unsubscribe_fn)dlsym(h, "cuptiUnsubscribe");
     if (!subscribe || !unsubscribe) return 2;
     char old[128] = "";
-    CUpti_SubscriberParams p = {CUpti_SubscriberParams_STRUCT_SIZE, "holder-test", old,
-                                sizeof old};
+    CUpti_SubscriberParams p = {CUpti_SubscriberParams_STRUCT_SIZE, "holder-test", old, sizeof old};
     CUpti_SubscriberHandle sub;
     CUptiResult r = subscribe(&sub, on_callback, NULL, &p);
     printf("holder: subscribe %d%s%s\n", (int)r, old[0] ? " held by " : "", old);

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT   __attribute__((visibility("default")))
 #define HELD_MAX 256
 
 static struct {
