@@ -4,11 +4,13 @@
  * The constructor points CUDA_INJECTION64_PATH at this library; the driver calls our
  * InitializeInjection during cuInit, before any context exists. There we dlopen libcupti,
  * subscribe (or go passive when another tool holds CUPTI), register our clock and the buffer
- * callbacks, enable the activity kinds and the launch callbacks, and register an atexit handler
+ * callbacks, enable the activity kinds and the issue callbacks, and register an atexit handler
  * that runs before CUDA's own teardown and flushes CUPTI.
  *
- * Buffers come from a pool allocated once; CUPTI's completion callback only queues a buffer for
- * the writer (cupti_ingest.c). No lock of ours is ever held across a CUPTI call.
+ * Every API call that issues GPU work gets a callback on the issuing thread (the thread's phase
+ * and NVTX range, keyed by correlation id). Buffers come from a pool allocated once
+ * (cupti_pool.c); the writer turns them into rows (cupti_ingest.c). No lock of ours is ever held
+ * across a CUPTI call.
  */
 #include "collector.h"
 #include "cupti_internal.h"
@@ -24,12 +26,10 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define IP_EXPORT __attribute__((visibility("default")))
 
@@ -41,6 +41,7 @@ static CUpti_SubscriberHandle cupti_subscriber;
 static _Atomic int cupti_active;  /* subscribed and enabled */
 static _Atomic int cupti_stopped; /* flushed at exit */
 static _Atomic int cupti_injected;
+static int cupti_chosen; /* the constructor made us CUDA's injection library */
 static char cupti_self_path[PATH_MAX];
 
 int ip_cupti_active(void)
@@ -54,8 +55,7 @@ int ip_cupti_active(void)
 static const char *cupti_result_text(CUptiResult r)
 {
     const char *s = NULL;
-    if (ip_cupti.GetResultString && ip_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s)
-        return s;
+    if (ip_cupti.GetResultString && ip_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
     return "unknown CUPTI error";
 }
 
@@ -66,177 +66,112 @@ static CUptiResult cupti_check(CUptiResult r, const char *call, int line)
     return r;
 }
 
-#define CUPTI_CALL(fn, ...)                                                                      \
-    (ip_cupti.fn ? cupti_check(ip_cupti.fn(__VA_ARGS__), "cupti" #fn, __LINE__)                 \
+#define CUPTI_CALL(fn, ...)                                                                        \
+    (ip_cupti.fn ? cupti_check(ip_cupti.fn(__VA_ARGS__), "cupti" #fn, __LINE__)                    \
                  : CUPTI_ERROR_NOT_INITIALIZED)
 
-/* ---- buffer pool -------------------------------------------------------------------------- */
+/* ---- issue callbacks ---------------------------------------------------------------------- */
 
-static struct {
-    pthread_mutex_t lock;
-    unsigned char *base;
-    size_t size;
-    uint32_t count, nfree;
-    uint32_t *free_stack;
-    struct {
-        uint32_t index;
-        size_t valid;
-    } *done; /* FIFO of completed buffers, at most count */
-    uint32_t done_head, done_len, snapshot;
-    _Atomic uint64_t dropped_records, refused, completed;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* Runtime API nesting depth of this thread: a driver call made inside a runtime call we already
+ * saw is the same work, not a second issue. */
+static __thread uint32_t cupti_rt_depth __attribute__((tls_model("initial-exec")));
 
-int ip_cupti_pool_init(size_t size, uint32_t count)
+/* Which API calls get the callback, by name prefix over CUPTI's callback ids: every call that
+ * issues GPU work or memory, so that every record's correlation id finds the issuing thread's
+ * phase without waiting for (or needing) the API record. launch: kernel and graph launches. */
+static const struct {
+    uint8_t domain, launch;
+    const char *prefix;
+} cupti_issue_calls[] = {
+    /* clang-format off */
+    {1, 1, "cudaLaunch"},          {1, 1, "cudaGraphLaunch"},     {1, 0, "cudaMemcpy"},
+    {1, 0, "cudaMemset"},          {1, 0, "cudaMalloc"},          {1, 0, "cudaFree"},
+    {1, 0, "cudaHostAlloc"},       {1, 0, "cudaMemPrefetch"},     {1, 0, "cudaMemPool"},
+    {1, 0, "cudaDeviceSynchronize"}, {1, 0, "cudaStreamSynchronize"},
+    {1, 0, "cudaEventSynchronize"},  {1, 0, "cudaStreamWaitEvent"},
+    {2, 1, "cuLaunch"},            {2, 1, "cuGraphLaunch"},       {2, 0, "cuMemcpy"},
+    {2, 0, "cuMemset"},            {2, 0, "cuMemAlloc"},          {2, 0, "cuMemFree"},
+    {2, 0, "cuMemHostAlloc"},      {2, 0, "cuMemCreate"},         {2, 0, "cuMemRelease"},
+    {2, 0, "cuMemMap"},            {2, 0, "cuMemUnmap"},          {2, 0, "cuMemPool"},
+    {2, 0, "cuMemPrefetch"},       {2, 0, "cuCtxSynchronize"},    {2, 0, "cuStreamSynchronize"},
+    {2, 0, "cuEventSynchronize"},  {2, 0, "cuStreamWaitEvent"},
+    /* clang-format on */
+};
+
+#define CUPTI_CBID_MAX 1024
+static uint8_t cupti_launch_bits[2][CUPTI_CBID_MAX / 8];
+
+static int cupti_is_launch(int domain, uint32_t cbid)
 {
-    if (pool.base) return 0;
-    /* Populated at start: CUPTI writes API records on the application's threads, which must not
-     * take page faults for our buffers. */
-    void *mem = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    pool.free_stack = calloc(count, sizeof *pool.free_stack);
-    pool.done = calloc(count, sizeof *pool.done);
-    if (mem == MAP_FAILED || !pool.free_stack || !pool.done) {
-        if (mem != MAP_FAILED) munmap(mem, size * count);
-        free(pool.free_stack);
-        free(pool.done);
-        pool.free_stack = NULL;
-        pool.done = NULL;
-        return -1;
-    }
-    pool.base = mem;
-    pool.size = size;
-    pool.count = count;
-    for (uint32_t i = 0; i < count; i++) pool.free_stack[i] = count - 1 - i;
-    pool.nfree = count;
-    return 0;
+    return cbid < CUPTI_CBID_MAX && (cupti_launch_bits[domain - 1][cbid / 8] >> (cbid % 8)) & 1;
 }
 
-void CUPTIAPI ip_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    *buffer = NULL;
-    *size = 0;
-    *max_records = 0;
-    pthread_mutex_lock(&pool.lock);
-    if (pool.nfree) {
-        uint32_t i = pool.free_stack[--pool.nfree];
-        *buffer = pool.base + (size_t)i * pool.size;
-        *size = pool.size;
-    }
-    pthread_mutex_unlock(&pool.lock);
-    /* No buffer: CUPTI drops records until one is free again; both are counted. */
-    if (!*buffer) atomic_fetch_add(&pool.refused, 1);
-}
-
-void CUPTIAPI ip_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-                                        size_t size, size_t valid)
-{
-    (void)size;
-    size_t dropped = 0;
-    /* Outside our lock: CUPTI may call us back under its own. */
-    if (CUPTI_CALL(ActivityGetNumDroppedRecords, ctx, stream, &dropped) == CUPTI_SUCCESS &&
-        dropped)
-        atomic_fetch_add(&pool.dropped_records, dropped);
-    if (!buffer) return;
-    atomic_fetch_add(&pool.completed, 1);
-    uint32_t index = (uint32_t)(((unsigned char *)buffer - pool.base) / pool.size);
-    pthread_mutex_lock(&pool.lock);
-    uint32_t tail = (pool.done_head + pool.done_len) % pool.count;
-    pool.done[tail].index = index;
-    pool.done[tail].valid = valid;
-    pool.done_len++;
-    uint32_t pending = pool.done_len;
-    pthread_mutex_unlock(&pool.lock);
-    if (pending * 2 >= pool.count) ip_writer_wake();
-}
-
-uint32_t ip_cupti_pool_snapshot(void)
-{
-    pthread_mutex_lock(&pool.lock);
-    pool.snapshot = pool.done_len;
-    pthread_mutex_unlock(&pool.lock);
-    return pool.snapshot;
-}
-
-int ip_cupti_pool_take(uint8_t **buffer, size_t *valid)
-{
-    int ok = 0;
-    pthread_mutex_lock(&pool.lock);
-    if (pool.snapshot && pool.done_len) {
-        *buffer = pool.base + (size_t)pool.done[pool.done_head].index * pool.size;
-        *valid = pool.done[pool.done_head].valid;
-        pool.done_head = (pool.done_head + 1) % pool.count;
-        pool.done_len--;
-        pool.snapshot--;
-        ok = 1;
-    }
-    pthread_mutex_unlock(&pool.lock);
-    return ok;
-}
-
-void ip_cupti_pool_release(uint8_t *buffer)
-{
-    uint32_t index = (uint32_t)((buffer - pool.base) / pool.size);
-    pthread_mutex_lock(&pool.lock);
-    pool.free_stack[pool.nfree++] = index;
-    pthread_mutex_unlock(&pool.lock);
-}
-
-void ip_cupti_pool_counters(uint64_t *dropped_records, uint64_t *refused_buffers,
-                            uint64_t *completed_buffers)
-{
-    *dropped_records = atomic_load(&pool.dropped_records);
-    *refused_buffers = atomic_load(&pool.refused);
-    *completed_buffers = atomic_load(&pool.completed);
-}
-
-/* ---- launch callback ---------------------------------------------------------------------- */
-
-void ip_cupti_note_launch(uint32_t corr)
+void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t ts, int launch)
 {
     if (!ip_recording() || !ip_hook_enter()) return;
-    if (ip_phase_poller) ip_phase_poller(IP_POLL_LAUNCH);
+    if (launch && ip_phase_poller) ip_phase_poller(IP_POLL_LAUNCH);
     struct ip_ring *r;
     struct ip_ev_launch *e = ip_ring_begin(sizeof *e, &r);
     if (e) {
-        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e,
-                              corr};
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e, corr};
         uint32_t depth = ip_self.nvtx_depth;
         e->nvtx = depth && depth <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[depth - 1] : 0;
+        e->ts = ts;
+        e->cbid = cbid;
+        e->domain = domain;
         e->phase = ip_self.phase;
+        e->pad[0] = e->pad[1] = 0;
         ip_ring_commit(r, sizeof *e);
     }
-    ip_phase_emit();
+    if (launch) ip_phase_emit();
     ip_hook_leave();
 }
 
 static void CUPTIAPI cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void *data)
 {
-    (void)userdata, (void)domain, (void)cbid;
+    (void)userdata;
     const CUpti_CallbackData *cb = data;
-    if (cb->callbackSite == CUPTI_API_ENTER) ip_cupti_note_launch(cb->correlationId);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cb->callbackSite == CUPTI_API_EXIT) {
+            if (cupti_rt_depth) cupti_rt_depth--;
+            return;
+        }
+        if (cupti_rt_depth++) return;
+    } else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cb->callbackSite != CUPTI_API_ENTER ||
+               cupti_rt_depth) {
+        return;
+    }
+    int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2;
+    ip_cupti_note_issue(cb->correlationId, (uint8_t)d, cbid, ip_clock_now(),
+                        cupti_is_launch(d, cbid));
 }
 
-static const CUpti_CallbackId cupti_runtime_launches[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-};
-static const CUpti_CallbackId cupti_driver_launches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
+/* Enable the issue callbacks; returns how many were enabled. */
+static int cupti_enable_issue_callbacks(void)
+{
+    static const uint32_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
+    static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+    int enabled = 0;
+    for (int d = 1; d <= 2; d++) {
+        for (uint32_t cbid = 1; cbid < sizes[d - 1] && cbid < CUPTI_CBID_MAX; cbid++) {
+            const char *name = ip_cupti_api_name(d, cbid);
+            for (size_t i = 0; i < sizeof cupti_issue_calls / sizeof *cupti_issue_calls; i++) {
+                const char *prefix = cupti_issue_calls[i].prefix;
+                if (cupti_issue_calls[i].domain != d || strncmp(name, prefix, strlen(prefix)))
+                    continue;
+                if (cupti_issue_calls[i].launch)
+                    cupti_launch_bits[d - 1][cbid / 8] |= (uint8_t)(1u << (cbid % 8));
+                if (CUPTI_CALL(EnableCallback, 1, cupti_subscriber, domains[d - 1], cbid) ==
+                    CUPTI_SUCCESS)
+                    enabled++;
+                break;
+            }
+        }
+    }
+    return enabled;
+}
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
@@ -245,8 +180,8 @@ static void *cupti_open_library(char *where, size_t n)
     const char *configured = ip_cfg_str(IP_CFG_CUPTI_PATH);
     const char *cuda_home = getenv("CUDA_HOME");
     char home_path[PATH_MAX] = "";
-    if (cuda_home) snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13",
-                            cuda_home);
+    if (cuda_home)
+        snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13", cuda_home);
     const char *candidates[] = {
         configured && *configured ? configured : NULL,
         "libcupti.so.13",
@@ -292,11 +227,11 @@ static int cupti_resolve(void *h)
     RESOLVE(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
     RESOLVE(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
 #undef RESOLVE
-    return ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
-                   ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord &&
-                   ip_cupti.EnableCallback
-               ? 0
-               : -1;
+    if (ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
+        ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord && ip_cupti.EnableCallback)
+        return 0;
+    memset(&ip_cupti, 0, sizeof ip_cupti); /* nothing of a wrong library is ever called */
+    return -1;
 }
 
 static uint64_t CUPTIAPI cupti_timestamp(void)
@@ -330,8 +265,9 @@ static int cupti_subscribe(void)
     if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         holder[sizeof holder - 1] = 0;
-        const char *who = holder[0] ? holder : "another tool (Nsight Systems, Nsight Compute,"
-                                               " torch.profiler?)";
+        const char *who = holder[0] ? holder
+                                    : "another tool (Nsight Systems, Nsight Compute,"
+                                      " torch.profiler?)";
         ip_warn("CUPTI is already in use by %s: CUDA activity is not recorded (passive mode);"
                 " phases, memory, cuDNN and NVTX still are",
                 who);
@@ -343,49 +279,53 @@ static int cupti_subscribe(void)
     return -1;
 }
 
+/* Activity kinds besides CONCURRENT_KERNEL. GRAPH_TRACE is left off on purpose: it reports a
+ * graph launch as one record *instead of* its nodes, and we want every graph kernel with its
+ * node id (graph launches are derived from their nodes, cupti_summary.c). */
 static const struct {
     CUpti_ActivityKind kind;
     const char *name;
+    int api; /* only with INFPROF_CUDA_API=1 */
 } cupti_kinds[] = {
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
-    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
-    {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2"},
-    {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL"},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
-    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION"},
-    {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "GRAPH_TRACE"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0},
+    {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2", 0},
+    {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL", 0},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", 0},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", 0},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 1},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 1},
 };
 
 static int cupti_enable(char *missing, size_t n)
 {
-    /* CONCURRENT_KERNEL first and early: never KIND_KERNEL, which serialises kernels. */
+    /* CONCURRENT_KERNEL first and early (enabling it after modules load has hung for seconds);
+     * never KIND_KERNEL, which serialises kernels. */
     CUptiResult r = CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
-                            "enabling CONCURRENT_KERNEL failed: %s (%d)", cupti_result_text(r),
-                            (int)r);
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "enabling CONCURRENT_KERNEL failed: %s (%d)",
+                            cupti_result_text(r), (int)r);
         return -1;
     }
     size_t o = 0;
     missing[0] = 0;
     for (size_t i = 0; i < sizeof cupti_kinds / sizeof cupti_kinds[0]; i++) {
+        if (cupti_kinds[i].api && !ip_cfg_int(IP_CFG_CUDA_API)) continue;
         if (CUPTI_CALL(ActivityEnable, cupti_kinds[i].kind) != CUPTI_SUCCESS && o + 32 < n)
             o += (size_t)snprintf(missing + o, n - o, "%s%s", o ? "," : "", cupti_kinds[i].name);
     }
-    if (ip_cfg_int(IP_CFG_CUDA_API)) {
-        if (CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS && o + 32 < n)
-            o += (size_t)snprintf(missing + o, n - o, "%sRUNTIME", o ? "," : "");
-        if (CUPTI_CALL(ActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS && o + 32 < n)
-            o += (size_t)snprintf(missing + o, n - o, "%sDRIVER", o ? "," : "");
-    }
-    for (size_t i = 0; i < sizeof cupti_runtime_launches / sizeof *cupti_runtime_launches; i++)
-        CUPTI_CALL(EnableCallback, 1, cupti_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                   cupti_runtime_launches[i]);
-    for (size_t i = 0; i < sizeof cupti_driver_launches / sizeof *cupti_driver_launches; i++)
-        CUPTI_CALL(EnableCallback, 1, cupti_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                   cupti_driver_launches[i]);
+    if (cupti_enable_issue_callbacks() == 0 && o + 32 < n)
+        o += (size_t)snprintf(missing + o, n - o, "%sissue callbacks", o ? "," : "");
     return 0;
+}
+
+/* Undo a partial start: nothing of ours stays registered with CUPTI. */
+static void cupti_abandon(void)
+{
+    CUPTI_CALL(ActivityDisable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    CUPTI_CALL(Unsubscribe, cupti_subscriber);
 }
 
 /* Start CUPTI. Called by the CUDA driver through InitializeInjection (or by a test driving the
@@ -393,7 +333,8 @@ static int cupti_enable(char *missing, size_t n)
 static int cupti_start_injected(void)
 {
     if (atomic_exchange(&cupti_injected, 1)) return atomic_load(&cupti_active) ? 0 : -1;
-    if (!ip_recording() || !ip_cfg_int(IP_CFG_CUPTI)) return -1;
+    /* Passive (INFPROF_CUPTI=0, another tool's injection): whoever calls us, CUPTI is not ours. */
+    if (!ip_recording() || !ip_cfg_int(IP_CFG_CUPTI) || !cupti_chosen) return -1;
     char where[PATH_MAX];
     void *h = cupti_open_library(where, sizeof where);
     if (!h || cupti_resolve(h) != 0) {
@@ -410,14 +351,19 @@ static int cupti_start_injected(void)
         return -1;
     }
     CUPTI_CALL(SetThreadIdType, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    /* One clock: CUPTI stamps with ours. Without the callback, calibrate an offset once. */
+    /* One clock: CUPTI stamps with ours (before any kind is enabled, as CUPTI asks). Without the
+     * callback, an offset is calibrated once and subtracted from every CUPTI timestamp. */
     const char *clock = "infprof";
     if (CUPTI_CALL(ActivityRegisterTimestampCallback, cupti_timestamp) != CUPTI_SUCCESS) {
         uint64_t cupti_ts = 0, before = ip_clock_now();
-        CUPTI_CALL(GetTimestamp, &cupti_ts);
+        CUptiResult r = CUPTI_CALL(GetTimestamp, &cupti_ts);
         uint64_t after = ip_clock_now();
-        ip_cupti_clock_offset = cupti_ts ? (int64_t)(cupti_ts - (before + after) / 2) : 0;
-        clock = "calibrated";
+        if (r == CUPTI_SUCCESS && cupti_ts) {
+            ip_cupti_clock_offset = (int64_t)(cupti_ts - (before + after) / 2);
+            clock = "calibrated";
+        } else {
+            clock = "CUPTI's own, not calibrated";
+        }
     }
     if (CUPTI_CALL(ActivityRegisterCallbacks, ip_cupti_buffer_requested,
                    ip_cupti_buffer_completed) != CUPTI_SUCCESS) {
@@ -429,10 +375,11 @@ static int cupti_start_injected(void)
         CUPTI_CALL(ActivityFlushPeriod, (uint32_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS));
     char missing[256];
     if (cupti_enable(missing, sizeof missing) != 0) {
-        CUPTI_CALL(Unsubscribe, cupti_subscriber);
+        cupti_abandon();
         return -1;
     }
     atomic_store(&cupti_active, 1);
+    /* Registered now, after CUDA's runtime registered its own teardown: runs before it. */
     atexit(cupti_atexit);
     ip_collector_status(IP_COLLECTOR_CUPTI, "on", "%s (clock %s%s%s)", where, clock,
                         missing[0] ? "; not available: " : "", missing);
@@ -488,13 +435,8 @@ static void cupti_gather_facts(void)
         ATTR(bus_width, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
 #undef ATTR
         CUuuid u;
-        if (get_uuid && get_uuid(&u, d) == CUDA_SUCCESS) {
-            const unsigned char *b = (const unsigned char *)u.bytes;
-            snprintf(dev->uuid, sizeof dev->uuid,
-                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                     b[12], b[13], b[14], b[15]);
-        }
+        if (get_uuid && get_uuid(&u, d) == CUDA_SUCCESS)
+            ip_cupti_uuid_text(&u, dev->uuid, sizeof dev->uuid);
     }
     ip_cupti_facts.ndevices = n;
 }
@@ -517,36 +459,52 @@ static void cupti_init(void)
     char current_real[PATH_MAX];
     if (current && *current &&
         !(realpath(current, current_real) && strcmp(current_real, cupti_self_path) == 0)) {
+        /* Nsight Systems, Nsight Compute and compute-sanitizer inject themselves this way: they
+         * own CUPTI, we stay out of their way and say so once. */
+        ip_warn("CUDA_INJECTION64_PATH names another tool (%.160s): CUDA activity is not"
+                " recorded (passive mode); phases, memory, cuDNN and NVTX still are",
+                current);
         ip_collector_status(IP_COLLECTOR_CUPTI, "passive",
                             "another CUDA injection library is set (CUDA_INJECTION64_PATH=%.120s)",
                             current);
         return;
     }
     setenv("CUDA_INJECTION64_PATH", cupti_self_path, 1);
+    cupti_chosen = 1;
     ip_collector_status(IP_COLLECTOR_CUPTI, "off", "the program did not initialise CUDA");
 }
 
+/* Hand over everything CUPTI still holds, while CUDA is up. No lock of ours is held here:
+ * CUPTI calls the buffer callbacks under its own lock, from this thread or its worker. */
 static void cupti_stop(void)
 {
     if (!atomic_load(&cupti_active) || atomic_exchange(&cupti_stopped, 1)) return;
     CUPTI_CALL(ActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* Records lost while no buffer was free are counted on CUPTI's global queue, which a
+     * completion callback may not have read since. */
+    size_t dropped = 0;
+    if (CUPTI_CALL(ActivityGetNumDroppedRecords, NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+        ip_cupti_pool_add_dropped(dropped);
     cupti_gather_facts();
     ip_writer_wake();
 }
 
 static void cupti_note_no_driver(void)
 {
-    /* Why CUDA collection stayed off, in one quiet line of metadata. */
-    if (atomic_load(&cupti_injected) || !ip_cfg_int(IP_CFG_CUPTI) || !cupti_self_path[0]) return;
+    /* Why CUDA collection stayed off, in one quiet line of metadata. Not when passive: that
+     * status already says why (under Nsight the driver is loaded and never calls us). */
+    if (atomic_load(&cupti_injected) || !cupti_chosen) return;
     void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     void *runtime = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!runtime) runtime = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
     if (driver)
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "the CUDA driver is loaded but never"
-                                                       " called InitializeInjection");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "the CUDA driver is loaded but never"
+                            " called InitializeInjection");
     else if (runtime)
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "no CUDA driver (libcuda.so.1 not"
-                                                       " found): CUDA calls fail");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "no CUDA driver (libcuda.so.1 not"
+                            " found): CUDA calls fail");
 }
 
 static void cupti_collector_stop(void)
@@ -563,12 +521,12 @@ static void cupti_snapshot(void)
 static void cupti_atfork_child(void)
 {
     if (atomic_load(&cupti_active))
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "forked child (CUDA does not survive"
-                                                       " fork)");
+        ip_collector_status(IP_COLLECTOR_CUPTI, "off",
+                            "forked child (CUDA does not survive"
+                            " fork)");
     atomic_store(&cupti_active, 0);
     atomic_store(&cupti_stopped, 1);
-    pthread_mutex_init(&pool.lock, NULL);
-    pool.done_len = pool.snapshot = 0;
+    ip_cupti_pool_atfork_child();
 }
 
 const struct ip_collector ip_collector_cupti = {

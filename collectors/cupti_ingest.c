@@ -2,22 +2,22 @@
  * cupti_ingest.c: the CUPTI collector, writer side. Completed activity buffers become rows.
  *
  * Attribution: every kernel, copy, memset, memory and synchronisation record carries the
- * correlation id of the API call that issued it. The launch callback (cupti.c) told us, on the
- * launching thread, that thread's phase and innermost NVTX range; API records tell us the thread
- * and the call's start. Both go into a direct-mapped table indexed by correlation id, which the
- * work records then read. Per buffer set, API records are read first (pass 1), the work they
- * issued second (pass 2).
+ * correlation id of the API call that issued it. The issue callback (cupti.c) told us, on the
+ * issuing thread, that thread's phase, innermost NVTX range and the call's entry time; API
+ * records tell us the thread and the call's start and duration. Both go into a direct-mapped
+ * table indexed by correlation id, which the work records then read. Issue events are drained
+ * from the rings before the buffers of the same cycle are read (collector.h, snapshot), so a
+ * work record always finds its issue event; API records, which CUPTI may deliver after the work
+ * they issued, are read first within a cycle (passes 0 and 1) and only refine what the event
+ * said.
  *
- * Summaries (kernel_summary, api_summary) are accumulated here and written at finish.
+ * Aggregates (summaries, graph launches, devices) live in cupti_summary.c.
  */
 #include "collector.h"
 #include "cupti_internal.h"
-#include "../profiler/map.h"
 #include "../profiler/phase.h"
-#include "../profiler/stats.h"
 #include "../profiler/store.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +25,14 @@
 #define ATTR_BITS 20
 #define ATTR_SIZE (1u << ATTR_BITS)
 
+/* 32 bytes; 2^20 of them cover the correlation ids of a few seconds of a launch-bound run, far
+ * more than a record waits between its call and its buffer's ingestion. */
 struct attr {
     uint32_t corr, tid;
-    uint8_t phase, launched, has_api, pad;
-    uint32_t api_name; /* string id of the API function */
+    uint32_t api_name; /* string id of the issuing call, 0 unknown */
+    uint8_t phase, has_issue, has_api, latency_done;
     uint64_t nvtx;
-    uint64_t api_start; /* our clock */
+    uint64_t issue_ts; /* start of the issuing call, our clock; 0 unknown */
 };
 
 #define SIG_FIELDS 15
@@ -38,38 +40,33 @@ struct sig {
     int64_t v[SIG_FIELDS];
 };
 
-struct kagg {
-    int64_t name_id;
-    int phase; /* -1: all phases */
-    struct ip_stats st;
-};
-
-struct aagg {
-    int64_t name_id;
-    uint64_t errors;
-    struct ip_stats st, latency;
-};
-
 static struct {
+    int ok; /* every batch opened */
     struct attr *attr;
     struct ip_batch *kernels, *memcpy, *memset, *segments, *pools, *sync, *api, *ext, *graphs;
     struct sig *sigs;
     size_t nsigs, capsigs;
     uint32_t *sig_table; /* open addressing: sig index + 1 */
     size_t sig_table_cap;
-    struct ip_map kagg_index, aagg_index;
-    struct kagg *kaggs;
-    size_t nkaggs, capkaggs;
-    struct aagg *aaggs;
-    size_t naaggs, capaaggs;
-    uint64_t records, unattributed, invalid, unknown_kinds;
+    uint64_t records, unattributed, invalid, unknown_kinds, buffer_errors, api_same_corr,
+        not_stored;
 } ci;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
+static uint64_t ours(uint64_t cupti_ts)
+{
+    return cupti_ts - (uint64_t)ip_cupti_clock_offset;
+}
+
 static int64_t rel(struct ip_store *s, uint64_t cupti_ts)
 {
-    return ip_store_rel(s, cupti_ts - (uint64_t)ip_cupti_clock_offset);
+    return ip_store_rel(s, ours(cupti_ts));
+}
+
+static int64_t or_null(uint32_t v, uint32_t invalid)
+{
+    return v == invalid ? IP_NULL : (int64_t)v;
 }
 
 static struct attr *attr_get(uint32_t corr)
@@ -85,11 +82,43 @@ static struct attr *attr_claim(uint32_t corr)
     return a;
 }
 
-static int phase_of(uint32_t corr)
+/* The attribution of a work record: its correlation id, else the runtime call's (copies carry
+ * both). Counted when neither is known. */
+static struct attr *attr_of(uint32_t corr, uint32_t runtime_corr)
 {
     struct attr *a = attr_get(corr);
-    if (!a) ci.unattributed++;
-    return a ? a->phase : 0;
+    if (!a && runtime_corr && runtime_corr != corr) a = attr_get(runtime_corr);
+    if (!a || !(a->has_issue || a->has_api)) {
+        ci.unattributed++;
+        return NULL;
+    }
+    return a;
+}
+
+/* Launch latency of work that starts at `start` (our clock): once per call, from its first work
+ * record. Graph work goes to its graph launch instead (cupti_summary.c). */
+static void note_latency(struct attr *a, uint64_t start)
+{
+    if (!a || a->latency_done || !a->issue_ts || !a->api_name || start < a->issue_ts) return;
+    a->latency_done = 1;
+    ip_cupti_sum_latency(a->api_name, (int64_t)(start - a->issue_ts));
+}
+
+static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_t graph_id,
+                      uint32_t device, uint32_t stream, uint64_t start, uint64_t end)
+{
+    if (graph_id)
+        ip_cupti_sum_graph_work(s, corr, graph_id, device, stream, a ? a->phase : 0, ours(start),
+                                ours(end), a ? a->issue_ts : 0, a ? a->api_name : 0);
+    else
+        note_latency(a, ours(start));
+}
+
+static int bad_times(uint64_t start, uint64_t end)
+{
+    if (start && end >= start) return 0;
+    ci.invalid++; /* CUPTI could not time it (0), or it makes no sense: counted, not stored */
+    return 1;
 }
 
 static void *grow(void *p, size_t *cap, size_t elem)
@@ -150,71 +179,22 @@ static int64_t sig_id(struct ip_store *s, const struct sig *g)
     return (int64_t)ci.nsigs;
 }
 
-/* ---- aggregates --------------------------------------------------------------------------- */
-
-static struct ip_stats *kagg(int64_t name_id, int phase)
-{
-    uint64_t key = ((uint64_t)name_id << 8) | (uint64_t)(phase + 1);
-    uint64_t *slot = ip_map_put(&ci.kagg_index, key);
-    if (!slot) return NULL;
-    if (!*slot) {
-        if (ci.nkaggs == ci.capkaggs) {
-            struct kagg *p = grow(ci.kaggs, &ci.capkaggs, sizeof *p);
-            if (!p) return NULL;
-            ci.kaggs = p;
-        }
-        struct kagg *k = &ci.kaggs[ci.nkaggs++];
-        k->name_id = name_id;
-        k->phase = phase;
-        ip_stats_init(&k->st, 1);
-        *slot = ci.nkaggs;
-    }
-    return &ci.kaggs[*slot - 1].st;
-}
-
-static struct aagg *aagg(int64_t name_id)
-{
-    uint64_t *slot = ip_map_put(&ci.aagg_index, (uint64_t)name_id);
-    if (!slot) return NULL;
-    if (!*slot) {
-        if (ci.naaggs == ci.capaaggs) {
-            struct aagg *p = grow(ci.aaggs, &ci.capaaggs, sizeof *p);
-            if (!p) return NULL;
-            ci.aaggs = p;
-        }
-        struct aagg *a = &ci.aaggs[ci.naaggs++];
-        memset(a, 0, sizeof *a);
-        a->name_id = name_id;
-        ip_stats_init(&a->st, 1);
-        ip_stats_init(&a->latency, 1);
-        *slot = ci.naaggs;
-    }
-    return &ci.aaggs[*slot - 1];
-}
-
-/* The launch latency of work that starts at `start` (our clock), issued by call `corr`. */
-static void note_latency(uint32_t corr, uint64_t start)
-{
-    struct attr *a = attr_get(corr);
-    if (!a || !a->has_api || !a->api_name || start < a->api_start) return;
-    struct aagg *g = aagg(a->api_name);
-    if (g) ip_stats_add(&g->latency, (int64_t)(start - a->api_start));
-    a->has_api = 0; /* once per call (a graph launch issues many kernels) */
-}
-
 /* ---- records ------------------------------------------------------------------------------ */
 
 static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
 {
     int domain = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
-    const char *name = ip_cupti_api_name(domain, r->cbid);
-    int64_t name_id = ip_store_intern_static(s, name);
-    uint64_t start = r->start - (uint64_t)ip_cupti_clock_offset;
+    int64_t name_id = ip_store_intern_static(s, ip_cupti_api_name(domain, r->cbid));
+    uint64_t start = ours(r->start);
     struct attr *a = attr_claim(r->correlationId);
-    if (!a->launched) a->phase = ip_phase_at(r->threadId, start), a->tid = r->threadId;
+    if (!a->has_issue) a->phase = ip_phase_at(r->threadId, start), a->tid = r->threadId;
+    if (a->has_api) {
+        /* A second call with the same correlation id (a driver call inside a runtime call):
+         * summarised, but the table keeps one row per id. The outer call names the issue. */
+        ci.api_same_corr++;
+    }
+    if (!a->has_api || start < a->issue_ts) a->issue_ts = start, a->api_name = (uint32_t)name_id;
     a->has_api = 1;
-    a->api_name = (uint32_t)name_id;
-    a->api_start = start;
     int64_t *row = ip_batch_row(ci.api);
     row[0] = r->correlationId;
     row[1] = rel(s, r->start);
@@ -225,25 +205,19 @@ static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
     row[6] = domain;
     row[7] = r->returnValue;
     row[8] = a->phase;
-    row[9] = a->launched && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
-    struct aagg *g = aagg(name_id);
-    if (g) {
-        ip_stats_add(&g->st, (int64_t)(r->end - r->start));
-        if (r->returnValue) g->errors++;
-    }
+    row[9] = a->has_issue && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
+    ip_cupti_sum_api(name_id, (int64_t)(r->end - r->start), r->returnValue != 0);
 }
 
 static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
 {
-    if (!k->start || k->end < k->start) {
-        ci.invalid++;
-        return;
-    }
+    if (bad_times(k->start, k->end)) return;
     struct sig g = {{ip_store_intern_static(s, k->name), k->deviceId, k->streamId, k->gridX,
                      k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->registersPerThread,
                      k->staticSharedMemory, k->dynamicSharedMemory, k->graphId,
                      (int64_t)k->graphNodeId, k->contextId}};
-    int phase = phase_of(k->correlationId);
+    struct attr *a = attr_of(k->correlationId, 0);
+    int phase = a ? a->phase : 0;
     int64_t dur = (int64_t)(k->end - k->start);
     int64_t *row = ip_batch_row(ci.kernels);
     row[0] = rel(s, k->start);
@@ -251,14 +225,14 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[2] = sig_id(s, &g);
     row[3] = k->correlationId;
     row[4] = phase;
-    struct ip_stats *a = kagg(g.v[0], phase), *all = kagg(g.v[0], -1);
-    if (a) ip_stats_add(a, dur);
-    if (all) ip_stats_add(all, dur);
-    note_latency(k->correlationId, k->start - (uint64_t)ip_cupti_clock_offset);
+    ip_cupti_sum_kernel(g.v[0], phase, dur);
+    note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
 
 static void on_memcpy(struct ip_store *s, const CUpti_ActivityMemcpy6 *m)
 {
+    if (bad_times(m->start, m->end)) return;
+    struct attr *a = attr_of(m->correlationId, m->runtimeCorrelationId);
     int64_t *row = ip_batch_row(ci.memcpy);
     row[0] = rel(s, m->start);
     row[1] = (int64_t)(m->end - m->start);
@@ -269,15 +243,18 @@ static void on_memcpy(struct ip_store *s, const CUpti_ActivityMemcpy6 *m)
     row[6] = m->flags;
     row[7] = m->deviceId;
     row[8] = m->streamId;
-    row[9] = m->correlationId;
-    row[10] = phase_of(m->correlationId);
+    row[9] = a ? a->corr : m->correlationId;
+    row[10] = a ? a->phase : 0;
     row[11] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
     row[12] = IP_NULL;
-    note_latency(m->correlationId, m->start - (uint64_t)ip_cupti_clock_offset);
+    note_work(s, a, a ? a->corr : m->correlationId, m->graphId, m->deviceId, m->streamId, m->start,
+              m->end);
 }
 
 static void on_memcpy_p2p(struct ip_store *s, const CUpti_ActivityMemcpyPtoP4 *m)
 {
+    if (bad_times(m->start, m->end)) return;
+    struct attr *a = attr_of(m->correlationId, 0);
     int64_t *row = ip_batch_row(ci.memcpy);
     row[0] = rel(s, m->start);
     row[1] = (int64_t)(m->end - m->start);
@@ -289,13 +266,16 @@ static void on_memcpy_p2p(struct ip_store *s, const CUpti_ActivityMemcpyPtoP4 *m
     row[7] = m->srcDeviceId;
     row[8] = m->streamId;
     row[9] = m->correlationId;
-    row[10] = phase_of(m->correlationId);
+    row[10] = a ? a->phase : 0;
     row[11] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
     row[12] = m->dstDeviceId;
+    note_work(s, a, m->correlationId, m->graphId, m->srcDeviceId, m->streamId, m->start, m->end);
 }
 
 static void on_memset(struct ip_store *s, const CUpti_ActivityMemset4 *m)
 {
+    if (bad_times(m->start, m->end)) return;
+    struct attr *a = attr_of(m->correlationId, 0);
     int64_t *row = ip_batch_row(ci.memset);
     row[0] = rel(s, m->start);
     row[1] = (int64_t)(m->end - m->start);
@@ -306,13 +286,14 @@ static void on_memset(struct ip_store *s, const CUpti_ActivityMemset4 *m)
     row[6] = m->deviceId;
     row[7] = m->streamId;
     row[8] = m->correlationId;
-    row[9] = phase_of(m->correlationId);
+    row[9] = a ? a->phase : 0;
     row[10] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
-    note_latency(m->correlationId, m->start - (uint64_t)ip_cupti_clock_offset);
+    note_work(s, a, m->correlationId, m->graphId, m->deviceId, m->streamId, m->start, m->end);
 }
 
 static void on_memory(struct ip_store *s, const CUpti_ActivityMemory4 *m)
 {
+    struct attr *a = attr_of(m->correlationId, 0);
     int64_t *row = ip_batch_row(ci.segments);
     row[0] = rel(s, m->timestamp);
     row[1] = m->memoryOperationType;
@@ -320,9 +301,9 @@ static void on_memory(struct ip_store *s, const CUpti_ActivityMemory4 *m)
     row[3] = (int64_t)m->address;
     row[4] = (int64_t)m->bytes;
     row[5] = m->deviceId;
-    row[6] = m->streamId;
+    row[6] = or_null(m->streamId, CUPTI_INVALID_STREAM_ID); /* set only for async calls */
     row[7] = m->correlationId;
-    row[8] = phase_of(m->correlationId);
+    row[8] = a ? a->phase : 0;
     row[9] = m->isAsync;
     row[10] = m->memoryPoolConfig.address ? (int64_t)m->memoryPoolConfig.address : IP_NULL;
     row[11] = m->memoryPoolConfig.memoryPoolType;
@@ -344,19 +325,24 @@ static void on_pool(struct ip_store *s, const CUpti_ActivityMemoryPool3 *m)
 
 static void on_sync(struct ip_store *s, const CUpti_ActivitySynchronization2 *m)
 {
+    if (bad_times(m->start, m->end)) return;
+    struct attr *a = attr_of(m->correlationId, 0);
     int64_t *row = ip_batch_row(ci.sync);
     row[0] = rel(s, m->start);
     row[1] = (int64_t)(m->end - m->start);
     row[2] = m->type;
-    row[3] = m->contextId;
-    row[4] = m->streamId == (uint32_t)-1 ? IP_NULL : m->streamId;
+    row[3] = or_null(m->contextId, CUPTI_INVALID_CONTEXT_ID);
+    row[4] = or_null(m->streamId, CUPTI_INVALID_STREAM_ID);
     row[5] = m->cudaEventId ? (int64_t)m->cudaEventId : IP_NULL;
     row[6] = m->correlationId;
-    row[7] = phase_of(m->correlationId);
+    row[7] = a ? a->phase : 0;
 }
 
 static void on_graph(struct ip_store *s, const CUpti_ActivityGraphTrace2 *m)
 {
+    /* Only seen when someone else enabled GRAPH_TRACE (we do not, cupti.c). */
+    if (bad_times(m->start, m->end)) return;
+    struct attr *a = attr_of(m->correlationId, 0);
     int64_t *row = ip_batch_row(ci.graphs);
     row[0] = rel(s, m->start);
     row[1] = (int64_t)(m->end - m->start);
@@ -364,7 +350,9 @@ static void on_graph(struct ip_store *s, const CUpti_ActivityGraphTrace2 *m)
     row[3] = m->streamId;
     row[4] = m->graphId;
     row[5] = m->correlationId;
-    row[6] = phase_of(m->correlationId);
+    row[6] = a ? a->phase : 0;
+    ip_cupti_sum_graph_traced(m->correlationId);
+    note_latency(a, ours(m->start));
 }
 
 static void on_external(const CUpti_ActivityExternalCorrelation *m)
@@ -375,10 +363,37 @@ static void on_external(const CUpti_ActivityExternalCorrelation *m)
     row[2] = (int64_t)m->externalId;
 }
 
-static int is_api_pass(CUpti_ActivityKind k)
+static void on_device(struct ip_store *s, const CUpti_ActivityDevice5 *d)
 {
-    return k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER ||
-           k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    struct ip_cupti_device v;
+    memset(&v, 0, sizeof v);
+    v.id = (int)d->id;
+    snprintf(v.name, sizeof v.name, "%s", d->name ? d->name : "");
+    v.memory = (int64_t)d->globalMemorySize;
+    v.sms = d->numMultiprocessors;
+    v.cc_major = d->computeCapabilityMajor;
+    v.cc_minor = d->computeCapabilityMinor;
+    v.clock_khz = d->coreClockRate;
+    v.mem_clock_khz = v.bus_width = -1; /* not in the record; the driver fills them at stop */
+    ip_cupti_uuid_text(&d->uuid, v.uuid, sizeof v.uuid);
+    ip_cupti_write_device(s, &v);
+}
+
+/* Which pass reads a kind: 0 runtime calls (and records that only describe), 1 driver calls (so
+ * that a runtime call and a driver call inside it with one correlation id keep the runtime one's
+ * row), 2 the work they issued. */
+static int pass_of(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        return 0;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return 1;
+    default:
+        return 2;
+    }
 }
 
 static void on_record(struct ip_store *s, const CUpti_Activity *r)
@@ -391,6 +406,9 @@ static void on_record(struct ip_store *s, const CUpti_Activity *r)
         break;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
         on_external((const CUpti_ActivityExternalCorrelation *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        on_device(s, (const CUpti_ActivityDevice5 *)r);
         break;
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         on_kernel(s, (const CUpti_ActivityKernel10 *)r);
@@ -427,27 +445,19 @@ static void on_record(struct ip_store *s, const CUpti_Activity *r)
 static void ingest_reset(void)
 {
     /* A forked child's writer starts from a copy of the parent's state: drop it. */
-    for (size_t i = 0; i < ci.nkaggs; i++) ip_stats_free(&ci.kaggs[i].st);
-    for (size_t i = 0; i < ci.naaggs; i++) {
-        ip_stats_free(&ci.aaggs[i].st);
-        ip_stats_free(&ci.aaggs[i].latency);
-    }
-    free(ci.kaggs);
-    free(ci.aaggs);
+    ip_cupti_sum_reset();
     free(ci.sigs);
     free(ci.sig_table);
-    ip_map_free(&ci.kagg_index);
-    ip_map_free(&ci.aagg_index);
-    struct attr *attr = ci.attr;
+    /* Freed and allocated afresh rather than cleared: a fresh calloc of this size is untouched
+     * zero pages, where clearing would make every page of it resident. */
+    free(ci.attr);
     memset(&ci, 0, sizeof ci);
-    ci.attr = attr;
-    if (ci.attr) memset(ci.attr, 0, ATTR_SIZE * sizeof *ci.attr);
 }
 
 void ip_cupti_ingest_prepare(struct ip_store *s)
 {
     ingest_reset();
-    if (!ci.attr) ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
+    ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
     ci.kernels = ip_batch_open(s, "kernels", 5);
     ci.memcpy = ip_batch_open(s, "memcpy", 13);
     ci.memset = ip_batch_open(s, "memset", 11);
@@ -457,126 +467,78 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
     ci.api = ip_batch_open(s, "cuda_api", 10);
     ci.ext = ip_batch_open(s, "external_corr", 3);
     ci.graphs = ip_batch_open(s, "graph_launches", 7);
+    /* Without a table to write to, buffers are still read and given back (so CUPTI keeps
+     * getting buffers), and their records are counted as not stored. */
+    ci.ok = ci.attr && ci.kernels && ci.memcpy && ci.memset && ci.segments && ci.pools && ci.sync &&
+            ci.api && ci.ext && ci.graphs;
 }
 
 void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
 {
-    (void)s;
     if ((ev->type & 0xff) != IP_EV_CUPTI_LAUNCH || !ci.attr) return;
     const struct ip_ev_launch *e = (const struct ip_ev_launch *)ev;
     struct attr *a = attr_claim(e->h.aux);
-    a->launched = 1;
+    a->has_issue = 1;
     a->phase = e->phase;
     a->nvtx = e->nvtx;
     a->tid = tid;
+    if (!a->has_api && e->ts && e->domain) {
+        a->issue_ts = e->ts;
+        a->api_name = (uint32_t)ip_store_intern_static(s, ip_cupti_api_name(e->domain, e->cbid));
+    }
 }
 
 #define MAX_BUFFERS_PER_CYCLE 4096
 
+/* Read one buffer's records of one pass; returns 0, or -1 when CUPTI stopped with an error
+ * before the end (the rest of that buffer cannot be read). */
+static int read_buffer(struct ip_store *s, uint8_t *buf, size_t valid, int pass)
+{
+    CUpti_Activity *r = NULL;
+    CUptiResult rc;
+    while ((rc = ip_cupti.ActivityGetNextRecord(buf, valid, &r)) == CUPTI_SUCCESS) {
+        if (!ci.ok) {
+            if (pass == 0) ci.not_stored++;
+        } else if (pass_of(r->kind) == pass) {
+            on_record(s, r);
+        }
+    }
+    return rc == CUPTI_ERROR_MAX_LIMIT_REACHED ? 0 : -1;
+}
+
+static void write_counters(struct ip_store *s)
+{
+    uint64_t dropped, refused, completed;
+    ip_cupti_pool_counters(&dropped, &refused, &completed);
+    ip_store_meta_int(s, "cupti_records", (int64_t)ci.records);
+    ip_store_meta_int(s, "cupti_dropped_records", (int64_t)dropped);
+    ip_store_meta_int(s, "cupti_buffers_refused", (int64_t)refused);
+    ip_store_meta_int(s, "cupti_buffers_completed", (int64_t)completed);
+    ip_store_meta_int(s, "cupti_buffer_errors", (int64_t)ci.buffer_errors);
+    ip_store_meta_int(s, "cupti_unattributed_records", (int64_t)ci.unattributed);
+    ip_store_meta_int(s, "cupti_invalid_records", (int64_t)ci.invalid);
+    ip_store_meta_int(s, "cupti_unknown_records", (int64_t)ci.unknown_kinds);
+    ip_store_meta_int(s, "cupti_api_same_corr", (int64_t)ci.api_same_corr);
+    ip_store_meta_int(s, "cupti_records_not_stored", (int64_t)ci.not_stored);
+}
+
 void ip_cupti_ingest_flush(struct ip_store *s, int final)
 {
-    (void)final;
-    if (!ci.attr || !ci.kernels || !ip_cupti.ActivityGetNextRecord) return;
+    if (!ip_cupti.ActivityGetNextRecord) return;
     static uint8_t *bufs[MAX_BUFFERS_PER_CYCLE];
     static size_t valid[MAX_BUFFERS_PER_CYCLE];
     uint32_t n = 0;
     while (n < MAX_BUFFERS_PER_CYCLE && ip_cupti_pool_take(&bufs[n], &valid[n])) n++;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < n; i++) {
-            CUpti_Activity *r = NULL;
-            while (ip_cupti.ActivityGetNextRecord(bufs[i], valid[i], &r) == CUPTI_SUCCESS)
-                if (is_api_pass(r->kind) == (pass == 0)) on_record(s, r);
-        }
-    }
+    for (int pass = 0; pass < 3; pass++)
+        for (uint32_t i = 0; i < n; i++)
+            if (read_buffer(s, bufs[i], valid[i], pass) != 0 && pass == 0) ci.buffer_errors++;
     for (uint32_t i = 0; i < n; i++) ip_cupti_pool_release(bufs[i]);
-    uint64_t dropped, refused, completed;
-    ip_cupti_pool_counters(&dropped, &refused, &completed);
-    if (n || final) {
-        ip_store_meta_int(s, "cupti_records", (int64_t)ci.records);
-        ip_store_meta_int(s, "cupti_dropped_records", (int64_t)dropped);
-        ip_store_meta_int(s, "cupti_buffers_refused", (int64_t)refused);
-        ip_store_meta_int(s, "cupti_buffers_completed", (int64_t)completed);
-        ip_store_meta_int(s, "cupti_unattributed_records", (int64_t)ci.unattributed);
-        ip_store_meta_int(s, "cupti_invalid_records", (int64_t)ci.invalid);
-    }
-}
-
-static void write_summaries(struct ip_store *s)
-{
-    sqlite3_stmt *k = ip_store_prepare(s, "INSERT INTO kernel_summary VALUES (?,?,?,?,?,?,?,?,?)");
-    for (size_t i = 0; k && i < ci.nkaggs; i++) {
-        struct kagg *g = &ci.kaggs[i];
-        int exact;
-        int64_t med = ip_stats_median(&g->st, &exact);
-        sqlite3_bind_int64(k, 1, g->name_id);
-        sqlite3_bind_int(k, 2, g->phase);
-        sqlite3_bind_int64(k, 3, (int64_t)g->st.count);
-        sqlite3_bind_int64(k, 4, g->st.total);
-        sqlite3_bind_int64(k, 5, g->st.min);
-        sqlite3_bind_int64(k, 6, g->st.max);
-        sqlite3_bind_int64(k, 7, med);
-        sqlite3_bind_double(k, 8, ip_stats_stddev(&g->st));
-        sqlite3_bind_int(k, 9, exact);
-        ip_store_step(s, k);
-        ip_stats_free(&g->st);
-    }
-    sqlite3_stmt *a = ip_store_prepare(s, "INSERT INTO api_summary VALUES"
-                                          " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (size_t i = 0; a && i < ci.naaggs; i++) {
-        struct aagg *g = &ci.aaggs[i];
-        int exact, lat_exact;
-        int64_t med = ip_stats_median(&g->st, &exact);
-        int64_t lat_med = ip_stats_median(&g->latency, &lat_exact);
-        sqlite3_bind_int64(a, 1, g->name_id);
-        sqlite3_bind_int64(a, 2, (int64_t)g->st.count);
-        sqlite3_bind_int64(a, 3, g->st.total);
-        sqlite3_bind_int64(a, 4, g->st.min);
-        sqlite3_bind_int64(a, 5, g->st.max);
-        sqlite3_bind_int64(a, 6, med);
-        sqlite3_bind_double(a, 7, ip_stats_stddev(&g->st));
-        sqlite3_bind_int(a, 8, exact);
-        sqlite3_bind_int64(a, 9, (int64_t)g->errors);
-        sqlite3_bind_int64(a, 10, (int64_t)g->latency.count);
-        if (g->latency.count) {
-            sqlite3_bind_int64(a, 11, g->latency.total);
-            sqlite3_bind_int64(a, 12, g->latency.min);
-            sqlite3_bind_int64(a, 13, g->latency.max);
-            sqlite3_bind_int64(a, 14, lat_med);
-        }
-        ip_store_step(s, a);
-        ip_stats_free(&g->st);
-        ip_stats_free(&g->latency);
-    }
-}
-
-static void write_devices(struct ip_store *s)
-{
-    const struct ip_cupti_facts *f = &ip_cupti_facts;
-    if (f->driver_version) ip_store_meta_int(s, "cuda_driver_version", f->driver_version);
-    if (f->runtime_version) ip_store_meta_int(s, "cuda_runtime_version", f->runtime_version);
-    if (f->cupti_version) ip_store_meta_int(s, "cupti_api_version", f->cupti_version);
-    sqlite3_stmt *d = ip_store_prepare(s, "INSERT OR REPLACE INTO devices VALUES"
-                                          " (?,?,?,?,?,?,?,?,?,?)");
-    for (int i = 0; d && i < f->ndevices; i++) {
-        const struct ip_cupti_device *v = &f->dev[i];
-        sqlite3_bind_int(d, 1, v->id);
-        sqlite3_bind_text(d, 2, v->name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(d, 3, v->sms);
-        sqlite3_bind_int64(d, 4, v->memory);
-        sqlite3_bind_int64(d, 5, v->cc_major);
-        sqlite3_bind_int64(d, 6, v->cc_minor);
-        sqlite3_bind_int64(d, 7, v->clock_khz);
-        sqlite3_bind_int64(d, 8, v->mem_clock_khz);
-        sqlite3_bind_int64(d, 9, v->bus_width);
-        sqlite3_bind_text(d, 10, v->uuid, -1, SQLITE_STATIC);
-        ip_store_step(s, d);
-    }
+    if (n || final) write_counters(s);
 }
 
 void ip_cupti_ingest_finish(struct ip_store *s)
 {
-    if (!ci.kernels) return;
+    if (!ci.attr) return;
     ip_cupti_ingest_flush(s, 1);
-    write_summaries(s);
-    write_devices(s);
+    if (ci.ok) ip_cupti_sum_write(s);
 }

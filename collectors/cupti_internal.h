@@ -3,9 +3,11 @@
  * with dlopen, or supplied by the replay path), the buffer pool, the launch event, and the
  * writer-side entry points.
  *
- *   cupti.c         app side: injection, subscription, callbacks, buffer pool, stop
- *   cupti_ingest.c  writer side: records -> rows, attribution, summaries
- *   cupti_replay.c  synthetic records through the same buffer callbacks (tests, benchmarks)
+ *   cupti.c          app side: injection, subscription, issue callbacks, stop
+ *   cupti_pool.c     app side: the pre-allocated buffer pool behind CUPTI's buffer callbacks
+ *   cupti_ingest.c   writer side: records -> rows, attribution by correlation id
+ *   cupti_summary.c  writer side: end-of-run summaries, graph launches, device facts
+ *   cupti_replay.c   synthetic records through the same buffer callbacks (tests, benchmarks)
  */
 #ifndef INFPROF_CUPTI_INTERNAL_H
 #define INFPROF_CUPTI_INTERNAL_H
@@ -56,25 +58,37 @@ int ip_cupti_pool_init(size_t size, uint32_t count);
 uint32_t ip_cupti_pool_snapshot(void);
 int ip_cupti_pool_take(uint8_t **buffer, size_t *valid);
 void ip_cupti_pool_release(uint8_t *buffer);
-/* Counters: records CUPTI reported dropped, buffer requests we could not serve. */
+/* Counters: records CUPTI reported dropped, buffer requests we could not serve, buffers
+ * completed. */
 void ip_cupti_pool_counters(uint64_t *dropped_records, uint64_t *refused_buffers,
                             uint64_t *completed_buffers);
+/* Records CUPTI reports dropped outside a buffer completion (read at stop). */
+void ip_cupti_pool_add_dropped(uint64_t n);
+/* Wait (bounded) until every completed buffer was ingested and released (tests). */
+int ip_cupti_pool_wait_idle(uint64_t timeout_ms);
+void ip_cupti_pool_atfork_child(void);
 
-/* A kernel or graph launch seen by the launch callback, on the launching thread. */
+/* An API call that issues GPU work (launch, copy, memset, allocation, synchronisation), seen by
+ * the callback on the issuing thread at the call's entry. */
 enum { IP_EV_CUPTI_LAUNCH = 1 };
 struct ip_ev_launch {
     struct ip_ev h; /* aux: correlation id */
     uint64_t nvtx;  /* innermost NVTX push/pop range of the thread, 0 none */
+    uint64_t ts;    /* call entry, our clock; 0 unknown */
+    uint32_t cbid;  /* callback id of the call in `domain` */
+    uint8_t domain; /* 1 runtime, 2 driver, 0 unknown */
     uint8_t phase;
-    uint8_t pad[7];
+    uint8_t pad[2];
 };
 
 /* CUPTI is subscribed and recording (so external correlation ids can be pushed). */
 int ip_cupti_active(void);
 
-/* What the launch callback does on the launching thread: poll the phase, append the launch
- * event (phase, innermost NVTX range), move the phase's NVTX range if needed. */
-void ip_cupti_note_launch(uint32_t corr);
+/* What the issue callback does on the calling thread: append the issue event (phase, innermost
+ * NVTX range, entry time, call). For kernel and graph launches (`launch`) it first polls the
+ * phase and then moves the phase's NVTX range; never for memory calls, which may run under the
+ * caching allocator's lock. */
+void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t ts, int launch);
 
 /* Device facts gathered at stop (driver queries), written by the writer at finish. */
 #define IP_CUPTI_MAX_DEVICES 16
@@ -96,6 +110,24 @@ void ip_cupti_ingest_prepare(struct ip_store *s);
 void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 void ip_cupti_ingest_flush(struct ip_store *s, int final);
 void ip_cupti_ingest_finish(struct ip_store *s);
+
+/* Writer side aggregates (cupti_summary.c), fed by cupti_ingest.c. Times in our clock. */
+void ip_cupti_sum_reset(void);
+void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur);
+void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error);
+void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency);
+/* Work of a graph launch (graph_id != 0): its span becomes one graph_launches row at finish;
+ * issue_ts/api_name_id (0: unknown) give the launch latency of the graph launch. */
+void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id, uint32_t device,
+                             uint32_t stream, int phase, uint64_t start, uint64_t end,
+                             uint64_t issue_ts, int64_t api_name_id);
+/* A GRAPH_TRACE record was stored for this launch: do not derive another row for it. */
+void ip_cupti_sum_graph_traced(uint32_t corr);
+void ip_cupti_sum_write(struct ip_store *s);
+/* Devices: a row of table devices (INSERT OR REPLACE: the driver's facts at stop complete what a
+ * DEVICE record said); "GPU-xxxxxxxx-..." as nvidia-smi prints a UUID. */
+void ip_cupti_write_device(struct ip_store *s, const struct ip_cupti_device *v);
+void ip_cupti_uuid_text(const CUuuid *u, char *out, size_t n);
 
 /* API names by callback id (generated from CUPTI's cbid headers). */
 const char *ip_cupti_api_name(int domain, uint32_t cbid);

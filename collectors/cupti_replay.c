@@ -1,5 +1,7 @@
 /*
- * cupti_replay.c: the replay path (replay.h).
+ * cupti_replay.c: the replay path (replay.h): CUPTI's entry points that the writer uses are
+ * replaced by readers of the synthetic layout (cupti_layout.h); buffers go through the real
+ * buffer callbacks and pool.
  */
 #include "replay.h"
 #include "collector.h"
@@ -59,5 +61,15 @@ void ip_replay_complete(struct ip_replay_buf *b, size_t dropped)
 
 void ip_replay_launch(uint32_t corr)
 {
-    ip_cupti_note_launch(corr);
+    ip_cupti_note_issue(corr, 0, 0, 0, 1);
+}
+
+void ip_replay_issue(uint32_t corr, int domain, uint32_t cbid, uint64_t ts, int launch)
+{
+    ip_cupti_note_issue(corr, (uint8_t)domain, cbid, ts, launch);
+}
+
+int ip_replay_sync(void)
+{
+    return ip_cupti_pool_wait_idle(10000);
 }

@@ -24,7 +24,14 @@ int ip_replay_buffer(struct ip_replay_buf *b);
 void *ip_replay_add(struct ip_replay_buf *b, CUpti_ActivityKind kind);
 /* Hand the buffer back as completed, CUPTI reporting `dropped` records lost with it. */
 void ip_replay_complete(struct ip_replay_buf *b, size_t dropped);
-/* What the launch callback does for a launch with this correlation id, on this thread. */
+/* What the issue callback does for a kernel launch with this correlation id, on this thread
+ * (call and entry time unknown: the API record gives them). */
 void ip_replay_launch(uint32_t corr);
+/* The same for any call: domain 1 runtime / 2 driver, its callback id, its entry time (our
+ * clock, 0 unknown), launch: a kernel or graph launch. */
+void ip_replay_issue(uint32_t corr, int domain, uint32_t cbid, uint64_t ts, int launch);
+/* Wait until the writer has ingested every buffer completed so far (tests that need records to
+ * land in different writer cycles). 0 on success, -1 after 10 s. */
+int ip_replay_sync(void);
 
 #endif

@@ -16,8 +16,8 @@ static void report_usage(FILE *out)
                  "  --format F  text (default), json, csv or md\n"
                  "  --baseline PHASE  the phase others are compared with (default grad/off), as\n"
                  "              'no_grad/bf16' or 'no_grad | autocast bf16'\n"
-                 "  --top N     kernels listed (default 20 in text and md, all in json and csv;"
-                 " 0: all)\n"
+                 "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
+                 " all in json and csv; 0: all)\n"
                  "  --wide      do not shorten long names\n");
 }
 
@@ -75,6 +75,11 @@ int cmd_report(int argc, char **argv)
     t[n++] = section_precision(&phases);
     t[n++] = section_memory(&phases);
     t[n++] = section_kernels(db, &o);
+    t[n++] = section_memops_time(db);
+    t[n++] = section_memops_size(db);
+    t[n++] = section_segments(db);
+    t[n++] = section_api(db, &o);
+    t[n++] = section_cuda_activity(db);
     t[n++] = section_nvtx(db, &o);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);

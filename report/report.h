@@ -59,5 +59,11 @@ struct table *section_precision(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
+/* sec_cuda.c */
+struct table *section_memops_time(struct sqlite3 *db);
+struct table *section_memops_size(struct sqlite3 *db);
+struct table *section_segments(struct sqlite3 *db);
+struct table *section_api(struct sqlite3 *db, const struct report_opts *o);
+struct table *section_cuda_activity(struct sqlite3 *db);
 
 #endif

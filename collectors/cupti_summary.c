@@ -1,0 +1,303 @@
+/*
+ * cupti_summary.c: the CUPTI collector's writer-side aggregates: per-kernel and per-API-call
+ * statistics (kernel_summary, api_summary, written at finish), graph launches derived from the
+ * work of their nodes (graph_launches), and device facts (devices, version metadata).
+ *
+ * Graph launches: we never enable GRAPH_TRACE (it would replace node records), so a launch's
+ * row spans the first start to the last end of the work that carries its correlation id and a
+ * graph id. Launches are written when the table of open ones grows large (oldest first: their
+ * work has long arrived) and at finish.
+ */
+#include "cupti_internal.h"
+#include "../profiler/map.h"
+#include "../profiler/stats.h"
+#include "../profiler/store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kagg {
+    int64_t name_id;
+    int phase; /* -1: all phases */
+    struct ip_stats st;
+};
+
+struct aagg {
+    int64_t name_id;
+    uint64_t errors;
+    struct ip_stats st, latency;
+};
+
+struct gagg {
+    uint32_t corr, graph_id, device, stream;
+    int phase, traced;
+    uint64_t start, end, issue_ts;
+    int64_t api_name;
+};
+
+#define GRAPH_OPEN_MAX 65536
+
+static struct {
+    struct ip_map kagg_index, aagg_index, gagg_index;
+    struct kagg *kaggs;
+    size_t nkaggs, capkaggs;
+    struct aagg *aaggs;
+    size_t naaggs, capaaggs;
+    struct gagg *gaggs; /* open graph launches, in order of first sight */
+    size_t ngaggs, capgaggs;
+} sum;
+
+static void *grow(void *p, size_t *cap, size_t elem)
+{
+    size_t n = *cap ? *cap * 2 : 64;
+    void *q = realloc(p, n * elem);
+    if (q) *cap = n;
+    return q;
+}
+
+void ip_cupti_sum_reset(void)
+{
+    for (size_t i = 0; i < sum.nkaggs; i++) ip_stats_free(&sum.kaggs[i].st);
+    for (size_t i = 0; i < sum.naaggs; i++) {
+        ip_stats_free(&sum.aaggs[i].st);
+        ip_stats_free(&sum.aaggs[i].latency);
+    }
+    free(sum.kaggs);
+    free(sum.aaggs);
+    free(sum.gaggs);
+    ip_map_free(&sum.kagg_index);
+    ip_map_free(&sum.aagg_index);
+    ip_map_free(&sum.gagg_index);
+    memset(&sum, 0, sizeof sum);
+}
+
+/* ---- kernels and API calls ---------------------------------------------------------------- */
+
+static struct ip_stats *kagg(int64_t name_id, int phase)
+{
+    uint64_t key = ((uint64_t)name_id << 8) | (uint64_t)(phase + 1);
+    uint64_t *slot = ip_map_put(&sum.kagg_index, key);
+    if (!slot) return NULL;
+    if (!*slot) {
+        if (sum.nkaggs == sum.capkaggs) {
+            struct kagg *p = grow(sum.kaggs, &sum.capkaggs, sizeof *p);
+            if (!p) return NULL;
+            sum.kaggs = p;
+        }
+        struct kagg *k = &sum.kaggs[sum.nkaggs++];
+        k->name_id = name_id;
+        k->phase = phase;
+        ip_stats_init(&k->st, 1);
+        *slot = sum.nkaggs;
+    }
+    return &sum.kaggs[*slot - 1].st;
+}
+
+static struct aagg *aagg(int64_t name_id)
+{
+    uint64_t *slot = ip_map_put(&sum.aagg_index, (uint64_t)name_id);
+    if (!slot) return NULL;
+    if (!*slot) {
+        if (sum.naaggs == sum.capaaggs) {
+            struct aagg *p = grow(sum.aaggs, &sum.capaaggs, sizeof *p);
+            if (!p) return NULL;
+            sum.aaggs = p;
+        }
+        struct aagg *a = &sum.aaggs[sum.naaggs++];
+        memset(a, 0, sizeof *a);
+        a->name_id = name_id;
+        ip_stats_init(&a->st, 1);
+        ip_stats_init(&a->latency, 1);
+        *slot = sum.naaggs;
+    }
+    return &sum.aaggs[*slot - 1];
+}
+
+void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur)
+{
+    struct ip_stats *a = kagg(name_id, phase), *all = kagg(name_id, -1);
+    if (a) ip_stats_add(a, dur);
+    if (all) ip_stats_add(all, dur);
+}
+
+void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error)
+{
+    struct aagg *g = aagg(name_id);
+    if (!g) return;
+    ip_stats_add(&g->st, dur);
+    if (error) g->errors++;
+}
+
+void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency)
+{
+    struct aagg *g = aagg(api_name_id);
+    if (g) ip_stats_add(&g->latency, latency);
+}
+
+/* ---- graph launches ----------------------------------------------------------------------- */
+
+static struct gagg *gagg(uint32_t corr, int create)
+{
+    uint64_t *slot = create ? ip_map_put(&sum.gagg_index, corr) : ip_map_get(&sum.gagg_index, corr);
+    if (!slot) return NULL;
+    if (!*slot) {
+        if (sum.ngaggs == sum.capgaggs) {
+            struct gagg *p = grow(sum.gaggs, &sum.capgaggs, sizeof *p);
+            if (!p) {
+                ip_map_del(&sum.gagg_index, corr);
+                return NULL;
+            }
+            sum.gaggs = p;
+        }
+        struct gagg *g = &sum.gaggs[sum.ngaggs++];
+        memset(g, 0, sizeof *g);
+        g->corr = corr;
+        *slot = sum.ngaggs;
+    }
+    return &sum.gaggs[*slot - 1];
+}
+
+/* Write the first n open launches and forget them. */
+static void graph_write(struct ip_store *s, size_t n)
+{
+    sqlite3_stmt *st = ip_store_prepare(s, "INSERT INTO graph_launches VALUES (?,?,?,?,?,?,?)");
+    for (size_t i = 0; st && i < n; i++) {
+        struct gagg *g = &sum.gaggs[i];
+        if (g->traced) continue;
+        sqlite3_bind_int64(st, 1, ip_store_rel(s, g->start));
+        sqlite3_bind_int64(st, 2, (int64_t)(g->end - g->start));
+        sqlite3_bind_int64(st, 3, g->device);
+        sqlite3_bind_int64(st, 4, g->stream);
+        sqlite3_bind_int64(st, 5, g->graph_id);
+        sqlite3_bind_int64(st, 6, g->corr);
+        sqlite3_bind_int64(st, 7, g->phase);
+        ip_store_step(s, st);
+        if (g->issue_ts && g->api_name && g->start >= g->issue_ts)
+            ip_cupti_sum_latency(g->api_name, (int64_t)(g->start - g->issue_ts));
+    }
+    memmove(sum.gaggs, sum.gaggs + n, (sum.ngaggs - n) * sizeof *sum.gaggs);
+    sum.ngaggs -= n;
+    ip_map_free(&sum.gagg_index);
+    for (size_t i = 0; i < sum.ngaggs; i++) {
+        uint64_t *slot = ip_map_put(&sum.gagg_index, sum.gaggs[i].corr);
+        if (slot) *slot = i + 1;
+    }
+}
+
+void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_id, uint32_t device,
+                             uint32_t stream, int phase, uint64_t start, uint64_t end,
+                             uint64_t issue_ts, int64_t api_name_id)
+{
+    if (sum.ngaggs >= GRAPH_OPEN_MAX) graph_write(s, sum.ngaggs / 2);
+    struct gagg *g = gagg(corr, 1);
+    if (!g || g->traced) return;
+    if (!g->graph_id) {
+        *g = (struct gagg){corr, graph_id, device, stream,   phase,
+                           0,    start,    end,    issue_ts, api_name_id};
+        return;
+    }
+    if (start < g->start) g->start = start, g->device = device, g->stream = stream;
+    if (end > g->end) g->end = end;
+}
+
+void ip_cupti_sum_graph_traced(uint32_t corr)
+{
+    struct gagg *g = gagg(corr, 1);
+    if (g) g->traced = 1;
+}
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+void ip_cupti_uuid_text(const CUuuid *u, char *out, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+void ip_cupti_write_device(struct ip_store *s, const struct ip_cupti_device *v)
+{
+    sqlite3_stmt *d = ip_store_prepare(s, "INSERT OR REPLACE INTO devices VALUES"
+                                          " (?,?,?,?,?,?,?,?,?,?)");
+    if (!d) return;
+    sqlite3_bind_int(d, 1, v->id);
+    sqlite3_bind_text(d, 2, v->name, -1, SQLITE_TRANSIENT);
+    int64_t ints[7] = {v->sms,       v->memory,        v->cc_major, v->cc_minor,
+                       v->clock_khz, v->mem_clock_khz, v->bus_width};
+    for (int i = 0; i < 7; i++)
+        if (ints[i] >= 0) sqlite3_bind_int64(d, 3 + i, ints[i]);
+    sqlite3_bind_text(d, 10, v->uuid, -1, SQLITE_TRANSIENT);
+    ip_store_step(s, d);
+}
+
+static void write_devices(struct ip_store *s)
+{
+    const struct ip_cupti_facts *f = &ip_cupti_facts;
+    if (f->driver_version) ip_store_meta_int(s, "cuda_driver_version", f->driver_version);
+    if (f->runtime_version) ip_store_meta_int(s, "cuda_runtime_version", f->runtime_version);
+    if (f->cupti_version) ip_store_meta_int(s, "cupti_api_version", f->cupti_version);
+    for (int i = 0; i < f->ndevices; i++) ip_cupti_write_device(s, &f->dev[i]);
+}
+
+/* ---- finish ------------------------------------------------------------------------------- */
+
+static void write_summaries(struct ip_store *s)
+{
+    sqlite3_stmt *k = ip_store_prepare(s, "INSERT INTO kernel_summary VALUES (?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; k && i < sum.nkaggs; i++) {
+        struct kagg *g = &sum.kaggs[i];
+        int exact;
+        int64_t med = ip_stats_median(&g->st, &exact);
+        sqlite3_bind_int64(k, 1, g->name_id);
+        sqlite3_bind_int(k, 2, g->phase);
+        sqlite3_bind_int64(k, 3, (int64_t)g->st.count);
+        sqlite3_bind_int64(k, 4, g->st.total);
+        sqlite3_bind_int64(k, 5, g->st.min);
+        sqlite3_bind_int64(k, 6, g->st.max);
+        sqlite3_bind_int64(k, 7, med);
+        sqlite3_bind_double(k, 8, ip_stats_stddev(&g->st));
+        sqlite3_bind_int(k, 9, exact);
+        ip_store_step(s, k);
+    }
+    sqlite3_stmt *a = ip_store_prepare(s, "INSERT INTO api_summary VALUES"
+                                          " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; a && i < sum.naaggs; i++) {
+        struct aagg *g = &sum.aaggs[i];
+        sqlite3_bind_int64(a, 1, g->name_id);
+        sqlite3_bind_int64(a, 2, (int64_t)g->st.count);
+        if (g->st.count) {
+            /* Host times are unknown when only the issue callback saw the call
+             * (INFPROF_CUDA_API=0): NULL, never 0. */
+            int exact;
+            int64_t med = ip_stats_median(&g->st, &exact);
+            sqlite3_bind_int64(a, 3, g->st.total);
+            sqlite3_bind_int64(a, 4, g->st.min);
+            sqlite3_bind_int64(a, 5, g->st.max);
+            sqlite3_bind_int64(a, 6, med);
+            sqlite3_bind_double(a, 7, ip_stats_stddev(&g->st));
+            sqlite3_bind_int(a, 8, exact);
+        }
+        sqlite3_bind_int64(a, 9, (int64_t)g->errors);
+        sqlite3_bind_int64(a, 10, (int64_t)g->latency.count);
+        if (g->latency.count) {
+            int lat_exact;
+            int64_t lat_med = ip_stats_median(&g->latency, &lat_exact);
+            sqlite3_bind_int64(a, 11, g->latency.total);
+            sqlite3_bind_int64(a, 12, g->latency.min);
+            sqlite3_bind_int64(a, 13, g->latency.max);
+            sqlite3_bind_int64(a, 14, lat_med);
+        }
+        ip_store_step(s, a);
+    }
+}
+
+void ip_cupti_sum_write(struct ip_store *s)
+{
+    graph_write(s, sum.ngaggs); /* first: graph launch latencies join the API summary */
+    write_summaries(s);
+    write_devices(s);
+    ip_cupti_sum_reset();
+}

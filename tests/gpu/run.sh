@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh: the GPU suite, for a machine with an NVIDIA GPU (CUDA 13, nvcc, cmake,
+# ninja; PyTorch for libtorch when present). It builds everything, runs ctest (the gpu-labelled
+# tests run instead of skipping), the launch-overhead benchmark and the checks under other CUDA
+# tools, and writes what it saw under $OUT (at most 8 files):
+#
+#   summary.md          one line per step: status, seconds, note
+#   environment.txt     GPU, driver, CUDA, CUPTI, PyTorch versions
+#   build.log           configure and build output
+#   ctest.log           the whole ctest run
+#   gpu_tests.md        tables the gpu tests wrote (kernels, copies, durations vs CUDA events)
+#   launch_overhead.txt infprof-launch-bench output
+#   tools.md            the CUDA sample under compute-sanitizer / ncu with infprof preloaded
+#
+# Usage: tests/gpu/run.sh            (OUT defaults to out/gpu, BUILD to build-gpu)
+# Adding a check: write one function named step_NN_name (NN orders the steps). It runs in the
+# repository root, may use $BUILD, $OUT and note "text" (a line for summary.md), and returns
+# non-zero on failure; later steps still run. The exit status is 1 if any step failed.
+# Steps are called through the loop at the bottom, not by name:
+# shellcheck disable=SC2317
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build-gpu}
+OUT=${OUT:-$ROOT/out/gpu}
+mkdir -p "$OUT"
+LIB=$BUILD/lib/libinfprof.so
+NOTE=""
+
+note() { NOTE="${NOTE:+$NOTE; }$*"; }
+
+# ---- steps ------------------------------------------------------------------------------------
+
+step_10_environment() {
+    {
+        echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+        echo "host: $(uname -srm)"
+        nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader \
+            2>&1 | sed 's/^/gpu: /'
+        nvcc --version 2>&1 | tail -1 | sed 's/^/nvcc: /'
+        find /usr/local/cuda/lib64/ /usr/local/cuda/extras/CUPTI/lib64/ -name 'libcupti.so.*' \
+            2>/dev/null | sed 's/^/libcupti: /'
+        cmake --version | head -1
+        python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda)' \
+            2>&1 | tail -1
+        git -C "$ROOT" log -1 --format='commit: %H %s' 2>/dev/null
+    } >"$OUT/environment.txt"
+    note "$(grep '^gpu:' "$OUT/environment.txt" | head -1)"
+    grep -q '^gpu: ' "$OUT/environment.txt" && ! grep -qi 'failed\|not found' "$OUT/environment.txt"
+}
+
+step_20_build() {
+    local torch_prefix args=()
+    torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+    [ -n "$torch_prefix" ] && args+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
+    {
+        cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" &&
+            cmake --build "$BUILD"
+    } >"$OUT/build.log" 2>&1
+    local rc=$?
+    [ -x "$BUILD/samples/cuda_sample" ] || note "cuda_sample not built"
+    return "$rc"
+}
+
+step_30_ctest() {
+    (cd "$BUILD" && INFPROF_GPU_OUT="$OUT" ctest --output-on-failure --timeout 600) \
+        >"$OUT/ctest.log" 2>&1
+    local rc=$?
+    note "$(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
+    local skipped
+    skipped=$(grep -c '(Skipped)$' "$OUT/ctest.log")
+    [ "$skipped" -gt 0 ] && note "$skipped skipped (see ctest.log)"
+    # On a GPU machine a skipped gpu test is a failure of this suite.
+    if grep -E '^\s+[0-9]+ - gpu\.' "$OUT/ctest.log" | grep -q 'Skipped'; then
+        note "gpu tests skipped on a GPU machine"
+        return 1
+    fi
+    return "$rc"
+}
+
+step_40_launch_overhead() {
+    "$BUILD/bin/infprof-launch-bench" --lib "$LIB" --runs 7 --no-api \
+        >"$OUT/launch_overhead.txt" 2>&1
+    local rc=$?
+    if [ "$rc" = 0 ]; then
+        note "$(grep -E '^(added_ns_per_launch|meets_goal)' "$OUT/launch_overhead.txt" |
+            tr '\n' ' ')"
+    else
+        note "$(tail -1 "$OUT/launch_overhead.txt")"
+    fi
+    return "$rc"
+}
+
+# The sample under another CUDA tool that injects itself: infprof must step aside (passive, one
+# line on stderr) and the sample must run and print the same as under the tool alone.
+step_50_other_tools() {
+    local sample=$BUILD/samples/cuda_sample dir rc=0
+    dir=$(mktemp -d)
+    echo "# The CUDA sample under other CUDA tools, infprof preloaded into the sample" \
+        >"$OUT/tools.md"
+    local tool
+    for tool in "compute-sanitizer --tool memcheck" "ncu --kernel-name k_spin --launch-count 1"; do
+        local exe=${tool%% *}
+        if ! command -v "$exe" >/dev/null; then
+            printf '\n## %s\n\nnot installed\n' "$tool" >>"$OUT/tools.md"
+            note "$exe not installed"
+            continue
+        fi
+        # shellcheck disable=SC2086
+        $tool "$sample" >"$dir/alone.out" 2>"$dir/alone.err"
+        local alone=$?
+        # Preloaded into the sample only, in front of whatever the tool itself preloads.
+        # shellcheck disable=SC2086,SC2016
+        INFPROF_OUTPUT="$dir/under-%p.db" $tool sh -c \
+            'LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}" exec "$1"' "$LIB" "$sample" \
+            >"$dir/with.out" 2>"$dir/with.err"
+        local with=$?
+        local status="" db
+        for db in "$dir"/under-*.db; do
+            [ -e "$db" ] || continue
+            status+=$(sqlite3 "$db" "SELECT value FROM meta WHERE key = 'collector.cupti'" \
+                2>/dev/null)" "
+        done
+        {
+            printf '\n## %s\n\n' "$tool"
+            echo "- exit status alone $alone, with infprof $with"
+            echo "- collector.cupti: ${status:-no database}"
+            echo "- infprof lines on stderr: $(grep -c '^infprof:' "$dir/with.err")"
+            echo '```'
+            grep '^infprof:' "$dir/with.err"
+            echo '```'
+        } >>"$OUT/tools.md"
+        [ "$alone" = "$with" ] && [[ $status == passive:* ]] || rc=1
+        rm -f "$dir"/under-*.db
+    done
+    rm -rf "$dir"
+    return "$rc"
+}
+
+# ---- driver -----------------------------------------------------------------------------------
+
+cd "$ROOT" || exit 1
+{
+    echo "# GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo
+    echo "| step | status | seconds | note |"
+    echo "|---|---|---:|---|"
+} >"$OUT/summary.md"
+failed=0
+for step in $(declare -F | awk '{print $3}' | grep '^step_' | sort); do
+    NOTE=""
+    start=$(date +%s)
+    echo "run.sh: $step" >&2
+    if "$step"; then status=ok; else status=FAILED; failed=1; fi
+    echo "| ${step#step_} | $status | $(($(date +%s) - start)) | ${NOTE//|/\\|} |" \
+        >>"$OUT/summary.md"
+done
+cat "$OUT/summary.md"
+exit $failed

@@ -1,0 +1,144 @@
+"""On a GPU: the CUDA C sample (samples/cuda/cuda_sample.cu) under the library. The database holds
+exactly the sample's kernels, graph nodes, copies, memset and allocations, nothing dropped, and
+the recorded durations of the timed kernel agree with the sample's own CUDA-event timings.
+Skips (77) without a device or without the sample (no nvcc at configure time)."""
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+from harness import Case, main, prog
+from gpu_common import require_gpu, sample, write_section
+
+SAMPLE = sample("cuda_sample")
+
+
+class CudaSample(Case):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="infprof-gpu-")
+        runner = Case("run")
+        runner.dir = cls.tmp
+        cls.plain = runner.run_prog([SAMPLE], preload=False, timeout=300)
+        cls.traced = runner.run_prog([SAMPLE], timeout=300)
+        cls.manifest = json.loads(cls.traced.out) if cls.traced.rc == 0 else None
+        cls.db = cls.traced.db()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def q(self, sql, *args):
+        return self.query(self.db, sql, *args)
+
+    def test_00_program_unaffected(self):
+        self.assertEqual(self.plain.rc, 0, self.plain.err)
+        self.assertEqual(self.traced.rc, 0, self.traced.err)
+        self.assertEqual(self.traced.err, self.plain.err)
+        # The same work, told the same way; only the event timings differ from run to run.
+        plain = {k: v for k, v in json.loads(self.plain.out).items() if k != "spin_event_us"}
+        traced = {k: v for k, v in self.manifest.items() if k != "spin_event_us"}
+        self.assertEqual(plain, traced)
+
+    def test_collection_clean(self):
+        self.assertTrue(self.meta(self.db, "collector.cupti").startswith("on: "),
+                        self.meta(self.db, "collector.cupti"))
+        for key in ("cupti_dropped_records", "cupti_buffers_refused", "cupti_buffer_errors",
+                    "cupti_invalid_records", "cupti_records_not_stored", "dropped_events"):
+            self.assertEqual(self.meta(self.db, key), 0, key)
+        # Every kernel and copy is tied to the API call (and thread) that issued it.
+        for table in ("kernels", "memcpy", "memset"):
+            orphans = self.q(f"SELECT count(*) FROM {table} w LEFT JOIN cuda_api a"
+                             " ON a.corr = w.corr WHERE a.corr IS NULL")[0][0]
+            self.assertEqual(orphans, 0, table)
+
+    def test_kernels_exact(self):
+        got = dict(self.q("SELECT s.value, count(*) FROM kernels k JOIN launch_sigs g"
+                          " ON g.id = k.sig JOIN strings s ON s.id = g.name_id GROUP BY s.value"))
+        self.assertEqual(got, self.manifest["kernels"])
+        rows = [f"| {k} | {v} | {got.get(k)} |" for k, v in self.manifest["kernels"].items()]
+        write_section("cuda_sample: kernels",
+                      ["| kernel | launched | recorded |", "|---|---:|---:|"] + rows)
+
+    def test_graph_nodes_and_launches(self):
+        g = self.q("SELECT count(*), count(DISTINCT g.graph_node), count(DISTINCT k.corr) FROM"
+                   " kernels k JOIN launch_sigs g ON g.id = k.sig WHERE g.graph_id != 0")[0]
+        self.assertEqual(g, (self.manifest["graph_kernels"], self.manifest["graph_nodes"],
+                             self.manifest["graph_launches"]))
+        launches = self.q("SELECT count(*) FROM graph_launches l JOIN cuda_api a ON a.corr ="
+                          " l.corr JOIN strings s ON s.id = a.name_id WHERE s.value LIKE"
+                          " 'cudaGraphLaunch%'")[0][0]
+        self.assertEqual(launches, self.manifest["graph_launches"])
+
+    def test_copies_and_memset_exact(self):
+        got = self.q("SELECT copy_kind, CASE copy_kind WHEN 1 THEN src_kind WHEN 2 THEN dst_kind"
+                     " END, sum(bytes), count(*) FROM memcpy GROUP BY 1, 2 ORDER BY 1, 2")
+        want = sorted((c["kind"], c["host"], c["bytes"] * c["count"], c["count"])
+                      for c in self.manifest["copies"])
+        self.assertEqual(sorted(got, key=lambda r: (r[0], r[1] or 0)),
+                         sorted(want, key=lambda r: (r[0], r[1] or 0)))
+        m = self.manifest["memsets"][0]
+        self.assertEqual(self.q("SELECT sum(bytes), count(*) FROM memset"),
+                         [(m["bytes"] * m["count"], m["count"])])
+        write_section("cuda_sample: copies", ["| copy kind | host memory | bytes | count |",
+                                              "|---:|---:|---:|---:|"]
+                      + [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |" for r in got])
+
+    def test_allocations(self):
+        a = self.q("SELECT count(*), sum(m.bytes) FROM memory_segments m JOIN cuda_api a ON"
+                   " a.corr = m.corr JOIN strings s ON s.id = a.name_id WHERE m.op = 1 AND"
+                   " s.value = 'cudaMalloc'")[0]
+        want = self.manifest["device_allocations"]
+        self.assertEqual(a, (want["count"], want["bytes"]))
+        self.assertEqual(self.q("SELECT count(*) FROM memory_segments WHERE op = 1 AND"
+                                " is_async = 1")[0][0], 1)  # cudaMallocAsync
+
+    def test_durations_agree_with_cuda_events(self):
+        durs = [r[0] for r in self.q("SELECT k.dur FROM kernels k JOIN launch_sigs g ON g.id ="
+                                     " k.sig JOIN strings s ON s.id = g.name_id WHERE s.value ="
+                                     " 'k_spin' ORDER BY k.start")]
+        events = [us * 1000 for us in self.manifest["spin_event_us"]]
+        self.assertEqual(len(durs), len(events))
+        rows = ["| # | CUDA events (ns) | CUPTI (ns) | difference (ns) |", "|---:|---:|---:|---:|"]
+        for i, (d, e) in enumerate(zip(durs, events)):
+            rows.append(f"| {i} | {e:.0f} | {d} | {d - e:+.0f} |")
+        write_section("cuda_sample: k_spin durations, CUPTI vs CUDA events", rows)
+        for d, e in zip(durs, events):
+            self.assertGreaterEqual(d, self.manifest["spin_ns"])
+            # Events bracket the kernel from the stream: a few microseconds of slack at most.
+            self.assertLessEqual(abs(d - e), 0.02 * e + 5000, (d, e))
+
+    def test_devices_and_versions(self):
+        dev = self.q("SELECT name, sm_count, global_memory_bytes, cc_major FROM devices")
+        self.assertGreaterEqual(len(dev), 1)
+        name, sms, mem, major = dev[0]
+        self.assertTrue(name and sms > 0 and mem > 0 and major >= 7, dev)
+        for key in ("cuda_driver_version", "cuda_runtime_version", "cupti_api_version"):
+            self.assertIsNotNone(self.meta(self.db, key), key)
+        write_section("cuda_sample: device", [f"{name}, {sms} SMs, {mem} bytes, cc {major}.x;"
+                      f" driver {self.meta(self.db, 'cuda_driver_version')}, runtime"
+                      f" {self.meta(self.db, 'cuda_runtime_version')}, CUPTI API"
+                      f" {self.meta(self.db, 'cupti_api_version')}"])
+
+    def test_report(self):
+        r = self.report_json(self.db)
+        api = {a["name"]: a for a in r["cuda_api"]}
+        k = self.manifest["kernels"]
+        graph = self.manifest["graph_launches"]
+        plain_launches = k["k_add"] + k["k_scale"] + k["k_spin"] - 3 * graph
+        # <<<>>> goes through cudaLaunchKernel (or a variant of it): count them all.
+        launch = [a for n, a in api.items() if n.startswith("cudaLaunchKernel")]
+        self.assertEqual(sum(a["launches"] for a in launch), plain_launches)
+        self.assertTrue(all(a["latency_med_ns"] is not None for a in launch if a["launches"]))
+        graphs = [a for n, a in api.items() if n.startswith("cudaGraphLaunch")]
+        self.assertEqual(sum(a["launches"] for a in graphs), graph)
+        text = self.cli("report", self.db).out.decode()
+        for line in text.splitlines():
+            self.assertLessEqual(len(line), 100, line)
+        write_section("cuda_sample: infprof report", ["```", text.rstrip(), "```"])
+
+
+if __name__ == "__main__":
+    require_gpu(SAMPLE)
+    main()
