@@ -162,7 +162,7 @@ static int bench_ingest(int argc, char **argv)
     double cpu = meta_number(path, "writer_cpu_ns") / 1e9;
     printf("writer_cpu_s %.3f\n", cpu);
     if (cpu > 0) printf("records_per_writer_cpu_s %.0f\n", (double)n / cpu);
-    printf("bytes_per_kernel %.1f\n", table_bytes(path, "kernels") / (double)n);
+    printf("bytes_per_kernel %.1f\n", table_bytes(path, "kernel_rows") / (double)n);
     if (!keep) unlink(path);
     return 0;
 }

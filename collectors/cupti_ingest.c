@@ -35,7 +35,7 @@ struct attr {
     uint64_t issue_ts; /* start of the issuing call, our clock; 0 unknown */
 };
 
-#define SIG_FIELDS 15
+#define SIG_FIELDS 16
 struct sig {
     int64_t v[SIG_FIELDS];
 };
@@ -158,7 +158,7 @@ static int64_t sig_id(struct ip_store *s, const struct sig *g)
 {
     static const char *const cols = "id, name_id, device, stream, grid_x, grid_y, grid_z,"
                                     " block_x, block_y, block_z, registers, static_smem,"
-                                    " dynamic_smem, graph_id, graph_node, context";
+                                    " dynamic_smem, graph_id, graph_node, context, phase";
     if ((ci.nsigs + 1) * 2 > ci.sig_table_cap && sig_rehash() != 0) return 0;
     size_t j = sig_hash(g) & (ci.sig_table_cap - 1);
     for (; ci.sig_table[j]; j = (j + 1) & (ci.sig_table_cap - 1))
@@ -212,19 +212,18 @@ static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
 static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
 {
     if (bad_times(k->start, k->end)) return;
+    struct attr *a = attr_of(k->correlationId, 0);
+    int phase = a ? a->phase : 0;
     struct sig g = {{ip_store_intern_static(s, k->name), k->deviceId, k->streamId, k->gridX,
                      k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->registersPerThread,
                      k->staticSharedMemory, k->dynamicSharedMemory, k->graphId,
-                     (int64_t)k->graphNodeId, k->contextId}};
-    struct attr *a = attr_of(k->correlationId, 0);
-    int phase = a ? a->phase : 0;
+                     (int64_t)k->graphNodeId, k->contextId, phase}};
     int64_t dur = (int64_t)(k->end - k->start);
     int64_t *row = ip_batch_row(ci.kernels);
     row[0] = rel(s, k->start);
     row[1] = dur;
     row[2] = sig_id(s, &g);
     row[3] = k->correlationId;
-    row[4] = phase;
     ip_cupti_sum_kernel(g.v[0], phase, dur);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
@@ -458,7 +457,7 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
 {
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
-    ci.kernels = ip_batch_open(s, "kernels", 5);
+    ci.kernels = ip_batch_open(s, "kernel_rows", 4);
     ci.memcpy = ip_batch_open(s, "memcpy", 13);
     ci.memset = ip_batch_open(s, "memset", 11);
     ci.segments = ip_batch_open(s, "memory_segments", 12);

@@ -10,6 +10,7 @@
  */
 #include "cupti_internal.h"
 #include "../profiler/map.h"
+#include "../profiler/phase.h"
 #include "../profiler/stats.h"
 #include "../profiler/store.h"
 
@@ -117,9 +118,9 @@ static struct aagg *aagg(int64_t name_id)
 
 void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur)
 {
-    struct ip_stats *a = kagg(name_id, phase), *all = kagg(name_id, -1);
+    /* Per phase only: the all-phases row is merged from these at finish (half the work here). */
+    struct ip_stats *a = kagg(name_id, phase);
     if (a) ip_stats_add(a, dur);
-    if (all) ip_stats_add(all, dur);
 }
 
 void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error)
@@ -244,24 +245,52 @@ static void write_devices(struct ip_store *s)
 
 /* ---- finish ------------------------------------------------------------------------------- */
 
+static void write_kernel_row(struct ip_store *s, sqlite3_stmt *k, int64_t name_id, int phase,
+                             struct ip_stats *st)
+{
+    int exact;
+    int64_t med = ip_stats_median(st, &exact);
+    sqlite3_bind_int64(k, 1, name_id);
+    sqlite3_bind_int(k, 2, phase);
+    sqlite3_bind_int64(k, 3, (int64_t)st->count);
+    sqlite3_bind_int64(k, 4, st->total);
+    sqlite3_bind_int64(k, 5, st->min);
+    sqlite3_bind_int64(k, 6, st->max);
+    sqlite3_bind_int64(k, 7, med);
+    sqlite3_bind_double(k, 8, ip_stats_stddev(st));
+    sqlite3_bind_int(k, 9, exact);
+    ip_store_step(s, k);
+}
+
+static int cmp_kagg_name(const void *a, const void *b)
+{
+    const struct kagg *x = *(const struct kagg *const *)a, *y = *(const struct kagg *const *)b;
+    return (x->name_id > y->name_id) - (x->name_id < y->name_id);
+}
+
 static void write_summaries(struct ip_store *s)
 {
     sqlite3_stmt *k = ip_store_prepare(s, "INSERT INTO kernel_summary VALUES (?,?,?,?,?,?,?,?,?)");
-    for (size_t i = 0; k && i < sum.nkaggs; i++) {
-        struct kagg *g = &sum.kaggs[i];
-        int exact;
-        int64_t med = ip_stats_median(&g->st, &exact);
-        sqlite3_bind_int64(k, 1, g->name_id);
-        sqlite3_bind_int(k, 2, g->phase);
-        sqlite3_bind_int64(k, 3, (int64_t)g->st.count);
-        sqlite3_bind_int64(k, 4, g->st.total);
-        sqlite3_bind_int64(k, 5, g->st.min);
-        sqlite3_bind_int64(k, 6, g->st.max);
-        sqlite3_bind_int64(k, 7, med);
-        sqlite3_bind_double(k, 8, ip_stats_stddev(&g->st));
-        sqlite3_bind_int(k, 9, exact);
-        ip_store_step(s, k);
+    /* Phase rows as accumulated; the all-phases row (-1) of each name merged from them. */
+    struct kagg **by_name = malloc(sum.nkaggs * sizeof *by_name);
+    for (size_t i = 0; by_name && i < sum.nkaggs; i++) by_name[i] = &sum.kaggs[i];
+    if (by_name && sum.nkaggs) qsort(by_name, sum.nkaggs, sizeof *by_name, cmp_kagg_name);
+    for (size_t i = 0; k && by_name && i < sum.nkaggs;) {
+        size_t j = i;
+        struct ip_stats *parts[IP_PHASE_COUNT + 1];
+        int n = 0;
+        for (; j < sum.nkaggs && by_name[j]->name_id == by_name[i]->name_id; j++)
+            if (n <= IP_PHASE_COUNT) parts[n++] = &by_name[j]->st;
+        struct ip_stats all;
+        ip_stats_init(&all, 1);
+        ip_stats_merge(&all, parts, n);
+        for (size_t m = i; m < j; m++)
+            write_kernel_row(s, k, by_name[m]->name_id, by_name[m]->phase, &by_name[m]->st);
+        write_kernel_row(s, k, by_name[i]->name_id, -1, &all);
+        ip_stats_free(&all);
+        i = j;
     }
+    free(by_name);
     sqlite3_stmt *a = ip_store_prepare(s, "INSERT INTO api_summary VALUES"
                                           " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (size_t i = 0; a && i < sum.naaggs; i++) {

@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 void ip_stats_init(struct ip_stats *st, int bounded)
@@ -52,9 +53,12 @@ static int stats_grow(struct ip_stats *st)
 
 void ip_stats_add(struct ip_stats *st, int64_t v)
 {
+    if (!st->count) st->shift = v;
     st->count++;
     st->total += v;
-    st->sumsq += (unsigned __int128)((__int128)v * v);
+    __int128 d = (__int128)v - st->shift;
+    st->sum_d += d;
+    st->sumsq_d += d * d;
     if (v < st->min) st->min = v;
     if (v > st->max) st->max = v;
     uint32_t n = st->nsamples;
@@ -103,11 +107,47 @@ int64_t ip_stats_percentile(const struct ip_stats *st, double p)
 double ip_stats_stddev(const struct ip_stats *st)
 {
     if (st->count < 2) return 0;
-    /* The sums are exact; the subtraction in long double loses nothing that matters unless the
-     * deviation is below 2^-32 of the mean. */
-    long double n = (long double)st->count, total = (long double)st->total;
-    long double var = ((long double)st->sumsq - total * total / n) / (n - 1);
+    long double n = (long double)st->count, sd = (long double)st->sum_d;
+    long double var = ((long double)st->sumsq_d - sd * sd / n) / (n - 1);
     return var > 0 ? (double)sqrtl(var) : 0;
+}
+
+void ip_stats_merge(struct ip_stats *dst, struct ip_stats *const *parts, int n)
+{
+    uint64_t count = 0;
+    int all_kept = 1;
+    for (int i = 0; i < n; i++) {
+        count += parts[i]->count;
+        all_kept &= parts[i]->nsamples == parts[i]->count;
+    }
+    uint32_t want = all_kept ? (uint32_t)count : (count < IP_STATS_SAMPLES ? (uint32_t)count
+                                                                            : IP_STATS_SAMPLES);
+    free(dst->samples);
+    dst->samples = want ? malloc((size_t)want * sizeof *dst->samples) : NULL;
+    dst->nsamples = 0;
+    dst->cap = want;
+    for (int i = 0; i < n; i++) {
+        struct ip_stats *p = parts[i];
+        if (!p->count) continue;
+        if (!dst->count) dst->shift = p->shift;
+        /* Re-base the part's shifted sums on dst's shift, exactly. */
+        __int128 delta = (__int128)p->shift - dst->shift, pn = (__int128)p->count;
+        dst->sumsq_d += p->sumsq_d + 2 * delta * p->sum_d + pn * delta * delta;
+        dst->sum_d += p->sum_d + pn * delta;
+        dst->count += p->count;
+        dst->total += p->total;
+        if (p->count && p->min < dst->min) dst->min = p->min;
+        if (p->count && p->max > dst->max) dst->max = p->max;
+        if (!dst->samples || !p->nsamples) continue;
+        ip_stats_median(p, NULL); /* sorts its samples */
+        uint32_t take = all_kept ? p->nsamples
+                                 : (uint32_t)((double)want * (double)p->count / (double)count);
+        if (take > p->nsamples) take = p->nsamples;
+        for (uint32_t k = 0; k < take && dst->nsamples < want; k++)
+            dst->samples[dst->nsamples++] =
+                p->samples[(uint32_t)(((uint64_t)k * p->nsamples + p->nsamples / 2) / take)];
+    }
+    if (dst->nsamples < dst->count) dst->cap = dst->nsamples ? dst->nsamples : 1;
 }
 
 void ip_stats_free(struct ip_stats *st)

@@ -9,12 +9,15 @@
 
 #include <stdint.h>
 
-#define IP_STATS_SAMPLES 8192
+#define IP_STATS_SAMPLES 4096
 
 struct ip_stats {
     uint64_t count;
     int64_t total, min, max;
-    unsigned __int128 sumsq; /* exact: 2^40 ns squared times 2^34 values still fits */
+    /* Sums of (value - shift), shift being the first value: exact in 128 bits, and the variance
+     * taken from them keeps its precision however large the values are. */
+    int64_t shift;
+    __int128 sum_d, sumsq_d;
     int64_t *samples;
     uint32_t nsamples, cap; /* cap 0: unbounded (the report's exact mode) */
     uint64_t rng;
@@ -32,6 +35,10 @@ int64_t ip_stats_median(struct ip_stats *st, int *exact);
 /* Percentile p in 0..100 of the kept samples (nearest rank). Call after ip_stats_median. */
 int64_t ip_stats_percentile(const struct ip_stats *st, double p);
 double ip_stats_stddev(const struct ip_stats *st);
+/* Merge parts into dst (fresh from ip_stats_init): count, total, min, max and the sum of squares
+ * exactly; the samples are every value when each part kept all of its own, else from each part a
+ * share proportional to its count, evenly over its sorted values (sorts the parts). */
+void ip_stats_merge(struct ip_stats *dst, struct ip_stats *const *parts, int n);
 void ip_stats_free(struct ip_stats *st);
 
 #endif

@@ -7,7 +7,7 @@
 --     host events and GPU records share that clock (CUPTI is given our timestamp function).
 --   * Durations are nanoseconds. Names and texts are ids into `strings`.
 --   * `phase` is an id into `phases` (0: no libtorch phase known). `tid` is the kernel thread id.
---   * Hot tables (kernels, cuda_api, tensor_memory) carry no index: they are written append-only
+--   * Hot tables (kernel_rows, cuda_api, tensor_memory) carry no index: they are written append-only
 --     and summarised at the end of the run into *_summary tables.
 
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -43,9 +43,17 @@ CREATE TABLE launch_sigs (
     id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, device INTEGER, stream INTEGER,
     grid_x INTEGER, grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER,
     block_z INTEGER, registers INTEGER, static_smem INTEGER, dynamic_smem INTEGER,
-    graph_id INTEGER, graph_node INTEGER, context INTEGER
+    graph_id INTEGER, graph_node INTEGER, context INTEGER,
+    phase INTEGER              -- the launching thread's phase: a launch in another phase is
+                               -- another signature, so kernel rows stay 4 integers
 );
-CREATE TABLE kernels (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER, phase INTEGER);
+-- One row per kernel execution: the narrowest row that keeps every fact (about 23 bytes on
+-- disk); read it through the view `kernels`.
+CREATE TABLE kernel_rows (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER);
+CREATE VIEW kernels AS
+SELECT k.rowid AS rowid, k.start AS start, k.dur AS dur, k.sig AS sig, k.corr AS corr,
+       g.phase AS phase, g.name_id AS name_id, g.device AS device, g.stream AS stream
+FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig;
 -- copy_kind, src_kind, dst_kind: CUPTI's CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind.
 CREATE TABLE memcpy (
     start INTEGER, dur INTEGER, bytes INTEGER, copy_kind INTEGER, src_kind INTEGER,
