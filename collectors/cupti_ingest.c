@@ -188,24 +188,26 @@ static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
     uint64_t start = ours(r->start);
     struct attr *a = attr_claim(r->correlationId);
     if (!a->has_issue) a->phase = ip_phase_at(r->threadId, start), a->tid = r->threadId;
-    if (a->has_api) {
-        /* A second call with the same correlation id (a driver call inside a runtime call):
-         * summarised, but the table keeps one row per id. The outer call names the issue. */
-        ci.api_same_corr++;
-    }
+    int second = a->has_api;
     if (!a->has_api || start < a->issue_ts) a->issue_ts = start, a->api_name = (uint32_t)name_id;
     a->has_api = 1;
-    int64_t *row = ip_batch_row(ci.api);
-    row[0] = r->correlationId;
-    row[1] = rel(s, r->start);
-    row[2] = (int64_t)(r->end - r->start);
-    row[3] = r->threadId;
-    row[4] = name_id;
-    row[5] = r->cbid;
-    row[6] = domain;
-    row[7] = r->returnValue;
-    row[8] = a->phase;
-    row[9] = a->has_issue && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
+    if (second) {
+        /* A second call with the same correlation id (a driver call inside a runtime call):
+         * summarised, but the table keeps one row per id (the runtime call, read first). */
+        ci.api_same_corr++;
+    } else {
+        int64_t *row = ip_batch_row(ci.api);
+        row[0] = r->correlationId;
+        row[1] = rel(s, r->start);
+        row[2] = (int64_t)(r->end - r->start);
+        row[3] = r->threadId;
+        row[4] = name_id;
+        row[5] = r->cbid;
+        row[6] = domain;
+        row[7] = r->returnValue;
+        row[8] = a->phase;
+        row[9] = a->has_issue && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
+    }
     ip_cupti_sum_api(name_id, (int64_t)(r->end - r->start), r->returnValue != 0);
 }
 

@@ -102,6 +102,7 @@ void ip_runinfo_write_counters(struct ip_store *s)
     ip_store_meta_int(s, "dropped_events", (int64_t)dropped);
     ip_store_meta_int(s, "threads_recording", (int64_t)threads);
     ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
+    ip_store_meta_int(s, "duplicate_rows", (int64_t)ip_store_duplicates(s));
     char key[64], status[256];
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++) {
         if (!ip_collectors[i] || !ip_collectors[i]->name) continue;

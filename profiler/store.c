@@ -42,7 +42,7 @@ struct ip_store {
     sqlite3 *db;
     uint64_t t0;
     int in_txn;
-    uint64_t rows, errors;
+    uint64_t rows, errors, duplicates;
     int error_logged;
     struct ip_batch batches[STORE_MAX_BATCHES];
     int nbatches;
@@ -190,6 +190,11 @@ uint64_t ip_store_errors(const struct ip_store *s)
     return s->errors;
 }
 
+uint64_t ip_store_duplicates(const struct ip_store *s)
+{
+    return s->duplicates;
+}
+
 /* ---- interning ---------------------------------------------------------------------------- */
 
 static uint64_t hash_bytes(const void *p, size_t n)
@@ -305,7 +310,10 @@ static sqlite3_stmt *batch_stmt(struct ip_store *s, const char *table, int ncols
 
 struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols)
 {
-    if (s->nbatches >= STORE_MAX_BATCHES) return NULL;
+    if (s->nbatches >= STORE_MAX_BATCHES || ncols > 64) {
+        store_fail(s, table);
+        return NULL;
+    }
     struct ip_batch *b = &s->batches[s->nbatches];
     b->vals = malloc(sizeof(int64_t) * IP_BATCH_ROWS * (size_t)ncols);
     b->multi = batch_stmt(s, table, ncols, IP_BATCH_ROWS);
@@ -337,14 +345,24 @@ static void batch_write(struct ip_batch *b, sqlite3_stmt *st, const int64_t *val
     batch_bind(st, vals, rows * b->ncols);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE) {
         store_fail(b->s, "insert");
-    else
-        b->s->rows += (uint64_t)rows;
+        return;
+    }
+    /* OR IGNORE kept the batch; rows it ignored (a duplicate key) are counted, not lost
+     * silently. */
+    int changed = sqlite3_changes(b->s->db);
+    b->s->rows += (uint64_t)changed;
+    if (changed < rows) b->s->duplicates += (uint64_t)(rows - changed);
 }
 
 int64_t *ip_batch_row(struct ip_batch *b)
 {
+    if (!b) {
+        /* A batch that could not be opened: the row goes nowhere (the failure was counted). */
+        static int64_t nowhere[64];
+        return nowhere;
+    }
     if (b->n == IP_BATCH_ROWS) {
         batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
         b->n = 0;
@@ -354,7 +372,7 @@ int64_t *ip_batch_row(struct ip_batch *b)
 
 void ip_batch_flush(struct ip_batch *b)
 {
-    if (!b->vals) return;
+    if (!b || !b->vals) return;
     if (b->n == IP_BATCH_ROWS) {
         batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
     } else {

@@ -46,6 +46,8 @@ void ip_store_meta_int(struct ip_store *s, const char *key, int64_t value);
 /* Batched appends: rows gathered and written with one multi-row INSERT per IP_BATCH_ROWS. */
 #define IP_BATCH_ROWS 64
 struct ip_batch;
+/* NULL when it cannot be opened (counted as a write error); ip_batch_row(NULL) then gives a row
+ * that goes nowhere, so callers need not check. At most 64 columns. */
 struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols);
 /* Room for one row of ncols values (IP_NULL for NULL); written when the batch fills. */
 int64_t *ip_batch_row(struct ip_batch *b);
@@ -55,5 +57,6 @@ void ip_batch_flush(struct ip_batch *b);
 /* Counters of the store itself. */
 uint64_t ip_store_rows(const struct ip_store *s);
 uint64_t ip_store_errors(const struct ip_store *s);
+uint64_t ip_store_duplicates(const struct ip_store *s); /* rows ignored for a duplicate key */
 
 #endif

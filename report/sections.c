@@ -77,6 +77,13 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
     if (db_meta_int(db, "cupti_buffers_refused", &v) && v)
         WARN("%s%lld CUPTI buffer requests refused: the pool was empty", o ? "; " : "",
              (long long)v);
+    if (db_meta_int(db, "cupti_buffer_errors", &v) && v)
+        WARN("%s%lld CUPTI buffers could not be read to the end (their last records are lost)",
+             o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "cupti_records_not_stored", &v) && v)
+        WARN("%s%lld CUPTI records could not be stored", o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "duplicate_rows", &v) && v)
+        WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
     if (db_meta_int(db, "write_errors", &v) && v)
         WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
     char *cupti = db_meta_text(db, "collector.cupti");
