@@ -62,11 +62,12 @@ int cmd_report(int argc, char **argv)
     struct sqlite3 *db = db_open(path);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[8];
+    struct table *t[16];
     int n = 0;
     t[n++] = section_run(db);
     t[n++] = section_phases(db, &phases);
     t[n++] = section_kernels(db, &o);
+    n += section_cudnn(db, &o, t + n, (int)(sizeof t / sizeof t[0]) - n);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);
     db_close(db);

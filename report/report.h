@@ -47,5 +47,7 @@ struct report_opts {
 struct table *section_run(struct sqlite3 *db);
 struct table *section_phases(struct sqlite3 *db, const struct run_phases *p);
 struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
+/* The cuDNN section (sec_cudnn.c): up to `max` tables appended to out; returns how many. */
+int section_cudnn(struct sqlite3 *db, const struct report_opts *o, struct table **out, int max);
 
 #endif
