@@ -68,7 +68,7 @@ int cmd_report(int argc, char **argv)
     struct sqlite3 *db = db_open(path);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[16];
+    struct table *t[32];
     int n = 0;
     t[n++] = section_run(db);
     n += section_phases(db, &phases, &o, t + n);
@@ -80,6 +80,7 @@ int cmd_report(int argc, char **argv)
     t[n++] = section_segments(db);
     t[n++] = section_api(db, &o);
     t[n++] = section_cuda_activity(db);
+    n += section_cudnn(db, &o, t + n, (int)(sizeof t / sizeof t[0]) - n);
     t[n++] = section_nvtx(db, &o);
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);

@@ -65,5 +65,7 @@ struct table *section_memops_size(struct sqlite3 *db);
 struct table *section_segments(struct sqlite3 *db);
 struct table *section_api(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_cuda_activity(struct sqlite3 *db);
+/* The cuDNN section (sec_cudnn.c): up to `max` tables appended to out; returns how many. */
+int section_cudnn(struct sqlite3 *db, const struct report_opts *o, struct table **out, int max);
 
 #endif
