@@ -115,6 +115,9 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
         free(s);
         return NULL;
     }
+    /* A reader (infprof report on a live run, a test polling) may hold a lock for a moment:
+     * wait for it rather than fail, here and at every commit and checkpoint. */
+    sqlite3_busy_timeout(s->db, 2000);
     /* WAL with synchronous=NORMAL: a commit is durable against a killed process (the OS holds
      * the pages), which is what `kill -9` needs; fsync is left to checkpoints. */
     static const char pragmas[] = "PRAGMA page_size=8192; PRAGMA journal_mode=WAL;"

@@ -1,6 +1,7 @@
 """A run killed with SIGKILL leaves a valid database holding everything committed up to then
 (the writer commits at least every second), and the report says the run did not finish."""
 import os
+import select
 import signal
 import sqlite3
 import subprocess
@@ -18,20 +19,28 @@ class Kill9(Case):
         except sqlite3.Error:
             return 0
 
+    def readline(self, pipe, timeout):
+        ready, _, _ = select.select([pipe], [], [], timeout)
+        return pipe.readline() if ready else b"(nothing within %d s)" % timeout
+
     def test_kill9(self):
         db = os.path.join(self.dir, "k.db")
-        p = subprocess.Popen([prog("host"), "spin"], cwd=self.dir, stdout=subprocess.PIPE,
+        # Unbuffered: select() must see every byte the program wrote, none hidden in a buffer.
+        p = subprocess.Popen([prog("host"), "spin"], cwd=self.dir, stdout=subprocess.PIPE, bufsize=0,
                              env=self.env(INFPROF_OUTPUT="k.db"))
-        self.assertEqual(p.stdout.readline(), b"host spin: start\n")
-        self.assertEqual(p.stdout.readline(), b"spinning\n")
-        # Wait (bounded) for a commit to land: the condition, not a fixed sleep.
-        deadline = time.monotonic() + 20
-        while self.committed_ranges(db) == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        before = self.committed_ranges(db)
-        self.assertGreater(before, 0, "nothing was committed within 20 s")
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        try:
+            self.assertEqual(self.readline(p.stdout, 30), b"host spin: start\n")
+            self.assertEqual(self.readline(p.stdout, 30), b"spinning\n")
+            # Wait (bounded) for a commit to land: the condition, not a fixed sleep. Polling
+            # the live database is also what a user running `infprof report` on it does.
+            deadline = time.monotonic() + 20
+            while self.committed_ranges(db) == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            before = self.committed_ranges(db)
+            self.assertGreater(before, 0, "nothing was committed within 20 s")
+        finally:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
         self.assertEqual(p.returncode, -signal.SIGKILL)
         r = self.report_json(db)
         self.assertEqual(r["run"]["finished"], 0)
