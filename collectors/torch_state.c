@@ -13,9 +13,11 @@
 #include "../profiler/thread.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 _Atomic uint32_t ip_torch_found;
 void *_Atomic ip_torch_lib_addr;
@@ -25,16 +27,40 @@ _Atomic int ip_torch_getters_ready;
 
 static const char *const torch_libs[] = {"libc10.so", "libtorch_cpu.so", "libtorch.so"};
 
+struct torch_find {
+    const char *name;
+    void *found;
+};
+
+/* dl_iterate_phdr callback: an object named like one of libtorch's libraries (any version
+ * suffix: Debian's are libc10.so.1.13) that defines the symbol. */
+static int torch_find_in(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct torch_find *f = arg;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    int ours = 0;
+    for (size_t i = 0; base && i < sizeof torch_libs / sizeof torch_libs[0]; i++)
+        ours |= strncmp(base, torch_libs[i], strlen(torch_libs[i])) == 0;
+    if (!ours) return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return 0;
+    f->found = dlsym(h, f->name);
+    dlclose(h);
+    return f->found != NULL;
+}
+
 /* Where `name` is defined, not counting us: next in the global scope, else inside libtorch's
- * libraries by handle (their dependency scope never includes a preloaded object). */
+ * libraries through a handle of their own (a handle's scope is the object and its dependencies,
+ * never a preloaded library): Python loads them RTLD_LOCAL, out of RTLD_NEXT's reach. */
 static void *torch_lookup(const char *name, int any_scope)
 {
     void *p = dlsym(RTLD_NEXT, name);
-    for (size_t i = 0; !p && i < sizeof torch_libs / sizeof torch_libs[0]; i++) {
-        void *h = dlopen(torch_libs[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (!h) continue;
-        p = dlsym(h, name);
-        dlclose(h);
+    if (!p) {
+        struct torch_find f = {name, NULL};
+        dl_iterate_phdr(torch_find_in, &f);
+        p = f.found;
     }
     /* A getter may live in the executable itself (libtorch linked in with -rdynamic). */
     if (!p && any_scope) p = dlsym(RTLD_DEFAULT, name);

@@ -1,7 +1,8 @@
-"""Programs without a libtorch we can interpose: none at all (no phases, no error, the report says
-why), and libtorch linked into the executable, which the status names."""
+"""libtorch where a plain preload would not find it: loaded RTLD_LOCAL as Python loads it (the
+hooks still reach the real functions), not there at all (no phases, no error, the report says
+why), and linked into the executable (the status says so)."""
 from harness import main, prog
-from torchlib import TorchCase
+from torchlib import PHASE, TorchCase, need
 
 
 class NoTorch(TorchCase):
@@ -10,6 +11,12 @@ class NoTorch(TorchCase):
         traced = self.run_prog(argv)
         self.assertEqual((traced.rc, traced.out, traced.err), (plain.rc, plain.out, plain.err))
         return traced.db()
+
+    def test_libtorch_loaded_locally(self):
+        db = self.same([need(prog("torch_dlopen"))])
+        self.assertEqual([p for _, p, _, _ in self.spans(db)],
+                         [PHASE["no_grad | autocast off"], PHASE["grad | autocast off"]])
+        self.assertRegex(self.meta(db, "collector.torch"), r"^on: .*libc10\.so")
 
     def test_program_without_libtorch(self):
         db = self.same([prog("host"), "threads"])
