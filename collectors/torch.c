@@ -212,7 +212,6 @@ static int torch_cpu_memory(void)
 IP_EXPORT bool ip_torch_memory_profiling_enabled(void) __asm__(IP_TORCH_SYM_MEMORY_QUERY);
 bool ip_torch_memory_profiling_enabled(void)
 {
-    ip_torch_seen(IP_TORCH_SEEN_MEMORY_QUERY);
     if (torch_cpu_memory()) return 1;
     bool (*fn)(void) = ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
     return fn ? fn() : 0;

@@ -82,11 +82,10 @@ enum {
     IP_TORCH_SEEN_TLS_SET = 1u << 6,
     IP_TORCH_SEEN_AC_SET_113 = 1u << 7,
     IP_TORCH_SEEN_AC_SET_2X = 1u << 8,
-    IP_TORCH_SEEN_MEMORY_113 = 1u << 9,    /* reportMemoryUsageToProfiler(void*, l, l, l, Device) */
-    IP_TORCH_SEEN_MEMORY_2X = 1u << 10,    /* reportMemoryUsageToProfiler(void*, l, m, m, Device) */
-    IP_TORCH_SEEN_JIT = 1u << 11,          /* Method::operator() (C++11 std::string ABI) */
-    IP_TORCH_SEEN_JIT_OLD = 1u << 12,      /* Method::operator() (pre-C++11 std::string ABI) */
-    IP_TORCH_SEEN_MEMORY_QUERY = 1u << 13, /* memoryProfilingEnabled() was asked */
+    IP_TORCH_SEEN_MEMORY_113 = 1u << 9, /* reportMemoryUsageToProfiler(void*, l, l, l, Device) */
+    IP_TORCH_SEEN_MEMORY_2X = 1u << 10, /* reportMemoryUsageToProfiler(void*, l, m, m, Device) */
+    IP_TORCH_SEEN_JIT = 1u << 11,       /* Method::operator() (C++11 std::string ABI) */
+    IP_TORCH_SEEN_JIT_OLD = 1u << 12,   /* Method::operator() (pre-C++11 std::string ABI) */
 };
 extern _Atomic uint32_t ip_torch_found;
 /* An address inside the library the getters came from (writer: dladdr for its path). */
