@@ -197,12 +197,12 @@ class GradMode {
   public:
     explicit GradMode(int mode)
     {
-        if (mode == 1) no_grad_ = std::make_unique<torch::NoGradGuard>();
+        if (mode == 1) no_grad_ = std::make_unique<c10::NoGradGuard>();
         if (mode == 2) inference_ = std::make_unique<c10::InferenceMode>();
     }
 
   private:
-    std::unique_ptr<torch::NoGradGuard> no_grad_;
+    std::unique_ptr<c10::NoGradGuard> no_grad_;
     std::unique_ptr<c10::InferenceMode> inference_;
 };
 
