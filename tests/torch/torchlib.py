@@ -19,6 +19,12 @@ for g, grad in enumerate(("grad", "no_grad", "inference_mode")):
         PHASE[f"{grad} | autocast {ac}"] = 1 + 3 * g + a
 LABEL = {v: k for k, v in PHASE.items()}
 
+# The samples' default phases on CPU, in their order: every grad mode, each with autocast off
+# and bf16 (CPU autocast is bf16 only in 1.13).
+CPU_PHASES = ["grad | autocast off", "grad | autocast bf16", "no_grad | autocast off",
+              "no_grad | autocast bf16", "inference_mode | autocast off",
+              "inference_mode | autocast bf16"]
+
 # torch_modes allocates one 1000-byte tensor at static initialisation and keeps it to the end.
 STATIC_BYTES = 1000
 
