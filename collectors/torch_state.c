@@ -127,16 +127,23 @@ static struct {
     int8_t (*ac_cuda_dtype)(void), (*ac_cpu_dtype)(void);
 } get;
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int resolve_misses;
 
-/* Once the getters are all there, never again. */
+/* Once the getters are all there, never again. A libtorch whose getters cannot be found stays
+ * so: after a few misses (the constructor's may come before a late dlopen) hooks stop calling
+ * the loader. */
 void ip_torch_resolve(void)
 {
+    if (atomic_load(&resolve_misses) >= 4) return;
     pthread_mutex_lock(&resolve_lock);
     if (atomic_load(&ip_torch_getters_ready)) goto out;
     for (int i = 0; i < IP_TORCH_R_COUNT; i++) torch_real_fn(&reals[i]);
     get.grad_is = (bool (*)(void))torch_lookup("_ZN3c108GradMode10is_enabledEv", 1);
     get.inference_is = (bool (*)(void))torch_lookup("_ZN3c1013InferenceMode10is_enabledEv", 1);
-    if (!get.grad_is) goto out;
+    if (!get.grad_is) {
+        atomic_fetch_add(&resolve_misses, 1);
+        goto out;
+    }
     get.ac_is = (bool (*)(int8_t))torch_lookup(
         "_ZN2at8autocast19is_autocast_enabledEN3c1010DeviceTypeE", 1);
     get.ac_dtype = (int8_t(*)(int8_t))torch_lookup(
