@@ -1,6 +1,333 @@
 /*
- * torch.c: placeholder until the collector lands.
+ * torch.c: the libtorch collector, app side (design.md sections 2 and 3). With no change to the
+ * program it learns, per thread:
+ *  - the grad mode, from the interposed c10::GradMode::set_enabled and
+ *    c10::AutogradState::set_tls_state (the guards are inline in the program, so their calls
+ *    reach us through the PLT); after forwarding, libc10's getters say where the thread is now;
+ *  - the autocast state, from the interposed setters of 1.13 and of 2.4+, kept in a per-thread
+ *    shadow (ip_self.cuda_ac / cpu_ac): the getters read false inside autocast-wrapped ops,
+ *    exactly where the GEMM and conv kernels launch;
+ *  - confirmation by polling the getters (CUPTI launch callback, TorchScript calls);
+ *  - tensor memory: c10::reportMemoryUsageToProfiler (both signatures) is recorded and then
+ *    forwarded; c10::memoryProfilingEnabled answers true so the CPU allocator reports as well;
+ *  - iterations: the outermost torch::jit::Method::operator() call of each thread.
+ *
+ * Every hook forwards to the real function whatever happens here (torch_state.c finds it).
+ * Before the pipeline runs, or with INFPROF_TORCH=0, hooks only forward.
  */
 #include "collector.h"
+#include "torch_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/lifecycle.h"
+#include "../profiler/phase.h"
+#include "../profiler/ring.h"
+#include "../profiler/thread.h"
 
-const struct ip_collector ip_collector_torch = {.name = "torch"};
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define IP_EXPORT      __attribute__((visibility("default")))
+#define REAL(id, type) ((type)ip_torch_real_or_die(id))
+
+static int torch_enter(void)
+{
+    return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) &&
+           ip_recording() && ip_hook_enter();
+}
+
+/* ---- grad mode setters -------------------------------------------------------------------- */
+
+/* After a grad-mode setter was forwarded. Autocast is left to its shadow: libtorch's own
+ * NoGradGuards run inside autocast-wrapped ops too, where the autocast getters read false. */
+static void torch_after_grad_setter(uint32_t seen)
+{
+    ip_torch_seen(seen);
+    if (!torch_enter()) return;
+    if (ip_torch_ready(1)) {
+        ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, 1);
+        ip_phase_emit();
+    }
+    ip_hook_leave();
+}
+
+IP_EXPORT void ip_torch_grad_set_enabled(bool on) __asm__(IP_TORCH_SYM_GRAD_SET);
+void ip_torch_grad_set_enabled(bool on)
+{
+    REAL(IP_TORCH_R_GRAD_SET, void (*)(bool))(on);
+    torch_after_grad_setter(IP_TORCH_SEEN_GRAD_SET);
+}
+
+/* c10::AutogradState is passed by value in one register (or by a hidden pointer in that same
+ * register): forwarded untouched, never read, since its layout changed between versions. */
+IP_EXPORT void ip_torch_set_tls_state(uintptr_t state) __asm__(IP_TORCH_SYM_TLS_SET);
+void ip_torch_set_tls_state(uintptr_t state)
+{
+    REAL(IP_TORCH_R_TLS_SET, void (*)(uintptr_t))(state);
+    torch_after_grad_setter(IP_TORCH_SEEN_TLS_SET);
+}
+
+/* ---- autocast setters --------------------------------------------------------------------- */
+
+/* After an autocast setter was forwarded. device_type: c10::DeviceType (others are not ours);
+ * enabled: 0 or 1, -1 when only the dtype was set; dtype: the one set, -1 to ask libtorch. */
+static void torch_after_autocast_setter(uint32_t seen, int device_type, int enabled, int dtype)
+{
+    ip_torch_seen(seen);
+    if (device_type != 0 && device_type != 1) return;
+    if (!torch_enter()) return;
+    if (ip_torch_ready(1)) {
+        uint8_t ac[2] = {ip_self.cpu_ac, ip_self.cuda_ac};
+        if (enabled < 0) enabled = ac[device_type] != 0;
+        ac[device_type] = !enabled    ? 0
+                          : dtype > 0 ? (uint8_t)dtype
+                                      : ip_torch_dtype_now(device_type);
+        ip_torch_note(ip_torch_grad_now(), ac[1], ac[0], 1);
+        ip_phase_emit();
+    }
+    ip_hook_leave();
+}
+
+#define AUTOCAST_113(fn, id, type, device_type, enabled_expr, dtype_expr)                          \
+    IP_EXPORT void fn(type v) __asm__(IP_TORCH_SYM_##id);                                          \
+    void fn(type v)                                                                                \
+    {                                                                                              \
+        REAL(IP_TORCH_R_##id, void (*)(type))(v);                                                  \
+        torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_113, device_type, enabled_expr,           \
+                                    dtype_expr);                                                   \
+    }
+
+AUTOCAST_113(ip_torch_ac_set_enabled, AC_ENABLED, bool, 1, v, -1)
+AUTOCAST_113(ip_torch_ac_set_cpu_enabled, AC_CPU_ON, bool, 0, v, -1)
+AUTOCAST_113(ip_torch_ac_set_gpu_dtype, AC_GPU_DTYPE, int8_t, 1, -1, v)
+AUTOCAST_113(ip_torch_ac_set_cpu_dtype, AC_CPU_DTYPE, int8_t, 0, -1, v)
+
+IP_EXPORT void ip_torch_ac_set_autocast_enabled(int8_t device_type,
+                                                bool on) __asm__(IP_TORCH_SYM_AC_ENABLED_2X);
+void ip_torch_ac_set_autocast_enabled(int8_t device_type, bool on)
+{
+    REAL(IP_TORCH_R_AC_ENABLED_2X, void (*)(int8_t, bool))(device_type, on);
+    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, on, -1);
+}
+
+IP_EXPORT void ip_torch_ac_set_autocast_dtype(int8_t device_type,
+                                              int8_t dtype) __asm__(IP_TORCH_SYM_AC_DTYPE_2X);
+void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
+{
+    REAL(IP_TORCH_R_AC_DTYPE_2X, void (*)(int8_t, int8_t))(device_type, dtype);
+    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, -1, dtype);
+}
+
+/* ---- tensor memory ------------------------------------------------------------------------ */
+
+/* c10::Device, passed by value in one register. */
+struct ip_torch_device {
+    int8_t type, index;
+};
+
+/* A CUDA report runs under the caching allocator's mutex: no lock, no allocation, no NVTX, no
+ * loader. The CPU allocator reports after releasing its own lock, so a CPU report is a safe point
+ * (a thread seen only through its CPU tensors still gets its NVTX phase range). */
+static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t allocated,
+                         int64_t reserved, struct ip_torch_device dev)
+{
+    ip_torch_seen(seen);
+    if (!torch_enter()) return;
+    int safe = dev.type == 0;
+    if (!ip_self.phase && ip_torch_ready(safe))
+        ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, safe);
+    if (safe) ip_phase_emit();
+    struct ip_ring *r;
+    struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_MEMORY), sizeof *e,
+                              ip_self.phase};
+        e->ts = ip_clock_now();
+        e->ptr = (uint64_t)(uintptr_t)ptr;
+        e->bytes = bytes;
+        e->allocated = allocated;
+        e->reserved = reserved;
+        e->device_type = dev.type;
+        e->device_index = dev.index;
+        ip_ring_commit(r, sizeof *e);
+    }
+    ip_hook_leave();
+}
+
+IP_EXPORT void
+ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated, int64_t reserved,
+                           struct ip_torch_device dev) __asm__(IP_TORCH_SYM_MEMORY_113);
+void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated, int64_t reserved,
+                                struct ip_torch_device dev)
+{
+    torch_memory(IP_TORCH_SEEN_MEMORY_113, ptr, bytes, allocated, reserved, dev);
+    void (*fn)(void *, int64_t, int64_t, int64_t, struct ip_torch_device) =
+        ip_torch_real(IP_TORCH_R_MEMORY_113);
+    if (fn) fn(ptr, bytes, allocated, reserved, dev);
+}
+
+IP_EXPORT void
+ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uint64_t reserved,
+                          struct ip_torch_device dev) __asm__(IP_TORCH_SYM_MEMORY_2X);
+void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uint64_t reserved,
+                               struct ip_torch_device dev)
+{
+    torch_memory(IP_TORCH_SEEN_MEMORY_2X, ptr, bytes, (int64_t)allocated, (int64_t)reserved, dev);
+    void (*fn)(void *, int64_t, uint64_t, uint64_t, struct ip_torch_device) =
+        ip_torch_real(IP_TORCH_R_MEMORY_2X);
+    if (fn) fn(ptr, bytes, allocated, reserved, dev);
+}
+
+/* Whether we make the CPU allocator report: decided once, on the first question, and kept for
+ * the whole process. Its reporter keeps a table of live blocks only while profiling is on, and
+ * warns on stderr about a block freed that it never saw: the answer must never change. */
+static _Atomic int cpu_memory = -1;
+
+static int env_flag(enum ip_cfg_id id)
+{
+    const char *v = getenv(ip_cfg_table[id].name);
+    int64_t n = 0;
+    if (!v || ip_cfg_parse(id, v, &n) != 0) ip_cfg_parse(id, ip_cfg_table[id].dflt, &n);
+    return n != 0;
+}
+
+static int torch_cpu_memory(void)
+{
+    int v = atomic_load_explicit(&cpu_memory, memory_order_relaxed);
+    if (v >= 0) return v;
+    int want;
+    int state = atomic_load(&ip_state_v);
+    if (state == IP_STATE_UNINIT) /* asked before our constructor ran: the environment decides */
+        want = env_flag(IP_CFG_ENABLE) && env_flag(IP_CFG_TORCH) && env_flag(IP_CFG_CPU_MEMORY) &&
+               !(getenv("INFPROF_SESSION") && !env_flag(IP_CFG_FOLLOW_EXEC));
+    else
+        want = state != IP_STATE_OFF && ip_cfg_int(IP_CFG_TORCH) && ip_cfg_int(IP_CFG_CPU_MEMORY);
+    int expect = -1;
+    atomic_compare_exchange_strong(&cpu_memory, &expect, want);
+    v = atomic_load(&cpu_memory);
+    if (v) ip_torch_seen(IP_TORCH_CPU_MEMORY);
+    return v;
+}
+
+IP_EXPORT bool ip_torch_memory_profiling_enabled(void) __asm__(IP_TORCH_SYM_MEMORY_QUERY);
+bool ip_torch_memory_profiling_enabled(void)
+{
+    if (torch_cpu_memory()) return 1;
+    bool (*fn)(void) = ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
+    return fn ? fn() : 0;
+}
+
+/* ---- TorchScript calls -------------------------------------------------------------------- */
+
+/* Method::operator() returns its IValue through a hidden pointer: the four argument registers
+ * (result, this, the vector passed by reference, kwargs) go through untouched, and the result
+ * pointer comes back in rax. */
+typedef void *(*method_fn)(void *ret, void *self, void *args, void *kwargs);
+
+struct torch_call {
+    uint64_t start, nvtx;
+    uint8_t depth;    /* 0 not counted, 1 nested, 2 outermost */
+    uint8_t returned; /* the real call returned (not unwound by an exception) */
+};
+
+static struct torch_call torch_call_begin(uint32_t seen)
+{
+    struct torch_call c = {0, 0, 0, 0};
+    ip_torch_seen(seen);
+    if (!torch_enter()) return c;
+    uint8_t depth = ip_self.jit_depth;
+    if (depth < UINT8_MAX) {
+        ip_self.jit_depth = (uint8_t)(depth + 1);
+        c.depth = depth ? 1 : 2;
+    }
+    if (c.depth == 2) {
+        if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
+        ip_phase_emit();
+        uint32_t n = ip_self.nvtx_depth;
+        c.nvtx = n && n <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[n - 1] : 0;
+        c.start = ip_clock_now();
+    }
+    ip_hook_leave();
+    return c;
+}
+
+/* Runs when the call returns and when an exception unwinds through it (-fexceptions). */
+static void torch_call_end(struct torch_call *c)
+{
+    if (!c->depth) return;
+    ip_self.jit_depth--;
+    if (c->depth != 2 || !c->returned) return;
+    uint64_t end = ip_clock_now();
+    if (!ip_recording() || !ip_hook_enter()) return;
+    struct ip_ring *r;
+    struct ip_ev_torch_iteration *e = ip_ring_begin(sizeof *e, &r);
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, 0};
+        e->start = c->start;
+        e->end = end;
+        e->nvtx = c->nvtx;
+        ip_ring_commit(r, sizeof *e);
+    }
+    ip_hook_leave();
+}
+
+static void *torch_method_call(int id, uint32_t seen, void *ret, void *self, void *args,
+                               void *kwargs)
+{
+    method_fn fn = REAL(id, method_fn);
+    struct torch_call c __attribute__((cleanup(torch_call_end))) = torch_call_begin(seen);
+    void *r = fn(ret, self, args, kwargs);
+    c.returned = 1;
+    return r;
+}
+
+#define METHOD_CALL(fn, id, seen)                                                                  \
+    IP_EXPORT void *fn(void *ret, void *self, void *args,                                          \
+                       void *kwargs) __asm__(IP_TORCH_SYM_##id);                                   \
+    void *fn(void *ret, void *self, void *args, void *kwargs)                                      \
+    {                                                                                              \
+        return torch_method_call(IP_TORCH_R_##id, seen, ret, self, args, kwargs);                  \
+    }
+
+METHOD_CALL(ip_torch_method_call, METHOD, IP_TORCH_SEEN_JIT)
+METHOD_CALL(ip_torch_method_call_old, METHOD_OLD, IP_TORCH_SEEN_JIT_OLD)
+
+/* ---- collector ---------------------------------------------------------------------------- */
+
+static void torch_init(void)
+{
+    if (!ip_cfg_int(IP_CFG_TORCH)) {
+        ip_collector_status(IP_COLLECTOR_TORCH, "off", "INFPROF_TORCH=0");
+        return;
+    }
+    ip_torch_state_init();
+    torch_cpu_memory();
+}
+
+static void torch_start(void)
+{
+    if (!ip_cfg_int(IP_CFG_TORCH)) return;
+    ip_torch_seen(IP_TORCH_ON);
+    ip_torch_resolve();
+}
+
+/* A forked child's database starts empty: announce the thread's phase again. */
+static void torch_atfork_child(void)
+{
+    if (!ip_self.phase) return;
+    uint8_t grad = ip_self.grad, cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
+    ip_self.phase = 0;
+    ip_self.emitted_phase = 0;
+    ip_phase_set(grad, cuda, cpu);
+}
+
+const struct ip_collector ip_collector_torch = {
+    .name = "torch",
+    .init = torch_init,
+    .start = torch_start,
+    .atfork_child = torch_atfork_child,
+    .prepare = ip_torch_ingest_prepare,
+    .ingest = ip_torch_ingest,
+    .flush = ip_torch_ingest_flush,
+    .finish = ip_torch_ingest_finish,
+};

@@ -83,6 +83,19 @@ void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
     ip_ring_commit(r, sizeof *e);
 }
 
+void ip_phase_leave(void)
+{
+    if (!ip_self.phase) return;
+    ip_self.phase = 0;
+    struct ip_ring *r;
+    struct ip_ev_phase *e = ip_ring_begin(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CORE, IP_EV_CORE_PHASE), sizeof *e, 0};
+    e->ts = ip_clock_now();
+    e->cuda_autocast = e->cpu_autocast = 0;
+    ip_ring_commit(r, sizeof *e);
+}
+
 static _Atomic(nvtxDomainHandle_t) emit_domain;
 static _Atomic(nvtxStringHandle_t) emit_labels[IP_PHASE_COUNT];
 
@@ -210,7 +223,7 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     struct span_thread *t = span_thread_of(tid, 1);
     if (!t || id >= IP_PHASE_COUNT) return;
     span_close(s, t, e->ts);
-    phase_write_row(s, id);
+    if (id) phase_write_row(s, id);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 16;
         struct span_point *h = realloc(t->hist, cap * sizeof *h);
@@ -219,6 +232,7 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         t->cap = cap;
     }
     t->hist[t->n++] = (struct span_point){e->ts, id};
+    if (!id) return; /* the thread left (ip_phase_leave): no span until it has a phase again */
     sqlite3_bind_int64(st_span_insert, 1, tid);
     sqlite3_bind_int(st_span_insert, 2, id);
     sqlite3_bind_int64(st_span_insert, 3, ip_store_rel(s, e->ts));

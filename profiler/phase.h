@@ -38,6 +38,10 @@ void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac);
 enum { IP_POLL_LAUNCH = 0, IP_POLL_SAFE = 1 };
 extern void (*ip_phase_poller)(int where);
 
+/* App side: the calling thread leaves libtorch's phases (it is exiting): its span closes now,
+ * rather than at the end of the run. */
+void ip_phase_leave(void);
+
 /* App side, at a point where calling NVTX is safe: bring the thread's infprof NVTX range in line
  * with its phase. */
 void ip_phase_emit(void);

@@ -1,112 +1,210 @@
 /*
- * nvtx_tool.c: a stand-in for Nsight Systems as an NVTX tool: an injection library
- * (NVTX_INJECTION64_PATH) that writes the ranges it is given to the file named by
- * NVTX_TOOL_LOG, one line each: "push DOMAIN TEXT", "pop DOMAIN". The tests point NVTX at it
- * before infprof starts, so infprof chains to it and the ranges infprof emits must arrive here.
+ * nvtx_tool.c: a small NVTX injection library that stands in for Nsight Systems in the tests.
+ * Point NVTX_INJECTION64_PATH at it (infprof, preloaded, then chains to it); it appends one line
+ * per NVTX call it receives to the file NVTX_TOOL_LOG names (O_APPEND, one write per line):
+ *
+ *   domain NAME                    nvtxDomainCreateA
+ *   push DOMAIN TID TEXT           nvtxRangePush*, nvtxDomainRangePushEx
+ *   pop DOMAIN TID
+ *   start DOMAIN ID TID TEXT       nvtxRangeStart*, nvtxDomainRangeStartEx
+ *   end DOMAIN ID TID
+ *   mark DOMAIN TID TEXT
+ *
+ * DOMAIN is the domain's name ("-" for the default domain); registered strings are resolved, so
+ * TEXT is always the text. Ids are the tool's own, as Nsight's would be.
  */
-#include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#define API __attribute__((visibility("default")))
+#define MAX_DOMAINS 64
+#define MAX_STRINGS 1024
 
-struct named {
-    char text[128];
-};
+static int log_fd = -1;
+static char domains[MAX_DOMAINS][64];
+static _Atomic unsigned ndomains;
+static char strings[MAX_STRINGS][128];
+static _Atomic unsigned nstrings;
+static _Atomic uint64_t next_id = 1;
 
-static void say(const char *fmt, const char *a, const char *b)
+static void emit(const char *fmt, ...)
 {
-    const char *path = getenv("NVTX_TOOL_LOG");
-    if (!path) return;
-    char line[320];
-    int n = snprintf(line, sizeof line, fmt, a, b);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
-    if (fd < 0) return;
-    if (write(fd, line, (size_t)n) < 0) {
-    }
-    close(fd);
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || log_fd < 0) return;
+    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    if (write(log_fd, line, (size_t)n) < 0) return;
 }
 
-static struct named *named(const char *text)
+static unsigned tid(void)
 {
-    struct named *p = calloc(1, sizeof *p);
-    if (p) snprintf(p->text, sizeof p->text, "%s", text ? text : "");
-    return p;
+    return (unsigned)syscall(SYS_gettid);
 }
 
 static const char *domain_name(nvtxDomainHandle_t d)
 {
-    return d ? ((struct named *)(void *)d)->text : "default";
+    uintptr_t i = (uintptr_t)d;
+    return i == 0 ? "-" : i <= MAX_DOMAINS ? domains[i - 1] : "?";
 }
 
-static const char *message(const nvtxEventAttributes_t *a)
+static const char *text_of(const nvtxEventAttributes_t *a)
 {
     if (!a) return "";
     if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return a->message.ascii;
-    if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED)
-        return ((struct named *)(void *)a->message.registered)->text;
+    if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+        uintptr_t i = (uintptr_t)a->message.registered;
+        return i && i <= MAX_STRINGS ? strings[i - 1] : "?";
+    }
     return "?";
 }
 
-static nvtxDomainHandle_t NVTX_API t_DomainCreateA(const char *name)
+static __thread int depth; /* push levels of the calling thread */
+
+static void NVTX_API t_MarkA(const char *m)
 {
-    return (nvtxDomainHandle_t)(void *)named(name);
+    emit("mark - %u %s", tid(), m);
+}
+
+static void NVTX_API t_MarkEx(const nvtxEventAttributes_t *a)
+{
+    emit("mark - %u %s", tid(), text_of(a));
+}
+
+static nvtxRangeId_t start(nvtxDomainHandle_t d, const char *text)
+{
+    uint64_t id = atomic_fetch_add(&next_id, 1);
+    emit("start %s %llu %u %s", domain_name(d), (unsigned long long)id, tid(), text);
+    return id;
+}
+
+static nvtxRangeId_t NVTX_API t_RangeStartA(const char *m)
+{
+    return start(NULL, m);
+}
+
+static nvtxRangeId_t NVTX_API t_RangeStartEx(const nvtxEventAttributes_t *a)
+{
+    return start(NULL, text_of(a));
+}
+
+static void NVTX_API t_RangeEnd(nvtxRangeId_t id)
+{
+    emit("end - %llu %u", (unsigned long long)id, tid());
+}
+
+static int NVTX_API t_RangePushA(const char *m)
+{
+    emit("push - %u %s", tid(), m);
+    return depth++;
+}
+
+static int NVTX_API t_RangePushEx(const nvtxEventAttributes_t *a)
+{
+    emit("push - %u %s", tid(), text_of(a));
+    return depth++;
+}
+
+static int NVTX_API t_RangePop(void)
+{
+    emit("pop - %u", tid());
+    return --depth;
+}
+
+static void NVTX_API t_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    emit("mark %s %u %s", domain_name(d), tid(), text_of(a));
+}
+
+static nvtxRangeId_t NVTX_API t_DomainRangeStartEx(nvtxDomainHandle_t d,
+                                                   const nvtxEventAttributes_t *a)
+{
+    return start(d, text_of(a));
+}
+
+static void NVTX_API t_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    emit("end %s %llu %u", domain_name(d), (unsigned long long)id, tid());
+}
+
+static int NVTX_API t_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    emit("push %s %u %s", domain_name(d), tid(), text_of(a));
+    return depth++;
+}
+
+static int NVTX_API t_DomainRangePop(nvtxDomainHandle_t d)
+{
+    emit("pop %s %u", domain_name(d), tid());
+    return --depth;
 }
 
 static nvtxStringHandle_t NVTX_API t_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)(void *)named(s);
+    unsigned i = atomic_fetch_add(&nstrings, 1);
+    if (i >= MAX_STRINGS) return NULL;
+    snprintf(strings[i], sizeof strings[i], "%s", s);
+    return (nvtxStringHandle_t)(uintptr_t)(i + 1);
 }
 
-static int NVTX_API t_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static nvtxDomainHandle_t NVTX_API t_DomainCreateA(const char *name)
 {
-    say("push %s %s\n", domain_name(d), message(a));
-    return 0;
+    for (unsigned i = 0; i < atomic_load(&ndomains) && i < MAX_DOMAINS; i++)
+        if (strcmp(domains[i], name) == 0) return (nvtxDomainHandle_t)(uintptr_t)(i + 1);
+    unsigned i = atomic_fetch_add(&ndomains, 1);
+    if (i >= MAX_DOMAINS) return NULL;
+    snprintf(domains[i], sizeof domains[i], "%s", name);
+    emit("domain %s", name);
+    return (nvtxDomainHandle_t)(uintptr_t)(i + 1);
 }
 
-static int NVTX_API t_DomainRangePop(nvtxDomainHandle_t d)
+static void set(NvtxFunctionTable t, unsigned n, unsigned id, NvtxFunctionPointer fn)
 {
-    say("pop %s%s\n", domain_name(d), "");
-    return 0;
+    if (id < n && t[id]) *t[id] = fn;
 }
 
-static int NVTX_API t_RangePushA(const char *m)
-{
-    say("push %s %s\n", "default", m);
-    return 0;
-}
+#define SET(t, n, id, fn) set(t, n, id, (NvtxFunctionPointer)fn)
 
-static int NVTX_API t_RangePop(void)
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-    say("pop %s%s\n", "default", "");
-    return 0;
-}
-
-static void put(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, unsigned id,
-                NvtxFunctionPointer fn)
-{
+    if (log_fd < 0) {
+        const char *path = getenv("NVTX_TOOL_LOG");
+        if (path) log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+    const NvtxExportTableCallbacks *cb = get ? get(NVTX_ETID_CALLBACKS) : NULL;
+    if (!cb || !cb->GetModuleFunctionTable) return 0;
     NvtxFunctionTable t;
     unsigned n;
-    if (cb->GetModuleFunctionTable(module, &t, &n) && id < n && t[id]) *t[id] = fn;
-}
-
-API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
-{
-    const NvtxExportTableCallbacks *cb = get_table(NVTX_ETID_CALLBACKS);
-    if (!cb || !cb->GetModuleFunctionTable) return 0;
-    put(cb, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)t_RangePushA);
-    put(cb, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)t_RangePop);
-    put(cb, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainCreateA,
-        (NvtxFunctionPointer)t_DomainCreateA);
-    put(cb, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRegisterStringA,
-        (NvtxFunctionPointer)t_DomainRegisterStringA);
-    put(cb, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx,
-        (NvtxFunctionPointer)t_DomainRangePushEx);
-    put(cb, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePop,
-        (NvtxFunctionPointer)t_DomainRangePop);
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n)) {
+        SET(t, n, NVTX_CBID_CORE_MarkA, t_MarkA);
+        SET(t, n, NVTX_CBID_CORE_MarkEx, t_MarkEx);
+        SET(t, n, NVTX_CBID_CORE_RangeStartA, t_RangeStartA);
+        SET(t, n, NVTX_CBID_CORE_RangeStartEx, t_RangeStartEx);
+        SET(t, n, NVTX_CBID_CORE_RangeEnd, t_RangeEnd);
+        SET(t, n, NVTX_CBID_CORE_RangePushA, t_RangePushA);
+        SET(t, n, NVTX_CBID_CORE_RangePushEx, t_RangePushEx);
+        SET(t, n, NVTX_CBID_CORE_RangePop, t_RangePop);
+    }
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n)) {
+        SET(t, n, NVTX_CBID_CORE2_DomainMarkEx, t_DomainMarkEx);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, t_DomainRangeStartEx);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangeEnd, t_DomainRangeEnd);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangePushEx, t_DomainRangePushEx);
+        SET(t, n, NVTX_CBID_CORE2_DomainRangePop, t_DomainRangePop);
+        SET(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, t_DomainRegisterStringA);
+        SET(t, n, NVTX_CBID_CORE2_DomainCreateA, t_DomainCreateA);
+    }
     return 1;
 }

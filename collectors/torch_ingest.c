@@ -1,0 +1,188 @@
+/*
+ * torch_ingest.c: the libtorch collector, writer side. Allocator reports become tensor_memory
+ * rows, TorchScript calls become iterations (source 1, in the phase the thread spent most of the
+ * call in), and what the app side found becomes the run metadata: torch_api (which API and
+ * symbols) and the collector's status, including a libtorch linked statically into the program,
+ * which interposition cannot see.
+ */
+#include "collector.h"
+#include "torch_internal.h"
+#include "../profiler/config.h"
+#include "../profiler/phase.h"
+#include "../profiler/store.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct {
+    struct ip_batch *memory, *iterations;
+    int64_t batch;
+    uint32_t written; /* ip_torch_found as of the last metadata written */
+    int wrote;
+} ti;
+
+void ip_torch_ingest_prepare(struct ip_store *s)
+{
+    memset(&ti, 0, sizeof ti);
+    ti.memory = ip_batch_open(s, "tensor_memory", 9);
+    ti.iterations = ip_batch_open(s, "iterations", 7);
+    ti.batch = ip_cfg_int(IP_CFG_BATCH);
+}
+
+void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
+{
+    switch (ev->type & 0xff) {
+    case IP_EV_TORCH_MEMORY: {
+        const struct ip_ev_torch_memory *e = (const struct ip_ev_torch_memory *)ev;
+        if (!ti.memory) return;
+        int64_t *row = ip_batch_row(ti.memory);
+        row[0] = ip_store_rel(s, e->ts);
+        row[1] = tid;
+        row[2] = e->h.aux;
+        row[3] = e->device_type;
+        row[4] = e->device_index;
+        row[5] = (int64_t)e->ptr;
+        row[6] = e->bytes;
+        row[7] = e->allocated;
+        row[8] = e->reserved;
+        break;
+    }
+    case IP_EV_TORCH_ITERATION: {
+        const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
+        if (!ti.iterations) return;
+        int64_t *row = ip_batch_row(ti.iterations);
+        row[0] = tid;
+        row[1] = ip_phase_dominant(tid, e->start, e->end);
+        row[2] = ip_store_rel(s, e->start);
+        row[3] = (int64_t)(e->end - e->start);
+        row[4] = 1;
+        row[5] = ti.batch > 0 ? ti.batch : IP_NULL;
+        row[6] = e->nvtx ? (int64_t)e->nvtx : IP_NULL;
+        break;
+    }
+    }
+}
+
+/* Is `needle` among the symbol names of the executable (its string tables)? A libtorch linked
+ * statically leaves its names there (unless stripped) and no libc10.so in the process. */
+static int exe_has_symbol(const char *needle)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr))
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return 0;
+    const unsigned char *base = map;
+    size_t size = (size_t)st.st_size, nlen = strlen(needle);
+    const Elf64_Ehdr *eh = map;
+    int found = 0;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
+        (size - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+            if (sh[i].sh_type != SHT_STRTAB || sh[i].sh_offset > size ||
+                sh[i].sh_size > size - sh[i].sh_offset)
+                continue;
+            found = memmem(base + sh[i].sh_offset, sh[i].sh_size, needle, nlen + 1) != NULL;
+        }
+    }
+    munmap(map, size);
+    return found;
+}
+
+static void add(char *out, size_t n, const char *text)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, n - len, "%s%s", len ? "; " : "", text);
+}
+
+static void write_metadata(struct ip_store *s, uint32_t f, int final)
+{
+    ti.written = f;
+    ti.wrote = 1;
+    if (!(f & IP_TORCH_ON)) return; /* INFPROF_TORCH=0: init said so */
+    if (!(f & IP_TORCH_GRAD_GETTERS)) {
+        if (final && exe_has_symbol("_ZN3c108GradMode10is_enabledEv"))
+            ip_collector_status(IP_COLLECTOR_TORCH, "off",
+                                "libtorch is linked statically into"
+                                " the program: its calls cannot be interposed");
+        else
+            ip_collector_status(IP_COLLECTOR_TORCH, "off", "no libtorch in this process");
+        return;
+    }
+    /* Where the getters answered from. The executable itself means libtorch is part of it:
+     * its calls inside never reach us, only polling (launches, TorchScript) sees the grad mode. */
+    char lib[PATH_MAX] = "?", api[1024] = "";
+    Dl_info info;
+    struct link_map *map = NULL;
+    void *addr = atomic_load(&ip_torch_lib_addr), *main_map = dlopen(NULL, RTLD_LAZY);
+    if (addr && dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) && info.dli_fname)
+        snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    int inside = map && (void *)map == main_map;
+    if (main_map) dlclose(main_map);
+    if (inside)
+        ip_collector_status(IP_COLLECTOR_TORCH, "passive",
+                            "libtorch is linked into the program:"
+                            " no interposition, grad mode by polling only");
+    else
+        ip_collector_status(IP_COLLECTOR_TORCH, "on", "%s", lib);
+
+    char part[256];
+    snprintf(part, sizeof part, "grad mode: c10::GradMode/InferenceMode::is_enabled in %s",
+             strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib);
+    add(api, sizeof api, part);
+    if (f & (IP_TORCH_SEEN_GRAD_SET | IP_TORCH_SEEN_TLS_SET)) {
+        snprintf(part, sizeof part, "guards seen:%s%s",
+                 f & IP_TORCH_SEEN_GRAD_SET ? " GradMode::set_enabled" : "",
+                 f & IP_TORCH_SEEN_TLS_SET ? " AutogradState::set_tls_state" : "");
+        add(api, sizeof api, part);
+    }
+    add(api, sizeof api,
+        f & IP_TORCH_AUTOCAST_2X    ? "autocast: 2.4+ API (is_autocast_enabled(DeviceType))"
+        : f & IP_TORCH_AUTOCAST_113 ? "autocast: 1.13 API (is_enabled, is_cpu_enabled)"
+                                    : "autocast: no getters found");
+    if (f & (IP_TORCH_SEEN_AC_SET_113 | IP_TORCH_SEEN_AC_SET_2X))
+        add(api, sizeof api,
+            f & IP_TORCH_SEEN_AC_SET_2X ? "autocast setters seen: 2.4+"
+                                        : "autocast setters seen: 1.13");
+    if (f & (IP_TORCH_SEEN_MEMORY_113 | IP_TORCH_SEEN_MEMORY_2X))
+        add(api, sizeof api,
+            f & IP_TORCH_SEEN_MEMORY_2X
+                ? "memory: reportMemoryUsageToProfiler(void*, long, size_t,"
+                  " size_t, Device) (2.x)"
+                : "memory: reportMemoryUsageToProfiler(void*, long, long, long,"
+                  " Device) (1.13)");
+    else
+        add(api, sizeof api, "memory: no allocator report seen");
+    add(api, sizeof api,
+        f & IP_TORCH_CPU_MEMORY ? "CPU memory: on (memoryProfilingEnabled)" : "CPU memory: off");
+    if (f & (IP_TORCH_SEEN_JIT | IP_TORCH_SEEN_JIT_OLD))
+        add(api, sizeof api,
+            f & IP_TORCH_SEEN_JIT ? "TorchScript: Method::operator() (C++11 ABI)"
+                                  : "TorchScript: Method::operator() (old ABI)");
+    ip_store_meta_text(s, "torch_api", api);
+}
+
+void ip_torch_ingest_flush(struct ip_store *s, int final)
+{
+    (void) final;
+    uint32_t f = atomic_load(&ip_torch_found);
+    if (!ti.wrote || f != ti.written) write_metadata(s, f, 0);
+}
+
+void ip_torch_ingest_finish(struct ip_store *s)
+{
+    write_metadata(s, atomic_load(&ip_torch_found), 1);
+}

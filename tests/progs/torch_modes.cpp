@@ -1,0 +1,189 @@
+// torch_modes.cpp: a libtorch program whose phases and tensor memory are known exactly, for the
+// torch tests. Each phase holds one uint8 tensor of a size that names it, freed before the phase
+// ends, so a phase's peak allocated CPU memory is exactly that size. Output is deterministic (no
+// times, no addresses), so runs with and without infprof can be compared byte for byte.
+//
+//   torch_modes sequence   grad, no_grad, inference_mode, each with CPU autocast off and bf16,
+//                          then CUDA autocast fp16 and bf16 (the flag needs no GPU)
+//   torch_modes nested     NoGradGuard inside InferenceMode, autocast inside no_grad
+//   torch_modes threads    two threads in different modes at the same time, then the main
+//                          thread alone
+//   torch_modes jit N      a TorchScript module's forward, N calls in each grad mode; one call
+//                          in three raises and is caught
+//   torch_modes prealloc   a tensor allocated at static initialisation, freed at exit
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/script.h>
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+static void hold(const char *what, int64_t bytes)
+{
+    at::Tensor t = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+    t.fill_(1);
+    std::printf("%s: held %lld bytes\n", what, (long long)t.numel());
+}
+
+// CPU autocast on with `dtype` for the lifetime of the object.
+struct CpuAutocast {
+    explicit CpuAutocast(at::ScalarType dtype)
+    {
+        at::autocast::set_autocast_cpu_dtype(dtype);
+        at::autocast::set_cpu_enabled(true);
+    }
+    ~CpuAutocast()
+    {
+        at::autocast::set_cpu_enabled(false);
+        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    }
+};
+
+static int sequence()
+{
+    hold("grad | autocast off", 1000000);
+    {
+        CpuAutocast ac(at::kBFloat16);
+        // An autocast-wrapped op: its output is bf16, and inside it the getters read false.
+        at::Tensor a = at::ones({4, 4});
+        std::printf("matmul under autocast: %s\n", c10::toString(at::mm(a, a).scalar_type()));
+        hold("grad | autocast bf16", 2000000);
+    }
+    {
+        c10::AutoGradMode no_grad(false);
+        hold("no_grad | autocast off", 3000000);
+        CpuAutocast ac(at::kBFloat16);
+        hold("no_grad | autocast bf16", 4000000);
+    }
+    {
+        c10::InferenceMode inference;
+        hold("inference_mode | autocast off", 5000000);
+        CpuAutocast ac(at::kBFloat16);
+        hold("inference_mode | autocast bf16", 6000000);
+    }
+    {
+        // CUDA autocast (fp16 by default) decides the label when it is on; the flag alone needs
+        // no GPU. Changing its dtype while it is on moves the thread to bf16.
+        at::autocast::set_enabled(true);
+        hold("grad | autocast fp16", 7000000);
+        at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+        hold("grad | autocast bf16 (CUDA autocast)", 8000000);
+        at::autocast::set_enabled(false);
+        at::autocast::set_autocast_gpu_dtype(at::kHalf);
+    }
+    return 0;
+}
+
+static int nested()
+{
+    hold("grad | autocast off", 100000);
+    {
+        c10::InferenceMode inference;
+        hold("inference_mode | autocast off", 200000);
+        {
+            at::NoGradGuard no_grad; // inside InferenceMode: still inference_mode
+            hold("inference_mode | autocast off (no_grad inside)", 300000);
+        }
+        hold("inference_mode | autocast off (after no_grad)", 400000);
+    }
+    {
+        at::NoGradGuard no_grad;
+        hold("no_grad | autocast off", 500000);
+        {
+            CpuAutocast ac(at::kBFloat16);
+            hold("no_grad | autocast bf16", 600000);
+        }
+        hold("no_grad | autocast off (after autocast)", 700000);
+    }
+    hold("grad | autocast off (at the end)", 50000);
+    return 0;
+}
+
+static pthread_barrier_t both_hold, checked;
+
+static void worker(int mode, int64_t bytes)
+{
+    std::unique_ptr<at::NoGradGuard> no_grad;
+    std::unique_ptr<c10::InferenceMode> inference;
+    if (mode == 1) no_grad = std::make_unique<at::NoGradGuard>();
+    if (mode == 2) inference = std::make_unique<c10::InferenceMode>();
+    at::Tensor t = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+    pthread_barrier_wait(&both_hold); // both threads hold their tensor, each in its mode
+    pthread_barrier_wait(&checked);
+}
+
+static int threads()
+{
+    pthread_barrier_init(&both_hold, nullptr, 3);
+    pthread_barrier_init(&checked, nullptr, 3);
+    std::thread a(worker, 1, 1100000), b(worker, 2, 2200000);
+    pthread_barrier_wait(&both_hold);
+    std::printf("both threads hold their tensors\n");
+    pthread_barrier_wait(&checked);
+    a.join();
+    b.join();
+    // After both threads left: their phases must not cover this.
+    hold("main thread, grad, after the workers exited", 9900000);
+    return 0;
+}
+
+static int jit(int n)
+{
+    torch::jit::Module m("Affine");
+    m.define(R"(
+def forward(self, x):
+    return x.view(4, 4) * 2 + 1
+)");
+    // 15 elements cannot be viewed as 4 x 4: the call raises.
+    at::Tensor ok = at::ones({16}), bad = at::ones({15});
+    int calls = 0, raised = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        std::unique_ptr<at::NoGradGuard> no_grad;
+        std::unique_ptr<c10::InferenceMode> inference;
+        if (mode == 1) no_grad = std::make_unique<at::NoGradGuard>();
+        if (mode == 2) inference = std::make_unique<c10::InferenceMode>();
+        for (int i = 0; i < n; i++) {
+            calls++;
+            (void)m.forward({ok});
+            if (i % 3 == 2) {
+                try {
+                    (void)m.forward({bad});
+                } catch (const std::exception &) {
+                    raised++;
+                }
+            }
+        }
+    }
+    std::printf("jit: %d calls returned, %d raised\n", calls, raised);
+    return 0;
+}
+
+// A block allocated by a static initialiser and freed by a static destructor, after infprof
+// finished: the CPU allocator must never warn about a block it did not see.
+static at::Tensor early = at::zeros({1000}, at::TensorOptions().dtype(at::kByte));
+
+static int prealloc()
+{
+    hold("grad | autocast off", 1000);
+    std::printf("early tensor: %lld bytes, freed at exit\n", (long long)early.numel());
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    std::string what = argc > 1 ? argv[1] : "";
+    if (what == "sequence") return sequence();
+    if (what == "nested") return nested();
+    if (what == "threads") return threads();
+    if (what == "jit") return jit(argc > 2 ? std::atoi(argv[2]) : 5);
+    if (what == "prealloc") return prealloc();
+    std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc\n");
+    return 2;
+}
