@@ -82,6 +82,7 @@ struct table {
     const char *key;   /* JSON member name and CSV section; NULL: a text and Markdown view only */
     const char *title; /* heading in text and Markdown; NULL: data (JSON, CSV) only */
     int object;        /* one row rendered as a JSON object / "key: value" lines */
+    int optional;      /* text and Markdown leave it out when it has no rows */
     int ncols;
     struct col cols[40];
     struct cell *cells;

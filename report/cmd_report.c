@@ -82,6 +82,12 @@ int cmd_report(int argc, char **argv)
     t[n++] = section_cuda_activity(db);
     n += section_cudnn(db, &o, t + n, (int)(sizeof t / sizeof t[0]) - n);
     t[n++] = section_nvtx(db, &o);
+    /* Beyond the run, the phases and the kernels, a section with nothing to say stays out of
+     * text and Markdown (the run header says which collectors were off and why). */
+    for (int i = 0; i < n; i++)
+        if (t[i]->key && strcmp(t[i]->key, "run") && strcmp(t[i]->key, "phases") &&
+            strcmp(t[i]->key, "kernels"))
+            t[i]->optional = 1;
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);
     db_close(db);

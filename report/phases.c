@@ -153,6 +153,9 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     size_t nmem = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0);
     size_t nspan = (size_t)db_int(db, "SELECT count(*) FROM phase_spans", 0);
     for (int i = 0; i < p->n; i++) p->v[i].has_memory = nmem > 0;
+    /* Reserved memory is a caching-allocator notion: the CPU allocator reports none. */
+    int gpu = db_int(db, "SELECT count(*) FROM tensor_memory WHERE device_type != 0", 0) > 0;
+    for (int i = 0; i < p->n; i++) p->v[i].has_reserved = gpu;
     if (!nmem) return;
     struct sweep_item *v = malloc((nmem + 2 * nspan + 1) * sizeof *v);
     if (!v) cli_fail("out of memory");

@@ -22,7 +22,7 @@ struct phase_info {
     int id;
     char grad_mode[16], autocast[8], label[64];
     int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
-    int has_kernels, has_memory, has_iterations;
+    int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;
     int64_t peak_alloc, peak_reserved; /* all devices together */
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];

@@ -33,9 +33,10 @@ struct table *section_memory(const struct run_phases *p)
             table_set_text(t, 1, ph->label);
             table_set_text(t, 2, dev);
             table_set_int(t, 3, ph->dev_peak_alloc[k]);
-            table_set_int(t, 4, ph->dev_peak_reserved[k]);
-            if (p->devices.type[k] != 0) /* the CPU allocator reports no reserve */
+            if (p->devices.type[k] != 0) { /* the CPU allocator reports no reserve */
+                table_set_int(t, 4, ph->dev_peak_reserved[k]);
                 table_set_int(t, 5, ph->dev_reserved_at_peak[k] - ph->dev_peak_alloc[k]);
+            }
             table_set_int(t, 6, ph->dev_allocs[k]);
             table_set_int(t, 7, ph->dev_alloc_bytes[k]);
             if (ph->dev_allocs[k]) table_set_int(t, 8, ph->dev_largest[k][0]);

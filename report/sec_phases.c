@@ -206,9 +206,11 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
     }
     if (ph->has_memory) {
         table_set_int(t, C_ALLOC, ph->peak_alloc);
-        table_set_int(t, C_RSRVD, ph->peak_reserved);
         device_json(devices, ph->dev_peak_alloc, buf, sizeof buf);
         table_set_text(t, C_ALLOC_DEV, buf);
+    }
+    if (ph->has_memory && ph->has_reserved) {
+        table_set_int(t, C_RSRVD, ph->peak_reserved);
         device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
         table_set_text(t, C_RSRVD_DEV, buf);
     }

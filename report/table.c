@@ -507,8 +507,9 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
     }
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
-        if (o->format == OUT_TEXT && t->title) render_text(out, t, o);
+        int shown = t->title && !(t->optional && !t->nrows);
+        if (o->format == OUT_TEXT && shown) render_text(out, t, o);
         if (o->format == OUT_CSV && t->key) render_csv(out, t);
-        if (o->format == OUT_MD && t->title) render_md(out, t);
+        if (o->format == OUT_MD && shown) render_md(out, t);
     }
 }

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
 rm -f demo.db
-build/bin/infprof run -o demo.db -- build/samples/infer --model convnet --iterations 20 "$@"
+build/bin/infprof run -o demo.db -- build/bin/infprof-sample-infer --model conv --iters 10 "$@"
 build/bin/infprof report demo.db
