@@ -107,6 +107,7 @@ static void note_latency(struct attr *a, uint64_t start)
 static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_t graph_id,
                       uint32_t device, uint32_t stream, uint64_t start, uint64_t end)
 {
+    ip_cupti_busy_add(a ? a->phase : 0, ours(start), ours(end));
     if (graph_id)
         ip_cupti_sum_graph_work(s, corr, graph_id, device, stream, a ? a->phase : 0, ours(start),
                                 ours(end), a ? a->issue_ts : 0, a ? a->api_name : 0);

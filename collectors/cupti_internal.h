@@ -113,6 +113,10 @@ void ip_cupti_ingest_finish(struct ip_store *s);
 
 /* Writer side aggregates (cupti_summary.c), fed by cupti_ingest.c. Times in our clock. */
 void ip_cupti_sum_reset(void);
+/* GPU busy time per phase (cupti_busy.c): intervals of GPU work, written to phase_gpu. */
+void ip_cupti_busy_reset(void);
+void ip_cupti_busy_add(int phase, uint64_t start, uint64_t end);
+void ip_cupti_busy_write(struct ip_store *s);
 void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur);
 void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error);
 void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency);

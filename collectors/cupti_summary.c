@@ -60,6 +60,7 @@ static void *grow(void *p, size_t *cap, size_t elem)
 
 void ip_cupti_sum_reset(void)
 {
+    ip_cupti_busy_reset();
     for (size_t i = 0; i < sum.nkaggs; i++) ip_stats_free(&sum.kaggs[i].st);
     for (size_t i = 0; i < sum.naaggs; i++) {
         ip_stats_free(&sum.aaggs[i].st);
@@ -327,6 +328,7 @@ void ip_cupti_sum_write(struct ip_store *s)
 {
     graph_write(s, sum.ngaggs); /* first: graph launch latencies join the API summary */
     write_summaries(s);
+    ip_cupti_busy_write(s);
     write_devices(s);
     ip_cupti_sum_reset();
 }

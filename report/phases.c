@@ -263,6 +263,19 @@ static void load_iterations(sqlite3 *db, struct run_phases *p)
     }
 }
 
+static void load_busy(sqlite3 *db, struct run_phases *p)
+{
+    if (!db_has_table(db, "phase_gpu")) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, busy_ns FROM phase_gpu");
+    while (db_step(st)) {
+        struct phase_info *ph = phase_by_id(p, sqlite3_column_int(st, 0));
+        if (!ph) continue;
+        ph->has_busy = 1;
+        ph->gpu_busy = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+}
+
 /* Kernel time by phase, operation class and compute type, from the names. */
 static void load_mix(sqlite3 *db, struct run_phases *p)
 {
@@ -292,6 +305,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     if (!duration) duration = db_int(db, "SELECT max(coalesce(end, start)) FROM phase_spans", 0);
     load_spans(db, p, duration);
     load_kernels(db, p);
+    load_busy(db, p);
     load_mix(db, p);
     load_memory(db, p, duration);
     load_iterations(db, p);

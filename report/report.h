@@ -24,6 +24,8 @@ struct phase_info {
     int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
     int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;
+    int has_busy;
+    int64_t gpu_busy; /* union of the phase's GPU work intervals (phase_gpu) */
     int64_t peak_alloc, peak_reserved; /* all devices together */
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */

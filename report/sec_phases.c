@@ -128,6 +128,8 @@ enum {
     C_P99,
     C_KERNELS,
     C_GPU,
+    C_BUSY,
+    C_BUSY_PCT,
     C_ALLOC,
     C_RSRVD,
     C_ALLOC_DEV,
@@ -159,6 +161,8 @@ static void phase_columns(struct table *t)
     table_col(t, "latency_p99_ns", NULL, COL_NS);
     table_col(t, "kernels", "Kernels", COL_INT);
     table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    table_col(t, "gpu_busy_ns", NULL, COL_NS);
+    table_col(t, "gpu_busy_pct", "GPU busy%", COL_PCT);
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
     table_col(t, "peak_allocated_by_device", NULL, COL_JSON);
@@ -203,6 +207,10 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
         if (buf[0]) table_set_text(t, C_MIX_TEXT, buf);
         mix_json(ph, buf, sizeof buf);
         table_set_text(t, C_MIX, buf);
+    }
+    if (ph->has_busy) {
+        table_set_int(t, C_BUSY, ph->gpu_busy);
+        if (ph->wall > 0) table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
     if (ph->has_memory) {
         table_set_int(t, C_ALLOC, ph->peak_alloc);
@@ -262,7 +270,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     phase_columns(t);
     for (int i = 0; i < p->n; i++) phase_row(t, &p->v[i], base, &p->devices);
     static const int overview[] = {C_SHORT, C_ITERS,   C_TPUT, C_P50,
-                                   C_P95,   C_KERNELS, C_GPU,  C_MIX_TEXT};
+                                   C_P95,   C_KERNELS, C_GPU, C_BUSY_PCT,  C_MIX_TEXT};
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_LAT_RATIO, C_ALLOC,
                                   C_RSRVD, C_SAVED,      C_SAVED_PCT};
     struct table *v1 = text_view(t, "Phases (grad mode / autocast)", overview,

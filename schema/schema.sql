@@ -134,6 +134,9 @@ CREATE TABLE kernel_summary (
     name_id INTEGER, phase INTEGER, count INTEGER, total INTEGER, min INTEGER, max INTEGER,
     med INTEGER, stddev REAL, med_exact INTEGER
 );
+-- Per phase: how long the GPU was busy with its work (the union of the intervals of its kernels,
+-- copies and sets) and how many such records there were.
+CREATE TABLE phase_gpu (phase INTEGER PRIMARY KEY, busy_ns INTEGER, work INTEGER);
 -- Per CUDA API function (all phases): host time, and for launches the launch latency (API call
 -- start to the start of the work it launched).
 CREATE TABLE api_summary (

@@ -81,5 +81,23 @@ class FixtureBasic(Case):
         self.assertIn("| gemm_fp32 |", md)
 
 
+class FixtureBusy(Case):
+    def test_gpu_busy_is_the_union_of_the_work(self):
+        r = self.run_prog([prog("fixture"), "busy", "busy.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("busy.db")
+        self.assertEqual(self.query(db, "SELECT phase, busy_ns, work FROM phase_gpu"),
+                         [(9, 9400, 5)])
+        phase = self.report_json(db)["phases"][0]
+        self.assertEqual(phase["gpu_busy_ns"], 9400)
+        self.assertEqual(phase["gpu_time_ns"], 4000 + 5000 + 1000 + 1000 + 400)
+        self.assertAlmostEqual(phase["gpu_busy_pct"], 100.0 * 9400 / phase["wall_ns"], places=4)
+
+    def test_basic_busy(self):
+        r = self.run_prog([prog("fixture"), "basic", "b.db"], preload=False)
+        self.assertEqual(self.query(r.db("b.db"), "SELECT phase, busy_ns, work FROM phase_gpu"
+                                                  " ORDER BY phase"), [(1, 6800, 4), (5, 1300, 3)])
+
+
 if __name__ == "__main__":
     main()

@@ -5,6 +5,7 @@
  *
  *   basic  two phases on two threads; kernels with known durations (one with control characters
  *          in its name), a copy, API records, a dropped-records count.
+ *   busy   overlapping and late kernels in one phase: the GPU busy union.
  */
 #include "collectors/replay.h"
 #include "profiler/clock.h"
@@ -86,6 +87,24 @@ static int scenario_basic(void)
     return 0;
 }
 
+/* GPU busy time: overlapping kernels on two streams, one that only touches another, and one that
+ * arrives late (in a second buffer, older than the rest): the union is 8400 + 1000 ns. */
+static int scenario_busy(void)
+{
+    struct ip_replay_buf b;
+    ip_phase_set(IP_INFERENCE_MODE, IP_DTYPE_BFLOAT16, 0);
+    static const uint64_t spans[][2] = {{1000, 5000}, {3000, 8000}, {20000, 21000},
+                                        {21000, 22000}};
+    if (!ip_replay_buffer(&b)) return 1;
+    for (uint32_t i = 0; i < 4; i++)
+        kernel(&b, 100 + i, "gemm_bf16", spans[i][0], spans[i][1] - spans[i][0]);
+    ip_replay_complete(&b, 0);
+    if (!ip_replay_buffer(&b)) return 1;
+    kernel(&b, 200, "late_kernel", 500, 400);
+    ip_replay_complete(&b, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -97,6 +116,7 @@ int main(int argc, char **argv)
     base = ip_t0();
     int rc = 2;
     if (!strcmp(argv[1], "basic")) rc = scenario_basic();
+    if (!strcmp(argv[1], "busy")) rc = scenario_busy();
     ip_lifecycle_finish("exit", 0);
     return rc;
 }
