@@ -449,10 +449,9 @@ static void cupti_init(void)
         ip_collector_status(IP_COLLECTOR_CUPTI, "passive", "INFPROF_CUPTI=0");
         return;
     }
-    Dl_info info;
-    if (!dladdr((void *)cupti_init, &info) || !info.dli_fname ||
-        !realpath(info.dli_fname, cupti_self_path)) {
-        ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot find our own library path");
+    if (ip_lifecycle_library_path(cupti_self_path, sizeof cupti_self_path) != 0) {
+        /* Linked into a program (tests, benchmarks): CUPTI is driven by the replay path. */
+        cupti_self_path[0] = 0;
         return;
     }
     const char *current = getenv("CUDA_INJECTION64_PATH");

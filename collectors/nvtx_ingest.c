@@ -6,6 +6,7 @@
 #include "collector.h"
 #include "nvtx_internal.h"
 #include "../profiler/config.h"
+#include "../profiler/glob.h"
 #include "../profiler/map.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
@@ -44,27 +45,6 @@ static struct {
     const char *pattern;
     int64_t batch;
 } nv;
-
-int ip_nvtx_glob(const char *p, const char *s)
-{
-    /* Iterative * and ? matching with one backtrack point. */
-    const char *star = NULL, *resume = NULL;
-    while (*s) {
-        if (*p == '?' || *p == *s) {
-            p++, s++;
-        } else if (*p == '*') {
-            star = p++;
-            resume = s;
-        } else if (star) {
-            p = star + 1;
-            s = ++resume;
-        } else {
-            return 0;
-        }
-    }
-    while (*p == '*') p++;
-    return *p == 0;
-}
 
 static void nvtx_reset(void)
 {
@@ -152,7 +132,7 @@ static void write_range(struct ip_store *s, const struct open_range *r, uint64_t
     row[10] = r->parent ? (int64_t)r->parent : IP_NULL;
     row[11] = r->phase;
     row[12] = end_tid ? (int64_t)end_tid : IP_NULL;
-    if (end && r->text && nv.pattern[0] && ip_nvtx_glob(nv.pattern, r->text)) {
+    if (end && r->text && nv.pattern[0] && ip_glob_match(nv.pattern, r->text)) {
         int64_t *it = ip_batch_row(nv.iterations);
         it[0] = r->tid;
         it[1] = ip_phase_dominant(r->tid, r->start, end);
@@ -171,7 +151,7 @@ static struct open_range open_of(struct ip_store *s, uint32_t tid, const struct 
         e->id, e->domain, e->ext,   tid, e->category, e->color, 0, 0, text_id(s, e, &text),
         e->ts, 0,         e->phase, NULL};
     r.kind = e->kind == IP_NVTX_PUSH ? 1 : e->kind == IP_NVTX_START ? 2 : 3;
-    if (text && nv.pattern[0] && ip_nvtx_glob(nv.pattern, text)) r.text = strdup(text);
+    if (text && nv.pattern[0] && ip_glob_match(nv.pattern, text)) r.text = strdup(text);
     return r;
 }
 

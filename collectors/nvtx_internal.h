@@ -38,7 +38,4 @@ void ip_nvtx_ingest_prepare(struct ip_store *s);
 void ip_nvtx_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 void ip_nvtx_ingest_finish(struct ip_store *s);
 
-/* Does `text` match the glob `pattern` (* and ?)? */
-int ip_nvtx_glob(const char *pattern, const char *text);
-
 #endif

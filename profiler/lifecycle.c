@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,17 @@ static const struct {
     {SIGBUS, "signal SIGBUS"},   {SIGFPE, "signal SIGFPE"},   {SIGILL, "signal SIGILL"},
     {SIGPIPE, "signal SIGPIPE"},
 };
+
+int ip_lifecycle_library_path(char *out, size_t n)
+{
+    Dl_info info;
+    char self[PATH_MAX], exe[PATH_MAX];
+    if (!dladdr((void *)ip_lifecycle_library_path, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, self) || !realpath("/proc/self/exe", exe) || !strcmp(self, exe))
+        return -1;
+    snprintf(out, n, "%s", self);
+    return 0;
+}
 
 uint64_t ip_t0(void)
 {

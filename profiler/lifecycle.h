@@ -7,6 +7,7 @@
 #define INFPROF_LIFECYCLE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum ip_state { IP_STATE_UNINIT, IP_STATE_ACTIVE, IP_STATE_FINISHING, IP_STATE_DONE, IP_STATE_OFF };
@@ -45,6 +46,11 @@ int ip_lifecycle_owns_process(void);
 /* Known exit status (from _exit or exit hooks), -1 if unknown. */
 void ip_lifecycle_set_exit_status(int status);
 int ip_lifecycle_exit_status(void);
+
+/* The real path of the shared library infprof runs from (libinfprof.so), for the injection
+ * variables; -1 when the core is linked into the program itself (tests, benchmarks), where
+ * there is no library for CUDA or NVTX to load. */
+int ip_lifecycle_library_path(char *out, size_t n);
 
 /* Is this signal handler ours (so that sigaction can hide it from the program)? */
 int ip_lifecycle_signal_is_ours(int sig);

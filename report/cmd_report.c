@@ -33,7 +33,7 @@ static int parse_count(const char *opt, const char *s)
 int cmd_report(int argc, char **argv)
 {
     struct render_opts ro = {OUT_TEXT, 0, 0, 100};
-    struct report_opts o = {-1, NULL};
+    struct report_opts o = {-1, NULL, 0, NULL, NULL};
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -51,6 +51,14 @@ int cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--baseline")) {
             if (++i == argc) cli_fail("--baseline needs a phase label, e.g. 'grad/off'");
             o.baseline = argv[i];
+        } else if (!strcmp(a, "--by-phase")) {
+            o.by_phase = 1;
+        } else if (!strcmp(a, "--phase")) {
+            if (++i == argc) cli_fail("--phase needs a phase, e.g. 'no_grad/bf16'");
+            o.phase = argv[i];
+        } else if (!strcmp(a, "--nvtx")) {
+            if (++i == argc) cli_fail("--nvtx needs a range name (a glob: * and ?)");
+            o.nvtx = argv[i];
         } else if (!strcmp(a, "--wide")) {
             ro.wide = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -74,7 +82,7 @@ int cmd_report(int argc, char **argv)
     n += section_phases(db, &phases, &o, t + n);
     t[n++] = section_precision(&phases);
     t[n++] = section_memory(&phases);
-    t[n++] = section_kernels(db, &o);
+    t[n++] = section_kernels(db, &phases, &o);
     t[n++] = section_memops_time(db);
     t[n++] = section_memops_size(db);
     t[n++] = section_segments(db);

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 struct interval {
@@ -295,6 +296,31 @@ static void load_mix(sqlite3 *db, struct run_phases *p)
         ph->mix[op][prec] += sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
+}
+
+void phase_short_label(const struct phase_info *ph, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
+             ph->autocast);
+}
+
+int phases_find(const struct run_phases *p, const char *want, const char *option)
+{
+    for (int i = 0; i < p->n; i++) {
+        char s[64];
+        phase_short_label(&p->v[i], s, sizeof s);
+        if (!strcmp(p->v[i].label, want) || !strcmp(s, want) ||
+            (!strncmp(want, "inference_mode/", 15) && !strcmp(s + 10, want + 15)))
+            return i;
+    }
+    char known[512] = "";
+    for (int i = 0; i < p->n; i++) {
+        char s[64];
+        phase_short_label(&p->v[i], s, sizeof s);
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%s'", i ? ", " : "", s);
+    }
+    cli_fail("%s '%s' is not a phase of this run (it has %s)", option, want,
+             p->n ? known : "none");
 }
 
 void phases_load(sqlite3 *db, struct run_phases *p)

@@ -44,6 +44,11 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* "inference/bf16": a phase's label in the few columns text can spare. */
+void phase_short_label(const struct phase_info *ph, char *out, size_t n);
+/* Index of the phase named `want` (its label or short label), or exit 2 naming `option` and the
+ * phases there are. */
+int phases_find(const struct run_phases *p, const char *want, const char *option);
 /* "cpu", "cuda:0", ... */
 void device_name(int type, int index, char *out, size_t n);
 
@@ -51,6 +56,9 @@ void device_name(int type, int index, char *out, size_t n);
 struct report_opts {
     int top;              /* kernels shown; 0 all */
     const char *baseline; /* phase label (or "grad/off" form) to compare against */
+    int by_phase;         /* kernels per phase rather than over all phases */
+    const char *phase;    /* kernels of this phase only */
+    const char *nvtx;     /* kernels launched inside NVTX ranges matching this glob */
 };
 struct table *section_run(struct sqlite3 *db);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
@@ -60,7 +68,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
 struct table *section_precision(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
-struct table *section_kernels(struct sqlite3 *db, const struct report_opts *o);
+struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
+                              const struct report_opts *o);
 /* sec_cuda.c */
 struct table *section_memops_time(struct sqlite3 *db);
 struct table *section_memops_size(struct sqlite3 *db);

@@ -23,33 +23,10 @@ static void device_json(const struct run_devices *d, const int64_t *v, char *out
     snprintf(out + o, n - o, "}");
 }
 
-/* "inference/bf16": the label in the few columns text can spare. */
-static void short_label(const struct phase_info *ph, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
-             ph->autocast);
-}
-
-static int matches(const struct phase_info *ph, const char *want)
-{
-    char s[64];
-    short_label(ph, s, sizeof s);
-    return !strcmp(ph->label, want) || !strcmp(s, want) ||
-           (!strncmp(want, "inference_mode/", 15) && !strcmp(s + 10, want + 15));
-}
 
 static const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
 {
-    for (int i = 0; want && i < p->n; i++)
-        if (matches(&p->v[i], want)) return &p->v[i];
-    if (want) {
-        char known[512] = "";
-        for (int i = 0; i < p->n; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%s'", i ? ", " : "",
-                     p->v[i].label);
-        cli_fail("--baseline '%s' is not a phase of this run (it has %s)", want,
-                 p->n ? known : "none");
-    }
+    if (want) return &p->v[phases_find(p, want, "--baseline")];
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->v[i].label, "grad | autocast off")) return &p->v[i];
     return p->n ? &p->v[0] : NULL;
@@ -181,7 +158,7 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
 {
     char buf[1024];
     table_row(t);
-    short_label(ph, buf, sizeof buf);
+    phase_short_label(ph, buf, sizeof buf);
     table_set_text(t, C_SHORT, buf);
     table_set_text(t, C_LABEL, ph->label);
     table_set_text(t, C_GRAD, ph->grad_mode);
@@ -277,7 +254,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                                  (int)(sizeof overview / sizeof *overview));
     static char title[128];
     char b[64] = "";
-    if (base) short_label(base, b, sizeof b);
+    if (base) phase_short_label(base, b, sizeof b);
     snprintf(title, sizeof title,
              "Phases against %s (ratios above 1.00x: more throughput, more"
              " latency)",
@@ -319,7 +296,7 @@ struct table *section_precision(const struct run_phases *p)
             for (int prec = 0; prec < PREC_COUNT; prec++) total += by[prec];
             if (!total) continue;
             char label[64];
-            short_label(ph, label, sizeof label);
+            phase_short_label(ph, label, sizeof label);
             table_row(t);
             table_set_text(t, 0, label);
             table_set_text(t, 1, ph->label);

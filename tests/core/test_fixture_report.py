@@ -73,7 +73,7 @@ class FixtureBasic(Case):
 
     def test_csv_and_md_carry_the_same(self):
         csv = self.cli("report", "--format", "csv", self.db).out.decode()
-        self.assertIn("# kernels\ntime_pct,total_ns,instances", csv)
+        self.assertIn("# kernels\nphase,time_pct,total_ns,instances", csv)
         self.assertIn(',6000,3,2000,2000,1000,3000,1000,"gemm_fp32"', csv)
         self.assertNotIn("\x1b", csv)
         md = self.cli("report", "--format", "md", self.db).out.decode()
@@ -97,6 +97,33 @@ class FixtureBusy(Case):
         r = self.run_prog([prog("fixture"), "basic", "b.db"], preload=False)
         self.assertEqual(self.query(r.db("b.db"), "SELECT phase, busy_ns, work FROM phase_gpu"
                                                   " ORDER BY phase"), [(1, 6800, 4), (5, 1300, 3)])
+
+
+class FixtureNvtx(Case):
+    def setUp(self):
+        super().setUp()
+        r = self.run_prog([prog("fixture"), "nvtx", "n.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        self.db = r.db("n.db")
+
+    def kernels(self, *args):
+        r = self.cli("report", "--format", "json", *args, self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        return {k["name"]: (k["instances"], k["total_ns"]) for k in json.loads(r.out)["kernels"]}
+
+    def test_kernels_inside_ranges(self):
+        self.assertEqual(self.kernels("--nvtx", "step"),
+                         {"gemm_a": (2, 2000), "gemm_b": (1, 2000), "softmax": (1, 500)})
+        self.assertEqual(self.kernels("--nvtx", "enc*"), {"gemm_a": (1, 1000), "gemm_b": (1, 2000)})
+        self.assertEqual(self.kernels("--nvtx", "nothing"), {})
+        self.assertEqual(len(self.kernels()), 4)
+
+    def test_nvtx_section_projects_gpu_time_up_the_nesting(self):
+        ranges = {r["range"]: r for r in self.report_json(self.db)["nvtx"]}
+        self.assertEqual((ranges["step"]["instances"], ranges["step"]["gpu_kernels"],
+                          ranges["step"]["gpu_time_ns"]), (2, 4, 4500))
+        self.assertEqual((ranges["encoder"]["gpu_kernels"], ranges["encoder"]["gpu_time_ns"]),
+                         (2, 3000))
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@
  *   basic  two phases on two threads; kernels with known durations (one with control characters
  *          in its name), a copy, API records, a dropped-records count.
  *   busy   overlapping and late kernels in one phase: the GPU busy union.
+ *   nvtx   kernels inside nested NVTX ranges (through the real NVTX capture).
  */
 #include "collectors/replay.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
 
+#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,11 @@
 #include <unistd.h>
 
 static uint64_t base;
+
+/* NVTX calls of this program reach the NVTX collector through nvtx3's static injection hook, as
+ * they would through NVTX_INJECTION64_PATH in a preloaded run. */
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = InitializeInjectionNvtx2;
 
 /* One kernel: its launch (on the calling thread, as the launch callback records it), its API
  * record and its activity record. */
@@ -105,6 +112,28 @@ static int scenario_busy(void)
     return 0;
 }
 
+/* Kernels inside nested NVTX ranges ("step" > "encoder"), one directly in "step", one outside:
+ * what --nvtx and the NVTX section's GPU projection must count. */
+static int scenario_nvtx(void)
+{
+    struct ip_replay_buf b;
+    ip_phase_set(IP_NO_GRAD, 0, 0);
+    if (!ip_replay_buffer(&b)) return 1;
+    nvtxRangePushA("step");
+    nvtxRangePushA("encoder");
+    kernel(&b, 300, "gemm_a", 10000, 1000);
+    kernel(&b, 301, "gemm_b", 12000, 2000);
+    nvtxRangePop();
+    kernel(&b, 302, "softmax", 15000, 500);
+    nvtxRangePop();
+    kernel(&b, 303, "outside", 17000, 700);
+    nvtxRangePushA("step");
+    kernel(&b, 304, "gemm_a", 20000, 1000);
+    nvtxRangePop();
+    ip_replay_complete(&b, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -117,6 +146,7 @@ int main(int argc, char **argv)
     int rc = 2;
     if (!strcmp(argv[1], "basic")) rc = scenario_basic();
     if (!strcmp(argv[1], "busy")) rc = scenario_busy();
+    if (!strcmp(argv[1], "nvtx")) rc = scenario_nvtx();
     ip_lifecycle_finish("exit", 0);
     return rc;
 }
