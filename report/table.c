@@ -286,7 +286,10 @@ static void render_text_object(FILE *out, const struct table *t, const struct re
         if (cell->null) continue;
         cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
         if (!o->wide) shorten(buf, o->width - w - 4);
-        fprintf(out, "  %-*s  %s\n", w, t->cols[idx[k]].title, buf);
+        /* Warnings stand out on a terminal (yellow); everything else stays plain. */
+        int warn = o->color && t->cols[idx[k]].key && !strcmp(t->cols[idx[k]].key, "warnings");
+        fprintf(out, "  %-*s  %s%s%s\n", w, t->cols[idx[k]].title, warn ? "\033[33m" : "", buf,
+                warn ? "\033[0m" : "");
     }
 }
 

@@ -1,7 +1,9 @@
 """Synthetic CUPTI records through the real pipeline (replay): the database and the report hold
 exactly what was fed in: counts, durations, statistics, attribution to phases and threads."""
 import json
-from harness import Case, main, prog
+import os
+import pty
+from harness import CLI, Case, main, prog
 
 
 class FixtureBasic(Case):
@@ -79,6 +81,37 @@ class FixtureBasic(Case):
         md = self.cli("report", "--format", "md", self.db).out.decode()
         self.assertIn("## CUDA kernels (all phases)", md)
         self.assertIn("| gemm_fp32 |", md)
+
+
+class Colour(Case):
+    def on_terminal(self, db, **env):
+        """The report as it appears on a pseudo-terminal."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(self.dir)
+            os.execve(CLI, [CLI, "report", db], self.env(False, **env))
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.waitpid(pid, 0)
+        return out
+
+    def test_colour_only_on_a_terminal_and_not_with_no_color(self):
+        r = self.run_prog([prog("fixture"), "basic", "c.db"], preload=False)
+        self.assertEqual(r.rc, 0)
+        db = r.db("c.db")
+        tty = self.on_terminal(db)
+        self.assertIn(b"\x1b[1mRun\x1b[0m", tty)
+        self.assertIn(b"\x1b[33m3 CUPTI records dropped", tty)
+        self.assertNotIn(b"\x1b[31m", tty)  # the kernel name's own escape stays escaped
+        self.assertNotIn(b"\x1b[", self.on_terminal(db, NO_COLOR="1"))
+        self.assertNotIn(b"\x1b[", self.cli("report", db).out)  # a pipe: no colour
 
 
 class FixtureBusy(Case):
