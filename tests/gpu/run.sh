@@ -11,6 +11,8 @@
 #   gpu_tests.md        tables the gpu tests wrote (kernels, copies, durations vs CUDA events)
 #   launch_overhead.txt infprof-launch-bench output
 #   tools.md            the CUDA sample under compute-sanitizer / ncu with infprof preloaded
+#   samples.md          the libtorch conv net on CUDA (eval on and off): infprof's report and
+#                       cuDNN calls, and how libtorch_cuda binds cuDNN (readelf)
 #
 # Usage: tests/gpu/run.sh            (OUT defaults to out/gpu, BUILD to build-gpu)
 # Adding a check: write one function named step_NN_name (NN orders the steps). It runs in the
@@ -133,6 +135,45 @@ step_50_other_tools() {
         rm -f "$dir"/under-*.db
     done
     rm -rf "$dir"
+    return "$rc"
+}
+
+# The libtorch conv net on CUDA under infprof, with eval() and without (batch-norm inference vs
+# training calls, convolutions per iteration, kernels linked to their cuDNN calls), and the
+# version node libtorch_cuda binds cuDNN symbols to (docs/cudnn.md).
+step_60_torch_samples() {
+    local infer=$BUILD/bin/infprof-sample-infer dir rc=0 lib
+    if [ ! -x "$infer" ]; then
+        note "no libtorch sample (libtorch not found at build time)"
+        return 1
+    fi
+    dir=$(mktemp -d)
+    {
+        echo "# The libtorch samples on CUDA"
+        lib=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__),
+"lib", "libtorch_cuda.so"))' 2>/dev/null)
+        printf '\n## cuDNN symbols libtorch_cuda binds\n\n```\n'
+        if [ -n "$lib" ] && [ -e "$lib" ]; then
+            readelf -d "$lib" | grep -i 'cudnn' | head -5
+            readelf -V -W "$lib" | grep -A3 'libcudnn' | head -12
+        else
+            echo "libtorch_cuda.so not found"
+        fi
+        printf '```\n'
+        local eval_flag
+        for eval_flag in "" "--no-eval"; do
+            printf '\n## conv net, CUDA, batch 32%s\n\n' "${eval_flag:+, $eval_flag}"
+            # shellcheck disable=SC2086
+            "$BUILD/bin/infprof" run -o "$dir/conv.db" --force -- "$infer" --device cuda \
+                --model conv --batch 32 --iters 20 $eval_flag >"$dir/sample.out" 2>&1 || rc=1
+            echo '```'
+            grep '^ref ' "$dir/sample.out"
+            echo '```'
+            "$BUILD/bin/infprof" report --format md --top 10 "$dir/conv.db" || rc=1
+        done
+    } >"$OUT/samples.md" 2>&1
+    rm -rf "$dir"
+    note "conv net on CUDA, eval on and off"
     return "$rc"
 }
 
