@@ -5,8 +5,9 @@
  *
  * Records arrive nearly, not exactly, in time order (per stream, per buffer). Each phase keeps
  * its most recent disjoint intervals sorted (at most BUSY_WINDOW); a new interval merges into
- * them; the oldest leaves the window into the running total. The union is exact whenever
- * records are never more than BUSY_WINDOW intervals late.
+ * them; when the window is full its older half leaves into the running total at once (one move
+ * per BUSY_WINDOW / 2 intervals). The union is exact whenever records are never more than
+ * BUSY_WINDOW / 2 intervals late.
  */
 #include "cupti_internal.h"
 #include "../profiler/phase.h"
@@ -36,6 +37,20 @@ void ip_cupti_busy_add(int phase, uint64_t start, uint64_t end)
     if (phase < 0 || phase >= IP_PHASE_COUNT || end <= start) return;
     struct busy *b = &busy[phase];
     b->work++;
+    if (b->n == BUSY_WINDOW) {
+        int half = BUSY_WINDOW / 2;
+        for (int k = 0; k < half; k++) b->total += b->end[k] - b->start[k];
+        memmove(b->start, b->start + half, (size_t)(b->n - half) * sizeof *b->start);
+        memmove(b->end, b->end + half, (size_t)(b->n - half) * sizeof *b->end);
+        b->n -= half;
+    }
+    /* The common case: after everything seen so far. */
+    if (!b->n || start > b->end[b->n - 1]) {
+        b->start[b->n] = start;
+        b->end[b->n] = end;
+        b->n++;
+        return;
+    }
     /* First interval ending at or after start: everything before it is untouched. */
     int i = b->n;
     while (i > 0 && b->end[i - 1] >= start) i--;
@@ -45,25 +60,12 @@ void ip_cupti_busy_add(int phase, uint64_t start, uint64_t end)
         if (b->end[j] > end) end = b->end[j];
         j++;
     }
-    if (j == i && b->n == BUSY_WINDOW) {
-        /* Full: the oldest interval leaves the window (or the new one, if it is older still). */
-        if (i == 0) {
-            b->total += end - start;
-            return;
-        }
-        b->total += b->end[0] - b->start[0];
-        memmove(b->start, b->start + 1, (size_t)(b->n - 1) * sizeof *b->start);
-        memmove(b->end, b->end + 1, (size_t)(b->n - 1) * sizeof *b->end);
-        b->n--;
-        i--, j--;
-    }
     /* Replace [i, j) by the merged interval. */
-    int shift = 1 - (j - i);
     memmove(b->start + i + 1, b->start + j, (size_t)(b->n - j) * sizeof *b->start);
     memmove(b->end + i + 1, b->end + j, (size_t)(b->n - j) * sizeof *b->end);
     b->start[i] = start;
     b->end[i] = end;
-    b->n += shift;
+    b->n += 1 - (j - i);
 }
 
 void ip_cupti_busy_write(struct ip_store *s)

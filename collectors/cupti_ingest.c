@@ -492,18 +492,45 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
 
 #define MAX_BUFFERS_PER_CYCLE 4096
 
-/* Read one buffer's records of one pass; returns 0, or -1 when CUPTI stopped with an error
- * before the end (the rest of that buffer cannot be read). */
-static int read_buffer(struct ip_store *s, uint8_t *buf, size_t valid, int pass)
+/* Records of the later passes, in buffer order: read once, handled after the runtime calls. */
+struct later {
+    CUpti_Activity **v;
+    size_t n, cap;
+};
+
+static void later_add(struct later *l, CUpti_Activity *r)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        CUpti_Activity **v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            ci.not_stored++;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = r;
+}
+
+/* Read one buffer once: runtime calls now (pass 0), driver calls and work into the lists of
+ * passes 1 and 2. Returns 0, or -1 when CUPTI stopped with an error before the end (the rest of
+ * that buffer cannot be read). */
+static int read_buffer(struct ip_store *s, uint8_t *buf, size_t valid, struct later *driver,
+                       struct later *work)
 {
     CUpti_Activity *r = NULL;
     CUptiResult rc;
     while ((rc = ip_cupti.ActivityGetNextRecord(buf, valid, &r)) == CUPTI_SUCCESS) {
         if (!ci.ok) {
-            if (pass == 0) ci.not_stored++;
-        } else if (pass_of(r->kind) == pass) {
-            on_record(s, r);
+            ci.not_stored++;
+            continue;
         }
+        int pass = pass_of(r->kind);
+        if (pass == 0)
+            on_record(s, r);
+        else
+            later_add(pass == 1 ? driver : work, r);
     }
     return rc == CUPTI_ERROR_MAX_LIMIT_REACHED ? 0 : -1;
 }
@@ -531,9 +558,12 @@ void ip_cupti_ingest_flush(struct ip_store *s, int final)
     static size_t valid[MAX_BUFFERS_PER_CYCLE];
     uint32_t n = 0;
     while (n < MAX_BUFFERS_PER_CYCLE && ip_cupti_pool_take(&bufs[n], &valid[n])) n++;
-    for (int pass = 0; pass < 3; pass++)
-        for (uint32_t i = 0; i < n; i++)
-            if (read_buffer(s, bufs[i], valid[i], pass) != 0 && pass == 0) ci.buffer_errors++;
+    static struct later driver, work; /* kept between cycles: no allocation once warm */
+    driver.n = work.n = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (read_buffer(s, bufs[i], valid[i], &driver, &work) != 0) ci.buffer_errors++;
+    for (size_t k = 0; k < driver.n; k++) on_record(s, driver.v[k]);
+    for (size_t k = 0; k < work.n; k++) on_record(s, work.v[k]);
     for (uint32_t i = 0; i < n; i++) ip_cupti_pool_release(bufs[i]);
     if (n || final) write_counters(s);
 }
