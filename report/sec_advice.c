@@ -57,15 +57,19 @@ static struct advice *advice_add(struct advice_list *l, const char *rule,
     return a;
 }
 
-static void append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *out, size_t n, const char *fmt, ...)
+/* Append to out, all or nothing: a member that does not fit is left out whole, so evidence stays
+ * valid JSON and sentences never end mid-word. Returns whether it was appended. */
+static int append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int append(char *out, size_t n, const char *fmt, ...)
 {
     size_t len = strlen(out);
-    if (len + 1 >= n) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out + len, n - len, fmt, ap);
+    int w = vsnprintf(out + len, n - len, fmt, ap);
     va_end(ap);
+    if (w >= 0 && (size_t)w < n - len) return 1;
+    out[len] = 0;
+    return 0;
 }
 
 /* Evidence members: `"key": value`, comma-separated, inside braces added at the end. */
@@ -212,13 +216,17 @@ static void rule_dropped(sqlite3 *db, struct advice_list *l)
     if (v[0])
         append(a->try_, sizeof a->try_, "raise INFPROF_RING_KB (%s); ",
                setting(db, "INFPROF_RING_KB", "1024", s1, sizeof s1));
-    if (v[1] || v[2] || v[3])
+    if (v[1] || v[2])
         append(a->try_, sizeof a->try_,
                "raise INFPROF_CUPTI_BUFFERS (%s) or INFPROF_CUPTI_BUFFER_KB (%s); ",
                setting(db, "INFPROF_CUPTI_BUFFERS", "16", s2, sizeof s2),
                setting(db, "INFPROF_CUPTI_BUFFER_KB", "4096", s3, sizeof s3));
+    if (v[3])
+        append(a->try_, sizeof a->try_,
+               "run again (no setting recovers a buffer CUPTI could not read); ");
     if (v[4] || v[5])
-        append(a->try_, sizeof a->try_, "write the database to a disk with free space; ");
+        append(a->try_, sizeof a->try_,
+               "write the database (INFPROF_OUTPUT) to a disk with free space; ");
     a->try_[strlen(a->try_) - 2] = 0;
 }
 
@@ -418,8 +426,12 @@ static void rule_layout(const struct phase_info *ph, const struct names *k, stru
 static void rule_launch_bound(const struct phase_info *ph, const struct names *k,
                               struct advice_list *l)
 {
-    if (!ph->has_busy || ph->wall <= 0 || ph->kernels < LAUNCH_MIN) return;
-    if (ph->gpu_busy * 100 >= BUSY_PCT_MAX * ph->wall) return;
+    /* The window: the phase's iterations when it has some (a phase also holds model loading and
+     * other idle host work), else its wall time. Its GPU work may spill out of the iterations:
+     * that overstates the busy share, so the rule errs towards staying quiet. */
+    int64_t window = ph->iterations ? ph->busy : ph->wall;
+    if (!ph->has_busy || window <= 0 || ph->kernels < LAUNCH_MIN) return;
+    if (ph->gpu_busy * 100 >= BUSY_PCT_MAX * window) return;
     if (k->under_10us * 100 < SHORT_PCT_MIN * ph->kernels) return;
     struct advice *a = advice_add(l, "launch_bound", ph);
     if (!a) return;
@@ -427,14 +439,15 @@ static void rule_launch_bound(const struct phase_info *ph, const struct names *k
     phase_short_label(ph, s, sizeof s);
     double avg = (double)ph->gpu_time / (double)ph->kernels;
     snprintf(a->finding, sizeof a->finding,
-             "%s kept the GPU busy %.1f%% of its %s; %lld of its %lld kernels (%.1f%%) ran under"
+             "%s kept the GPU busy %.1f%% of its %s%s; %lld of its %lld kernels (%.1f%%) ran under"
              " 10us every time (average kernel %s): launching, not GPU work, sets the pace.",
-             s, pct(ph->gpu_busy, ph->wall), ns_text(b1, sizeof b1, (double)ph->wall),
-             (long long)k->under_10us, (long long)ph->kernels, pct(k->under_10us, ph->kernels),
-             ns_text(b2, sizeof b2, avg));
-    ev_int(a, "wall_ns", ph->wall);
+             s, pct(ph->gpu_busy, window), ns_text(b1, sizeof b1, (double)window),
+             ph->iterations ? " of iterations" : "", (long long)k->under_10us,
+             (long long)ph->kernels, pct(k->under_10us, ph->kernels), ns_text(b2, sizeof b2, avg));
+    ev_text(a, "window", ph->iterations ? "iterations" : "phase");
+    ev_int(a, "window_ns", window);
     ev_int(a, "gpu_busy_ns", ph->gpu_busy);
-    ev_num(a, "gpu_busy_pct", pct(ph->gpu_busy, ph->wall));
+    ev_num(a, "gpu_busy_pct", pct(ph->gpu_busy, window));
     ev_int(a, "kernels", ph->kernels);
     ev_int(a, "kernel_ns", ph->gpu_time);
     ev_num(a, "avg_kernel_ns", avg);
@@ -497,19 +510,67 @@ static void rule_cudnn(const struct cudnn_findings *f, struct advice_list *l)
     }
 }
 
+/* The run's iterations as sorted, merged intervals; 0 when there are none. */
+static int iterations_load(sqlite3 *db, int64_t (**out)[2])
+{
+    int64_t(*v)[2] = NULL;
+    int n = 0, cap = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, start + dur FROM iterations ORDER BY start");
+    while (db_step(st)) {
+        int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+        if (n && s <= v[n - 1][1]) {
+            if (e > v[n - 1][1]) v[n - 1][1] = e;
+            continue;
+        }
+        if (n == cap && !(v = realloc(v, sizeof *v * (size_t)(cap = cap ? cap * 2 : 64))))
+            cli_fail("out of memory");
+        v[n][0] = s, v[n][1] = e;
+        n++;
+    }
+    sqlite3_finalize(st);
+    *out = v;
+    return n;
+}
+
+static int inside(int64_t (*v)[2], int n, int64_t t)
+{
+    int lo = 0, hi = n; /* the first interval that ends after t */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v[mid][1] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo][0] <= t;
+}
+
 static void rule_pageable(sqlite3 *db, struct advice_list *l)
 {
-    /* The host side of a copy: the source of HtoD, HtoA, HtoH; the destination of DtoH, AtoH
+    /* Copies of the steady state only: loading weights once from pageable memory is the norm.
+     * With iterations recorded, only copies that start inside one count. The host side of a
+     * copy: the source of HtoD, HtoA, HtoH; the destination of DtoH, AtoH
      * (CUpti_ActivityMemcpyKind); 1 is CUPTI's pageable memory kind. */
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(dur), 0),"
-            " coalesce(sum(copy_kind IN (1, 3)), 0), coalesce(sum(copy_kind IN (2, 4)), 0)"
-            " FROM memcpy WHERE (copy_kind IN (1, 3, 9) AND src_kind = 1) OR"
-            " (copy_kind IN (2, 4) AND dst_kind = 1)");
-    int64_t v[5] = {0};
-    if (db_step(st))
-        for (int i = 0; i < 5; i++) v[i] = sqlite3_column_int64(st, i);
+    int64_t(*iv)[2];
+    int niv = iterations_load(db, &iv);
+    sqlite3_stmt *st =
+        db_prepare(db, "SELECT start, bytes, dur, copy_kind FROM memcpy WHERE (copy_kind IN"
+                       " (1, 3, 9) AND src_kind = 1) OR (copy_kind IN (2, 4) AND dst_kind = 1)");
+    int64_t v[6] = {0}; /* copies, bytes, ns, to the device, from it, outside iterations */
+    while (db_step(st)) {
+        if (niv && !inside(iv, niv, sqlite3_column_int64(st, 0))) {
+            v[5]++;
+            continue;
+        }
+        int kind = sqlite3_column_int(st, 3);
+        v[0]++;
+        v[1] += sqlite3_column_int64(st, 1);
+        v[2] += sqlite3_column_int64(st, 2);
+        v[3] += kind == 1 || kind == 3;
+        v[4] += kind == 2 || kind == 4;
+    }
     sqlite3_finalize(st);
+    free(iv);
     int64_t busy =
         db_has_table(db, "phase_gpu") ? db_int(db, "SELECT sum(busy_ns) FROM phase_gpu", 0) : 0;
     if (busy <= 0)
@@ -522,17 +583,19 @@ static void rule_pageable(sqlite3 *db, struct advice_list *l)
     if (!a) return;
     char b1[32], b2[32], b3[32];
     snprintf(a->finding, sizeof a->finding,
-             "%lld %s (%lld to the GPU, %lld from it; %s, %s) went through pageable host"
+             "%lld %s%s (%lld to the GPU, %lld from it; %s, %s) went through pageable host"
              " memory, %.1f%% of the GPU's busy time (%s): each is staged through a driver"
              " buffer and blocks the calling thread.",
-             (long long)v[0], plural(v[0], "copy", "copies"), (long long)v[3], (long long)v[4],
-             bytes_text(b1, sizeof b1, (double)v[1]), ns_text(b2, sizeof b2, (double)v[2]),
-             pct(v[2], busy), ns_text(b3, sizeof b3, (double)busy));
+             (long long)v[0], plural(v[0], "copy", "copies"), niv ? " during iterations" : "",
+             (long long)v[3], (long long)v[4], bytes_text(b1, sizeof b1, (double)v[1]),
+             ns_text(b2, sizeof b2, (double)v[2]), pct(v[2], busy),
+             ns_text(b3, sizeof b3, (double)busy));
     ev_int(a, "copies", v[0]);
     ev_int(a, "to_device", v[3]);
     ev_int(a, "from_device", v[4]);
     ev_int(a, "bytes", v[1]);
     ev_int(a, "copy_ns", v[2]);
+    ev_int(a, "copies_outside_iterations", v[5]);
     ev_int(a, "gpu_busy_ns", busy);
     ev_num(a, "copy_pct_of_busy", pct(v[2], busy));
     snprintf(a->try_, sizeof a->try_,
@@ -557,6 +620,7 @@ static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
                       " ON s.id = a.name_id GROUP BY a.name_id ORDER BY 2 DESC, 1");
     char by[512] = "", names[256] = "";
     int64_t calls = 0, total = 0;
+    int more = 0;
     while (db_step(st)) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         if (!name || !sync_copy(name)) continue;
@@ -566,12 +630,18 @@ static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
         size_t len;
         char *q = json_quote(name, strlen(name), &len);
         if (!q) cli_fail("out of memory");
-        append(by, sizeof by, "%s%s: %lld", by[0] ? ", " : "", q, (long long)n);
-        append(names, sizeof names, "%s%s %lld", names[0] ? ", " : "", name, (long long)n);
+        /* A name too long for the room is left out of both lists: "calls" still counts it. */
+        if (strlen(by) + len + 32 < sizeof by && strlen(names) + strlen(name) + 40 < sizeof names) {
+            append(by, sizeof by, "%s%s: %lld", by[0] ? ", " : "", q, (long long)n);
+            append(names, sizeof names, "%s%s %lld", names[0] ? ", " : "", name, (long long)n);
+        } else {
+            more = 1;
+        }
         free(q);
     }
     sqlite3_finalize(st);
     if (calls < SYNC_COPIES_MIN) return;
+    if (more) append(names, sizeof names, "%s...", names[0] ? ", " : "");
     struct advice *a = advice_add(l, "synchronous_copies", NULL);
     if (!a) return;
     char b1[32];

@@ -5,16 +5,19 @@
  * and the schema as in any run. Every time is synthetic (ns after t0), phases included, so the
  * report is the same on every run. Usage: fixture_advice SCENARIO OUTPUT.db
  *
- *   healthy   training steps (backward kernels) then fp16 inference: cuDNN searches once,
- *             pinned copies, one layout conversion, one small pageable copy, 4 cudaMemcpy calls
- *             (each just under a threshold): no rule fires
+ *   healthy   weights copied from pageable memory (before any iteration), training steps
+ *             (backward kernels), then fp16 inference: cuDNN searches once, pinned copies, one
+ *             layout conversion, one small pageable copy, 4 cudaMemcpy calls (each just under a
+ *             threshold): no rule fires
  *   grad      the same iterations in grad and in inference_mode: grad_mode_in_inference
  *   autocast  fp32 GEMM and convolution under bf16 autocast, and under CPU-only fp16 autocast
  *   layout    NCHW/NHWC conversions around convolutions: layout_conversions
  *   search    cuDNN algorithm search for new shapes after warm-up: cudnn_search_repeats
  *   nobench   cuDNN convolutions chosen by heuristics, no search: cudnn_benchmark_off
  *   eval      batch-norm training and dropout in inference_mode: train_mode_in_inference
- *   launch    200 kernels of 3 us, 20 us apart: launch_bound
+ *   launch    200 kernels of 3 us, 20 us apart (no iterations: the phase's wall time counts);
+ *             on a second thread, iterations of 100 kernels of 3 us 10 us apart: launch_bound
+ *             twice
  *   pageable  input copies from pageable memory: pageable_copies
  *   sync      12 synchronous copy calls: synchronous_copies
  *   dropped   CUPTI records dropped and a buffer request refused: records_dropped
@@ -222,8 +225,8 @@ static void scenario_healthy(void)
     /* Weights loaded in grad mode (no kernels), then a training step with its backward. */
     phase_at(IP_GRAD, 0, 0, 0);
     tensor(10 * US, 4 << 20, 4 << 20, 8 << 20);
-    copy_async(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 4 << 20, 20 * US,
-               100 * US);
+    copy_async(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4 << 20,
+               20 * US, 100 * US);
     for (uint64_t i = 0; i < 2; i++) {
         uint64_t t = 200 * US + i * 100 * US;
         kernel(SGEMM, t + 5 * US, 40 * US);
@@ -236,12 +239,13 @@ static void scenario_healthy(void)
     conv_plan(1, 111);
     cudnn(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, 0, 405 * US, 20 * US, 111);
     kernel(TO_NHWC, 430 * US, 1 * US); /* the weights, converted once */
-    copy_async(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 256, 435 * US,
-               1 * US);
     for (uint64_t i = 0; i < 4; i++) {
         uint64_t t = 500 * US + i * 120 * US;
         iteration(t, t + 110 * US);
         tensor(t + 1 * US, 1 << 20, (4 << 20) + (1 << 20), 8 << 20);
+        if (!i) /* a small input from pageable memory, once */
+            copy_async(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 256,
+                       t + 1 * US, 1 * US);
         copy_async(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 1 << 20,
                    t + 3 * US, 5 * US);
         cudnn(IP_CUDNN_FN_BACKEND_EXECUTE, IP_CUDNN_OP_CONV_FWD, 1, t + 8 * US, 2 * US, 111);
@@ -375,6 +379,22 @@ static void scenario_eval(void)
     phase_at(-1, 0, 0, 300 * US);
 }
 
+static void *launch_iterations(void *arg)
+{
+    (void)arg;
+    phase_at(IP_INFERENCE_MODE, 0, 0, 0);
+    for (uint64_t i = 0; i < 2; i++) {
+        uint64_t t = 5000 * US + i * 2000 * US;
+        iteration(t, t + 1000 * US);
+        for (uint64_t k = 0; k < 50; k++)
+            kernel("void at::native::vectorized_elementwise_kernel<4, "
+                   "at::native::MulFunctor<float>>()",
+                   t + 10 * US + k * 10 * US, 3 * US);
+    }
+    phase_at(-1, 0, 0, 9000 * US);
+    return NULL;
+}
+
 static void scenario_launch(void)
 {
     phase_at(IP_NO_GRAD, 0, 0, 0);
@@ -382,6 +402,9 @@ static void scenario_launch(void)
         kernel("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()",
                20 * US + i * 20 * US, 3 * US);
     phase_at(-1, 0, 0, 4020 * US);
+    pthread_t t;
+    pthread_create(&t, NULL, launch_iterations, NULL);
+    pthread_join(t, NULL);
 }
 
 static void scenario_pageable(void)

@@ -31,7 +31,8 @@ SCENARIOS = {
     "search": [("cudnn_search_repeats", None)],
     "nobench": [("cudnn_benchmark_off", None)],
     "eval": [("train_mode_in_inference", "inference_mode | autocast off")],
-    "launch": [("launch_bound", "no_grad | autocast off")],
+    "launch": [("launch_bound", "no_grad | autocast off"),
+               ("launch_bound", "inference_mode | autocast off")],
     "pageable": [("pageable_copies", None)],
     "sync": [("synchronous_copies", None)],
     "dropped": [("records_dropped", None)],
@@ -161,18 +162,26 @@ class Fires(AdviceCase):
         self.assertIn("eval()", a["try"])
 
     def test_launch_bound(self):
-        [a] = self.advice("launch", "launch_bound")
-        e = a["evidence"]
-        self.assertEqual((e["wall_ns"], e["gpu_busy_ns"], e["kernels"], e["kernels_under_10us"]),
-                         (4020000, 600000, 200, 200))
+        wall, iters = self.advice("launch", "launch_bound")
+        # No iterations: the phase's wall time is the window.
+        e = wall["evidence"]
+        self.assertEqual((e["window"], e["window_ns"], e["gpu_busy_ns"], e["kernels"],
+                          e["kernels_under_10us"], e["kernels_over_100us"]),
+                         ("phase", 4020000, 600000, 200, 200, 0))
         self.assertAlmostEqual(e["gpu_busy_pct"], 100 * 600000 / 4020000, places=3)
-        self.assertIn("CUDA graph", a["try"])
+        self.assertIn("CUDA graph", wall["try"])
+        # Iterations: their union (2 ms), not the phase's 9 ms, is the window.
+        e = iters["evidence"]
+        self.assertEqual((e["window"], e["window_ns"], e["gpu_busy_ns"], e["kernels"]),
+                         ("iterations", 2000000, 300000, 100))
+        self.assertEqual(e["gpu_busy_pct"], 15)
 
     def test_pageable(self):
         [a] = self.advice("pageable", "pageable_copies")
         e = a["evidence"]
         self.assertEqual((e["copies"], e["to_device"], e["from_device"], e["bytes"], e["copy_ns"],
-                          e["gpu_busy_ns"]), (4, 2, 2, 2 * (3 << 20) + 2 * 4096, 24000, 64000))
+                          e["gpu_busy_ns"], e["copies_outside_iterations"]),
+                         (4, 2, 2, 2 * (3 << 20) + 2 * 4096, 24000, 64000, 0))
 
     def test_sync(self):
         [a] = self.advice("sync", "synchronous_copies")
@@ -208,9 +217,13 @@ class Quiet(AdviceCase):
         # One NCHW->NHWC conversion (under 2 and 5% of convolution time).
         self.assertEqual(self.q("SELECT count(*) FROM kernels k JOIN strings s ON s.id ="
                                 " k.name_id WHERE s.value LIKE '%nchwToNhwc%'"), [(1,)])
-        # One pageable copy (under 1% of the GPU's busy time); 4 cudaMemcpy calls (under 10).
-        self.assertEqual(self.q("SELECT count(*), sum(dur) FROM memcpy WHERE src_kind = 1"),
-                         [(1, 1000)])
+        # The weights from pageable memory before any iteration (not counted), one small input
+        # from pageable memory in an iteration (under 1% of the GPU's busy time); 4 cudaMemcpy
+        # calls (under 10).
+        self.assertEqual(self.q("SELECT start, dur FROM memcpy WHERE src_kind = 1 ORDER BY 1"),
+                         [(20000, 100000), (501000, 1000)])
+        self.assertEqual(self.q("SELECT min(start) FROM iterations"), [(500000,)])
+        self.assertEqual(self.q("SELECT sum(busy_ns) FROM phase_gpu"), [(606000,)])  # 1 us is 0.17% of it
         self.assertEqual(self.q("SELECT a.count FROM api_summary a JOIN strings s ON s.id ="
                                 " a.name_id WHERE s.value = 'cudaMemcpy'"), [(4,)])
         # cuDNN searched once, during warm-up; batch-norm in inference mode only.
@@ -256,6 +269,25 @@ class Rendering(AdviceCase):
         self.assertEqual(a["evidence"]["by_function"]["cudaMemcpy\x1b[2J\"x"], 11)
         for fmt in ("csv", "md"):
             self.assertNotIn("\x1b", self.report(None, fmt, db))
+
+    def test_a_name_too_long_for_the_evidence_keeps_it_valid(self):
+        db = os.path.join(self.dir, "long.db")
+        shutil.copy(db_of("sync"), db)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE strings SET value = 'cudaMemcpyToSymbol' || ? WHERE value ="
+                    " 'cudaMemcpyToSymbol'", ("\u00e9" * 3000,))
+        con.commit()
+        con.close()
+        [a] = self.report(None, "json", db)["advice"]  # parses: the evidence is whole JSON
+        self.assertEqual((a["evidence"]["calls"], a["evidence"]["by_function"]),
+                         (12, {"cudaMemcpy": 11}))
+        self.assertIn("(cudaMemcpy 11, ...)", a["finding"])
+        # Only the Advice block: the API table shortens names by bytes (a cut UTF-8 sequence).
+        text = self.cli("report", db).out.decode("utf-8", "replace")
+        block = text[text.index("\nAdvice ("):]
+        self.assertIn("(cudaMemcpy 11, ...)", block)
+        for line in block.splitlines():
+            self.assertLessEqual(len(line), 100, line)
 
 
 if __name__ == "__main__":
