@@ -254,7 +254,9 @@ static const struct phase_info *best_no_grad(const struct run_phases *p, const s
 static void rule_grad_mode(const struct run_phases *p, const struct phase_info *g,
                            const struct names *k, struct advice_list *l)
 {
-    if (strcmp(g->grad_mode, "grad") || k->backward) return;
+    /* "No backward kernel" is evidence only where kernels were recorded: without CUDA activity
+     * a training loop would look the same. */
+    if (strcmp(g->grad_mode, "grad") || k->backward || !g->has_kernels || !g->kernels) return;
     const struct phase_info *n = best_no_grad(p, g);
     /* Evidence of inference: iterations in grad mode, or forward work also done without grad. */
     if (!g->iterations && !(k->forward && n)) return;

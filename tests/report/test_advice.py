@@ -232,6 +232,20 @@ class Quiet(AdviceCase):
                           f["bn_training_at_inference"]), (1, 0, 0))
 
 
+    def test_grad_iterations_without_kernels_are_no_evidence(self):
+        # The same iterations in grad mode with no CUDA activity recorded (a CPU run): a training
+        # loop would look the same, so the rule must not claim "no backward kernel".
+        db = os.path.join(self.dir, "cpu.db")
+        shutil.copy(db_of("grad"), db)
+        con = sqlite3.connect(db)
+        con.executescript("DELETE FROM kernel_rows; DELETE FROM kernel_summary;"
+                          " UPDATE meta SET value = 'off: no CUDA' WHERE key = 'collector.cupti';")
+        con.close()
+        r = self.report(None, "json", db)
+        self.assertEqual([p["iterations"] for p in r["phases"]], [5, 5])
+        self.assertEqual(r["advice"], [])
+
+
 class Rendering(AdviceCase):
     def test_text_fits_100_columns_and_wraps_without_loss(self):
         for name in SCENARIOS:
