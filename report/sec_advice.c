@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Thresholds, as docs/report.md states them. */
-#define BUSY_PCT_MAX     50    /* launch_bound: GPU busy below this share of the phase's wall */
+#define BUSY_PCT_MAX     50    /* launch_bound: GPU busy below this share of the window */
 #define LAUNCH_MIN       100   /* launch_bound: kernels in the phase, at least */
 #define SHORT_NS         10000 /* launch_bound: a short kernel, every launch under 10 us */
 #define SHORT_PCT_MIN    50    /* launch_bound: launches of short kernels, at least */
