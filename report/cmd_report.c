@@ -90,6 +90,7 @@ int cmd_report(int argc, char **argv)
     t[n++] = section_cuda_activity(db);
     n += section_cudnn(db, &o, t + n, (int)(sizeof t / sizeof t[0]) - n);
     t[n++] = section_nvtx(db, &o);
+    n += section_advice(db, &phases, ro.format, t + n);
     /* Beyond the run, the phases and the kernels, a section with nothing to say stays out of
      * text and Markdown (the run header says which collectors were off and why). */
     for (int i = 0; i < n; i++)

@@ -423,7 +423,60 @@ static int64_t warm_up_end(sqlite3 *db, const struct calls *c)
     return INT64_MAX;
 }
 
-static struct table *findings_table(sqlite3 *db, const struct calls *c)
+/* The findings (report.h), from the loaded calls. */
+static void findings_compute(sqlite3 *db, const struct calls *c, struct cudnn_findings *f)
+{
+    memset(f, 0, sizeof *f);
+    f->calls = c->n;
+    f->warm_end = warm_up_end(db, c);
+    int nshapes = 0;
+    struct shape_seen *shapes = NULL;
+    for (int i = 0; i < c->n; i++) {
+        const struct call *k = &c->v[i];
+        enum fn_role role = role_of(c->fns[k->fn]);
+        int build = role == ROLE_FINALIZE && k->plan;
+        /* Phases 4..9 are no_grad and inference_mode (phase.h). */
+        if (role == ROLE_COMPUTE && k->op == CK_BN_TRAIN && k->phase >= 4) {
+            f->bn_train++;
+            if (k->phase < REPORT_MAX_PHASES) f->bn_train_by_phase[k->phase]++;
+        }
+        if (role == ROLE_COMPUTE && k->op == CK_CONV) f->conv_computes++;
+        if (role == ROLE_HEURISTIC) f->heuristics++;
+        if (role == ROLE_SEARCH) f->searches++, f->search_ns += k->dur;
+        if (build) f->builds++, f->build_ns += k->dur;
+        if ((role == ROLE_SEARCH || build) && k->start > f->warm_end)
+            f->late++, f->late_ns += k->dur;
+        if (!k->shape || (role != ROLE_COMPUTE && role != ROLE_SEARCH && !build)) continue;
+        struct shape_seen *s = shape_of(&shapes, &nshapes, k->shape);
+        if (role == ROLE_COMPUTE) {
+            if (s->first_compute < 0) s->first_compute = k->start;
+            continue;
+        }
+        s->searches += role == ROLE_SEARCH;
+        s->plans += build;
+        s->after_use += s->first_compute >= 0;
+        if (s->first_search < 0) s->first_search = k->start;
+    }
+    for (int i = 0; i < nshapes; i++) {
+        f->searched += shapes[i].searches > 0;
+        f->researched += shapes[i].after_use > 0;
+        f->plan_shapes += shapes[i].plans > 0;
+        if (shapes[i].plans > f->max_plans) f->max_plans = shapes[i].plans;
+        f->late_shapes += shapes[i].first_search > f->warm_end;
+    }
+    free(shapes);
+}
+
+int cudnn_findings_load(struct sqlite3 *db, struct cudnn_findings *f)
+{
+    struct calls c;
+    calls_load(db, &c);
+    findings_compute(db, &c, f);
+    calls_free(&c);
+    return f->calls;
+}
+
+static struct table *findings_table(const struct cudnn_findings *f)
 {
     struct table *t = table_new("cudnn_findings", "cuDNN findings");
     t->object = 1;
@@ -450,62 +503,29 @@ static struct table *findings_table(sqlite3 *db, const struct calls *c)
     };
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         table_col(t, cols[i].key, cols[i].title, cols[i].type);
-    int64_t bn_train = 0, searches = 0, search_ns = 0, heuristics = 0, builds = 0, build_ns = 0;
-    int64_t late = 0, warm_end = warm_up_end(db, c);
-    int nshapes = 0;
-    struct shape_seen *shapes = NULL;
-    for (int i = 0; i < c->n; i++) {
-        const struct call *k = &c->v[i];
-        enum fn_role role = role_of(c->fns[k->fn]);
-        int build = role == ROLE_FINALIZE && k->plan;
-        /* Phases 4..9 are no_grad and inference_mode (phase.h). */
-        if (role == ROLE_COMPUTE && k->op == CK_BN_TRAIN && k->phase >= 4) bn_train++;
-        if (role == ROLE_HEURISTIC) heuristics++;
-        if (role == ROLE_SEARCH) searches++, search_ns += k->dur;
-        if (build) builds++, build_ns += k->dur;
-        if (role == ROLE_SEARCH || build) late += k->start > warm_end;
-        if (!k->shape || (role != ROLE_COMPUTE && role != ROLE_SEARCH && !build)) continue;
-        struct shape_seen *s = shape_of(&shapes, &nshapes, k->shape);
-        if (role == ROLE_COMPUTE) {
-            if (s->first_compute < 0) s->first_compute = k->start;
-            continue;
-        }
-        s->searches += role == ROLE_SEARCH;
-        s->plans += build;
-        s->after_use += s->first_compute >= 0;
-        if (s->first_search < 0) s->first_search = k->start;
-    }
-    int searched = 0, researched = 0, plan_shapes = 0, max_plans = 0, late_shapes = 0;
-    for (int i = 0; i < nshapes; i++) {
-        searched += shapes[i].searches > 0;
-        researched += shapes[i].after_use > 0;
-        plan_shapes += shapes[i].plans > 0;
-        if (shapes[i].plans > max_plans) max_plans = shapes[i].plans;
-        late_shapes += shapes[i].first_search > warm_end;
-    }
     table_row(t);
-    int64_t v[] = {bn_train,    searches,  search_ns,  searched, heuristics, builds,     build_ns,
-                   plan_shapes, max_plans, researched, warm_end, late,       late_shapes};
+    int64_t v[] = {f->bn_train, f->searches, f->search_ns,   f->searched,  f->heuristics,
+                   f->builds,   f->build_ns, f->plan_shapes, f->max_plans, f->researched,
+                   f->warm_end, f->late,     f->late_shapes};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (i != 10 || warm_end != INT64_MAX) table_set_int(t, (int)i, v[i]); /* 10: warm-up */
+        if (i != 10 || f->warm_end != INT64_MAX) table_set_int(t, (int)i, v[i]); /* 10: warm-up */
     char text[128], a[32];
-    if (bn_train) {
+    if (f->bn_train) {
         snprintf(text, sizeof text, "%lld batch-norm training calls at inference",
-                 (long long)bn_train);
+                 (long long)f->bn_train);
         table_set_text(t, 13, text);
     }
-    if (searches || max_plans > 1) {
-        fmt_ns(a, sizeof a, (double)(search_ns + build_ns));
+    if (f->searches || f->max_plans > 1) {
+        fmt_ns(a, sizeof a, (double)(f->search_ns + f->build_ns));
         snprintf(text, sizeof text, "%lld searches, %lld plans for %d shapes, %s",
-                 (long long)searches, (long long)builds, searched + plan_shapes, a);
+                 (long long)f->searches, (long long)f->builds, f->searched + f->plan_shapes, a);
         table_set_text(t, 14, text);
     }
-    if (researched || late_shapes) {
-        snprintf(text, sizeof text, "%d shapes searched again, %d new after warm-up", researched,
-                 late_shapes);
+    if (f->researched || f->late_shapes) {
+        snprintf(text, sizeof text, "%d shapes searched again, %d new after warm-up", f->researched,
+                 f->late_shapes);
         table_set_text(t, 15, text);
     }
-    free(shapes);
     return t;
 }
 
@@ -517,7 +537,11 @@ int section_cudnn(struct sqlite3 *db, const struct report_opts *o, struct table 
     if (n < max) out[n++] = calls_table(&c);
     if (c.n && n < max) out[n++] = plans_table(db, &c, o);
     if (c.n && n < max) out[n++] = precision_table(&c);
-    if (c.n && n < max) out[n++] = findings_table(db, &c);
+    if (c.n && n < max) {
+        struct cudnn_findings f;
+        findings_compute(db, &c, &f);
+        out[n++] = findings_table(&f);
+    }
     calls_free(&c);
     return n;
 }

@@ -1,0 +1,106 @@
+"""Golden files for whole reports: normalise what legitimately differs between two runs of the
+same fixture, and compare the rest exactly, with a unified diff on failure.
+
+What is normalised, and nothing else: the run header's command line (build and scratch paths),
+pid, host, start time (text and Unix ns), the run's own duration, the database path and the
+infprof version. Every figure the fixtures synthesise (phase spans, kernels, copies, iterations,
+memory, cuDNN calls, counters) uses synthetic times and stays as it is.
+
+INFPROF_UPDATE_GOLDEN=1 (or --update on the test's command line) rewrites the files instead.
+"""
+import difflib
+import os
+import re
+
+UPDATE = os.environ.get("INFPROF_UPDATE_GOLDEN") == "1"
+
+# JSON/CSV keys of the run section, and the titles text and Markdown give them.
+RUN_KEYS = ("command", "pid", "host", "start_time", "start_unix_ns", "duration_ns",
+            "output_path", "infprof_version")
+RUN_TITLES = ("Command", "PID", "Host", "Started", "Duration")
+
+
+def _json(text):
+    out, in_run = [], False
+    for line in text.split("\n"):
+        if line == '  "run": {':
+            in_run = True
+        elif in_run and line.startswith("  }"):
+            in_run = False
+        elif in_run:
+            m = re.match(r'^    "([a-z_]+)": (.*?)(,?)$', line)
+            if m and m.group(1) in RUN_KEYS:
+                line = f'    "{m.group(1)}": "<{m.group(1)}>"{m.group(3)}'
+        out.append(line)
+    return "\n".join(out)
+
+
+def _csv_fields(line):
+    """Split one CSV line into its raw fields (quotes kept), so the rest stays byte-exact."""
+    fields, cur, quoted = [], "", False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            fields.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    fields.append(cur)
+    return fields
+
+
+def _csv(text):
+    lines = text.split("\n")
+    if lines[0] == "# run" and len(lines) > 2:
+        header = lines[1].split(",")
+        row = _csv_fields(lines[2])
+        assert len(row) == len(header), "the run row does not match its header"
+        for i, key in enumerate(header):
+            if key in RUN_KEYS and row[i]:
+                row[i] = f"<{key}>"
+        lines[2] = ",".join(row)
+    return "\n".join(lines)
+
+
+def _titled(text, fmt):
+    out, in_run = [], False
+    for line in text.split("\n"):
+        if line in ("Run", "## Run"):
+            in_run = True
+        elif in_run and line == "" and fmt == "text":
+            in_run = False
+        elif in_run and fmt == "md" and line.startswith("## "):
+            in_run = False
+        if in_run:
+            for title in RUN_TITLES:
+                if fmt == "text" and re.match(rf"^  {title}\s{{2,}}\S", line):
+                    line = re.sub(r"^(  \S.*?\s{2,})\S.*$", rf"\g<1><{title}>", line)
+                elif fmt == "md" and line.startswith(f"| {title} | "):
+                    line = f"| {title} | <{title}> |"
+        out.append(line)
+    return "\n".join(out)
+
+
+def normalise(fmt, text):
+    if fmt == "json":
+        return _json(text)
+    if fmt == "csv":
+        return _csv(text)
+    return _titled(text, fmt)
+
+
+def check(case, path, got):
+    if UPDATE:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(got)
+        return
+    if not os.path.exists(path):
+        case.fail(f"{path} is missing: run with INFPROF_UPDATE_GOLDEN=1 to create it")
+    with open(path, encoding="utf-8") as f:
+        want = f.read()
+    if want != got:
+        diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                            path, "this build's report"))
+        case.fail(f"report differs from {path} (INFPROF_UPDATE_GOLDEN=1 accepts it):\n{diff}")

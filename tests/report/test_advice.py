@@ -1,0 +1,310 @@
+"""The Advice section on databases built by tests/progs/fixture_advice.c through the real writer:
+each rule fires on the scenario built to trigger it, with the exact figures it measured, and stays
+quiet on the healthy scenario, whose near misses sit just under every threshold. The whole report
+of every scenario is held to golden files in text, JSON, CSV and Markdown (golden_util.py).
+
+Regenerate the golden files after an intended change with
+    INFPROF_UPDATE_GOLDEN=1 ctest -R report.   (or: python3 test_advice.py --update)
+"""
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+import unittest
+
+import subprocess
+
+from harness import Case, main, prog
+
+sys.path.insert(0, os.path.dirname(__file__))
+import golden_util  # noqa: E402
+
+# Scenario -> the rules it must fire, in report order (docs/report.md).
+SCENARIOS = {
+    "healthy": [],
+    "grad": [("grad_mode_in_inference", "grad | autocast off")],
+    "autocast": [("autocast_fp32_compute", "no_grad | autocast fp16"),
+                 ("autocast_fp32_compute", "inference_mode | autocast bf16")],
+    "layout": [("layout_conversions", "inference_mode | autocast off")],
+    "search": [("cudnn_search_repeats", None)],
+    "nobench": [("cudnn_benchmark_off", None)],
+    "eval": [("train_mode_in_inference", "inference_mode | autocast off")],
+    "launch": [("launch_bound", "no_grad | autocast off"),
+               ("launch_bound", "inference_mode | autocast off")],
+    "pageable": [("pageable_copies", None)],
+    "sync": [("synchronous_copies", None)],
+    "dropped": [("records_dropped", None)],
+}
+FORMATS = {"text": "txt", "json": "json", "csv": "csv", "md": "md"}
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def setUpModule():
+    global DBDIR
+    DBDIR = tempfile.mkdtemp(prefix="infprof-advice-")
+    for name in SCENARIOS:
+        p = subprocess.run([prog("fixture_advice"), name, name + ".db"], cwd=DBDIR,
+                           capture_output=True, timeout=60,
+                           env={k: v for k, v in os.environ.items()
+                                if not k.startswith("INFPROF_") and k != "LD_PRELOAD"})
+        if p.returncode != 0:
+            raise RuntimeError(f"fixture_advice {name}: {p.returncode} {p.stderr.decode()}")
+
+
+def tearDownModule():
+    shutil.rmtree(DBDIR, ignore_errors=True)
+
+
+def db_of(name):
+    return os.path.join(DBDIR, name + ".db")
+
+
+class AdviceCase(Case):
+    def raw(self, name, fmt, db=None):
+        r = self.cli("report", "--format", fmt, db or db_of(name))
+        self.assertEqual(r.rc, 0, r.err.decode())
+        self.assertEqual(r.err, b"")
+        return r.out.decode()
+
+    def report(self, name, fmt="json", db=None):
+        out = self.raw(name, fmt, db)
+        return json.loads(out) if fmt == "json" else out
+
+    def advice(self, name, rule=None):
+        rows = self.report(name)["advice"]
+        return [a for a in rows if a["rule"] == rule] if rule else rows
+
+
+class Golden(AdviceCase):
+    """Every scenario's whole report, normalised only where a run legitimately differs."""
+
+
+def _golden_test(name):
+    def test(self):
+        for fmt, ext in FORMATS.items():
+            with self.subTest(format=fmt):
+                got = golden_util.normalise(fmt, self.raw(name, fmt))
+                golden_util.check(self, os.path.join(GOLDEN, f"{name}.{ext}"), got)
+    return test
+
+
+for _name in SCENARIOS:
+    setattr(Golden, f"test_{_name}", _golden_test(_name))
+
+
+class Fires(AdviceCase):
+    def test_each_scenario_fires_exactly_its_rules(self):
+        for name, want in SCENARIOS.items():
+            with self.subTest(scenario=name):
+                got = [(a["rule"], a["phase"]) for a in self.advice(name)]
+                self.assertEqual(got, want)
+
+    def test_every_rule_has_its_numbers_and_a_setting(self):
+        for name in SCENARIOS:
+            for a in self.advice(name):
+                self.assertIsInstance(a["evidence"], dict)
+                self.assertTrue(a["evidence"], a)
+                self.assertTrue(a["try"], a)
+                self.assertTrue(a["finding"].endswith("."), a)
+
+    def test_grad_mode(self):
+        [a] = self.advice("grad", "grad_mode_in_inference")
+        e = a["evidence"]
+        self.assertEqual((e["iterations"], e["forward_kernels"], e["backward_kernels"]), (5, 15, 0))
+        self.assertEqual(e["compared_with"], "inference_mode | autocast off")
+        self.assertEqual((e["latency_p50_ns"], e["compared_latency_p50_ns"]), (60000, 40000))
+        self.assertEqual(e["latency_ratio"], 1.5)
+        self.assertEqual((e["peak_allocated_bytes"], e["compared_peak_allocated_bytes"]),
+                         (10 << 20, 8 << 20))
+        # 20 us more per iteration, 5 iterations; 2 MiB of activations kept for autograd.
+        self.assertEqual((a["saving_ns"], a["saving_bytes"]), (100000, 2 << 20))
+        self.assertIn("p50 latency 60.00us against 40.00us in inference/off (1.50x)", a["finding"])
+
+    def test_autocast(self):
+        cpu, cuda = self.advice("autocast", "autocast_fp32_compute")
+        self.assertEqual((cuda["evidence"]["cuda_autocast"], cuda["evidence"]["fp32_ns"],
+                          cuda["evidence"]["bf16_ns"], cuda["evidence"]["fp32_share_pct"]),
+                         (1, 120000, 30000, 80))
+        self.assertEqual((cpu["evidence"]["cuda_autocast"], cpu["evidence"]["tf32_ns"],
+                          cpu["evidence"]["fp16_ns"]), (0, 30000, 10000))
+        self.assertIn("CPU only", cpu["finding"])
+        self.assertIn("kCUDA", cpu["try"])
+        self.assertIn("kBFloat16", cuda["try"])
+
+    def test_layout(self):
+        [a] = self.advice("layout", "layout_conversions")
+        e = a["evidence"]
+        self.assertEqual((e["conversion_kernels"], e["conversion_ns"], e["conv_ns"]),
+                         (6, 24000, 120000))
+        self.assertEqual(a["saving_ns"], 24000)
+        self.assertIn("channels_last", a["try"].lower())
+
+    def test_cudnn_search_repeats(self):
+        [a] = self.advice("search", "cudnn_search_repeats")
+        e = a["evidence"]
+        self.assertEqual((e["searches"], e["late_searches"], e["late_search_ns"],
+                          e["researched_shapes"], e["late_shapes"]), (3, 2, 55000, 1, 1))
+        self.assertIn("setBenchmarkCuDNN(false)", a["try"])
+
+    def test_cudnn_benchmark_off(self):
+        [a] = self.advice("nobench", "cudnn_benchmark_off")
+        e = a["evidence"]
+        self.assertEqual((e["conv_executions"], e["searches"], e["heuristic_queries"]), (6, 0, 1))
+        self.assertIn("setBenchmarkCuDNN(true)", a["try"])
+
+    def test_train_mode(self):
+        [a] = self.advice("eval", "train_mode_in_inference")
+        e = a["evidence"]
+        self.assertEqual((e["cudnn_bn_training_calls"], e["bn_statistics_kernels"],
+                          e["dropout_kernels"], e["dropout_kernel_ns"]), (2, 2, 2, 10000))
+        self.assertIn("eval()", a["try"])
+
+    def test_launch_bound(self):
+        wall, iters = self.advice("launch", "launch_bound")
+        # No iterations: the phase's wall time is the window.
+        e = wall["evidence"]
+        self.assertEqual((e["window"], e["window_ns"], e["gpu_busy_ns"], e["kernels"],
+                          e["kernels_under_10us"], e["kernels_over_100us"]),
+                         ("phase", 4020000, 600000, 200, 200, 0))
+        self.assertAlmostEqual(e["gpu_busy_pct"], 100 * 600000 / 4020000, places=3)
+        self.assertIn("CUDA graph", wall["try"])
+        # Iterations: their union (2 ms), not the phase's 9 ms, is the window.
+        e = iters["evidence"]
+        self.assertEqual((e["window"], e["window_ns"], e["gpu_busy_ns"], e["kernels"]),
+                         ("iterations", 2000000, 300000, 100))
+        self.assertEqual(e["gpu_busy_pct"], 15)
+
+    def test_pageable(self):
+        [a] = self.advice("pageable", "pageable_copies")
+        e = a["evidence"]
+        self.assertEqual((e["copies"], e["to_device"], e["from_device"], e["bytes"], e["copy_ns"],
+                          e["gpu_busy_ns"], e["copies_outside_iterations"]),
+                         (4, 2, 2, 2 * (3 << 20) + 2 * 4096, 24000, 64000, 0))
+
+    def test_sync(self):
+        [a] = self.advice("sync", "synchronous_copies")
+        e = a["evidence"]
+        self.assertEqual((e["calls"], e["by_function"]),
+                         (12, {"cudaMemcpy": 11, "cudaMemcpyToSymbol": 1}))
+
+    def test_dropped(self):
+        [a] = self.advice("dropped", "records_dropped")
+        e = a["evidence"]
+        self.assertEqual((e["cupti_dropped_records"], e["cupti_buffers_refused"],
+                          e["dropped_events"]), (5, 1, 0))
+        self.assertIn("INFPROF_CUPTI_BUFFERS (now 2)", a["try"])
+
+
+class Quiet(AdviceCase):
+    """The healthy run holds a near miss for each rule: the rule saw the evidence and stayed
+    quiet because it is under the threshold, not because it was missing."""
+
+    def q(self, sql):
+        return self.query(db_of("healthy"), sql)
+
+    def test_no_rule_fires(self):
+        self.assertEqual(self.advice("healthy"), [])
+        text = self.report("healthy", "text")
+        self.assertIn("Advice (rules and thresholds: docs/report.md)\n  (none)\n"
+                      "  no rule found evidence above its threshold\n", text)
+
+    def test_the_near_misses_are_there(self):
+        # A grad phase with forward work beside a no-grad phase, but with its backward.
+        self.assertEqual(self.q("SELECT count(*) FROM kernels k JOIN strings s ON s.id = k.name_id"
+                                " WHERE k.phase = 1 AND s.value LIKE '%Backward%'"), [(2,)])
+        # One NCHW->NHWC conversion (under 2 and 5% of convolution time).
+        self.assertEqual(self.q("SELECT count(*) FROM kernels k JOIN strings s ON s.id ="
+                                " k.name_id WHERE s.value LIKE '%nchwToNhwc%'"), [(1,)])
+        # The weights from pageable memory before any iteration (not counted), one small input
+        # from pageable memory in an iteration (under 1% of the GPU's busy time); 4 cudaMemcpy
+        # calls (under 10).
+        self.assertEqual(self.q("SELECT start, dur FROM memcpy WHERE src_kind = 1 ORDER BY 1"),
+                         [(20000, 100000), (501000, 1000)])
+        self.assertEqual(self.q("SELECT min(start) FROM iterations"), [(500000,)])
+        self.assertEqual(self.q("SELECT sum(busy_ns) FROM phase_gpu"), [(606000,)])  # 1 us is 0.17% of it
+        self.assertEqual(self.q("SELECT a.count FROM api_summary a JOIN strings s ON s.id ="
+                                " a.name_id WHERE s.value = 'cudaMemcpy'"), [(4,)])
+        # cuDNN searched once, during warm-up; batch-norm in inference mode only.
+        f = self.report("healthy")["cudnn_findings"]
+        self.assertEqual((f["algorithm_searches"], f["late_searches"],
+                          f["bn_training_at_inference"]), (1, 0, 0))
+
+
+    def test_grad_iterations_without_kernels_are_no_evidence(self):
+        # The same iterations in grad mode with no CUDA activity recorded (a CPU run): a training
+        # loop would look the same, so the rule must not claim "no backward kernel".
+        db = os.path.join(self.dir, "cpu.db")
+        shutil.copy(db_of("grad"), db)
+        con = sqlite3.connect(db)
+        con.executescript("DELETE FROM kernel_rows; DELETE FROM kernel_summary;"
+                          " UPDATE meta SET value = 'off: no CUDA' WHERE key = 'collector.cupti';")
+        con.close()
+        r = self.report(None, "json", db)
+        self.assertEqual([p["iterations"] for p in r["phases"]], [5, 5])
+        self.assertEqual(r["advice"], [])
+
+
+class Rendering(AdviceCase):
+    def test_text_fits_100_columns_and_wraps_without_loss(self):
+        for name in SCENARIOS:
+            text = self.report(name, "text")
+            for line in text.splitlines():
+                self.assertLessEqual(len(line), 100, (name, line))
+            block = text[text.index("\nAdvice ("):]
+            joined = " ".join(l.strip() for l in block.splitlines())
+            for a in self.advice(name):
+                self.assertIn(a["finding"], joined)
+                self.assertIn("Try: " + a["try"] + ".", joined)
+
+    def test_csv_and_md_carry_the_rows(self):
+        csv = self.report("grad", "csv")
+        self.assertIn("# advice\nrule,phase,finding,evidence,try,saving_ns,saving_bytes\n"
+                      '"grad_mode_in_inference","grad | autocast off",', csv)
+        md = self.report("grad", "md")
+        self.assertIn("| Rule | Phase | Finding | Try | Measured cost |", md)
+        self.assertIn("| grad_mode_in_inference | grad/off | grad/off ran 5 iterations", md)
+
+    def test_program_strings_are_escaped(self):
+        # An API name is a string from the database: make it hostile and read the report.
+        db = os.path.join(self.dir, "evil.db")
+        shutil.copy(db_of("sync"), db)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE strings SET value = 'cudaMemcpy\x1b[2J\"x' WHERE value = 'cudaMemcpy'")
+        con.commit()
+        con.close()
+        text = self.report(None, "text", db)
+        self.assertNotIn("\x1b", text)
+        self.assertIn("cudaMemcpy\\x1b[2J\"x", text)
+        for line in text.splitlines():
+            self.assertLessEqual(len(line), 100, line)
+        [a] = self.report(None, "json", db)["advice"]
+        self.assertEqual(a["evidence"]["by_function"]["cudaMemcpy\x1b[2J\"x"], 11)
+        for fmt in ("csv", "md"):
+            self.assertNotIn("\x1b", self.report(None, fmt, db))
+
+    def test_a_name_too_long_for_the_evidence_keeps_it_valid(self):
+        db = os.path.join(self.dir, "long.db")
+        shutil.copy(db_of("sync"), db)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE strings SET value = 'cudaMemcpyToSymbol' || ? WHERE value ="
+                    " 'cudaMemcpyToSymbol'", ("\u00e9" * 3000,))
+        con.commit()
+        con.close()
+        [a] = self.report(None, "json", db)["advice"]  # parses: the evidence is whole JSON
+        self.assertEqual((a["evidence"]["calls"], a["evidence"]["by_function"]),
+                         (12, {"cudaMemcpy": 11}))
+        self.assertIn("(cudaMemcpy 11, ...)", a["finding"])
+        # Only the Advice block: the API table shortens names by bytes (a cut UTF-8 sequence).
+        text = self.cli("report", db).out.decode("utf-8", "replace")
+        block = text[text.index("\nAdvice ("):]
+        self.assertIn("(cudaMemcpy 11, ...)", block)
+        for line in block.splitlines():
+            self.assertLessEqual(len(line), 100, line)
+
+
+if __name__ == "__main__":
+    golden_util.UPDATE = golden_util.UPDATE or "--update" in sys.argv
+    sys.argv = [a for a in sys.argv if a != "--update"]
+    main()
