@@ -254,13 +254,16 @@ void fmt_kernel_name(char *out, size_t n, const char *s)
     out[o] = 0;
 }
 
-/* Shorten s to at most w characters by cutting its middle. */
+/* Shorten s to at most w bytes by cutting its middle, never inside a UTF-8 character. */
 static void shorten(char *s, int w)
 {
     int len = (int)strlen(s);
     if (w < 8 || len <= w) return;
     int head = (w - 3) / 2, tail = w - 3 - head;
-    memmove(s + head + 3, s + len - tail, (size_t)tail + 1);
+    int from = len - tail;
+    while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80) head--;
+    while (from < len && ((unsigned char)s[from] & 0xc0) == 0x80) from++;
+    memmove(s + head + 3, s + from, (size_t)(len - from) + 1);
     memcpy(s + head, "...", 3);
 }
 
