@@ -13,8 +13,8 @@
 #include <string.h>
 
 struct pair {
-    int b, n; /* row in base / new, -1: absent */
-    int group;
+    int b, n;         /* row in base / new, -1: absent */
+    int group, order; /* order: the base run's, then the new run's rows it lacks */
     double change;
     const char *key;
 };
@@ -31,30 +31,26 @@ static int cmp_keyed(const void *a, const void *b)
     return c ? c : x->row - y->row;
 }
 
-/* The identity of a row: its match cells joined (a separator no program string holds raw). */
+/* The identity of a row: its match cells, each prefixed by its length (program strings may hold
+ * any byte, so no separator would be safe). */
 static char *row_key(const struct table *t, int r, const int *cols, int n)
 {
     size_t len = 1;
-    char num[32];
     for (int i = 0; i < n; i++) {
         const struct cell *c = &t->cells[r * t->ncols + cols[i]];
-        len += (c->s ? strlen(c->s) : sizeof num) + 1;
+        len += (c->s ? strlen(c->s) : 24) + 24;
     }
-    char *k = malloc(len), *o = k;
+    char *k = malloc(len);
     if (!k) cli_fail("out of memory");
+    size_t o = 0;
     for (int i = 0; i < n; i++) {
         const struct cell *c = &t->cells[r * t->ncols + cols[i]];
-        if (c->null)
-            num[0] = 0;
-        else
-            snprintf(num, sizeof num, "%lld", (long long)c->i);
+        char num[24] = "";
+        if (!c->null && !c->s) snprintf(num, sizeof num, "%lld", (long long)c->i);
         const char *s = c->s ? c->s : num;
-        size_t l = strlen(s);
-        memcpy(o, s, l);
-        o += l;
-        *o++ = '\x1f';
+        o += (size_t)snprintf(k + o, len - o, "%zu:%s", strlen(s), s);
     }
-    *o = 0;
+    k[o] = 0;
     return k;
 }
 
@@ -97,7 +93,7 @@ static int cmp_pair(const void *a, const void *b)
     const struct pair *x = a, *y = b;
     if (x->group != y->group) return x->group - y->group;
     if (x->change != y->change) return x->change < y->change ? 1 : -1;
-    return strcmp(x->key, y->key);
+    return x->order - y->order;
 }
 
 /* Groups in the order the base run lists them, then those only the new run has. */
@@ -138,6 +134,7 @@ static struct pair *match_rows(const struct diff_spec *s, const struct table *b,
     for (int r = 0; r < k; r++) {
         struct pair *p = &v[r];
         p->group = group_rank(b, n, p, s->group);
+        p->order = p->b >= 0 ? p->b : b->nrows + p->n;
         for (const struct diff_fig *f = s->figs; f->key && s->sort; f++) {
             if (strcmp(f->key, s->sort)) continue;
             int ok;
@@ -146,7 +143,7 @@ static struct pair *match_rows(const struct diff_spec *s, const struct table *b,
             p->change = ok ? fabs(d) : 0;
         }
     }
-    if (s->sort || s->group) qsort(v, (size_t)k, sizeof *v, cmp_pair);
+    qsort(v, (size_t)k, sizeof *v, cmp_pair);
     *count = k;
     free(kb); /* the keys themselves now belong to the pairs */
     free(kn);

@@ -116,13 +116,13 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
     int k = 0;
     struct table *d = t[k++] = diff(&phases_spec, b, n, 0);
     static const struct view_col ph1[] = {{"Phase", NULL},
+                                          {"Change", NULL},
                                           {"throughput_per_s_base", "Iter/s base"},
                                           {"throughput_per_s_new", "Iter/s new"},
                                           {"throughput_per_s_ratio", "Throughput"},
                                           {"latency_p50_ns_base", "p50 base"},
                                           {"latency_p50_ns_new", "p50 new"},
-                                          {"latency_p50_ns_ratio", "Latency"},
-                                          {"Change", NULL}};
+                                          {"latency_p50_ns_ratio", "Latency"}};
     static const struct view_col ph2[] = {{"Phase", NULL},
                                           {"gpu_time_ns_base", "GPU base"},
                                           {"gpu_time_ns_new", "GPU new"},
@@ -132,16 +132,17 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                                           {"peak_allocated_bytes_new", "Peak new"},
                                           {"peak_allocated_bytes_pct", "Peak delta%"}};
     t[k++] = VIEW(d, "Phases: throughput and latency, new / base (above 1.00x: more)", ph1, 1);
-    t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 1);
+    if (!d->nrows) t[k - 1]->note = "no libtorch phase was seen in either run";
+    t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
 
     d = t[k++] = diff(&memory_spec, b, n, 0);
     static const struct view_col mem[] = {{"Phase", NULL},
                                           {"device", "Device"},
+                                          {"Change", NULL},
                                           {"peak_allocated_bytes_base", "Peak base"},
                                           {"peak_allocated_bytes_new", "Peak new"},
                                           {"peak_allocated_bytes_delta", "Delta"},
-                                          {"peak_allocated_bytes_pct", "Delta%"},
-                                          {"Change", NULL}};
+                                          {"peak_allocated_bytes_pct", "Delta%"}};
     t[k++] = VIEW(d, "Tensor memory by phase and device: peak allocated", mem, 0);
 
     /* Kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */

@@ -280,16 +280,20 @@ static struct table *combined_memory(struct multi_data *d)
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
     table_col(t, "largest_process_peak_bytes", "Largest process", COL_BYTES);
     qsort(d->mem, d->nmem, sizeof *d->mem, cmp_mem);
-    int64_t *alloc = calloc((size_t)d->n * 3 + 1, sizeof *alloc);
-    if (!alloc) cli_fail("out of memory");
-    int64_t *res = alloc + d->n, *own = res + d->n;
+    /* Per process, what its allocator holds now on the device being swept, and whether it
+     * used the device at all. */
+    int64_t *alloc = calloc((size_t)d->n * 2 + 1, sizeof *alloc);
+    int *used = calloc((size_t)d->n + 1, sizeof *used);
+    if (!alloc || !used) cli_fail("out of memory");
+    int64_t *res = alloc + d->n;
     for (size_t i = 0; i < d->nmem;) {
         int dev = d->mem[i].dev, procs = 0;
         int64_t sum_a = 0, sum_r = 0, peak_a = 0, peak_r = 0, largest = 0;
-        memset(alloc, 0, (size_t)d->n * 3 * sizeof *alloc);
+        memset(alloc, 0, (size_t)d->n * 2 * sizeof *alloc);
+        memset(used, 0, (size_t)d->n * sizeof *used);
         for (; i < d->nmem && d->mem[i].dev == dev; i++) {
             const struct multi_mem *m = &d->mem[i];
-            if (!m->end && !own[m->proc]) own[m->proc] = -1; /* seen: counted below */
+            used[m->proc] = 1;
             sum_a += m->allocated - alloc[m->proc];
             sum_r += m->reserved - res[m->proc];
             alloc[m->proc] = m->allocated;
@@ -298,7 +302,7 @@ static struct table *combined_memory(struct multi_data *d)
             if (sum_r > peak_r) peak_r = sum_r;
             if (m->allocated > largest) largest = m->allocated;
         }
-        for (int p = 0; p < d->n; p++) procs += own[p] != 0;
+        for (int p = 0; p < d->n; p++) procs += used[p];
         const struct multi_dev *v = &d->devs[dev];
         table_row(t);
         table_set_text(t, 0, v->host);
@@ -310,6 +314,7 @@ static struct table *combined_memory(struct multi_data *d)
         table_set_int(t, 6, largest);
     }
     free(alloc);
+    free(used);
     t->note = "Peak: of the sum over the processes that share the device (one host; a GPU by its"
               " UUID)";
     return t;

@@ -182,9 +182,10 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
     }
     qsort(g, (size_t)ng, sizeof *g, cmp_group);
 
-    const char *title = phase ? pool_printf("All processes: CUDA kernels of phase %s", phase)
-                        : o->by_phase ? "All processes: CUDA kernels (by phase)"
-                                      : "All processes: CUDA kernels (all phases)";
+    const char *title =
+        phase ? pool_printf("All processes: CUDA kernels of phase %s", pool_escaped(phase, 60))
+        : o->by_phase ? "All processes: CUDA kernels (by phase)"
+                      : "All processes: CUDA kernels (all phases)";
     struct table *t = table_new("combined_kernels", title);
     if (show_phase) table_col(t, NULL, "Phase", COL_TEXT);
     int c0 = t->ncols;

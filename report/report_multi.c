@@ -164,7 +164,8 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     unique_labels(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;
 
-    int cap = 8 + n * (RUN_TABLES + 1), nt = 0, ndata = 0;
+    int cap = RUN_TABLES + 8, nt = 0, ndata = 0;
+    for (int i = 0; i < n; i++) cap += nper[i];
     struct table **t = calloc((size_t)cap, sizeof *t), **data = calloc(RUN_TABLES, sizeof *data);
     if (!t || !data) cli_fail("out of memory");
     /* Data: each section once, rows of every process. */

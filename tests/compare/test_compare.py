@@ -67,6 +67,7 @@ class CompareJson(Runs):
 
     def test_phases_matched_by_label(self):
         p = {x["label"]: x for x in self.r["phases"]}
+        self.assertEqual(list(p), [GRAD, NO_GRAD, INFER])  # the base run's order, then added
         self.assertEqual({l: x["status"] for l, x in p.items()},
                          {GRAD: "both", NO_GRAD: "removed", INFER: "added"})
         g = p[GRAD]
@@ -197,23 +198,27 @@ class CompareRenderings(Runs):
         self.assertIn("| 6.00us | 3.00us | -3.00us | -50.0 | 3 | 3 |  | gemm_fp32 |", md)
         self.assertIn("| 500ns | - | -500ns | -100.0 | 1 | - | removed | old_kernel |", md)
         self.assertIn("| - | 800ns | 800ns | - | - | 1 | added | new_kernel |", md)
-        self.assertIn("| grad/off | 400000 | 800000 | 2.00x | 2.00us | 1.00us | 0.50x |  |", md)
+        self.assertIn("| grad/off |  | 400000 | 800000 | 2.00x | 2.00us | 1.00us | 0.50x |", md)
+        self.assertIn("| inference/bf16 | added | - | 1111111 | - | - | 900ns | - |", md)
         self.assertIn("## Base: " + self.base, md)
         self.assertNotIn("\x1b", md)
 
     def test_text(self):
         text = self.text_lines("compare", self.base, self.new)
         self.assertIn("Base: " + self.base, text)
+        # Phases in the base run's order, then those of the new run only.
+        self.assertRegex(text, r"\n  grad/off .*\n  no_grad/fp16 .*\n  inference/bf16 ")
         self.assertIn("New: " + self.new, text)
         self.assertNotIn("Warnings", text)  # nothing doubtful
         for row in (r"6\.00us\s+3\.00us\s+-3\.00us\s+-50\.0\s+3\s+3\s+gemm_fp32",
                     r"500ns\s+-\s+-500ns\s+-100\.0\s+1\s+-\s+removed\s+old_kernel",
                     r"-\s+800ns\s+800ns\s+-\s+-\s+1\s+added\s+new_kernel",
                     r"grad/off\s+400000\s+800000\s+2\.00x\s+2\.00us\s+1\.00us\s+0\.50x",
-                    r"no_grad/fp16\s+1666667\s+-\s+-\s+500ns\s+-\s+-\s+removed",
+                    r"no_grad/fp16\s+removed\s+1666667\s+-\s+-\s+500ns\s+-\s+-\n",
                     r"grad/off\s+6\.90us\s+4\.25us\s+-2\.65us\s+-38\.4\s+8\.00MiB\s+6\.00MiB\s+"
                     r"-25\.0",
-                    r"grad/off\s+cuda:0\s+8\.00MiB\s+6\.00MiB\s+-2\.00MiB\s+-25\.0"):
+                    r"grad/off\s+cuda:0\s+8\.00MiB\s+6\.00MiB\s+-2\.00MiB\s+-25\.0",
+                    r"inference/bf16\s+cuda:0\s+added\s+-\s+3\.00MiB\s+-\s+-\n"):
             self.assertRegex(text, row)
         self.assertIn("evil\\x1b[31m_kernel\\x0a", text)
         # The kernel table in GPU-time order, as in JSON.
