@@ -98,6 +98,7 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
 
 struct multi_run {
     const char *path, *label; /* label: "pid 123 on host" (pool), unique among the runs */
+    int64_t start_unix;       /* start_unix_ns: with the label, which run this is */
     struct run_phases phases;
     struct table *kernels; /* every kernel row of this process (no --top), for the combined */
     int own_kernels;       /* kernels is not one of the report's tables */

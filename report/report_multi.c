@@ -109,12 +109,17 @@ static void check_distinct(char **paths, int n)
     free(st);
 }
 
-/* Two processes with one label (the same pid on hosts of one name) are told apart by file. */
+/* Two processes with one label (the same pid on hosts of one name) are told apart by file; two
+ * copies of one run (same pid, host and start) would count it twice. */
 static void unique_labels(struct multi_data *d)
 {
     for (int i = 0; i < d->n; i++)
         for (int j = 0; j < i; j++)
             if (!strcmp(d->runs[i].label, d->runs[j].label)) {
+                if (d->runs[i].start_unix == d->runs[j].start_unix)
+                    cli_fail("%s and %s hold the same run (%s, same start): give each process"
+                             " once",
+                             d->runs[j].path, d->runs[i].path, d->runs[i].label);
                 d->runs[i].label =
                     pool_printf("%s [%s]", d->runs[i].label, pool_escaped(d->runs[i].path, 40));
                 break;
@@ -142,6 +147,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         struct sqlite3 *db = db_open(paths[i]);
         r->path = paths[i];
         r->label = label_of(db);
+        db_meta_int(db, "start_unix_ns", &r->start_unix);
         phases_load(db, &r->phases);
         if (!(per[i] = calloc(RUN_TABLES, sizeof **per))) cli_fail("out of memory");
         nper[i] = report_build(db, &r->phases, &po, per[i], RUN_TABLES);

@@ -46,6 +46,7 @@ class Errors(Runs):
         shutil.copy(self.base, copy)
         self.assertRefused(("compare", copy, self.base), "hold the same run")
         self.assertRefused(("report", self.base, self.new, link), "same database")
+        self.assertRefused(("report", self.base, self.new, copy), "hold the same run")
 
     def test_number_of_files(self):
         self.assertRefused(("compare",), "needs two databases")
