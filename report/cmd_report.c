@@ -1,9 +1,10 @@
 /*
- * cmd_report.c: `infprof report [options] FILE`: the report of a run, in text (default), JSON,
+ * cmd_report.c: `infprof report [options] FILE...`: the report of a run, in text (default), JSON,
  * CSV or Markdown. The sections are built by sections.c and phases.c into the table model and
- * rendered by table.c, so every format carries the same content.
+ * rendered by table.c, so every format carries the same content. Several files (one per process
+ * or rank) go to report_multi.c: each process's sections, then the combined ones.
  */
-#include "report.h"
+#include "compare.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,18 @@
 static void report_usage(FILE *out)
 {
     fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
-                 "                      [--baseline PHASE] FILE\n\n"
+                 "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
+                 "                      [--nvtx RANGE] FILE [FILE...]\n\n"
+                 "  Several files (one per process or rank): each process's report, then the\n"
+                 "  phases, kernels and memory of all of them combined.\n\n"
                  "  --format F  text (default), json, csv or md\n"
                  "  --baseline PHASE  the phase others are compared with (default grad/off), as\n"
                  "              'no_grad/bf16' or 'no_grad | autocast bf16'\n"
                  "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
                  " all in json and csv; 0: all)\n"
+                 "  --by-phase  kernels per phase\n"
+                 "  --phase P   kernels of phase P only\n"
+                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
                  "  --wide      do not shorten long names\n");
 }
 
@@ -30,75 +37,107 @@ static int parse_count(const char *opt, const char *s)
     return (int)v;
 }
 
+int report_option(int argc, char **argv, int *i, struct report_opts *o, struct render_opts *ro)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
+        if (++*i == argc) cli_fail("--format needs a value (text, json, csv or md)");
+        ro->format = parse_format(argv[*i]);
+    } else if (!strncmp(a, "--format=", 9)) {
+        ro->format = parse_format(a + 9);
+    } else if (!strcmp(a, "--top")) {
+        if (++*i == argc) cli_fail("--top needs a number");
+        o->top = parse_count("--top", argv[*i]);
+    } else if (!strcmp(a, "--by-phase")) {
+        o->by_phase = 1;
+    } else if (!strcmp(a, "--phase")) {
+        if (++*i == argc) cli_fail("--phase needs a phase, e.g. 'no_grad/bf16'");
+        o->phase = argv[*i];
+    } else if (!strcmp(a, "--nvtx")) {
+        if (++*i == argc) cli_fail("--nvtx needs a range name (a glob: * and ?)");
+        o->nvtx = argv[*i];
+    } else if (!strcmp(a, "--wide")) {
+        ro->wide = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void report_defaults(struct report_opts *o, struct render_opts *ro)
+{
+    if (o->top < 0) o->top = ro->format == OUT_TEXT || ro->format == OUT_MD ? 20 : 0;
+    ro->color = ro->format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    o->format = ro->format;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct render_opts ro = {OUT_TEXT, 0, 0, 100};
-    struct report_opts o = {-1, NULL, 0, NULL, NULL};
-    const char *path = NULL;
+    struct report_opts o = {.top = -1};
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    if (!paths) cli_fail("out of memory");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             report_usage(stdout);
+            free(paths);
             return 0;
-        } else if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
-            if (++i == argc) cli_fail("--format needs a value (text, json, csv or md)");
-            ro.format = parse_format(argv[i]);
-        } else if (!strncmp(a, "--format=", 9)) {
-            ro.format = parse_format(a + 9);
-        } else if (!strcmp(a, "--top")) {
-            if (++i == argc) cli_fail("--top needs a number");
-            o.top = parse_count("--top", argv[i]);
+        } else if (report_option(argc, argv, &i, &o, &ro)) {
+            continue;
         } else if (!strcmp(a, "--baseline")) {
             if (++i == argc) cli_fail("--baseline needs a phase label, e.g. 'grad/off'");
             o.baseline = argv[i];
-        } else if (!strcmp(a, "--by-phase")) {
-            o.by_phase = 1;
-        } else if (!strcmp(a, "--phase")) {
-            if (++i == argc) cli_fail("--phase needs a phase, e.g. 'no_grad/bf16'");
-            o.phase = argv[i];
-        } else if (!strcmp(a, "--nvtx")) {
-            if (++i == argc) cli_fail("--nvtx needs a range name (a glob: * and ?)");
-            o.nvtx = argv[i];
-        } else if (!strcmp(a, "--wide")) {
-            ro.wide = 1;
         } else if (a[0] == '-' && a[1]) {
             cli_fail("unknown option '%s' (try 'infprof report --help')", a);
-        } else if (path) {
-            cli_fail("report reads one database at a time (got %s and %s)", path, a);
         } else {
-            path = a;
+            paths[npaths++] = argv[i];
         }
     }
-    if (!path) cli_fail("no database given (usage: infprof report [options] FILE)");
-    if (o.top < 0) o.top = ro.format == OUT_TEXT || ro.format == OUT_MD ? 20 : 0;
-    ro.color = ro.format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    if (!npaths) cli_fail("no database given (usage: infprof report [options] FILE)");
+    report_defaults(&o, &ro);
+    if (npaths > 1) {
+        int rc = report_several(paths, npaths, &o, &ro);
+        free(paths);
+        return rc;
+    }
 
-    struct sqlite3 *db = db_open(path);
+    struct sqlite3 *db = db_open(paths[0]);
+    free(paths);
     struct run_phases phases;
     phases_load(db, &phases);
     struct table *t[32];
+    int n = report_build(db, &phases, &o, t, (int)(sizeof t / sizeof t[0]));
+    render(stdout, t, n, &ro);
+    for (int i = 0; i < n; i++) table_free(t[i]);
+    db_close(db);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int report_build(struct sqlite3 *db, const struct run_phases *phases, const struct report_opts *o,
+                 struct table **t, int max)
+{
     int n = 0;
+    if (max < 32) cli_fail("internal: room for 32 report tables needed");
     t[n++] = section_run(db);
-    n += section_phases(db, &phases, &o, t + n);
-    t[n++] = section_precision(&phases);
-    t[n++] = section_memory(&phases);
-    t[n++] = section_kernels(db, &phases, &o);
+    n += section_phases(db, phases, o, t + n);
+    t[n++] = section_precision(phases);
+    t[n++] = section_memory(phases);
+    t[n++] = section_kernels(db, phases, o);
     t[n++] = section_memops_time(db);
     t[n++] = section_memops_size(db);
     t[n++] = section_segments(db);
-    t[n++] = section_api(db, &o);
+    t[n++] = section_api(db, o);
     t[n++] = section_cuda_activity(db);
-    n += section_cudnn(db, &o, t + n, (int)(sizeof t / sizeof t[0]) - n);
-    t[n++] = section_nvtx(db, &o);
-    n += section_advice(db, &phases, ro.format, t + n);
+    n += section_cudnn(db, o, t + n, max - n - 1);
+    t[n++] = section_nvtx(db, o);
+    n += section_advice(db, phases, o->format, t + n);
     /* Beyond the run, the phases and the kernels, a section with nothing to say stays out of
      * text and Markdown (the run header says which collectors were off and why). */
     for (int i = 0; i < n; i++)
         if (t[i]->key && strcmp(t[i]->key, "run") && strcmp(t[i]->key, "phases") &&
             strcmp(t[i]->key, "kernels"))
             t[i]->optional = 1;
-    render(stdout, t, n, &ro);
-    for (int i = 0; i < n; i++) table_free(t[i]);
-    db_close(db);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return n;
 }

@@ -59,6 +59,7 @@ struct report_opts {
     int by_phase;         /* kernels per phase rather than over all phases */
     const char *phase;    /* kernels of this phase only */
     const char *nvtx;     /* kernels launched inside NVTX ranges matching this glob */
+    enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */

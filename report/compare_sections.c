@@ -1,0 +1,225 @@
+/*
+ * compare_sections.c: which sections `infprof compare` matches, on what, and how text shows them:
+ * phases by label (throughput and latency with new/base ratios, GPU time, peak memory), memory
+ * by phase and device, kernels by name (and phase), CUDA API functions, memory operations and
+ * NVTX ranges by name, each ordered by the absolute change of its time. The data tables carry
+ * every figure (compare_diff.c); text views pick what fits in 100 columns.
+ */
+#include "compare.h"
+
+#include <string.h>
+
+/* Figures: {column, additive (a missing row counts as 0), ratio}. */
+static const struct diff_spec phases_spec = {
+    .key = "phases",
+    .match = {"label"},
+    .show = {"Phase"},
+    .figs = {{"iterations", 1, 0},
+             {"throughput_per_s", 0, 1},
+             {"latency_p50_ns", 0, 1},
+             {"latency_p95_ns", 0, 1},
+             {"latency_p99_ns", 0, 0},
+             {"kernels", 1, 0},
+             {"gpu_time_ns", 1, 0},
+             {"peak_allocated_bytes", 0, 0}},
+    .what = "phases",
+};
+
+static const struct diff_spec memory_spec = {
+    .key = "memory",
+    .match = {"label", "device"},
+    .show = {"Phase"},
+    .figs = {{"peak_allocated_bytes", 0, 0},
+             {"peak_reserved_bytes", 0, 0},
+             {"reserved_minus_allocated_at_peak_bytes", 0, 0},
+             {"allocations", 1, 0},
+             {"allocated_bytes", 1, 0},
+             {"largest_bytes", 0, 0}},
+    .what = "rows",
+};
+
+static const struct diff_fig kernel_figs[] = {
+    {"total_ns", 1, 0}, {"instances", 1, 0}, {"time_pct", 1, 0}, {"avg_ns", 0, 0},
+    {"med_ns", 0, 0},   {"min_ns", 0, 0},    {"max_ns", 0, 0},   {"stddev_ns", 0, 0},
+};
+
+static const struct diff_spec api_spec = {
+    .key = "cuda_api",
+    .match = {"name"},
+    .figs = {{"total_ns", 1, 0},
+             {"calls", 1, 0},
+             {"avg_ns", 0, 0},
+             {"med_ns", 0, 0},
+             {"max_ns", 0, 0},
+             {"errors", 1, 0},
+             {"latency_med_ns", 0, 0}},
+    .sort = "total_ns",
+    .what = "API functions",
+};
+
+static const struct diff_spec memops_time_spec = {
+    .key = "memory_ops_time",
+    .match = {"operation", "host_memory"},
+    .show = {"Operation"},
+    .figs =
+        {{"total_ns", 1, 0}, {"count", 1, 0}, {"avg_ns", 0, 0}, {"med_ns", 0, 0}, {"max_ns", 0, 0}},
+    .sort = "total_ns",
+    .what = "operations",
+};
+
+static const struct diff_spec memops_size_spec = {
+    .key = "memory_ops_size",
+    .match = {"operation", "host_memory"},
+    .show = {"Operation"},
+    .figs = {{"total_bytes", 1, 0},
+             {"count", 1, 0},
+             {"avg_bytes", 0, 0},
+             {"med_bytes", 0, 0},
+             {"max_bytes", 0, 0}},
+    .sort = "total_bytes",
+    .what = "operations",
+};
+
+static const struct diff_spec nvtx_spec = {
+    .key = "nvtx",
+    .match = {"range", "style"},
+    .figs = {{"total_ns", 1, 0},
+             {"instances", 1, 0},
+             {"avg_ns", 0, 0},
+             {"med_ns", 0, 0},
+             {"gpu_kernels", 1, 0},
+             {"gpu_time_ns", 1, 0}},
+    .sort = "total_ns",
+    .what = "range names",
+};
+
+static struct table *diff(const struct diff_spec *s, struct compare_side *b, struct compare_side *n,
+                          int top)
+{
+    return diff_section(s, side_table(b, s->key), side_table(n, s->key), top);
+}
+
+/* One text view; an empty one stays out of text unless `always`. */
+static struct table *view(const struct table *d, const char *title, const struct view_col *c,
+                          int nc, int always)
+{
+    struct table *v = table_view(d, title, c, nc);
+    v->optional = !always;
+    return v;
+}
+
+#define VIEW(d, title, cols, always) view(d, title, cols, (int)(sizeof cols / sizeof *cols), always)
+
+int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
+                     const char *phase, struct table **t)
+{
+    int k = 0;
+    struct table *d = t[k++] = diff(&phases_spec, b, n, 0);
+    static const struct view_col ph1[] = {{"Phase", NULL},
+                                          {"Change", NULL},
+                                          {"throughput_per_s_base", "Iter/s base"},
+                                          {"throughput_per_s_new", "Iter/s new"},
+                                          {"throughput_per_s_ratio", "Throughput"},
+                                          {"latency_p50_ns_base", "p50 base"},
+                                          {"latency_p50_ns_new", "p50 new"},
+                                          {"latency_p50_ns_ratio", "Latency"}};
+    static const struct view_col ph2[] = {{"Phase", NULL},
+                                          {"gpu_time_ns_base", "GPU base"},
+                                          {"gpu_time_ns_new", "GPU new"},
+                                          {"gpu_time_ns_delta", "GPU delta"},
+                                          {"gpu_time_ns_pct", "Delta%"},
+                                          {"peak_allocated_bytes_base", "Peak base"},
+                                          {"peak_allocated_bytes_new", "Peak new"},
+                                          {"peak_allocated_bytes_pct", "Peak delta%"}};
+    t[k++] = VIEW(d, "Phases: throughput and latency, new / base (above 1.00x: more)", ph1, 1);
+    if (!d->nrows) t[k - 1]->note = "no libtorch phase was seen in either run";
+    t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
+
+    d = t[k++] = diff(&memory_spec, b, n, 0);
+    static const struct view_col mem[] = {{"Phase", NULL},
+                                          {"device", "Device"},
+                                          {"Change", NULL},
+                                          {"peak_allocated_bytes_base", "Peak base"},
+                                          {"peak_allocated_bytes_new", "Peak new"},
+                                          {"peak_allocated_bytes_delta", "Delta"},
+                                          {"peak_allocated_bytes_pct", "Delta%"}};
+    t[k++] = VIEW(d, "Tensor memory by phase and device: peak allocated", mem, 0);
+
+    /* Kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */
+    struct diff_spec ks = {
+        .key = "kernels", .match = {"name"}, .sort = "total_ns", .what = "kernel names"};
+    memcpy(ks.figs, kernel_figs, sizeof kernel_figs);
+    if (o->by_phase && !phase) {
+        ks.match[0] = "phase", ks.match[1] = "name";
+        ks.show[0] = "Phase";
+        ks.group = "phase";
+    }
+    struct table *kb = side_table(b, "kernels"), *kn = side_table(n, "kernels");
+    if (phase) {
+        kb = table_where(kb, "phase", phase);
+        kn = table_where(kn, "phase", phase);
+    }
+    d = t[k++] = diff_section(&ks, kb, kn, o->top);
+    if (phase) table_free(kb), table_free(kn);
+    static const struct view_col kcols[] = {{"total_ns_base", "GPU base"},
+                                            {"total_ns_new", "GPU new"},
+                                            {"total_ns_delta", "Delta"},
+                                            {"total_ns_pct", "Delta%"},
+                                            {"instances_base", "Calls base"},
+                                            {"instances_new", "Calls new"},
+                                            {"Change", NULL},
+                                            {"name", "Name"}};
+    static const struct view_col kphase[] = {{"Phase", NULL},
+                                             {"total_ns_base", "GPU base"},
+                                             {"total_ns_new", "GPU new"},
+                                             {"total_ns_delta", "Delta"},
+                                             {"total_ns_pct", "Delta%"},
+                                             {"Change", NULL},
+                                             {"name", "Name"}};
+    const char *title = phase ? pool_printf("CUDA kernels of phase %s, by change in GPU time",
+                                            pool_escaped(phase, 40))
+                        : o->by_phase ? "CUDA kernels by phase, by change in GPU time"
+                                      : "CUDA kernels, by change in GPU time";
+    if (o->nvtx)
+        title = pool_printf("%s, inside NVTX ranges '%s'", title, pool_escaped(o->nvtx, 30));
+    if (o->by_phase && !phase)
+        t[k++] = VIEW(d, title, kphase, 1);
+    else
+        t[k++] = VIEW(d, title, kcols, 1);
+
+    d = t[k++] = diff(&api_spec, b, n, o->top);
+    static const struct view_col api[] = {{"total_ns_base", "Base"},
+                                          {"total_ns_new", "New"},
+                                          {"total_ns_delta", "Delta"},
+                                          {"total_ns_pct", "Delta%"},
+                                          {"calls_base", "Calls base"},
+                                          {"calls_new", "Calls new"},
+                                          {"Change", NULL},
+                                          {"name", "Name"}};
+    t[k++] = VIEW(d, "CUDA API calls (host time)", api, 0);
+
+    static const struct view_col ops[] = {{"Operation", NULL},        {"total_ns_base", "Base"},
+                                          {"total_ns_new", "New"},    {"total_ns_delta", "Delta"},
+                                          {"total_ns_pct", "Delta%"}, {"count_base", "Count base"},
+                                          {"count_new", "Count new"}, {"Change", NULL}};
+    d = t[k++] = diff(&memops_time_spec, b, n, o->top);
+    t[k++] = VIEW(d, "CUDA memory operations by time", ops, 0);
+    static const struct view_col size[] = {
+        {"Operation", NULL},           {"total_bytes_base", "Base"},
+        {"total_bytes_new", "New"},    {"total_bytes_delta", "Delta"},
+        {"total_bytes_pct", "Delta%"}, {"Change", NULL}};
+    d = t[k++] = diff(&memops_size_spec, b, n, o->top);
+    t[k++] = VIEW(d, "CUDA memory operations by size", size, 0);
+
+    d = t[k++] = diff(&nvtx_spec, b, n, o->top);
+    static const struct view_col nv[] = {{"total_ns_base", "Base"},
+                                         {"total_ns_new", "New"},
+                                         {"total_ns_delta", "Delta"},
+                                         {"total_ns_pct", "Delta%"},
+                                         {"gpu_time_ns_base", "GPU base"},
+                                         {"gpu_time_ns_new", "GPU new"},
+                                         {"Change", NULL},
+                                         {"range", "Range"}};
+    t[k++] = VIEW(d, "NVTX ranges (CPU time)", nv, 0);
+    return k;
+}

@@ -1,0 +1,268 @@
+"""infprof compare BASE NEW: two runs of known figures side by side. Kernels matched by name (and
+phase), phases by label, memory by phase and device; base, new, delta, % and ratios exact in
+JSON and CSV, the same in Markdown and text; rows of one run only added or removed; rows ordered
+by the absolute change of GPU time."""
+import csv
+import io
+import os
+import re
+
+from compare_common import MIB, Runs, build, edit_copy
+from harness import main
+
+GRAD, NO_GRAD, INFER = ("grad | autocast off", "no_grad | autocast fp16",
+                        "inference_mode | autocast bf16")
+EVIL = "evil\x1b[31m_kernel\n"
+
+
+class CompareJson(Runs):
+    def setUp(self):
+        super().setUp()
+        self.r = self.json_of("compare", self.base, self.new)
+
+    def test_members(self):
+        self.assertEqual(list(self.r), ["base", "new", "compare", "phases", "memory", "kernels",
+                                        "cuda_api", "memory_ops_time", "memory_ops_size", "nvtx"])
+        self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
+                                             "warnings": None})
+        self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))
+        self.assertEqual(self.r["new"]["pid"], self.meta(self.new, "pid"))
+        self.assertEqual(self.r["base"]["command"], self.r["new"]["command"])
+
+    def test_kernels_by_absolute_change_of_gpu_time(self):
+        k = self.r["kernels"]
+        self.assertEqual([(x["name"], x["status"], x["total_ns_delta"]) for x in k],
+                         [("gemm_fp32", "both", -3000), ("gemm_fp16", "removed", -1200),
+                          ("new_kernel", "added", 800), ("old_kernel", "removed", -500),
+                          ("gemm_bf16", "added", 400), (EVIL, "added", 50),
+                          ("relu", "both", 0)])
+
+    def test_kernel_figures(self):
+        k = {x["name"]: x for x in self.r["kernels"]}
+        g = k["gemm_fp32"]
+        want = {"total_ns": (6000, 3000, -3000, -50.0), "instances": (3, 3, 0, 0.0),
+                "avg_ns": (2000, 1000, -1000, -50.0), "med_ns": (2000, 1000, -1000, -50.0),
+                "min_ns": (1000, 500, -500, -50.0), "max_ns": (3000, 1500, -1500, -50.0),
+                "stddev_ns": (1000, 500, -500, -50.0)}
+        for fig, (b, n, d, pct) in want.items():
+            self.assertEqual((g[fig + "_base"], g[fig + "_new"], g[fig + "_delta"],
+                              g[fig + "_pct"]), (b, n, d, pct), fig)
+        # Time % within each run: 6000 of 8100 ns, 3000 of 4650 ns.
+        self.assertAlmostEqual(g["time_pct_base"], 100 * 6000 / 8100, places=3)
+        self.assertAlmostEqual(g["time_pct_new"], 100 * 3000 / 4650, places=3)
+        # One side only: the other side is absent (null); totals and counts change by all of it,
+        # figures of a distribution (median, ...) have no delta.
+        old = k["old_kernel"]
+        self.assertEqual((old["total_ns_base"], old["total_ns_new"], old["total_ns_delta"],
+                          old["total_ns_pct"]), (500, None, -500, -100.0))
+        self.assertEqual((old["instances_delta"], old["med_ns_base"], old["med_ns_delta"]),
+                         (-1, 500, None))
+        new = k["new_kernel"]
+        self.assertEqual((new["total_ns_base"], new["total_ns_new"], new["total_ns_delta"],
+                          new["total_ns_pct"], new["med_ns_new"], new["med_ns_delta"]),
+                         (None, 800, 800, None, 800, None))
+        relu = k["relu"]
+        self.assertEqual((relu["total_ns_delta"], relu["total_ns_pct"], relu["med_ns_base"]),
+                         (0, 0.0, 200))
+
+    def test_phases_matched_by_label(self):
+        p = {x["label"]: x for x in self.r["phases"]}
+        self.assertEqual(list(p), [GRAD, NO_GRAD, INFER])  # the base run's order, then added
+        self.assertEqual({l: x["status"] for l, x in p.items()},
+                         {GRAD: "both", NO_GRAD: "removed", INFER: "added"})
+        g = p[GRAD]
+        # Iterations of 1-4 us against 0.5-2 us, back to back 10 us apart: twice the throughput.
+        self.assertEqual((g["iterations_base"], g["iterations_new"], g["iterations_delta"]),
+                         (4, 4, 0))
+        self.assertEqual((g["throughput_per_s_base"], g["throughput_per_s_new"]),
+                         (400000, 800000))
+        self.assertEqual((g["throughput_per_s_ratio"], g["throughput_per_s_pct"]), (2.0, 100.0))
+        self.assertEqual((g["latency_p50_ns_base"], g["latency_p50_ns_new"],
+                          g["latency_p50_ns_delta"], g["latency_p50_ns_ratio"]),
+                         (2000, 1000, -1000, 0.5))
+        self.assertEqual((g["latency_p95_ns_base"], g["latency_p95_ns_new"],
+                          g["latency_p95_ns_ratio"]), (4000, 2000, 0.5))
+        self.assertEqual((g["kernels_base"], g["kernels_new"], g["kernels_delta"]), (6, 7, 1))
+        self.assertEqual((g["gpu_time_ns_base"], g["gpu_time_ns_new"], g["gpu_time_ns_delta"]),
+                         (6900, 4250, -2650))
+        self.assertAlmostEqual(g["gpu_time_ns_pct"], -2650 / 6900 * 100, places=3)
+        self.assertEqual((g["peak_allocated_bytes_base"], g["peak_allocated_bytes_new"],
+                          g["peak_allocated_bytes_delta"], g["peak_allocated_bytes_pct"]),
+                         (8 * MIB, 6 * MIB, -2 * MIB, -25.0))
+        gone = p[NO_GRAD]
+        self.assertEqual((gone["iterations_base"], gone["iterations_new"],
+                          gone["iterations_delta"], gone["throughput_per_s_ratio"]),
+                         (2, None, -2, None))
+        self.assertEqual((gone["gpu_time_ns_delta"], gone["gpu_time_ns_pct"]), (-1200, -100.0))
+        came = p[INFER]
+        self.assertEqual((came["kernels_new"], came["gpu_time_ns_delta"],
+                          came["latency_p50_ns_new"], came["peak_allocated_bytes_new"]),
+                         (1, 400, 900, 3 * MIB))
+
+    def test_memory_by_phase_and_device(self):
+        m = {(x["label"], x["device"]): x for x in self.r["memory"]}
+        g = m[(GRAD, "cuda:0")]
+        self.assertEqual((g["status"], g["peak_allocated_bytes_delta"],
+                          g["peak_reserved_bytes_base"], g["peak_reserved_bytes_new"],
+                          g["peak_reserved_bytes_delta"], g["peak_reserved_bytes_pct"]),
+                         ("both", -2 * MIB, 8 * MIB, 8 * MIB, 0, 0.0))
+        self.assertEqual((g["allocations_base"], g["allocations_new"], g["allocated_bytes_delta"],
+                          g["largest_bytes_base"], g["largest_bytes_new"]),
+                         (2, 2, -2 * MIB, 4 * MIB, 3 * MIB))
+        self.assertEqual(m[(NO_GRAD, "cuda:0")]["status"], "removed")
+        self.assertEqual(m[(INFER, "cuda:0")]["status"], "added")
+
+    def test_api_and_nvtx(self):
+        api = self.r["cuda_api"]
+        self.assertEqual([(a["name"], a["calls_base"], a["calls_new"], a["total_ns_delta"])
+                          for a in api], [("cudaLaunchKernel", 8, 8, 0)])
+        nv = {x["range"]: x for x in self.r["nvtx"]}
+        self.assertEqual((nv["iteration batch=2"]["total_ns_base"],
+                          nv["iteration batch=2"]["total_ns_new"],
+                          nv["iteration batch=2"]["total_ns_pct"]), (10000, 5000, -50.0))
+        self.assertEqual([x["range"] for x in self.r["nvtx"]], ["iteration batch=2", "iteration"])
+
+
+class CompareOptions(Runs):
+    def test_by_phase(self):
+        r = self.json_of("compare", "--by-phase", self.base, self.new)
+        rows = [(x["phase"], x["name"], x["status"], x["total_ns_delta"]) for x in r["kernels"]]
+        # Grouped by phase in the base run's order (new phases last), by change within each.
+        self.assertEqual(rows, [(GRAD, "gemm_fp32", "both", -3000),
+                                (GRAD, "new_kernel", "added", 800),
+                                (GRAD, "old_kernel", "removed", -500),
+                                (GRAD, EVIL, "added", 50),
+                                (GRAD, "relu", "both", 0),
+                                (NO_GRAD, "gemm_fp16", "removed", -1200),
+                                (INFER, "gemm_bf16", "added", 400)])
+
+    def test_phase(self):
+        r = self.json_of("compare", "--phase", "grad/off", self.base, self.new)
+        self.assertEqual([x["name"] for x in r["kernels"]],
+                         ["gemm_fp32", "new_kernel", "old_kernel", EVIL, "relu"])
+        # Time % within the phase: 6000 of 6900 ns.
+        self.assertAlmostEqual(r["kernels"][0]["time_pct_base"], 100 * 6000 / 6900, places=3)
+        # A phase of one run only: its kernels are all added.
+        r = self.json_of("compare", "--phase", "inference_mode | autocast bf16", self.base,
+                         self.new)
+        self.assertEqual([(x["name"], x["status"]) for x in r["kernels"]],
+                         [("gemm_bf16", "added")])
+
+    def test_top(self):
+        r = self.json_of("compare", "--top", "2", self.base, self.new)
+        self.assertEqual([x["name"] for x in r["kernels"]], ["gemm_fp32", "gemm_fp16"])
+        text = self.text_lines("compare", "--top", "2", self.base, self.new)
+        self.assertIn("5 more kernel names not shown (--top 0 shows all)", text)
+        # Text shows 20 by default, JSON all; --top 0 all.
+        self.assertEqual(len(self.json_of("compare", "--top", "0", self.base,
+                                          self.new)["kernels"]), 7)
+
+    def test_swapped_sides_negate(self):
+        a = {x["name"]: x for x in self.json_of("compare", self.base, self.new)["kernels"]}
+        b = {x["name"]: x for x in self.json_of("compare", self.new, self.base)["kernels"]}
+        for name in a:
+            self.assertEqual(a[name]["total_ns_delta"], -b[name]["total_ns_delta"], name)
+        self.assertEqual((b["old_kernel"]["status"], b["new_kernel"]["status"]),
+                         ("added", "removed"))
+
+
+class CompareRenderings(Runs):
+    def test_csv(self):
+        out = self.cli("compare", "--format", "csv", self.base, self.new).out.decode()
+        sections = {}
+        for block in out.strip().split("\n\n"):
+            lines = block.splitlines()
+            self.assertTrue(lines[0].startswith("# "), lines[0])
+            sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
+        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "memory", "kernels",
+                                          "cuda_api", "memory_ops_time", "memory_ops_size",
+                                          "nvtx"])
+        k = {row["name"]: row for row in sections["kernels"]}
+        g = k["gemm_fp32"]
+        self.assertEqual((g["status"], g["total_ns_base"], g["total_ns_new"], g["total_ns_delta"],
+                          g["total_ns_pct"], g["med_ns_base"], g["med_ns_new"]),
+                         ("both", "6000", "3000", "-3000", "-50", "2000", "1000"))
+        old = k["old_kernel"]
+        self.assertEqual((old["status"], old["total_ns_base"], old["total_ns_new"],
+                          old["total_ns_delta"], old["total_ns_pct"]),
+                         ("removed", "500", "", "-500", "-100"))
+        self.assertIn("evil\\x1b[31m_kernel\\x0a", k)  # escaped, never raw
+        self.assertNotIn("\x1b", out)
+        ph = {row["label"]: row for row in sections["phases"]}
+        self.assertEqual((ph[GRAD]["throughput_per_s_ratio"], ph[GRAD]["latency_p50_ns_ratio"]),
+                         ("2", "0.5"))
+
+    def test_markdown(self):
+        md = self.cli("compare", "--format", "md", self.base, self.new).out.decode()
+        self.assertIn("## CUDA kernels, by change in GPU time", md)
+        self.assertIn("| 6.00us | 3.00us | -3.00us | -50.0 | 3 | 3 |  | gemm_fp32 |", md)
+        self.assertIn("| 500ns | - | -500ns | -100.0 | 1 | - | removed | old_kernel |", md)
+        self.assertIn("| - | 800ns | 800ns | - | - | 1 | added | new_kernel |", md)
+        self.assertIn("| grad/off |  | 400000 | 800000 | 2.00x | 2.00us | 1.00us | 0.50x |", md)
+        self.assertIn("| inference/bf16 | added | - | 1111111 | - | - | 900ns | - |", md)
+        self.assertIn("## Base: " + self.base, md)
+        self.assertNotIn("\x1b", md)
+
+    def test_text(self):
+        text = self.text_lines("compare", self.base, self.new)
+        self.assertIn("Base: " + self.base, text)
+        # Phases in the base run's order, then those of the new run only.
+        self.assertRegex(text, r"\n  grad/off .*\n  no_grad/fp16 .*\n  inference/bf16 ")
+        self.assertIn("New: " + self.new, text)
+        self.assertNotIn("Warnings", text)  # nothing doubtful
+        for row in (r"6\.00us\s+3\.00us\s+-3\.00us\s+-50\.0\s+3\s+3\s+gemm_fp32",
+                    r"500ns\s+-\s+-500ns\s+-100\.0\s+1\s+-\s+removed\s+old_kernel",
+                    r"-\s+800ns\s+800ns\s+-\s+-\s+1\s+added\s+new_kernel",
+                    r"grad/off\s+400000\s+800000\s+2\.00x\s+2\.00us\s+1\.00us\s+0\.50x",
+                    r"no_grad/fp16\s+removed\s+1666667\s+-\s+-\s+500ns\s+-\s+-\n",
+                    r"grad/off\s+6\.90us\s+4\.25us\s+-2\.65us\s+-38\.4\s+8\.00MiB\s+6\.00MiB\s+"
+                    r"-25\.0",
+                    r"grad/off\s+cuda:0\s+8\.00MiB\s+6\.00MiB\s+-2\.00MiB\s+-25\.0",
+                    r"inference/bf16\s+cuda:0\s+added\s+-\s+3\.00MiB\s+-\s+-\n"):
+            self.assertRegex(text, row)
+        self.assertIn("evil\\x1b[31m_kernel\\x0a", text)
+        # The kernel table in GPU-time order, as in JSON.
+        names = re.findall(r"^ .*\s(gemm_fp32|gemm_fp16|new_kernel|old_kernel|gemm_bf16|relu)$",
+                           text.split("CUDA kernels, by change")[1].split("\n\n")[0],
+                           re.MULTILINE)
+        self.assertEqual(names, ["gemm_fp32", "gemm_fp16", "new_kernel", "old_kernel",
+                                 "gemm_bf16", "relu"])
+
+    def test_text_by_phase_fits(self):
+        text = self.text_lines("compare", "--by-phase", self.base, self.new)
+        self.assertRegex(text, r"no_grad/fp16\s+1\.20us\s+-\s+-1\.20us\s+-100\.0\s+removed\s+"
+                               r"gemm_fp16")
+        self.text_lines("compare", "--format", "md", "--by-phase", self.base, self.new)
+
+
+class CompareWarnings(Runs):
+    def warnings(self, base, new):
+        return self.json_of("compare", base, new)["compare"]["warnings"] or ""
+
+    def test_different_gpu_and_lost_records(self):
+        w = self.warnings(self.base, self.other)
+        self.assertIn("the runs used different GPUs", w)
+        self.assertIn("the new run lost records (3 CUDA records)", w)
+        self.assertNotIn("command lines", w)
+        text = self.text_lines("compare", self.base, self.other)
+        self.assertIn("Warnings: the comparison may mislead", text)
+        self.assertRegex(text, r"\n  !  the runs used different GPUs")
+        self.assertIn("Fake A100", text)
+
+    def test_different_command_line(self):
+        longer = build(self.dir, "longer", "new", "--batch", "16")
+        w = self.warnings(self.base, longer)
+        self.assertEqual(w, "the command lines differ: the runs may not do the same work")
+
+    def test_unfinished_and_dropped(self):
+        killed = edit_copy(self.new, os.path.join(self.dir, "killed.db"),
+                           "UPDATE meta SET value = 0 WHERE key = 'finished'",
+                           "UPDATE meta SET value = 7 WHERE key = 'dropped_events'")
+        w = self.warnings(self.base, killed)
+        self.assertIn("the new run did not finish", w)
+        self.assertIn("the new run lost records (7 events)", w)
+        self.assertIn("the base run did not finish", self.warnings(killed, self.base))
+
+
+if __name__ == "__main__":
+    main()

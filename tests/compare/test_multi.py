@@ -1,0 +1,186 @@
+"""infprof report A.db B.db ...: each process's sections, labelled, and the combined ones. Exact
+combined figures: summed counts and totals, medians and latency percentiles taken again from
+every launch and iteration (never averaged), throughput over the union of the iterations on the
+wall clock, the largest per-process peak per phase, and per shared device the peak of the sum."""
+import csv
+import io
+import os
+
+from compare_common import MIB, Runs, build_overlapping
+from harness import main, prog
+
+GRAD, NO_GRAD, INFER = ("grad | autocast off", "no_grad | autocast fp16",
+                        "inference_mode | autocast bf16")
+UUID = "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f"
+
+
+class MultiJson(Runs):
+    def setUp(self):
+        super().setUp()
+        self.r = self.json_of("report", self.base, self.new)
+        self.label = {p: "pid %d on %s" % (self.meta(p, "pid"), self.meta(p, "host"))
+                      for p in (self.base, self.new)}
+
+    def test_runs_and_per_process_rows(self):
+        self.assertEqual([(x["process"], x["file"], x["pid"]) for x in self.r["runs"]],
+                         [(self.label[p], p, self.meta(p, "pid")) for p in (self.base, self.new)])
+        per = {}
+        for k in self.r["kernels"]:
+            per.setdefault(k["process"], {})[k["name"]] = k
+        self.assertEqual(sorted(per[self.label[self.base]]),
+                         ["gemm_fp16", "gemm_fp32", "old_kernel", "relu"])
+        self.assertEqual(per[self.label[self.new]]["gemm_fp32"]["med_ns"], 1000)
+        phases = [(x["process"], x["label"]) for x in self.r["phases"]]
+        self.assertEqual(phases, [(self.label[self.base], GRAD), (self.label[self.base], NO_GRAD),
+                                  (self.label[self.new], GRAD), (self.label[self.new], INFER)])
+        self.assertEqual(list(self.r)[-3:],
+                         ["combined_phases", "combined_kernels", "combined_memory"])
+
+    def test_combined_kernels_exact_medians(self):
+        k = {x["name"]: x for x in self.r["combined_kernels"]}
+        g = k["gemm_fp32"]
+        # 1000, 3000, 2000 and 500, 1500, 1000 ns: the median of all six is 1250 (the medians'
+        # mean would be 1500); the sample deviation of all six is sqrt(4e6 / 5).
+        self.assertEqual((g["instances"], g["total_ns"], g["avg_ns"], g["med_ns"], g["min_ns"],
+                          g["max_ns"], g["stddev_ns"], g["processes"]),
+                         (6, 9000, 1500, 1250, 500, 3000, 894, 2))
+        self.assertEqual((k["relu"]["instances"], k["relu"]["med_ns"], k["relu"]["processes"]),
+                         (4, 200, 2))
+        self.assertEqual((k["new_kernel"]["med_ns"], k["new_kernel"]["processes"]), (800, 1))
+        self.assertEqual((k["gemm_fp16"]["med_ns"], k["gemm_fp16"]["stddev_ns"]), (600, 141))
+        self.assertEqual([x["name"] for x in self.r["combined_kernels"]][:3],
+                         ["gemm_fp32", "gemm_fp16", "new_kernel"])
+        self.assertAlmostEqual(g["time_pct"], 100 * 9000 / 12750, places=3)
+
+    def test_combined_phases(self):
+        p = {x["label"]: x for x in self.r["combined_phases"]}
+        self.assertEqual(list(p), [GRAD, NO_GRAD, INFER])
+        g = p[GRAD]
+        # Iterations 1, 2, 3, 4 us and 0.5, 1, 1.5, 2 us: nearest-rank percentiles of all 8.
+        self.assertEqual((g["processes"], g["iterations"], g["latency_p50_ns"],
+                          g["latency_p95_ns"], g["latency_p99_ns"]), (2, 8, 1500, 4000, 4000))
+        # One run after the other: 8 iterations in 10 + 5 us of iteration time.
+        self.assertAlmostEqual(g["throughput_per_s"], 8e9 / 15000, delta=1)
+        self.assertAlmostEqual(g["items_per_s"] / (16e9 / 15000), 1, places=5)
+        self.assertEqual((g["kernels"], g["gpu_time_ns"]), (13, 6900 + 4250))
+        self.assertEqual((g["peak_allocated_max_bytes"], g["peak_allocated_max_process"],
+                          g["peak_reserved_max_bytes"]),
+                         (8 * MIB, self.label[self.base], 8 * MIB))
+        self.assertEqual((p[NO_GRAD]["processes"], p[NO_GRAD]["iterations"],
+                          p[NO_GRAD]["latency_p50_ns"], p[NO_GRAD]["items_per_s"]),
+                         (1, 2, 500, None))
+        self.assertEqual((p[INFER]["processes"], p[INFER]["peak_allocated_max_bytes"]),
+                         (1, 3 * MIB))
+
+    def test_combined_memory_one_after_the_other(self):
+        # The same GPU (one UUID) on one host, never at the same time: the larger peak.
+        self.assertEqual(self.r["combined_memory"],
+                         [{"host": self.meta(self.base, "host"), "device": "cuda:0", "uuid": UUID,
+                           "processes": 2, "peak_allocated_bytes": 8 * MIB,
+                           "peak_reserved_bytes": 8 * MIB,
+                           "largest_process_peak_bytes": 8 * MIB}])
+
+
+class MultiOptions(Runs):
+    def test_by_phase(self):
+        r = self.json_of("report", "--by-phase", self.base, self.new)
+        k = {(x["phase"], x["name"]): x for x in r["combined_kernels"]}
+        self.assertEqual((k[(GRAD, "gemm_fp32")]["med_ns"], k[(GRAD, "gemm_fp32")]["processes"]),
+                         (1250, 2))
+        self.assertEqual(k[(NO_GRAD, "gemm_fp16")]["processes"], 1)
+        self.assertEqual([x["phase"] for x in r["combined_kernels"]],
+                         [GRAD] * 5 + [NO_GRAD, INFER])
+
+    def test_phase_of_some_processes(self):
+        r = self.json_of("report", "--phase", "inference/bf16", self.base, self.new)
+        self.assertEqual([(x["name"], x["processes"]) for x in r["combined_kernels"]],
+                         [("gemm_bf16", 1)])
+        self.assertEqual([x["name"] for x in r["kernels"]], ["gemm_bf16"])
+        text = self.text_lines("report", "--phase", "inference/bf16", self.base, self.new)
+        self.assertIn("All processes: CUDA kernels of phase inference_mode | autocast bf16", text)
+
+    def test_top(self):
+        r = self.json_of("report", "--top", "1", self.base, self.new)
+        self.assertEqual([x["name"] for x in r["combined_kernels"]], ["gemm_fp32"])
+        # The medians still come from every launch of every process.
+        self.assertEqual(r["combined_kernels"][0]["med_ns"], 1250)
+
+    def test_three_processes(self):
+        r = self.json_of("report", self.base, self.new, self.other)
+        k = {x["name"]: x for x in r["combined_kernels"]}
+        # base and other launch the same gemm_fp32: 1, 3, 2 us twice, plus 0.5, 1.5, 1 us.
+        self.assertEqual((k["gemm_fp32"]["instances"], k["gemm_fp32"]["med_ns"],
+                          k["gemm_fp32"]["processes"]), (9, 1500, 3))
+        self.assertEqual((k["old_kernel"]["instances"], k["old_kernel"]["med_ns"],
+                          k["old_kernel"]["processes"]), (2, 500, 2))
+        # other's GPU is another one (its own UUID): its memory is not added to the H100's.
+        mem = {x["uuid"]: x for x in r["combined_memory"]}
+        self.assertEqual(len(mem), 2)
+        self.assertEqual((mem[UUID]["processes"], mem[UUID]["peak_allocated_bytes"]),
+                         (2, 8 * MIB))
+
+
+class MultiOverlap(Runs):
+    def test_peak_of_the_sum_on_a_shared_gpu(self):
+        first, second = build_overlapping(self.dir, "base", "new")
+        r = self.json_of("report", first, second)
+        # The first run still holds 4 MiB when the second reaches 6 MiB: 10 MiB at once, not
+        # the larger peak (8) nor the sum of peaks (14); reserved 8 + 8.
+        self.assertEqual([(m["processes"], m["peak_allocated_bytes"], m["peak_reserved_bytes"],
+                           m["largest_process_peak_bytes"]) for m in r["combined_memory"]],
+                         [(2, 10 * MIB, 16 * MIB, 8 * MIB)])
+
+
+class MultiRenderings(Runs):
+    def test_text(self):
+        text = self.text_lines("report", self.base, self.new)
+        lb = "pid %d on %s" % (self.meta(self.base, "pid"), self.meta(self.base, "host"))
+        ln = "pid %d on %s" % (self.meta(self.new, "pid"), self.meta(self.new, "host"))
+        # Run headers first, then each process's sections, then the combined ones.
+        order = ["Run 1 of 2: " + lb, "Run 2 of 2: " + ln, lb + ": Phases (grad mode",
+                 lb + ": CUDA kernels (all phases)", ln + ": Phases (grad mode",
+                 ln + ": CUDA kernels (all phases)", "All processes: phases (merged by label)",
+                 "All processes: CUDA kernels (all phases)",
+                 "All processes: tensor memory per device"]
+        at = [text.find(s) for s in order]
+        self.assertNotIn(-1, at, [s for s, i in zip(order, at) if i < 0])
+        self.assertEqual(at, sorted(at))
+        self.assertRegex(text, r"70\.6\s+9\.00us\s+6\s+1\.50us\s+1\.25us\s+2\s+gemm_fp32")
+        self.assertRegex(text, r"grad/off\s+2\s+8\s+533333\s+1\.50us\s+4\.00us\s+13\s+11\.15us"
+                               r"\s+8\.00MiB")
+        self.assertIn("evil\\x1b[31m_kernel\\x0a", text)
+
+    def test_csv_and_markdown(self):
+        out = self.cli("report", "--format", "csv", self.base, self.new).out.decode()
+        sections = {}
+        for block in out.strip().split("\n\n"):
+            lines = block.splitlines()
+            sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
+        self.assertEqual(len(sections["runs"]), 2)
+        self.assertEqual(sections["runs"][1]["file"], self.new)
+        self.assertEqual(len(sections["kernels"]), 9)
+        g = [x for x in sections["combined_kernels"] if x["name"] == "gemm_fp32"][0]
+        self.assertEqual((g["instances"], g["total_ns"], g["med_ns"], g["processes"]),
+                         ("6", "9000", "1250", "2"))
+        self.assertNotIn("\x1b", out)
+        md = self.cli("report", "--format", "md", self.base, self.new).out.decode()
+        self.assertIn("## All processes: CUDA kernels (all phases)", md)
+        self.assertIn("| 70.6 | 9.00us | 6 | 1.50us | 1.25us | 2 | gemm_fp32 |", md)
+        self.assertNotIn("\x1b", md)
+
+    def test_fork_child_is_labelled_by_role(self):
+        r = self.run_prog([prog("host"), "fork"])
+        self.assertEqual(r.rc, 0, r.err)
+        child = [d for d in r.dbs() if d != "infprof.db"][0]
+        rep = self.json_of("report", r.db("infprof.db"), r.db(child))
+        labels = [x["process"] for x in rep["runs"]]
+        self.assertEqual(labels[1], "pid %d on %s (fork_child)"
+                         % (self.meta(r.db(child), "pid"), self.meta(r.db(child), "host")))
+        self.assertFalse(labels[0].endswith(")"), labels[0])
+        # No CUDA, no libtorch: nothing to combine, nothing made up.
+        self.assertEqual((rep["combined_kernels"], rep["combined_memory"]), ([], []))
+        self.text_lines("report", r.db("infprof.db"), r.db(child))
+
+
+if __name__ == "__main__":
+    main()
