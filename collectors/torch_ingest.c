@@ -140,7 +140,7 @@ static void write_metadata(struct ip_store *s, uint32_t f, int final)
         ip_collector_status(IP_COLLECTOR_TORCH, "on", "%s", lib);
 
     char part[256];
-    snprintf(part, sizeof part, "grad mode: c10::GradMode/InferenceMode::is_enabled in %s",
+    snprintf(part, sizeof part, "grad mode: c10::GradMode/InferenceMode::is_enabled in %.160s",
              strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib);
     add(api, sizeof api, part);
     if (f & (IP_TORCH_SEEN_GRAD_SET | IP_TORCH_SEEN_TLS_SET)) {

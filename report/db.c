@@ -88,11 +88,15 @@ void db_close(struct sqlite3 *db)
 
 __attribute__((noreturn)) static void db_fail(sqlite3 *db)
 {
+    /* The failing connection's own file: several databases may be open (compare, reports over
+     * several runs). */
+    const char *path = db ? sqlite3_db_filename(db, "main") : NULL;
+    if (!path || !*path) path = current_path;
     int rc = sqlite3_errcode(db);
     if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_IOERR)
-        cli_fail("%s is damaged (%s): the file was cut short or overwritten", current_path,
+        cli_fail("%s is damaged (%s): the file was cut short or overwritten", path,
                  sqlite3_errmsg(db));
-    cli_fail("reading %s failed: %s", current_path, sqlite3_errmsg(db));
+    cli_fail("reading %s failed: %s", path, sqlite3_errmsg(db));
 }
 
 struct sqlite3_stmt *db_prepare(struct sqlite3 *db, const char *sql)

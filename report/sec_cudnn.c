@@ -257,7 +257,7 @@ static struct table *calls_table(const struct calls *c)
         group_add(group_of(&g, k->op, k->fn, k->phase), k);
         linked |= k->linked;
     }
-    qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_key);
+    if (g.n) qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_key);
     char buf[64];
     for (int i = 0; i < g.n; i++) {
         struct group *x = &g.v[i];
@@ -324,7 +324,7 @@ static struct table *plans_table(sqlite3 *db, const struct calls *c, const struc
     for (int i = 0; i < c->n; i++)
         if (c->v[i].plan && role_of(c->fns[c->v[i].fn]) == ROLE_COMPUTE)
             group_add(group_of(&g, c->v[i].plan, 0, 0), &c->v[i]);
-    qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_gpu);
+    if (g.n) qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_gpu);
     int shown = o->top && o->top < g.n ? o->top : g.n;
     static const char *const sources[] = {"none", "build", "read"};
     for (int i = 0; i < shown; i++) {
@@ -370,7 +370,7 @@ static struct table *precision_table(const struct calls *c)
         if (k->op != CK_NONE && role_of(c->fns[k->fn]) == ROLE_COMPUTE)
             group_add(group_of(&g, k->phase, k->op, k->dtype), k);
     }
-    qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_key);
+    if (g.n) qsort(g.v, (size_t)g.n, sizeof *g.v, cmp_key);
     char buf[64];
     for (int i = 0; i < g.n; i++) {
         struct group *x = &g.v[i];

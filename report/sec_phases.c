@@ -252,7 +252,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                                   C_RSRVD, C_SAVED,      C_SAVED_PCT};
     struct table *v1 = text_view(t, "Phases (grad mode / autocast)", overview,
                                  (int)(sizeof overview / sizeof *overview));
-    static char title[128];
+    static char title[160];
     char b[64] = "";
     if (base) phase_short_label(base, b, sizeof b);
     snprintf(title, sizeof title,

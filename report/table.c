@@ -299,7 +299,9 @@ static void render_text_object(FILE *out, const struct table *t, const struct re
 static void render_text(FILE *out, const struct table *t, const struct render_opts *o)
 {
     const char *bold = o->color ? "\033[1m" : "", *plain = o->color ? "\033[0m" : "";
-    fprintf(out, "%s%s%s\n", bold, t->title, plain);
+    char title[CELL_MAX];
+    fmt_escape(title, sizeof title, t->title); /* titles may quote a phase label or range */
+    fprintf(out, "%s%s%s\n", bold, title, plain);
     if (t->object) {
         render_text_object(out, t, o);
     } else if (!t->nrows) {
@@ -379,7 +381,7 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     case COL_PCT:
     case COL_RATE:
     case COL_RATIO:
-        fprintf(out, "%.6g", c->d);
+        fprintf(out, "%.9g", c->d);
         break;
     }
 }
@@ -441,7 +443,7 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
         }
         fputc('"', out);
     } else if (col->type == COL_PCT || col->type == COL_RATE || col->type == COL_RATIO) {
-        fprintf(out, "%.6g", c->d);
+        fprintf(out, "%.9g", c->d);
     } else {
         fprintf(out, "%lld", (long long)c->i);
     }
@@ -475,7 +477,9 @@ static void render_md(FILE *out, const struct table *t)
 {
     char buf[CELL_MAX];
     int idx[40], nv = visible(t, 0, idx);
-    fprintf(out, "## %s\n\n", t->title);
+    char title[CELL_MAX];
+    fmt_escape(title, sizeof title, t->title);
+    fprintf(out, "## %s\n\n", title);
     if (t->object) {
         fputs("| | |\n|---|---|\n", out);
         for (int k = 0; t->nrows && k < nv; k++) {
