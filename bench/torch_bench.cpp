@@ -85,15 +85,16 @@ static int child(const std::string &what, long n)
         m.define("def forward(self, x):\n    return x + 1\n");
         at::Tensor x = at::ones({4});
         c10::InferenceMode inference;
-        ns = time_ns(n / 10, 1, [&] { (void)m.forward({x}); }, 20);
+        ns = time_ns(
+            n / 10, 1, [&] { (void)m.forward({x}); }, 20);
     }
     std::printf("%.1f\n", ns);
     return ns < 0;
 }
 
-static const char *const measures[] = {"report_cpu",       "report_cuda",     "grad_toggle",
-                                       "grad_same",        "inference_toggle", "autocast_toggle",
-                                       "cpu_alloc_free",   "jit_call"};
+static const char *const measures[] = {"report_cpu",     "report_cuda",      "grad_toggle",
+                                       "grad_same",      "inference_toggle", "autocast_toggle",
+                                       "cpu_alloc_free", "jit_call"};
 
 static std::string dir_of_self()
 {
@@ -171,8 +172,8 @@ int main(int argc, char **argv)
     std::vector<std::string> mem_off = with, emit_off = with;
     mem_off.push_back("INFPROF_CPU_MEMORY=0");
     emit_off.push_back("INFPROF_NVTX_EMIT=0");
-    std::printf("%-17s %8s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof",
-                "CPU_MEM=0", "EMIT=0", "added", "dropped");
+    std::printf("%-17s %8s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof", "CPU_MEM=0",
+                "EMIT=0", "added", "dropped");
     for (const char *what : measures) {
         double v[4];
         long dropped = 0;
@@ -183,8 +184,8 @@ int main(int argc, char **argv)
             dropped += dropped_events(db);
             unlink(db.c_str());
         }
-        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0], v[1], v[2],
-                    v[3], v[1] - v[0], dropped);
+        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0], v[1], v[2], v[3],
+                    v[1] - v[0], dropped);
         std::fflush(stdout);
     }
     rmdir(tmp);

@@ -228,7 +228,7 @@ static void NVTX_API w_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttribu
     if (next_core2[NVTX_CBID_CORE2_DomainMarkEx])
         NEXT(next_core2, NVTX_CBID_CORE2_DomainMarkEx,
              void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))
-        (d, a);
+    (d, a);
 }
 
 static nvtxRangeId_t NVTX_API w_DomainRangeStartEx(nvtxDomainHandle_t d,
@@ -247,7 +247,7 @@ static void NVTX_API w_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
     if (next_core2[NVTX_CBID_CORE2_DomainRangeEnd])
         NEXT(next_core2, NVTX_CBID_CORE2_DomainRangeEnd,
              void (*)(nvtxDomainHandle_t, nvtxRangeId_t))
-        (d, id);
+    (d, id);
 }
 
 static int NVTX_API w_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)

@@ -154,8 +154,8 @@ void ip_cfg_load(void)
             cfg_present[i] = value != NULL;
             cfg_text[i] = value ? value : e->dflt;
             ip_cfg_parse((enum ip_cfg_id)i, e->dflt, &cfg_num[i]);
-            if (value && e->type != IP_CFG_STR && ip_cfg_parse((enum ip_cfg_id)i, value,
-                                                               &cfg_num[i]) != 0) {
+            if (value && e->type != IP_CFG_STR &&
+                ip_cfg_parse((enum ip_cfg_id)i, value, &cfg_num[i]) != 0) {
                 cfg_warn_bad(e, value);
                 cfg_text[i] = e->dflt;
             }

@@ -38,7 +38,7 @@ enum ip_cfg_id {
 enum ip_cfg_type { IP_CFG_BOOL, IP_CFG_INT, IP_CFG_STR, IP_CFG_ENUM };
 
 struct ip_cfg_entry {
-    const char *name;    /* environment variable */
+    const char *name; /* environment variable */
     enum ip_cfg_type type;
     const char *dflt;    /* default, as it would be written in the environment */
     int64_t min, max;    /* IP_CFG_INT range */

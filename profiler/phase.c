@@ -238,8 +238,7 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     sqlite3_bind_int64(st_span_insert, 3, ip_store_rel(s, e->ts));
     sqlite3_bind_int(st_span_insert, 4, e->cuda_autocast);
     sqlite3_bind_int(st_span_insert, 5, e->cpu_autocast);
-    if (ip_store_step(s, st_span_insert) == 0)
-        t->rowid = sqlite3_last_insert_rowid(ip_store_db(s));
+    if (ip_store_step(s, st_span_insert) == 0) t->rowid = sqlite3_last_insert_rowid(ip_store_db(s));
 }
 
 /* Index of the last history point at or before ts (0 if none). */

@@ -120,8 +120,8 @@ void ip_stats_merge(struct ip_stats *dst, struct ip_stats *const *parts, int n)
         count += parts[i]->count;
         all_kept &= parts[i]->nsamples == parts[i]->count;
     }
-    uint32_t want = all_kept ? (uint32_t)count : (count < IP_STATS_SAMPLES ? (uint32_t)count
-                                                                            : IP_STATS_SAMPLES);
+    uint32_t want = all_kept ? (uint32_t)count
+                             : (count < IP_STATS_SAMPLES ? (uint32_t)count : IP_STATS_SAMPLES);
     free(dst->samples);
     dst->samples = want ? malloc((size_t)want * sizeof *dst->samples) : NULL;
     dst->nsamples = 0;
@@ -140,8 +140,8 @@ void ip_stats_merge(struct ip_stats *dst, struct ip_stats *const *parts, int n)
         if (p->count && p->max > dst->max) dst->max = p->max;
         if (!dst->samples || !p->nsamples) continue;
         ip_stats_median(p, NULL); /* sorts its samples */
-        uint32_t take = all_kept ? p->nsamples
-                                 : (uint32_t)((double)want * (double)p->count / (double)count);
+        uint32_t take =
+            all_kept ? p->nsamples : (uint32_t)((double)want * (double)p->count / (double)count);
         if (take > p->nsamples) take = p->nsamples;
         for (uint32_t k = 0; k < take && dst->nsamples < want; k++)
             dst->samples[dst->nsamples++] =

@@ -18,13 +18,13 @@ struct ip_thread {
     uint8_t in_hook;     /* set while one of our hooks runs on this thread */
     uint8_t ring_failed; /* no ring could be had: stop asking */
     /* Phase tracking (phase.c). */
-    uint8_t phase;       /* current phase id, 0 not known yet */
-    uint8_t grad;        /* 0 grad, 1 no_grad, 2 inference_mode */
-    uint8_t cuda_ac;     /* CUDA autocast dtype code, 0 off (the shadow flag) */
-    uint8_t cpu_ac;      /* CPU autocast dtype code, 0 off */
-    uint8_t jit_depth;   /* nesting of TorchScript Method calls */
+    uint8_t phase;         /* current phase id, 0 not known yet */
+    uint8_t grad;          /* 0 grad, 1 no_grad, 2 inference_mode */
+    uint8_t cuda_ac;       /* CUDA autocast dtype code, 0 off (the shadow flag) */
+    uint8_t cpu_ac;        /* CPU autocast dtype code, 0 off */
+    uint8_t jit_depth;     /* nesting of TorchScript Method calls */
     uint8_t emitted_phase; /* phase of the open emitted NVTX range */
-    uint64_t emit_range; /* open NVTX range we emitted for the phase, 0 none */
+    uint64_t emit_range;   /* open NVTX range we emitted for the phase, 0 none */
     /* NVTX push/pop stack of the application (nvtx collector). */
     uint32_t nvtx_depth;
     uint32_t nvtx_overflow;

@@ -198,7 +198,8 @@ int cmd_compare(int argc, char **argv)
 
     /* Every row of every section on both sides: --top applies to the comparison, and --phase
      * is resolved against both runs (a phase may exist in one only). */
-    struct report_opts all = {.by_phase = o.by_phase || o.phase, .nvtx = o.nvtx, .format = o.format};
+    struct report_opts all = {
+        .by_phase = o.by_phase || o.phase, .nvtx = o.nvtx, .format = o.format};
     static struct compare_side b, n;
     side_load(&b, paths[0], &all);
     side_load(&n, paths[1], &all);

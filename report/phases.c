@@ -319,8 +319,7 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
         phase_short_label(&p->v[i], s, sizeof s);
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%s'", i ? ", " : "", s);
     }
-    cli_fail("%s '%s' is not a phase of this run (it has %s)", option, want,
-             p->n ? known : "none");
+    cli_fail("%s '%s' is not a phase of this run (it has %s)", option, want, p->n ? known : "none");
 }
 
 void phases_load(sqlite3 *db, struct run_phases *p)

@@ -25,7 +25,7 @@ struct phase_info {
     int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;
     int has_busy;
-    int64_t gpu_busy; /* union of the phase's GPU work intervals (phase_gpu) */
+    int64_t gpu_busy;                  /* union of the phase's GPU work intervals (phase_gpu) */
     int64_t peak_alloc, peak_reserved; /* all devices together */
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
@@ -54,11 +54,11 @@ void device_name(int type, int index, char *out, size_t n);
 
 /* Sections: each returns a new table built from the database. */
 struct report_opts {
-    int top;              /* kernels shown; 0 all */
-    const char *baseline; /* phase label (or "grad/off" form) to compare against */
-    int by_phase;         /* kernels per phase rather than over all phases */
-    const char *phase;    /* kernels of this phase only */
-    const char *nvtx;     /* kernels launched inside NVTX ranges matching this glob */
+    int top;                /* kernels shown; 0 all */
+    const char *baseline;   /* phase label (or "grad/off" form) to compare against */
+    int by_phase;           /* kernels per phase rather than over all phases */
+    const char *phase;      /* kernels of this phase only */
+    const char *nvtx;       /* kernels launched inside NVTX ranges matching this glob */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db);

@@ -17,7 +17,18 @@
 #include <string.h>
 
 /* cudnn_calls.op_kind codes (collectors/cudnn_internal.h). */
-enum { CK_NONE, CK_CONV, CK_BN_INF, CK_BN_TRAIN, CK_ATTN, CK_MATMUL, CK_PW, CK_OTHER, CK_UNK, CK_COUNT };
+enum {
+    CK_NONE,
+    CK_CONV,
+    CK_BN_INF,
+    CK_BN_TRAIN,
+    CK_ATTN,
+    CK_MATMUL,
+    CK_PW,
+    CK_OTHER,
+    CK_UNK,
+    CK_COUNT
+};
 static const char *const op_names[CK_COUNT] = {
     NULL,     "conv_fwd",  "bn_inference", "bn_training",  "attention",
     "matmul", "pointwise", "other",        "unclassified",

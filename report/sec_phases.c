@@ -23,7 +23,6 @@ static void device_json(const struct run_devices *d, const int64_t *v, char *out
     snprintf(out + o, n - o, "}");
 }
 
-
 static const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
 {
     if (want) return &p->v[phases_find(p, want, "--baseline")];
@@ -187,7 +186,8 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
     }
     if (ph->has_busy) {
         table_set_int(t, C_BUSY, ph->gpu_busy);
-        if (ph->wall > 0) table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
+        if (ph->wall > 0)
+            table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
     if (ph->has_memory) {
         table_set_int(t, C_ALLOC, ph->peak_alloc);
@@ -246,8 +246,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     struct table *t = table_new("phases", NULL);
     phase_columns(t);
     for (int i = 0; i < p->n; i++) phase_row(t, &p->v[i], base, &p->devices);
-    static const int overview[] = {C_SHORT, C_ITERS,   C_TPUT, C_P50,
-                                   C_P95,   C_KERNELS, C_GPU, C_BUSY_PCT,  C_MIX_TEXT};
+    static const int overview[] = {C_SHORT,   C_ITERS, C_TPUT,     C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,   C_BUSY_PCT, C_MIX_TEXT};
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_LAT_RATIO, C_ALLOC,
                                   C_RSRVD, C_SAVED,      C_SAVED_PCT};
     struct table *v1 = text_view(t, "Phases (grad mode / autocast)", overview,

@@ -37,7 +37,8 @@
 #define INFPROF_TORCH_2_4                                                                          \
     (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
-namespace sample {
+namespace sample
+{
 
 inline const char *grad_names[] = {"grad", "no_grad", "inference_mode"};
 inline const char *autocast_names[] = {"off", "fp16", "bf16"};
@@ -140,7 +141,8 @@ inline bool cuda(const Options &o)
 
 // Autocast as Python's torch.autocast does it: dtype, enable, nesting; the cast cache cleared
 // when the outermost region ends.
-class Autocast {
+class Autocast
+{
   public:
     Autocast(bool on_cuda, int precision) : cuda_(on_cuda), on_(precision != 0)
     {
@@ -193,7 +195,8 @@ class Autocast {
 };
 
 // The grad mode of one phase, held for its lifetime: nothing, NoGradGuard or InferenceMode.
-class GradMode {
+class GradMode
+{
   public:
     explicit GradMode(int mode)
     {
@@ -240,7 +243,8 @@ inline std::vector<int> precisions(const Options &o)
     if (!cuda(o)) return {0, 2};
     std::vector<int> p = {0, 1};
     try {
-        auto a = torch::ones({8, 8}, torch::TensorOptions().device(torch::kCUDA).dtype(at::kBFloat16));
+        auto a =
+            torch::ones({8, 8}, torch::TensorOptions().device(torch::kCUDA).dtype(at::kBFloat16));
         (void)torch::matmul(a, a).sum().item<float>();
         p.push_back(2);
     } catch (const std::exception &) {

@@ -21,11 +21,11 @@ struct ConvNetImpl : nn::Module {
             return nn::Conv2d(nn::Conv2dOptions(in, out, 3).padding(1).bias(false));
         };
         body = register_module(
-            "body", nn::Sequential(conv(3, 32), nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(2),
-                                   conv(32, 64), nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(2),
-                                   conv(64, 128), nn::BatchNorm2d(128), nn::ReLU(),
-                                   nn::AdaptiveAvgPool2d(1), nn::Flatten(),
-                                   nn::Linear(128, classes)));
+            "body",
+            nn::Sequential(conv(3, 32), nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(2),
+                           conv(32, 64), nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(2),
+                           conv(64, 128), nn::BatchNorm2d(128), nn::ReLU(),
+                           nn::AdaptiveAvgPool2d(1), nn::Flatten(), nn::Linear(128, classes)));
     }
     torch::Tensor forward(torch::Tensor x)
     {
@@ -108,7 +108,12 @@ int main(int argc, char **argv)
     // as a serving loop's would.
     std::vector<torch::Tensor> out(models.size());
     sample::run_phases(
-        o, true, [&] { for (size_t i = 0; i < models.size(); i++) out[i] = models[i](); },
-        [&] { for (auto &t : out) t = torch::Tensor(); });
+        o, true,
+        [&] {
+            for (size_t i = 0; i < models.size(); i++) out[i] = models[i]();
+        },
+        [&] {
+            for (auto &t : out) t = torch::Tensor();
+        });
     return 0;
 }

@@ -100,8 +100,7 @@ static int scenario_busy(void)
 {
     struct ip_replay_buf b;
     ip_phase_set(IP_INFERENCE_MODE, IP_DTYPE_BFLOAT16, 0);
-    static const uint64_t spans[][2] = {{1000, 5000}, {3000, 8000}, {20000, 21000},
-                                        {21000, 22000}};
+    static const uint64_t spans[][2] = {{1000, 5000}, {3000, 8000}, {20000, 21000}, {21000, 22000}};
     if (!ip_replay_buffer(&b)) return 1;
     for (uint32_t i = 0; i < 4; i++)
         kernel(&b, 100 + i, "gemm_bf16", spans[i][0], spans[i][1] - spans[i][0]);

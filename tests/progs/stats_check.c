@@ -43,8 +43,7 @@ int main(void)
     ip_stats_init(&c, 1);
     for (int i = 0; i < 200000; i++) ip_stats_add(&c, (int64_t)((i * 7919L) % 200000) + 1);
     med = ip_stats_median(&c, &exact);
-    check(!exact && c.nsamples == IP_STATS_SAMPLES, "reservoir size", c.nsamples,
-          IP_STATS_SAMPLES);
+    check(!exact && c.nsamples == IP_STATS_SAMPLES, "reservoir size", c.nsamples, IP_STATS_SAMPLES);
     check(fabs((double)med - 100000) < 2000, "reservoir median", (double)med, 100000);
     check(c.count == 200000 && c.min == 1 && c.max == 200000, "reservoir count/min/max",
           (double)c.count, 200000);
@@ -53,8 +52,8 @@ int main(void)
     ip_stats_init(&all, 1);
     ip_stats_merge(&all, parts, 2);
     med = ip_stats_median(&all, &exact);
-    check(exact && all.count == 1006 && med == 4000000000000LL - 10, "exact merge",
-          (double)med, 4e12 - 10);
+    check(exact && all.count == 1006 && med == 4000000000000LL - 10, "exact merge", (double)med,
+          4e12 - 10);
     check(all.min == 1 && all.max == 4000000000010LL, "merge min/max", (double)all.min, 1);
     ip_stats_free(&all);
     /* Merging a sampled part: proportional, close. */
