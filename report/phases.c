@@ -97,7 +97,7 @@ static void load_spans(sqlite3 *db, struct run_phases *p, int64_t duration)
 static void load_kernels(sqlite3 *db, struct run_phases *p)
 {
     int summary = db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0;
-    int any = summary || db_int(db, "SELECT count(*) FROM kernels", 0) > 0;
+    int any = summary || db_int(db, "SELECT EXISTS (SELECT 1 FROM kernel_rows)", 0);
     char *cupti = db_meta_text(db, "collector.cupti");
     int measured = any || (cupti && strncmp(cupti, "on", 2) == 0);
     free(cupti);

@@ -136,7 +136,7 @@ struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o)
     struct nvtx_view v;
     memset(&v, 0, sizeof v);
     load_ranges(db, &v);
-    int cuda = db_int(db, "SELECT count(*) FROM kernels", 0) > 0;
+    int cuda = db_int(db, "SELECT EXISTS (SELECT 1 FROM kernel_rows)", 0);
     if (v.n && cuda) load_gpu(db, &v);
     if (v.n) qsort(v.g, (size_t)v.n, sizeof *v.g, cmp_group);
     double all = 0;
