@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void ip_stats_init(struct ip_stats *st, int bounded)
 {
@@ -84,11 +85,49 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sort n values: radix sort by bytes (least significant first) for large arrays, skipping the
+ * bytes every value shares; qsort for small ones and whenever memory is short. Durations are
+ * non-negative; a negative value sends the whole array to qsort. */
+static void sort_values(int64_t *v, uint32_t n)
+{
+    if (n < 4096) {
+        qsort(v, n, sizeof *v, cmp_i64);
+        return;
+    }
+    uint64_t or_all = 0, and_all = ~0ull;
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i] < 0) {
+            qsort(v, n, sizeof *v, cmp_i64);
+            return;
+        }
+        or_all |= (uint64_t)v[i];
+        and_all &= (uint64_t)v[i];
+    }
+    int64_t *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp) {
+        qsort(v, n, sizeof *v, cmp_i64);
+        return;
+    }
+    int64_t *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if ((((or_all ^ and_all) >> shift) & 0xff) == 0) continue; /* a byte all values share */
+        uint32_t count[257] = {0};
+        for (uint32_t i = 0; i < n; i++) count[(((uint64_t)src[i] >> shift) & 0xff) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (uint32_t i = 0; i < n; i++) dst[count[((uint64_t)src[i] >> shift) & 0xff]++] = src[i];
+        int64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
+    free(tmp);
+}
+
 int64_t ip_stats_median(struct ip_stats *st, int *exact)
 {
     if (exact) *exact = st->nsamples == st->count;
     if (!st->nsamples) return 0;
-    qsort(st->samples, st->nsamples, sizeof *st->samples, cmp_i64);
+    sort_values(st->samples, st->nsamples);
     uint32_t n = st->nsamples;
     /* nsys reports the median as the mean of the two middle values for an even count. */
     if (n % 2) return st->samples[n / 2];

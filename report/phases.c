@@ -324,6 +324,7 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
 
 void phases_load(sqlite3 *db, struct run_phases *p)
 {
+    summaries_complete(db); /* an unfinished run: its kernel summary, computed once */
     memset(p, 0, sizeof *p);
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);

@@ -44,6 +44,9 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP
+ * table of the same name (summaries.c), which every section then reads. */
+void summaries_complete(struct sqlite3 *db);
 /* "inference/bf16": a phase's label in the few columns text can spare. */
 void phase_short_label(const struct phase_info *ph, char *out, size_t n);
 /* Index of the phase named `want` (its label or short label), or exit 2 naming `option` and the

@@ -62,6 +62,23 @@ class FixtureBasic(Case):
         self.assertEqual(r["run"]["cupti_dropped_records"], 3)
         self.assertIn("3 CUPTI records dropped", r["run"]["warnings"])
 
+    def test_unfinished_run_reports_the_same_kernels(self):
+        # A run killed before its end has no summary: the report computes it from the rows.
+        import shutil
+        import sqlite3
+        killed = self.db + ".killed.db"
+        shutil.copy(self.db, killed)
+        con = sqlite3.connect(killed)
+        con.execute("DELETE FROM kernel_summary")
+        con.execute("UPDATE meta SET value = 0 WHERE key = 'finished'")
+        con.commit()
+        con.close()
+        want, got = self.report_json(self.db), self.report_json(killed)
+        self.assertEqual(got["kernels"], want["kernels"])
+        self.assertEqual([(p["label"], p["kernels"], p["gpu_time_ns"]) for p in got["phases"]],
+                         [(p["label"], p["kernels"], p["gpu_time_ns"]) for p in want["phases"]])
+        self.assertEqual(self.query(killed, "SELECT count(*) FROM kernel_summary")[0][0], 0)
+
     def test_report_text_escapes_control_characters(self):
         r = self.cli("report", self.db)
         self.assertEqual(r.rc, 0)
