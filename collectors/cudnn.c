@@ -20,6 +20,7 @@
 #include "cupti_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/emit.h"
 #include "../profiler/lifecycle.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
@@ -118,7 +119,6 @@ static cudnnStatus_t missing(enum ip_cudnn_fn fn)
 
 /* ---- NVTX ranges -------------------------------------------------------------------------- */
 
-static _Atomic(nvtxDomainHandle_t) nvtx_domain;
 static _Atomic(nvtxStringHandle_t) nvtx_strings[IP_CUDNN_OP_COUNT + IP_CUDNN_FN_COUNT];
 static const char *const op_range_names[IP_CUDNN_OP_COUNT] = {
     "cudnn",
@@ -135,28 +135,11 @@ static const char *const op_range_names[IP_CUDNN_OP_COUNT] = {
 /* Called with the guard held: our own NVTX capture skips it, a chained tool gets it. */
 static int nvtx_push(int op_kind, enum ip_cudnn_fn fn)
 {
-    nvtxDomainHandle_t d = atomic_load(&nvtx_domain);
-    if (!d) {
-        d = nvtxDomainCreateA("infprof"); /* racing threads get the same domain by name */
-        atomic_store(&nvtx_domain, d);
-    }
     int slot = op_kind ? op_kind : IP_CUDNN_OP_COUNT + (int)fn;
     const char *text = op_kind ? op_range_names[op_kind] : ip_cudnn_fn_names[fn];
-    nvtxStringHandle_t s = atomic_load(&nvtx_strings[slot]);
-    if (!s) {
-        s = nvtxDomainRegisterStringA(d, text);
-        atomic_store(&nvtx_strings[slot], s);
-    }
     nvtxEventAttributes_t a;
-    memset(&a, 0, sizeof a);
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = s ? NVTX_MESSAGE_TYPE_REGISTERED : NVTX_MESSAGE_TYPE_ASCII;
-    if (s)
-        a.message.registered = s;
-    else
-        a.message.ascii = text;
-    nvtxDomainRangePushEx(d, &a);
+    ip_emit_attr(&a, &nvtx_strings[slot], text);
+    nvtxDomainRangePushEx(ip_emit_domain(), &a);
     return 1;
 }
 
@@ -234,7 +217,7 @@ static void call_stop(struct call *c, cudnnStatus_t st)
         uint64_t last;
         ip_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &last);
     }
-    if (c->nvtx) nvtxDomainRangePop(atomic_load(&nvtx_domain));
+    if (c->nvtx) nvtxDomainRangePop(ip_emit_domain());
     if (guarded) ip_hook_leave();
 }
 

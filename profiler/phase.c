@@ -4,6 +4,7 @@
  */
 #include "phase.h"
 #include "clock.h"
+#include "emit.h"
 #include "config.h"
 #include "map.h"
 #include "ring.h"
@@ -96,48 +97,25 @@ void ip_phase_leave(void)
     ip_ring_commit(r, sizeof *e);
 }
 
-static _Atomic(nvtxDomainHandle_t) emit_domain;
 static _Atomic(nvtxStringHandle_t) emit_labels[IP_PHASE_COUNT];
-
-static nvtxDomainHandle_t domain_get(void)
-{
-    nvtxDomainHandle_t d = atomic_load(&emit_domain);
-    if (!d) {
-        /* Two threads racing here create the domain twice: harmless, the name is the same. */
-        d = nvtxDomainCreateA("infprof");
-        atomic_store(&emit_domain, d);
-    }
-    return d;
-}
 
 void ip_phase_emit(void)
 {
     uint8_t want = ip_self.phase;
     if (want == ip_self.emitted_phase || !ip_cfg_int(IP_CFG_NVTX_EMIT)) return;
-    nvtxDomainHandle_t d = domain_get();
+    nvtxDomainHandle_t d = ip_emit_domain();
     if (ip_self.emit_range) nvtxDomainRangeEnd(d, ip_self.emit_range);
     ip_self.emit_range = 0;
     ip_self.emitted_phase = want;
     if (!want) return;
-    nvtxStringHandle_t label = atomic_load(&emit_labels[want]);
-    if (!label) {
-        label = nvtxDomainRegisterStringA(d, labels[want]);
-        atomic_store(&emit_labels[want], label);
-    }
-    nvtxEventAttributes_t a = {0};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = label ? NVTX_MESSAGE_TYPE_REGISTERED : NVTX_MESSAGE_TYPE_ASCII;
-    if (label)
-        a.message.registered = label;
-    else
-        a.message.ascii = labels[want];
+    nvtxEventAttributes_t a;
+    ip_emit_attr(&a, &emit_labels[want], labels[want]);
     ip_self.emit_range = nvtxDomainRangeStartEx(d, &a);
 }
 
 void ip_phase_emit_end(void)
 {
-    if (ip_self.emit_range) nvtxDomainRangeEnd(domain_get(), ip_self.emit_range);
+    if (ip_self.emit_range) nvtxDomainRangeEnd(ip_emit_domain(), ip_self.emit_range);
     ip_self.emit_range = 0;
 }
 

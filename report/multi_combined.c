@@ -123,31 +123,6 @@ void multi_free(struct multi_data *d)
 
 /* ---- phases ------------------------------------------------------------------------------ */
 
-struct span {
-    int64_t start, end;
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-    const struct span *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-static int64_t union_length(struct span *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_span);
-    int64_t total = 0, s = 0, e = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].start > e) {
-            if (e != INT64_MIN) total += e - s;
-            s = v[i].start, e = v[i].end;
-        } else if (v[i].end > e) {
-            e = v[i].end;
-        }
-    }
-    return e == INT64_MIN ? total : total + e - s;
-}
-
 enum {
     P_SHORT,
     P_LABEL,
@@ -169,7 +144,7 @@ static void combined_iterations(struct multi_data *d, struct table *t, int id)
 {
     struct ip_stats lat;
     ip_stats_init(&lat, 0);
-    struct span *v = malloc((d->niters + 1) * sizeof *v);
+    struct interval *v = malloc((d->niters + 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
     size_t n = 0;
     int64_t items = 0;
@@ -178,7 +153,7 @@ static void combined_iterations(struct multi_data *d, struct table *t, int id)
         const struct multi_iter *it = &d->iters[i];
         if (it->phase != id) continue;
         ip_stats_add(&lat, it->dur);
-        v[n++] = (struct span){it->start, it->start + it->dur};
+        v[n++] = (struct interval){it->start, it->start + it->dur};
         if (it->batch < 0) batched = 0;
         items += it->batch;
     }

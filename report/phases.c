@@ -16,18 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
-struct interval {
-    int64_t start, end;
-};
-
 static int cmp_interval(const void *a, const void *b)
 {
     const struct interval *x = a, *y = b;
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Length of the union of intervals (sorts them). */
-static int64_t union_length(struct interval *v, size_t n)
+int64_t union_length(struct interval *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_interval);
     int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;

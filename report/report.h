@@ -44,6 +44,11 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* Length of the union of n time intervals, overlaps counted once (sorts them). */
+struct interval {
+    int64_t start, end;
+};
+int64_t union_length(struct interval *v, size_t n);
 /* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP
  * table of the same name (summaries.c), which every section then reads. */
 void summaries_complete(struct sqlite3 *db);
