@@ -12,6 +12,7 @@
 #include "../profiler/map.h"
 #include "../profiler/phase.h"
 #include "../profiler/stats.h"
+#include "../profiler/stats_row.h"
 #include "../profiler/store.h"
 
 #include <sqlite3.h>
@@ -249,17 +250,7 @@ static void write_devices(struct ip_store *s)
 static void write_kernel_row(struct ip_store *s, sqlite3_stmt *k, int64_t name_id, int phase,
                              struct ip_stats *st)
 {
-    int exact;
-    int64_t med = ip_stats_median(st, &exact);
-    sqlite3_bind_int64(k, 1, name_id);
-    sqlite3_bind_int(k, 2, phase);
-    sqlite3_bind_int64(k, 3, (int64_t)st->count);
-    sqlite3_bind_int64(k, 4, st->total);
-    sqlite3_bind_int64(k, 5, st->min);
-    sqlite3_bind_int64(k, 6, st->max);
-    sqlite3_bind_int64(k, 7, med);
-    sqlite3_bind_double(k, 8, ip_stats_stddev(st));
-    sqlite3_bind_int(k, 9, exact);
+    ip_stats_bind_summary(k, name_id, phase, st);
     ip_store_step(s, k);
 }
 

@@ -10,6 +10,7 @@
 #include "../profiler/map.h"
 #include "../profiler/phase.h"
 #include "../profiler/stats.h"
+#include "../profiler/stats_row.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -22,17 +23,7 @@ struct summary_key {
 
 static void summary_insert(sqlite3_stmt *ins, int64_t name_id, int phase, struct ip_stats *st)
 {
-    int exact;
-    int64_t med = ip_stats_median(st, &exact);
-    sqlite3_bind_int64(ins, 1, name_id);
-    sqlite3_bind_int(ins, 2, phase);
-    sqlite3_bind_int64(ins, 3, (int64_t)st->count);
-    sqlite3_bind_int64(ins, 4, st->total);
-    sqlite3_bind_int64(ins, 5, st->min);
-    sqlite3_bind_int64(ins, 6, st->max);
-    sqlite3_bind_int64(ins, 7, med);
-    sqlite3_bind_double(ins, 8, ip_stats_stddev(st));
-    sqlite3_bind_int(ins, 9, exact);
+    ip_stats_bind_summary(ins, name_id, phase, st);
     if (db_step(ins) != 0) cli_fail("internal: summary insert returned a row");
     sqlite3_reset(ins);
 }
