@@ -11,7 +11,7 @@
 //   grad_toggle     one NoGradGuard transition (constructor or destructor): a phase change each
 //   grad_same       one transition that leaves the phase as it was (NoGradGuard inside no_grad)
 //   inference_toggle one InferenceMode transition
-//   autocast_toggle one at::autocast::set_cpu_enabled call, switching CPU autocast
+//   autocast_toggle one CPU autocast enable or disable call, switching CPU autocast
 //   cpu_alloc_free  at::empty of 256 bytes and its free: the CPU allocator, with its reports
 //                   when memory profiling is on (INFPROF_CPU_MEMORY)
 //   jit_call        one TorchScript forward of a trivial module
@@ -21,6 +21,8 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/script.h>
+
+#include "samples/torch_compat.h"
 
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -75,8 +77,8 @@ static int child(const std::string &what, long n)
         ns = time_ns(n, 2, [] { c10::InferenceMode guard; });
     else if (what == "autocast_toggle")
         ns = time_ns(n, 2, [] {
-            at::autocast::set_cpu_enabled(true);
-            at::autocast::set_cpu_enabled(false);
+            torch_compat::set_autocast_enabled(false, true);
+            torch_compat::set_autocast_enabled(false, false);
         });
     else if (what == "cpu_alloc_free")
         ns = time_ns(n, 1, [] { at::Tensor t = at::empty({64}, at::kFloat); });

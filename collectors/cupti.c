@@ -265,9 +265,8 @@ static int cupti_subscribe(void)
     if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         holder[sizeof holder - 1] = 0;
-        const char *who = holder[0] ? holder
-                                    : "another tool (Nsight Systems, Nsight Compute,"
-                                      " torch.profiler?)";
+        char who[320];
+        ip_cupti_name_holder(holder, who, sizeof who);
         ip_warn("CUPTI is already in use by %s: CUDA activity is not recorded (passive mode);"
                 " phases, memory, cuDNN and NVTX still are",
                 who);
@@ -460,9 +459,10 @@ static void cupti_init(void)
         !(realpath(current, current_real) && strcmp(current_real, cupti_self_path) == 0)) {
         /* Nsight Systems, Nsight Compute and compute-sanitizer inject themselves this way: they
          * own CUPTI, we stay out of their way and say so once. */
-        ip_warn("CUDA_INJECTION64_PATH names another tool (%.160s): CUDA activity is not"
+        const char *tool = ip_cupti_holder_tool(current);
+        ip_warn("CUDA_INJECTION64_PATH names another tool (%s%s%.160s): CUDA activity is not"
                 " recorded (passive mode); phases, memory, cuDNN and NVTX still are",
-                current);
+                tool ? tool : "", tool ? ", " : "", current);
         ip_collector_status(IP_COLLECTOR_CUPTI, "passive",
                             "another CUDA injection library is set (CUDA_INJECTION64_PATH=%.120s)",
                             current);

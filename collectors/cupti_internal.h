@@ -8,6 +8,7 @@
  *   cupti_ingest.c   writer side: records -> rows, attribution by correlation id
  *   cupti_summary.c  writer side: end-of-run summaries, graph launches, device facts
  *   cupti_replay.c   synthetic records through the same buffer callbacks (tests, benchmarks)
+ *   cupti_holder.c   naming the other tool when CUPTI is already held
  */
 #ifndef INFPROF_CUPTI_INTERNAL_H
 #define INFPROF_CUPTI_INTERNAL_H
@@ -132,6 +133,13 @@ void ip_cupti_sum_write(struct ip_store *s);
  * DEVICE record said); "GPU-xxxxxxxx-..." as nvidia-smi prints a UUID. */
 void ip_cupti_write_device(struct ip_store *s, const struct ip_cupti_device *v);
 void ip_cupti_uuid_text(const CUuuid *u, char *out, size_t n);
+
+/* Who holds CUPTI when cuptiSubscribe refuses us (cupti_holder.c): the name CUPTI reported,
+ * else the tool whose library or injection variable is found in the process, else a plain
+ * statement that it could not be named. */
+void ip_cupti_name_holder(const char *reported, char *out, size_t n);
+/* The tool a library path belongs to (compute-sanitizer, Nsight Systems...), or NULL. */
+const char *ip_cupti_holder_tool(const char *path);
 
 /* API names by callback id (generated from CUPTI's cbid headers). */
 const char *ip_cupti_api_name(int domain, uint32_t cbid);

@@ -39,12 +39,13 @@ static int torch_enter(void)
 /* ---- grad mode setters -------------------------------------------------------------------- */
 
 /* After a grad-mode setter was forwarded. Autocast is left to its shadow: libtorch's own
- * NoGradGuards run inside autocast-wrapped ops too, where the autocast getters read false. */
-static void torch_after_grad_setter(uint32_t seen)
+ * NoGradGuards run inside autocast-wrapped ops too, where the autocast getters read false.
+ * caller: the setter's return address (libtorch's own guards are not the program's phases). */
+static void torch_after_grad_setter(uint32_t seen, const void *caller)
 {
     ip_torch_seen(seen);
     if (!torch_enter()) return;
-    if (ip_torch_ready(1)) {
+    if (ip_torch_ready(1) && !ip_torch_internal_caller(caller)) {
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, 1);
         ip_phase_emit();
     }
@@ -55,7 +56,7 @@ IP_EXPORT void ip_torch_grad_set_enabled(bool on) __asm__(IP_TORCH_SYM_GRAD_SET)
 void ip_torch_grad_set_enabled(bool on)
 {
     REAL(IP_TORCH_R_GRAD_SET, void (*)(bool))(on);
-    torch_after_grad_setter(IP_TORCH_SEEN_GRAD_SET);
+    torch_after_grad_setter(IP_TORCH_SEEN_GRAD_SET, __builtin_return_address(0));
 }
 
 /* c10::AutogradState is passed by value in one register (or by a hidden pointer in that same
@@ -64,19 +65,21 @@ IP_EXPORT void ip_torch_set_tls_state(uintptr_t state) __asm__(IP_TORCH_SYM_TLS_
 void ip_torch_set_tls_state(uintptr_t state)
 {
     REAL(IP_TORCH_R_TLS_SET, void (*)(uintptr_t))(state);
-    torch_after_grad_setter(IP_TORCH_SEEN_TLS_SET);
+    torch_after_grad_setter(IP_TORCH_SEEN_TLS_SET, __builtin_return_address(0));
 }
 
 /* ---- autocast setters --------------------------------------------------------------------- */
 
 /* After an autocast setter was forwarded. device_type: c10::DeviceType (others are not ours);
- * enabled: 0 or 1, -1 when only the dtype was set; dtype: the one set, -1 to ask libtorch. */
-static void torch_after_autocast_setter(uint32_t seen, int device_type, int enabled, int dtype)
+ * enabled: 0 or 1, -1 when only the dtype was set; dtype: the one set, -1 to ask libtorch;
+ * caller: the setter's return address. */
+static void torch_after_autocast_setter(uint32_t seen, int device_type, int enabled, int dtype,
+                                        const void *caller)
 {
     ip_torch_seen(seen);
     if (device_type != 0 && device_type != 1) return;
     if (!torch_enter()) return;
-    if (ip_torch_ready(1)) {
+    if (ip_torch_ready(1) && !ip_torch_internal_caller(caller)) {
         uint8_t ac[2] = {ip_self.cpu_ac, ip_self.cuda_ac};
         if (enabled < 0) enabled = ac[device_type] != 0;
         ac[device_type] = !enabled    ? 0
@@ -94,7 +97,7 @@ static void torch_after_autocast_setter(uint32_t seen, int device_type, int enab
     {                                                                                              \
         REAL(IP_TORCH_R_##id, void (*)(type))(v);                                                  \
         torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_113, device_type, enabled_expr,           \
-                                    dtype_expr);                                                   \
+                                    dtype_expr, __builtin_return_address(0));                      \
     }
 
 AUTOCAST_113(ip_torch_ac_set_enabled, AC_ENABLED, bool, 1, v, -1)
@@ -107,7 +110,8 @@ IP_EXPORT void ip_torch_ac_set_autocast_enabled(int8_t device_type,
 void ip_torch_ac_set_autocast_enabled(int8_t device_type, bool on)
 {
     REAL(IP_TORCH_R_AC_ENABLED_2X, void (*)(int8_t, bool))(device_type, on);
-    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, on, -1);
+    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, on, -1,
+                                __builtin_return_address(0));
 }
 
 IP_EXPORT void ip_torch_ac_set_autocast_dtype(int8_t device_type,
@@ -115,7 +119,8 @@ IP_EXPORT void ip_torch_ac_set_autocast_dtype(int8_t device_type,
 void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
 {
     REAL(IP_TORCH_R_AC_DTYPE_2X, void (*)(int8_t, int8_t))(device_type, dtype);
-    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, -1, dtype);
+    torch_after_autocast_setter(IP_TORCH_SEEN_AC_SET_2X, device_type, -1, dtype,
+                                __builtin_return_address(0));
 }
 
 /* ---- tensor memory ------------------------------------------------------------------------ */

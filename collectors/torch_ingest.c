@@ -185,4 +185,6 @@ void ip_torch_ingest_flush(struct ip_store *s, int final)
 void ip_torch_ingest_finish(struct ip_store *s)
 {
     write_metadata(s, atomic_load(&ip_torch_found), 1);
+    /* Setter calls made by libtorch's own guards, which left the phase alone. */
+    ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());
 }

@@ -114,6 +114,10 @@ static inline int ip_torch_ready(int may_resolve)
     if (may_resolve) ip_torch_resolve();
     return atomic_load_explicit(&ip_torch_getters_ready, memory_order_acquire);
 }
+/* The setter was called from libtorch's own code (a guard around its internals), not by the
+ * program: it does not change the phase. Counted (ip_torch_internal_calls). */
+int ip_torch_internal_caller(const void *return_address);
+uint64_t ip_torch_internal_calls(void);
 /* The thread's grad mode (IP_GRAD...) and autocast dtype for a device type (0 CPU, 1 CUDA) as
  * libtorch's getters say now. Only once ip_torch_ready(). */
 uint8_t ip_torch_grad_now(void);

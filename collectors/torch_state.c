@@ -117,6 +117,70 @@ void *ip_torch_real_or_die(int id)
     return p;
 }
 
+/* ---- who called a setter ------------------------------------------------------------------ */
+
+/* libtorch sets grad mode and autocast around its own internals and restores them before it
+ * returns: nn modules initialise their parameters under a NoGradGuard, and PyTorch 2.x fills
+ * autocast's weight-cast cache with grad mode on, inside a no_grad forward (seen on an H100:
+ * four flips to grad mode around the fp16 weight casts of a no_grad/fp16 iteration). Those are
+ * not the program's phases. A setter call counts only when it comes from outside libtorch's core
+ * libraries: from the program (its guards are inline), libtorch_python (torch.no_grad and the
+ * other context managers), or a compiled model's own library. The core's executable segments are
+ * listed once libtorch is found. */
+#define TORCH_CORE_MAX 32
+static const char *const torch_core_libs[] = {
+    "libc10.so",   "libc10_cuda.so",          "libtorch_cpu.so",        "libtorch_cuda.so",
+    "libtorch.so", "libtorch_cuda_linalg.so", "libtorch_global_deps.so"};
+static struct {
+    uintptr_t lo, hi;
+} core_text[TORCH_CORE_MAX];
+static _Atomic int core_n;
+
+static int torch_core_lib(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    for (size_t i = 0; base && i < sizeof torch_core_libs / sizeof torch_core_libs[0]; i++)
+        if (strncmp(base, torch_core_libs[i], strlen(torch_core_libs[i])) == 0) return 1;
+    return 0;
+}
+
+static int torch_core_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    if (!torch_core_lib(info->dlpi_name)) return 0;
+    int n = atomic_load_explicit(&core_n, memory_order_relaxed);
+    for (int i = 0; i < info->dlpi_phnum && n < TORCH_CORE_MAX; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        core_text[n].lo = info->dlpi_addr + ph->p_vaddr;
+        core_text[n].hi = core_text[n].lo + ph->p_memsz;
+        n++;
+    }
+    atomic_store_explicit(&core_n, n, memory_order_release);
+    return 0;
+}
+
+static _Atomic uint64_t internal_calls;
+
+int ip_torch_internal_caller(const void *return_address)
+{
+    uintptr_t a = (uintptr_t)return_address;
+    int n = atomic_load_explicit(&core_n, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        if (a >= core_text[i].lo && a < core_text[i].hi) {
+            atomic_fetch_add_explicit(&internal_calls, 1, memory_order_relaxed);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint64_t ip_torch_internal_calls(void)
+{
+    return atomic_load_explicit(&internal_calls, memory_order_relaxed);
+}
+
 /* The getters. All are plain reads of libtorch's thread-local state. */
 static struct {
     bool (*grad_is)(void);
@@ -158,6 +222,8 @@ void ip_torch_resolve(void)
         get.ac_cpu_dtype =
             (int8_t(*)(void))torch_lookup("_ZN2at8autocast22get_autocast_cpu_dtypeEv", 1);
     }
+    atomic_store(&core_n, 0);
+    dl_iterate_phdr(torch_core_segments, NULL);
     atomic_store(&ip_torch_lib_addr, (void *)get.grad_is);
     ip_torch_seen(IP_TORCH_GRAD_GETTERS | (get.ac_is ? IP_TORCH_AUTOCAST_2X : 0) |
                   (get.ac_cuda_is && get.ac_cpu_is && get.ac_cuda_dtype && get.ac_cpu_dtype
@@ -241,6 +307,13 @@ void ip_torch_note(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac, int safe)
 void ip_torch_poll(int where)
 {
     if (!ip_torch_ready(0)) return;
+    /* Inside an op, once the program's setters are seen, they have said it all: a launch may
+     * come inside one of libtorch's own guards (see ip_torch_internal_caller). A thread's first
+     * phase still comes from here. */
+    if (where == IP_POLL_LAUNCH && ip_self.phase &&
+        (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) &
+         (IP_TORCH_SEEN_GRAD_SET | IP_TORCH_SEEN_TLS_SET)))
+        return;
     uint8_t cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
     if (where == IP_POLL_SAFE) {
         cuda = torch_autocast_now(1, cuda);

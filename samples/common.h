@@ -23,6 +23,8 @@
 #endif
 #include <nvtx3/nvToolsExt.h>
 
+#include "torch_compat.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,9 +35,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#define INFPROF_TORCH_2_4                                                                          \
-    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
 namespace sample
 {
@@ -148,43 +147,18 @@ class Autocast
     {
         if (!on_) return;
         at::ScalarType dtype = precision == 1 ? at::kHalf : at::kBFloat16;
-#if INFPROF_TORCH_2_4
-        at::DeviceType dev = cuda_ ? at::kCUDA : at::kCPU;
-        prev_dtype_ = at::autocast::get_autocast_dtype(dev);
-        prev_on_ = at::autocast::is_autocast_enabled(dev);
-        at::autocast::set_autocast_dtype(dev, dtype);
-        at::autocast::set_autocast_enabled(dev, true);
-#else
-        prev_dtype_ =
-            cuda_ ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
-        prev_on_ = cuda_ ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-        if (cuda_) {
-            at::autocast::set_autocast_gpu_dtype(dtype);
-            at::autocast::set_enabled(true);
-        } else {
-            at::autocast::set_autocast_cpu_dtype(dtype);
-            at::autocast::set_cpu_enabled(true);
-        }
-#endif
+        prev_dtype_ = torch_compat::get_autocast_dtype(cuda_);
+        prev_on_ = torch_compat::is_autocast_enabled(cuda_);
+        torch_compat::set_autocast_dtype(cuda_, dtype);
+        torch_compat::set_autocast_enabled(cuda_, true);
         at::autocast::increment_nesting();
     }
     ~Autocast()
     {
         if (!on_) return;
         if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-#if INFPROF_TORCH_2_4
-        at::DeviceType dev = cuda_ ? at::kCUDA : at::kCPU;
-        at::autocast::set_autocast_enabled(dev, prev_on_);
-        at::autocast::set_autocast_dtype(dev, prev_dtype_);
-#else
-        if (cuda_) {
-            at::autocast::set_enabled(prev_on_);
-            at::autocast::set_autocast_gpu_dtype(prev_dtype_);
-        } else {
-            at::autocast::set_cpu_enabled(prev_on_);
-            at::autocast::set_autocast_cpu_dtype(prev_dtype_);
-        }
-#endif
+        torch_compat::set_autocast_enabled(cuda_, prev_on_);
+        torch_compat::set_autocast_dtype(cuda_, prev_dtype_);
     }
     Autocast(const Autocast &) = delete;
     Autocast &operator=(const Autocast &) = delete;

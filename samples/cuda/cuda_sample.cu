@@ -2,8 +2,9 @@
  * cuda_sample.cu: a plain CUDA C program whose GPU work is known in advance, for checking the
  * CUPTI collector on a GPU (tests/gpu/test_cuda_sample.py): a fixed number of launches of three
  * kernels, copies and a memset of known sizes and kinds, a CUDA graph launched a known number of
- * times, and a busy kernel timed with CUDA events, so that recorded kernel durations can be
- * compared with the program's own timings.
+ * times, and a busy kernel that times itself on the GPU (its first and last reads of the GPU's
+ * global timer), so that recorded kernel durations can be compared with what the kernel itself
+ * measured; CUDA events around it are printed too (they also hold the launch gaps around it).
  *
  * It prints a JSON manifest of what it did (stdout), including the event timings. Exit status 0,
  * 1 on a CUDA error (named on stderr), 2 when there is no usable device.
@@ -54,12 +55,13 @@ static __device__ unsigned long long now_ns(void)
     return t;
 }
 
-/* Busy for `ns` nanoseconds of GPU time (one thread). */
-extern "C" __global__ void k_spin(unsigned long long ns, int *out)
+/* Busy for `ns` nanoseconds of GPU time (one thread); writes the time it measured itself, from
+ * its first read of the global timer to its last. */
+extern "C" __global__ void k_spin(unsigned long long ns, unsigned long long *out)
 {
     unsigned long long start = now_ns(), t = start;
     while (t - start < ns) t = now_ns();
-    if (out) *out = (int)(t - start);
+    if (out) *out = t - start;
 }
 
 int main(void)
@@ -73,14 +75,14 @@ int main(void)
     const int block = 256, grid = (N + block - 1) / block;
     float *d_a, *d_b, *d_pool, *h_pinned;
     float *h_pageable = (float *)malloc(bytes);
-    int *d_out;
+    unsigned long long *d_out, spin_self_ns[SPIN_LAUNCHES];
     if (!h_pageable) return 1;
     for (int i = 0; i < N; i++) h_pageable[i] = 1.0f;
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CHECK(cudaMalloc(&d_a, bytes));
     CHECK(cudaMalloc(&d_b, bytes));
-    CHECK(cudaMalloc(&d_out, sizeof(int)));
+    CHECK(cudaMalloc(&d_out, sizeof spin_self_ns));
     CHECK(cudaMallocHost(&h_pinned, bytes));
     CHECK(cudaMallocAsync(&d_pool, bytes / 4, s));
 
@@ -108,14 +110,15 @@ int main(void)
     for (int i = 0; i < GRAPH_LAUNCHES; i++) CHECK(cudaGraphLaunch(exec, s));
     CHECK(cudaStreamSynchronize(s));
 
-    /* The timed kernel: events around each launch, on an otherwise idle stream. */
+    /* The timed kernel: it times itself; events around each launch, on an otherwise idle
+     * stream. */
     double spin_us[SPIN_LAUNCHES];
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     for (int i = 0; i < SPIN_LAUNCHES; i++) {
         CHECK(cudaEventRecord(e0, s));
-        k_spin<<<1, 1, 0, s>>>(SPIN_NS, d_out);
+        k_spin<<<1, 1, 0, s>>>(SPIN_NS, d_out + i);
         CHECK(cudaEventRecord(e1, s));
         CHECK(cudaEventSynchronize(e1));
         float ms = 0;
@@ -126,6 +129,7 @@ int main(void)
     CHECK(cudaMemcpyAsync(h_pinned, d_b, bytes, cudaMemcpyDeviceToHost, s));
     CHECK(cudaStreamSynchronize(s));
     CHECK(cudaMemcpy(h_pageable, d_a, bytes / 4, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(spin_self_ns, d_out, sizeof spin_self_ns, cudaMemcpyDeviceToHost));
     CHECK(cudaFreeAsync(d_pool, s));
     CHECK(cudaStreamSynchronize(s));
     CHECK(cudaGraphExecDestroy(exec));
@@ -148,12 +152,16 @@ int main(void)
            "    {\"kind\": 1, \"host\": 2, \"bytes\": %zu, \"count\": 1},\n"
            "    {\"kind\": 8, \"host\": null, \"bytes\": %zu, \"count\": 1},\n"
            "    {\"kind\": 2, \"host\": 2, \"bytes\": %zu, \"count\": 1},\n"
+           "    {\"kind\": 2, \"host\": 1, \"bytes\": %zu, \"count\": 1},\n"
            "    {\"kind\": 2, \"host\": 1, \"bytes\": %zu, \"count\": 1}\n  ],\n",
-           bytes, bytes, bytes, bytes, bytes / 4);
+           bytes, bytes, bytes, bytes, bytes / 4, sizeof spin_self_ns);
     printf("  \"memsets\": [{\"bytes\": %zu, \"count\": 1}],\n", bytes / 4);
-    printf("  \"device_allocations\": {\"count\": 3, \"bytes\": %zu},\n", 2 * bytes + sizeof(int));
+    printf("  \"device_allocations\": {\"count\": 3, \"bytes\": %zu},\n",
+           2 * bytes + sizeof spin_self_ns);
     printf("  \"spin_ns\": %d,\n  \"spin_event_us\": [", SPIN_NS);
     for (int i = 0; i < SPIN_LAUNCHES; i++) printf("%s%.3f", i ? ", " : "", spin_us[i]);
+    printf("],\n  \"spin_self_ns\": [");
+    for (int i = 0; i < SPIN_LAUNCHES; i++) printf("%s%llu", i ? ", " : "", spin_self_ns[i]);
     printf("]\n}\n");
     return 0;
 }

@@ -4,7 +4,7 @@ the normal path stores exactly what CUPTI delivered, and every failure path ends
 (docs/cupti.md) with the host program unaffected: same exit status, stdout and stderr."""
 import ctypes.util
 import os
-from harness import Case, main, prog
+from harness import LIB, Case, main, prog
 
 STUB = os.path.join(os.path.dirname(prog("cupti_app")), "stub", "libcupti.so.13")
 PER_THREAD = 1000
@@ -122,6 +122,19 @@ class Stub(Case):
         self.assertEqual(self.stub_log(), ["subscribe infprof"])  # nothing enabled
         self.assertEqual(self.count("kernels"), 0)
         self.assertIn("CUDA activity not recorded", self.report_json(self.db)["run"]["warnings"])
+
+    def test_a_holder_without_a_name_is_named_from_its_library(self):
+        fake = os.path.join(os.path.dirname(prog("cupti_app")), "tool",
+                            "libsanitizer-collection.so")
+        self.app("multi anonymous", extra_stderr=1, LD_PRELOAD=f"{LIB}:{fake}")
+        self.assertEqual(self.status(), "passive: CUPTI already in use by compute-sanitizer"
+                                        " (libsanitizer-collection.so is loaded)")
+        self.assertNotIn("<not provided>", self.ours[0])
+
+    def test_a_holder_that_cannot_be_named_is_said_so(self):
+        self.app("multi anonymous", extra_stderr=1)
+        self.assertIn("another CUPTI client that gave no name", self.status())
+        self.assertNotIn("<not provided>", self.ours[0])
 
     def test_another_injection_makes_us_passive(self):
         self.app(extra_stderr=1, CUDA_INJECTION64_PATH="/opt/other-tool/libinjection.so")

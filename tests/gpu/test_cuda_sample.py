@@ -1,6 +1,6 @@
 """On a GPU: the CUDA C sample (samples/cuda/cuda_sample.cu) under the library. The database holds
 exactly the sample's kernels, graph nodes, copies, memset and allocations, nothing dropped, and
-the recorded durations of the timed kernel agree with the sample's own CUDA-event timings.
+the recorded durations of the timed kernel agree with what the kernel measured itself.
 Skips (77) without a device or without the sample (no nvcc at configure time)."""
 import json
 import os
@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import unittest
 
-from harness import Case, main, prog
+from harness import Case, main, prog, stable
 from gpu_common import require_gpu, sample, write_section
 
 SAMPLE = sample("cuda_sample")
@@ -35,10 +35,11 @@ class CudaSample(Case):
     def test_00_program_unaffected(self):
         self.assertEqual(self.plain.rc, 0, self.plain.err)
         self.assertEqual(self.traced.rc, 0, self.traced.err)
-        self.assertEqual(self.traced.err, self.plain.err)
-        # The same work, told the same way; only the event timings differ from run to run.
-        plain = {k: v for k, v in json.loads(self.plain.out).items() if k != "spin_event_us"}
-        traced = {k: v for k, v in self.manifest.items() if k != "spin_event_us"}
+        self.assertEqual(stable(self.traced.err), stable(self.plain.err))
+        # The same work, told the same way; only the timings differ from run to run.
+        timings = ("spin_event_us", "spin_self_ns")
+        plain = {k: v for k, v in json.loads(self.plain.out).items() if k not in timings}
+        traced = {k: v for k, v in self.manifest.items() if k not in timings}
         self.assertEqual(plain, traced)
 
     def test_collection_clean(self):
@@ -74,10 +75,13 @@ class CudaSample(Case):
     def test_copies_and_memset_exact(self):
         got = self.q("SELECT copy_kind, CASE copy_kind WHEN 1 THEN src_kind WHEN 2 THEN dst_kind"
                      " END, sum(bytes), count(*) FROM memcpy GROUP BY 1, 2 ORDER BY 1, 2")
-        want = sorted((c["kind"], c["host"], c["bytes"] * c["count"], c["count"])
-                      for c in self.manifest["copies"])
+        want = {}
+        for c in self.manifest["copies"]:
+            b, n = want.get((c["kind"], c["host"]), (0, 0))
+            want[(c["kind"], c["host"])] = (b + c["bytes"] * c["count"], n + c["count"])
         self.assertEqual(sorted(got, key=lambda r: (r[0], r[1] or 0)),
-                         sorted(want, key=lambda r: (r[0], r[1] or 0)))
+                         sorted([(*k, *v) for k, v in want.items()],
+                                key=lambda r: (r[0], r[1] or 0)))
         m = self.manifest["memsets"][0]
         self.assertEqual(self.q("SELECT sum(bytes), count(*) FROM memset"),
                          [(m["bytes"] * m["count"], m["count"])])
@@ -94,20 +98,28 @@ class CudaSample(Case):
         self.assertEqual(self.q("SELECT count(*) FROM memory_segments WHERE op = 1 AND"
                                 " is_async = 1")[0][0], 1)  # cudaMallocAsync
 
-    def test_durations_agree_with_cuda_events(self):
+    def test_durations_agree_with_the_kernel_itself(self):
+        """CUPTI's start and end bracket the kernel's whole life on the GPU; the kernel's own
+        first and last reads of the global timer lie inside that span, a launch's set-up and
+        tear-down (a few microseconds) apart. CUDA events are shown beside them: they also hold
+        the gaps between the event records and the kernel, so they are no reference."""
         durs = [r[0] for r in self.q("SELECT k.dur FROM kernels k JOIN launch_sigs g ON g.id ="
                                      " k.sig JOIN strings s ON s.id = g.name_id WHERE s.value ="
                                      " 'k_spin' ORDER BY k.start")]
+        selfs = self.manifest["spin_self_ns"]
         events = [us * 1000 for us in self.manifest["spin_event_us"]]
-        self.assertEqual(len(durs), len(events))
-        rows = ["| # | CUDA events (ns) | CUPTI (ns) | difference (ns) |", "|---:|---:|---:|---:|"]
-        for i, (d, e) in enumerate(zip(durs, events)):
-            rows.append(f"| {i} | {e:.0f} | {d} | {d - e:+.0f} |")
-        write_section("cuda_sample: k_spin durations, CUPTI vs CUDA events", rows)
-        for d, e in zip(durs, events):
-            self.assertGreaterEqual(d, self.manifest["spin_ns"])
-            # Events bracket the kernel from the stream: a few microseconds of slack at most.
-            self.assertLessEqual(abs(d - e), 0.02 * e + 5000, (d, e))
+        self.assertEqual(len(durs), len(selfs))
+        rows = ["| # | kernel's own timer (ns) | CUPTI (ns) | CUPTI - own (ns) | CUDA events (ns) |",
+                "|---:|---:|---:|---:|---:|"]
+        for i, (d, k, e) in enumerate(zip(durs, selfs, events)):
+            rows.append(f"| {i} | {k} | {d} | {d - k:+d} | {e:.0f} |")
+        write_section("cuda_sample: k_spin durations, CUPTI vs the kernel's own timer", rows)
+        for d, k in zip(durs, selfs):
+            self.assertGreaterEqual(k, self.manifest["spin_ns"])
+            # Inside CUPTI's span (the global timer ticks in up to 1 us steps on some GPUs) ...
+            self.assertGreaterEqual(d + 1000, k, (d, k))
+            # ... and no more than a launch's set-up and tear-down longer.
+            self.assertLessEqual(d - k, 5000, (d, k))
 
     def test_devices_and_versions(self):
         dev = self.q("SELECT name, sm_count, global_memory_bytes, cc_major FROM devices")

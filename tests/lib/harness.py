@@ -2,6 +2,7 @@
 database, run the CLI. Standard library only; paths come from the environment ctest sets."""
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import tempfile
@@ -15,6 +16,21 @@ PROGS = os.path.join(BUILD, "tests")
 
 def prog(name):
     return os.path.join(PROGS, name)
+
+
+# What differs between two runs of the same program without us: the time, thread id and
+# addresses that libraries print (c10's and glog's "[W1122 21:09:21.123456789 12345 file.cpp:7]",
+# pointers). Masked before a program's streams are compared with and without the library.
+_UNSTABLE = [
+    (re.compile(rb"\b([WEIF])\d{4} \d\d:\d\d:\d\d\.\d+( +\d+)? "), rb"\1<time> "),
+    (re.compile(rb"0x[0-9a-fA-F]{6,}"), b"0x<address>"),
+]
+
+
+def stable(stream):
+    for pattern, repl in _UNSTABLE:
+        stream = pattern.sub(repl, stream)
+    return stream
 
 
 class Run:
@@ -76,6 +92,12 @@ class Case(unittest.TestCase):
     def meta(self, db, key):
         rows = self.query(db, "SELECT value FROM meta WHERE key = ?", key)
         return rows[0][0] if rows else None
+
+    def assertUnnoticed(self, plain, traced):
+        """The program notices nothing: the same exit status and the same bytes on stdout and
+        stderr as without the library, once what two plain runs differ in is masked."""
+        self.assertEqual((traced.rc, stable(traced.out), stable(traced.err)),
+                         (plain.rc, stable(plain.out), stable(plain.err)))
 
     def assertOneErrorLine(self, r, *words):
         """An infprof CLI input error: exit 2, one line on stderr naming the problem."""

@@ -12,6 +12,7 @@
  *
  * STUB_CUPTI (comma-separated) picks the trouble:
  *   multi        cuptiSubscribe_v2 fails with MULTIPLE_SUBSCRIBERS, naming the holder
+ *   anonymous    (with multi) the holder gives no name, as compute-sanitizer does
  *   subscribe_fail  cuptiSubscribe_v2 fails with NOT_INITIALIZED (what no driver looks like)
  *   enable_fail  CONCURRENT_KERNEL cannot be enabled (NOT_COMPATIBLE)
  *   memory2_fail MEMORY2 cannot be enabled
@@ -39,8 +40,8 @@
 
 static struct {
     int init;
-    int multi, subscribe_fail, enable_fail, memory2_fail, register_fail, no_timestamp, hold,
-        bad_record;
+    int multi, anonymous, subscribe_fail, enable_fail, memory2_fail, register_fail, no_timestamp,
+        hold, bad_record;
     _Atomic size_t dropped_once;
     CUpti_CallbackFunc callback;
     void *userdata;
@@ -92,6 +93,7 @@ static void configure(void)
     const char *m = getenv("STUB_CUPTI");
     if (!m) return;
     st.multi = strstr(m, "multi") != NULL;
+    st.anonymous = strstr(m, "anonymous") != NULL;
     st.subscribe_fail = strstr(m, "subscribe_fail") != NULL;
     st.enable_fail = strstr(m, "enable_fail") != NULL;
     st.memory2_fail = strstr(m, "memory2_fail") != NULL;
@@ -136,8 +138,8 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
     note("subscribe %s", params && params->subscriberName ? params->subscriberName : "-");
     if (st.multi) {
         if (params && params->oldSubscriberName && params->oldSubscriberSize)
-            snprintf(params->oldSubscriberName, params->oldSubscriberSize,
-                     "CUPTI for Nsight Systems (stub)");
+            snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s",
+                     st.anonymous ? "<not provided>" : "CUPTI for Nsight Systems (stub)");
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     }
     if (st.subscribe_fail) return CUPTI_ERROR_NOT_INITIALIZED;

@@ -11,11 +11,17 @@
 //   torch_modes jit N      a TorchScript module's forward, N calls in each grad mode; one call
 //                          in three raises and is caught
 //   torch_modes prealloc   a tensor allocated at static initialisation, freed at exit
+//   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
+//                          initialises their weights under its own NoGradGuard (in
+//                          libtorch_cpu), which is not a phase of the program
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/script.h>
+
+#include "samples/torch_compat.h"
 
 #include <pthread.h>
 
@@ -36,13 +42,13 @@ static void hold(const char *what, int64_t bytes)
 struct CpuAutocast {
     explicit CpuAutocast(at::ScalarType dtype)
     {
-        at::autocast::set_autocast_cpu_dtype(dtype);
-        at::autocast::set_cpu_enabled(true);
+        torch_compat::set_autocast_dtype(false, dtype);
+        torch_compat::set_autocast_enabled(false, true);
     }
     ~CpuAutocast()
     {
-        at::autocast::set_cpu_enabled(false);
-        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+        torch_compat::set_autocast_enabled(false, false);
+        torch_compat::set_autocast_dtype(false, at::kBFloat16);
     }
 };
 
@@ -71,12 +77,12 @@ static int sequence()
     {
         // CUDA autocast (fp16 by default) decides the label when it is on; the flag alone needs
         // no GPU. Changing its dtype while it is on moves the thread to bf16.
-        at::autocast::set_enabled(true);
+        torch_compat::set_autocast_enabled(true, true);
         hold("grad | autocast fp16", 7000000);
-        at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+        torch_compat::set_autocast_dtype(true, at::kBFloat16);
         hold("grad | autocast bf16 (CUDA autocast)", 8000000);
-        at::autocast::set_enabled(false);
-        at::autocast::set_autocast_gpu_dtype(at::kHalf);
+        torch_compat::set_autocast_enabled(true, false);
+        torch_compat::set_autocast_dtype(true, at::kHalf);
     }
     return 0;
 }
@@ -176,6 +182,20 @@ static int prealloc()
     return 0;
 }
 
+static int internal()
+{
+    torch::nn::Linear a(64, 64);
+    hold("grad | autocast off", 2000);
+    {
+        c10::InferenceMode inference;
+        torch::nn::Linear b(64, 64);
+        hold("inference_mode | autocast off", 3000);
+    }
+    std::printf("internal: %lld + %lld weights\n", (long long)a->weight.numel(),
+                (long long)a->bias.numel());
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -184,6 +204,7 @@ int main(int argc, char **argv)
     if (what == "threads") return threads();
     if (what == "jit") return jit(argc > 2 ? std::atoi(argv[2]) : 5);
     if (what == "prealloc") return prealloc();
-    std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc\n");
+    if (what == "internal") return internal();
+    std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal\n");
     return 2;
 }

@@ -13,7 +13,7 @@ class Phases(TorchCase):
         traced = self.run_prog([TORCH_MODES, *args], **env)
         self.assertEqual(plain.rc, 0, plain.err)
         # The program notices nothing: same status, same bytes out and err.
-        self.assertEqual((traced.rc, traced.out, traced.err), (plain.rc, plain.out, plain.err))
+        self.assertUnnoticed(plain, traced)
         return traced.db()
 
     def peaks(self, db):
@@ -77,6 +77,18 @@ class Phases(TorchCase):
             "no_grad | autocast off": STATIC_BYTES + 700000,
             "no_grad | autocast bf16": STATIC_BYTES + 600000,
         })
+
+    def test_libtorch_internal_guards_are_not_phases(self):
+        db = self.run_modes("internal")
+        # nn::Linear initialises its weights under libtorch's own NoGradGuard: the program
+        # itself was in grad mode, then in inference mode, and nothing else.
+        seq = [LABEL[p] for _, p, _, _ in self.spans(db, self.main_tid(db))]
+        self.assertEqual(compress(seq), ["grad | autocast off", "inference_mode | autocast off",
+                                         "grad | autocast off"])
+        self.assertGreaterEqual(self.meta(db, "torch_internal_setter_calls"), 4)
+        phase_of = dict(self.query(db, "SELECT bytes, phase FROM tensor_memory WHERE bytes > 0"))
+        self.assertEqual(phase_of[2000], PHASE["grad | autocast off"])
+        self.assertEqual(phase_of[3000], PHASE["inference_mode | autocast off"])
 
     def test_two_threads_in_different_modes_at_once(self):
         db = self.run_modes("threads")
