@@ -7,7 +7,10 @@
  *                                        prints records_per_s and bytes_per_kernel
  *   infprof-bench report [--kernels N]   builds such a database and times `infprof report`
  *                                        on it; prints report_s
+ *   infprof-bench burst, hooks           the event path under load, and per-event costs
+ *                                        (bench_events.c)
  */
+#include "bench.h"
 #include "collectors/replay.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
@@ -31,14 +34,15 @@ static char names[NAMES][160];
 static void usage(void)
 {
     fprintf(stderr, "usage: infprof-bench ingest [--records N] [--keep FILE]\n"
-                    "       infprof-bench report [--kernels N] [--keep FILE]\n");
+                    "       infprof-bench report [--kernels N] [--keep FILE]\n"
+                    "       infprof-bench burst [--threads N] [--seconds S]\n"
+                    "       infprof-bench hooks [--n N]\n");
     exit(2);
 }
 
 /* Push `n` kernels (one launch event each) through the pipeline into `path`. Returns seconds. */
 static double build(const char *path, long n)
 {
-    setenv("INFPROF_RING_KB", "65536", 0);
     setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
     struct ip_start_opts opts = {path, 0};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) {
@@ -95,7 +99,7 @@ static long parse_n(int argc, char **argv, const char *flag, long dflt, const ch
     return n;
 }
 
-static void temp_path(char *out, size_t size, const char *keep)
+void bench_temp_path(char *out, unsigned long size, const char *keep)
 {
     if (keep) {
         snprintf(out, size, "%s", keep);
@@ -110,7 +114,7 @@ static void temp_path(char *out, size_t size, const char *keep)
     snprintf(out, size, "%s/bench.db", dir);
 }
 
-static double meta_number(const char *path, const char *key)
+double bench_meta_number(const char *path, const char *key)
 {
     sqlite3 *db;
     double v = 0;
@@ -153,13 +157,13 @@ static int bench_ingest(int argc, char **argv)
     const char *keep = NULL;
     long n = parse_n(argc, argv, "--records", 5000000, &keep);
     char path[PATH_MAX];
-    temp_path(path, sizeof path, keep);
+    bench_temp_path(path, sizeof path, keep);
     double secs = build(path, n);
     printf("records %ld\n", n);
     printf("seconds %.3f\n", secs);
     printf("records_per_s %.0f\n", (double)n / secs);
     /* The writer's own CPU time: the figure that does not depend on what else the machine runs. */
-    double cpu = meta_number(path, "writer_cpu_ns") / 1e9;
+    double cpu = bench_meta_number(path, "writer_cpu_ns") / 1e9;
     printf("writer_cpu_s %.3f\n", cpu);
     if (cpu > 0) printf("records_per_writer_cpu_s %.0f\n", (double)n / cpu);
     printf("bytes_per_kernel %.1f\n", table_bytes(path, "kernel_rows") / (double)n);
@@ -172,7 +176,7 @@ static int bench_report(int argc, char **argv)
     const char *keep = NULL;
     long n = parse_n(argc, argv, "--kernels", 10000000, &keep);
     char path[PATH_MAX], self[PATH_MAX], cli[PATH_MAX + 16];
-    temp_path(path, sizeof path, keep);
+    bench_temp_path(path, sizeof path, keep);
     build(path, n);
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     self[len > 0 ? len : 0] = 0;
@@ -204,5 +208,7 @@ int main(int argc, char **argv)
     if (argc < 2) usage();
     if (!strcmp(argv[1], "ingest")) return bench_ingest(argc, argv);
     if (!strcmp(argv[1], "report")) return bench_report(argc, argv);
+    if (!strcmp(argv[1], "burst")) return bench_burst(argc, argv);
+    if (!strcmp(argv[1], "hooks")) return bench_hooks(argc, argv);
     usage();
 }

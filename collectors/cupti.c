@@ -117,10 +117,10 @@ void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t 
         uint32_t depth = ip_self.nvtx_depth;
         e->nvtx = depth && depth <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[depth - 1] : 0;
         e->ts = ts;
-        e->cbid = cbid;
+        e->cbid = (uint16_t)cbid;
         e->domain = domain;
         e->phase = ip_self.phase;
-        e->pad[0] = e->pad[1] = 0;
+        e->iter = ip_self.iter;
         ip_ring_commit(r, sizeof *e);
     }
     if (launch) ip_phase_emit();

@@ -15,6 +15,7 @@
  */
 #include "collector.h"
 #include "cupti_internal.h"
+#include "../profiler/iteration.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
 
@@ -25,7 +26,7 @@
 #define ATTR_BITS 20
 #define ATTR_SIZE (1u << ATTR_BITS)
 
-/* 32 bytes; 2^20 of them cover the correlation ids of a few seconds of a launch-bound run, far
+/* 40 bytes; 2^20 of them cover the correlation ids of a few seconds of a launch-bound run, far
  * more than a record waits between its call and its buffer's ingestion. */
 struct attr {
     uint32_t corr, tid;
@@ -33,6 +34,7 @@ struct attr {
     uint8_t phase, has_issue, has_api, latency_done;
     uint64_t nvtx;
     uint64_t issue_ts; /* start of the issuing call, our clock; 0 unknown */
+    uint32_t iter;     /* the iteration that issued it, 0 none */
 };
 
 #define SIG_FIELDS 16
@@ -108,6 +110,7 @@ static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_
                       uint32_t device, uint32_t stream, uint64_t start, uint64_t end)
 {
     ip_cupti_busy_add(a ? a->phase : 0, ours(start), ours(end));
+    if (a) ip_iter_gpu_work(a->iter, ours(end));
     if (graph_id)
         ip_cupti_sum_graph_work(s, corr, graph_id, device, stream, a ? a->phase : 0, ours(start),
                                 ours(end), a ? a->issue_ts : 0, a ? a->api_name : 0);
@@ -227,6 +230,7 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[1] = dur;
     row[2] = sig_id(s, &g);
     row[3] = k->correlationId;
+    row[4] = a && a->iter ? (int64_t)a->iter : IP_NULL;
     ip_cupti_sum_kernel(g.v[0], phase, dur);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
@@ -460,7 +464,7 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
 {
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
-    ci.kernels = ip_batch_open(s, "kernel_rows", 4);
+    ci.kernels = ip_batch_open(s, "kernel_rows", 5);
     ci.memcpy = ip_batch_open(s, "memcpy", 13);
     ci.memset = ip_batch_open(s, "memset", 11);
     ci.segments = ip_batch_open(s, "memory_segments", 12);
@@ -484,6 +488,7 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
     a->phase = e->phase;
     a->nvtx = e->nvtx;
     a->tid = tid;
+    a->iter = e->iter;
     if (!a->has_api && e->ts && e->domain) {
         a->issue_ts = e->ts;
         a->api_name = (uint32_t)ip_store_intern_static(s, ip_cupti_api_name(e->domain, e->cbid));

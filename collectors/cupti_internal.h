@@ -76,10 +76,10 @@ struct ip_ev_launch {
     struct ip_ev h; /* aux: correlation id */
     uint64_t nvtx;  /* innermost NVTX push/pop range of the thread, 0 none */
     uint64_t ts;    /* call entry, our clock; 0 unknown */
-    uint32_t cbid;  /* callback id of the call in `domain` */
+    uint16_t cbid;  /* callback id of the call in `domain` (all are below 1024) */
     uint8_t domain; /* 1 runtime, 2 driver, 0 unknown */
     uint8_t phase;
-    uint8_t pad[2];
+    uint32_t iter; /* the thread's iteration (iteration.h), 0 none */
 };
 
 /* CUPTI is subscribed and recording (so external correlation ids can be pushed). */

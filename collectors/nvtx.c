@@ -14,6 +14,8 @@
 #include "nvtx_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/glob.h"
+#include "../profiler/iteration.h"
 #include "../profiler/lifecycle.h"
 #include "../profiler/log.h"
 #include "../profiler/ring.h"
@@ -61,17 +63,30 @@ static void message_of(const nvtxEventAttributes_t *a, const char **ascii, char 
     }
 }
 
-static void record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
-                   const nvtxEventAttributes_t *a, const char *text)
+/* A range whose text matches INFPROF_ITERATION_RANGE is an iteration: it begins now, on this
+ * thread (registered strings are matched by the writer only, for the row). */
+static uint32_t iteration_of(const char *text)
+{
+    const char *pattern = ip_cfg_str(IP_CFG_ITERATION_RANGE);
+    if (!text || !pattern[0] || !ip_glob_match(pattern, text)) return 0;
+    return ip_iter_begin();
+}
+
+/* Ranges, their names and domains are never dropped (a lost push would unpair its pop); marks
+ * may be. Returns the iteration the range begins (push, start), 0 none. */
+static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
+                       const nvtxEventAttributes_t *a, const char *text)
 {
     char wide[256];
     uint64_t registered = 0;
     if (a) message_of(a, &text, wide, sizeof wide, &registered);
+    uint32_t iter = kind == IP_NVTX_PUSH || kind == IP_NVTX_START ? iteration_of(text) : 0;
     size_t len = text ? strnlen(text, IP_EV_TEXT_MAX) : 0;
     uint16_t size = ip_ev_size((uint32_t)(sizeof(struct ip_ev_nvtx) + len + 1));
     struct ip_ring *r;
-    struct ip_ev_nvtx *e = ip_ring_begin(size, &r);
-    if (!e) return;
+    struct ip_ev_nvtx *e =
+        kind == IP_NVTX_MARK ? ip_ring_begin(size, &r) : ip_ring_begin_critical(size, &r);
+    if (!e) return iter;
     e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_NVTX, 1), size, (uint32_t)len};
     e->ts = ip_clock_now();
     e->id = id;
@@ -82,9 +97,12 @@ static void record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
     e->color = a && a->colorType == NVTX_COLOR_ARGB ? a->color : 0;
     e->kind = kind;
     e->phase = ip_self.phase;
+    e->pad[0] = e->pad[1] = 0;
+    e->iter = iter;
     memcpy(e->text, text ? text : "", len);
     e->text[len] = 0;
     ip_ring_commit(r, size);
+    return iter;
 }
 
 static int guard(void)
@@ -104,7 +122,8 @@ static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *tex
         ip_self.nvtx_overflow++;
     }
     ip_self.nvtx_depth = d + 1;
-    record(IP_NVTX_PUSH, id, 0, domain, a, text);
+    uint32_t iter = record(IP_NVTX_PUSH, id, 0, domain, a, text);
+    if (iter && ip_iter_current() == iter) ip_self.nvtx_iter_level = d + 1;
     return (int)d;
 }
 
@@ -121,6 +140,13 @@ static int pop(uint64_t domain)
         memmove(&ip_self.nvtx_domain[k - 1], &ip_self.nvtx_domain[k], (d - k) * sizeof(uint64_t));
     }
     ip_self.nvtx_depth = d - 1;
+    /* The range that began the thread's iteration closes: so does the iteration. */
+    if (ip_self.nvtx_iter_level && k == ip_self.nvtx_iter_level) {
+        ip_iter_end(ip_iter_current());
+        ip_self.nvtx_iter_level = 0;
+    } else if (ip_self.nvtx_iter_level > k) {
+        ip_self.nvtx_iter_level--; /* a range below it closed: it moved down one level */
+    }
     record(IP_NVTX_POP, id, 0, domain, NULL, NULL);
     return (int)d - 1;
 }
@@ -148,7 +174,12 @@ static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, cons
 {
     uint64_t id = atomic_fetch_add(&nvtx_ids, 1);
     if (!ext) ext = id;
-    if (guard()) record(IP_NVTX_START, id, ext, domain, a, m), ip_hook_leave();
+    if (guard()) {
+        uint32_t iter = record(IP_NVTX_START, id, ext, domain, a, m);
+        /* A start/end iteration owns its thread's work until an end on this thread. */
+        if (iter && ip_iter_current() == iter) ip_self.nvtx_iter_ext = ext;
+        ip_hook_leave();
+    }
     return ext;
 }
 
@@ -171,7 +202,13 @@ static nvtxRangeId_t NVTX_API w_RangeStartA(const char *m)
 
 static void end(uint64_t domain, nvtxRangeId_t ext)
 {
-    if (guard()) record(IP_NVTX_END, 0, ext, domain, NULL, NULL), ip_hook_leave();
+    if (!guard()) return;
+    if (ip_self.nvtx_iter_ext && ip_self.nvtx_iter_ext == ext) {
+        ip_iter_end(ip_iter_current());
+        ip_self.nvtx_iter_ext = 0;
+    }
+    record(IP_NVTX_END, 0, ext, domain, NULL, NULL);
+    ip_hook_leave();
 }
 
 static void NVTX_API w_RangeEnd(nvtxRangeId_t id)

@@ -7,6 +7,7 @@
 #include "nvtx_internal.h"
 #include "../profiler/config.h"
 #include "../profiler/glob.h"
+#include "../profiler/iteration.h"
 #include "../profiler/map.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
@@ -22,7 +23,8 @@ struct open_range {
     int64_t text_id;
     uint64_t start;
     uint8_t kind, phase;
-    char *text; /* kept only when it may be an iteration */
+    uint32_t iter; /* the iteration id the app side gave it, 0 none */
+    char *text;    /* kept only when it may be an iteration */
 };
 
 struct tid_stack {
@@ -31,7 +33,7 @@ struct tid_stack {
 };
 
 static struct {
-    struct ip_batch *ranges, *iterations;
+    struct ip_batch *ranges;
     struct ip_map domains;  /* handle -> row id */
     struct ip_map strings;  /* registered handle -> text id */
     struct ip_map stack_of; /* tid -> index + 1 into stacks */
@@ -66,7 +68,6 @@ void ip_nvtx_ingest_prepare(struct ip_store *s)
 {
     nvtx_reset();
     nv.ranges = ip_batch_open(s, "nvtx_ranges", 13);
-    nv.iterations = ip_batch_open(s, "iterations", 7);
     nv.st_domain = ip_store_prepare(s, "INSERT INTO nvtx_domains(id, name_id) VALUES (?, ?)");
     nv.st_thread = ip_store_prepare(s, "INSERT INTO threads(tid, name_id) VALUES (?, ?) ON"
                                        " CONFLICT(tid) DO UPDATE SET name_id = excluded.name_id");
@@ -132,24 +133,16 @@ static void write_range(struct ip_store *s, const struct open_range *r, uint64_t
     row[10] = r->parent ? (int64_t)r->parent : IP_NULL;
     row[11] = r->phase;
     row[12] = end_tid ? (int64_t)end_tid : IP_NULL;
-    if (end && r->text && nv.pattern[0] && ip_glob_match(nv.pattern, r->text)) {
-        int64_t *it = ip_batch_row(nv.iterations);
-        it[0] = r->tid;
-        it[1] = ip_phase_dominant(r->tid, r->start, end);
-        it[2] = ip_store_rel(s, r->start);
-        it[3] = (int64_t)(end - r->start);
-        it[4] = 2;
-        it[5] = batch_of(r->text);
-        it[6] = (int64_t)r->id;
-    }
+    if (end && r->text && nv.pattern[0] && ip_glob_match(nv.pattern, r->text))
+        ip_iter_row(s, r->iter, r->tid, r->start, end, 2, batch_of(r->text), (int64_t)r->id);
 }
 
 static struct open_range open_of(struct ip_store *s, uint32_t tid, const struct ip_ev_nvtx *e)
 {
     const char *text;
     struct open_range r = {
-        e->id, e->domain, e->ext,   tid, e->category, e->color, 0, 0, text_id(s, e, &text),
-        e->ts, 0,         e->phase, NULL};
+        e->id, e->domain, e->ext,   tid,     e->category, e->color, 0, 0, text_id(s, e, &text),
+        e->ts, 0,         e->phase, e->iter, NULL};
     r.kind = e->kind == IP_NVTX_PUSH ? 1 : e->kind == IP_NVTX_START ? 2 : 3;
     if (text && nv.pattern[0] && ip_glob_match(nv.pattern, text)) r.text = strdup(text);
     return r;

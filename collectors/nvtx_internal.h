@@ -30,7 +30,8 @@ struct ip_ev_nvtx {
     uint64_t domain;     /* domain handle, 0 for the default domain */
     uint64_t registered; /* message given as a registered string handle (no text then) */
     uint32_t category, color;
-    uint8_t kind, phase, pad[6];
+    uint8_t kind, phase, pad[2];
+    uint32_t iter; /* push, start: the iteration this range is (iteration.h), 0 none */
     char text[];
 };
 

@@ -19,6 +19,7 @@
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/iteration.h"
 #include "../profiler/lifecycle.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
@@ -231,13 +232,14 @@ typedef void *(*method_fn)(void *ret, void *self, void *args, void *kwargs);
 
 struct torch_call {
     uint64_t start, nvtx;
+    uint32_t iter;    /* its iteration id (outermost calls) */
     uint8_t depth;    /* 0 not counted, 1 nested, 2 outermost */
     uint8_t returned; /* the real call returned (not unwound by an exception) */
 };
 
 static struct torch_call torch_call_begin(uint32_t seen)
 {
-    struct torch_call c = {0, 0, 0, 0};
+    struct torch_call c = {0, 0, 0, 0, 0};
     ip_torch_seen(seen);
     if (!torch_enter()) return c;
     uint8_t depth = ip_self.jit_depth;
@@ -250,6 +252,7 @@ static struct torch_call torch_call_begin(uint32_t seen)
         ip_phase_emit();
         uint32_t n = ip_self.nvtx_depth;
         c.nvtx = n && n <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[n - 1] : 0;
+        c.iter = ip_iter_begin();
         c.start = ip_clock_now();
     }
     ip_hook_leave();
@@ -261,13 +264,16 @@ static void torch_call_end(struct torch_call *c)
 {
     if (!c->depth) return;
     ip_self.jit_depth--;
-    if (c->depth != 2 || !c->returned) return;
+    if (c->depth != 2) return;
+    ip_iter_end(c->iter);
+    if (!c->returned) return;
     uint64_t end = ip_clock_now();
     if (!ip_recording() || !ip_hook_enter()) return;
     struct ip_ring *r;
-    struct ip_ev_torch_iteration *e = ip_ring_begin(sizeof *e, &r);
+    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
     if (e) {
-        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, 0};
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e,
+                              c->iter};
         e->start = c->start;
         e->end = end;
         e->nvtx = c->nvtx;

@@ -8,6 +8,7 @@
 #include "collector.h"
 #include "torch_internal.h"
 #include "../profiler/config.h"
+#include "../profiler/iteration.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
 
@@ -23,7 +24,7 @@
 #include <unistd.h>
 
 static struct {
-    struct ip_batch *memory, *iterations;
+    struct ip_batch *memory;
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
@@ -33,7 +34,6 @@ void ip_torch_ingest_prepare(struct ip_store *s)
 {
     memset(&ti, 0, sizeof ti);
     ti.memory = ip_batch_open(s, "tensor_memory", 9);
-    ti.iterations = ip_batch_open(s, "iterations", 7);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
 }
 
@@ -57,15 +57,8 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     }
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
-        if (!ti.iterations) return;
-        int64_t *row = ip_batch_row(ti.iterations);
-        row[0] = tid;
-        row[1] = ip_phase_dominant(tid, e->start, e->end);
-        row[2] = ip_store_rel(s, e->start);
-        row[3] = (int64_t)(e->end - e->start);
-        row[4] = 1;
-        row[5] = ti.batch > 0 ? ti.batch : IP_NULL;
-        row[6] = e->nvtx ? (int64_t)e->nvtx : IP_NULL;
+        ip_iter_row(s, e->h.aux, tid, e->start, e->end, 1, ti.batch > 0 ? ti.batch : IP_NULL,
+                    e->nvtx ? (int64_t)e->nvtx : IP_NULL);
         break;
     }
     }

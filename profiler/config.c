@@ -13,6 +13,10 @@
 const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
     [IP_CFG_ENABLE] = {"INFPROF_ENABLE", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Master switch: 0 leaves the program completely alone."},
+    [IP_CFG_MODE] = {"INFPROF_MODE", IP_CFG_ENUM, "default", 0, 0, "default|full",
+        "'default' records what the report needs at the least cost (docs/performance.md);"
+        " 'full' adds every CUDA API call (INFPROF_CUDA_API=1) and an NVTX range per cuDNN call"
+        " (INFPROF_CUDNN_NVTX=1), unless those are set themselves."},
     [IP_CFG_OUTPUT] = {"INFPROF_OUTPUT", IP_CFG_STR, "", 0, 0, NULL,
         "Database path; %p pid, %h host, %% a percent sign. Unset: infprof.db, then infprof-2.db,"
         " ... An existing file is never overwritten (a warning and a fresh name instead)."},
@@ -23,8 +27,13 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         " event), 'off' stops profiling in the child. It never writes the parent's database."},
     [IP_CFG_FOLLOW_EXEC] = {"INFPROF_FOLLOW_EXEC", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Programs the profiled process executes are profiled too, each into NAME-PID.db."},
-    [IP_CFG_RING_KB] = {"INFPROF_RING_KB", IP_CFG_INT, "1024", 16, 1048576, NULL,
-        "Event buffer per thread, KiB. A full buffer drops events (counted, shown by the report)."},
+    [IP_CFG_BUFFER_MB] = {"INFPROF_BUFFER_MB", IP_CFG_INT, "256", 4, 4096, NULL,
+        "Memory for every thread's event buffers together, MiB. A thread's buffer starts at"
+        " 16 KiB and grows while the writer is behind; pages are used only as they fill."},
+    [IP_CFG_BUFFER_WAIT_MS] = {"INFPROF_BUFFER_WAIT_MS", IP_CFG_INT, "100", 0, 10000, NULL,
+        "When the buffers are full, a thread waits for the writer while it drains; an event is"
+        " dropped (counted by phase, shown) only once the writer has been silent this long, ms,"
+        " or after ten times this in all. 0: never wait."},
     [IP_CFG_FLUSH_MS] = {"INFPROF_FLUSH_MS", IP_CFG_INT, "100", 1, 1000, NULL,
         "Writer period, ms: how often buffers are drained (the database is committed at least"
         " every second)."},
@@ -43,8 +52,10 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         " (counted)."},
     [IP_CFG_CUPTI_FLUSH_MS] = {"INFPROF_CUPTI_FLUSH_MS", IP_CFG_INT, "500", 0, 60000, NULL,
         "CUPTI flush period, ms (0: CUPTI's own policy)."},
-    [IP_CFG_CUDA_API] = {"INFPROF_CUDA_API", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Record every CUDA runtime and driver API call (the API summary, launch latency)."},
+    [IP_CFG_CUDA_API] = {"INFPROF_CUDA_API", IP_CFG_BOOL, "0", 0, 1, NULL,
+        "Record every CUDA runtime and driver API call: host time per call in the API summary"
+        " (1 with INFPROF_MODE=full). Launches, copies and their latency are recorded either"
+        " way."},
     [IP_CFG_TORCH] = {"INFPROF_TORCH", IP_CFG_BOOL, "1", 0, 1, NULL,
         "libtorch awareness: phases, tensor memory, iterations."},
     [IP_CFG_CPU_MEMORY] = {"INFPROF_CPU_MEMORY", IP_CFG_BOOL, "1", 0, 1, NULL,
@@ -64,8 +75,9 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         "Emit one NVTX range per phase in domain 'infprof' (seen by Nsight Systems)."},
     [IP_CFG_CUDNN] = {"INFPROF_CUDNN", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Record cuDNN calls (interposition)."},
-    [IP_CFG_CUDNN_NVTX] = {"INFPROF_CUDNN_NVTX", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Wrap each cuDNN call in an NVTX range in domain 'infprof', named after the operation."},
+    [IP_CFG_CUDNN_NVTX] = {"INFPROF_CUDNN_NVTX", IP_CFG_BOOL, "0", 0, 1, NULL,
+        "Wrap each cuDNN call in an NVTX range in domain 'infprof', named after the operation,"
+        " for Nsight Systems (1 with INFPROF_MODE=full)."},
 };
 /* clang-format on */
 
@@ -162,6 +174,11 @@ void ip_cfg_load(void)
         }
         if (pass == 0) ip_log_set_level((int)cfg_num[IP_CFG_LOG]);
     }
+    /* Full mode: the costlier records too, unless the program's environment says otherwise. */
+    static const enum ip_cfg_id full[] = {IP_CFG_CUDA_API, IP_CFG_CUDNN_NVTX};
+    if (cfg_num[IP_CFG_MODE] == 1)
+        for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
+            if (!cfg_present[full[i]]) cfg_num[full[i]] = 1, cfg_text[full[i]] = "1";
 }
 
 int64_t ip_cfg_int(enum ip_cfg_id id)

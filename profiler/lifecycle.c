@@ -222,7 +222,8 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
             return 0;
         }
     }
-    ip_ring_configure((size_t)ip_cfg_int(IP_CFG_RING_KB) * 1024);
+    ip_ring_configure((size_t)ip_cfg_int(IP_CFG_BUFFER_MB) << 20,
+                      (uint64_t)ip_cfg_int(IP_CFG_BUFFER_WAIT_MS));
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->init) ip_collectors[i]->init();
     atomic_store(&ip_state_v, IP_STATE_ACTIVE);

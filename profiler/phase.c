@@ -75,7 +75,7 @@ void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
     if (id == ip_self.phase) return;
     ip_self.phase = id;
     struct ip_ring *r;
-    struct ip_ev_phase *e = ip_ring_begin(sizeof *e, &r);
+    struct ip_ev_phase *e = ip_ring_begin_critical(sizeof *e, &r);
     if (!e) return;
     e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CORE, IP_EV_CORE_PHASE), sizeof *e, id};
     e->ts = ip_clock_now();
@@ -89,7 +89,7 @@ void ip_phase_leave(void)
     if (!ip_self.phase) return;
     ip_self.phase = 0;
     struct ip_ring *r;
-    struct ip_ev_phase *e = ip_ring_begin(sizeof *e, &r);
+    struct ip_ev_phase *e = ip_ring_begin_critical(sizeof *e, &r);
     if (!e) return;
     e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CORE, IP_EV_CORE_PHASE), sizeof *e, 0};
     e->ts = ip_clock_now();

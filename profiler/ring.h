@@ -1,10 +1,22 @@
 /*
- * ring.h: per-thread bounded event buffers between hooks and the writer thread.
+ * ring.h: per-thread event buffers between hooks and the writer thread.
  *
- * Each thread that records gets one single-producer single-consumer byte ring, mapped with mmap
- * on its first event (never malloc, so hooks may run under other libraries' locks) and recycled
- * after the thread exits. Appending takes no lock: reserve, fill, commit. A full ring drops the
- * event and counts it; nothing waits. Only the writer thread consumes.
+ * Each thread that records gets one single-producer single-consumer buffer: a cycle of blocks
+ * mapped with mmap (never malloc, so hooks may run under other libraries' locks), small at first
+ * (16 KiB) and grown block by block, each twice the last up to 256 KiB, from one process-wide
+ * budget (INFPROF_BUFFER_MB). Blocks the writer has drained are reused in turn. Appending takes
+ * no lock: reserve, fill, commit.
+ *
+ * Nothing is lost by default. A full block moves on to a drained one, else grows; when the
+ * budget is spent the thread waits for the writer (counted as time the program waited) while
+ * the writer drains, until it has been silent for INFPROF_BUFFER_WAIT_MS, and ten times that at
+ * most in all; only then is an event dropped, counted with the phase it
+ * was recorded in and the time, so the report can say which phases and iterations it touches.
+ * Critical events (phase changes, iteration bounds, NVTX ranges) wait the same, then take a
+ * block past the budget (a quarter more at most, counted): they are dropped only past that.
+ *
+ * Rings of exited threads are drained and then handed to new threads; there is no limit on the
+ * number of threads. Only the writer thread consumes.
  */
 #ifndef INFPROF_RING_H
 #define INFPROF_RING_H
@@ -15,45 +27,67 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IP_RING_MAX 4096
+#define IP_RING_PHASES 10 /* phase ids 0..9 (phase.h), for drop attribution */
+
+struct ip_block;
 
 struct ip_ring {
-    _Atomic uint32_t state; /* IP_RING_FREE, _OWNED, _RETIRED */
+    struct ip_ring *_Atomic next_ring; /* every ring, oldest first */
+    _Atomic uint32_t state;            /* IP_RING_FREE, _OWNED, _RETIRED */
     uint32_t tid;
-    uint64_t cap; /* bytes, a power of two */
-    uint64_t mapped;
-    _Alignas(64) _Atomic uint64_t head; /* producer: bytes committed */
-    uint64_t cached_tail;
-    _Atomic uint64_t dropped; /* events lost because the ring was full */
-    _Atomic uint64_t appended;
-    _Alignas(64) _Atomic uint64_t tail; /* consumer: bytes consumed */
-    _Alignas(64) unsigned char data[];
+    struct ip_block *_Atomic wb; /* producer's block (read by the writer to bound a drain) */
+    struct ip_block *rb;         /* consumer's block */
+    uint64_t rpos;               /* consumer's offset in rb */
+    /* The consumer's snapshot for the cycle in progress (ip_ring_drain_all). */
+    struct ip_block *snap_block;
+    uint64_t snap_head;
+    uint32_t snap_state, snap_done;
+    uint32_t next_size; /* bytes of the next block this ring maps */
+    _Atomic uint64_t appended, dropped, waited_ns, waits, mapped;
+    /* Drops by the phase the thread was in, and when the first and the last happened. */
+    _Atomic uint64_t dropped_in[IP_RING_PHASES];
+    _Atomic uint64_t first_drop, last_drop;
 };
 
 enum { IP_RING_FREE = 0, IP_RING_OWNED = 1, IP_RING_RETIRED = 2 };
 
-/* Ring size for rings created from now on (bytes, rounded up to a power of two). */
-void ip_ring_configure(size_t bytes);
+/* The process-wide budget for every thread's buffers, and the longest a thread waits for room
+ * for one event before it is dropped. */
+void ip_ring_configure(size_t budget_bytes, uint64_t wait_ms);
+/* Called when a thread needs the writer to drain (set by the writer: no upward include); it
+ * returns 0 when no writer will drain (then nobody waits). */
+void ip_ring_set_waker(int (*wake)(void));
+/* The calling thread is the writer: it never waits for itself. */
+void ip_ring_mark_writer(void);
 
 /* The calling thread's ring, created on first use; NULL when none can be had (counted). */
 struct ip_ring *ip_ring_self(void);
 
 /* Room for `size` bytes in the calling thread's ring, or NULL (the drop is counted). The caller
  * fills the record (header included) and calls ip_ring_commit with the same size. */
-void *ip_ring_reserve(struct ip_ring *r, uint16_t size);
-/* The usual entry: the calling thread's ring and room in it, or NULL (counted either way). */
 void *ip_ring_begin(uint16_t size, struct ip_ring **out);
+/* The same for an event that must not be lost (phase, iteration, NVTX range): NULL only when
+ * no memory can be mapped at all. */
+void *ip_ring_begin_critical(uint16_t size, struct ip_ring **out);
 void ip_ring_commit(struct ip_ring *r, uint16_t size);
 
-/* Writer side. Calls fn for every committed record of every ring, then frees drained rings of
- * exited threads. Returns the number of records. */
+/* Writer side. Calls fn for every committed record of every ring, then recycles drained rings
+ * of exited threads and wakes threads waiting for room. Returns the number of records. */
 typedef void (*ip_ring_visit_fn)(void *ctx, uint32_t tid, const struct ip_ev *ev);
-uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx);
+/* between(ctx), when not NULL, runs after each turn over the rings (the writer commits there
+ * when a long backlog would otherwise make one large, slow commit). */
+uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, void (*between)(void *ctx));
 
 /* Totals over all rings, for the run metadata. */
-void ip_ring_totals(uint64_t *appended, uint64_t *dropped, uint64_t *threads);
-/* Rings that could not be created (no slot or mmap failed): their events are counted here. */
-uint64_t ip_ring_lost(void);
+struct ip_ring_totals {
+    uint64_t appended, dropped, threads, waited_ns, waits;
+    uint64_t mapped, peak_mapped, overcommit, budget, lost; /* lost: no ring could be had */
+};
+void ip_ring_totals(struct ip_ring_totals *t);
+/* Each thread's drops by phase: fn(ctx, tid, phase, count, first_ts, last_ts). */
+typedef void (*ip_ring_drop_fn)(void *ctx, uint32_t tid, int phase, uint64_t count, uint64_t first,
+                                uint64_t last);
+void ip_ring_drops(ip_ring_drop_fn fn, void *ctx);
 
 /* Thread exit: the ring is drained and then recycled by the writer. */
 void ip_ring_retire_self(void);

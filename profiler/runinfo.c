@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 static struct ip_map threads_seen;
-static sqlite3_stmt *st_thread;
+static sqlite3_stmt *st_thread, *st_drop;
 
 /* The command line from /proc/self/cmdline, arguments quoted where a shell would need it. */
 static void read_cmdline(char *out, size_t n)
@@ -58,6 +58,10 @@ void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
     static const char *const roles[] = {"root", "descendant", "fork_child"};
     char buf[PATH_MAX + 64];
     ip_map_free(&threads_seen);
+    st_drop = ip_store_prepare(s, "INSERT INTO event_drops(tid, phase, count, first, last)"
+                                  " VALUES (?,?,?,?,?) ON CONFLICT(tid, phase) DO UPDATE SET"
+                                  " count = excluded.count, first = min(first, excluded.first),"
+                                  " last = max(last, excluded.last)");
     st_thread = ip_store_prepare(s, "INSERT OR IGNORE INTO threads(tid, name_id, first_ns)"
                                     " VALUES (?,?,?)");
     ip_store_meta_text(s, "format", "infprof");
@@ -94,13 +98,33 @@ void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
     }
 }
 
+static void write_drop(void *ctx, uint32_t tid, int phase, uint64_t count, uint64_t first,
+                       uint64_t last)
+{
+    struct ip_store *s = ctx;
+    if (!st_drop) return;
+    sqlite3_bind_int64(st_drop, 1, tid);
+    sqlite3_bind_int(st_drop, 2, phase);
+    sqlite3_bind_int64(st_drop, 3, (int64_t)count);
+    sqlite3_bind_int64(st_drop, 4, ip_store_rel(s, first));
+    sqlite3_bind_int64(st_drop, 5, ip_store_rel(s, last));
+    ip_store_step(s, st_drop);
+}
+
 void ip_runinfo_write_counters(struct ip_store *s)
 {
-    uint64_t appended, dropped, threads;
-    ip_ring_totals(&appended, &dropped, &threads);
-    ip_store_meta_int(s, "events_recorded", (int64_t)appended);
-    ip_store_meta_int(s, "dropped_events", (int64_t)dropped);
-    ip_store_meta_int(s, "threads_recording", (int64_t)threads);
+    struct ip_ring_totals t;
+    ip_ring_totals(&t);
+    ip_store_meta_int(s, "events_recorded", (int64_t)t.appended);
+    ip_store_meta_int(s, "dropped_events", (int64_t)t.dropped);
+    ip_store_meta_int(s, "threads_recording", (int64_t)t.threads);
+    ip_store_meta_int(s, "events_lost_no_buffer", (int64_t)t.lost);
+    ip_store_meta_int(s, "buffer_waits", (int64_t)t.waits);
+    ip_store_meta_int(s, "buffer_wait_ns", (int64_t)t.waited_ns);
+    ip_store_meta_int(s, "buffer_bytes_peak", (int64_t)t.peak_mapped);
+    ip_store_meta_int(s, "buffer_budget_bytes", (int64_t)t.budget);
+    ip_store_meta_int(s, "buffer_blocks_past_budget", (int64_t)t.overcommit);
+    if (t.dropped) ip_ring_drops(write_drop, s);
     ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
     ip_store_meta_int(s, "duplicate_rows", (int64_t)ip_store_duplicates(s));
     char key[64], status[256];

@@ -12,7 +12,7 @@
 struct ip_store;
 
 #define INFPROF_VERSION        "0.1.0"
-#define INFPROF_SCHEMA_VERSION 1
+#define INFPROF_SCHEMA_VERSION 2
 
 void ip_runinfo_write_start(struct ip_store *s, const char *path, int role);
 void ip_runinfo_write_counters(struct ip_store *s);

@@ -24,10 +24,13 @@ struct ip_thread {
     uint8_t cpu_ac;        /* CPU autocast dtype code, 0 off */
     uint8_t jit_depth;     /* nesting of TorchScript Method calls */
     uint8_t emitted_phase; /* phase of the open emitted NVTX range */
+    uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
     uint64_t emit_range;   /* open NVTX range we emitted for the phase, 0 none */
     /* NVTX push/pop stack of the application (nvtx collector). */
     uint32_t nvtx_depth;
     uint32_t nvtx_overflow;
+    uint32_t nvtx_iter_level; /* 1-based stack level of the push range that began `iter` */
+    uint64_t nvtx_iter_ext;   /* the start/end range that began `iter` (the id it returned) */
     uint64_t nvtx_stack[IP_NVTX_STACK_MAX];  /* our range ids, innermost last */
     uint64_t nvtx_domain[IP_NVTX_STACK_MAX]; /* their domain handles (0: default domain) */
 };

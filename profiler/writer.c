@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "config.h"
 #include "futex.h"
+#include "iteration.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "output.h"
@@ -41,6 +42,10 @@ static char writer_path[PATH_MAX];
 static char writer_pattern[PATH_MAX];
 static int writer_role, writer_lazy, writer_open_failed;
 static uint64_t writer_t0, writer_last_commit;
+/* Where the writer's time goes, per part of its cycle (meta writer_*_ns). */
+static struct {
+    uint64_t cycles, rings_ns, collectors_ns, commit_ns, max_cycle_ns, records;
+} wt;
 
 const char *ip_writer_path(void)
 {
@@ -71,6 +76,25 @@ static void writer_discard(void *ctx, uint32_t tid, const struct ip_ev *ev)
     (void)ctx, (void)tid, (void)ev;
 }
 
+/* A thread needs room in its buffer: drain now. 0 when no writer runs to do it. */
+static int writer_wake_for_ring(void)
+{
+    if (!atomic_load_explicit(&writer_alive, memory_order_relaxed) ||
+        atomic_load_explicit(&writer_final, memory_order_relaxed) || !ip_lifecycle_owns_process())
+        return 0;
+    ip_writer_wake();
+    return 1;
+}
+
+static void writer_meta(struct ip_store *s)
+{
+    ip_store_meta_int(s, "writer_cycles", (int64_t)wt.cycles);
+    ip_store_meta_int(s, "writer_rings_ns", (int64_t)wt.rings_ns);
+    ip_store_meta_int(s, "writer_collectors_ns", (int64_t)wt.collectors_ns);
+    ip_store_meta_int(s, "writer_commit_ns", (int64_t)wt.commit_ns);
+    ip_store_meta_int(s, "writer_max_cycle_ns", (int64_t)wt.max_cycle_ns);
+}
+
 static int writer_open(void)
 {
     if (writer_store || writer_open_failed) return writer_store != NULL;
@@ -85,6 +109,7 @@ static int writer_open(void)
     ip_store_begin(writer_store);
     ip_runinfo_write_start(writer_store, writer_path, writer_role);
     ip_phase_prepare(writer_store);
+    ip_iter_prepare(writer_store);
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->prepare) ip_collectors[i]->prepare(writer_store);
     ip_store_commit(writer_store);
@@ -92,35 +117,55 @@ static int writer_open(void)
     return 1;
 }
 
+/* Between turns over the rings: commit at least every IP_WRITER_BACKLOG_COMMIT_MS while a
+ * backlog drains, so that no single commit stalls the writer (and the threads waiting on it)
+ * for long. */
+static void writer_between_turns(void *ctx)
+{
+    struct ip_store *s = ctx;
+    uint64_t now = ip_clock_now();
+    if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return;
+    ip_store_commit(s);
+    ip_store_begin(s);
+    uint64_t done = ip_clock_now();
+    wt.commit_ns += done - now;
+    wt.rings_ns -= done - now; /* counted as commit time, not ring time */
+    writer_last_commit = done;
+}
+
 static void writer_cycle(int final)
 {
-    if (!writer_store && writer_lazy && !final) {
-        uint64_t appended, dropped, threads;
-        ip_ring_totals(&appended, &dropped, &threads);
-        if (appended + dropped == 0) return;
-    }
-    if (!writer_store && writer_lazy && final) {
-        uint64_t appended, dropped, threads;
-        ip_ring_totals(&appended, &dropped, &threads);
-        if (appended + dropped == 0) return; /* nothing happened here: leave no file */
+    if (!writer_store && writer_lazy) {
+        struct ip_ring_totals t;
+        ip_ring_totals(&t);
+        if (t.appended + t.dropped == 0) return; /* nothing happened here yet: no file */
     }
     if (!writer_open()) {
-        ip_ring_drain_all(writer_discard, NULL);
+        ip_ring_drain_all(writer_discard, NULL, NULL);
         return;
     }
     struct ip_store *s = writer_store;
+    uint64_t t0 = ip_clock_now();
     ip_store_begin(s);
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->snapshot) ip_collectors[i]->snapshot();
-    ip_ring_drain_all(writer_dispatch, s);
+    wt.records += ip_ring_drain_all(writer_dispatch, s, writer_between_turns);
+    uint64_t t1 = ip_clock_now();
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->flush) ip_collectors[i]->flush(s, final);
-    uint64_t now = ip_clock_now();
-    if (final || now - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull) {
+    uint64_t t2 = ip_clock_now();
+    if (final || t2 - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull) {
+        writer_meta(s);
         ip_runinfo_write_counters(s);
         ip_store_commit(s);
-        writer_last_commit = now;
+        writer_last_commit = t2;
     }
+    uint64_t t3 = ip_clock_now();
+    wt.cycles++;
+    wt.rings_ns += t1 - t0;
+    wt.collectors_ns += t2 - t1;
+    wt.commit_ns += t3 - t2;
+    if (t3 - t0 > wt.max_cycle_ns) wt.max_cycle_ns = t3 - t0;
 }
 
 static void writer_close(void)
@@ -132,6 +177,8 @@ static void writer_close(void)
     ip_phase_finish(s, end);
     for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
         if (ip_collectors[i] && ip_collectors[i]->finish) ip_collectors[i]->finish(s);
+    ip_iter_finish(s); /* after the collectors' last records: every GPU end is known */
+    writer_meta(s);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         ip_store_meta_int(s, "writer_cpu_ns", (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec);
@@ -144,6 +191,7 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "infprof-writer");
+    ip_ring_mark_writer();
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_FLUSH_MS);
     if (!writer_lazy) {
         pthread_mutex_lock(&writer_lock);
@@ -178,6 +226,8 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     atomic_store(&writer_final, 0);
     atomic_store(&writer_done, 0);
     atomic_store(&writer_end_reason, "exit");
+    memset(&wt, 0, sizeof wt);
+    ip_ring_set_waker(writer_wake_for_ring);
 
     /* The thread starts with every signal blocked and keeps them blocked. */
     sigset_t all, old;

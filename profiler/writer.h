@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #define IP_WRITER_COMMIT_MS 500
+/* While a backlog drains: a commit at least this often, each one small. */
+#define IP_WRITER_BACKLOG_COMMIT_MS 50
 
 /* Start the thread. role: enum ip_role; lazy: create the database only once there is an event
  * (a forked child that only execs leaves no file). 0 on success. */

@@ -45,8 +45,16 @@ static void db_check_file(const char *path)
     uint32_t page = (uint32_t)h[16] << 8 | h[17];
     uint64_t page_size = page == 1 ? 65536 : page;
     uint32_t pages = be32(h + 28);
-    /* The header's page count is valid when its "version valid for" matches the change count. */
-    if (be32(h + 92) == be32(h + 24) && pages && (uint64_t)st.st_size < (uint64_t)pages * page_size)
+    /* The header's page count is valid when its "version valid for" matches the change count,
+     * and only without a WAL beside it: a checkpoint writes page 1 (the header) before the pages
+     * that extend the file, so a run killed or out of disk mid-checkpoint leaves a short file
+     * whose committed data SQLite still reads whole from the WAL. */
+    char wal[4096];
+    struct stat ws;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    int has_wal = stat(wal, &ws) == 0 && ws.st_size > 0;
+    if (!has_wal && be32(h + 92) == be32(h + 24) && pages &&
+        (uint64_t)st.st_size < (uint64_t)pages * page_size)
         cli_fail("%s is truncated (%lld of %llu bytes): the copy is incomplete or the disk was"
                  " full",
                  path, (long long)st.st_size, (unsigned long long)pages * page_size);

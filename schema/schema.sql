@@ -28,9 +28,13 @@ CREATE TABLE phase_spans (
 );
 -- Iterations: a TorchScript Method call (source 1) or an NVTX range matching
 -- INFPROF_ITERATION_RANGE (source 2); batch from the range's 'batch=N' or INFPROF_BATCH.
+-- start/dur are the host call. gpu_end: when the last GPU work launched inside it finished
+-- (kernels, copies, memsets whose launch carried its id, kernel_rows.iter); NULL when none was
+-- seen or the run did not finish (the report then takes it from kernel_rows). gpu_items: how
+-- many. Schema 1 had neither id nor gpu_end nor gpu_items.
 CREATE TABLE iterations (
-    tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER, source INTEGER, batch INTEGER,
-    nvtx INTEGER
+    id INTEGER PRIMARY KEY, tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER,
+    source INTEGER, batch INTEGER, nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER
 );
 
 CREATE TABLE devices (
@@ -47,12 +51,14 @@ CREATE TABLE launch_sigs (
     phase INTEGER              -- the launching thread's phase: a launch in another phase is
                                -- another signature, so kernel rows stay 4 integers
 );
--- One row per kernel execution: the narrowest row that keeps every fact (about 23 bytes on
--- disk); read it through the view `kernels`.
-CREATE TABLE kernel_rows (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER);
+-- One row per kernel execution: the narrowest row that keeps every fact (about 25 bytes on
+-- disk); read it through the view `kernels`. iter: the iteration (iterations.id) whose host call
+-- launched it, NULL outside iterations (schema 1 had no iter).
+CREATE TABLE kernel_rows (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER, iter INTEGER);
 CREATE VIEW kernels AS
 SELECT k.rowid AS rowid, k.start AS start, k.dur AS dur, k.sig AS sig, k.corr AS corr,
-       g.phase AS phase, g.name_id AS name_id, g.device AS device, g.stream AS stream
+       g.phase AS phase, g.name_id AS name_id, g.device AS device, g.stream AS stream,
+       k.iter AS iter
 FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig;
 -- copy_kind, src_kind, dst_kind: CUPTI's CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind.
 CREATE TABLE memcpy (
@@ -127,6 +133,14 @@ CREATE TABLE cudnn_plans (
     shape INTEGER, source INTEGER
 );
 
+-- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase
+-- the thread was in, with the first and last such moment: the report names the phases and
+-- iterations they touch. Phase changes, iterations and NVTX ranges are never among them.
+CREATE TABLE event_drops (
+    tid INTEGER, phase INTEGER, count INTEGER, first INTEGER, last INTEGER,
+    PRIMARY KEY (tid, phase)
+) WITHOUT ROWID;
+
 -- Written when the run finishes (the report recomputes them from the rows when they are absent).
 -- phase -1 is all phases together. med_exact 0: the median is from a uniform sample of 8192.
 -- stddev is the sample standard deviation (n - 1), as nsys prints it.
@@ -145,4 +159,4 @@ CREATE TABLE api_summary (
     latency_min INTEGER, latency_max INTEGER, latency_med INTEGER
 );
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;

@@ -10,7 +10,7 @@ from harness import Case, main, prog
 class BadSettings(Case):
     def test_bad_values_warn_once_and_use_default(self):
         plain = self.run_prog([prog("host"), "threads"], preload=False)
-        for var, value in (("INFPROF_RING_KB", "abc"), ("INFPROF_RING_KB", "5"),
+        for var, value in (("INFPROF_BUFFER_MB", "abc"), ("INFPROF_BUFFER_MB", "1"),
                            ("INFPROF_FORK", "sometimes"), ("INFPROF_CUPTI", "maybe")):
             with self.subTest(var=var, value=value):
                 self.tearDown(), self.setUp()
@@ -27,7 +27,7 @@ class BadSettings(Case):
                 self.assertNotEqual(self.meta(r.db(), "config." + var), value)
 
     def test_log_zero_silences(self):
-        r = self.run_prog(["/bin/true"], INFPROF_RING_KB="abc", INFPROF_LOG=0)
+        r = self.run_prog(["/bin/true"], INFPROF_BUFFER_MB="abc", INFPROF_LOG=0)
         self.assertEqual(r.err, b"")
 
     def test_unwritable_output(self):

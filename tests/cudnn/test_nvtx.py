@@ -1,7 +1,7 @@
 """Each traced cuDNN call is an NVTX range in domain "infprof" named after its operation: a
 chained NVTX tool (a stand-in for Nsight Systems) receives it, nested in the program's own range,
-while our capture of the program's ranges (nvtx_ranges) never records it. INFPROF_CUDNN_NVTX=0
-turns the ranges off, not the recording."""
+while our capture of the program's ranges (nvtx_ranges) never records it. They come with
+INFPROF_MODE=full (or INFPROF_CUDNN_NVTX=1); the default leaves them off, not the recording."""
 import os
 from harness import Case, main, prog
 from cudnn_common import calls
@@ -36,7 +36,7 @@ class Nvtx(Case):
 
     def test_ranges_reach_the_tool_not_the_capture(self):
         plain, plain_lines = self.run_nvtx(preload=False)
-        r, lines = self.run_nvtx()
+        r, lines = self.run_nvtx(INFPROF_MODE="full")
         self.assertUnnoticed(plain, r)
         self.assertEqual(plain_lines, ["push default iteration", "pop default"])
         self.assertEqual(lines, ["push default iteration",
@@ -50,9 +50,11 @@ class Nvtx(Case):
         self.assertIn("chained to", self.meta(db, "collector.nvtx"))
 
     def test_ranges_off(self):
-        r, lines = self.run_nvtx(INFPROF_CUDNN_NVTX=0)
-        self.assertEqual(lines, ["push default iteration", "pop default"])
-        self.assertEqual(len(calls(self, r.db(), "cudnnConvolutionForward")), 1)
+        for env in ({}, {"INFPROF_MODE": "full", "INFPROF_CUDNN_NVTX": 0}):
+            with self.subTest(env=env):
+                r, lines = self.run_nvtx(**env)
+                self.assertEqual(lines, ["push default iteration", "pop default"])
+                self.assertEqual(len(calls(self, r.db(), "cudnnConvolutionForward")), 1)
 
 
 if __name__ == "__main__":

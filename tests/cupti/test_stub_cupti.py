@@ -46,8 +46,21 @@ class Stub(Case):
 
     # ---- the normal path ----------------------------------------------------------------------
 
-    def test_exact_records_attributed_to_their_threads(self):
+    def test_default_mode_records_the_work_without_api_records(self):
+        # The default leaves CUPTI's API records off (docs/performance.md): every kernel and
+        # copy is still there, tied to its thread's phase by the launch callback.
         self.app()
+        self.assertEqual(self.count("kernels"), LAUNCHES)
+        self.assertEqual(self.count("memcpy"), COPIES)
+        self.assertEqual(self.count("cuda_api"), 0)
+        self.assertEqual(self.meta(self.db, "cupti_records"), LAUNCHES + COPIES)
+        self.assertEqual(self.meta(self.db, "cupti_unattributed_records"), 0)
+        self.assertNotIn("enable 5", self.stub_log())  # CUPTI_ACTIVITY_KIND_RUNTIME
+        api = {a["name"]: a for a in self.report_json(self.db)["cuda_api"]}
+        self.assertEqual(api["cudaLaunchKernel"]["launches"], LAUNCHES)
+
+    def test_exact_records_attributed_to_their_threads(self):
+        self.app(INFPROF_MODE="full")
         self.assertTrue(self.status().startswith("on: " + STUB), self.status())
         self.assertIn("(clock infprof)", self.status())
         by_name = dict(self.query(self.db, "SELECT s.value, count(*) FROM kernels k JOIN"
@@ -203,7 +216,7 @@ class Stub(Case):
 
     def test_pool_runs_dry_every_record_accounted_for(self):
         # Two 64 KiB buffers that CUPTI keeps until the flush at exit: the rest is refused.
-        self.app("hold", INFPROF_CUPTI_BUFFERS=2, INFPROF_CUPTI_BUFFER_KB=64)
+        self.app("hold", INFPROF_CUPTI_BUFFERS=2, INFPROF_CUPTI_BUFFER_KB=64, INFPROF_MODE="full")
         stored = self.count("kernels") + self.count("memcpy") + self.count("cuda_api")
         dropped = self.meta(self.db, "cupti_dropped_records")
         self.assertGreater(dropped, 0)
@@ -215,7 +228,7 @@ class Stub(Case):
         self.assertIn("CUPTI buffer requests refused", warnings)
 
     def test_unreadable_record_counted(self):
-        self.app("bad_record")
+        self.app("bad_record", INFPROF_MODE="full")
         lost = [int(l.split()[1]) for l in self.stub_log() if l.startswith("lost_after_bad")]
         self.assertEqual(len(lost), 1)
         stored = self.count("kernels") + self.count("memcpy") + self.count("cuda_api")

@@ -21,9 +21,12 @@ class CudaSample(Case):
         runner = Case("run")
         runner.dir = cls.tmp
         cls.plain = runner.run_prog([SAMPLE], preload=False, timeout=300)
-        cls.traced = runner.run_prog([SAMPLE], timeout=300)
+        # Full mode: every API call recorded too, so each record can be joined to its call.
+        cls.traced = runner.run_prog([SAMPLE], timeout=300, INFPROF_MODE="full")
         cls.manifest = json.loads(cls.traced.out) if cls.traced.rc == 0 else None
         cls.db = cls.traced.db()
+        cls.default = runner.run_prog([SAMPLE], timeout=300, INFPROF_OUTPUT="default.db")
+        cls.default_db = cls.default.db("default.db")
 
     @classmethod
     def tearDownClass(cls):
@@ -53,6 +56,16 @@ class CudaSample(Case):
             orphans = self.q(f"SELECT count(*) FROM {table} w LEFT JOIN cuda_api a"
                              " ON a.corr = w.corr WHERE a.corr IS NULL")[0][0]
             self.assertEqual(orphans, 0, table)
+
+    def test_default_mode_keeps_every_record_attributed(self):
+        self.assertEqual(self.default.rc, 0, self.default.err)
+        q = lambda sql: self.query(self.default_db, sql)[0][0]
+        self.assertEqual(q("SELECT count(*) FROM kernels"), sum(self.manifest["kernels"].values()))
+        self.assertEqual(q("SELECT count(*) FROM memcpy"),
+                         sum(c["count"] for c in self.manifest["copies"]))
+        self.assertEqual(q("SELECT count(*) FROM cuda_api"), 0)  # no API records by default
+        for key in ("cupti_unattributed_records", "cupti_dropped_records", "dropped_events"):
+            self.assertEqual(self.meta(self.default_db, key), 0, key)
 
     def test_kernels_exact(self):
         got = dict(self.q("SELECT s.value, count(*) FROM kernels k JOIN launch_sigs g"

@@ -244,7 +244,6 @@ int main(int argc, char **argv)
     }
     const char *out = argv[argc - 1];
     long n = argc == 4 ? strtol(argv[2], NULL, 10) : 0;
-    setenv("INFPROF_RING_KB", "65536", 0);
     setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
     struct ip_start_opts opts = {out, 0};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;

@@ -1,0 +1,99 @@
+/*
+ * iteration.c: iteration ids and the calling thread's current iteration (app side), and table
+ * iterations with each iteration's GPU completion (writer side), iteration.h.
+ */
+#include "iteration.h"
+#include "phase.h"
+#include "store.h"
+#include "thread.h"
+
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic uint32_t iter_next = 1;
+
+uint32_t ip_iter_begin(void)
+{
+    uint32_t id = atomic_fetch_add_explicit(&iter_next, 1, memory_order_relaxed);
+    if (!ip_self.iter) ip_self.iter = id;
+    return id;
+}
+
+void ip_iter_end(uint32_t id)
+{
+    if (id && ip_self.iter == id) ip_self.iter = 0;
+}
+
+uint32_t ip_iter_current(void)
+{
+    return ip_self.iter;
+}
+
+/* ---- writer side -------------------------------------------------------------------------- */
+
+struct iter_gpu {
+    uint64_t end;
+    uint32_t items;
+};
+
+static struct {
+    struct ip_batch *rows;
+    struct iter_gpu *gpu; /* indexed by id */
+    size_t cap;
+} it;
+
+void ip_iter_prepare(struct ip_store *s)
+{
+    free(it.gpu); /* a forked child's writer starts from the parent's copy */
+    memset(&it, 0, sizeof it);
+    it.rows = ip_batch_open(s, "iterations", 10);
+}
+
+void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,
+                 int source, int64_t batch, int64_t nvtx)
+{
+    int64_t *row = ip_batch_row(it.rows);
+    row[0] = id ? (int64_t)id : IP_NULL;
+    row[1] = tid;
+    row[2] = ip_phase_dominant(tid, start, end);
+    row[3] = ip_store_rel(s, start);
+    row[4] = (int64_t)(end - start);
+    row[5] = source;
+    row[6] = batch;
+    row[7] = nvtx;
+    row[8] = IP_NULL; /* gpu_end, gpu_items: at the end of the run */
+    row[9] = IP_NULL;
+}
+
+void ip_iter_gpu_work(uint32_t id, uint64_t end)
+{
+    if (!id) return;
+    if (id >= it.cap) {
+        size_t cap = it.cap ? it.cap : 1024;
+        while (cap <= id) cap *= 2;
+        struct iter_gpu *g = realloc(it.gpu, cap * sizeof *g);
+        if (!g) return;
+        memset(g + it.cap, 0, (cap - it.cap) * sizeof *g);
+        it.gpu = g;
+        it.cap = cap;
+    }
+    if (end > it.gpu[id].end) it.gpu[id].end = end;
+    it.gpu[id].items++;
+}
+
+void ip_iter_finish(struct ip_store *s)
+{
+    ip_batch_flush(it.rows);
+    struct sqlite3_stmt *st =
+        ip_store_prepare(s, "UPDATE iterations SET gpu_end = ?, gpu_items = ? WHERE id = ?");
+    if (!st) return;
+    for (size_t id = 1; id < it.cap; id++) {
+        if (!it.gpu[id].items) continue;
+        sqlite3_bind_int64(st, 1, ip_store_rel(s, it.gpu[id].end));
+        sqlite3_bind_int64(st, 2, it.gpu[id].items);
+        sqlite3_bind_int64(st, 3, (int64_t)id);
+        ip_store_step(s, st);
+    }
+}

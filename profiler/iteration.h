@@ -1,0 +1,36 @@
+/*
+ * iteration.h: the calling thread's current iteration, for attribution. An iteration is one
+ * forward call of the program (a TorchScript Method call, an NVTX range named like
+ * INFPROF_ITERATION_RANGE); every launch a thread issues inside it carries its id, so each kernel
+ * and copy is tied to its iteration directly and the iteration's GPU work can be waited for
+ * (latency to GPU completion, docs/report.md).
+ *
+ * Ids are unique in the process (1, 2, ...). Iterations may nest (an NVTX iteration range around
+ * a TorchScript call): each gets an id, and the outermost owns the work launched inside it.
+ */
+#ifndef INFPROF_ITERATION_H
+#define INFPROF_ITERATION_H
+
+#include <stdint.h>
+
+struct ip_store;
+
+/* A new iteration begins on the calling thread; returns its id. Lock-free. */
+uint32_t ip_iter_begin(void);
+/* The iteration `id` of the calling thread ended (it stops owning new work if it did). */
+void ip_iter_end(uint32_t id);
+/* The calling thread's outermost open iteration, 0 none. */
+uint32_t ip_iter_current(void);
+
+/* Writer side: the one writer of table iterations. */
+void ip_iter_prepare(struct ip_store *s);
+/* An iteration that ended: its row. phase: the one its thread spent most of it in. source: 1
+ * TorchScript call, 2 NVTX range. batch, nvtx: IP_NULL when unknown. Times in our clock. */
+void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,
+                 int source, int64_t batch, int64_t nvtx);
+/* GPU work launched inside iteration `id` ended at `end` (our clock). */
+void ip_iter_gpu_work(uint32_t id, uint64_t end);
+/* At the end of the run: each iteration's gpu_end and gpu_items. */
+void ip_iter_finish(struct ip_store *s);
+
+#endif
