@@ -31,7 +31,8 @@ struct ip_block {
     struct ip_block *_Atomic next;
     _Atomic uint32_t state;
     _Atomic uint32_t sealed;
-    uint32_t cap; /* bytes of data */
+    uint32_t cap;      /* bytes of data */
+    uint32_t critical; /* mapped past the budget: for critical events only, until reused */
     _Atomic uint64_t head;
     _Alignas(64) unsigned char data[];
 };
@@ -113,6 +114,7 @@ static void *ring_map(size_t bytes, int over_budget)
 static void block_init(struct ip_block *b, size_t bytes)
 {
     b->cap = (uint32_t)(bytes - sizeof *b);
+    b->critical = 0;
     atomic_store_explicit(&b->head, 0, memory_order_relaxed);
     atomic_store_explicit(&b->sealed, 0, memory_order_relaxed);
     atomic_store_explicit(&b->state, BLOCK_ACTIVE, memory_order_relaxed);
@@ -133,7 +135,7 @@ static struct ip_ring *ring_create(uint32_t tid)
     r->wb = r->rb = b;
     r->next_size = 2 * FIRST_BLOCK;
     atomic_store(&r->mapped, FIRST_BLOCK);
-    atomic_store(&r->first_drop, UINT64_MAX);
+    for (int p = 0; p < IP_RING_PHASES; p++) atomic_store(&r->first_drop[p], UINT64_MAX);
     atomic_store(&r->state, IP_RING_OWNED);
     /* Appended at the tail: the writer drains rings in the order threads began recording, so a
      * range started on one thread comes before its end on a later one within a cycle. */
@@ -218,9 +220,9 @@ static void ring_note_drop(struct ip_ring *r)
     uint8_t phase = ip_self.phase < IP_RING_PHASES ? ip_self.phase : 0;
     ring_bump(&r->dropped, 1);
     ring_bump(&r->dropped_in[phase], 1);
-    if (atomic_load_explicit(&r->first_drop, memory_order_relaxed) == UINT64_MAX)
-        atomic_store_explicit(&r->first_drop, now, memory_order_relaxed);
-    atomic_store_explicit(&r->last_drop, now, memory_order_relaxed);
+    if (atomic_load_explicit(&r->first_drop[phase], memory_order_relaxed) == UINT64_MAX)
+        atomic_store_explicit(&r->first_drop[phase], now, memory_order_relaxed);
+    atomic_store_explicit(&r->last_drop[phase], now, memory_order_relaxed);
 }
 
 /* Room past the end of the producer's block: the next drained block, else a new one within the
@@ -239,6 +241,7 @@ static void *ring_slow(struct ip_ring *r, int critical)
             atomic_store_explicit(&n->head, 0, memory_order_relaxed);
             atomic_store_explicit(&n->sealed, 0, memory_order_relaxed);
             atomic_store_explicit(&n->state, BLOCK_ACTIVE, memory_order_relaxed);
+            n->critical = 0;
             break;
         }
         if (ring_grow(r, 0)) {
@@ -263,7 +266,11 @@ static void *ring_slow(struct ip_ring *r, int critical)
                 ring_bump(&r->waited_ns, now - start);
                 ring_bump(&r->waits, 1);
             }
-            if (critical && ring_grow(r, 1)) break;
+            if (critical && ring_grow(r, 1)) {
+                /* Kept for critical events: others would fill it before the writer frees any. */
+                atomic_load_explicit(&r->wb->next, memory_order_relaxed)->critical = 1;
+                break;
+            }
             ring_note_drop(r);
             return NULL;
         }
@@ -286,7 +293,7 @@ static inline void *ring_reserve(struct ip_ring *r, uint16_t size, int critical)
 {
     struct ip_block *b = atomic_load_explicit(&r->wb, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
-    if (head + size <= b->cap) return b->data + head;
+    if (head + size <= b->cap && (critical || !b->critical)) return b->data + head;
     return ring_slow(r, critical);
 }
 
@@ -362,9 +369,9 @@ static void ring_keep_drops(struct ip_ring *r)
             retired_cap = cap;
         }
         retired_drops[retired_n++] = (struct retired_drop){
-            r->tid, p, n, atomic_load(&r->first_drop), atomic_load(&r->last_drop)};
+            r->tid, p, n, atomic_load(&r->first_drop[p]), atomic_load(&r->last_drop[p])};
+        atomic_store(&r->first_drop[p], UINT64_MAX);
     }
-    atomic_store(&r->first_drop, UINT64_MAX);
 }
 
 /* A drained ring of an exited thread: every block free but the one it restarts from. */
@@ -437,7 +444,9 @@ void ip_ring_drops(ip_ring_drop_fn fn, void *ctx)
         if (atomic_load_explicit(&r->state, memory_order_acquire) == IP_RING_FREE) continue;
         for (int p = 0; p < IP_RING_PHASES; p++) {
             uint64_t n = atomic_load_explicit(&r->dropped_in[p], memory_order_relaxed);
-            if (n) fn(ctx, r->tid, p, n, atomic_load(&r->first_drop), atomic_load(&r->last_drop));
+            if (n)
+                fn(ctx, r->tid, p, n, atomic_load(&r->first_drop[p]),
+                   atomic_load(&r->last_drop[p]));
         }
     }
 }
@@ -465,8 +474,10 @@ void ip_ring_atfork_child(void)
         atomic_store(&r->dropped, 0);
         atomic_store(&r->waited_ns, 0);
         atomic_store(&r->waits, 0);
-        for (int p = 0; p < IP_RING_PHASES; p++) atomic_store(&r->dropped_in[p], 0);
-        atomic_store(&r->first_drop, UINT64_MAX);
+        for (int p = 0; p < IP_RING_PHASES; p++) {
+            atomic_store(&r->dropped_in[p], 0);
+            atomic_store(&r->first_drop[p], UINT64_MAX);
+        }
         atomic_store(&r->state, r == ip_self.ring ? IP_RING_OWNED : IP_RING_FREE);
     }
     if (ip_self.ring) ip_self.ring->tid = ip_thread_tid();

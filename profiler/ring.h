@@ -46,7 +46,7 @@ struct ip_ring {
     _Atomic uint64_t appended, dropped, waited_ns, waits, mapped;
     /* Drops by the phase the thread was in, and when the first and the last happened. */
     _Atomic uint64_t dropped_in[IP_RING_PHASES];
-    _Atomic uint64_t first_drop, last_drop;
+    _Atomic uint64_t first_drop[IP_RING_PHASES], last_drop[IP_RING_PHASES];
 };
 
 enum { IP_RING_FREE = 0, IP_RING_OWNED = 1, IP_RING_RETIRED = 2 };

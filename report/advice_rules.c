@@ -105,9 +105,13 @@ static void rule_dropped(sqlite3 *db, struct advice_list *l)
     advice_append(a->finding, sizeof a->finding,
                   " so the figures of this report undercount the run.");
     char s1[48], s2[48], s3[48];
-    if (v[0])
-        advice_append(a->try_, sizeof a->try_, "raise INFPROF_RING_KB (%s); ",
-                      setting(db, "INFPROF_RING_KB", "1024", s1, sizeof s1));
+    if (v[0]) {
+        char where[256];
+        drops_where(db, where, sizeof where);
+        if (where[0]) advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", where);
+        advice_append(a->try_, sizeof a->try_, "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
+                      setting(db, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
+    }
     if (v[1] || v[2])
         advice_append(a->try_, sizeof a->try_,
                       "raise INFPROF_CUPTI_BUFFERS (%s) or INFPROF_CUPTI_BUFFER_KB (%s); ",

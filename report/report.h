@@ -70,6 +70,8 @@ struct report_opts {
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db);
+/* Where a run's dropped events were: "in grad/off 120, ...; up to 7 iterations touched", or "". */
+void drops_where(struct sqlite3 *db, char *out, size_t n);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
 int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                    struct table **out);

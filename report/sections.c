@@ -58,6 +58,29 @@ static void gpus_text(struct sqlite3 *db, char *out, size_t n)
     sqlite3_finalize(st);
 }
 
+/* Where events were dropped: "grad/off 120, no_grad/off 80; up to 7 iterations touched". */
+void drops_where(struct sqlite3 *db, char *out, size_t n)
+{
+    out[0] = 0;
+    if (!db_has_table(db, "event_drops")) return;
+    size_t o = 0;
+    sqlite3_stmt *st = db_prepare(
+        db, "SELECT coalesce(CASE p.grad_mode WHEN 'inference_mode' THEN 'inference' ELSE"
+            " p.grad_mode END || '/' || p.autocast, 'no phase'), sum(d.count) FROM event_drops d"
+            " LEFT JOIN phases p ON p.id = d.phase GROUP BY d.phase ORDER BY 2 DESC");
+    while (db_step(st) && o + 48 < n)
+        o += (size_t)snprintf(out + o, n - o, "%s%s %lld", o ? ", " : "in ",
+                              sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1));
+    sqlite3_finalize(st);
+    int64_t iters = db_int(db, "SELECT count(*) FROM iterations i WHERE EXISTS (SELECT 1 FROM"
+                               " event_drops d WHERE d.tid = i.tid AND d.first <= i.start + i.dur"
+                               " AND d.last >= i.start)",
+                           0);
+    if (iters && o + 48 < n)
+        snprintf(out + o, n - o, "; up to %lld %s touched", (long long)iters,
+                 iters == 1 ? "iteration" : "iterations");
+}
+
 static void warnings_text(struct sqlite3 *db, char *out, size_t n)
 {
     size_t o = 0;
@@ -68,9 +91,13 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
         WARN("%sthe run did not finish writing (killed, or still running): figures cover what"
              " was committed",
              o ? "; " : "");
-    if (db_meta_int(db, "dropped_events", &v) && v)
-        WARN("%s%lld events dropped: a thread's buffer was full (raise INFPROF_RING_KB)",
-             o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "dropped_events", &v) && v) {
+        char where[256];
+        drops_where(db, where, sizeof where);
+        WARN("%s%lld events dropped, the writer falling behind (%s%sraise INFPROF_BUFFER_MB or"
+             " INFPROF_BUFFER_WAIT_MS)",
+             o ? "; " : "", (long long)v, where, where[0] ? "; " : "");
+    }
     if (db_meta_int(db, "cupti_dropped_records", &v) && v)
         WARN("%s%lld CUPTI records dropped (raise INFPROF_CUPTI_BUFFERS or _BUFFER_KB)",
              o ? "; " : "", (long long)v);

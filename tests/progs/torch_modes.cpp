@@ -11,6 +11,10 @@
 //   torch_modes jit N      a TorchScript module's forward, N calls in each grad mode; one call
 //                          in three raises and is caught
 //   torch_modes prealloc   a tensor allocated at static initialisation, freed at exit
+//   torch_modes burst T N [nvtx]
+//                          T threads at once, each N allocator reports pairs (a 256-byte tensor
+//                          made and freed), switching between grad and no_grad every 100, and
+//                          with nvtx an NVTX range around each: the event path under load
 //   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
 //                          initialises their weights under its own NoGradGuard (in
 //                          libtorch_cpu), which is not a phase of the program
@@ -21,6 +25,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/script.h>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "samples/torch_compat.h"
 
 #include <pthread.h>
@@ -30,6 +36,8 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
+#include <memory>
 
 static void hold(const char *what, int64_t bytes)
 {
@@ -196,6 +204,29 @@ static int internal()
     return 0;
 }
 
+static void burst_thread(int n, bool nvtx)
+{
+    for (int block = 0; block < n / 100; block++) {
+        std::unique_ptr<at::NoGradGuard> no_grad;
+        if (block % 2) no_grad = std::make_unique<at::NoGradGuard>();
+        for (int i = 0; i < 100; i++) {
+            if (nvtx) nvtxRangePushA("burst");
+            at::Tensor t = at::empty({256}, at::TensorOptions().dtype(at::kByte));
+            if (nvtx) nvtxRangePop();
+        }
+    }
+}
+
+static int burst(int threads, int n, bool nvtx)
+{
+    std::vector<std::thread> v;
+    for (int i = 0; i < threads; i++) v.emplace_back(burst_thread, n, nvtx);
+    for (auto &t : v) t.join();
+    std::printf("burst: %d threads x %d tensors, %d phase changes each%s\n", threads, n,
+                n / 100 - 1, nvtx ? ", an NVTX range around each" : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -205,6 +236,9 @@ int main(int argc, char **argv)
     if (what == "jit") return jit(argc > 2 ? std::atoi(argv[2]) : 5);
     if (what == "prealloc") return prealloc();
     if (what == "internal") return internal();
-    std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal\n");
+    if (what == "burst" && argc > 3)
+        return burst(std::atoi(argv[2]), std::atoi(argv[3]), argc > 4 && !std::strcmp(argv[4], "nvtx"));
+    std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
+                         "burst T N [nvtx]\n");
     return 2;
 }
