@@ -108,8 +108,10 @@ static void rule_dropped(sqlite3 *db, struct advice_list *l)
     if (v[0]) {
         char where[256];
         drops_where(db, where, sizeof where);
-        if (where[0]) advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", where);
-        advice_append(a->try_, sizeof a->try_, "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
+        if (where[0])
+            advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", where);
+        advice_append(a->try_, sizeof a->try_,
+                      "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
                       setting(db, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
     }
     if (v[1] || v[2])
@@ -413,7 +415,7 @@ static void rule_cudnn(const struct cudnn_findings *f, struct advice_list *l)
 }
 
 /* The run's iterations as sorted, merged intervals; 0 when there are none. */
-static int iterations_load(sqlite3 *db, int64_t (**out)[2])
+static int iteration_windows_load(sqlite3 *db, int64_t (**out)[2])
 {
     int64_t(*v)[2] = NULL;
     int n = 0, cap = 0;
@@ -454,7 +456,7 @@ static void rule_pageable(sqlite3 *db, struct advice_list *l)
      * copy: the source of HtoD, HtoA, HtoH; the destination of DtoH, AtoH
      * (CUpti_ActivityMemcpyKind); 1 is CUPTI's pageable memory kind. */
     int64_t(*iv)[2];
-    int niv = iterations_load(db, &iv);
+    int niv = iteration_windows_load(db, &iv);
     sqlite3_stmt *st =
         db_prepare(db, "SELECT start, bytes, dur, copy_kind FROM memcpy WHERE (copy_kind IN"
                        " (1, 3, 9) AND src_kind = 1) OR (copy_kind IN (2, 4) AND dst_kind = 1)");

@@ -44,6 +44,8 @@ struct sqlite3_stmt *db_prepare(struct sqlite3 *db, const char *sql);
 /* Step: 1 row, 0 done; exit 2 on error. */
 int db_step(struct sqlite3_stmt *st);
 int db_has_table(struct sqlite3 *db, const char *name);
+/* A column of a table (databases of older schemas lack some). */
+int db_has_column(struct sqlite3 *db, const char *table, const char *column);
 /* One integer from a query; fallback when it returns no row or NULL. */
 int64_t db_int(struct sqlite3 *db, const char *sql, int64_t fallback);
 /* meta values: malloc'ed text (NULL if absent), or an integer. */
@@ -52,6 +54,8 @@ int db_meta_int(struct sqlite3 *db, const char *key, int64_t *out);
 const char *db_path_of(struct sqlite3 *db);
 
 /* ---- the table model (table.c) ------------------------------------------------------------ */
+
+#define TABLE_MAX_COLS 48
 
 enum col_type {
     COL_TEXT,   /* a string (escaped on output) */
@@ -85,7 +89,7 @@ struct table {
     int object;        /* one row rendered as a JSON object / "key: value" lines */
     int optional;      /* text and Markdown leave it out when it has no rows */
     int ncols;
-    struct col cols[40];
+    struct col cols[TABLE_MAX_COLS];
     struct cell *cells;
     int nrows, cap;
     const char *note; /* a line printed under the table in text and Markdown */

@@ -14,12 +14,15 @@ static void report_usage(FILE *out)
 {
     fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
                  "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
-                 "                      [--nvtx RANGE] FILE [FILE...]\n\n"
+                 "                      [--nvtx RANGE] [--warmup N] FILE [FILE...]\n\n"
                  "  Several files (one per process or rank): each process's report, then the\n"
                  "  phases, kernels and memory of all of them combined.\n\n"
                  "  --format F  text (default), json, csv or md\n"
-                 "  --baseline PHASE  the phase others are compared with (default grad/off), as\n"
-                 "              'no_grad/bf16' or 'no_grad | autocast bf16'\n"
+                 "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
+                 "              the first phase that ran the model), as 'no_grad/bf16' or\n"
+                 "              'no_grad | autocast bf16'\n"
+                 "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
+                 "              from the data, docs/report.md)\n"
                  "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
                  " all in json and csv; 0: all)\n"
                  "  --by-phase  kernels per phase\n"
@@ -58,6 +61,9 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
         o->nvtx = argv[*i];
     } else if (!strcmp(a, "--wide")) {
         ro->wide = 1;
+    } else if (!strcmp(a, "--warmup")) {
+        if (++*i == argc) cli_fail("--warmup needs a number of iterations");
+        iterations_set_warmup(parse_count("--warmup", argv[*i]));
     } else {
         return 0;
     }

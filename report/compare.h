@@ -136,7 +136,7 @@ struct multi_data {
 };
 
 /* Read what the combined sections need from run `proc`'s open database. */
-void multi_gather(struct sqlite3 *db, struct multi_data *d, int proc);
+void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc);
 /* The combined sections (data and text tables) appended to t; returns how many (at most 8). */
 int multi_combined(struct multi_data *d, const struct report_opts *o, const char *phase,
                    struct table **t);

@@ -122,6 +122,20 @@ int db_step(struct sqlite3_stmt *st)
     db_fail(sqlite3_db_handle(st));
 }
 
+int db_has_column(struct sqlite3 *db, const char *table, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 int db_has_table(struct sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st = NULL;

@@ -52,18 +52,21 @@ static int device_index(struct multi_data *d, const char *host, int64_t pid, int
     return d->ndevs++;
 }
 
-static void gather_iterations(struct sqlite3 *db, struct multi_data *d, int64_t start_unix)
+/* Each process's steady iterations, with the latency its own report uses (to GPU completion,
+ * warm-up left out), on the wall clock. */
+static void gather_iterations(const struct run_phases *p, struct multi_data *d, int64_t start_unix)
 {
-    sqlite3_stmt *st = db_prepare(db, "SELECT phase, start, dur, batch FROM iterations");
-    while (db_step(st)) {
-        d->iters = grow(d->iters, d->niters, &d->itercap, sizeof *d->iters);
-        struct multi_iter *it = &d->iters[d->niters++];
-        it->phase = sqlite3_column_int(st, 0);
-        it->start = start_unix + sqlite3_column_int64(st, 1);
-        it->dur = sqlite3_column_int64(st, 2);
-        it->batch = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        for (size_t k = 0; k < ph->nsteady; k++) {
+            d->iters = grow(d->iters, d->niters, &d->itercap, sizeof *d->iters);
+            struct multi_iter *it = &d->iters[d->niters++];
+            it->phase = ph->id;
+            it->start = start_unix + ph->steady_start[k];
+            it->dur = ph->steady[k];
+            it->batch = ph->steady_batch[k];
+        }
     }
-    sqlite3_finalize(st);
 }
 
 static void push_mem(struct multi_data *d, struct multi_mem m)
@@ -72,7 +75,7 @@ static void push_mem(struct multi_data *d, struct multi_mem m)
     d->mem[d->nmem++] = m;
 }
 
-void multi_gather(struct sqlite3 *db, struct multi_data *d, int proc)
+void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc)
 {
     int64_t start = 0, dur = -1, pid = 0;
     db_meta_int(db, "start_unix_ns", &start);
@@ -80,7 +83,7 @@ void multi_gather(struct sqlite3 *db, struct multi_data *d, int proc)
     /* A run that did not finish has no duration: its memory counts until its last report. */
     if (!db_meta_int(db, "duration_ns", &dur))
         dur = db_int(db, "SELECT max(ts) FROM tensor_memory", 0);
-    gather_iterations(db, d, start);
+    gather_iterations(p, d, start);
     char *host = db_meta_text(db, "host");
     char uuid[REPORT_MAX_DEVICES][48] = {{0}};
     sqlite3_stmt *st = db_prepare(db, "SELECT id, uuid FROM devices");

@@ -220,42 +220,33 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     free(v);
 }
 
-static void load_iterations(sqlite3 *db, struct run_phases *p)
+/* Union of each phase's iteration intervals (host calls): the window the launch-bound and
+ * pageable-copy advice look at. */
+static void load_iteration_window(sqlite3 *db, struct run_phases *p)
 {
-    int64_t total = db_int(db, "SELECT count(*) FROM iterations", 0);
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
-        ph->has_iterations = total > 0;
-        if (!total) continue;
-        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur, batch FROM iterations WHERE"
-                                          " phase = ? ORDER BY start");
+        if (!ph->iterations) continue;
+        sqlite3_stmt *st = db_prepare(db, "SELECT start, start + dur FROM iterations WHERE"
+                                          " phase = ?");
         sqlite3_bind_int(st, 1, ph->id);
-        struct ip_stats lat;
-        ip_stats_init(&lat, 0);
         struct interval *iv = NULL;
         size_t n = 0, cap = 0;
-        int64_t items = 0, batched = 1;
-        while (db_step(st)) {
-            int64_t s = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-            ip_stats_add(&lat, dur);
-            if (sqlite3_column_type(st, 2) == SQLITE_NULL)
-                batched = 0;
-            else
-                items += sqlite3_column_int64(st, 2);
-            push_interval(&iv, &n, &cap, s, s + dur);
-        }
+        while (db_step(st))
+            push_interval(&iv, &n, &cap, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
         sqlite3_finalize(st);
-        ph->iterations = (int64_t)lat.count;
-        if (lat.count) {
-            ip_stats_median(&lat, NULL);
-            ph->lat_p50 = ip_stats_percentile(&lat, 50);
-            ph->lat_p95 = ip_stats_percentile(&lat, 95);
-            ph->lat_p99 = ip_stats_percentile(&lat, 99);
-            ph->busy = union_length(iv, n);
-            if (batched) ph->items = items;
-        }
-        ip_stats_free(&lat);
+        ph->busy = union_length(iv, n);
         free(iv);
+    }
+}
+
+/* A phase with nothing in it but a moment (the set-up between two context managers): no
+ * iteration, no kernel, under a millisecond. */
+static void mark_transient(struct run_phases *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        ph->transient = p->n > 1 && !ph->iterations && !ph->kernels && ph->wall < 1000000;
     }
 }
 
@@ -329,5 +320,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     load_busy(db, p);
     load_mix(db, p);
     load_memory(db, p, duration);
-    load_iterations(db, p);
+    iterations_load(db, p);
+    load_iteration_window(db, p);
+    mark_transient(p);
 }

@@ -31,9 +31,19 @@ struct phase_info {
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
     int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
     int64_t dev_largest[REPORT_MAX_DEVICES][3]; /* its three largest allocations */
-    int64_t iterations, busy;                   /* busy: union of the iterations' intervals */
-    int64_t lat_p50, lat_p95, lat_p99;
-    int64_t items; /* items processed when every iteration's batch is known, else 0 */
+    /* Iterations (iterations.c): all of them; the warm-up ones apart; the figures of the
+     * steady state, latency to GPU completion (gpu_latency 0: host time only, none known). */
+    int64_t iterations, warmup, warmup_ns;
+    char warmup_cause[200];
+    int gpu_latency;
+    int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
+    int64_t lat_all_p50; /* every iteration, warm-up included (what a plain timer's p50 says) */
+    int64_t *steady;     /* the steady iterations' latencies, in time order */
+    int64_t *steady_start, *steady_batch; /* their start (ns since t0) and batch (-1 unknown) */
+    size_t nsteady;
+    int64_t items; /* items of the steady iterations when every batch is known, else 0 */
+    int64_t busy;  /* union of the iterations' host intervals */
+    int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
 };
 
@@ -44,6 +54,14 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* iterations.c: each phase's iterations (phases_load calls it). */
+void iterations_load(struct sqlite3 *db, struct run_phases *p);
+/* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
+void iterations_set_warmup(int n);
+size_t iterations_warmup(const int64_t *lat, size_t n);
+/* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
+int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                        double *hi);
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 struct interval {
     int64_t start, end;

@@ -164,7 +164,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
             r->kernels = section_kernels(db, &r->phases, &all);
             r->own_kernels = 1;
         }
-        multi_gather(db, &d, i);
+        multi_gather(db, &r->phases, &d, i);
         db_close(db);
     }
     unique_labels(&d);

@@ -1,9 +1,10 @@
 /*
  * sec_phases.c: the phase comparison, the table the inference guides print with illustrative
  * numbers and infprof prints measured: per phase (grad mode x autocast) iterations, throughput,
- * latency, kernels, GPU time, peak memory and the measured precision mix; and against a
- * baseline phase (grad/off unless --baseline says otherwise) the throughput and latency ratios
- * and the memory saved. Also the precision-mix section.
+ * latency, kernels, GPU time, peak memory and the measured precision mix; against a baseline
+ * phase the speed-up with its 95% band and verdict, and the memory saved; the warm-up of each
+ * phase apart; inference_mode against no_grad at each autocast setting. Also the precision-mix
+ * section. Definitions: docs/report.md.
  */
 #include "report.h"
 
@@ -23,17 +24,48 @@ static void device_json(const struct run_devices *d, const int64_t *v, char *out
     snprintf(out + o, n - o, "}");
 }
 
+/* The phase every other is held against: --baseline, else the first phase that ran the model
+ * (steady iterations; without iterations, at least a tenth of the busiest phase's GEMM and
+ * convolution time), grad/off when it did. Never a phase that only loaded the model. */
 static const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
 {
     if (want) return &p->v[phases_find(p, want, "--baseline")];
+    int64_t most = 0;
+    for (int i = 0; i < p->n; i++) {
+        int64_t w = 0;
+        for (int prec = 0; prec < PREC_COUNT; prec++)
+            w += p->v[i].mix[OP_GEMM][prec] + p->v[i].mix[OP_CONV][prec];
+        if (w > most) most = w;
+    }
+    const struct phase_info *first = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        int64_t w = 0;
+        for (int prec = 0; prec < PREC_COUNT; prec++)
+            w += ph->mix[OP_GEMM][prec] + ph->mix[OP_CONV][prec];
+        int ran = ph->nsteady > 0 || (!ph->iterations && most > 0 && w * 10 >= most);
+        if (!ran || ph->transient) continue;
+        if (!strcmp(ph->label, "grad | autocast off")) return ph;
+        if (!first) first = ph;
+    }
+    if (first) return first;
     for (int i = 0; i < p->n; i++)
-        if (!strcmp(p->v[i].label, "grad | autocast off")) return &p->v[i];
+        if (!p->v[i].transient) return &p->v[i];
     return p->n ? &p->v[0] : NULL;
 }
 
+/* Steady-state iterations per second: the inverse of their mean latency. */
 static double throughput(const struct phase_info *ph)
 {
-    return ph->iterations && ph->busy > 0 ? (double)ph->iterations * 1e9 / (double)ph->busy : 0;
+    return ph->nsteady && ph->lat_mean > 0 ? 1e9 / (double)ph->lat_mean : 0;
+}
+
+/* The device a phase's memory figures speak for: the first GPU it used, else the CPU. */
+static int primary_device(const struct run_devices *d)
+{
+    for (int k = 0; k < d->n; k++)
+        if (d->type[k] != 0) return k;
+    return d->n ? 0 : -1;
 }
 
 static int64_t kernel_ns(const struct phase_info *ph, enum precision *top)
@@ -56,7 +88,7 @@ static void mix_text(const struct phase_info *ph, char *out, size_t n)
     out[0] = 0;
     if (!total) return;
     int used[PREC_COUNT] = {0};
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 2; round++) {
         int best = -1;
         int64_t best_ns = 0;
         for (int prec = 0; prec < PREC_COUNT; prec++) {
@@ -96,16 +128,26 @@ enum {
     C_START,
     C_END,
     C_WALL,
+    C_TRANSIENT,
     C_ITERS,
+    C_STEADY,
+    C_WARM,
+    C_WARM_NS,
+    C_WARM_CAUSE,
+    C_BASIS,
     C_TPUT,
     C_ITEMS,
     C_P50,
     C_P95,
     C_P99,
+    C_MEAN,
+    C_HOST_P50,
+    C_ALL_P50,
     C_KERNELS,
     C_GPU,
     C_BUSY,
     C_BUSY_PCT,
+    C_DEVICE,
     C_ALLOC,
     C_RSRVD,
     C_ALLOC_DEV,
@@ -113,6 +155,10 @@ enum {
     C_MIX_TEXT,
     C_MIX,
     C_TPUT_RATIO,
+    C_RATIO_LO,
+    C_RATIO_HI,
+    C_VERDICT,
+    C_BAND,
     C_LAT_RATIO,
     C_SAVED,
     C_SAVED_PCT,
@@ -129,27 +175,70 @@ static void phase_columns(struct table *t)
     table_col(t, "start_ns", NULL, COL_NS);
     table_col(t, "end_ns", NULL, COL_NS);
     table_col(t, "wall_ns", NULL, COL_NS);
-    table_col(t, "iterations", "Iters", COL_INT);
+    table_col(t, "transient", NULL, COL_INT);
+    table_col(t, "iterations", NULL, COL_INT);
+    table_col(t, "steady_iterations", "Iters", COL_INT);
+    table_col(t, "warmup_iterations", "Warm-up", COL_INT);
+    table_col(t, "warmup_ns", "Time", COL_NS);
+    table_col(t, "warmup_cause", "Likely cause", COL_TEXT);
+    table_col(t, "latency_basis", NULL, COL_TEXT);
     table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
     table_col(t, "items_per_s", NULL, COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
     table_col(t, "latency_p95_ns", "p95", COL_NS);
     table_col(t, "latency_p99_ns", NULL, COL_NS);
+    table_col(t, "latency_mean_ns", NULL, COL_NS);
+    table_col(t, "host_p50_ns", "Host p50", COL_NS);
+    table_col(t, "latency_all_p50_ns", NULL, COL_NS);
     table_col(t, "kernels", "Kernels", COL_INT);
     table_col(t, "gpu_time_ns", "GPU time", COL_NS);
     table_col(t, "gpu_busy_ns", NULL, COL_NS);
     table_col(t, "gpu_busy_pct", "GPU busy%", COL_PCT);
+    table_col(t, "memory_device", "Device", COL_TEXT);
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
     table_col(t, "peak_allocated_by_device", NULL, COL_JSON);
     table_col(t, "peak_reserved_by_device", NULL, COL_JSON);
     table_col(t, NULL, "Precision", COL_TEXT);
     table_col(t, "precision_mix", NULL, COL_JSON);
-    table_col(t, "throughput_ratio", "Throughput", COL_RATIO);
-    table_col(t, "latency_p50_ratio", "Latency", COL_RATIO);
+    table_col(t, "throughput_ratio", "Speed-up", COL_RATIO);
+    table_col(t, "throughput_ratio_low", "95% low", COL_RATIO);
+    table_col(t, "throughput_ratio_high", "95% high", COL_RATIO);
+    table_col(t, "verdict", "Verdict", COL_TEXT);
+    table_col(t, NULL, "95% band", COL_TEXT);
+    table_col(t, "latency_p50_ratio", NULL, COL_RATIO);
     table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
     table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
     table_col(t, "baseline", NULL, COL_TEXT);
+}
+
+/* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
+ * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
+void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
+                   const struct phase_info *base)
+{
+    if (!ph->nsteady || !base->nsteady || ph->lat_p50 <= 0) return;
+    table_set_num(t, c_ratio, (double)base->lat_p50 / (double)ph->lat_p50);
+    if (ph == base) {
+        table_set_text(t, c_ratio + 3, "baseline");
+        return;
+    }
+    double lo, hi;
+    if (!iterations_ratio_ci(ph->steady, ph->nsteady, base->steady, base->nsteady, &lo, &hi)) {
+        table_set_text(t, c_ratio + 3, "too few to tell");
+        return;
+    }
+    table_set_num(t, c_ratio + 1, lo);
+    table_set_num(t, c_ratio + 2, hi);
+    char band[48];
+    snprintf(band, sizeof band, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
+    table_set_text(t, c_ratio + 4, band);
+    /* A band inside 1% either way is no difference worth the name, however narrow. */
+    table_set_text(t, c_ratio + 3,
+                   lo >= 0.99 && hi <= 1.01 ? "same (within 1%)"
+                   : lo > 1.0               ? "faster"
+                   : hi < 1.0               ? "slower"
+                                            : "no clear difference");
 }
 
 static void phase_row(struct table *t, const struct phase_info *ph, const struct phase_info *base,
@@ -165,15 +254,29 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
     table_set_int(t, C_START, ph->start);
     table_set_int(t, C_END, ph->end);
     table_set_int(t, C_WALL, ph->wall);
+    table_set_int(t, C_TRANSIENT, ph->transient);
     if (ph->has_iterations) {
         table_set_int(t, C_ITERS, ph->iterations);
+        table_set_int(t, C_STEADY, (int64_t)ph->nsteady);
+        table_set_int(t, C_WARM, ph->warmup);
+        if (ph->warmup) {
+            table_set_int(t, C_WARM_NS, ph->warmup_ns);
+            table_set_text(t, C_WARM_CAUSE,
+                           ph->warmup_cause[0] ? ph->warmup_cause : "not visible in the data");
+        }
         if (ph->iterations) {
+            table_set_text(t, C_BASIS, ph->gpu_latency ? "gpu completion" : "host");
+            table_set_int(t, C_ALL_P50, ph->lat_all_p50);
+        }
+        if (ph->nsteady) {
             table_set_num(t, C_TPUT, throughput(ph));
-            if (ph->items && ph->busy > 0)
-                table_set_num(t, C_ITEMS, (double)ph->items * 1e9 / (double)ph->busy);
+            if (ph->items)
+                table_set_num(t, C_ITEMS, (double)ph->items / (double)ph->nsteady * throughput(ph));
             table_set_int(t, C_P50, ph->lat_p50);
             table_set_int(t, C_P95, ph->lat_p95);
             table_set_int(t, C_P99, ph->lat_p99);
+            table_set_int(t, C_MEAN, ph->lat_mean);
+            table_set_int(t, C_HOST_P50, ph->host_p50);
         }
     }
     if (ph->has_kernels) {
@@ -189,27 +292,28 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
         if (ph->wall > 0)
             table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
-    if (ph->has_memory) {
-        table_set_int(t, C_ALLOC, ph->peak_alloc);
+    int k = primary_device(devices);
+    if (ph->has_memory && k >= 0) {
+        device_name(devices->type[k], devices->index[k], buf, sizeof buf);
+        table_set_text(t, C_DEVICE, buf);
+        table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
         device_json(devices, ph->dev_peak_alloc, buf, sizeof buf);
         table_set_text(t, C_ALLOC_DEV, buf);
-    }
-    if (ph->has_memory && ph->has_reserved) {
-        table_set_int(t, C_RSRVD, ph->peak_reserved);
-        device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
-        table_set_text(t, C_RSRVD_DEV, buf);
+        if (ph->has_reserved) {
+            table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
+            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
+            table_set_text(t, C_RSRVD_DEV, buf);
+        }
     }
     if (!base) return;
     table_set_text(t, C_BASE, base->label);
-    if (throughput(ph) > 0 && throughput(base) > 0)
-        table_set_num(t, C_TPUT_RATIO, throughput(ph) / throughput(base));
-    if (ph->iterations && base->iterations && base->lat_p50 > 0)
+    phase_speedup(t, C_TPUT_RATIO, ph, base);
+    if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
         table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
-    if (ph->has_memory && base->peak_alloc > 0) {
-        table_set_int(t, C_SAVED, base->peak_alloc - ph->peak_alloc);
-        table_set_num(t, C_SAVED_PCT,
-                      100.0 * (double)(base->peak_alloc - ph->peak_alloc) /
-                          (double)base->peak_alloc);
+    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0) {
+        int64_t b = base->dev_peak_alloc[k], m = ph->dev_peak_alloc[k];
+        table_set_int(t, C_SAVED, b - m);
+        table_set_num(t, C_SAVED_PCT, 100.0 * (double)(b - m) / (double)b);
     }
 }
 
@@ -238,6 +342,57 @@ static struct table *text_view(const struct table *data, const char *title, cons
     return v;
 }
 
+/* Rows of `data` for a text view: every phase but the transient ones. */
+static struct table *phase_view(const struct table *data, const char *title, const int *cols, int n)
+{
+    struct table *v = text_view(data, title, cols, n);
+    int keep = 0;
+    for (int r = 0; r < data->nrows; r++) {
+        const struct cell *c = &data->cells[r * data->ncols + C_TRANSIENT];
+        if (!c->null && c->i) continue;
+        if (keep != r)
+            memcpy(&v->cells[keep * v->ncols], &v->cells[r * v->ncols],
+                   (size_t)v->ncols * sizeof *v->cells);
+        keep++;
+    }
+    v->nrows = keep;
+    return v;
+}
+
+/* inference_mode against no_grad at each autocast setting where both ran. */
+static struct table *inference_vs_no_grad(const struct run_phases *p)
+{
+    struct table *t = table_new("inference_vs_no_grad", "inference_mode against no_grad");
+    table_col(t, "autocast", "Autocast", COL_TEXT);
+    table_col(t, "speedup", "Speed-up", COL_RATIO);
+    table_col(t, "speedup_low", "95% low", COL_RATIO);
+    table_col(t, "speedup_high", "95% high", COL_RATIO);
+    table_col(t, "verdict", "Verdict", COL_TEXT);
+    table_col(t, NULL, "95% band", COL_TEXT);
+    table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *inf = &p->v[i];
+        if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
+        for (int j = 0; j < p->n; j++) {
+            const struct phase_info *ng = &p->v[j];
+            if (strcmp(ng->grad_mode, "no_grad") || strcmp(ng->autocast, inf->autocast) ||
+                !ng->nsteady)
+                continue;
+            table_row(t);
+            table_set_text(t, 0, inf->autocast);
+            phase_speedup(t, 1, inf, ng);
+            int k = primary_device(&p->devices);
+            if (inf->has_memory && k >= 0)
+                table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
+        }
+    }
+    if (!t->nrows) {
+        table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
 int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                    struct table **out)
 {
@@ -245,32 +400,83 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     const struct phase_info *base = baseline_of(p, o->baseline);
     struct table *t = table_new("phases", NULL);
     phase_columns(t);
-    for (int i = 0; i < p->n; i++) phase_row(t, &p->v[i], base, &p->devices);
-    static const int overview[] = {C_SHORT,   C_ITERS, C_TPUT,     C_P50,     C_P95,
-                                   C_KERNELS, C_GPU,   C_BUSY_PCT, C_MIX_TEXT};
-    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_LAT_RATIO, C_ALLOC,
-                                  C_RSRVD, C_SAVED,      C_SAVED_PCT};
-    struct table *v1 = text_view(t, "Phases (grad mode / autocast)", overview,
-                                 (int)(sizeof overview / sizeof *overview));
-    static char title[160];
-    char b[64] = "";
-    if (base) phase_short_label(base, b, sizeof b);
-    snprintf(title, sizeof title,
-             "Phases against %s (ratios above 1.00x: more throughput, more"
-             " latency)",
-             base ? b : "a baseline");
-    struct table *v2 = text_view(t, title, against, (int)(sizeof against / sizeof *against));
+    int transient = 0, warm = 0, gpu = 0, iters = 0;
+    for (int i = 0; i < p->n; i++) {
+        phase_row(t, &p->v[i], base, &p->devices);
+        transient += p->v[i].transient;
+        warm += p->v[i].warmup > 0;
+        gpu |= p->v[i].gpu_latency;
+        iters |= p->v[i].iterations > 0;
+    }
+    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,     C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,    C_BUSY_PCT, C_MIX_TEXT};
+    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
+                                  C_ALLOC, C_SAVED,      C_SAVED_PCT};
+    static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
+    int n = 0;
+    out[n++] = t;
+    struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
+                                  (int)(sizeof overview / sizeof *overview));
+    static char note[512];
+    snprintf(note, sizeof note, "%s%s%s%s",
+             !iters ? ""
+             : gpu  ? "steady state, warm-up apart; latency to GPU completion (host call"
+                      " returned and its GPU work done)"
+                    : "steady state, warm-up apart; latency is host time (no GPU work tied to the"
+                      " iterations)",
+             transient ? (iters ? "; " : "") : "",
+             transient ? "phases under 1 ms with no iteration and no kernel are not shown: " : "",
+             "");
+    if (transient) {
+        size_t len = strlen(note);
+        for (int i = 0; i < p->n && len + 40 < sizeof note; i++)
+            if (p->v[i].transient) {
+                char s[48];
+                phase_short_label(&p->v[i], s, sizeof s);
+                len += (size_t)snprintf(note + len, sizeof note - len, "%s%s",
+                                        note[len - 2] == ':' ? "" : ", ", s);
+            }
+    }
+    v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
                    " INFPROF_TORCH=0)";
-    out[0] = t;
-    out[1] = v1;
-    if (p->n < 2) {
-        table_free(v2);
-        return 2;
+    out[n++] = v1;
+    if (warm) {
+        struct table *w = phase_view(t, "Warm-up (left out of every figure above and below)",
+                                     warmup, (int)(sizeof warmup / sizeof *warmup));
+        int keep = 0;
+        for (int r = 0; r < w->nrows; r++) {
+            const struct cell *c = &w->cells[r * w->ncols + 1];
+            if (c->null || !c->i) continue;
+            if (keep != r)
+                memcpy(&w->cells[keep * w->ncols], &w->cells[r * w->ncols],
+                       (size_t)w->ncols * sizeof *w->cells);
+            keep++;
+        }
+        w->nrows = keep;
+        w->note = "warm-up: the leading iterations slower than the phase's steady state"
+                  " (median + max(5 MAD, 10%) of its second half); --warmup N overrides";
+        out[n++] = w;
     }
-    out[2] = v2;
-    return 3;
+    if (p->n - transient >= 2) {
+        static char title[160];
+        char b[64] = "";
+        if (base) phase_short_label(base, b, sizeof b);
+        snprintf(title, sizeof title,
+                 "Phases against %s (speed-up: its p50 latency over the"
+                 " phase's; 95%% band)",
+                 base ? b : "a baseline");
+        out[n++] = phase_view(t, title, against, (int)(sizeof against / sizeof *against));
+        struct table *iv = inference_vs_no_grad(p);
+        if (iv) {
+            static const int shown[] = {0, 1, 5, 4, 6};
+            out[n++] = iv;
+            out[n++] = text_view(iv, iv->title, shown, (int)(sizeof shown / sizeof *shown));
+            iv->title = NULL;
+        }
+    }
+    return n;
 }
 
 struct table *section_precision(const struct run_phases *p)

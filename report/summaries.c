@@ -63,8 +63,9 @@ void summaries_complete(sqlite3 *db)
     sqlite3_finalize(st);
     ip_map_free(&index);
     char *err = NULL;
-    if (sqlite3_exec(db, "CREATE TEMP TABLE kernel_summary AS SELECT * FROM main.kernel_summary"
-                         " WHERE 0",
+    if (sqlite3_exec(db,
+                     "CREATE TEMP TABLE kernel_summary AS SELECT * FROM main.kernel_summary"
+                     " WHERE 0",
                      NULL, NULL, &err) != SQLITE_OK)
         cli_fail("cannot summarise the kernels of an unfinished run: %s", err);
     sqlite3_stmt *ins =

@@ -278,21 +278,51 @@ static int visible(const struct table *t, int data, int *idx)
 
 /* ---- text --------------------------------------------------------------------------------- */
 
+/* Print s from column `at` on, wrapped at spaces to end before column `width`; continuation
+ * lines start at column `at`. Nothing is cut: a word longer than the room goes on a line of
+ * its own. Ends with a newline. */
+static void print_wrapped(FILE *out, const char *s, int at, int width)
+{
+    int room = width - at;
+    if (room < 20) room = 20;
+    for (;;) {
+        int len = (int)strlen(s);
+        if (len <= room) {
+            fprintf(out, "%s\n", s);
+            return;
+        }
+        int cut = room;
+        while (cut > 0 && s[cut] != ' ') cut--;
+        if (cut == 0) { /* one long word: up to the next space */
+            cut = room;
+            while (s[cut] && s[cut] != ' ') cut++;
+        }
+        fprintf(out, "%.*s\n%*s", cut, s, at, "");
+        s += cut;
+        while (*s == ' ') s++;
+        if (!*s) return;
+    }
+}
+
 static void render_text_object(FILE *out, const struct table *t, const struct render_opts *o)
 {
     char buf[CELL_MAX];
-    int idx[40], nv = visible(t, 0, idx), w = 0;
+    int idx[TABLE_MAX_COLS], nv = visible(t, 0, idx), w = 0;
     for (int k = 0; k < nv; k++)
         if ((int)strlen(t->cols[idx[k]].title) > w) w = (int)strlen(t->cols[idx[k]].title);
     for (int k = 0; t->nrows && k < nv; k++) {
         const struct cell *cell = &t->cells[idx[k]];
         if (cell->null) continue;
         cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
-        if (!o->wide) shorten(buf, o->width - w - 4);
-        /* Warnings stand out on a terminal (yellow); everything else stays plain. */
+        /* Warnings stand out on a terminal (yellow); everything else stays plain. Long values
+         * wrap under themselves, never cut. */
         int warn = o->color && t->cols[idx[k]].key && !strcmp(t->cols[idx[k]].key, "warnings");
-        fprintf(out, "  %-*s  %s%s%s\n", w, t->cols[idx[k]].title, warn ? "\033[33m" : "", buf,
-                warn ? "\033[0m" : "");
+        fprintf(out, "  %-*s  %s", w, t->cols[idx[k]].title, warn ? "\033[33m" : "");
+        if (o->wide)
+            fprintf(out, "%s\n", buf);
+        else
+            print_wrapped(out, buf, w + 4, o->width);
+        if (warn) fputs("\033[0m", out);
     }
 }
 
@@ -307,7 +337,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
     } else if (!t->nrows) {
         fprintf(out, "  (none)\n");
     } else {
-        int width[40], idx[40], nv = visible(t, 0, idx);
+        int width[TABLE_MAX_COLS], idx[TABLE_MAX_COLS], nv = visible(t, 0, idx);
         char buf[CELL_MAX];
         for (int k = 0; k < nv; k++) width[k] = (int)strlen(t->cols[idx[k]].title);
         for (int r = 0; r < t->nrows; r++)
@@ -327,6 +357,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
             }
         for (int r = -1; r < t->nrows; r++) {
             fputs("  ", out);
+            int at = 2;
             for (int k = 0; k < nv; k++) {
                 const struct col *col = &t->cols[idx[k]];
                 if (r < 0)
@@ -335,15 +366,23 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                     cell_text(col, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
                 if (is_name(col->type) && !o->wide) shorten(buf, width[k]);
                 int last = k + 1 == nv;
-                if (last && is_left(col->type))
-                    fprintf(out, "%s\n", buf);
-                else
+                if (last && is_left(col->type)) {
+                    if (o->wide)
+                        fprintf(out, "%s\n", buf);
+                    else
+                        print_wrapped(out, buf, at, o->width);
+                } else {
                     fprintf(out, is_left(col->type) ? "%-*s%s" : "%*s%s", width[k], buf,
                             last ? "\n" : "  ");
+                }
+                at += width[k] + 2;
             }
         }
     }
-    if (t->note) fprintf(out, "  %s\n", t->note);
+    if (t->note) {
+        fputs("  ", out);
+        print_wrapped(out, t->note, 2, o->width);
+    }
     fputc('\n', out);
 }
 
@@ -389,7 +428,7 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
 static void json_row(FILE *out, const struct table *t, int r, const char *indent)
 {
     fputc('{', out);
-    int idx[40], nv = visible(t, 1, idx);
+    int idx[TABLE_MAX_COLS], nv = visible(t, 1, idx);
     for (int k = 0; k < nv; k++) {
         int c = idx[k];
         fprintf(out, "%s\n%s  ", k ? "," : "", indent);
@@ -451,7 +490,7 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
 
 static void render_csv(FILE *out, const struct table *t)
 {
-    int idx[40], nv = visible(t, 1, idx);
+    int idx[TABLE_MAX_COLS], nv = visible(t, 1, idx);
     fprintf(out, "# %s\n", t->key);
     for (int k = 0; k < nv; k++) fprintf(out, "%s%s", k ? "," : "", t->cols[idx[k]].key);
     fputc('\n', out);
@@ -476,7 +515,7 @@ static void md_text(FILE *out, const char *s)
 static void render_md(FILE *out, const struct table *t)
 {
     char buf[CELL_MAX];
-    int idx[40], nv = visible(t, 0, idx);
+    int idx[TABLE_MAX_COLS], nv = visible(t, 0, idx);
     char title[CELL_MAX];
     fmt_escape(title, sizeof title, t->title);
     fprintf(out, "## %s\n\n", title);

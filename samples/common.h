@@ -230,8 +230,12 @@ inline std::vector<int> precisions(const Options &o)
 // `nvtx_iterations`: wrap each call in an NVTX range named "iteration batch=N" (eager programs
 // mark their iterations so; TorchScript calls are seen by infprof on their own). `end` runs at
 // the end of each phase, still inside it (drop the outputs: the next phase starts clean).
+// `release`, when given, runs before each iteration, untimed (drop the previous output, whose
+// autograd graph would otherwise be freed inside the timed interval but outside the forward call
+// that infprof times).
 inline void run_phases(const Options &o, bool nvtx_iterations, const std::function<void()> &forward,
-                       const std::function<void()> &end)
+                       const std::function<void()> &end,
+                       const std::function<void()> &release = nullptr)
 {
     std::vector<int> precs = precisions(o);
     char label[96], range[64];
@@ -249,6 +253,7 @@ inline void run_phases(const Options &o, bool nvtx_iterations, const std::functi
                 synchronize(o);
                 reset_peak(o);
                 for (int i = 0; i < o.iters; i++) {
+                    if (release) release();
                     if (nvtx_iterations) nvtxRangePushA(range);
                     auto t0 = std::chrono::steady_clock::now();
                     forward();

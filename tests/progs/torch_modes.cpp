@@ -15,6 +15,9 @@
 //                          T threads at once, each N allocator reports pairs (a 256-byte tensor
 //                          made and freed), switching between grad and no_grad every 100, and
 //                          with nvtx an NVTX range around each: the event path under load
+//   torch_modes timed      iterations of known length (NVTX ranges "iteration", busy on the
+//                          CPU): grad 3 x 30 ms warm-up then 20 x 4 ms, no_grad 2 x 20 ms then
+//                          20 x 3 ms, inference_mode 1 x 25 ms then 20 x 2.5 ms
 //   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
 //                          initialises their weights under its own NoGradGuard (in
 //                          libtorch_cpu), which is not a phase of the program
@@ -31,6 +34,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -190,6 +194,37 @@ static int prealloc()
     return 0;
 }
 
+static void busy_ms(double ms)
+{
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+static void timed_phase(int warm, double warm_ms, int steady, double ms)
+{
+    for (int i = 0; i < warm + steady; i++) {
+        nvtxRangePushA("iteration");
+        busy_ms(i < warm ? warm_ms : ms);
+        nvtxRangePop();
+    }
+}
+
+static int timed()
+{
+    timed_phase(3, 30, 20, 4);
+    {
+        at::NoGradGuard no_grad;
+        timed_phase(2, 20, 20, 3);
+    }
+    {
+        c10::InferenceMode inference;
+        timed_phase(1, 25, 20, 2.5);
+    }
+    std::printf("timed: grad 4 ms, no_grad 3 ms, inference_mode 2.5 ms\n");
+    return 0;
+}
+
 static int internal()
 {
     torch::nn::Linear a(64, 64);
@@ -236,9 +271,11 @@ int main(int argc, char **argv)
     if (what == "jit") return jit(argc > 2 ? std::atoi(argv[2]) : 5);
     if (what == "prealloc") return prealloc();
     if (what == "internal") return internal();
+    if (what == "timed") return timed();
     if (what == "burst" && argc > 3)
-        return burst(std::atoi(argv[2]), std::atoi(argv[3]), argc > 4 && !std::strcmp(argv[4], "nvtx"));
+        return burst(std::atoi(argv[2]), std::atoi(argv[3]),
+                     argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
-                         "burst T N [nvtx]\n");
+                         "burst T N [nvtx]|timed\n");
     return 2;
 }

@@ -1,0 +1,44 @@
+"""The phase comparison tells the truth on a program whose truth is known: iterations of fixed
+length (busy on the CPU) after a slow warm-up, per phase. The report finds each phase's warm-up
+exactly, its steady p50 and throughput within 5%, speed-ups within 5% of the true ratios, and two
+identical runs give the same verdicts (docs/report.md)."""
+from harness import main
+from torchlib import TORCH_MODES, TorchCase, need
+
+TRUTH = {"grad/off": (3, 4.0), "no_grad/off": (2, 3.0), "inference/off": (1, 2.5)}
+
+
+class Truth(TorchCase):
+    def report(self):
+        r = self.run_prog([need(TORCH_MODES), "timed"], timeout=120)
+        self.assertEqual(r.rc, 0, r.err)
+        return self.report_json(r.db())
+
+    def test_warmup_steady_and_ratios(self):
+        verdicts = []
+        for run in range(2):
+            rep = self.report()
+            phases = {}
+            for p in rep["phases"]:
+                short = p["label"].replace("inference_mode", "inference").replace(
+                    " | autocast ", "/")
+                phases[short] = p
+            for short, (warm, ms) in TRUTH.items():
+                p = phases[short]
+                self.assertEqual(p["warmup_iterations"], warm, short)
+                self.assertEqual(p["steady_iterations"], 20, short)
+                self.assertAlmostEqual(p["latency_p50_ns"] / 1e6, ms, delta=0.05 * ms, msg=short)
+                self.assertAlmostEqual(p["throughput_per_s"], 1000 / ms, delta=0.05 * 1000 / ms,
+                                       msg=short)
+                # Against grad/off (the default baseline): 4 / ms faster.
+                self.assertAlmostEqual(p["throughput_ratio"], 4.0 / ms, delta=0.05 * 4.0 / ms,
+                                       msg=short)
+            iv = rep["inference_vs_no_grad"][0]
+            self.assertAlmostEqual(iv["speedup"], 1.2, delta=0.06)
+            verdicts.append([p["verdict"] for p in rep["phases"]] + [iv["verdict"]])
+        self.assertEqual(verdicts[0], verdicts[1])
+        self.assertEqual(verdicts[0], ["baseline", "faster", "faster", "faster"])
+
+
+if __name__ == "__main__":
+    main()
