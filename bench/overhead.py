@@ -13,12 +13,14 @@ plain, the time it adds, and that added time as a multiple of the floor's (the g
                                                   (infprof-sample-script, inference_mode)
     bench/overhead.py python BATCH                ms per eager ResNet-50 forward, bf16 autocast
                                                   (samples/py_infer.py), with torch.profiler too
-options: --reps N (5), --build DIR (build), --variants a,b,... (all), --iters N (50)
+options: --reps N (5), --build DIR (build), --variants a,b,... (all), --iters N (50),
+         --cpus LIST (0-7: every variant pinned alike, taskset)
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -29,11 +31,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 # Variants: name -> environment. "lib" and "floor" are filled in with paths.
 SWITCHES = [
-    ("no API records", {"INFPROF_CUDA_API": "0"}),
-    ("no launch callback", {"INFPROF_LAUNCH_CALLBACK": "0"}),
+    ("API records", {"INFPROF_CUDA_API": "1"}),
+    ("cuDNN NVTX", {"INFPROF_CUDNN_NVTX": "1"}),
     ("no polling", {"INFPROF_POLL": "0"}),
     ("no NVTX emit", {"INFPROF_NVTX_EMIT": "0"}),
-    ("no cuDNN NVTX", {"INFPROF_CUDNN_NVTX": "0"}),
     ("no cuDNN", {"INFPROF_CUDNN": "0"}),
     ("no NVTX capture", {"INFPROF_NVTX": "0"}),
     ("no libtorch", {"INFPROF_TORCH": "0"}),
@@ -66,8 +67,8 @@ def workload(args):
         return argv, ref_p50, "ms"
     if args.what == "python":
         argv = [sys.executable, os.path.join(ROOT, "samples", "py_infer.py"), "--device", "cuda",
-                "--batch", str(args.batch), "--iters", str(args.iters), "--modes",
-                "inference_mode", "--precisions", "bf16"]
+                "--batch", str(args.batch), "--iters", str(args.iters), "--warmup", "5",
+                "--modes", "inference_mode", "--precisions", "bf16"]
         return argv, ref_p50, "ms"
     sys.exit(f"overhead.py: unknown workload {args.what!r} (launch, script, python)")
 
@@ -97,12 +98,16 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--variants", default="")
+    ap.add_argument("--cpus", default="0-7",
+                    help="CPUs every variant runs on (taskset), so placement is alike; '' none")
     ap.add_argument("--torch-profiler", action="store_true",
                     help="(python) add a variant under torch.profiler")
     args = ap.parse_args()
     if args.what == "python":
         args.batch = int(args.model or 1)
     argv, figure, unit = workload(args)
+    if args.cpus and shutil.which("taskset"):
+        argv = ["taskset", "-c", args.cpus] + argv
     vs = variants(args.build)
     if args.what == "python" or args.torch_profiler:
         vs.insert(2, ("torch.profiler", {"PY_INFER_TORCH_PROFILER": "1"}))
@@ -130,7 +135,7 @@ def main():
                 drops[name] += dropped(db) or 0
     plain = statistics.median(got["plain"])
     floor = statistics.median(got["floor"]) - plain if "floor" in got else None
-    print(f"# {' '.join(os.path.basename(a) for a in argv)}")
+    print(f"# {' '.join(os.path.basename(a) for a in argv if a != 'taskset')}")
     print(f"\n{args.reps} repetitions, alternating; figure: median {unit}\n")
     print(f"| variant | median ({unit}) | min - max | x plain | added ({unit}) |"
           " added / floor's | dropped |")

@@ -2,7 +2,7 @@
 # tests/gpu/run.sh: the GPU suite, for a machine with an NVIDIA GPU (CUDA 13, nvcc, cmake,
 # ninja; PyTorch for libtorch when present). It builds everything, runs ctest (the gpu-labelled
 # tests run instead of skipping), the launch-overhead benchmark and the checks under other CUDA
-# tools, and writes what it saw under $OUT (at most 9 files):
+# tools, and writes what it saw under $OUT (at most 11 files):
 #
 #   summary.md          one line per step: status, seconds, note
 #   environment.txt     GPU, driver, CUDA, CUPTI, PyTorch versions
@@ -11,6 +11,8 @@
 #   gpu_tests.md        tables the gpu tests wrote (kernels, copies, durations vs CUDA events)
 #   launch_overhead.txt infprof-launch-bench output
 #   overhead.md         bench/overhead.py: plain, the floor tracer, infprof and its switches
+#   lossless.md         three programs at defaults: nothing dropped, every phase and iteration
+#   truth.md            p50 latency against each sample's own timing, every phase
 #   tools.md            the CUDA sample under compute-sanitizer / ncu with infprof preloaded
 #   samples.md          the libtorch conv net on CUDA (eval on and off): infprof's report and
 #                       cuDNN calls, and how libtorch_cuda binds cuDNN (readelf)
@@ -108,9 +110,13 @@ step_45_overhead() {
         for batch in 1 32; do
             echo
             python3 "$ROOT/bench/overhead.py" script "$model" "$batch" --build "$BUILD" \
-                --reps "$OVERHEAD_REPS" ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS"} ||
-                rc=1
+                --reps "$OVERHEAD_REPS" --iters 30 \
+                ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS"} || rc=1
         done
+        echo
+        python3 "$ROOT/bench/overhead.py" python 1 --build "$BUILD" --reps "$OVERHEAD_REPS" \
+            --iters 40 ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS,torch.profiler"} ||
+            rc=1
     } >"$OUT/overhead.md" 2>&1
     note "$(grep -E '^\| infprof \|' "$OUT/overhead.md" | cut -d'|' -f5,7 | tr '\n' ';')"
     return "$rc"
@@ -211,6 +217,71 @@ step_60_torch_samples() {
     } >"$OUT/samples.md" 2>&1
     rm -rf "$dir"
     note "conv net on CUDA, eval on and off"
+    return "$rc"
+}
+
+# Nothing lost under real load (docs/validation): three programs at default settings, each
+# phase and each iteration there, no event dropped; then the event path benchmark.
+step_70_lossless() {
+    local dir rc=0 model py
+    dir=$BUILD/runs
+    mkdir -p "$dir"
+    model=$(resnet50_script) || { note "no ResNet-50 TorchScript file"; return 1; }
+    py=(python3 "$ROOT/samples/py_infer.py" --device cuda --model resnet50 --batch 1 --iters 100
+        --precisions off,bf16)
+    {
+        echo "# Nothing lost: three programs at default settings"
+        echo
+        echo "| program | events | dropped | waited (ms) | buffer peak (MiB) | phases |"\
+             "exact iterations | |"
+        echo "|---|---:|---:|---:|---:|---|---|---|"
+        run_sample script-b32-9 "$BUILD/bin/infprof-sample-script" "$model" --device cuda \
+            --batch 32 --iters 20 || rc=1
+        run_sample script-b32-6 "$BUILD/bin/infprof-sample-script" "$model" --device cuda \
+            --batch 32 --iters 20 --precisions off,bf16 || rc=1
+        run_sample python-eager-b1 "${py[@]}" || rc=1
+        for run in script-b32-9 script-b32-6 python-eager-b1; do
+            BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" lossless "$run" "$dir/$run.db" \
+                "$dir/$run.out" || rc=1
+        done
+        printf '\n## infprof-bench burst (8 threads, 2 s)\n\n```\n'
+        "$BUILD/bin/infprof-bench" burst --threads 8 --seconds 2
+        printf '```\n'
+    } >"$OUT/lossless.md" 2>&1
+    note "$(grep -c '| ok |' "$OUT/lossless.md") of 3 programs lossless"
+    return "$rc"
+}
+
+# A sample under infprof, into $BUILD/runs/NAME.db with its stdout in NAME.out.
+run_sample() {
+    local name=$1 dir=$BUILD/runs
+    shift
+    rm -f "$dir/$name.db"
+    "$BUILD/bin/infprof" run -o "$dir/$name.db" -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+}
+
+# The report's p50 (to GPU completion) against each sample's own forward + synchronize timing,
+# every phase, async forwards included: within 2%.
+step_75_truth() {
+    local dir=$BUILD/runs rc=0
+    {
+        echo "# p50 latency: infprof against the program's own timing"
+        echo
+        echo "| program | phase | program p50 (ms) | infprof p50 (ms) | difference |"\
+             "steady p50 | host p50 | warm-up | |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+        [ -f "$dir/script-b32-9.db" ] || run_sample script-b32-9 "$BUILD/bin/infprof-sample-script" \
+            "$(resnet50_script)" --device cuda --batch 32 --iters 20
+        BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" truth resnet50-script-b32 \
+            "$dir/script-b32-9.db" "$dir/script-b32-9.out" || rc=1
+        for model in conv transformer; do
+            run_sample "infer-$model" "$BUILD/bin/infprof-sample-infer" --device cuda \
+                --model "$model" --batch 32 --iters 20 || rc=1
+            BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" truth "infer-$model" \
+                "$dir/infer-$model.db" "$dir/infer-$model.out" || rc=1
+        done
+    } >"$OUT/truth.md" 2>&1
+    note "$(grep -c '| ok |' "$OUT/truth.md") phases within 2%, $(grep -c FAILED "$OUT/truth.md") not"
     return "$rc"
 }
 

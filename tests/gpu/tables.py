@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Tables for tests/gpu/run.sh from a profiled sample: its database and its own stdout (the
+reference lines of samples/common.h and samples/py_infer.py). Prints Markdown rows; exits 1 when
+the check of the table fails.
+
+    tables.py lossless NAME DB SAMPLE_OUT   nothing lost: events, drops, phases and iterations
+    tables.py truth NAME DB SAMPLE_OUT      p50 against the program's own, per phase (2%)
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+CLI = os.path.join(os.environ.get("BUILD", "build"), "bin", "infprof")
+
+
+def refs(path):
+    with open(path) as f:
+        return [json.loads(line[4:]) for line in f if line.startswith("ref ")]
+
+
+def report(db):
+    out = subprocess.run([CLI, "report", "--format", "json", db], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"tables.py: infprof report {db}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def meta(db, key):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    con.close()
+    return row[0] if row else None
+
+
+def lossless(name, db, out):
+    r, want = report(db), refs(out)
+    got = {p["label"]: p for p in r["phases"]}
+    exact = sum(1 for x in want if got.get(x["phase"], {}).get("iterations") == x["iterations"])
+    dropped = meta(db, "dropped_events") or 0
+    wait_ms = (meta(db, "buffer_wait_ns") or 0) / 1e6
+    peak = (meta(db, "buffer_bytes_peak") or 0) / 2 ** 20
+    ok = dropped == 0 and exact == len(want) and all(x["phase"] in got for x in want)
+    print(f"| {name} | {meta(db, 'events_recorded')} | {dropped} | {wait_ms:.1f} | {peak:.1f} |"
+          f" {sum(1 for x in want if x['phase'] in got)} of {len(want)} |"
+          f" {exact} of {len(want)} | {'ok' if ok else 'FAILED'} |")
+    return ok
+
+
+def truth(name, db, out, tol=0.02):
+    r = report(db)
+    got = {p["label"]: p for p in r["phases"]}
+    ok = True
+    for x in refs(out):
+        p = got.get(x["phase"])
+        if not p or p.get("latency_all_p50_ns") is None:
+            print(f"| {name} | {x['phase']} | {x['p50_ms']:.3f} | - | - | - | - | - | FAILED |")
+            ok = False
+            continue
+        ours = p["latency_all_p50_ns"] / 1e6
+        diff = ours / x["p50_ms"] - 1
+        good = abs(diff) <= tol
+        ok &= good
+        print(f"| {name} | {x['phase']} | {x['p50_ms']:.3f} | {ours:.3f} | {100 * diff:+.1f}% |"
+              f" {p['latency_p50_ns'] / 1e6:.3f} | {p['host_p50_ns'] / 1e6:.3f} |"
+              f" {p['warmup_iterations']} | {'ok' if good else 'FAILED'} |")
+    return ok
+
+
+if __name__ == "__main__":
+    what, name, db, out = sys.argv[1:5]
+    sys.exit(0 if {"lossless": lossless, "truth": truth}[what](name, db, out) else 1)
