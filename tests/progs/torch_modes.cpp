@@ -15,9 +15,9 @@
 //                          T threads at once, each N allocator reports pairs (a 256-byte tensor
 //                          made and freed), switching between grad and no_grad every 100, and
 //                          with nvtx an NVTX range around each: the event path under load
-//   torch_modes timed      iterations of known length (NVTX ranges "iteration", busy on the
-//                          CPU): grad 3 x 30 ms warm-up then 20 x 4 ms, no_grad 2 x 20 ms then
-//                          20 x 3 ms, inference_mode 1 x 25 ms then 20 x 2.5 ms
+//   torch_modes timed      iterations of known length (NVTX ranges "iteration"): grad 3 x 150 ms
+//                          warm-up then 20 x 50 ms, no_grad 2 x 110 ms then 20 x 37.5 ms,
+//                          inference_mode 1 x 100 ms then 20 x 31.25 ms
 //   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
 //                          initialises their weights under its own NoGradGuard (in
 //                          libtorch_cpu), which is not a phase of the program
@@ -194,11 +194,12 @@ static int prealloc()
     return 0;
 }
 
+// The iteration's work: waiting for a deadline (a busy loop would stretch to the scheduler's
+// time slices on a loaded machine; a timed sleep wakes within a fraction of a millisecond).
 static void busy_ms(double ms)
 {
-    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
-    while (std::chrono::steady_clock::now() < until) {
-    }
+    std::this_thread::sleep_until(std::chrono::steady_clock::now() +
+                                  std::chrono::duration<double, std::milli>(ms));
 }
 
 static void timed_phase(int warm, double warm_ms, int steady, double ms)
@@ -212,16 +213,16 @@ static void timed_phase(int warm, double warm_ms, int steady, double ms)
 
 static int timed()
 {
-    timed_phase(3, 30, 20, 4);
+    timed_phase(3, 150, 20, 50);
     {
         at::NoGradGuard no_grad;
-        timed_phase(2, 20, 20, 3);
+        timed_phase(2, 110, 20, 37.5);
     }
     {
         c10::InferenceMode inference;
-        timed_phase(1, 25, 20, 2.5);
+        timed_phase(1, 100, 20, 31.25);
     }
-    std::printf("timed: grad 4 ms, no_grad 3 ms, inference_mode 2.5 ms\n");
+    std::printf("timed: grad 50 ms, no_grad 37.5 ms, inference_mode 31.25 ms\n");
     return 0;
 }
 
