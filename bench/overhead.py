@@ -33,6 +33,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SWITCHES = [
     ("API records", {"INFPROF_CUDA_API": "1"}),
     ("cuDNN NVTX", {"INFPROF_CUDNN_NVTX": "1"}),
+    ("no callbacks", {"INFPROF_CUPTI_CALLBACKS": "0"}),
     ("no polling", {"INFPROF_POLL": "0"}),
     ("no NVTX emit", {"INFPROF_NVTX_EMIT": "0"}),
     ("no cuDNN", {"INFPROF_CUDNN": "0"}),

@@ -194,12 +194,12 @@ static void call_start(struct call *c, int traced)
     if (traced) {
         ip_phase_emit();
         if (cudnn_nvtx) c->nvtx = (uint8_t)nvtx_push(c->ev.op_kind, (enum ip_cudnn_fn)c->ev.h.aux);
-        if (ip_cupti_active() && ip_cupti.ActivityPushExternalCorrelationId &&
-            ip_cupti.ActivityPopExternalCorrelationId) {
-            uint64_t id = atomic_fetch_add(&next_ext_id, 1);
-            if (ip_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1,
-                                                           id) == CUPTI_SUCCESS)
-                c->ev.ext_id = id;
+        /* Every launch made inside the call carries this id (the launch callback reads it), which
+         * ties the call to its kernels; no CUPTI external correlation, which needs CUPTI's API
+         * records and costs two CUPTI calls per cuDNN call. */
+        if (ip_cupti_active()) {
+            c->ev.ext_id = atomic_fetch_add(&next_ext_id, 1);
+            ip_self.cudnn_call = c->ev.ext_id;
         }
     }
     ip_hook_leave();
@@ -213,10 +213,7 @@ static void call_stop(struct call *c, cudnnStatus_t st)
     c->ev.end = ip_clock_now();
     c->ev.status = (int32_t)st;
     int guarded = ip_hook_enter();
-    if (c->ev.ext_id) {
-        uint64_t last;
-        ip_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &last);
-    }
+    ip_self.cudnn_call = 0;
     if (c->nvtx) nvtxDomainRangePop(ip_emit_domain());
     if (guarded) ip_hook_leave();
 }

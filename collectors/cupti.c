@@ -121,6 +121,7 @@ void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t 
         e->domain = domain;
         e->phase = ip_self.phase;
         e->iter = ip_self.iter;
+        e->cudnn = ip_self.cudnn_call;
         ip_ring_commit(r, sizeof *e);
     }
     if (launch) ip_phase_emit();
@@ -292,7 +293,6 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2", 0},
     {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL", 0},
     {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0},
-    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", 0},
     {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE", 0},
     {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 1},
     {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 1},
@@ -315,7 +315,7 @@ static int cupti_enable(char *missing, size_t n)
         if (CUPTI_CALL(ActivityEnable, cupti_kinds[i].kind) != CUPTI_SUCCESS && o + 32 < n)
             o += (size_t)snprintf(missing + o, n - o, "%s%s", o ? "," : "", cupti_kinds[i].name);
     }
-    if (cupti_enable_issue_callbacks() == 0 && o + 32 < n)
+    if (ip_cfg_int(IP_CFG_CUPTI_CALLBACKS) && cupti_enable_issue_callbacks() == 0 && o + 32 < n)
         o += (size_t)snprintf(missing + o, n - o, "%sissue callbacks", o ? "," : "");
     return 0;
 }

@@ -489,6 +489,13 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
     a->nvtx = e->nvtx;
     a->tid = tid;
     a->iter = e->iter;
+    if (e->cudnn) {
+        /* The same row CUPTI's external correlation record would give (kind CUSTOM1). */
+        int64_t *row = ip_batch_row(ci.ext);
+        row[0] = e->h.aux;
+        row[1] = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+        row[2] = (int64_t)e->cudnn;
+    }
     if (!a->has_api && e->ts && e->domain) {
         a->issue_ts = e->ts;
         a->api_name = (uint32_t)ip_store_intern_static(s, ip_cupti_api_name(e->domain, e->cbid));

@@ -80,6 +80,7 @@ struct ip_ev_launch {
     uint8_t domain; /* 1 runtime, 2 driver, 0 unknown */
     uint8_t phase;
     uint32_t iter; /* the thread's iteration (iteration.h), 0 none */
+    uint64_t cudnn; /* the cuDNN call it was made in (cudnn_calls.ext_id), 0 none */
 };
 
 /* CUPTI is subscribed and recording (so external correlation ids can be pushed). */

@@ -56,6 +56,9 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         "Record every CUDA runtime and driver API call: host time per call in the API summary"
         " (1 with INFPROF_MODE=full). Launches, copies and their latency are recorded either"
         " way."},
+    [IP_CFG_CUPTI_CALLBACKS] = {"INFPROF_CUPTI_CALLBACKS", IP_CFG_BOOL, "1", 0, 1, NULL,
+        "The launch callbacks that tie every kernel and copy to its thread, phase, iteration and"
+        " cuDNN call. 0 only to measure what they cost: kernels are then unattributed."},
     [IP_CFG_TORCH] = {"INFPROF_TORCH", IP_CFG_BOOL, "1", 0, 1, NULL,
         "libtorch awareness: phases, tensor memory, iterations."},
     [IP_CFG_CPU_MEMORY] = {"INFPROF_CPU_MEMORY", IP_CFG_BOOL, "1", 0, 1, NULL,

@@ -248,8 +248,15 @@ static void *ring_slow(struct ip_ring *r, int critical)
             if (wake) wake(); /* growing means the writer is behind: let it drain now */
             break;
         }
+        if (critical && !start && ring_grow(r, 1)) {
+            /* Kept for critical events: others would fill it before the writer frees any. */
+            atomic_load_explicit(&r->wb->next, memory_order_relaxed)->critical = 1;
+            break;
+        }
         uint64_t now = ip_clock_now();
         uint64_t wait = atomic_load_explicit(&ring_wait_ns, memory_order_relaxed);
+        /* Critical events wait for the writer even when others may not (at least 100 ms). */
+        if (critical && wait < 100000000ull) wait = 100000000ull;
         if (!start) {
             start = now;
             deadline = ring_is_writer || !wake || !wait || !wake() ? now : now + wait;
@@ -265,11 +272,6 @@ static void *ring_slow(struct ip_ring *r, int critical)
             if (now > start) {
                 ring_bump(&r->waited_ns, now - start);
                 ring_bump(&r->waits, 1);
-            }
-            if (critical && ring_grow(r, 1)) {
-                /* Kept for critical events: others would fill it before the writer frees any. */
-                atomic_load_explicit(&r->wb->next, memory_order_relaxed)->critical = 1;
-                break;
             }
             ring_note_drop(r);
             return NULL;

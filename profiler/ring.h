@@ -12,8 +12,10 @@
  * the writer drains, until it has been silent for INFPROF_BUFFER_WAIT_MS, and ten times that at
  * most in all; only then is an event dropped, counted with the phase it
  * was recorded in and the time, so the report can say which phases and iterations it touches.
- * Critical events (phase changes, iteration bounds, NVTX ranges) wait the same, then take a
- * block past the budget (a quarter more at most, counted): they are dropped only past that.
+ * Critical events (phase changes, iteration bounds, NVTX ranges) first take a block past the
+ * budget (a quarter more at most, counted, kept for critical events), then wait for the writer
+ * (at least 100 ms of silence, whatever INFPROF_BUFFER_WAIT_MS says): they are dropped only
+ * past that.
  *
  * Rings of exited threads are drained and then handed to new threads; there is no limit on the
  * number of threads. Only the writer thread consumes.

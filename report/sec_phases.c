@@ -437,6 +437,13 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                                         note[len - 2] == ':' ? "" : ", ", s);
             }
     }
+    if (!iters && p->n)
+        snprintf(note, sizeof note,
+                 "no iteration was seen, so no latency or throughput: mark each forward call with"
+                 " an NVTX range named 'iteration' (Python: torch.cuda.nvtx.range_push('iteration')"
+                 " and range_pop(); C++: nvtxRangePushA), or give your own range's name in"
+                 " INFPROF_ITERATION_RANGE; TorchScript calls count on their own%s",
+                 transient ? "; phases under 1 ms with nothing in them are not shown" : "");
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"

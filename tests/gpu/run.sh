@@ -2,7 +2,7 @@
 # tests/gpu/run.sh: the GPU suite, for a machine with an NVIDIA GPU (CUDA 13, nvcc, cmake,
 # ninja; PyTorch for libtorch when present). It builds everything, runs ctest (the gpu-labelled
 # tests run instead of skipping), the launch-overhead benchmark and the checks under other CUDA
-# tools, and writes what it saw under $OUT (at most 11 files):
+# tools, and writes what it saw under $OUT (at most 14 files):
 #
 #   summary.md          one line per step: status, seconds, note
 #   environment.txt     GPU, driver, CUDA, CUPTI, PyTorch versions
@@ -13,6 +13,8 @@
 #   overhead.md         bench/overhead.py: plain, the floor tracer, infprof and its switches
 #   lossless.md         three programs at defaults: nothing dropped, every phase and iteration
 #   truth.md            p50 latency against each sample's own timing, every phase
+#   study.md, study.log the inference study at GPU sizes (scripts/study.sh --gpu)
+#   systems.md          CUDA graph attribution; the advice rules on the study's configurations
 #   tools.md            the CUDA sample under compute-sanitizer / ncu with infprof preloaded
 #   samples.md          the libtorch conv net on CUDA (eval on and off): infprof's report and
 #                       cuDNN calls, and how libtorch_cuda binds cuDNN (readelf)
@@ -104,19 +106,21 @@ step_45_overhead() {
     {
         echo "# Overhead against the floor tracer"
         echo
-        python3 "$ROOT/bench/overhead.py" launch --build "$BUILD" --reps "$OVERHEAD_REPS" \
-            ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS"} || rc=1
+        [[ " ${OVERHEAD_WORKLOADS:-launch script python} " == *" launch "* ]] &&
+            { python3 "$ROOT/bench/overhead.py" launch --build "$BUILD" --reps "$OVERHEAD_REPS" \
+                ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS"} || rc=1; }
         model=$(resnet50_script) || { echo "no ResNet-50 TorchScript file"; return 1; }
-        for batch in 1 32; do
+        for batch in ${OVERHEAD_BATCHES:-1 32}; do
             echo
             python3 "$ROOT/bench/overhead.py" script "$model" "$batch" --build "$BUILD" \
                 --reps "$OVERHEAD_REPS" --iters 30 \
                 ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS"} || rc=1
         done
         echo
-        python3 "$ROOT/bench/overhead.py" python 1 --build "$BUILD" --reps "$OVERHEAD_REPS" \
-            --iters 40 ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS,torch.profiler"} ||
-            rc=1
+        [[ " ${OVERHEAD_WORKLOADS:-launch script python} " == *" python "* ]] &&
+            { python3 "$ROOT/bench/overhead.py" python 1 --build "$BUILD" --reps "$OVERHEAD_REPS" \
+                --iters 40 ${OVERHEAD_VARIANTS:+--variants "$OVERHEAD_VARIANTS,torch.profiler"} ||
+                rc=1; }
     } >"$OUT/overhead.md" 2>&1
     note "$(grep -E '^\| infprof \|' "$OUT/overhead.md" | cut -d'|' -f5,7 | tr '\n' ';')"
     return "$rc"
@@ -282,6 +286,42 @@ step_75_truth() {
         done
     } >"$OUT/truth.md" 2>&1
     note "$(grep -c '| ok |' "$OUT/truth.md") phases within 2%, $(grep -c FAILED "$OUT/truth.md") not"
+    return "$rc"
+}
+
+# The seeds' systems (issue "seeds' systems"): CUDA graph replays attributed to their phase and
+# iteration (Python, torch.cuda.graphs), and the advice rules on the study's configurations.
+step_80_systems() {
+    local dir=$BUILD/runs rc=0
+    mkdir -p "$dir"
+    {
+        echo "# CUDA graphs: replayed kernels in their phase and iteration"
+        echo
+        echo "| program | phase | iterations | graph kernels | iterations with GPU work |"\
+             "program p50 (ms) | infprof p50 (ms) | |"
+        echo "|---|---|---|---:|---:|---:|---:|---|"
+        run_sample py-graph python3 "$ROOT/samples/py_infer.py" --device cuda --model resnet50 \
+            --batch 8 --iters 20 --modes no_grad,inference_mode --precisions off --cuda-graph ||
+            rc=1
+        BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" graphs py-graph "$dir/py-graph.db" \
+            "$dir/py-graph.out" || rc=1
+        printf '\n# Advice rules on the study configurations\n\n| configuration | rules fired |\n'
+        printf '|---|---|\n'
+        for db in "$BUILD"/study/*.db; do
+            [ -e "$db" ] || continue
+            BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" advice "$(basename "$db" .db)" "$db"
+        done
+    } >"$OUT/systems.md" 2>&1
+    note "CUDA graphs $(grep -c '| ok |' "$OUT/systems.md") phases ok"
+    return "$rc"
+}
+
+# The inference study at GPU sizes (scripts/study.sh --gpu), before step 80 reads its databases.
+step_78_study() {
+    BUILD=$BUILD "$ROOT/scripts/study.sh" --gpu --runs "$BUILD/study" --out "$OUT/study.md" \
+        >"$OUT/study.log" 2>&1
+    local rc=$?
+    note "$(grep -c '^| ' "$OUT/study.md" 2>/dev/null) table rows"
     return "$rc"
 }
 

@@ -5,6 +5,8 @@ the check of the table fails.
 
     tables.py lossless NAME DB SAMPLE_OUT   nothing lost: events, drops, phases and iterations
     tables.py truth NAME DB SAMPLE_OUT      p50 against the program's own, per phase (2%)
+    tables.py graphs NAME DB SAMPLE_OUT     CUDA graph replays: kernels in their phase and iteration
+    tables.py advice NAME DB                which advice rules fired
 """
 import json
 import os
@@ -68,6 +70,38 @@ def truth(name, db, out, tol=0.02):
     return ok
 
 
+def graphs(name, db, out):
+    r, want = report(db), refs(out)
+    got = {p["label"]: p for p in r["phases"]}
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    ok = True
+    for x in want:
+        p = got.get(x["phase"], {})
+        pid = con.execute("SELECT id FROM phases WHERE label = ?", (x["phase"],)).fetchone()
+        pid = pid[0] if pid else -1
+        graph_k = con.execute("SELECT count(*) FROM kernels k JOIN launch_sigs g ON g.id = k.sig"
+                              " WHERE g.graph_id != 0 AND g.phase = ?", (pid,)).fetchone()[0]
+        with_work = con.execute("SELECT count(*) FROM iterations WHERE phase = ? AND gpu_items > 0",
+                                (pid,)).fetchone()[0]
+        good = p.get("iterations") == x["iterations"] and graph_k > 0 and \
+            with_work == x["iterations"]
+        ok &= good
+        print(f"| {name} | {x['phase']} | {p.get('iterations')} of {x['iterations']} | {graph_k} |"
+              f" {with_work} | {x['p50_ms']:.3f} | {(p.get('latency_all_p50_ns') or 0) / 1e6:.3f} |"
+              f" {'ok' if good else 'FAILED'} |")
+    con.close()
+    return ok
+
+
+def advice(name, db, out=None):
+    r = report(db)
+    fired = sorted({a.get("rule") or a.get("id") or "?" for a in r.get("advice", [])})
+    print(f"| {name} | {', '.join(fired) or '(none)'} |")
+    return True
+
+
 if __name__ == "__main__":
-    what, name, db, out = sys.argv[1:5]
-    sys.exit(0 if {"lossless": lossless, "truth": truth}[what](name, db, out) else 1)
+    what, name, db = sys.argv[1:4]
+    out = sys.argv[4] if len(sys.argv) > 4 else None
+    fn = {"lossless": lossless, "truth": truth, "graphs": graphs, "advice": advice}[what]
+    sys.exit(0 if fn(name, db, out) else 1)

@@ -10,6 +10,7 @@
  */
 #include "collectors/cudnn_internal.h"
 #include "collectors/replay.h"
+#include "profiler/thread.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
 
@@ -40,15 +41,13 @@ static void call(enum ip_cudnn_fn fn, int op, int dtype, int phase, uint32_t pla
     ip_cudnn_emit_call(&e);
 }
 
-/* A kernel launched while external id `ext` was pushed (CUPTI records both). */
+/* A kernel launched inside the cuDNN call `ext`, as the cuDNN wrapper leaves it for the launch
+ * callback (ip_self.cudnn_call) while the real call runs. */
 static void kernel(uint32_t corr, uint64_t ext, uint64_t start, uint64_t dur)
 {
+    ip_self.cudnn_call = ext;
     ip_replay_launch(corr);
-    CUpti_ActivityExternalCorrelation *x =
-        ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    x->externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
-    x->externalId = ext;
-    x->correlationId = corr;
+    ip_self.cudnn_call = 0;
     CUpti_ActivityKernel10 *k = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     k->start = base + start;
     k->end = base + start + dur;

@@ -12,8 +12,8 @@ GRAD, NO_GRAD = PHASE["grad | autocast off"], PHASE["no_grad | autocast off"]
 
 
 class Burst(TorchCase):
-    def run_burst(self, *extra, **env):
-        r = self.run_prog([need(TORCH_MODES), "burst", str(THREADS), str(N), *extra], timeout=300,
+    def run_burst(self, *extra, n=N, **env):
+        r = self.run_prog([need(TORCH_MODES), "burst", str(THREADS), str(n), *extra], timeout=300,
                           **env)
         self.assertEqual(r.rc, 0, r.err)
         return r.db()
@@ -23,15 +23,15 @@ class Burst(TorchCase):
         return [t for (t,) in self.query(db, "SELECT DISTINCT tid FROM phase_spans WHERE tid != ?",
                                          main_tid)]
 
-    def assertPhasesWhole(self, db):
+    def assertPhasesWhole(self, db, n=N):
         """Each worker: grad, then no_grad and grad in turn, one span per block of 100 and the
-        grad mode restored after the last: N / 100 + 1 spans, none missing."""
+        grad mode restored after the last: n / 100 + 1 spans, none missing."""
         workers = self.workers(db)
         self.assertEqual(len(workers), THREADS)
         for tid in workers:
             phases = [p for _, p, _, _ in self.spans(db, tid)]
             self.assertEqual(phases, [GRAD if i % 2 == 0 else NO_GRAD
-                                      for i in range(N // 100 + 1)], tid)
+                                      for i in range(n // 100 + 1)], tid)
         return workers
 
     def test_defaults_lose_nothing(self):
@@ -51,15 +51,17 @@ class Burst(TorchCase):
         self.assertEqual(self.query(db, "SELECT count(*) FROM event_drops"), [(0,)])
 
     def test_tiny_budget_drops_counted_and_attributed(self):
-        db = self.run_burst(INFPROF_BUFFER_MB=4, INFPROF_BUFFER_WAIT_MS=0)
-        self.assertPhasesWhole(db)  # phase changes are never among the drops
+        # Ten times the events of the other test against 4 MiB: more than a writer on any
+        # machine drains while eight threads race, with nobody waiting for it.
+        db = self.run_burst(n=10 * N, INFPROF_BUFFER_MB=4, INFPROF_BUFFER_WAIT_MS=0)
+        self.assertPhasesWhole(db, 10 * N)  # phase changes are never among the drops
         dropped = self.meta(db, "dropped_events")
         self.assertGreater(dropped, 0)
         # Every event was either recorded or counted as dropped.
         recorded = self.query(db, "SELECT count(*) FROM tensor_memory")[0][0]
         main_reports = self.query(db, "SELECT count(*) FROM tensor_memory WHERE tid = ?",
                                   self.main_tid(db))[0][0]
-        self.assertEqual(recorded - main_reports + dropped, THREADS * 2 * N)
+        self.assertEqual(recorded - main_reports + dropped, THREADS * 2 * 10 * N)
         # The drops, by thread and phase: they add up, and each lies in that thread's phase.
         rows = self.query(db, "SELECT tid, phase, count, first, last FROM event_drops")
         self.assertEqual(sum(r[2] for r in rows), dropped)

@@ -25,6 +25,10 @@ CPU_PHASES = ["grad | autocast off", "grad | autocast bf16", "no_grad | autocast
               "no_grad | autocast bf16", "inference_mode | autocast off",
               "inference_mode | autocast bf16"]
 
+# The libtorch the test programs were built against (tests/CMakeLists.txt), as (major, minor).
+TORCH_VERSION = tuple(int(v) for v in
+                      (os.environ.get("INFPROF_TEST_TORCH_VERSION") or "0.0").split(".")[:2])
+
 # torch_modes allocates one 1000-byte tensor at static initialisation and keeps it to the end.
 STATIC_BYTES = 1000
 
