@@ -417,33 +417,27 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     out[n++] = t;
     struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
                                   (int)(sizeof overview / sizeof *overview));
-    static char note[512];
-    snprintf(note, sizeof note, "%s%s%s%s",
-             !iters ? ""
-             : gpu  ? "steady state, warm-up apart; latency to GPU completion (host call"
-                      " returned and its GPU work done)"
-                    : "steady state, warm-up apart; latency is host time (no GPU work tied to the"
-                      " iterations)",
-             transient ? (iters ? "; " : "") : "",
-             transient ? "phases under 1 ms with no iteration and no kernel are not shown: " : "",
-             "");
-    if (transient) {
-        size_t len = strlen(note);
-        for (int i = 0; i < p->n && len + 40 < sizeof note; i++)
-            if (p->v[i].transient) {
-                char s[48];
-                phase_short_label(&p->v[i], s, sizeof s);
-                len += (size_t)snprintf(note + len, sizeof note - len, "%s%s",
-                                        note[len - 2] == ':' ? "" : ", ", s);
-            }
-    }
-    if (!iters && p->n)
-        snprintf(note, sizeof note,
-                 "no iteration was seen, so no latency or throughput: mark each forward call with"
-                 " an NVTX range named 'iteration' (Python: torch.cuda.nvtx.range_push('iteration')"
-                 " and range_pop(); C++: nvtxRangePushA), or give your own range's name in"
-                 " INFPROF_ITERATION_RANGE; TorchScript calls count on their own%s",
-                 transient ? "; phases under 1 ms with nothing in them are not shown" : "");
+    static char note[768];
+    char folded[256] = "";
+    for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
+        if (p->v[i].transient) {
+            char s[48];
+            phase_short_label(&p->v[i], s, sizeof s);
+            o += snprintf(folded + o, sizeof folded - (size_t)o, "%s%s", o ? ", " : "", s);
+        }
+    const char *how = "no iteration was seen, so no latency or throughput: mark each forward call"
+                      " with an NVTX range named 'iteration' (Python:"
+                      " torch.cuda.nvtx.range_push('iteration') and range_pop(); C++:"
+                      " nvtxRangePushA), or give your own range's name in INFPROF_ITERATION_RANGE;"
+                      " TorchScript calls count on their own";
+    snprintf(note, sizeof note, "%s%s%s",
+             !p->n  ? ""
+             : !iters ? how
+             : gpu    ? "steady state, warm-up apart; latency to GPU completion (host call"
+                        " returned and its GPU work done)"
+                      : "steady state, warm-up apart; latency is host time (no GPU work tied to"
+                        " the iterations)",
+             transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
