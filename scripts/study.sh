@@ -54,13 +54,16 @@ if [ $gpu = 1 ]; then
     [ -s "$model" ] || "$PY" samples/torchvision_script.py --model resnet50 --out "$model" >/dev/null
     script=("$BUILD/bin/infprof-sample-script" "$model" --device cuda --iters 20)
     infer=("$BUILD/bin/infprof-sample-infer" --device cuda --model transformer --iters 20)
+    # TorchScript calls carry no batch size: INFPROF_BATCH gives it (items/s).
     for b in 1 8 32; do
-        run "resnet50-b$b" "${script[@]}" --batch "$b"
+        INFPROF_BATCH=$b run "resnet50-b$b" "${script[@]}" --batch "$b"
         run "transformer-b$b" "${infer[@]}" --batch "$b"
     done
+    export INFPROF_BATCH=32
     run resnet50-b32-noeval "${script[@]}" --batch 32 --no-eval
     run resnet50-b32-channels-last "${script[@]}" --batch 32 --channels-last
     run resnet50-b32-cudnn-benchmark "${script[@]}" --batch 32 --cudnn-benchmark
+    unset INFPROF_BATCH
     run transformer-b32-noeval "${infer[@]}" --batch 32 --no-eval
 else
     conv=("$BUILD/bin/infprof-sample-infer" --model conv --iters 12 --image 32 --threads 2)
