@@ -2,14 +2,18 @@
  * preload.c: what exists only in the preloaded libinfprof.so: the constructor and destructor,
  * and the libc hooks that keep the lifecycle whole: _exit, _Exit and exit (flush and record the
  * status), the exec family (finish before the image is replaced), sigaction and signal (our
- * flush-on-signal handlers stay invisible to the program).
+ * flush-on-signal handlers stay invisible to the program), and close, close_range and closefrom
+ * (the database's own descriptors stay open when a program closes everything, fdguard.h).
  *
  * Every hook fails open: it forwards to the real function whatever happens to us.
  */
+#include "fdguard.h"
 #include "lifecycle.h"
 #include "log.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -59,6 +63,95 @@ IP_EXPORT void exit(int status)
     for (;;) syscall(SYS_exit_group, status);
 }
 
+/* ---- close: the database's descriptors stay ours ------------------------------------------- */
+
+IP_EXPORT int close(int fd)
+{
+    if (ip_fdguard_is_ours(fd)) return 0; /* as if closed: the program never knew it */
+    static int (*fn)(int);
+    if (!fn) fn = (int (*)(int))real("close");
+    return fn ? fn(fd) : (int)syscall(SYS_close, fd);
+}
+
+/* The real close_range over [first, last], skipping our descriptors. */
+static int close_range_skipping(unsigned first, unsigned last, int flags)
+{
+    static int (*fn)(unsigned, unsigned, int);
+    if (!fn) fn = (int (*)(unsigned, unsigned, int))real("close_range");
+    int ours[8], n = 0, count = ip_fdguard_count();
+    for (int i = 0; i < count && n < 8; i++) {
+        int fd = ip_fdguard_fd(i);
+        if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last) ours[n++] = fd;
+    }
+    for (int a = 1; a < n; a++) /* ascending */
+        for (int b = a; b > 0 && ours[b - 1] > ours[b]; b--) {
+            int t = ours[b];
+            ours[b] = ours[b - 1];
+            ours[b - 1] = t;
+        }
+    int rc = 0;
+    unsigned from = first;
+    for (int i = 0; i <= n; i++) {
+        unsigned to = i < n ? (unsigned)ours[i] - (ours[i] > 0) : last; /* up to before ours[i] */
+        if (from <= to && !(i < n && (unsigned)ours[i] == from)) {
+            int r = fn ? fn(from, to, flags) : (int)syscall(SYS_close_range, from, to, flags);
+            if (r != 0) rc = r;
+        }
+        if (i < n) from = (unsigned)ours[i] + 1;
+    }
+    return rc;
+}
+
+IP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    if (!ip_fdguard_count() || (flags & 4 /* CLOSE_RANGE_CLOEXEC */) || first > last) {
+        static int (*fn)(unsigned, unsigned, int);
+        if (!fn) fn = (int (*)(unsigned, unsigned, int))real("close_range");
+        return fn ? fn(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+    }
+    return close_range_skipping(first, last, flags);
+}
+
+IP_EXPORT void closefrom(int lowfd)
+{
+    if (lowfd < 0) lowfd = 0;
+    if (!ip_fdguard_count()) {
+        static void (*fn)(int);
+        if (!fn) fn = (void (*)(int))real("closefrom");
+        if (fn) {
+            fn(lowfd);
+            return;
+        }
+    }
+    int saved = errno;
+    close_range_skipping((unsigned)lowfd, ~0u, 0);
+    errno = saved;
+}
+
+/* ---- main's return value ---------------------------------------------------------------------
+ * A program that returns from main reaches exit() inside libc, past the exit hook: its status is
+ * taken from main itself, which __libc_start_main (called by the program's _start through the
+ * PLT) is given to run. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn program_main;
+
+static int main_returning(int argc, char **argv, char **envp)
+{
+    int rc = program_main(argc, argv, envp);
+    if (ip_lifecycle_owns_process()) ip_lifecycle_set_exit_status(rc);
+    return rc;
+}
+
+IP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+                            void (*)(void), void *);
+    start_fn fn = (start_fn)real("__libc_start_main");
+    program_main = main;
+    return fn(main ? main_returning : main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 static void before_exec(void)
 {
     if (ip_recording() && ip_lifecycle_owns_process()) ip_lifecycle_finish("exec", 0);
@@ -95,6 +188,42 @@ IP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
     return ((int (*)(int, char *const[], char *const[]))real("fexecve"))(fd, argv, envp);
+}
+
+/* execl, execlp and execle: glibc implements them with its own execve/execvp, past our hooks,
+ * so they are hooks of their own. Their arguments become an argv on the stack (as glibc does),
+ * then the same path as execv/execvp/execve. */
+#define EXECL_ARGV(first, ap, argv, n)                                                             \
+    size_t n = 1;                                                                                  \
+    va_list ap;                                                                                    \
+    va_start(ap, first);                                                                           \
+    while (va_arg(ap, const char *)) n++;                                                          \
+    va_end(ap);                                                                                    \
+    char **argv = __builtin_alloca((n + 1) * sizeof *argv);                                        \
+    argv[0] = (char *)(first);                                                                     \
+    va_start(ap, first);                                                                           \
+    for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, char *)
+
+IP_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    EXECL_ARGV(arg, ap, argv, n);
+    va_end(ap);
+    return execv(path, argv);
+}
+
+IP_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    EXECL_ARGV(arg, ap, argv, n);
+    va_end(ap);
+    return execvp(file, argv);
+}
+
+IP_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    EXECL_ARGV(arg, ap, argv, n);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
 }
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);

@@ -6,12 +6,16 @@
  * exclusively, as the benchmark and the tests do). Nothing here is called from a hook.
  */
 #include "store.h"
+#include "fdguard.h"
+#include "store_vfs.h"
 #include "log.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern const char ip_schema_sql[];
 extern const char ip_views_sql[]; /* schema/views.sql: nsys-named views, additive */
@@ -53,13 +57,36 @@ struct ip_store {
     struct intern_table by_text, by_ptr;
 };
 
-static void store_fail(struct ip_store *s, const char *what)
+/* A statement in a few words for a message ("CREATE TABLE meta"), never the SQL itself. */
+static void sql_gist(const char *sql, char *out, size_t n)
+{
+    size_t o = 0;
+    int words = 0, space = 0;
+    for (const char *p = sql; *p && o + 1 < n && words < 3; p++) {
+        int ws = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '(' || *p == ';';
+        if (ws) {
+            space = o > 0;
+            continue;
+        }
+        if (space) {
+            if (++words == 3) break;
+            out[o++] = ' ';
+            space = 0;
+        }
+        if (o + 1 < n) out[o++] = *p;
+    }
+    out[o] = 0;
+}
+
+static void store_fail(struct ip_store *s, const char *sql)
 {
     s->errors++;
     if (!s->error_logged) {
         s->error_logged = 1;
-        ip_warn("database write failed (%s: %s); later failures are only counted", what,
-                sqlite3_errmsg(s->db));
+        char gist[48];
+        sql_gist(sql ? sql : "", gist, sizeof gist);
+        ip_warn("writing the profile database failed (%s: %s); later failures are only counted",
+                gist, sqlite3_errmsg(s->db));
     }
 }
 
@@ -107,7 +134,8 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
     s->t0 = t0;
     s->next_string_id = 1;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    ip_fdguard_reset();
+    if (sqlite3_open_v2(path, &s->db, flags, ip_store_vfs()) != SQLITE_OK) {
         ip_warn("cannot open database %s: %s; profiling off (set INFPROF_OUTPUT to a writable"
                 " path)",
                 path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -123,14 +151,26 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
     static const char pragmas[] = "PRAGMA page_size=8192; PRAGMA journal_mode=WAL;"
                                   "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                                   "PRAGMA temp_store=MEMORY;";
+    s->error_logged = 1; /* one message below says it all */
     if (ip_store_exec(s, pragmas) != 0 || ip_store_exec(s, "BEGIN") != 0 ||
         ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, ip_views_sql) != 0 ||
         ip_store_exec(s, "COMMIT") != 0) {
-        ip_warn("cannot create the schema in %s; profiling off", path);
+        ip_warn("cannot create the profile database %s (%s); profiling off, the program runs on",
+                path, sqlite3_errmsg(s->db));
         sqlite3_close(s->db);
         free(s);
+        /* What we created and could not make a database: removed, not left unreadable. */
+        char side[4096];
+        unlink(path);
+        snprintf(side, sizeof side, "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", path);
+        struct stat st;
+        if (lstat(side, &st) == 0 && S_ISREG(st.st_mode)) unlink(side);
         return NULL;
     }
+    s->error_logged = 0;
+    ip_fdguard_protect(path); /* the file, its WAL and index: ours (store_vfs.c registers) */
     s->st_string = ip_store_prepare(s, "INSERT INTO strings(id, value) VALUES (?, ?)");
     s->st_meta = ip_store_prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
     return s;
@@ -149,9 +189,21 @@ void ip_store_close(struct ip_store *s)
     ip_store_commit(s);
     for (int i = 0; i < s->nbatches; i++) free(s->batches[i].vals);
     for (int i = 0; i < s->nstmts; i++) sqlite3_finalize(s->stmts[i]);
+    /* Our own closes of our own files follow (the checkpoint below closes the WAL): the close
+     * hook must let them through. A descriptor taken over stays refused for writes. */
+    int intact = ip_fdguard_intact();
+    ip_fdguard_release();
     /* Leave one self-contained file behind (no -wal, no -shm). */
-    ip_store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)");
-    ip_store_exec(s, "PRAGMA journal_mode=DELETE");
+    if (intact) {
+        /* Everything is committed: folding the WAL back is tidiness, not data. A reader holding
+         * the database (a report on the live run) must not hold the program's exit for seconds:
+         * a short wait, then the file stays in WAL mode, whole, with its -wal beside it. */
+        sqlite3_busy_timeout(s->db, 100);
+        if (sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE",
+                         NULL, NULL, NULL) != SQLITE_OK)
+            ip_info("a reader holds the database: it stays in WAL mode, complete (%s)",
+                    sqlite3_errmsg(s->db));
+    }
     if (sqlite3_close(s->db) != SQLITE_OK)
         ip_warn("closing the database: %s", sqlite3_errmsg(s->db));
     intern_free(&s->by_text, 1);

@@ -95,11 +95,21 @@ static void writer_meta(struct ip_store *s)
     ip_store_meta_int(s, "writer_max_cycle_ns", (int64_t)wt.max_cycle_ns);
 }
 
+/* Create the output file (its name claimed). 0 on success; failures are said at once. */
+static int writer_claim(void)
+{
+    if (writer_path[0]) return 0;
+    if (ip_output_claim(writer_pattern, writer_role, writer_path, sizeof writer_path) == 0)
+        return 0;
+    writer_open_failed = 1;
+    writer_path[0] = 0;
+    return -1;
+}
+
 static int writer_open(void)
 {
     if (writer_store || writer_open_failed) return writer_store != NULL;
-    if (ip_output_claim(writer_pattern, writer_role, writer_path, sizeof writer_path) != 0 ||
-        !(writer_store = ip_store_open(writer_path, writer_t0))) {
+    if (writer_claim() != 0 || !(writer_store = ip_store_open(writer_path, writer_t0))) {
         writer_open_failed = 1;
         writer_path[0] = 0;
         atomic_store(&ip_state_v, IP_STATE_OFF);
@@ -229,6 +239,10 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     memset(&wt, 0, sizeof wt);
     ip_ring_set_waker(writer_wake_for_ring);
 
+    /* The file is created here, on the program's thread, before it runs on: a warning that it
+     * cannot be (a directory that does not exist, no permission) reaches stderr before the
+     * program can close it. A forked child's writer creates its file on its first event. */
+    if (!lazy && writer_claim() != 0) return -1;
     /* The thread starts with every signal blocked and keeps them blocked. */
     sigset_t all, old;
     sigfillset(&all);

@@ -51,10 +51,11 @@ static int info_settings(void)
 static int info_database(const char *path)
 {
     sqlite3 *db = db_open(path);
-    printf("%s: infprof database, schema version %lld (this infprof reads up to %d)\n\n", path,
+    char buf[4096];
+    fmt_escape(buf, sizeof buf, path); /* a file name may hold anything */
+    printf("%s: infprof database, schema version %lld (this infprof reads up to %d)\n\n", buf,
            (long long)db_int(db, "PRAGMA user_version", 0), INFPROF_SCHEMA_VERSION);
     sqlite3_stmt *st = db_prepare(db, "SELECT key, value FROM meta ORDER BY key");
-    char buf[4096];
     while (db_step(st)) {
         fmt_escape(buf, sizeof buf, (const char *)sqlite3_column_text(st, 1));
         printf("  %-32s %s\n", (const char *)sqlite3_column_text(st, 0), buf);

@@ -104,7 +104,12 @@ __attribute__((noreturn)) static void db_fail(sqlite3 *db)
     if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB || rc == SQLITE_IOERR)
         cli_fail("%s is damaged (%s): the file was cut short or overwritten", path,
                  sqlite3_errmsg(db));
-    cli_fail("reading %s failed: %s", path, sqlite3_errmsg(db));
+    const char *msg = sqlite3_errmsg(db);
+    if (!strncmp(msg, "no such table: ", 15))
+        cli_fail("%s has no table %s (edited, or cut short): infprof cannot report it; record the"
+                 " run again",
+                 path, msg + 15);
+    cli_fail("reading %s failed: %s", path, msg);
 }
 
 struct sqlite3_stmt *db_prepare(struct sqlite3 *db, const char *sql)

@@ -23,10 +23,12 @@ void cli_fail(const char *fmt, ...)
     fflush(stdout);
     va_list ap;
     va_start(ap, fmt);
-    fputs("infprof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[2048], line[8192];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* One line, whatever the message quotes (a file name with a newline in it). */
+    fmt_escape(line, sizeof line, msg);
+    fprintf(stderr, "infprof: %s\n", line);
     exit(CLI_EXIT_USAGE);
 }
 

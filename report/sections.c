@@ -114,6 +114,24 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
         WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
     if (db_meta_int(db, "write_errors", &v) && v)
         WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
+    /* Tables of the schema the database says it has, gone (edited, or cut short): named. */
+    static const char *const tables[] = {"phases", "phase_spans", "iterations", "kernel_rows",
+                                         "launch_sigs", "memcpy", "memset", "tensor_memory",
+                                         "nvtx_ranges", "cuda_api", "cudnn_calls", "strings",
+                                         "event_drops"};
+    int64_t version = db_int(db, "PRAGMA user_version", 0);
+    char missing[256] = "";
+    size_t m = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof *tables && m + 32 < sizeof missing; i++) {
+        if (version < 2 && !strcmp(tables[i], "event_drops")) continue;
+        if (!db_has_table(db, tables[i]))
+            m += (size_t)snprintf(missing + m, sizeof missing - m, "%s%s", m ? ", " : "",
+                                  tables[i]);
+    }
+    if (m)
+        WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
+             " not in this report",
+             o ? "; " : "", missing);
     char *cupti = db_meta_text(db, "collector.cupti");
     /* A program that never used CUDA lost nothing; anything else off or passive is a gap. */
     if (cupti && strncmp(cupti, "on", 2) != 0 && !strstr(cupti, "did not initialise CUDA"))

@@ -1,0 +1,22 @@
+/*
+ * fdguard.h: the database's file descriptors, kept ours (fdguard.c says how and why).
+ */
+#ifndef INFPROF_FDGUARD_H
+#define INFPROF_FDGUARD_H
+
+/* Register the open descriptors of the database at `path` (and its -wal, -shm) not registered
+ * yet. */
+void ip_fdguard_protect(const char *path);
+/* Forget them (before the store closes them itself); a takeover already seen stays seen. */
+void ip_fdguard_release(void);
+/* Forget them and any takeover: a new store begins. */
+void ip_fdguard_reset(void);
+/* One of ours: the program's close() must leave it open. Lock-free. */
+int ip_fdguard_is_ours(int fd);
+int ip_fdguard_count(void);
+int ip_fdguard_fd(int i);
+/* Every registered descriptor still names the file it named; once one does not, never again. */
+int ip_fdguard_intact(void);
+void ip_fdguard_atfork_child(void);
+
+#endif
