@@ -184,9 +184,12 @@ void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uin
     if (fn) fn(ptr, bytes, allocated, reserved, dev);
 }
 
-/* Whether we make the CPU allocator report: decided once, on the first question, and kept for
- * the whole process. Its reporter keeps a table of live blocks only while profiling is on, and
- * warns on stderr about a block freed that it never saw: the answer must never change. */
+/* Whether we make the CPU allocator report: decided once, on the first question, and kept until
+ * infprof finishes. Its reporter keeps a table of live blocks only while profiling is on, and
+ * warns on stderr about a block freed that it never saw: the answer may never turn on later. It
+ * turns off when the program exits (torch_stop): threads still freeing tensors then, or during
+ * the static destructors, no longer reach the reporter's table (which libtorch destroys at exit)
+ * and never make it warn. */
 static _Atomic int cpu_memory = -1;
 
 static int env_flag(enum ip_cfg_id id)
@@ -322,6 +325,11 @@ static void torch_start(void)
     ip_torch_resolve();
 }
 
+static void torch_stop(void)
+{
+    atomic_store(&cpu_memory, 0);
+}
+
 /* A forked child's database starts empty: announce the thread's phase again. */
 static void torch_atfork_child(void)
 {
@@ -336,6 +344,7 @@ const struct ip_collector ip_collector_torch = {
     .name = "torch",
     .init = torch_init,
     .start = torch_start,
+    .stop = torch_stop,
     .atfork_child = torch_atfork_child,
     .prepare = ip_torch_ingest_prepare,
     .ingest = ip_torch_ingest,
