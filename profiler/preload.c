@@ -145,8 +145,8 @@ static int main_returning(int argc, char **argv, char **envp)
 IP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
-                            void (*)(void), void *);
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
+                            void *);
     start_fn fn = (start_fn)real("__libc_start_main");
     program_main = main;
     return fn(main ? main_returning : main, argc, argv, init, fini, rtld_fini, stack_end);

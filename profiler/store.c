@@ -199,8 +199,8 @@ void ip_store_close(struct ip_store *s)
          * the database (a report on the live run) must not hold the program's exit for seconds:
          * a short wait, then the file stays in WAL mode, whole, with its -wal beside it. */
         sqlite3_busy_timeout(s->db, 100);
-        if (sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE",
-                         NULL, NULL, NULL) != SQLITE_OK)
+        if (sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", NULL,
+                         NULL, NULL) != SQLITE_OK)
             ip_info("a reader holds the database: it stays in WAL mode, complete (%s)",
                     sqlite3_errmsg(s->db));
     }

@@ -18,9 +18,12 @@
  * Operation, first match: attention (flash, fmha, attention, sdpa), conv (conv, fprop, dgrad,
  * wgrad, winograd, implicit_convolve, cudnn::cnn), norm (batch_norm, batchnorm, bn_fw, layer_norm,
  * layernorm, group_norm, rms_norm, instance_norm), layout (nchwtonhwc, nhwctonchw), dropout,
- * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma), else other.
+ * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma), copy (copy_kernel, memcpy), reduction
+ * (reduce_kernel, reduction, softmax), elementwise (elementwise, pointwise), else other. Names
+ * are demangled first (names.c).
  */
 #include "classify.h"
+#include "names.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -75,15 +78,23 @@ static enum opclass opclass_of(const char *s)
     if (has_any(s, layout)) return OP_LAYOUT;
     if (has(s, "dropout")) return OP_DROPOUT;
     if (has_any(s, gemm)) return OP_GEMM;
+    static const char *const copy[] = {"copy_kernel", "memcpy", NULL};
+    static const char *const reduction[] = {"reduce_kernel", "reduction", "softmax", NULL};
+    static const char *const elementwise[] = {"elementwise", "pointwise", NULL};
+    if (has_any(s, copy)) return OP_COPY;
+    if (has_any(s, reduction)) return OP_REDUCTION;
+    if (has_any(s, elementwise)) return OP_ELEMENTWISE;
     return OP_OTHER;
 }
 
 void classify_kernel(const char *name, enum precision *p, enum opclass *op)
 {
-    char low[1024];
+    /* Rules read C++ (template arguments spell the types), so mangled names are demangled. */
+    char plain[2048], low[2048];
+    name_demangled(name, plain, sizeof plain);
+    name = plain;
     size_t n = 0;
-    for (; name && name[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)tolower((unsigned char)name[n]);
+    for (; name[n] && n + 1 < sizeof low; n++) low[n] = (char)tolower((unsigned char)name[n]);
     low[n] = 0;
     if (p) *p = precision_of(low);
     if (op) *op = opclass_of(low);
@@ -98,7 +109,8 @@ const char *precision_name(enum precision p)
 
 const char *opclass_name(enum opclass op)
 {
-    static const char *const names[OP_COUNT] = {"gemm",   "conv",    "attention", "norm",
-                                                "layout", "dropout", "other"};
+    static const char *const names[OP_COUNT] = {"gemm",        "conv",    "attention", "norm",
+                                                "layout",      "dropout", "copy",      "reduction",
+                                                "elementwise", "other"};
     return op < OP_COUNT ? names[op] : "other";
 }

@@ -24,6 +24,9 @@ enum opclass {
     OP_NORM,
     OP_LAYOUT, /* NCHW <-> NHWC conversions */
     OP_DROPOUT,
+    OP_COPY,        /* copies and casts (ATen copy kernels) */
+    OP_REDUCTION,   /* reductions, softmax */
+    OP_ELEMENTWISE, /* ATen's elementwise and pointwise kernels */
     OP_OTHER,
     OP_COUNT
 };

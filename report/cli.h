@@ -121,7 +121,6 @@ void fmt_escape(char *out, size_t n, const char *s);
 /* Length of the valid UTF-8 sequence at p (no overlongs, surrogates, nothing past U+10FFFF),
  * or 0. */
 size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end);
-void fmt_kernel_name(char *out, size_t n, const char *s); /* "void a::b<c>(d)" -> "b<c>" */
 void fmt_ns(char *out, size_t n, double ns);
 void fmt_bytes(char *out, size_t n, double bytes);
 enum out_format parse_format(const char *s); /* exits 2 on an unknown format */

@@ -5,6 +5,7 @@
  * or rank) go to report_multi.c: each process's sections, then the combined ones.
  */
 #include "compare.h"
+#include "names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static void report_usage(FILE *out)
                  "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
                  "              the first phase that ran the model), as 'no_grad/bf16' or\n"
                  "              'no_grad | autocast bf16'\n"
+                 "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
+                 "              full), full (demangled) or mangled (as CUPTI gives them)\n"
                  "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
                  "              from the data, docs/report.md)\n"
                  "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
@@ -61,6 +64,17 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
         o->nvtx = argv[*i];
     } else if (!strcmp(a, "--wide")) {
         ro->wide = 1;
+    } else if (!strcmp(a, "--names")) {
+        if (++*i == argc) cli_fail("--names needs short, full or mangled");
+        const char *v = argv[*i];
+        if (!strcmp(v, "short"))
+            names_set_style(NAMES_SHORT);
+        else if (!strcmp(v, "full"))
+            names_set_style(NAMES_FULL);
+        else if (!strcmp(v, "mangled"))
+            names_set_style(NAMES_MANGLED);
+        else
+            cli_fail("--names takes short, full or mangled, not '%s'", v);
     } else if (!strcmp(a, "--warmup")) {
         if (++*i == argc) cli_fail("--warmup needs a number of iterations");
         iterations_set_warmup(parse_count("--warmup", argv[*i]));
@@ -126,9 +140,11 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
 {
     int n = 0;
     if (max < 32) cli_fail("internal: room for 32 report tables needed");
+    t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline));
     t[n++] = section_run(db);
     n += section_phases(db, phases, o, t + n);
     t[n++] = section_precision(phases);
+    t[n++] = section_operations(phases);
     t[n++] = section_memory(phases);
     t[n++] = section_kernels(db, phases, o);
     t[n++] = section_memops_time(db);
@@ -143,7 +159,7 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
      * text and Markdown (the run header says which collectors were off and why). */
     for (int i = 0; i < n; i++)
         if (t[i]->key && strcmp(t[i]->key, "run") && strcmp(t[i]->key, "phases") &&
-            strcmp(t[i]->key, "kernels"))
+            strcmp(t[i]->key, "kernels") && strcmp(t[i]->key, "summary"))
             t[i]->optional = 1;
     return n;
 }

@@ -88,6 +88,11 @@ struct report_opts {
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db);
+/* The phase others are held against (--baseline, else one that ran the model; sec_phases.c). */
+const struct phase_info *baseline_of(const struct run_phases *p, const char *want);
+/* The first screen: the answers in a line each (sec_summary.c). */
+struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
+                              const struct phase_info *base);
 /* Where a run's dropped events were: "in grad/off 120, ...; up to 7 iterations touched", or "". */
 void drops_where(struct sqlite3 *db, char *out, size_t n);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
@@ -95,6 +100,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                    struct table **out);
 /* The precision mix per phase: share of kernel time by compute type. */
 struct table *section_precision(const struct run_phases *p);
+/* Kernel time by operation kind (GEMM, conv, elementwise, ...) per phase. */
+struct table *section_operations(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,

@@ -27,7 +27,7 @@ static void device_json(const struct run_devices *d, const int64_t *v, char *out
 /* The phase every other is held against: --baseline, else the first phase that ran the model
  * (steady iterations; without iterations, at least a tenth of the busiest phase's GEMM and
  * convolution time), grad/off when it did. Never a phase that only loaded the model. */
-static const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
+const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
 {
     if (want) return &p->v[phases_find(p, want, "--baseline")];
     int64_t most = 0;
@@ -68,12 +68,19 @@ static int primary_device(const struct run_devices *d)
     return d->n ? 0 : -1;
 }
 
+/* The operations autocast is meant to move: the Precision column and precision_mix are theirs. */
+static int compute_op(int op)
+{
+    return op == OP_GEMM || op == OP_CONV || op == OP_ATTENTION;
+}
+
 static int64_t kernel_ns(const struct phase_info *ph, enum precision *top)
 {
     int64_t total = 0, best = -1;
     for (int prec = 0; prec < PREC_COUNT; prec++) {
         int64_t sum = 0;
-        for (int op = 0; op < OP_COUNT; op++) sum += ph->mix[op][prec];
+        for (int op = 0; op < OP_COUNT; op++)
+            if (compute_op(op)) sum += ph->mix[op][prec];
         total += sum;
         if (top && sum > best) best = sum, *top = (enum precision)prec;
     }
@@ -93,7 +100,8 @@ static void mix_text(const struct phase_info *ph, char *out, size_t n)
         int64_t best_ns = 0;
         for (int prec = 0; prec < PREC_COUNT; prec++) {
             int64_t sum = 0;
-            for (int op = 0; op < OP_COUNT; op++) sum += ph->mix[op][prec];
+            for (int op = 0; op < OP_COUNT; op++)
+                if (compute_op(op)) sum += ph->mix[op][prec];
             if (!used[prec] && sum > best_ns) best = prec, best_ns = sum;
         }
         if (best < 0 || best_ns * 100 < total) break;
@@ -111,7 +119,8 @@ static void mix_json(const struct phase_info *ph, char *out, size_t n)
     size_t o = (size_t)snprintf(out, n, "{");
     for (int prec = 0; total && prec < PREC_COUNT; prec++) {
         int64_t sum = 0;
-        for (int op = 0; op < OP_COUNT; op++) sum += ph->mix[op][prec];
+        for (int op = 0; op < OP_COUNT; op++)
+            if (compute_op(op)) sum += ph->mix[op][prec];
         if (sum)
             o +=
                 (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
@@ -396,7 +405,6 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
 int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                    struct table **out)
 {
-    (void)db;
     const struct phase_info *base = baseline_of(p, o->baseline);
     struct table *t = table_new("phases", NULL);
     phase_columns(t);
@@ -417,7 +425,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     out[n++] = t;
     struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
                                   (int)(sizeof overview / sizeof *overview));
-    static char note[768];
+    static char note[1024];
     char folded[256] = "";
     for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
         if (p->v[i].transient) {
@@ -431,13 +439,33 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                       " nvtxRangePushA), or give your own range's name in INFPROF_ITERATION_RANGE;"
                       " TorchScript calls count on their own";
     snprintf(note, sizeof note, "%s%s%s",
-             !p->n  ? ""
+             !p->n    ? ""
              : !iters ? how
              : gpu    ? "steady state, warm-up apart; latency to GPU completion (host call"
                         " returned and its GPU work done)"
                       : "steady state, warm-up apart; latency is host time (no GPU work tied to"
                         " the iterations)",
              transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
+    /* Every "-" says why. */
+    int kernels = 0, no_compute = 0;
+    for (int i = 0; i < p->n; i++) {
+        kernels |= p->v[i].has_kernels;
+        no_compute += p->v[i].has_kernels && !p->v[i].transient && !kernel_ns(&p->v[i], NULL);
+    }
+    if (p->n && !kernels) {
+        char *cupti = db_meta_text(db, "collector.cupti");
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len,
+                 "%sKernels, GPU time, GPU busy%% and Precision are '-': no CUDA activity was"
+                 " recorded (CUPTI %s)",
+                 len ? ". " : "", cupti ? cupti : "off");
+        free(cupti);
+    } else if (no_compute) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len,
+                 "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
+                 len ? ". " : "");
+    }
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
@@ -515,5 +543,39 @@ struct table *section_precision(const struct run_phases *p)
     }
     t->note = "compute type from kernel names (docs/report.md lists the rules); unknown: the name"
               " does not say";
+    return t;
+}
+
+struct table *section_operations(const struct run_phases *p)
+{
+    struct table *t = table_new("operations", "Kernel time by operation (% of the phase's)");
+    static const int order[] = {OP_GEMM,      OP_CONV, OP_ATTENTION, OP_NORM,    OP_ELEMENTWISE,
+                                OP_REDUCTION, OP_COPY, OP_LAYOUT,    OP_DROPOUT, OP_OTHER};
+    static const char *const titles[] = {"GEMM",   "Conv", "Attn",   "Norm", "Elem",
+                                         "Reduce", "Copy", "Layout", "Drop", "Other"};
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+        table_col(t, opclass_name((enum opclass)order[k]), titles[k], COL_PCT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_kernels || ph->transient) continue;
+        int64_t by[OP_COUNT] = {0}, total = 0;
+        for (int op = 0; op < OP_COUNT; op++)
+            for (int prec = 0; prec < PREC_COUNT; prec++) by[op] += ph->mix[op][prec];
+        for (int op = 0; op < OP_COUNT; op++) total += by[op];
+        if (!total) continue;
+        char label[64];
+        phase_short_label(ph, label, sizeof label);
+        table_row(t);
+        table_set_text(t, 0, label);
+        table_set_text(t, 1, ph->label);
+        for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+            table_set_num(t, 2 + (int)k, 100.0 * (double)by[order[k]] / (double)total);
+        table_set_int(t, 2 + (int)(sizeof order / sizeof *order), total);
+    }
+    t->note = "operation from kernel names (docs/report.md): what torch.profiler groups as GEMM,"
+              " convolution, attention, normalisation, elementwise, reduction and copies";
     return t;
 }

@@ -115,18 +115,18 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
     if (db_meta_int(db, "write_errors", &v) && v)
         WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
     /* Tables of the schema the database says it has, gone (edited, or cut short): named. */
-    static const char *const tables[] = {"phases", "phase_spans", "iterations", "kernel_rows",
-                                         "launch_sigs", "memcpy", "memset", "tensor_memory",
-                                         "nvtx_ranges", "cuda_api", "cudnn_calls", "strings",
-                                         "event_drops"};
+    static const char *const tables[] = {
+        "phases",      "phase_spans", "iterations",    "kernel_rows", "launch_sigs",
+        "memcpy",      "memset",      "tensor_memory", "nvtx_ranges", "cuda_api",
+        "cudnn_calls", "strings",     "event_drops"};
     int64_t version = db_int(db, "PRAGMA user_version", 0);
     char missing[256] = "";
     size_t m = 0;
     for (size_t i = 0; i < sizeof tables / sizeof *tables && m + 32 < sizeof missing; i++) {
         if (version < 2 && !strcmp(tables[i], "event_drops")) continue;
         if (!db_has_table(db, tables[i]))
-            m += (size_t)snprintf(missing + m, sizeof missing - m, "%s%s", m ? ", " : "",
-                                  tables[i]);
+            m +=
+                (size_t)snprintf(missing + m, sizeof missing - m, "%s%s", m ? ", " : "", tables[i]);
     }
     if (m)
         WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
@@ -160,7 +160,7 @@ struct table *section_run(struct sqlite3 *db)
         {"gpus", "GPU", COL_TEXT},
         {"cuda_driver", "CUDA driver", COL_TEXT},
         {"cuda_runtime", "CUDA runtime", COL_TEXT},
-        {"torch_api", "libtorch", COL_TEXT},
+        {"torch_api", NULL, COL_TEXT}, /* long: JSON only; "libtorch hooks" says on or off */
         {"collector_cupti", "CUPTI", COL_TEXT},
         {"collector_torch", "libtorch hooks", COL_TEXT},
         {"collector_nvtx", "NVTX", COL_TEXT},

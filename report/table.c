@@ -5,6 +5,7 @@
  * characters never reach a terminal raw.
  */
 #include "cli.h"
+#include "names.h"
 #include "export.h"
 
 #include <math.h>
@@ -173,7 +174,7 @@ static void cell_text(const struct col *col, const struct cell *c, char *out, si
     char simple[CELL_MAX];
     switch (col->type) {
     case COL_KERNEL:
-        fmt_kernel_name(simple, sizeof simple, c->s);
+        name_for(c->s, 1, simple, sizeof simple);
         fmt_escape(out, n, simple);
         break;
     case COL_TEXT:
@@ -210,48 +211,6 @@ static int is_left(enum col_type t)
 static int is_name(enum col_type t)
 {
     return t == COL_NAME || t == COL_KERNEL;
-}
-
-/* A demangled C++ kernel name made readable in little room: without a leading "void ", the
- * trailing parameter list and namespace qualifiers ("at::native::"), so that what tells two
- * kernels apart (template arguments, functors) survives shortening. */
-void fmt_kernel_name(char *out, size_t n, const char *s)
-{
-    size_t len = strlen(s);
-    if (!strncmp(s, "void ", 5)) s += 5, len -= 5;
-    /* The trailing "(...)" at depth 0 is the parameter list. */
-    if (len && s[len - 1] == ')') {
-        int depth = 0;
-        for (size_t i = len; i-- > 0;) {
-            depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
-            if (depth == 0) {
-                if (i > 0) len = i;
-                break;
-            }
-        }
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 1 < n;) {
-        /* An identifier (or "(anonymous namespace)") followed by "::" is a qualifier. */
-        size_t j = i;
-        if (!strncmp(s + i, "(anonymous namespace)", 21))
-            j = i + 21;
-        else
-            while (j < len && (s[j] == '_' || (s[j] >= 'a' && s[j] <= 'z') ||
-                               (s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= '0' && s[j] <= '9')))
-                j++;
-        int starts_word = i == 0 || !(s[i - 1] == '_' || (s[i - 1] >= 'a' && s[i - 1] <= 'z') ||
-                                      (s[i - 1] >= 'A' && s[i - 1] <= 'Z') ||
-                                      (s[i - 1] >= '0' && s[i - 1] <= '9'));
-        if (j > i && starts_word && j + 1 < len && s[j] == ':' && s[j + 1] == ':' &&
-            !(j + 2 < len && s[j + 2] == '{')) {
-            i = j + 2;
-            continue;
-        }
-        if (j == i) j = i + 1;
-        while (i < j && o + 1 < n) out[o++] = s[i++];
-    }
-    out[o] = 0;
 }
 
 /* Shorten s to at most w bytes by cutting its middle, never inside a UTF-8 character. */
@@ -403,10 +362,14 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
         fputs("null", out);
         return;
     }
+    char name[CELL_MAX];
     switch (col->type) {
+    case COL_KERNEL:
+        name_for(c->s, 0, name, sizeof name);
+        json_string(out, name);
+        break;
     case COL_TEXT:
     case COL_NAME:
-    case COL_KERNEL:
         json_string(out, c->s);
         break;
     case COL_JSON:
@@ -473,8 +436,9 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
 {
     if (c->null) return;
     if (is_left(col->type)) {
-        char buf[CELL_MAX];
-        fmt_escape(buf, sizeof buf, c->s);
+        char buf[CELL_MAX], name[CELL_MAX];
+        if (col->type == COL_KERNEL) name_for(c->s, 0, name, sizeof name);
+        fmt_escape(buf, sizeof buf, col->type == COL_KERNEL ? name : c->s);
         fputc('"', out);
         for (const char *p = buf; *p; p++) {
             if (*p == '"') fputc('"', out);

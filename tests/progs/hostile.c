@@ -113,8 +113,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IONBF, 0);
-    if (argc > 2 && (!strcmp(mode, "closeall") || !strcmp(mode, "closerange") ||
-                     !strcmp(mode, "closefrom")))
+    if (argc > 2 &&
+        (!strcmp(mode, "closeall") || !strcmp(mode, "closerange") || !strcmp(mode, "closefrom")))
         return daemonlike(mode, argv[2]);
     if (!strcmp(mode, "waitfile") && argc > 2) {
         if (!wait_for_database()) return 1;

@@ -52,14 +52,15 @@ def _csv_fields(line):
 
 def _csv(text):
     lines = text.split("\n")
-    if lines[0] == "# run" and len(lines) > 2:
-        header = lines[1].split(",")
-        row = _csv_fields(lines[2])
+    at = lines.index("# run") if "# run" in lines else -1
+    if at >= 0 and len(lines) > at + 2:
+        header = lines[at + 1].split(",")
+        row = _csv_fields(lines[at + 2])
         assert len(row) == len(header), "the run row does not match its header"
         for i, key in enumerate(header):
             if key in RUN_KEYS and row[i]:
                 row[i] = f"<{key}>"
-        lines[2] = ",".join(row)
+        lines[at + 2] = ",".join(row)
     return "\n".join(lines)
 
 

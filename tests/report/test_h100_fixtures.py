@@ -93,6 +93,23 @@ class H100(Case):
         for line in text.splitlines():
             self.assertLessEqual(len(line), 100, line)
 
+    def test_names_people_can_read(self):
+        text = self.cli("report", self.db["resnet50-b32-script"]).out.decode()
+        self.assertNotIn("_ZN", text)
+        self.assertIn("at::native::", text)
+        self.assertIn("cudnn::", text)
+        for line in text.splitlines():
+            self.assertLessEqual(len(line), 100, line)
+        names = [k["name"] for k in self.report_json(self.db["resnet50-b32-script"])["kernels"]]
+        self.assertFalse([n for n in names if n.startswith("_Z")])
+        self.assertTrue([n for n in names if n.startswith("void at::native::")], names[:5])
+        mangled = self.cli("report", "--format", "json", "--names", "mangled",
+                           self.db["resnet50-b32-script"])
+        self.assertIn(b'"_ZN2at6native', mangled.out)
+        # The first screen answers before the tables.
+        self.assertTrue(text.startswith("Summary\n  Fastest phase"), text[:200])
+        self.assertLess(text.index("Summary"), text.index("Run\n"))
+
     def test_transient_phases_folded_away(self):
         r = self.report_json(self.db["resnet50-b1-python-eager"])
         transient = sorted(p["label"] for p in r["phases"] if p["transient"])

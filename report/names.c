@@ -1,0 +1,142 @@
+/*
+ * names.c: kernel names as people read them. CUPTI gives the mangled C++ name
+ * (_ZN2at6native29vectorized_elementwise_kernel...); libstdc++'s own demangler (__cxa_demangle,
+ * present wherever libtorch is) turns it into C++, and the short form drops what makes it
+ * unreadable in a column, as Nsight Systems' short names do: the return type, the parameter
+ * list, and the template arguments, collapsed to "<…>":
+ *   at::native::vectorized_elementwise_kernel<…>
+ * Text shows the short form, JSON and CSV the full demangled name; --names picks another.
+ */
+#include "names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+static enum name_style style = NAMES_SHORT;
+
+void names_set_style(enum name_style s)
+{
+    style = s;
+}
+
+enum name_style names_style(void)
+{
+    return style;
+}
+
+void name_demangled(const char *raw, char *out, size_t n)
+{
+    if (!n) return;
+    int status = -1;
+    char *d =
+        raw && raw[0] == '_' && raw[1] == 'Z' ? __cxa_demangle(raw, NULL, NULL, &status) : NULL;
+    const char *s = status == 0 && d ? d : raw ? raw : "";
+    size_t len = strlen(s);
+    if (len >= n) len = n - 1;
+    memcpy(out, s, len);
+    out[len] = 0;
+    free(d);
+}
+
+static int ident_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int ends_with(const char *s, size_t len, const char *tail)
+{
+    size_t t = strlen(tail);
+    return len >= t && !memcmp(s + len - t, tail, t);
+}
+
+/* The operation a template argument list names, if any: a functor (CUDAFunctor_add), an ATen
+ * kernel or launcher (float16_copy_kernel_cuda, launch_clamp_scalar), a reduction's ops
+ * (MeanOps). Its length, copied into out; 0 when none. */
+static size_t template_gist(const char *s, size_t len, char *out, size_t n)
+{
+    size_t best = 0, best_len = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len && depth >= 0; i++) {
+        if (s[i] == '<') depth++;
+        if (s[i] == '>') depth--;
+        if (!ident_char(s[i]) || (i && ident_char(s[i - 1]))) continue;
+        size_t j = i;
+        while (j < len && ident_char(s[j])) j++;
+        const char *id = s + i;
+        size_t l = j - i;
+        const char *f = strstr(id, "Functor");
+        if ((f && f < id + l) || ends_with(id, l, "_kernel_cuda") ||
+            (l > 7 && !strncmp(id, "launch_", 7)) || (l > 3 && ends_with(id, l, "Ops")))
+            best = i, best_len = l;
+        i = j - 1;
+    }
+    if (!best_len || best_len >= n) return 0;
+    memcpy(out, s + best, best_len);
+    out[best_len] = 0;
+    return best_len;
+}
+
+void name_short(const char *raw, char *out, size_t n)
+{
+    char full[4096];
+    name_demangled(raw, full, sizeof full);
+    const char *s = full;
+    size_t len = strlen(s);
+    if (!strncmp(s, "void ", 5)) s += 5, len -= 5;
+    /* The trailing "(...)" at depth 0 is the parameter list. */
+    if (len && s[len - 1] == ')') {
+        int depth = 0;
+        for (size_t i = len; i-- > 0;) {
+            depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+            if (depth == 0) {
+                if (i > 0) len = i;
+                break;
+            }
+        }
+    }
+    /* Template arguments at depth 0 collapse to "<…>", or to the operation they name when
+     * they name one ("operator<" aside: a '<' right after "operator" is part of the name). */
+    size_t o = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len && o + 4 < n; i++) {
+        char c = s[i];
+        if (c == '<' && !(i >= 8 && !strncmp(s + i - 8, "operator", 8))) {
+            if (depth++ == 0) {
+                char what[80];
+                size_t w = template_gist(s + i + 1, len - i - 1, what, sizeof what);
+                if (w && o + w + 3 < n) {
+                    out[o++] = '<';
+                    memcpy(out + o, what, w);
+                    o += w;
+                    out[o++] = '>';
+                } else {
+                    memcpy(out + o, "<\xe2\x80\xa6>", 5); /* "<…>" */
+                    o += 5;
+                }
+            }
+            continue;
+        }
+        if (c == '>' && depth > 0) {
+            depth--;
+            continue;
+        }
+        if (depth == 0) out[o++] = c;
+    }
+    out[o < n ? o : n - 1] = 0;
+}
+
+void name_for(const char *raw, int text, char *out, size_t n)
+{
+    if (style == NAMES_MANGLED) {
+        size_t len = strlen(raw ? raw : "");
+        if (len >= n) len = n - 1;
+        memcpy(out, raw ? raw : "", len);
+        out[len] = 0;
+    } else if (text && style == NAMES_SHORT) {
+        name_short(raw, out, n);
+    } else {
+        name_demangled(raw, out, n);
+    }
+}

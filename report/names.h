@@ -1,0 +1,22 @@
+/*
+ * names.h: kernel names, demangled and shortened for people (names.c).
+ */
+#ifndef INFPROF_NAMES_H
+#define INFPROF_NAMES_H
+
+#include <stddef.h>
+
+enum name_style { NAMES_SHORT, NAMES_FULL, NAMES_MANGLED };
+
+/* --names: short (text default; JSON/CSV get the full demangled name), full, mangled. */
+void names_set_style(enum name_style s);
+enum name_style names_style(void);
+/* The demangled C++ name, or the name as it is when it is not a mangled one. */
+void name_demangled(const char *raw, char *out, size_t n);
+/* "at::native::vectorized_elementwise_kernel<…>": no return type, parameters or template
+ * arguments. */
+void name_short(const char *raw, char *out, size_t n);
+/* The name a rendering shows (text: 1 for text and Markdown) under the chosen style. */
+void name_for(const char *raw, int text, char *out, size_t n);
+
+#endif
