@@ -107,9 +107,11 @@ enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_MD };
 
 struct render_opts {
     enum out_format format;
-    int wide;  /* do not shorten names */
-    int color; /* ANSI colour (text on a terminal, NO_COLOR unset) */
-    int width; /* text width, 100 */
+    int wide;            /* do not shorten names */
+    int color;           /* ANSI colour (text on a terminal, NO_COLOR unset) */
+    int width;           /* text width, 100 */
+    const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */
+    const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
 };
 
 /* Render a document made of tables. JSON: one object with a member per table. */

@@ -173,7 +173,7 @@ static void check_distinct(const char *a, const char *b)
 
 int cmd_compare(int argc, char **argv)
 {
-    struct render_opts ro = {OUT_TEXT, 0, 0, 100};
+    struct render_opts ro = {OUT_TEXT, 0, 0, 100, NULL, NULL};
     struct report_opts o = {.top = -1};
     const char *paths[2];
     int npaths = 0;

@@ -22,6 +22,8 @@ static void report_usage(FILE *out)
                  "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
                  "              the first phase that ran the model), as 'no_grad/bf16' or\n"
                  "              'no_grad | autocast bf16'\n"
+                 "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
+                 "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
                  "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
                  "              full), full (demangled) or mangled (as CUPTI gives them)\n"
                  "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
@@ -64,6 +66,13 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
         o->nvtx = argv[*i];
     } else if (!strcmp(a, "--wide")) {
         ro->wide = 1;
+    } else if (!strcmp(a, "--section")) {
+        if (++*i == argc) cli_fail("--section needs a section's key (phases, kernels, ...)");
+        ro->section = argv[*i];
+    } else if (!strcmp(a, "--csv-dir")) {
+        if (++*i == argc) cli_fail("--csv-dir needs a directory");
+        ro->csv_dir = argv[*i];
+        ro->format = OUT_CSV;
     } else if (!strcmp(a, "--names")) {
         if (++*i == argc) cli_fail("--names needs short, full or mangled");
         const char *v = argv[*i];
@@ -93,7 +102,7 @@ void report_defaults(struct report_opts *o, struct render_opts *ro)
 
 int cmd_report(int argc, char **argv)
 {
-    struct render_opts ro = {OUT_TEXT, 0, 0, 100};
+    struct render_opts ro = {OUT_TEXT, 0, 0, 100, NULL, NULL};
     struct report_opts o = {.top = -1};
     char **paths = calloc((size_t)argc, sizeof *paths);
     int npaths = 0;

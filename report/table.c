@@ -11,6 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <errno.h>
 
 struct table *table_new(const char *key, const char *title)
 {
@@ -452,10 +455,12 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
     }
 }
 
-static void render_csv(FILE *out, const struct table *t)
+/* One table as CSV; tidy (header and rows only, what pandas.read_csv reads) or, in the
+ * all-sections document, headed by "# key" and followed by a blank line. */
+static void render_csv(FILE *out, const struct table *t, int tidy)
 {
     int idx[TABLE_MAX_COLS], nv = visible(t, 1, idx);
-    fprintf(out, "# %s\n", t->key);
+    if (!tidy) fprintf(out, "# %s\n", t->key);
     for (int k = 0; k < nv; k++) fprintf(out, "%s%s", k ? "," : "", t->cols[idx[k]].key);
     fputc('\n', out);
     for (int r = 0; r < t->nrows; r++) {
@@ -465,7 +470,7 @@ static void render_csv(FILE *out, const struct table *t)
         }
         fputc('\n', out);
     }
-    fputc('\n', out);
+    if (!tidy) fputc('\n', out);
 }
 
 static void md_text(FILE *out, const char *s)
@@ -512,8 +517,46 @@ static void render_md(FILE *out, const struct table *t)
     fputc('\n', out);
 }
 
+/* --csv-dir: DIR/<key>.csv for each table, never over an existing file. */
+static void render_csv_dir(struct table **tables, int n, const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        cli_fail("cannot create directory %s: %s", dir, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        if (!tables[i]->key) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.csv", dir, tables[i]->key);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
+            cli_fail("cannot write %s: %s%s", path, strerror(errno),
+                     errno == EEXIST ? " (it is kept: give an empty directory)" : "");
+        FILE *f = fdopen(fd, "w");
+        if (!f) cli_fail("cannot write %s: %s", path, strerror(errno));
+        render_csv(f, tables[i], 1);
+        if (fclose(f) != 0) cli_fail("writing %s failed: %s", path, strerror(errno));
+    }
+}
+
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
+    if (o->section) {
+        int k = 0;
+        while (k < n && !(tables[k]->key && !strcmp(tables[k]->key, o->section))) k++;
+        if (k == n) {
+            char known[1024] = "";
+            for (int i = 0, len = 0; i < n && len + 40 < (int)sizeof known; i++)
+                if (tables[i]->key)
+                    len += snprintf(known + len, sizeof known - (size_t)len, "%s%s",
+                                    len ? ", " : "", tables[i]->key);
+            cli_fail("--section %s: no such section (sections: %s)", o->section, known);
+        }
+        tables += k;
+        n = 1;
+    }
+    if (o->format == OUT_CSV && o->csv_dir) {
+        render_csv_dir(tables, n, o->csv_dir);
+        return;
+    }
     if (o->format == OUT_JSON) {
         render_json(out, tables, n);
         return;
@@ -521,8 +564,8 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
         int shown = t->title && !(t->optional && !t->nrows);
-        if (o->format == OUT_TEXT && shown) render_text(out, t, o);
-        if (o->format == OUT_CSV && t->key) render_csv(out, t);
-        if (o->format == OUT_MD && shown) render_md(out, t);
+        if (o->format == OUT_TEXT && (shown || o->section)) render_text(out, t, o);
+        if (o->format == OUT_CSV && t->key) render_csv(out, t, o->section != NULL);
+        if (o->format == OUT_MD && (shown || o->section)) render_md(out, t);
     }
 }

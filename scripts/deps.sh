@@ -5,7 +5,7 @@
 # here. Idempotent: does nothing when everything is present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libsqlite3-dev sqlite3 python3
-          libtorch-dev python3-torch python3-torchvision binutils)
+          libtorch-dev python3-torch python3-torchvision python3-pandas binutils xz-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
