@@ -10,6 +10,7 @@
  *   infprof-bench burst, hooks           the event path under load, and per-event costs
  *                                        (bench_events.c)
  */
+#include "collectors/registry.h"
 #include "bench.h"
 #include "collectors/replay.h"
 #include "profiler/clock.h"
@@ -44,7 +45,7 @@ static void usage(void)
 static double build(const char *path, long n)
 {
     setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
-    struct ip_start_opts opts = {path, 0};
+    struct ip_start_opts opts = {path, 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) {
         fprintf(stderr, "infprof-bench: cannot start the pipeline\n");
         exit(1);
@@ -99,59 +100,6 @@ static long parse_n(int argc, char **argv, const char *flag, long dflt, const ch
     return n;
 }
 
-void bench_temp_path(char *out, unsigned long size, const char *keep)
-{
-    if (keep) {
-        snprintf(out, size, "%s", keep);
-        unlink(out);
-        return;
-    }
-    char dir[] = "/tmp/infprof-bench-XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("infprof-bench: mkdtemp");
-        exit(1);
-    }
-    snprintf(out, size, "%s/bench.db", dir);
-}
-
-double bench_meta_number(const char *path, const char *key)
-{
-    sqlite3 *db;
-    double v = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
-            SQLITE_OK) {
-            sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(db);
-    return v;
-}
-
-static double table_bytes(const char *path, const char *table)
-{
-    sqlite3 *db;
-    double bytes = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, "SELECT sum(pgsize) FROM dbstat WHERE name = ?", -1, &st,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) == SQLITE_ROW) bytes = sqlite3_column_double(st, 0);
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(db);
-    if (bytes < 0) {
-        struct stat s;
-        bytes = stat(path, &s) == 0 ? (double)s.st_size : 0;
-    }
-    return bytes;
-}
-
 static int bench_ingest(int argc, char **argv)
 {
     const char *keep = NULL;
@@ -166,7 +114,7 @@ static int bench_ingest(int argc, char **argv)
     double cpu = bench_meta_number(path, "writer_cpu_ns") / 1e9;
     printf("writer_cpu_s %.3f\n", cpu);
     if (cpu > 0) printf("records_per_writer_cpu_s %.0f\n", (double)n / cpu);
-    printf("bytes_per_kernel %.1f\n", table_bytes(path, "kernel_rows") / (double)n);
+    printf("bytes_per_kernel %.1f\n", bench_table_bytes(path, "kernel_rows") / (double)n);
     if (!keep) unlink(path);
     return 0;
 }

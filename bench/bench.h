@@ -1,5 +1,6 @@
 /*
- * bench.h: what the files of infprof-bench share (bench.c dispatches the subcommands).
+ * bench.h: what the files of infprof-bench share (bench.c dispatches the subcommands; bench_db.c
+ * holds the helpers both use).
  */
 #ifndef INFPROF_BENCH_H
 #define INFPROF_BENCH_H
@@ -8,8 +9,12 @@
 int bench_burst(int argc, char **argv);
 int bench_hooks(int argc, char **argv);
 
-/* bench.c */
-double bench_meta_number(const char *path, const char *key);
+/* bench_db.c */
+/* A fresh path for a benchmark's database (`keep`, emptied, when given). */
 void bench_temp_path(char *out, unsigned long size, const char *keep);
+/* A number from the run's metadata (0 when absent). */
+double bench_meta_number(const char *path, const char *key);
+/* Bytes the table takes in the file (dbstat), or the file's size where dbstat is missing. */
+double bench_table_bytes(const char *path, const char *table);
 
 #endif

@@ -12,7 +12,7 @@
  */
 #include "bench.h"
 #include "collectors/replay.h"
-#include "collectors/collector.h"
+#include "collectors/registry.h"
 #include "collectors/torch_internal.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
@@ -78,7 +78,7 @@ int bench_burst(int argc, char **argv)
     if (threads < 1 || threads > 256 || seconds <= 0) return 2;
     char path[PATH_MAX];
     bench_temp_path(path, sizeof path, NULL);
-    struct ip_start_opts opts = {path, 0};
+    struct ip_start_opts opts = {path, 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0) return 1;
     pthread_t t[256];
     for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, burst_thread, NULL);
@@ -152,7 +152,7 @@ int bench_hooks(int argc, char **argv)
     char path[PATH_MAX];
     bench_temp_path(path, sizeof path, NULL);
     setenv("INFPROF_FLUSH_MS", "1", 0);
-    struct ip_start_opts opts = {path, 0};
+    struct ip_start_opts opts = {path, 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
     printf("ring_append_ns %.1f\n", per_call(n, op_memory));
     printf("phase_change_ns %.1f\n", per_call(n, op_phase));

@@ -1,27 +1,28 @@
 /*
  * cudnn.c: the cuDNN collector, app side: the interposed cuDNN functions.
  *
- * The wrappers are exported in version node libcudnn.so.9 (profiler/exports.map), the node the
+ * The wrappers are exported in version node libcudnn.so.9 (preload/exports.map), the node the
  * real libcudnn.so.9 defines them in, so references bound to cudnnX@libcudnn.so.9 reach us
- * (design.md section 4). Each forwards to the real function, found with dlvsym/dlsym(RTLD_NEXT)
+ * (docs/cudnn.md). Each forwards to the real function, found with dlvsym/dlsym(RTLD_NEXT)
  * or in the already loaded libcudnn.so.9; we never depend on cuDNN at link time. When the real
  * function cannot be found the wrapper answers CUDNN_STATUS_NOT_INITIALIZED (counted, and said
  * in the collector status) instead of crashing.
  *
  * A recorded call: under the re-entrancy guard we read what the call works on
- * (cudnn_classify.c), open an NVTX range in domain "infprof" (so our NVTX capture skips it and a
- * chained tool sees it) and push an external correlation id to CUPTI; the guard is released
- * across the real call, so the launch callback still sees the kernels it launches; then the
- * pops and one ring event. Calls that cuDNN makes through an exported name while one of ours
- * runs on the thread pass straight through (counted as nested, not as calls).
+ * (cudnn_classify.c), give it an id that the launch events of its kernels carry (the tie to
+ * its kernels), and with INFPROF_MODE=full open an NVTX range in domain "infprof" (our NVTX
+ * capture skips it, a chained tool sees it); the guard is released across the real call, so
+ * the launch callback still sees the kernels it launches; then one ring event. Calls that cuDNN
+ * makes through an exported name while one of ours runs on the thread pass straight through
+ * (counted as nested, not as calls).
  */
-#include "collector.h"
+#include "registry.h"
 #include "cudnn_internal.h"
 #include "cupti_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/emit.h"
-#include "../profiler/lifecycle.h"
+#include "../profiler/process.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
 #include "../profiler/thread.h"
@@ -32,90 +33,9 @@
 
 #define IP_EXPORT __attribute__((visibility("default")))
 
-const char *const ip_cudnn_fn_names[IP_CUDNN_FN_COUNT] = {
-    "cudnnCreate",
-    "cudnnDestroy",
-    "cudnnSetStream",
-    "cudnnBackendFinalize",
-    "cudnnBackendExecute",
-    "cudnnConvolutionForward",
-    "cudnnConvolutionBiasActivationForward",
-    "cudnnBatchNormalizationForwardInference",
-    "cudnnBatchNormalizationForwardTraining",
-    "cudnnBatchNormalizationForwardTrainingEx",
-    "cudnnFindConvolutionForwardAlgorithm",
-    "cudnnFindConvolutionForwardAlgorithmEx",
-    "cudnnGetConvolutionForwardAlgorithm_v7",
-    "cudnnBackendCreateDescriptor",
-    "cudnnBackendDestroyDescriptor",
-    "cudnnBackendSetAttribute",
-    "cudnnBackendGetAttribute",
-};
-
-struct ip_cudnn_counters ip_cudnn_counters;
-
 static int cudnn_enabled, cudnn_nvtx;
 static _Atomic uint64_t next_ext_id = 1;
 static __thread uint32_t cudnn_depth __attribute__((tls_model("initial-exec")));
-
-/* ---- the real functions ------------------------------------------------------------------- */
-
-static void *real_fns[IP_CUDNN_FN_COUNT];
-static void *real_lib;
-
-static void *lookup(const char *name)
-{
-    void *p = dlvsym(RTLD_NEXT, name, "libcudnn.so.9");
-    if (!p) p = dlsym(RTLD_NEXT, name);
-    if (p) return p;
-    /* Loaded into a local scope (libtorch_cuda dlopened by Python): not visible to RTLD_NEXT. */
-    void *lib = __atomic_load_n(&real_lib, __ATOMIC_ACQUIRE);
-    if (!lib) {
-        lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
-        if (!lib) return NULL;
-        __atomic_store_n(&real_lib, lib, __ATOMIC_RELEASE);
-    }
-    p = dlvsym(lib, name, "libcudnn.so.9");
-    return p ? p : dlsym(lib, name);
-}
-
-void *ip_cudnn_real(enum ip_cudnn_fn fn)
-{
-    void *p = __atomic_load_n(&real_fns[fn], __ATOMIC_ACQUIRE);
-    if (p) return p;
-    /* Not cached on failure: cuDNN may be loaded later. */
-    p = lookup(ip_cudnn_fn_names[fn]);
-    if (p) __atomic_store_n(&real_fns[fn], p, __ATOMIC_RELEASE);
-    return p;
-}
-
-static struct {
-    const char *name;
-    void *fn;
-} real_syms[] = {
-    {"cudnnGetTensorNdDescriptor", NULL},
-    {"cudnnGetFilterNdDescriptor", NULL},
-    {"cudnnGetConvolutionNdDescriptor", NULL},
-};
-
-void *ip_cudnn_real_sym(const char *name)
-{
-    for (size_t i = 0; i < sizeof real_syms / sizeof real_syms[0]; i++) {
-        if (strcmp(real_syms[i].name, name) != 0) continue;
-        void *p = __atomic_load_n(&real_syms[i].fn, __ATOMIC_ACQUIRE);
-        if (!p && (p = lookup(name))) __atomic_store_n(&real_syms[i].fn, p, __ATOMIC_RELEASE);
-        return p;
-    }
-    return NULL;
-}
-
-static cudnnStatus_t missing(enum ip_cudnn_fn fn)
-{
-    atomic_fetch_add(&ip_cudnn_counters.missing, 1);
-    uint32_t none = 0;
-    atomic_compare_exchange_strong(&ip_cudnn_counters.missing_first, &none, (uint32_t)fn + 1);
-    return CUDNN_STATUS_NOT_INITIALIZED;
-}
 
 /* ---- NVTX ranges -------------------------------------------------------------------------- */
 
@@ -186,7 +106,7 @@ static void call_class(struct call *c, uint64_t cls)
     c->ev.dtype = k.dtype;
 }
 
-/* Guard held: open the range, push the correlation id, release the guard, start the clock.
+/* Guard held: open the range, stamp the call's id, release the guard, start the clock.
  * traced: the call may launch GPU work or take long enough to show in a timeline. */
 static void call_start(struct call *c, int traced)
 {
@@ -253,7 +173,7 @@ static int track_enter(const struct call *c)
 }
 
 #define REAL(fn, name)   __typeof__(&name) real = (__typeof__(&name))ip_cudnn_real(fn)
-#define FORWARD(fn, ...) (real ? real(__VA_ARGS__) : missing(fn))
+#define FORWARD(fn, ...) (real ? real(__VA_ARGS__) : ip_cudnn_missing(fn))
 
 /* ---- handles ------------------------------------------------------------------------------ */
 

@@ -16,7 +16,7 @@
  *    the nodes.
  * Our own calls into cuDNN go to the real functions directly, never through our wrappers.
  */
-#include "collector.h"
+#include "registry.h"
 #include "cudnn_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/ring.h"

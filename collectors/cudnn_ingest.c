@@ -4,7 +4,7 @@
  * collector's counters and status go to the run metadata. The report joins calls to their
  * kernels itself (cudnn_calls.ext_id -> external_corr -> kernels).
  */
-#include "collector.h"
+#include "registry.h"
 #include "cudnn_internal.h"
 #include "../profiler/config.h"
 #include "../profiler/store.h"

@@ -1,8 +1,9 @@
 /*
  * cudnn_internal.h: what the cuDNN collector's files share.
  *
- *   cudnn.c           app side: the interposed cuDNN functions, resolution of the real ones,
- *                     the per-call bookkeeping (NVTX range, external correlation id, ring event)
+ *   cudnn.c           app side: the interposed cuDNN functions and the per-call bookkeeping
+ *                     (NVTX range, launch-event stamp, ring event)
+ *   cudnn_real.c      app side: the real functions behind the wrappers, and the counters
  *   cudnn_classify.c  app side: descriptor and handle tables, classification of operation
  *                     graphs and execution plans, data types and shape keys
  *   cudnn_ingest.c    writer side: events -> cudnn_calls / cudnn_plans rows, metadata, status
@@ -126,10 +127,12 @@ struct ip_ev_cudnn_plan {
 
 /* ---- app side ----------------------------------------------------------------------------- */
 
-/* The real function behind each wrapper (resolved lazily, NULL when not found). */
+/* cudnn_real.c. The real function behind each wrapper (resolved lazily, NULL when not found). */
 void *ip_cudnn_real(enum ip_cudnn_fn fn);
 /* A cuDNN function we call but do not wrap (descriptor getters), from the same library. */
 void *ip_cudnn_real_sym(const char *name);
+/* A wrapper whose real function is missing: counted, and the status the wrapper answers. */
+cudnnStatus_t ip_cudnn_missing(enum ip_cudnn_fn fn);
 
 /* Counters, read by the writer at finish. */
 struct ip_cudnn_counters {

@@ -12,7 +12,7 @@
  * (cupti_pool.c); the writer turns them into rows (cupti_ingest.c). No lock of ours is ever held
  * across a CUPTI call.
  */
-#include "collector.h"
+#include "registry.h"
 #include "cupti_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
@@ -244,7 +244,7 @@ static void cupti_collector_stop(void);
 
 static void cupti_atexit(void)
 {
-    if (ip_lifecycle_owns_process()) cupti_collector_stop();
+    if (ip_process_owns()) cupti_collector_stop();
 }
 
 /* Subscribe; on failure say why (once, on stderr when another tool holds CUPTI). */

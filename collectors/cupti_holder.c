@@ -9,6 +9,7 @@
  * it reads /proc/self/maps with plain read(2) into a stack buffer.
  */
 #include "cupti_internal.h"
+#include "../profiler/fdguard.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ static int holder_from_maps(char *out, size_t n)
             }
         }
     }
-    close(fd);
+    ip_fdguard_close_own(fd);
     return found;
 }
 

@@ -13,7 +13,7 @@
  *
  * Aggregates (summaries, graph launches, devices) live in cupti_summary.c.
  */
-#include "collector.h"
+#include "registry.h"
 #include "cupti_internal.h"
 #include "../profiler/iteration.h"
 #include "../profiler/phase.h"

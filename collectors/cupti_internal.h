@@ -79,7 +79,7 @@ struct ip_ev_launch {
     uint16_t cbid;  /* callback id of the call in `domain` (all are below 1024) */
     uint8_t domain; /* 1 runtime, 2 driver, 0 unknown */
     uint8_t phase;
-    uint32_t iter; /* the thread's iteration (iteration.h), 0 none */
+    uint32_t iter;  /* the thread's iteration (iteration.h), 0 none */
     uint64_t cudnn; /* the cuDNN call it was made in (cudnn_calls.ext_id), 0 none */
 };
 

@@ -4,7 +4,7 @@
  * buffer callbacks and pool.
  */
 #include "replay.h"
-#include "collector.h"
+#include "registry.h"
 #include "cupti_internal.h"
 #include "cupti_layout.h"
 #include "../profiler/config.h"

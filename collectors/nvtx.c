@@ -10,7 +10,7 @@
  * Our own NVTX calls (the phase ranges in domain "infprof", cuDNN ranges) run inside a hook,
  * so the re-entrancy guard keeps them out of the capture while they still reach the chained tool.
  */
-#include "collector.h"
+#include "registry.h"
 #include "nvtx_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"

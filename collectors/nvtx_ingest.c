@@ -3,7 +3,7 @@
  * and starts with ends (by the id the program holds), writes nvtx_ranges rows when a range
  * closes, and turns ranges whose text matches INFPROF_ITERATION_RANGE into iterations.
  */
-#include "collector.h"
+#include "registry.h"
 #include "nvtx_internal.h"
 #include "../profiler/config.h"
 #include "../profiler/glob.h"

@@ -1,5 +1,5 @@
 /*
- * torch.c: the libtorch collector, app side (design.md sections 2 and 3). With no change to the
+ * torch.c: the libtorch collector, app side (docs/libtorch.md). With no change to the
  * program it learns, per thread:
  *  - the grad mode, from the interposed c10::GradMode::set_enabled and
  *    c10::AutogradState::set_tls_state (the guards are inline in the program, so their calls
@@ -15,12 +15,12 @@
  * Every hook forwards to the real function whatever happens here (torch_state.c finds it).
  * Before the pipeline runs, or with INFPROF_TORCH=0, hooks only forward.
  */
-#include "collector.h"
+#include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/iteration.h"
-#include "../profiler/lifecycle.h"
+#include "../profiler/process.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
 #include "../profiler/thread.h"
@@ -53,7 +53,7 @@ static void torch_after_grad_setter(uint32_t seen, const void *caller)
     ip_hook_leave();
 }
 
-IP_EXPORT void ip_torch_grad_set_enabled(bool on) __asm__(IP_TORCH_SYM_GRAD_SET);
+IP_EXPORT void ip_torch_grad_set_enabled(bool on) IP_TORCH_LINKAGE(GRAD_SET);
 void ip_torch_grad_set_enabled(bool on)
 {
     REAL(IP_TORCH_R_GRAD_SET, void (*)(bool))(on);
@@ -62,7 +62,7 @@ void ip_torch_grad_set_enabled(bool on)
 
 /* c10::AutogradState is passed by value in one register (or by a hidden pointer in that same
  * register): forwarded untouched, never read, since its layout changed between versions. */
-IP_EXPORT void ip_torch_set_tls_state(uintptr_t state) __asm__(IP_TORCH_SYM_TLS_SET);
+IP_EXPORT void ip_torch_set_tls_state(uintptr_t state) IP_TORCH_LINKAGE(TLS_SET);
 void ip_torch_set_tls_state(uintptr_t state)
 {
     REAL(IP_TORCH_R_TLS_SET, void (*)(uintptr_t))(state);
@@ -93,7 +93,7 @@ static void torch_after_autocast_setter(uint32_t seen, int device_type, int enab
 }
 
 #define AUTOCAST_113(fn, id, type, device_type, enabled_expr, dtype_expr)                          \
-    IP_EXPORT void fn(type v) __asm__(IP_TORCH_SYM_##id);                                          \
+    IP_EXPORT void fn(type v) IP_TORCH_LINKAGE(id);                                                \
     void fn(type v)                                                                                \
     {                                                                                              \
         REAL(IP_TORCH_R_##id, void (*)(type))(v);                                                  \
@@ -106,8 +106,8 @@ AUTOCAST_113(ip_torch_ac_set_cpu_enabled, AC_CPU_ON, bool, 0, v, -1)
 AUTOCAST_113(ip_torch_ac_set_gpu_dtype, AC_GPU_DTYPE, int8_t, 1, -1, v)
 AUTOCAST_113(ip_torch_ac_set_cpu_dtype, AC_CPU_DTYPE, int8_t, 0, -1, v)
 
-IP_EXPORT void ip_torch_ac_set_autocast_enabled(int8_t device_type,
-                                                bool on) __asm__(IP_TORCH_SYM_AC_ENABLED_2X);
+IP_EXPORT void ip_torch_ac_set_autocast_enabled(int8_t device_type, bool on)
+    IP_TORCH_LINKAGE(AC_ENABLED_2X);
 void ip_torch_ac_set_autocast_enabled(int8_t device_type, bool on)
 {
     REAL(IP_TORCH_R_AC_ENABLED_2X, void (*)(int8_t, bool))(device_type, on);
@@ -115,8 +115,8 @@ void ip_torch_ac_set_autocast_enabled(int8_t device_type, bool on)
                                 __builtin_return_address(0));
 }
 
-IP_EXPORT void ip_torch_ac_set_autocast_dtype(int8_t device_type,
-                                              int8_t dtype) __asm__(IP_TORCH_SYM_AC_DTYPE_2X);
+IP_EXPORT void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
+    IP_TORCH_LINKAGE(AC_DTYPE_2X);
 void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
 {
     REAL(IP_TORCH_R_AC_DTYPE_2X, void (*)(int8_t, int8_t))(device_type, dtype);
@@ -160,9 +160,9 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
     ip_hook_leave();
 }
 
-IP_EXPORT void
-ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated, int64_t reserved,
-                           struct ip_torch_device dev) __asm__(IP_TORCH_SYM_MEMORY_113);
+IP_EXPORT void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated,
+                                          int64_t reserved, struct ip_torch_device dev)
+    IP_TORCH_LINKAGE(MEMORY_113);
 void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated, int64_t reserved,
                                 struct ip_torch_device dev)
 {
@@ -172,9 +172,9 @@ void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated, int
     if (fn) fn(ptr, bytes, allocated, reserved, dev);
 }
 
-IP_EXPORT void
-ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uint64_t reserved,
-                          struct ip_torch_device dev) __asm__(IP_TORCH_SYM_MEMORY_2X);
+IP_EXPORT void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated,
+                                         uint64_t reserved, struct ip_torch_device dev)
+    IP_TORCH_LINKAGE(MEMORY_2X);
 void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uint64_t reserved,
                                struct ip_torch_device dev)
 {
@@ -218,7 +218,7 @@ static int torch_cpu_memory(void)
     return v;
 }
 
-IP_EXPORT bool ip_torch_memory_profiling_enabled(void) __asm__(IP_TORCH_SYM_MEMORY_QUERY);
+IP_EXPORT bool ip_torch_memory_profiling_enabled(void) IP_TORCH_LINKAGE(MEMORY_QUERY);
 bool ip_torch_memory_profiling_enabled(void)
 {
     if (torch_cpu_memory()) return 1;
@@ -296,8 +296,7 @@ static void *torch_method_call(int id, uint32_t seen, void *ret, void *self, voi
 }
 
 #define METHOD_CALL(fn, id, seen)                                                                  \
-    IP_EXPORT void *fn(void *ret, void *self, void *args,                                          \
-                       void *kwargs) __asm__(IP_TORCH_SYM_##id);                                   \
+    IP_EXPORT void *fn(void *ret, void *self, void *args, void *kwargs) IP_TORCH_LINKAGE(id);      \
     void *fn(void *ret, void *self, void *args, void *kwargs)                                      \
     {                                                                                              \
         return torch_method_call(IP_TORCH_R_##id, seen, ret, self, args, kwargs);                  \

@@ -5,9 +5,10 @@
  * symbols) and the collector's status, including a libtorch linked statically into the program,
  * which interposition cannot see.
  */
-#include "collector.h"
+#include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/config.h"
+#include "../profiler/fdguard.h"
 #include "../profiler/iteration.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
@@ -74,7 +75,7 @@ static int exe_has_symbol(const char *needle)
     void *map = MAP_FAILED;
     if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr))
         map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
+    ip_fdguard_close_own(fd);
     if (map == MAP_FAILED) return 0;
     const unsigned char *base = map;
     size_t size = (size_t)st.st_size, nlen = strlen(needle);

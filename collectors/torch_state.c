@@ -5,9 +5,10 @@
  * autocast state from the getters, polls them for the phase tracker, and closes the phase of a
  * thread that exits. Which API was found is left in ip_torch_found for the metadata.
  */
-#include "torch_internal.h"
+#include "torch_state.h"
+#include "torch_symbols.h"
 #include "../profiler/config.h"
-#include "../profiler/lifecycle.h"
+#include "../profiler/process.h"
 #include "../profiler/log.h"
 #include "../profiler/phase.h"
 #include "../profiler/thread.h"

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define GUARD_MAX 8
@@ -122,4 +123,9 @@ void ip_fdguard_atfork_child(void)
 {
     /* The parent's database is the parent's: the child may close those descriptors. */
     ip_fdguard_reset();
+}
+
+void ip_fdguard_close_own(int fd)
+{
+    if (fd >= 0) syscall(SYS_close, fd);
 }

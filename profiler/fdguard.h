@@ -18,5 +18,9 @@ int ip_fdguard_fd(int i);
 /* Every registered descriptor still names the file it named; once one does not, never again. */
 int ip_fdguard_intact(void);
 void ip_fdguard_atfork_child(void);
+/* Close a descriptor the library opened for its own short use (a /proc file), by the system
+ * call itself: past the program-facing close hook (preload/preload.c), which has nothing to
+ * decide for it. */
+void ip_fdguard_close_own(int fd);
 
 #endif

@@ -14,7 +14,6 @@
 #include "ring.h"
 #include "thread.h"
 #include "writer.h"
-#include "../collectors/collector.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,12 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-_Atomic int ip_state_v = IP_STATE_UNINIT;
-
-static uint64_t life_t0;
-static int life_role;
-static _Atomic int life_pid;
-static _Atomic int life_exit_status = -1;
 static _Atomic uint32_t life_signals_ours; /* bit per signal number < 32 */
 static const char *life_output;
 
@@ -59,31 +52,6 @@ int ip_lifecycle_library_path(char *out, size_t n)
     return 0;
 }
 
-uint64_t ip_t0(void)
-{
-    return life_t0;
-}
-
-enum ip_role ip_role(void)
-{
-    return (enum ip_role)life_role;
-}
-
-int ip_lifecycle_owns_process(void)
-{
-    return atomic_load(&life_pid) == (int)getpid();
-}
-
-void ip_lifecycle_set_exit_status(int status)
-{
-    atomic_store(&life_exit_status, status & 0xff);
-}
-
-int ip_lifecycle_exit_status(void)
-{
-    return atomic_load(&life_exit_status);
-}
-
 int ip_lifecycle_signal_is_ours(int sig)
 {
     return sig > 0 && sig < 32 && (atomic_load(&life_signals_ours) & (1u << sig));
@@ -102,7 +70,7 @@ static uint64_t finish_timeout(int from_signal)
 
 void ip_lifecycle_finish(const char *reason, int from_signal)
 {
-    if (!ip_lifecycle_owns_process()) return; /* a vfork child: the memory is the parent's */
+    if (!ip_process_owns()) return; /* a vfork child: the memory is the parent's */
     int expect = IP_STATE_ACTIVE;
     if (!atomic_compare_exchange_strong(&ip_state_v, &expect, IP_STATE_FINISHING)) {
         /* Someone else is finishing (an exit racing a signal): give them the same time. */
@@ -111,8 +79,8 @@ void ip_lifecycle_finish(const char *reason, int from_signal)
     }
     if (!from_signal) {
         ip_phase_emit_end();
-        for (int i = IP_COLLECTOR_COUNT - 1; i >= 0; i--)
-            if (ip_collectors[i] && ip_collectors[i]->stop) ip_collectors[i]->stop();
+        for (int i = ip_collector_count() - 1; i >= 0; i--)
+            if (ip_collector_at(i) && ip_collector_at(i)->stop) ip_collector_at(i)->stop();
     }
     if (ip_writer_stop(reason, finish_timeout(from_signal)) != 0)
         ip_info("the last events were not all written before exit (%s)", reason);
@@ -177,18 +145,18 @@ static void life_fork_child(void)
     ip_writer_atfork_child();
     ip_thread_atfork_child();
     ip_ring_atfork_child();
-    atomic_store(&life_pid, (int)getpid());
+    ip_process_take();
     int state = atomic_load(&ip_state_v);
     if (state != IP_STATE_ACTIVE || ip_cfg_int(IP_CFG_FORK) != 0) {
         atomic_store(&ip_state_v, state == IP_STATE_UNINIT ? IP_STATE_UNINIT : IP_STATE_OFF);
         return;
     }
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->atfork_child) ip_collectors[i]->atfork_child();
-    life_role = IP_ROLE_FORK_CHILD;
-    life_t0 = ip_clock_now();
-    atomic_store(&life_exit_status, -1);
-    if (ip_writer_start(life_output, IP_ROLE_FORK_CHILD, 1, life_t0) != 0)
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->atfork_child)
+            ip_collector_at(i)->atfork_child();
+    ip_process_begin(ip_clock_now(), IP_ROLE_FORK_CHILD);
+    ip_process_forget_exit_status();
+    if (ip_writer_start(life_output, IP_ROLE_FORK_CHILD, 1, ip_t0()) != 0)
         atomic_store(&ip_state_v, IP_STATE_OFF);
 }
 
@@ -207,27 +175,27 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
 {
     if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return 0;
     ip_cfg_load();
-    atomic_store(&life_pid, (int)getpid());
+    ip_process_take();
+    ip_collectors_use(opts->collectors, opts->n_collectors);
     if (!ip_cfg_int(IP_CFG_ENABLE)) {
         atomic_store(&ip_state_v, IP_STATE_OFF);
         return 0;
     }
-    life_t0 = ip_clock_now();
     life_output = opts->output ? opts->output : ip_cfg_str(IP_CFG_OUTPUT);
-    life_role = IP_ROLE_ROOT;
+    int role = opts->install_process_hooks ? life_session_role() : IP_ROLE_ROOT;
+    ip_process_begin(ip_clock_now(), (enum ip_role)role);
     if (opts->install_process_hooks) {
-        life_role = life_session_role();
-        if (life_role == IP_ROLE_DESCENDANT && !ip_cfg_int(IP_CFG_FOLLOW_EXEC)) {
+        if (role == IP_ROLE_DESCENDANT && !ip_cfg_int(IP_CFG_FOLLOW_EXEC)) {
             atomic_store(&ip_state_v, IP_STATE_OFF);
             return 0;
         }
     }
     ip_ring_configure((size_t)ip_cfg_int(IP_CFG_BUFFER_MB) << 20,
                       (uint64_t)ip_cfg_int(IP_CFG_BUFFER_WAIT_MS));
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->init) ip_collectors[i]->init();
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->init) ip_collector_at(i)->init();
     atomic_store(&ip_state_v, IP_STATE_ACTIVE);
-    if (ip_writer_start(life_output, life_role, 0, life_t0) != 0) {
+    if (ip_writer_start(life_output, (enum ip_role)role, 0, ip_t0()) != 0) {
         atomic_store(&ip_state_v, IP_STATE_OFF);
         return -1;
     }
@@ -236,7 +204,7 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
         pthread_atfork(life_fork_prepare, life_fork_parent, life_fork_child);
         life_install_signals();
     }
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->start) ip_collectors[i]->start();
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->start) ip_collector_at(i)->start();
     return 0;
 }

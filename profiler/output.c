@@ -2,7 +2,7 @@
  * output.c: choosing and claiming the database file (rules in output.h).
  */
 #include "output.h"
-#include "lifecycle.h"
+#include "process.h"
 #include "log.h"
 
 #include <errno.h>
@@ -72,9 +72,9 @@ int ip_output_fresh_name(const char *path, char *out, size_t n)
 
 static int claim(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return -errno;
-    close(fd);
+    FILE *f = fopen(path, "wxe"); /* O_CREAT | O_EXCL | O_CLOEXEC */
+    if (!f) return -errno;
+    fclose(f);
     return 0;
 }
 

@@ -10,7 +10,7 @@
 #include "ring.h"
 #include "store.h"
 #include "thread.h"
-#include "../collectors/collector.h"
+#include "collector.h"
 
 #include <nvtx3/nvToolsExt.h>
 #include <sqlite3.h>

@@ -4,11 +4,11 @@
 #include "runinfo.h"
 #include "clock.h"
 #include "config.h"
-#include "lifecycle.h"
+#include "collector.h"
 #include "map.h"
 #include "ring.h"
 #include "store.h"
-#include "../collectors/collector.h"
+#include "process.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -25,11 +25,11 @@ static sqlite3_stmt *st_thread, *st_drop;
 static void read_cmdline(char *out, size_t n)
 {
     out[0] = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    FILE *f = fopen("/proc/self/cmdline", "re");
+    if (!f) return;
     char raw[8192];
-    ssize_t len = read(fd, raw, sizeof raw - 1);
-    close(fd);
+    ssize_t len = (ssize_t)fread(raw, 1, sizeof raw - 1, f);
+    fclose(f);
     if (len <= 0) return;
     raw[len] = 0;
     size_t o = 0;
@@ -128,9 +128,10 @@ void ip_runinfo_write_counters(struct ip_store *s)
     ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
     ip_store_meta_int(s, "duplicate_rows", (int64_t)ip_store_duplicates(s));
     char key[64], status[256];
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++) {
-        if (!ip_collectors[i] || !ip_collectors[i]->name) continue;
-        snprintf(key, sizeof key, "collector.%s", ip_collectors[i]->name);
+    for (int i = 0; i < ip_collector_count(); i++) {
+        const struct ip_collector *c = ip_collector_at(i);
+        if (!c || !c->name) continue;
+        snprintf(key, sizeof key, "collector.%s", c->name);
         ip_collector_status_copy(i, status, sizeof status);
         ip_store_meta_text(s, key, status);
     }
@@ -142,7 +143,7 @@ void ip_runinfo_write_end(struct ip_store *s, const char *reason, uint64_t end_t
     ip_store_meta_int(s, "rows_written", (int64_t)ip_store_rows(s));
     ip_store_meta_int(s, "duration_ns", ip_store_rel(s, end_ts));
     ip_store_meta_text(s, "end_reason", reason ? reason : "exit");
-    int status = ip_lifecycle_exit_status();
+    int status = ip_process_exit_status();
     if (status >= 0) ip_store_meta_int(s, "exit_status", status);
     ip_store_meta_int(s, "finished", 1);
 }
@@ -155,10 +156,10 @@ void ip_runinfo_thread_seen(struct ip_store *s, uint32_t tid, const struct ip_ev
     *seen = 1;
     char path[64], name[32] = "";
     snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t n = read(fd, name, sizeof name - 1);
-        close(fd);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        ssize_t n = (ssize_t)fread(name, 1, sizeof name - 1, f);
+        fclose(f);
         name[n > 0 ? n : 0] = 0;
         char *nl = strchr(name, '\n');
         if (nl) *nl = 0;

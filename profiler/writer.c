@@ -12,14 +12,14 @@
 #include "config.h"
 #include "futex.h"
 #include "iteration.h"
-#include "lifecycle.h"
+#include "collector.h"
 #include "log.h"
 #include "output.h"
 #include "phase.h"
 #include "ring.h"
 #include "runinfo.h"
 #include "store.h"
-#include "../collectors/collector.h"
+#include "process.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -67,8 +67,8 @@ static void writer_dispatch(void *ctx, uint32_t tid, const struct ip_ev *ev)
         return;
     }
     ip_runinfo_thread_seen(s, tid, ev);
-    if (owner < IP_COLLECTOR_COUNT && ip_collectors[owner] && ip_collectors[owner]->ingest)
-        ip_collectors[owner]->ingest(s, tid, ev);
+    const struct ip_collector *c = ip_collector_at(owner);
+    if (c && c->ingest) c->ingest(s, tid, ev);
 }
 
 static void writer_discard(void *ctx, uint32_t tid, const struct ip_ev *ev)
@@ -80,7 +80,7 @@ static void writer_discard(void *ctx, uint32_t tid, const struct ip_ev *ev)
 static int writer_wake_for_ring(void)
 {
     if (!atomic_load_explicit(&writer_alive, memory_order_relaxed) ||
-        atomic_load_explicit(&writer_final, memory_order_relaxed) || !ip_lifecycle_owns_process())
+        atomic_load_explicit(&writer_final, memory_order_relaxed) || !ip_process_owns())
         return 0;
     ip_writer_wake();
     return 1;
@@ -120,8 +120,9 @@ static int writer_open(void)
     ip_runinfo_write_start(writer_store, writer_path, writer_role);
     ip_phase_prepare(writer_store);
     ip_iter_prepare(writer_store);
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->prepare) ip_collectors[i]->prepare(writer_store);
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->prepare)
+            ip_collector_at(i)->prepare(writer_store);
     ip_store_commit(writer_store);
     writer_last_commit = ip_clock_now();
     return 1;
@@ -157,12 +158,12 @@ static void writer_cycle(int final)
     struct ip_store *s = writer_store;
     uint64_t t0 = ip_clock_now();
     ip_store_begin(s);
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->snapshot) ip_collectors[i]->snapshot();
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->snapshot) ip_collector_at(i)->snapshot();
     wt.records += ip_ring_drain_all(writer_dispatch, s, writer_between_turns);
     uint64_t t1 = ip_clock_now();
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->flush) ip_collectors[i]->flush(s, final);
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->flush) ip_collector_at(i)->flush(s, final);
     uint64_t t2 = ip_clock_now();
     if (final || t2 - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull) {
         writer_meta(s);
@@ -185,8 +186,8 @@ static void writer_close(void)
     uint64_t end = ip_clock_now();
     ip_store_begin(s);
     ip_phase_finish(s, end);
-    for (int i = 0; i < IP_COLLECTOR_COUNT; i++)
-        if (ip_collectors[i] && ip_collectors[i]->finish) ip_collectors[i]->finish(s);
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->finish) ip_collector_at(i)->finish(s);
     ip_iter_finish(s); /* after the collectors' last records: every GPU end is known */
     writer_meta(s);
     struct timespec cpu;

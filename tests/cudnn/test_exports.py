@@ -1,5 +1,5 @@
 """The built library exports exactly the cuDNN wrappers, all in version node libcudnn.so.9 (so
-that references bound to cudnnX@libcudnn.so.9 reach them), as listed in profiler/exports.map and
+that references bound to cudnnX@libcudnn.so.9 reach them), as listed in preload/exports.map and
 defined in collectors/cudnn.c; nothing else of ours is in that node, and cuDNN is no
 dependency of the library."""
 import os
@@ -34,7 +34,7 @@ class Exports(Case):
     def test_node_holds_exactly_the_wrappers(self):
         syms = dynsyms(LIB)
         in_node = {n for n, (v, t) in syms.items() if v == "libcudnn.so.9" and t == "FUNC"}
-        listed = map_node(os.path.join(SRC, "profiler", "exports.map"), "libcudnn.so.9")
+        listed = map_node(os.path.join(SRC, "preload", "exports.map"), "libcudnn.so.9")
         src = open(os.path.join(SRC, "collectors", "cudnn.c")).read()
         defined = set(re.findall(r"IP_EXPORT cudnnStatus_t (cudnn\w+)\(", src))
         self.assertEqual(len(defined), 17)

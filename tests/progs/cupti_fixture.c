@@ -13,6 +13,7 @@
  *
  * Times are ns after the run's t0; expected values are spelled out in tests/cupti/.
  */
+#include "collectors/registry.h"
 #include "collectors/replay.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
@@ -305,7 +306,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: cupti_fixture kinds|late|errors OUTPUT.db\n");
         return 2;
     }
-    struct ip_start_opts opts = {argv[2], 0};
+    struct ip_start_opts opts = {argv[2], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0 || !ip_replay_buffer(&buf))
         return 1;
     base = ip_t0();

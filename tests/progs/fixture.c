@@ -8,6 +8,7 @@
  *   busy   overlapping and late kernels in one phase: the GPU busy union.
  *   nvtx   kernels inside nested NVTX ranges (through the real NVTX capture).
  */
+#include "collectors/registry.h"
 #include "collectors/replay.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fixture SCENARIO OUTPUT.db\n");
         return 2;
     }
-    struct ip_start_opts opts = {argv[2], 0};
+    struct ip_start_opts opts = {argv[2], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
     base = ip_t0();
     int rc = 2;

@@ -22,7 +22,7 @@
  *   sync      12 synchronous copy calls: synchronous_copies
  *   dropped   CUPTI records dropped and a buffer request refused: records_dropped
  */
-#include "collectors/collector.h"
+#include "collectors/registry.h"
 #include "collectors/cudnn_internal.h"
 #include "collectors/nvtx_internal.h"
 #include "collectors/replay.h"
@@ -457,7 +457,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("INFPROF_CUPTI_BUFFERS", "2", 1);
-    struct ip_start_opts opts = {argv[2], 0};
+    struct ip_start_opts opts = {argv[2], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0 || !ip_replay_buffer(&buf))
         return 1;
     base = ip_t0();

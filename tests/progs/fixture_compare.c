@@ -19,7 +19,7 @@
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
  */
-#include "collectors/collector.h"
+#include "collectors/registry.h"
 #include "collectors/nvtx_internal.h"
 #include "collectors/replay.h"
 #include "collectors/torch_internal.h"
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: FIXTURE_SCENARIO=base|new|other fixture_compare OUTPUT.db\n");
         return 2;
     }
-    struct ip_start_opts opts = {argv[1], 0};
+    struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
     base = ip_t0();
     other = !strcmp(scenario, "other");

@@ -8,6 +8,7 @@
  * training fp32, 3 attention bf16, 4 a second conv candidate of shape 111 (never run), 5 conv
  * fp16 of a new shape 555 built late. Times below are ns after t0.
  */
+#include "collectors/registry.h"
 #include "collectors/cudnn_internal.h"
 #include "collectors/replay.h"
 #include "profiler/thread.h"
@@ -68,7 +69,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fixture_cudnn OUTPUT.db\n");
         return 2;
     }
-    struct ip_start_opts opts = {argv[1], 0};
+    struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0 || !ip_replay_buffer(&buf))
         return 1;
     base = ip_t0();

@@ -15,7 +15,7 @@
  * Times of synthetic records are exact (ns after t0); API calls last 1 us and end 500 ns before
  * the work they launch, so everything on a thread nests.
  */
-#include "collectors/collector.h"
+#include "collectors/registry.h"
 #include "collectors/cupti_layout.h"
 #include "collectors/nvtx_internal.h"
 #include "collectors/replay.h"
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     const char *out = argv[argc - 1];
     long n = argc == 4 ? strtol(argv[2], NULL, 10) : 0;
     setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
-    struct ip_start_opts opts = {out, 0};
+    struct ip_start_opts opts = {out, 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
     base = ip_t0();
     int rc = 2;

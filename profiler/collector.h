@@ -1,6 +1,7 @@
 /*
- * collector.h: the one interface every collector implements, and the table that lists them
- * (registry.c). The core calls collectors only through this table.
+ * collector.h: the one interface every collector implements. The core owns it and calls the
+ * collectors only through the table it is handed at start (ip_start_opts in lifecycle.h): the
+ * preloaded library hands it collectors/registry.c's table, tests and benchmarks their own.
  *
  * App side (any thread):   init, start, stop, atfork_child
  * Writer side (one thread): prepare, ingest, flush, finish; all database work happens here.
@@ -8,7 +9,7 @@
 #ifndef INFPROF_COLLECTOR_H
 #define INFPROF_COLLECTOR_H
 
-#include "../profiler/events.h"
+#include "events.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,18 +44,13 @@ struct ip_collector {
     void (*finish)(struct ip_store *s);
 };
 
-/* Collector indexes: the high byte of their event types (events.h). 0 is the core. */
-enum {
-    IP_COLLECTOR_CORE = 0,
-    IP_COLLECTOR_CUPTI = 1,
-    IP_COLLECTOR_TORCH = 2,
-    IP_COLLECTOR_NVTX = 3,
-    IP_COLLECTOR_CUDNN = 4,
-    IP_COLLECTOR_COUNT
-};
+/* A collector's index is the high byte of its event types (events.h); 0 is the core's own. */
+enum { IP_COLLECTOR_CORE = 0, IP_COLLECTOR_MAX = 16 };
 
-/* Indexed by the values above; an empty slot has a NULL name. */
-extern const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT];
+/* The table the core calls (lifecycle.c sets it once, at start); an empty slot is NULL. */
+void ip_collectors_use(const struct ip_collector *const *table, int n);
+int ip_collector_count(void);
+const struct ip_collector *ip_collector_at(int index);
 
 /* What each collector says about itself, written to the run metadata as
  * collector.<name> = "<state>: <reason>". state: on, off, passive. */

@@ -1,15 +1,17 @@
 /*
- * preload.c: what exists only in the preloaded libinfprof.so: the constructor and destructor,
- * and the libc hooks that keep the lifecycle whole: _exit, _Exit and exit (flush and record the
- * status), the exec family (finish before the image is replaced), sigaction and signal (our
- * flush-on-signal handlers stay invisible to the program), and close, close_range and closefrom
- * (the database's own descriptors stay open when a program closes everything, fdguard.h).
+ * preload.c: what exists only in the preloaded libinfprof.so, the top of the library: the
+ * constructor that hands the collectors (collectors/registry.c) to the core and starts it, the
+ * destructor, and the libc hooks that keep the lifecycle whole: _exit, _Exit and exit (flush and
+ * record the status), the exec family (finish before the image is replaced), sigaction and signal
+ * (our flush-on-signal handlers stay invisible to the program), and close, close_range and
+ * closefrom (the database's own descriptors stay open when a program closes everything, fdguard.h).
  *
  * Every hook fails open: it forwards to the real function whatever happens to us.
  */
-#include "fdguard.h"
-#include "lifecycle.h"
-#include "log.h"
+#include "../collectors/registry.h"
+#include "../profiler/fdguard.h"
+#include "../profiler/lifecycle.h"
+#include "../profiler/log.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,7 +26,7 @@
 
 __attribute__((constructor)) static void preload_init(void)
 {
-    struct ip_start_opts opts = {NULL, 1};
+    struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
     ip_lifecycle_start(&opts);
 }
 
@@ -40,8 +42,8 @@ static void *real(const char *name)
 
 IP_EXPORT void _exit(int status)
 {
-    if (ip_recording() && ip_lifecycle_owns_process()) {
-        ip_lifecycle_set_exit_status(status);
+    if (ip_recording() && ip_process_owns()) {
+        ip_process_set_exit_status(status);
         /* _exit is allowed in signal handlers and vfork children: finish as a signal would. */
         ip_lifecycle_finish("_exit", 1);
     }
@@ -57,7 +59,7 @@ IP_EXPORT void _Exit(int status)
 
 IP_EXPORT void exit(int status)
 {
-    if (ip_lifecycle_owns_process()) ip_lifecycle_set_exit_status(status);
+    if (ip_process_owns()) ip_process_set_exit_status(status);
     void (*fn)(int) = (void (*)(int))real("exit");
     if (fn) fn(status);
     for (;;) syscall(SYS_exit_group, status);
@@ -138,7 +140,7 @@ static main_fn program_main;
 static int main_returning(int argc, char **argv, char **envp)
 {
     int rc = program_main(argc, argv, envp);
-    if (ip_lifecycle_owns_process()) ip_lifecycle_set_exit_status(rc);
+    if (ip_process_owns()) ip_process_set_exit_status(rc);
     return rc;
 }
 
@@ -154,7 +156,7 @@ IP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init
 
 static void before_exec(void)
 {
-    if (ip_recording() && ip_lifecycle_owns_process()) ip_lifecycle_finish("exec", 0);
+    if (ip_recording() && ip_process_owns()) ip_lifecycle_finish("exec", 0);
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

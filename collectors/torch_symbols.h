@@ -1,0 +1,54 @@
+/*
+ * torch_symbols.h: what the libtorch collector interposes, by linkage name (docs/libtorch.md):
+ * torch.c declares each hook under its name, torch_state.c finds the real function behind it.
+ */
+#ifndef INFPROF_TORCH_SYMBOLS_H
+#define INFPROF_TORCH_SYMBOLS_H
+
+/* clang-format off */
+#define IP_TORCH_SYM_GRAD_SET      "_ZN3c108GradMode11set_enabledEb"
+#define IP_TORCH_SYM_TLS_SET       "_ZN3c1013AutogradState13set_tls_stateES0_"
+#define IP_TORCH_SYM_AC_ENABLED    "_ZN2at8autocast11set_enabledEb"
+#define IP_TORCH_SYM_AC_CPU_ON     "_ZN2at8autocast15set_cpu_enabledEb"
+#define IP_TORCH_SYM_AC_GPU_DTYPE  "_ZN2at8autocast22set_autocast_gpu_dtypeEN3c1010ScalarTypeE"
+#define IP_TORCH_SYM_AC_CPU_DTYPE  "_ZN2at8autocast22set_autocast_cpu_dtypeEN3c1010ScalarTypeE"
+#define IP_TORCH_SYM_AC_ENABLED_2X "_ZN2at8autocast20set_autocast_enabledEN3c1010DeviceTypeEb"
+#define IP_TORCH_SYM_AC_DTYPE_2X                                                                   \
+    "_ZN2at8autocast18set_autocast_dtypeEN3c1010DeviceTypeENS1_10ScalarTypeE"
+#define IP_TORCH_SYM_MEMORY_113    "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE"
+#define IP_TORCH_SYM_MEMORY_2X     "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE"
+#define IP_TORCH_SYM_MEMORY_QUERY  "_ZN3c1022memoryProfilingEnabledEv"
+/* torch::jit::Method::operator()(std::vector<IValue>, const Kwargs &) const, with std::string in
+ * the C++11 ABI (Debian, PyTorch 2.7+ wheels) and in the old one. */
+#define IP_TORCH_SYM_METHOD                                                                        \
+    "_ZNK5torch3jit6MethodclESt6vectorIN3c106IValueESaIS4_EERKSt13unordered_map"                   \
+    "INSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEES4_St4hashISD_ESt8equal_toISD_E"         \
+    "SaISt4pairIKSD_S4_EEE"
+#define IP_TORCH_SYM_METHOD_OLD                                                                    \
+    "_ZNK5torch3jit6MethodclESt6vectorIN3c106IValueESaIS4_EERKSt13unordered_map"                   \
+    "ISsS4_St4hashISsESt8equal_toISsESaISt4pairIKSsS4_EEE"
+/* clang-format on */
+
+/* A hook's linkage name: `void hook(bool) IP_TORCH_LINKAGE(GRAD_SET);` makes the function
+ * interpose c10::GradMode::set_enabled (torch.c). */
+#define IP_TORCH_LINKAGE(id) __asm__(IP_TORCH_SYM_##id)
+
+/* Index of each in the table of real functions (torch_state.c). */
+enum {
+    IP_TORCH_R_GRAD_SET,
+    IP_TORCH_R_TLS_SET,
+    IP_TORCH_R_AC_ENABLED,
+    IP_TORCH_R_AC_CPU_ON,
+    IP_TORCH_R_AC_GPU_DTYPE,
+    IP_TORCH_R_AC_CPU_DTYPE,
+    IP_TORCH_R_AC_ENABLED_2X,
+    IP_TORCH_R_AC_DTYPE_2X,
+    IP_TORCH_R_MEMORY_113,
+    IP_TORCH_R_MEMORY_2X,
+    IP_TORCH_R_MEMORY_QUERY,
+    IP_TORCH_R_METHOD,
+    IP_TORCH_R_METHOD_OLD,
+    IP_TORCH_R_COUNT
+};
+
+#endif

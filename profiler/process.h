@@ -1,0 +1,44 @@
+/*
+ * process.h: the facts about this process that the whole core reads and that only lifecycle.c
+ * sets: the lifecycle state, when the run started (t0), the process's role in the session,
+ * which pid owns the run, and the exit status the program chose.
+ */
+#ifndef INFPROF_PROCESS_H
+#define INFPROF_PROCESS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+enum ip_state { IP_STATE_UNINIT, IP_STATE_ACTIVE, IP_STATE_FINISHING, IP_STATE_DONE, IP_STATE_OFF };
+
+/* Who this process is in the profiling session; it decides the output name (output.c). */
+enum ip_role {
+    IP_ROLE_ROOT,       /* the process infprof was started on: gets the configured name */
+    IP_ROLE_DESCENDANT, /* a program it executed: NAME-PID.db */
+    IP_ROLE_FORK_CHILD  /* a forked child: NAME-PID.db, created on its first event */
+};
+
+extern _Atomic int ip_state_v;
+
+/* True while hooks should record. Cheap: one relaxed load. */
+static inline int ip_recording(void)
+{
+    int s = atomic_load_explicit(&ip_state_v, memory_order_relaxed);
+    return s == IP_STATE_ACTIVE || s == IP_STATE_FINISHING;
+}
+
+/* The run's start on the monotonic clock, and this process's role. */
+uint64_t ip_t0(void);
+enum ip_role ip_role(void);
+void ip_process_begin(uint64_t t0, enum ip_role role);
+
+/* The pid the run belongs to (a vfork child shares our memory but not our pid). */
+void ip_process_take(void);
+int ip_process_owns(void);
+
+/* Known exit status (from the exit hooks or main's return), -1 if unknown. */
+void ip_process_set_exit_status(int status);
+void ip_process_forget_exit_status(void);
+int ip_process_exit_status(void);
+
+#endif
