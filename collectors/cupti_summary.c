@@ -20,19 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct kagg {
+struct kernel_stats {
     int64_t name_id;
     int phase; /* -1: all phases */
     struct ip_stats st;
 };
 
-struct aagg {
+struct api_stats {
     int64_t name_id;
     uint64_t errors;
     struct ip_stats st, latency;
 };
 
-struct gagg {
+struct graph_launch {
     uint32_t corr, graph_id, device, stream;
     int phase, traced;
     uint64_t start, end, issue_ts;
@@ -42,13 +42,13 @@ struct gagg {
 #define GRAPH_OPEN_MAX 65536
 
 static struct {
-    struct ip_map kagg_index, aagg_index, gagg_index;
-    struct kagg *kaggs;
-    size_t nkaggs, capkaggs;
-    struct aagg *aaggs;
-    size_t naaggs, capaaggs;
-    struct gagg *gaggs; /* open graph launches, in order of first sight */
-    size_t ngaggs, capgaggs;
+    struct ip_map kernel_index, api_index, graph_index;
+    struct kernel_stats *kernels;
+    size_t nkernels, capkernels;
+    struct api_stats *apis;
+    size_t napis, capapis;
+    struct graph_launch *graphs; /* open graph launches, in order of first sight */
+    size_t ngraphs, capgraphs;
 } sum;
 
 static void *grow(void *p, size_t *cap, size_t elem)
@@ -62,72 +62,72 @@ static void *grow(void *p, size_t *cap, size_t elem)
 void ip_cupti_sum_reset(void)
 {
     ip_cupti_busy_reset();
-    for (size_t i = 0; i < sum.nkaggs; i++) ip_stats_free(&sum.kaggs[i].st);
-    for (size_t i = 0; i < sum.naaggs; i++) {
-        ip_stats_free(&sum.aaggs[i].st);
-        ip_stats_free(&sum.aaggs[i].latency);
+    for (size_t i = 0; i < sum.nkernels; i++) ip_stats_free(&sum.kernels[i].st);
+    for (size_t i = 0; i < sum.napis; i++) {
+        ip_stats_free(&sum.apis[i].st);
+        ip_stats_free(&sum.apis[i].latency);
     }
-    free(sum.kaggs);
-    free(sum.aaggs);
-    free(sum.gaggs);
-    ip_map_free(&sum.kagg_index);
-    ip_map_free(&sum.aagg_index);
-    ip_map_free(&sum.gagg_index);
+    free(sum.kernels);
+    free(sum.apis);
+    free(sum.graphs);
+    ip_map_free(&sum.kernel_index);
+    ip_map_free(&sum.api_index);
+    ip_map_free(&sum.graph_index);
     memset(&sum, 0, sizeof sum);
 }
 
 /* ---- kernels and API calls ---------------------------------------------------------------- */
 
-static struct ip_stats *kagg(int64_t name_id, int phase)
+static struct ip_stats *kernel_stats(int64_t name_id, int phase)
 {
     uint64_t key = ((uint64_t)name_id << 8) | (uint64_t)(phase + 1);
-    uint64_t *slot = ip_map_put(&sum.kagg_index, key);
+    uint64_t *slot = ip_map_put(&sum.kernel_index, key);
     if (!slot) return NULL;
     if (!*slot) {
-        if (sum.nkaggs == sum.capkaggs) {
-            struct kagg *p = grow(sum.kaggs, &sum.capkaggs, sizeof *p);
+        if (sum.nkernels == sum.capkernels) {
+            struct kernel_stats *p = grow(sum.kernels, &sum.capkernels, sizeof *p);
             if (!p) return NULL;
-            sum.kaggs = p;
+            sum.kernels = p;
         }
-        struct kagg *k = &sum.kaggs[sum.nkaggs++];
+        struct kernel_stats *k = &sum.kernels[sum.nkernels++];
         k->name_id = name_id;
         k->phase = phase;
         ip_stats_init(&k->st, 1);
-        *slot = sum.nkaggs;
+        *slot = sum.nkernels;
     }
-    return &sum.kaggs[*slot - 1].st;
+    return &sum.kernels[*slot - 1].st;
 }
 
-static struct aagg *aagg(int64_t name_id)
+static struct api_stats *api_stats(int64_t name_id)
 {
-    uint64_t *slot = ip_map_put(&sum.aagg_index, (uint64_t)name_id);
+    uint64_t *slot = ip_map_put(&sum.api_index, (uint64_t)name_id);
     if (!slot) return NULL;
     if (!*slot) {
-        if (sum.naaggs == sum.capaaggs) {
-            struct aagg *p = grow(sum.aaggs, &sum.capaaggs, sizeof *p);
+        if (sum.napis == sum.capapis) {
+            struct api_stats *p = grow(sum.apis, &sum.capapis, sizeof *p);
             if (!p) return NULL;
-            sum.aaggs = p;
+            sum.apis = p;
         }
-        struct aagg *a = &sum.aaggs[sum.naaggs++];
+        struct api_stats *a = &sum.apis[sum.napis++];
         memset(a, 0, sizeof *a);
         a->name_id = name_id;
         ip_stats_init(&a->st, 1);
         ip_stats_init(&a->latency, 1);
-        *slot = sum.naaggs;
+        *slot = sum.napis;
     }
-    return &sum.aaggs[*slot - 1];
+    return &sum.apis[*slot - 1];
 }
 
 void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur)
 {
     /* Per phase only: the all-phases row is merged from these at finish (half the work here). */
-    struct ip_stats *a = kagg(name_id, phase);
+    struct ip_stats *a = kernel_stats(name_id, phase);
     if (a) ip_stats_add(a, dur);
 }
 
 void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error)
 {
-    struct aagg *g = aagg(name_id);
+    struct api_stats *g = api_stats(name_id);
     if (!g) return;
     ip_stats_add(&g->st, dur);
     if (error) g->errors++;
@@ -135,31 +135,32 @@ void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error)
 
 void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency)
 {
-    struct aagg *g = aagg(api_name_id);
+    struct api_stats *g = api_stats(api_name_id);
     if (g) ip_stats_add(&g->latency, latency);
 }
 
 /* ---- graph launches ----------------------------------------------------------------------- */
 
-static struct gagg *gagg(uint32_t corr, int create)
+static struct graph_launch *graph_launch(uint32_t corr, int create)
 {
-    uint64_t *slot = create ? ip_map_put(&sum.gagg_index, corr) : ip_map_get(&sum.gagg_index, corr);
+    uint64_t *slot =
+        create ? ip_map_put(&sum.graph_index, corr) : ip_map_get(&sum.graph_index, corr);
     if (!slot) return NULL;
     if (!*slot) {
-        if (sum.ngaggs == sum.capgaggs) {
-            struct gagg *p = grow(sum.gaggs, &sum.capgaggs, sizeof *p);
+        if (sum.ngraphs == sum.capgraphs) {
+            struct graph_launch *p = grow(sum.graphs, &sum.capgraphs, sizeof *p);
             if (!p) {
-                ip_map_del(&sum.gagg_index, corr);
+                ip_map_del(&sum.graph_index, corr);
                 return NULL;
             }
-            sum.gaggs = p;
+            sum.graphs = p;
         }
-        struct gagg *g = &sum.gaggs[sum.ngaggs++];
+        struct graph_launch *g = &sum.graphs[sum.ngraphs++];
         memset(g, 0, sizeof *g);
         g->corr = corr;
-        *slot = sum.ngaggs;
+        *slot = sum.ngraphs;
     }
-    return &sum.gaggs[*slot - 1];
+    return &sum.graphs[*slot - 1];
 }
 
 /* Write the first n open launches and forget them. */
@@ -167,7 +168,7 @@ static void graph_write(struct ip_store *s, size_t n)
 {
     sqlite3_stmt *st = ip_store_prepare(s, "INSERT INTO graph_launches VALUES (?,?,?,?,?,?,?)");
     for (size_t i = 0; st && i < n; i++) {
-        struct gagg *g = &sum.gaggs[i];
+        struct graph_launch *g = &sum.graphs[i];
         if (g->traced) continue;
         sqlite3_bind_int64(st, 1, ip_store_rel(s, g->start));
         sqlite3_bind_int64(st, 2, (int64_t)(g->end - g->start));
@@ -180,11 +181,11 @@ static void graph_write(struct ip_store *s, size_t n)
         if (g->issue_ts && g->api_name && g->start >= g->issue_ts)
             ip_cupti_sum_latency(g->api_name, (int64_t)(g->start - g->issue_ts));
     }
-    memmove(sum.gaggs, sum.gaggs + n, (sum.ngaggs - n) * sizeof *sum.gaggs);
-    sum.ngaggs -= n;
-    ip_map_free(&sum.gagg_index);
-    for (size_t i = 0; i < sum.ngaggs; i++) {
-        uint64_t *slot = ip_map_put(&sum.gagg_index, sum.gaggs[i].corr);
+    memmove(sum.graphs, sum.graphs + n, (sum.ngraphs - n) * sizeof *sum.graphs);
+    sum.ngraphs -= n;
+    ip_map_free(&sum.graph_index);
+    for (size_t i = 0; i < sum.ngraphs; i++) {
+        uint64_t *slot = ip_map_put(&sum.graph_index, sum.graphs[i].corr);
         if (slot) *slot = i + 1;
     }
 }
@@ -193,12 +194,12 @@ void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_i
                              uint32_t stream, int phase, uint64_t start, uint64_t end,
                              uint64_t issue_ts, int64_t api_name_id)
 {
-    if (sum.ngaggs >= GRAPH_OPEN_MAX) graph_write(s, sum.ngaggs / 2);
-    struct gagg *g = gagg(corr, 1);
+    if (sum.ngraphs >= GRAPH_OPEN_MAX) graph_write(s, sum.ngraphs / 2);
+    struct graph_launch *g = graph_launch(corr, 1);
     if (!g || g->traced) return;
     if (!g->graph_id) {
-        *g = (struct gagg){corr, graph_id, device, stream,   phase,
-                           0,    start,    end,    issue_ts, api_name_id};
+        *g = (struct graph_launch){corr, graph_id, device, stream,   phase,
+                                   0,    start,    end,    issue_ts, api_name_id};
         return;
     }
     if (start < g->start) g->start = start, g->device = device, g->stream = stream;
@@ -207,7 +208,7 @@ void ip_cupti_sum_graph_work(struct ip_store *s, uint32_t corr, uint32_t graph_i
 
 void ip_cupti_sum_graph_traced(uint32_t corr)
 {
-    struct gagg *g = gagg(corr, 1);
+    struct graph_launch *g = graph_launch(corr, 1);
     if (g) g->traced = 1;
 }
 
@@ -254,9 +255,10 @@ static void write_kernel_row(struct ip_store *s, sqlite3_stmt *k, int64_t name_i
     ip_store_step(s, k);
 }
 
-static int cmp_kagg_name(const void *a, const void *b)
+static int cmp_kernel_name(const void *a, const void *b)
 {
-    const struct kagg *x = *(const struct kagg *const *)a, *y = *(const struct kagg *const *)b;
+    const struct kernel_stats *x = *(const struct kernel_stats *const *)a,
+                              *y = *(const struct kernel_stats *const *)b;
     return (x->name_id > y->name_id) - (x->name_id < y->name_id);
 }
 
@@ -264,14 +266,14 @@ static void write_summaries(struct ip_store *s)
 {
     sqlite3_stmt *k = ip_store_prepare(s, "INSERT INTO kernel_summary VALUES (?,?,?,?,?,?,?,?,?)");
     /* Phase rows as accumulated; the all-phases row (-1) of each name merged from them. */
-    struct kagg **by_name = malloc(sum.nkaggs * sizeof *by_name);
-    for (size_t i = 0; by_name && i < sum.nkaggs; i++) by_name[i] = &sum.kaggs[i];
-    if (by_name && sum.nkaggs) qsort(by_name, sum.nkaggs, sizeof *by_name, cmp_kagg_name);
-    for (size_t i = 0; k && by_name && i < sum.nkaggs;) {
+    struct kernel_stats **by_name = malloc(sum.nkernels * sizeof *by_name);
+    for (size_t i = 0; by_name && i < sum.nkernels; i++) by_name[i] = &sum.kernels[i];
+    if (by_name && sum.nkernels) qsort(by_name, sum.nkernels, sizeof *by_name, cmp_kernel_name);
+    for (size_t i = 0; k && by_name && i < sum.nkernels;) {
         size_t j = i;
         struct ip_stats *parts[IP_PHASE_COUNT + 1];
         int n = 0;
-        for (; j < sum.nkaggs && by_name[j]->name_id == by_name[i]->name_id; j++)
+        for (; j < sum.nkernels && by_name[j]->name_id == by_name[i]->name_id; j++)
             if (n <= IP_PHASE_COUNT) parts[n++] = &by_name[j]->st;
         struct ip_stats all;
         ip_stats_init(&all, 1);
@@ -285,8 +287,8 @@ static void write_summaries(struct ip_store *s)
     free(by_name);
     sqlite3_stmt *a = ip_store_prepare(s, "INSERT INTO api_summary VALUES"
                                           " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (size_t i = 0; a && i < sum.naaggs; i++) {
-        struct aagg *g = &sum.aaggs[i];
+    for (size_t i = 0; a && i < sum.napis; i++) {
+        struct api_stats *g = &sum.apis[i];
         sqlite3_bind_int64(a, 1, g->name_id);
         sqlite3_bind_int64(a, 2, (int64_t)g->st.count);
         if (g->st.count) {
@@ -317,7 +319,7 @@ static void write_summaries(struct ip_store *s)
 
 void ip_cupti_sum_write(struct ip_store *s)
 {
-    graph_write(s, sum.ngaggs); /* first: graph launch latencies join the API summary */
+    graph_write(s, sum.ngraphs); /* first: graph launch latencies join the API summary */
     write_summaries(s);
     ip_cupti_busy_write(s);
     write_devices(s);

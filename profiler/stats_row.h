@@ -1,7 +1,7 @@
 /*
  * stats_row.h: one kernel_summary row (schema/schema.sql) from a statistic: the writer writes
  * them at the end of a run (collectors/cupti_summary.c), the report for a run that never got
- * there (report/summaries.c). Binds the nine values; the caller steps the statement.
+ * there (report/run/summaries.c). Binds the nine values; the caller steps the statement.
  */
 #ifndef INFPROF_STATS_ROW_H
 #define INFPROF_STATS_ROW_H

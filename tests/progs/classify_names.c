@@ -1,8 +1,8 @@
 /*
- * classify_names.c: checks report/classify.c against a list of real kernel names
+ * classify_names.c: checks report/run/classify.c against a list of real kernel names
  * (tests/data/kernel_names.tsv: precision, operation, name). Prints each mismatch; exit 1 if any.
  */
-#include "report/classify.h"
+#include "report/run/classify.h"
 
 #include <stdio.h>
 #include <string.h>

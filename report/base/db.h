@@ -1,0 +1,31 @@
+/*
+ * db.h: an infprof database opened read-only, with one-line errors that name the file and the
+ * fix (exit 2) for a missing, damaged or foreign file, and the few queries every reader needs.
+ */
+#ifndef INFPROF_DB_H
+#define INFPROF_DB_H
+
+#include <stdint.h>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+/* Open an infprof database read-only, or exit 2 with one line naming the file and the fix:
+ * missing, not SQLite, empty, truncated, not infprof, or from a newer schema. */
+struct sqlite3 *db_open(const char *path);
+void db_close(struct sqlite3 *db);
+/* Prepare or exit 2 ("damaged database"). */
+struct sqlite3_stmt *db_prepare(struct sqlite3 *db, const char *sql);
+/* Step: 1 row, 0 done; exit 2 on error. */
+int db_step(struct sqlite3_stmt *st);
+int db_has_table(struct sqlite3 *db, const char *name);
+/* A column of a table (databases of older schemas lack some). */
+int db_has_column(struct sqlite3 *db, const char *table, const char *column);
+/* One integer from a query; fallback when it returns no row or NULL. */
+int64_t db_int(struct sqlite3 *db, const char *sql, int64_t fallback);
+/* meta values: malloc'ed text (NULL if absent), or an integer. */
+char *db_meta_text(struct sqlite3 *db, const char *key);
+int db_meta_int(struct sqlite3 *db, const char *key, int64_t *out);
+const char *db_path_of(struct sqlite3 *db);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * cmd_compare.c: `infprof compare [options] BASE NEW`: two runs side by side. Here: the
+ * options; compare/ reads both runs and matches their sections row by row.
+ */
+#include "commands.h"
+#include "../compare/compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void compare_usage(FILE *out)
+{
+    fprintf(out, "usage: infprof compare [--format text|json|csv|md] [--top N] [--wide]\n"
+                 "                       [--by-phase] [--phase PHASE] [--nvtx RANGE] BASE NEW\n\n"
+                 "The sections of two runs side by side: for each phase, kernel name, memory\n"
+                 "figure, API function, memory operation and NVTX range the base value, the new\n"
+                 "value, the delta, the change in %% (and new/base for throughput and latency);\n"
+                 "rows in one run only are 'added' or 'removed'.\n\n"
+                 "  --format F  text (default), json, csv or md\n"
+                 "  --top N     rows per section, largest change first (default 20 in text and\n"
+                 "              md, all in json and csv; 0: all)\n"
+                 "  --by-phase  kernels matched by name and phase\n"
+                 "  --phase P   kernels of phase P only ('no_grad/bf16' or its full label)\n"
+                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob)\n"
+                 "  --wide      do not shorten long names\n");
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct render_opts ro = {OUT_TEXT, 0, 0, 100, NULL, NULL};
+    struct report_opts o = {.top = -1};
+    const char *paths[2];
+    int npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            compare_usage(stdout);
+            return 0;
+        } else if (report_option(argc, argv, &i, &o, &ro)) {
+            continue;
+        } else if (a[0] == '-' && a[1]) {
+            cli_fail("unknown option '%s' (try 'infprof compare --help')", a);
+        } else if (npaths == 2) {
+            cli_fail("compare takes two databases, BASE and NEW (got a third: %s)", a);
+        } else {
+            paths[npaths++] = a;
+        }
+    }
+    if (npaths < 2) cli_fail("compare needs two databases (usage: infprof compare BASE NEW)");
+    report_defaults(&o, &ro);
+    static struct compare_runs runs;
+    struct table *t[64];
+    int k = compare_runs(&runs, paths[0], paths[1], &o, t);
+    render(stdout, t, k, &ro);
+    compare_runs_free(&runs, t, k);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,93 @@
+/*
+ * cmd_info.c: `infprof info`: every INFPROF_* setting with its default and meaning (from the
+ * library's own configuration table), or, given a database, its metadata and schema version.
+ */
+#include "../base/cli.h"
+#include "../base/db.h"
+#include "../base/table.h"
+#include "../../profiler/config.h"
+#include "../../profiler/runinfo.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+static void print_wrapped(const char *text, int indent, int width)
+{
+    int col = indent;
+    printf("%*s", indent, "");
+    const char *p = text;
+    while (*p) {
+        const char *space = strchr(p, ' ');
+        int len = space ? (int)(space - p) : (int)strlen(p);
+        if (col > indent && col + 1 + len > width) {
+            printf("\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", len, p);
+        col += len;
+        p += len;
+        while (*p == ' ') p++;
+    }
+    putchar('\n');
+}
+
+static int info_settings(void)
+{
+    printf("infprof %s settings (environment variables; 'infprof run' passes them on):\n\n",
+           INFPROF_VERSION);
+    for (int i = 0; i < IP_CFG_COUNT; i++) {
+        const struct ip_cfg_entry *e = &ip_cfg_table[i];
+        const char *type = e->type == IP_CFG_BOOL   ? "0|1"
+                           : e->type == IP_CFG_ENUM ? e->choices
+                           : e->type == IP_CFG_STR  ? "text"
+                                                    : "number";
+        printf("%s=%s  (%s)\n", e->name, *e->dflt ? e->dflt : "\"\"", type);
+        print_wrapped(e->doc, 4, 100);
+    }
+    return 0;
+}
+
+static int info_database(const char *path)
+{
+    sqlite3 *db = db_open(path);
+    char buf[4096];
+    fmt_escape(buf, sizeof buf, path); /* a file name may hold anything */
+    printf("%s: infprof database, schema version %lld (this infprof reads up to %d)\n\n", buf,
+           (long long)db_int(db, "PRAGMA user_version", 0), INFPROF_SCHEMA_VERSION);
+    sqlite3_stmt *st = db_prepare(db, "SELECT key, value FROM meta ORDER BY key");
+    while (db_step(st)) {
+        fmt_escape(buf, sizeof buf, (const char *)sqlite3_column_text(st, 1));
+        printf("  %-32s %s\n", (const char *)sqlite3_column_text(st, 0), buf);
+    }
+    sqlite3_finalize(st);
+    printf("\nrows:\n");
+    st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (db_step(st)) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", sqlite3_column_text(st, 0));
+        printf("  %-32s %lld\n", (const char *)sqlite3_column_text(st, 0),
+               (long long)db_int(db, sql, 0));
+    }
+    sqlite3_finalize(st);
+    db_close(db);
+    return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: infprof info [DATABASE]\n\n"
+               "Without a database: every INFPROF_* setting, its default and meaning.\n"
+               "With one: its metadata, schema version and row counts.\n");
+        return 0;
+    }
+    if (argc > 2) cli_fail("info takes at most one database (try 'infprof info --help')");
+    if (argc == 2) {
+        if (argv[1][0] == '-') cli_fail("unknown option '%s' (try 'infprof info --help')", argv[1]);
+        return info_database(argv[1]);
+    }
+    return info_settings();
+}

@@ -1,0 +1,83 @@
+/*
+ * cmd_report.c: `infprof report [options] FILE...`: the report of a run, in text (default), JSON,
+ * CSV or Markdown. The run is read by run/ and its sections built by
+ * sections/build.c into the table model, rendered by base/render.c, so every format carries the
+ * same content. Several files (one per process or rank) go to multi/: each process's sections,
+ * then the combined ones.
+ */
+#include "commands.h"
+#include "../multi/multi.h"
+#include "../sections/sections.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void report_usage(FILE *out)
+{
+    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
+                 "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
+                 "                      [--nvtx RANGE] [--warmup N] FILE [FILE...]\n\n"
+                 "  Several files (one per process or rank): each process's report, then the\n"
+                 "  phases, kernels and memory of all of them combined.\n\n"
+                 "  --format F  text (default), json, csv or md\n"
+                 "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
+                 "              the first phase that ran the model), as 'no_grad/bf16' or\n"
+                 "              'no_grad | autocast bf16'\n"
+                 "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
+                 "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
+                 "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
+                 "              full), full (demangled) or mangled (as CUPTI gives them)\n"
+                 "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
+                 "              from the data, docs/report.md)\n"
+                 "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
+                 " all in json and csv; 0: all)\n"
+                 "  --by-phase  kernels per phase\n"
+                 "  --phase P   kernels of phase P only\n"
+                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
+                 "  --wide      do not shorten long names\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct render_opts ro = {OUT_TEXT, 0, 0, 100, NULL, NULL};
+    struct report_opts o = {.top = -1};
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    if (!paths) cli_fail("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            report_usage(stdout);
+            free(paths);
+            return 0;
+        } else if (report_option(argc, argv, &i, &o, &ro)) {
+            continue;
+        } else if (!strcmp(a, "--baseline")) {
+            if (++i == argc) cli_fail("--baseline needs a phase label, e.g. 'grad/off'");
+            o.baseline = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            cli_fail("unknown option '%s' (try 'infprof report --help')", a);
+        } else {
+            paths[npaths++] = argv[i];
+        }
+    }
+    if (!npaths) cli_fail("no database given (usage: infprof report [options] FILE)");
+    report_defaults(&o, &ro);
+    if (npaths > 1) {
+        int rc = report_several(paths, npaths, &o, &ro);
+        free(paths);
+        return rc;
+    }
+
+    struct sqlite3 *db = db_open(paths[0]);
+    free(paths);
+    struct run_phases phases;
+    phases_load(db, &phases);
+    struct table *t[32];
+    int n = report_build(db, &phases, &o, t, (int)(sizeof t / sizeof t[0]));
+    render(stdout, t, n, &ro);
+    for (int i = 0; i < n; i++) table_free(t[i]);
+    db_close(db);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

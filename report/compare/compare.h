@@ -1,0 +1,61 @@
+/*
+ * compare.h: `infprof compare BASE NEW` (compare_runs.c, compare_sections.c, compare_diff.c).
+ * It starts from the tables the single-run report builds for each database (report_build) and
+ * works on those tables, so every figure means what it means in `infprof report`.
+ */
+#ifndef INFPROF_COMPARE_H
+#define INFPROF_COMPARE_H
+
+#include "../sections/sections.h"
+
+/* ---- compare (compare_diff.c) ------------------------------------------------------------- */
+
+struct diff_fig {
+    const char *key; /* the section's column */
+    int additive;    /* a row on one side only counts as 0 on the other (totals, counts) */
+    int ratio;       /* also new / base (throughput, latency) */
+};
+
+struct diff_spec {
+    const char *key;          /* the section: its key in both runs and in the result */
+    const char *match[3];     /* columns that identify a row (NULL ends) */
+    const char *show[3];      /* columns copied from the side that has the row (text labels) */
+    struct diff_fig figs[10]; /* compared figures (key NULL ends) */
+    const char *sort;         /* figure whose absolute change orders rows; NULL: as found */
+    const char *group;        /* rows are sorted and cut (--top) within each value of this */
+    const char *what;         /* "kernel names": for the note on rows left out */
+};
+
+/* Rows of base and new matched on the spec's columns; for each figure the base value, the new
+ * value, the delta (new - base), the change in % of base and, for ratio figures, new / base;
+ * `status` says "both", "added" (new only) or "removed" (base only). top: rows kept per group
+ * (0 all). */
+struct table *diff_section(const struct diff_spec *s, const struct table *base,
+                           const struct table *new, int top);
+
+/* One side of a comparison: a database read into the report's tables (compare_runs.c). */
+#define COMPARE_TABLES 32
+struct compare_side {
+    const char *path;
+    struct run_phases phases;
+    struct table *t[COMPARE_TABLES];
+    int n;
+};
+/* The side's table of a section (compare_diff.c; exits if the report has none: a bug). */
+struct table *side_table(struct compare_side *s, const char *key);
+/* The compared sections, data and text views, appended to t; returns how many (at most 24).
+ * phase: the label --phase resolved to, or NULL. */
+int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
+                     const char *phase, struct table **t);
+
+/* Both runs read and compared (compare_runs.c): the header that names them and warns when the
+ * comparison may mislead, then the compared sections, appended to t (room for 64); returns how
+ * many. Exits 2 when both name one database or one run. */
+struct compare_runs {
+    struct compare_side base, new;
+};
+int compare_runs(struct compare_runs *r, const char *base_path, const char *new_path,
+                 const struct report_opts *o, struct table **t);
+void compare_runs_free(struct compare_runs *r, struct table **t, int k);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * compare_runs.c: two runs side by side (compare.h). Each database is read into the very tables
+ * `infprof report` prints (report_build), one after the other; the sections are then matched row
+ * by row (compare_sections.c, compare_diff.c). Here: the two sides, and the header that names
+ * both runs and warns when the comparison is doubtful: different GPUs or command lines, a run
+ * that did not finish, records lost.
+ */
+#include "compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void side_load(struct compare_side *s, const char *path, const struct report_opts *o)
+{
+    s->path = path;
+    struct sqlite3 *db = db_open(path);
+    phases_load(db, &s->phases);
+    s->n = report_build(db, &s->phases, o, s->t, COMPARE_TABLES);
+    db_close(db);
+}
+
+/* ---- the header: what was compared, and why the comparison may be doubtful ---------------- */
+
+static const char *text_of(const struct table *run, const char *key)
+{
+    const struct cell *c = table_cell(run, 0, key);
+    return c && !c->null && c->s ? c->s : "";
+}
+
+static int64_t int_of(const struct table *run, const char *key)
+{
+    const struct cell *c = table_cell(run, 0, key);
+    return c && !c->null ? c->i : 0;
+}
+
+/* A collector state "on: ..." (not "off" or "passive"). */
+static int collector_on(const char *state)
+{
+    return state[0] == 'o' && state[1] == 'n';
+}
+
+static void lost_records(const struct table *run, const char *side, const char *w[], int *nw)
+{
+    int64_t ev = int_of(run, "dropped_events"), rec = int_of(run, "cupti_dropped_records");
+    int64_t refused = int_of(run, "cupti_buffers_refused"), errs = int_of(run, "write_errors");
+    if (!ev && !rec && !refused && !errs) return;
+    char what[160] = "";
+    size_t o = 0;
+    if (ev) o += (size_t)snprintf(what + o, sizeof what - o, "%lld events", (long long)ev);
+    if (rec)
+        o += (size_t)snprintf(what + o, sizeof what - o, "%s%lld CUDA records", o ? ", " : "",
+                              (long long)rec);
+    if (refused)
+        o += (size_t)snprintf(what + o, sizeof what - o, "%s%lld CUPTI buffers", o ? ", " : "",
+                              (long long)refused);
+    if (errs)
+        snprintf(what + o, sizeof what - o, "%s%lld database writes", o ? ", " : "",
+                 (long long)errs);
+    w[(*nw)++] = pool_printf("the %s run lost records (%s): its counts are low", side, what);
+}
+
+static int header(struct compare_side *b, struct compare_side *n, struct table **t)
+{
+    struct table *rb = side_table(b, "run"), *rn = side_table(n, "run");
+    if (int_of(rb, "pid") == int_of(rn, "pid") &&
+        !strcmp(text_of(rb, "host"), text_of(rn, "host")) &&
+        int_of(rb, "start_unix_ns") == int_of(rn, "start_unix_ns"))
+        cli_fail("%s and %s hold the same run (pid %lld, same host and start): compare two runs",
+                 b->path, n->path, (long long)int_of(rb, "pid"));
+    const char *w[8];
+    int nw = 0;
+    if (strcmp(text_of(rb, "gpus"), text_of(rn, "gpus")))
+        w[nw++] = "the runs used different GPUs: kernel times are not comparable";
+    if (strcmp(text_of(rb, "command"), text_of(rn, "command")))
+        w[nw++] = "the command lines differ: the runs may not do the same work";
+    if (collector_on(text_of(rb, "collector_cupti")) !=
+        collector_on(text_of(rn, "collector_cupti")))
+        w[nw++] = "CUDA activity was recorded in one run only";
+    for (struct compare_side *s = b; s; s = s == b ? n : NULL) {
+        const struct table *run = s == b ? rb : rn;
+        const char *side = s == b ? "base" : "new";
+        if (!int_of(run, "finished"))
+            w[nw++] = pool_printf("the %s run did not finish (killed, or still running):"
+                                  " its figures stop early",
+                                  side);
+        lost_records(run, side, w, &nw);
+    }
+    /* Data: both run headers under their own names, and what the comparison adds. */
+    rb->key = "base", rn->key = "new";
+    rb->title = rn->title = NULL;
+    struct table *c = table_new("compare", NULL);
+    c->object = 1;
+    table_col(c, "base_file", NULL, COL_TEXT);
+    table_col(c, "new_file", NULL, COL_TEXT);
+    table_col(c, "warnings", NULL, COL_TEXT);
+    table_row(c);
+    table_set_text(c, 0, b->path);
+    table_set_text(c, 1, n->path);
+    char joined[1024] = "";
+    for (int i = 0; i < nw; i++)
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", i ? "; " : "",
+                 w[i]);
+    if (nw) table_set_text(c, 2, joined);
+    /* Text: the facts that say what ran, for each side, then the warnings one per line. */
+    static const struct view_col facts[] = {
+        {"command", NULL},
+        {"host", NULL},
+        {"pid", NULL},
+        {"start_time", NULL},
+        {"duration_ns", NULL},
+        {"end_reason", NULL},
+        {"gpus", NULL},
+        {"collector_cupti", NULL},
+        {"warnings", "Run warnings"},
+    };
+    int k = 0;
+    t[k++] = rb;
+    t[k++] = rn;
+    t[k++] = c;
+    for (struct compare_side *s = b; s; s = s == b ? n : NULL) {
+        struct table *v =
+            table_view(s == b ? rb : rn,
+                       pool_printf("%s: %s", s == b ? "Base" : "New", pool_escaped(s->path, 80)),
+                       facts, (int)(sizeof facts / sizeof *facts));
+        v->object = 1;
+        t[k++] = v;
+    }
+    struct table *wt = table_new(NULL, "Warnings: the comparison may mislead");
+    wt->object = 1;
+    wt->optional = 1;
+    for (int i = 0; i < nw; i++) table_col(wt, NULL, "!", COL_TEXT);
+    if (nw) {
+        table_row(wt);
+        for (int i = 0; i < nw; i++) table_set_text(wt, i, w[i]);
+    }
+    t[k++] = wt;
+    return k;
+}
+
+/* Two names for one file (the same path, a link) compare a run with itself. */
+static void check_distinct(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+        cli_fail("%s and %s are the same database: compare needs two runs", a, b);
+}
+
+int compare_runs(struct compare_runs *r, const char *base_path, const char *new_path,
+                 const struct report_opts *o, struct table **t)
+{
+    check_distinct(base_path, new_path);
+
+    /* Every row of every section on both sides: --top applies to the comparison, and --phase
+     * is resolved against both runs (a phase may exist in one only). */
+    struct report_opts all = {
+        .by_phase = o->by_phase || o->phase, .nvtx = o->nvtx, .format = o->format};
+    struct compare_side *b = &r->base, *n = &r->new;
+    side_load(b, base_path, &all);
+    side_load(n, new_path, &all);
+    const struct run_phases *both[2] = {&b->phases, &n->phases};
+    const char *phase = o->phase ? phase_resolve(both, 2, o->phase) : NULL;
+
+    int k = header(b, n, t);
+    k += compare_sections(b, n, o, phase, t + k);
+    return k;
+}
+
+void compare_runs_free(struct compare_runs *r, struct table **t, int k)
+{
+    /* The run tables belong to the sides: free each table once. */
+    for (int i = 0; i < k; i++)
+        if (t[i] != table_by_key(r->base.t, r->base.n, "base") &&
+            t[i] != table_by_key(r->new.t, r->new.n, "new"))
+            table_free(t[i]);
+    for (int i = 0; i < r->base.n; i++) table_free(r->base.t[i]);
+    for (int i = 0; i < r->new.n; i++) table_free(r->new.t[i]);
+    pool_free();
+}

@@ -1,0 +1,63 @@
+/*
+ * multi.h: `infprof report A B ...` over several databases, one per process or rank
+ * (report_multi.c): each process's report, then the phases, kernels and memory of all of them
+ * combined (multi_combined.c, multi_kernels.c). It starts from the tables the single-run report
+ * builds (report_build), so every figure means what it means in `infprof report`.
+ */
+#ifndef INFPROF_MULTI_H
+#define INFPROF_MULTI_H
+
+#include "../sections/sections.h"
+
+struct multi_run {
+    const char *path, *label; /* label: "pid 123 on host" (pool), unique among the runs */
+    int64_t start_unix;       /* start_unix_ns: with the label, which run this is */
+    struct run_phases phases;
+    struct table *kernels; /* every kernel row of this process (no --top), for the combined */
+    int own_kernels;       /* kernels is not one of the report's tables */
+};
+
+/* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
+struct multi_iter {
+    int64_t start, dur, batch; /* batch -1: unknown */
+    int phase;
+};
+
+/* An allocator's totals after an event, on the wall clock; dev indexes multi_data.devs. */
+struct multi_mem {
+    int64_t wall, allocated, reserved;
+    int proc, dev;
+    int end; /* the process ended: what it held is released */
+};
+
+/* A device as memory sees it: one GPU (by UUID) or the host's memory, which processes on one
+ * host share; a GPU whose UUID is unknown is the process's own. */
+struct multi_dev {
+    char id[192]; /* host and identity: what makes two processes' devices one */
+    char host[64], name[32], uuid[48];
+};
+
+struct multi_data {
+    struct multi_run *runs;
+    int n;
+    struct multi_iter *iters;
+    size_t niters, itercap;
+    struct multi_mem *mem;
+    size_t nmem, memcap;
+    struct multi_dev *devs;
+    int ndevs, devcap;
+};
+
+/* Read what the combined sections need from run `proc`'s open database. */
+void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc);
+/* The combined sections (data and text tables) appended to t; returns how many (at most 8). */
+int multi_combined(struct multi_data *d, const struct report_opts *o, const char *phase,
+                   struct table **t);
+void multi_free(struct multi_data *d);
+/* The kernels of all processes by name (and phase): counts and totals summed; a name that
+ * several processes launched gets its median and deviation from every launch (multi_kernels.c). */
+struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, const char *phase);
+/* `infprof report A B ...`: each process, then all of them combined. */
+int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);
+
+#endif

@@ -1,0 +1,310 @@
+/*
+ * multi_combined.c: the sections of several processes combined (compare.h): phases merged by
+ * label and tensor memory per shared device; the kernels are in multi_kernels.c.
+ *
+ * Phases: iterations, kernels and GPU time are sums; latency percentiles are taken again from
+ * every iteration of every process (a percentile of percentiles is no percentile); throughput is
+ * all iterations over the union of their intervals on the wall clock (start_unix_ns + start), so
+ * processes running side by side add up and processes running one after another average. Peak
+ * memory of a phase is the largest peak of one process, named: phases of different processes do
+ * not happen at the same time, and ranks usually hold separate GPUs, so that is what a device
+ * must hold.
+ *
+ * Memory: a device shared by several processes (the host's memory, or one GPU known by its UUID
+ * on one host) gets the peak of the sum of their allocated bytes over time, on the wall clock:
+ * what it actually had to hold. A sum of peaks would add moments that never met.
+ */
+#include "multi.h"
+#include "../../profiler/stats.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *grow(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap) return v;
+    *cap = *cap ? *cap * 2 : 256;
+    if (!(v = realloc(v, *cap * size))) cli_fail("out of memory");
+    return v;
+}
+
+/* ---- gathering, while each database is open ---------------------------------------------- */
+
+static int device_index(struct multi_data *d, const char *host, int64_t pid, int type, int index,
+                        const char *uuid)
+{
+    struct multi_dev v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.host, sizeof v.host, "%s", host);
+    device_name(type, index, v.name, sizeof v.name);
+    if (type == 1 && uuid && uuid[0]) snprintf(v.uuid, sizeof v.uuid, "%s", uuid);
+    if (type == 0 || v.uuid[0])
+        snprintf(v.id, sizeof v.id, "%s\x1f%s", host, type == 0 ? "cpu" : v.uuid);
+    else
+        snprintf(v.id, sizeof v.id, "%s\x1f%lld\x1f%s", host, (long long)pid, v.name);
+    for (int i = 0; i < d->ndevs; i++)
+        if (!strcmp(d->devs[i].id, v.id)) return i;
+    size_t cap = (size_t)d->devcap;
+    d->devs = grow(d->devs, (size_t)d->ndevs, &cap, sizeof *d->devs);
+    d->devcap = (int)cap;
+    d->devs[d->ndevs] = v;
+    return d->ndevs++;
+}
+
+/* Each process's steady iterations, with the latency its own report uses (to GPU completion,
+ * warm-up left out), on the wall clock. */
+static void gather_iterations(const struct run_phases *p, struct multi_data *d, int64_t start_unix)
+{
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        for (size_t k = 0; k < ph->nsteady; k++) {
+            d->iters = grow(d->iters, d->niters, &d->itercap, sizeof *d->iters);
+            struct multi_iter *it = &d->iters[d->niters++];
+            it->phase = ph->id;
+            it->start = start_unix + ph->steady_start[k];
+            it->dur = ph->steady[k];
+            it->batch = ph->steady_batch[k];
+        }
+    }
+}
+
+static void push_mem(struct multi_data *d, struct multi_mem m)
+{
+    d->mem = grow(d->mem, d->nmem, &d->memcap, sizeof *d->mem);
+    d->mem[d->nmem++] = m;
+}
+
+void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc)
+{
+    int64_t start = 0, dur = -1, pid = 0;
+    db_meta_int(db, "start_unix_ns", &start);
+    db_meta_int(db, "pid", &pid);
+    /* A run that did not finish has no duration: its memory counts until its last report. */
+    if (!db_meta_int(db, "duration_ns", &dur))
+        dur = db_int(db, "SELECT max(ts) FROM tensor_memory", 0);
+    gather_iterations(p, d, start);
+    char *host = db_meta_text(db, "host");
+    char uuid[REPORT_MAX_DEVICES][48] = {{0}};
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, uuid FROM devices");
+    while (db_step(st)) {
+        int id = sqlite3_column_int(st, 0);
+        if (id >= 0 && id < REPORT_MAX_DEVICES && sqlite3_column_text(st, 1))
+            snprintf(uuid[id], sizeof uuid[id], "%s", sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    int used[REPORT_MAX_DEVICES * 2], nused = 0;
+    st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved FROM"
+                        " tensor_memory");
+    while (db_step(st)) {
+        int type = sqlite3_column_int(st, 1), index = sqlite3_column_int(st, 2);
+        int dev = device_index(d, host ? host : "?", pid, type, index,
+                               type == 1 && index >= 0 && index < REPORT_MAX_DEVICES ? uuid[index]
+                                                                                     : NULL);
+        int seen = 0;
+        for (int k = 0; k < nused; k++) seen |= used[k] == dev;
+        if (!seen && nused < (int)(sizeof used / sizeof *used)) used[nused++] = dev;
+        push_mem(d, (struct multi_mem){start + sqlite3_column_int64(st, 0),
+                                       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                       proc, dev, 0});
+    }
+    sqlite3_finalize(st);
+    /* When the process ended, what it held was given back. */
+    for (int k = 0; k < nused; k++)
+        push_mem(d, (struct multi_mem){start + dur, 0, 0, proc, used[k], 1});
+    free(host);
+}
+
+void multi_free(struct multi_data *d)
+{
+    free(d->runs);
+    free(d->iters);
+    free(d->mem);
+    free(d->devs);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- phases ------------------------------------------------------------------------------ */
+
+enum {
+    P_SHORT,
+    P_LABEL,
+    P_PROCS,
+    P_ITERS,
+    P_TPUT,
+    P_ITEMS,
+    P_P50,
+    P_P95,
+    P_P99,
+    P_KERNELS,
+    P_GPU,
+    P_PEAK,
+    P_PEAK_PROC,
+    P_RSRVD
+};
+
+static void combined_iterations(struct multi_data *d, struct table *t, int id)
+{
+    struct ip_stats lat;
+    ip_stats_init(&lat, 0);
+    struct interval *v = malloc((d->niters + 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    int64_t items = 0;
+    int batched = 1;
+    for (size_t i = 0; i < d->niters; i++) {
+        const struct multi_iter *it = &d->iters[i];
+        if (it->phase != id) continue;
+        ip_stats_add(&lat, it->dur);
+        v[n++] = (struct interval){it->start, it->start + it->dur};
+        if (it->batch < 0) batched = 0;
+        items += it->batch;
+    }
+    table_set_int(t, P_ITERS, (int64_t)n);
+    if (n) {
+        int64_t busy = union_length(v, n);
+        ip_stats_median(&lat, NULL); /* sorts: the percentiles below need it */
+        if (busy > 0) table_set_num(t, P_TPUT, (double)n * 1e9 / (double)busy);
+        if (busy > 0 && batched) table_set_num(t, P_ITEMS, (double)items * 1e9 / (double)busy);
+        table_set_int(t, P_P50, ip_stats_percentile(&lat, 50));
+        table_set_int(t, P_P95, ip_stats_percentile(&lat, 95));
+        table_set_int(t, P_P99, ip_stats_percentile(&lat, 99));
+    }
+    ip_stats_free(&lat);
+    free(v);
+}
+
+static void combined_phase_row(struct multi_data *d, struct table *t, const struct phase_info *ph)
+{
+    char s[64];
+    table_row(t);
+    phase_short_label(ph, s, sizeof s);
+    table_set_text(t, P_SHORT, s);
+    table_set_text(t, P_LABEL, ph->label);
+    int procs = 0, iters = 0, kernels = 0, memory = 0, reserved = 0;
+    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0;
+    const char *peak_proc = NULL;
+    for (int r = 0; r < d->n; r++) {
+        const struct run_phases *p = &d->runs[r].phases;
+        for (int i = 0; i < p->n; i++) {
+            const struct phase_info *x = &p->v[i];
+            if (x->id != ph->id) continue;
+            procs++;
+            iters |= x->has_iterations;
+            if (x->has_kernels) kernels = 1, nk += x->kernels, gpu += x->gpu_time;
+            if (x->has_memory && x->peak_alloc > peak)
+                memory = 1, peak = x->peak_alloc, peak_proc = d->runs[r].label;
+            if (x->has_memory && x->has_reserved && x->peak_reserved > rsrvd)
+                reserved = 1, rsrvd = x->peak_reserved;
+        }
+    }
+    table_set_int(t, P_PROCS, procs);
+    if (iters) combined_iterations(d, t, ph->id);
+    if (kernels) table_set_int(t, P_KERNELS, nk), table_set_int(t, P_GPU, gpu);
+    if (memory) table_set_int(t, P_PEAK, peak), table_set_text(t, P_PEAK_PROC, peak_proc);
+    if (reserved) table_set_int(t, P_RSRVD, rsrvd);
+}
+
+static struct table *combined_phases(struct multi_data *d)
+{
+    struct table *t = table_new("combined_phases", "All processes: phases (merged by label)");
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    table_col(t, "processes", "Procs", COL_INT);
+    table_col(t, "iterations", "Iters", COL_INT);
+    table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
+    table_col(t, "items_per_s", NULL, COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "latency_p99_ns", NULL, COL_NS);
+    table_col(t, "kernels", "Kernels", COL_INT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    table_col(t, "peak_allocated_max_bytes", "Max peak", COL_BYTES);
+    table_col(t, "peak_allocated_max_process", NULL, COL_TEXT);
+    table_col(t, "peak_reserved_max_bytes", NULL, COL_BYTES);
+    /* Phase ids are fixed (1 + 3 * grad + autocast): the same label has the same id in every
+     * database, and ids give the order the single-run report uses. */
+    for (int id = 0; id < 64; id++)
+        for (int r = 0; r < d->n; r++) {
+            const struct run_phases *p = &d->runs[r].phases;
+            int i = 0;
+            while (i < p->n && p->v[i].id != id) i++;
+            if (i == p->n) continue;
+            combined_phase_row(d, t, &p->v[i]);
+            break;
+        }
+    t->note = "Max peak: the largest of one process; percentiles from all iterations";
+    return t;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static int cmp_mem(const void *a, const void *b)
+{
+    const struct multi_mem *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev - y->dev;
+    if (x->wall != y->wall) return (x->wall > y->wall) - (x->wall < y->wall);
+    return y->end - x->end; /* a process that ends as another allocates held nothing then */
+}
+
+static struct table *combined_memory(struct multi_data *d)
+{
+    struct table *t = table_new("combined_memory", "All processes: tensor memory per device");
+    table_col(t, "host", "Host", COL_NAME);
+    table_col(t, "device", "Device", COL_TEXT);
+    table_col(t, "uuid", NULL, COL_TEXT);
+    table_col(t, "processes", "Procs", COL_INT);
+    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
+    table_col(t, "largest_process_peak_bytes", "Largest process", COL_BYTES);
+    qsort(d->mem, d->nmem, sizeof *d->mem, cmp_mem);
+    /* Per process, what its allocator holds now on the device being swept, and whether it
+     * used the device at all. */
+    int64_t *alloc = calloc((size_t)d->n * 2 + 1, sizeof *alloc);
+    int *used = calloc((size_t)d->n + 1, sizeof *used);
+    if (!alloc || !used) cli_fail("out of memory");
+    int64_t *res = alloc + d->n;
+    for (size_t i = 0; i < d->nmem;) {
+        int dev = d->mem[i].dev, procs = 0;
+        int64_t sum_a = 0, sum_r = 0, peak_a = 0, peak_r = 0, largest = 0;
+        memset(alloc, 0, (size_t)d->n * 2 * sizeof *alloc);
+        memset(used, 0, (size_t)d->n * sizeof *used);
+        for (; i < d->nmem && d->mem[i].dev == dev; i++) {
+            const struct multi_mem *m = &d->mem[i];
+            used[m->proc] = 1;
+            sum_a += m->allocated - alloc[m->proc];
+            sum_r += m->reserved - res[m->proc];
+            alloc[m->proc] = m->allocated;
+            res[m->proc] = m->reserved;
+            if (sum_a > peak_a) peak_a = sum_a;
+            if (sum_r > peak_r) peak_r = sum_r;
+            if (m->allocated > largest) largest = m->allocated;
+        }
+        for (int p = 0; p < d->n; p++) procs += used[p];
+        const struct multi_dev *v = &d->devs[dev];
+        table_row(t);
+        table_set_text(t, 0, v->host);
+        table_set_text(t, 1, v->name);
+        if (v->uuid[0]) table_set_text(t, 2, v->uuid);
+        table_set_int(t, 3, procs);
+        table_set_int(t, 4, peak_a);
+        if (strcmp(v->name, "cpu")) table_set_int(t, 5, peak_r); /* no reserve on the CPU */
+        table_set_int(t, 6, largest);
+    }
+    free(alloc);
+    free(used);
+    t->note = "Peak: of the sum over the processes that share the device (one host; a GPU by its"
+              " UUID)";
+    return t;
+}
+
+int multi_combined(struct multi_data *d, const struct report_opts *o, const char *phase,
+                   struct table **t)
+{
+    int k = 0;
+    t[k++] = combined_phases(d);
+    t[k++] = multi_kernels(d, o, phase);
+    t[k++] = combined_memory(d);
+    t[2]->optional = 1;
+    return k;
+}

@@ -1,0 +1,234 @@
+/*
+ * multi_kernels.c: the kernels of several processes combined, by name (and phase with --by-phase
+ * or --phase), in the columns of the single-run kernel table plus the number of processes.
+ * Counts, totals, minima and maxima combine exactly. Medians do not: a name that one process
+ * launched keeps that process's median (exact up to the sample size docs/report.md gives), and a
+ * name that several launched gets its median and standard deviation from every launch, read
+ * again from each database's kernel rows.
+ */
+#include "multi.h"
+#include "../../profiler/map.h"
+#include "../../profiler/stats.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+    char *key; /* phase label (or "") \x1f name */
+    int run, row;
+};
+
+struct group {
+    const char *key, *label, *name; /* label NULL: all phases */
+    int runs, order;
+    int64_t count, total, min, max, med;
+    double stddev;
+    int raw; /* from every launch */
+    struct ip_stats st;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : x->run - y->run;
+}
+
+static char *key_of(const char *label, const char *name)
+{
+    size_t a = strlen(label), b = strlen(name);
+    char *k = malloc(a + b + 2);
+    if (!k) cli_fail("out of memory");
+    memcpy(k, label, a);
+    k[a] = '\x1f';
+    memcpy(k + a + 1, name, b + 1);
+    return k;
+}
+
+static int64_t int_at(const struct table *t, int r, const char *col)
+{
+    const struct cell *c = table_cell(t, r, col);
+    return c && !c->null ? c->i : 0;
+}
+
+/* Phase id of a label in any run (the order of the single-run report); 0 for "none". */
+static int phase_order(const struct multi_data *d, const char *label)
+{
+    for (int r = 0; label && r < d->n; r++)
+        for (int i = 0; i < d->runs[r].phases.n; i++)
+            if (!strcmp(d->runs[r].phases.v[i].label, label)) return d->runs[r].phases.v[i].id;
+    return 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct group *x = a, *y = b;
+    if (x->order != y->order) return x->order - y->order;
+    if (x->total != y->total) return (x->total < y->total) - (x->total > y->total);
+    return strcmp(x->name, y->name);
+}
+
+static int cmp_group_key(const void *key, const void *g)
+{
+    return strcmp(key, ((const struct group *)g)->key);
+}
+
+/* Every launch of the names several processes share, from one database's rows. */
+static void read_launches(struct multi_data *d, int run, struct group *g, int ng, int by_phase)
+{
+    const struct multi_run *r = &d->runs[run];
+    struct sqlite3 *db = db_open(r->path);
+    struct ip_map sig = {0};
+    sqlite3_stmt *st = db_prepare(db, "SELECT g.id, g.phase, s.value FROM launch_sigs g JOIN"
+                                      " strings s ON s.id = g.name_id");
+    while (db_step(st)) {
+        const char *label = "";
+        if (by_phase) {
+            label = "none";
+            for (int i = 0; i < r->phases.n; i++)
+                if (r->phases.v[i].id == sqlite3_column_int(st, 1)) label = r->phases.v[i].label;
+        }
+        char *k = key_of(label, (const char *)sqlite3_column_text(st, 2));
+        struct group *x = bsearch(k, g, (size_t)ng, sizeof *g, cmp_group_key);
+        free(k);
+        if (!x || !x->raw) continue;
+        uint64_t *slot = ip_map_put(&sig, (uint64_t)sqlite3_column_int64(st, 0) + 1);
+        if (!slot) cli_fail("out of memory");
+        *slot = (uint64_t)(x - g) + 1;
+    }
+    sqlite3_finalize(st);
+    st = db_prepare(db, "SELECT sig, dur FROM kernel_rows");
+    while (db_step(st)) {
+        uint64_t *slot = ip_map_get(&sig, (uint64_t)sqlite3_column_int64(st, 0) + 1);
+        if (slot) ip_stats_add(&g[*slot - 1].st, sqlite3_column_int64(st, 1));
+    }
+    sqlite3_finalize(st);
+    ip_map_free(&sig);
+    db_close(db);
+}
+
+/* Entries of every run's kernel table grouped by key; groups sorted by key. */
+static struct group *group_rows(struct multi_data *d, int by_phase, struct entry **ev, int *ng,
+                                int *reread)
+{
+    int n = 0;
+    for (int r = 0; r < d->n; r++) n += d->runs[r].kernels->nrows;
+    struct entry *e = calloc((size_t)n + 1, sizeof *e);
+    struct group *g = calloc((size_t)n + 1, sizeof *g);
+    if (!e || !g) cli_fail("out of memory");
+    int k = 0;
+    for (int r = 0; r < d->n; r++) {
+        const struct table *t = d->runs[r].kernels;
+        for (int row = 0; row < t->nrows; row++) {
+            const struct cell *ph = table_cell(t, row, "phase"), *nm = table_cell(t, row, "name");
+            const char *label = by_phase && ph && ph->s ? ph->s : "";
+            e[k++] = (struct entry){key_of(label, nm && nm->s ? nm->s : ""), r, row};
+        }
+    }
+    qsort(e, (size_t)n, sizeof *e, cmp_entry);
+    int m = 0;
+    for (int i = 0; i < n; m++) {
+        struct group *x = &g[m];
+        int first = i;
+        x->key = e[i].key;
+        const struct table *t = d->runs[e[i].run].kernels;
+        const struct cell *ph = table_cell(t, e[i].row, "phase");
+        x->label = by_phase && ph && ph->s ? ph->s : NULL;
+        x->name = table_cell(t, e[i].row, "name")->s;
+        x->order = phase_order(d, x->label);
+        x->min = INT64_MAX;
+        for (; i < n && !strcmp(e[i].key, x->key); i++) {
+            t = d->runs[e[i].run].kernels;
+            x->runs++;
+            x->count += int_at(t, e[i].row, "instances");
+            x->total += int_at(t, e[i].row, "total_ns");
+            int64_t lo = int_at(t, e[i].row, "min_ns"), hi = int_at(t, e[i].row, "max_ns");
+            if (lo < x->min) x->min = lo;
+            if (hi > x->max) x->max = hi;
+            x->med = int_at(t, e[i].row, "med_ns");
+            x->stddev = table_cell(t, e[i].row, "stddev_ns")->d;
+        }
+        if (x->runs > 1) {
+            x->raw = 1;
+            ip_stats_init(&x->st, 0);
+            for (int j = first; j < i; j++) reread[e[j].run] = 1;
+        }
+    }
+    *ev = e;
+    *ng = m;
+    return g;
+}
+
+struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, const char *phase)
+{
+    int by_phase = o->by_phase || phase, show_phase = o->by_phase && !phase;
+    struct entry *e;
+    int ng, *reread = calloc((size_t)d->n, sizeof *reread);
+    if (!reread) cli_fail("out of memory");
+    struct group *g = group_rows(d, by_phase, &e, &ng, reread);
+    for (int r = 0; r < d->n; r++)
+        if (reread[r]) read_launches(d, r, g, ng, by_phase);
+    free(reread);
+    for (int i = 0; i < ng; i++) {
+        struct group *x = &g[i];
+        if (!x->raw) continue;
+        x->count = (int64_t)x->st.count;
+        x->total = x->st.total;
+        x->min = x->st.min;
+        x->max = x->st.max;
+        x->med = ip_stats_median(&x->st, NULL);
+        x->stddev = ip_stats_stddev(&x->st);
+    }
+    qsort(g, (size_t)ng, sizeof *g, cmp_group);
+
+    const char *title =
+        phase ? pool_printf("All processes: CUDA kernels of phase %s", pool_escaped(phase, 60))
+        : o->by_phase ? "All processes: CUDA kernels (by phase)"
+                      : "All processes: CUDA kernels (all phases)";
+    struct table *t = table_new("combined_kernels", title);
+    if (show_phase) table_col(t, NULL, "Phase", COL_TEXT);
+    int c0 = t->ncols;
+    table_col(t, "phase", NULL, COL_TEXT);
+    static const struct stat_cols stat = {"instances", "Instances", 0, 0, 0, 0};
+    table_stat_cols(t, &stat);
+    table_col(t, "processes", "Procs", COL_INT);
+    table_col(t, "name", "Name", COL_KERNEL);
+    int hidden = 0;
+    for (int i = 0; i < ng; i++) {
+        struct group *x = &g[i];
+        double all = 0;
+        int rank = 0;
+        for (int j = 0; j < ng; j++)
+            if (g[j].order == x->order) all += (double)g[j].total, rank += j < i;
+        if (o->top && rank >= o->top) {
+            hidden++;
+            continue;
+        }
+        table_row(t);
+        if (show_phase) {
+            const struct phase_info *ph = NULL;
+            for (int r = 0; r < d->n && !ph; r++)
+                for (int k = 0; k < d->runs[r].phases.n; k++)
+                    if (d->runs[r].phases.v[k].id == x->order && x->order)
+                        ph = &d->runs[r].phases.v[k];
+            char s[64] = "none";
+            if (ph) phase_short_label(ph, s, sizeof s);
+            table_set_text(t, 0, s);
+        }
+        if (x->label) table_set_text(t, c0, x->label);
+        struct stat_cells s = {1, all, x->total, x->count, x->med, x->min, x->max, x->stddev};
+        table_set_stats(t, c0 + 1, &s);
+        table_set_int(t, c0 + 9, x->runs);
+        table_set_text(t, c0 + 10, x->name);
+    }
+    if (hidden) t->note = pool_printf("%d more kernel names not shown (--top 0 shows all)", hidden);
+    for (int i = 0; i < ng; i++)
+        if (g[i].raw) ip_stats_free(&g[i].st);
+    int nentries = 0;
+    for (int r = 0; r < d->n; r++) nentries += d->runs[r].kernels->nrows;
+    for (int i = 0; i < nentries; i++) free(e[i].key);
+    free(g);
+    free(e);
+    return t;
+}

@@ -1,0 +1,116 @@
+/*
+ * classify.c: kernel names to compute type and operation class (classify.h).
+ *
+ * The names carry the facts: cuBLAS and CUTLASS spell the types (sm90_xmma_gemm_bf16bf16_...,
+ * cutlass_80_tensorop_f16_s16816gemm_...), cuDNN too (..._fprop_implicit_gemm_tf32f32_...),
+ * ATen kernels carry them as template arguments (c10::Half, c10::BFloat16, float). Rules, first
+ * match wins, on the lower-cased name:
+ *   fp8   e4m3, e5m2, fp8
+ *   int8  int8, i8i8, s8s8, imma, i8816, i16832, "signed char"
+ *   bf16  bf16, bfloat16
+ *   tf32  tf32
+ *   fp16  half (c10::Half, __half, half_t), fp16, f16, h1688, h16816, h884, hgemm
+ *   tf32  s1688gemm with no type above (Ampere runs TF32 as m16n8k8; Turing's fp16 1688
+ *         GEMMs name fp16)
+ *   other double, f64, dgemm, fp4, e2m1
+ *   fp32  float, f32, fp32, sgemm, scudnn
+ *   else  unknown
+ * Operation, first match: attention (flash, fmha, attention, sdpa), conv (conv, fprop, dgrad,
+ * wgrad, winograd, implicit_convolve, cudnn::cnn), norm (batch_norm, batchnorm, bn_fw, layer_norm,
+ * layernorm, group_norm, rms_norm, instance_norm), layout (nchwtonhwc, nhwctonchw), dropout,
+ * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma), copy (copy_kernel, memcpy), reduction
+ * (reduce_kernel, reduction, softmax), elementwise (elementwise, pointwise), else other. Names
+ * are demangled first (names.c).
+ */
+#include "classify.h"
+#include "../base/names.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static int has(const char *s, const char *word)
+{
+    return strstr(s, word) != NULL;
+}
+
+static int has_any(const char *s, const char *const *words)
+{
+    for (; *words; words++)
+        if (has(s, *words)) return 1;
+    return 0;
+}
+
+static enum precision precision_of(const char *s)
+{
+    static const char *const fp8[] = {"e4m3", "e5m2", "fp8", NULL};
+    static const char *const int8[] = {"int8",  "i8i8",   "s8s8",        "imma",
+                                       "i8816", "i16832", "signed char", NULL};
+    static const char *const bf16[] = {"bf16", "bfloat16", NULL};
+    static const char *const fp16[] = {"half",   "fp16", "f16",   "h1688",
+                                       "h16816", "h884", "hgemm", NULL};
+    static const char *const other[] = {"double", "f64", "dgemm", "fp4", "e2m1", NULL};
+    static const char *const fp32[] = {"float", "f32", "fp32", "sgemm", "scudnn", NULL};
+    if (has_any(s, fp8)) return PREC_FP8;
+    if (has_any(s, int8)) return PREC_INT8;
+    if (has_any(s, bf16)) return PREC_BF16;
+    if (has(s, "tf32")) return PREC_TF32;
+    if (has_any(s, fp16)) return PREC_FP16;
+    if (has(s, "s1688gemm")) return PREC_TF32; /* after fp16: Turing's fp16 GEMMs are 1688 too */
+    if (has_any(s, other)) return PREC_OTHER;
+    if (has_any(s, fp32)) return PREC_FP32;
+    return PREC_UNKNOWN;
+}
+
+static enum opclass opclass_of(const char *s)
+{
+    static const char *const attention[] = {"flash", "fmha", "attention", "sdpa", NULL};
+    static const char *const conv[] = {
+        "conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_convolve", "cudnn::cnn", NULL};
+    static const char *const norm[] = {"batch_norm", "batchnorm",     "bn_fw",      "bn_bw",
+                                       "layer_norm", "layernorm",     "group_norm", "rms_norm",
+                                       "rmsnorm",    "instance_norm", NULL};
+    static const char *const layout[] = {"nchwtonhwc", "nhwctonchw", NULL};
+    static const char *const gemm[] = {"gemm",    "gemv",  "matmul", "cublas",
+                                       "cutlass", "wgmma", NULL};
+    if (has_any(s, attention)) return OP_ATTENTION;
+    if (has_any(s, conv)) return OP_CONV;
+    if (has_any(s, norm)) return OP_NORM;
+    if (has_any(s, layout)) return OP_LAYOUT;
+    if (has(s, "dropout")) return OP_DROPOUT;
+    if (has_any(s, gemm)) return OP_GEMM;
+    static const char *const copy[] = {"copy_kernel", "memcpy", NULL};
+    static const char *const reduction[] = {"reduce_kernel", "reduction", "softmax", NULL};
+    static const char *const elementwise[] = {"elementwise", "pointwise", NULL};
+    if (has_any(s, copy)) return OP_COPY;
+    if (has_any(s, reduction)) return OP_REDUCTION;
+    if (has_any(s, elementwise)) return OP_ELEMENTWISE;
+    return OP_OTHER;
+}
+
+void classify_kernel(const char *name, enum precision *p, enum opclass *op)
+{
+    /* Rules read C++ (template arguments spell the types), so mangled names are demangled. */
+    char plain[2048], low[2048];
+    name_demangled(name, plain, sizeof plain);
+    name = plain;
+    size_t n = 0;
+    for (; name[n] && n + 1 < sizeof low; n++) low[n] = (char)tolower((unsigned char)name[n]);
+    low[n] = 0;
+    if (p) *p = precision_of(low);
+    if (op) *op = opclass_of(low);
+}
+
+const char *precision_name(enum precision p)
+{
+    static const char *const names[PREC_COUNT] = {"fp32", "tf32", "fp16",  "bf16",
+                                                  "fp8",  "int8", "other", "unknown"};
+    return p < PREC_COUNT ? names[p] : "unknown";
+}
+
+const char *opclass_name(enum opclass op)
+{
+    static const char *const names[OP_COUNT] = {"gemm",        "conv",    "attention", "norm",
+                                                "layout",      "dropout", "copy",      "reduction",
+                                                "elementwise", "other"};
+    return op < OP_COUNT ? names[op] : "other";
+}

@@ -1,0 +1,375 @@
+/*
+ * iterations.c: per phase, what one iteration costs the user (docs/report.md, "Iterations").
+ *
+ * Latency is to GPU completion: an iteration ends when its host call has returned and the last
+ * GPU work launched inside it has finished. The end of that work comes, best first, from the
+ * iteration's own row (iterations.gpu_end, written when the run finished), from the kernels
+ * that carry its id (kernel_rows.iter: a run that did not finish), or, for databases of
+ * schema 1, from the CUDA API records: each kernel, copy and memset belongs to the iteration in
+ * which its thread made the launching call. Without any of them the host time is all there is,
+ * and the report says so.
+ *
+ * Warm-up: the leading iterations of a phase slower than its steady state, where the steady
+ * state is the second half of its iterations: slower than median + max(5 x 1.4826 x MAD, 10% of
+ * the median). They are shown apart, with what the data says caused them, and left out of every
+ * steady-state figure. `--warmup N` takes the first N of each phase instead.
+ */
+#include "run.h"
+#include "../../profiler/stats.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int warmup_override = -1;
+
+void iterations_set_warmup(int n)
+{
+    warmup_override = n;
+}
+
+struct iter {
+    int64_t id, tid, start, host, gpu_end, items;
+    int64_t kernels; /* GPU work launched inside it, -1 unknown */
+    int phase;
+    int64_t batch; /* -1 unknown */
+};
+
+struct iters {
+    struct iter *v;
+    size_t n;
+};
+
+static int cmp_tid_start(const void *a, const void *b)
+{
+    const struct iter *x = a, *y = b;
+    if (x->tid != y->tid) return (x->tid > y->tid) - (x->tid < y->tid);
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The iteration of thread `tid` whose host call holds `ts` (v sorted by tid, start), or NULL. */
+static struct iter *iter_at(struct iters *it, int64_t tid, int64_t ts)
+{
+    size_t lo = 0, hi = it->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        struct iter *m = &it->v[mid];
+        if (m->tid < tid || (m->tid == tid && m->start <= ts))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo) return NULL;
+    struct iter *c = &it->v[lo - 1];
+    return c->tid == tid && ts <= c->start + c->host ? c : NULL;
+}
+
+static void note_work(struct iter *x, int64_t end)
+{
+    if (!x) return;
+    if (end > x->gpu_end) x->gpu_end = end;
+    x->kernels = x->kernels < 0 ? 1 : x->kernels + 1;
+}
+
+/* Schema 1: each record's launching call (cuda_api) gives its thread and time. */
+static int gpu_from_api(sqlite3 *db, struct iters *it)
+{
+    if (!db_int(db, "SELECT EXISTS (SELECT 1 FROM cuda_api)", 0)) return 0;
+    static const char *const sql[] = {
+        "SELECT a.tid, a.start, k.start + k.dur FROM kernel_rows k JOIN cuda_api a"
+        " ON a.corr = k.corr",
+        "SELECT a.tid, a.start, m.start + m.dur FROM memcpy m JOIN cuda_api a ON a.corr = m.corr",
+        "SELECT a.tid, a.start, m.start + m.dur FROM memset m JOIN cuda_api a ON a.corr = m.corr",
+    };
+    int any = 0;
+    for (size_t q = 0; q < sizeof sql / sizeof *sql; q++) {
+        sqlite3_stmt *st = db_prepare(db, sql[q]);
+        while (db_step(st)) {
+            struct iter *x = iter_at(it, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+            note_work(x, sqlite3_column_int64(st, 2));
+            any |= x != NULL;
+        }
+        sqlite3_finalize(st);
+    }
+    return any;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    const struct iter *x = *(struct iter *const *)a, *y = *(struct iter *const *)b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Schema 2, a run that did not finish: the kernels that carry the iteration's id. */
+static int gpu_from_ids(sqlite3 *db, struct iters *it)
+{
+    if (!db_has_column(db, "kernel_rows", "iter")) return 0;
+    struct iter **byid = malloc((it->n ? it->n : 1) * sizeof *byid);
+    if (!byid) cli_fail("out of memory");
+    for (size_t i = 0; i < it->n; i++) byid[i] = &it->v[i];
+    qsort(byid, it->n, sizeof *byid, cmp_id);
+    sqlite3_stmt *st = db_prepare(db, "SELECT iter, max(start + dur), count(*) FROM kernel_rows"
+                                      " WHERE iter IS NOT NULL GROUP BY iter");
+    int any = 0;
+    while (db_step(st)) {
+        struct iter key = {.id = sqlite3_column_int64(st, 0)}, *kp = &key;
+        struct iter **x = bsearch(&kp, byid, it->n, sizeof *byid, cmp_id);
+        if (!x) continue;
+        (*x)->gpu_end = sqlite3_column_int64(st, 1);
+        (*x)->kernels = sqlite3_column_int64(st, 2);
+        any = 1;
+    }
+    sqlite3_finalize(st);
+    free(byid);
+    return any;
+}
+
+static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
+{
+    int v2 = db_has_column(db, "iterations", "gpu_end");
+    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iterations", 0);
+    it->v = calloc(cap ? cap : 1, sizeof *it->v);
+    if (!it->v) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
+                                           " gpu_items FROM iterations"
+                                         : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
+                                           " NULL FROM iterations");
+    int have_end = 0;
+    while (db_step(st) && it->n < cap) {
+        struct iter *x = &it->v[it->n++];
+        x->id = sqlite3_column_int64(st, 0);
+        x->tid = sqlite3_column_int64(st, 1);
+        x->phase = sqlite3_column_int(st, 2);
+        x->start = sqlite3_column_int64(st, 3);
+        x->host = sqlite3_column_int64(st, 4);
+        x->batch = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
+        x->gpu_end = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6);
+        x->kernels = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
+        have_end |= x->gpu_end != 0;
+    }
+    sqlite3_finalize(st);
+    qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
+    if (!have_end && it->n) have_end = v2 ? gpu_from_ids(db, it) : gpu_from_api(db, it);
+    *gpu_known = have_end;
+}
+
+static int64_t median_of(int64_t *v, size_t n) /* sorts v */
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* How many leading iterations are warm-up (latencies in time order). */
+size_t iterations_warmup(const int64_t *lat, size_t n)
+{
+    if (warmup_override >= 0) return (size_t)warmup_override < n ? (size_t)warmup_override : n;
+    if (n < 4) return 0;
+    size_t half = n / 2, m = n - half;
+    int64_t *tail = malloc(m * sizeof *tail);
+    if (!tail) cli_fail("out of memory");
+    memcpy(tail, lat + half, m * sizeof *tail);
+    int64_t med = median_of(tail, m);
+    for (size_t i = 0; i < m; i++) tail[i] = llabs(lat[half + i] - med);
+    int64_t mad = median_of(tail, m);
+    free(tail);
+    double margin = fmax(5 * 1.4826 * (double)mad, 0.10 * (double)med);
+    size_t k = 0;
+    while (k < half && (double)lat[k] > (double)med + margin) k++;
+    return k;
+}
+
+/* What the warm-up window [a, b] of a phase shows, in words ("" when nothing does). */
+static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, int64_t b,
+                         int64_t extra_kernels, int64_t steady_kernels, char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = 0;
+    if (db_has_table(db, "cudnn_calls")) {
+        sqlite3_stmt *st = db_prepare(
+            db, "SELECT count(*), coalesce(sum(c.dur), 0) FROM cudnn_calls c JOIN strings s ON"
+                " s.id = c.fn_id WHERE c.start BETWEEN ? AND ? AND (s.value LIKE 'cudnnFind%' OR"
+                " s.value LIKE 'cudnnGet%Algorithm%' OR s.value = 'cudnnBackendFinalize')");
+        sqlite3_bind_int64(st, 1, a);
+        sqlite3_bind_int64(st, 2, b);
+        if (db_step(st) && sqlite3_column_int64(st, 0) > 0) {
+            char t[32];
+            fmt_ns(t, sizeof t, (double)sqlite3_column_int64(st, 1));
+            o += (size_t)snprintf(out + o, n - o,
+                                  "cuDNN algorithm search and plan builds (%lld"
+                                  " calls, %s)",
+                                  (long long)sqlite3_column_int64(st, 0), t);
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_stmt *st = db_prepare(
+        db, "SELECT max(reserved) - coalesce((SELECT reserved FROM tensor_memory WHERE"
+            " device_type != 0 AND ts < ?1 ORDER BY ts DESC LIMIT 1), 0) FROM tensor_memory"
+            " WHERE device_type != 0 AND ts BETWEEN ?1 AND ?2");
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    if (db_step(st) && sqlite3_column_int64(st, 0) > 0 && o + 64 < n) {
+        char t[32];
+        fmt_bytes(t, sizeof t, (double)sqlite3_column_int64(st, 0));
+        o += (size_t)snprintf(out + o, n - o, "%sthe caching allocator reserving %s more",
+                              o ? "; " : "", t);
+    }
+    sqlite3_finalize(st);
+    if (extra_kernels > 2 && extra_kernels * 10 >= steady_kernels && o + 64 < n)
+        snprintf(out + o, n - o, "%s%lld more kernels per iteration than later%s", o ? "; " : "",
+                 (long long)extra_kernels,
+                 strcmp(ph->autocast, "off") ? " (autocast casting the weights)" : "");
+}
+
+void iterations_load(sqlite3 *db, struct run_phases *p)
+{
+    int64_t total = db_int(db, "SELECT count(*) FROM iterations", 0);
+    for (int i = 0; i < p->n; i++) p->v[i].has_iterations = total > 0;
+    if (!total) return;
+    struct iters it = {0};
+    int gpu_known = 0;
+    load_all(db, &it, &gpu_known);
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        ph->gpu_latency = gpu_known;
+        size_t n = 0;
+        for (size_t k = 0; k < it.n; k++) n += it.v[k].phase == ph->id;
+        if (!n) continue;
+        struct iter **mine = malloc(n * sizeof *mine);
+        int64_t *lat = malloc(n * sizeof *lat), *host = malloc(n * sizeof *host);
+        if (!mine || !lat || !host) cli_fail("out of memory");
+        n = 0;
+        for (size_t k = 0; k < it.n; k++)
+            if (it.v[k].phase == ph->id) mine[n++] = &it.v[k];
+        /* In time order (threads interleave). */
+        for (size_t a = 1; a < n; a++)
+            for (size_t b = a; b > 0 && mine[b - 1]->start > mine[b]->start; b--) {
+                struct iter *t = mine[b];
+                mine[b] = mine[b - 1];
+                mine[b - 1] = t;
+            }
+        for (size_t k = 0; k < n; k++) {
+            int64_t end = mine[k]->start + mine[k]->host;
+            if (mine[k]->gpu_end > end) end = mine[k]->gpu_end;
+            lat[k] = end - mine[k]->start;
+            host[k] = mine[k]->host;
+        }
+        size_t w = iterations_warmup(lat, n);
+        int64_t *all = malloc(n * sizeof *all);
+        if (!all) cli_fail("out of memory");
+        memcpy(all, lat, n * sizeof *lat);
+        ph->lat_all_p50 = median_of(all, n);
+        free(all);
+        ph->iterations = (int64_t)n;
+        ph->warmup = (int64_t)w;
+        for (size_t k = 0; k < w; k++) ph->warmup_ns += lat[k];
+        size_t s = n - w;
+        ph->steady = malloc((s ? s : 1) * sizeof *ph->steady);
+        ph->steady_start = malloc((s ? s : 1) * sizeof *ph->steady_start);
+        ph->steady_batch = malloc((s ? s : 1) * sizeof *ph->steady_batch);
+        if (!ph->steady || !ph->steady_start || !ph->steady_batch) cli_fail("out of memory");
+        memcpy(ph->steady, lat + w, s * sizeof *lat);
+        for (size_t k = 0; k < s; k++) {
+            ph->steady_start[k] = mine[w + k]->start;
+            ph->steady_batch[k] = mine[w + k]->batch;
+        }
+        ph->nsteady = s;
+        if (s) {
+            struct ip_stats st;
+            ip_stats_init(&st, 0);
+            int64_t sum = 0, items = 0, batched = 1;
+            for (size_t k = w; k < n; k++) {
+                ip_stats_add(&st, lat[k]);
+                sum += lat[k];
+                if (mine[k]->batch < 0)
+                    batched = 0;
+                else
+                    items += mine[k]->batch;
+            }
+            ip_stats_median(&st, NULL);
+            ph->lat_p50 = ip_stats_percentile(&st, 50);
+            ph->lat_p95 = ip_stats_percentile(&st, 95);
+            ph->lat_p99 = ip_stats_percentile(&st, 99);
+            ip_stats_free(&st);
+            ph->lat_mean = sum / (int64_t)s;
+            ph->host_p50 = median_of(host + w, s);
+            ph->items = batched ? items : 0;
+        }
+        if (w) {
+            int64_t a = mine[0]->start, b = mine[w - 1]->start + lat[w - 1], extra = -1;
+            int64_t steady_k = 0;
+            if (mine[0]->kernels >= 0 && s) {
+                int64_t *kc = malloc(s * sizeof *kc), first = 0;
+                if (!kc) cli_fail("out of memory");
+                for (size_t k = 0; k < s; k++) kc[k] = mine[w + k]->kernels;
+                steady_k = median_of(kc, s);
+                free(kc);
+                for (size_t k = 0; k < w; k++) first += mine[k]->kernels;
+                extra = first / (int64_t)w - steady_k;
+            }
+            warmup_cause(db, ph, a, b, extra, steady_k, ph->warmup_cause, sizeof ph->warmup_cause);
+        }
+        free(mine);
+        free(lat);
+        free(host);
+    }
+    free(it.v);
+}
+
+/* ---- ratios with noise bands ---------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of a resample of v (n values) with replacement, using buf. */
+static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) buf[i] = v[rng_next(seed) % n];
+    return (double)median_of(buf, n);
+}
+
+int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                        double *hi)
+{
+    if (na < 3 || nb < 3) return 0;
+    /* Enough resamples for stable 2.5% tails, fewer for very long runs (bounded work). */
+    size_t reps = 2000;
+    while (reps > 200 && reps * (na + nb) > 40000000) reps /= 2;
+    int64_t *buf = malloc((na > nb ? na : nb) * sizeof *buf);
+    double *r = malloc(reps * sizeof *r);
+    if (!buf || !r) cli_fail("out of memory");
+    uint64_t seed = 0x9e3779b97f4a7c15ull; /* fixed: the same data gives the same band */
+    size_t k = 0;
+    for (size_t i = 0; i < reps; i++) {
+        double ma = resample_median(a, na, buf, &seed), mb = resample_median(b, nb, buf, &seed);
+        if (ma > 0) r[k++] = mb / ma;
+    }
+    free(buf);
+    if (k < reps / 2) {
+        free(r);
+        return 0;
+    }
+    qsort(r, k, sizeof *r, cmp_double);
+    *lo = r[(size_t)(0.025 * (double)(k - 1))];
+    *hi = r[(size_t)(0.975 * (double)(k - 1))];
+    free(r);
+    return 1;
+}

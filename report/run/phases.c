@@ -1,0 +1,345 @@
+/*
+ * phases.c: the per-phase figures of a run, computed from one database (run.h):
+ * wall time, kernels and GPU time, peak tensor memory per device and all devices together, and
+ * iterations (count, throughput, latency percentiles). Anything not measured stays unknown
+ * (has_* = 0) and is printed as null, never as 0.
+ *
+ * Peak memory follows torch.cuda.max_memory_allocated(): for each phase, the highest
+ * "allocated" total the allocator reported while any thread was in that phase, counting what
+ * was already live when the phase began.
+ */
+#include "run.h"
+#include "../../profiler/stats.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static int cmp_interval(const void *a, const void *b)
+{
+    const struct interval *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+int64_t union_length(struct interval *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_interval);
+    int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].start > cur_end) {
+            if (cur_end != INT64_MIN) total += cur_end - cur_start;
+            cur_start = v[i].start;
+            cur_end = v[i].end;
+        } else if (v[i].end > cur_end) {
+            cur_end = v[i].end;
+        }
+    }
+    if (cur_end != INT64_MIN) total += cur_end - cur_start;
+    return total;
+}
+
+/* The phase being loaded with this id (phase_by_id, writable). */
+static struct phase_info *loading(struct run_phases *p, int id)
+{
+    return (struct phase_info *)phase_by_id(p, id);
+}
+
+static void push_interval(struct interval **v, size_t *n, size_t *cap, int64_t s, int64_t e)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 256;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v) cli_fail("out of memory");
+    }
+    (*v)[(*n)++] = (struct interval){s, e};
+}
+
+static void load_spans(sqlite3 *db, struct run_phases *p, int64_t duration)
+{
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, grad_mode, autocast, label FROM phases"
+                                      " ORDER BY id");
+    while (db_step(st) && p->n < REPORT_MAX_PHASES) {
+        struct phase_info *ph = &p->v[p->n++];
+        memset(ph, 0, sizeof *ph);
+        ph->id = sqlite3_column_int(st, 0);
+        snprintf(ph->grad_mode, sizeof ph->grad_mode, "%s", sqlite3_column_text(st, 1));
+        snprintf(ph->autocast, sizeof ph->autocast, "%s", sqlite3_column_text(st, 2));
+        snprintf(ph->label, sizeof ph->label, "%s", sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    /* Start, end and wall time: the union of each phase's spans (threads may overlap). */
+    struct interval *iv = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        st = db_prepare(db, "SELECT start, coalesce(end, ?) FROM phase_spans WHERE phase = ?");
+        sqlite3_bind_int64(st, 1, duration);
+        sqlite3_bind_int(st, 2, ph->id);
+        size_t n = 0;
+        while (db_step(st))
+            push_interval(&iv, &n, &cap, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        sqlite3_finalize(st);
+        ph->wall = union_length(iv, n);
+        ph->start = n ? iv[0].start : 0;
+        for (size_t k = 0; k < n; k++)
+            if (iv[k].end > ph->end) ph->end = iv[k].end;
+    }
+    free(iv);
+}
+
+static void load_kernels(sqlite3 *db, struct run_phases *p)
+{
+    int summary = db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0;
+    int any = summary || db_int(db, "SELECT EXISTS (SELECT 1 FROM kernel_rows)", 0);
+    char *cupti = db_meta_text(db, "collector.cupti");
+    int measured = any || (cupti && strncmp(cupti, "on", 2) == 0);
+    free(cupti);
+    for (int i = 0; i < p->n; i++) p->v[i].has_kernels = measured;
+    if (!any) return;
+    sqlite3_stmt *st = db_prepare(db, summary ? "SELECT phase, sum(count), sum(total) FROM"
+                                                " kernel_summary WHERE phase >= 0 GROUP BY phase"
+                                              : "SELECT phase, count(*), sum(dur) FROM kernels"
+                                                " GROUP BY phase");
+    while (db_step(st)) {
+        struct phase_info *ph = loading(p, sqlite3_column_int(st, 0));
+        if (!ph) continue;
+        ph->kernels = sqlite3_column_int64(st, 1);
+        ph->gpu_time = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+}
+
+/* ---- peak memory: a sweep over span boundaries and allocator reports in time order --------- */
+
+struct sweep_item {
+    int64_t ts;
+    int order; /* 0 span start, 1 memory event, 2 span end: starts and ends are inclusive */
+    int phase, dev;
+    int64_t allocated, reserved;
+};
+
+static int cmp_sweep(const void *a, const void *b)
+{
+    const struct sweep_item *x = a, *y = b;
+    if (x->ts != y->ts) return (x->ts > y->ts) - (x->ts < y->ts);
+    return x->order - y->order;
+}
+
+static void peak_update(struct phase_info *ph, const struct run_devices *d, const int64_t *alloc,
+                        const int64_t *res)
+{
+    int64_t ta = 0, tr = 0;
+    for (int k = 0; k < d->n; k++) {
+        ta += alloc[k];
+        tr += res[k];
+        if (alloc[k] > ph->dev_peak_alloc[k]) {
+            ph->dev_peak_alloc[k] = alloc[k];
+            ph->dev_reserved_at_peak[k] = res[k];
+        }
+        if (res[k] > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res[k];
+    }
+    if (ta > ph->peak_alloc) ph->peak_alloc = ta;
+    if (tr > ph->peak_reserved) ph->peak_reserved = tr;
+}
+
+static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
+{
+    size_t nmem = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0);
+    size_t nspan = (size_t)db_int(db, "SELECT count(*) FROM phase_spans", 0);
+    for (int i = 0; i < p->n; i++) p->v[i].has_memory = nmem > 0;
+    /* Reserved memory is a caching-allocator notion: the CPU allocator reports none. */
+    int gpu = db_int(db, "SELECT count(*) FROM tensor_memory WHERE device_type != 0", 0) > 0;
+    for (int i = 0; i < p->n; i++) p->v[i].has_reserved = gpu;
+    if (!nmem) return;
+    struct sweep_item *v = malloc((nmem + 2 * nspan + 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, start, coalesce(end, ?) FROM phase_spans");
+    sqlite3_bind_int64(st, 1, duration);
+    while (db_step(st) && n + 2 <= 2 * nspan) {
+        int ph = sqlite3_column_int(st, 0);
+        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 1), 0, ph, -1, 0, 0};
+        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, -1, 0, 0};
+    }
+    sqlite3_finalize(st);
+    st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved, phase, bytes"
+                        " FROM tensor_memory");
+    struct run_devices *d = &p->devices;
+    while (db_step(st) && n < nmem + 2 * nspan) {
+        int type = sqlite3_column_int(st, 1), index = sqlite3_column_int(st, 2);
+        int k = 0;
+        while (k < d->n && (d->type[k] != type || d->index[k] != index)) k++;
+        if (k == d->n) {
+            if (d->n == REPORT_MAX_DEVICES) continue;
+            d->type[k] = type;
+            d->index[k] = index;
+            d->n++;
+        }
+        v[n++] =
+            (struct sweep_item){sqlite3_column_int64(st, 0), 1, 0, k, sqlite3_column_int64(st, 3),
+                                sqlite3_column_int64(st, 4)};
+        /* Allocations counted for the phase of the thread that made them. */
+        int64_t bytes = sqlite3_column_int64(st, 6);
+        struct phase_info *owner = loading(p, sqlite3_column_int(st, 5));
+        if (owner && bytes > 0) {
+            owner->dev_allocs[k]++;
+            owner->dev_alloc_bytes[k] += bytes;
+            int64_t *top = owner->dev_largest[k];
+            for (int j = 0; j < 3; j++)
+                if (bytes > top[j]) {
+                    memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
+                    top[j] = bytes;
+                    break;
+                }
+        }
+    }
+    sqlite3_finalize(st);
+    qsort(v, n, sizeof *v, cmp_sweep);
+    int64_t alloc[REPORT_MAX_DEVICES] = {0}, res[REPORT_MAX_DEVICES] = {0};
+    int active[REPORT_MAX_PHASES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].order == 1) {
+            alloc[v[i].dev] = v[i].allocated;
+            res[v[i].dev] = v[i].reserved;
+            for (int j = 0; j < p->n; j++)
+                if (active[j]) peak_update(&p->v[j], d, alloc, res);
+            continue;
+        }
+        struct phase_info *ph = loading(p, v[i].phase);
+        if (!ph) continue;
+        int j = (int)(ph - p->v);
+        if (v[i].order == 0) {
+            active[j]++;
+            peak_update(ph, d, alloc, res);
+        } else if (active[j]) {
+            active[j]--;
+        }
+    }
+    free(v);
+}
+
+/* Union of each phase's iteration intervals (host calls): the window the launch-bound and
+ * pageable-copy advice look at. */
+static void load_iteration_window(sqlite3 *db, struct run_phases *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        if (!ph->iterations) continue;
+        sqlite3_stmt *st = db_prepare(db, "SELECT start, start + dur FROM iterations WHERE"
+                                          " phase = ?");
+        sqlite3_bind_int(st, 1, ph->id);
+        struct interval *iv = NULL;
+        size_t n = 0, cap = 0;
+        while (db_step(st))
+            push_interval(&iv, &n, &cap, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        sqlite3_finalize(st);
+        ph->busy = union_length(iv, n);
+        free(iv);
+    }
+}
+
+/* A phase with nothing in it but a moment (the set-up between two context managers): no
+ * iteration, no kernel, under a millisecond. */
+static void mark_transient(struct run_phases *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        ph->transient = p->n > 1 && !ph->iterations && !ph->kernels && ph->wall < 1000000;
+    }
+}
+
+static void load_busy(sqlite3 *db, struct run_phases *p)
+{
+    if (!db_has_table(db, "phase_gpu")) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, busy_ns FROM phase_gpu");
+    while (db_step(st)) {
+        struct phase_info *ph = loading(p, sqlite3_column_int(st, 0));
+        if (!ph) continue;
+        ph->has_busy = 1;
+        ph->gpu_busy = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+}
+
+/* Kernel time by phase, operation class and compute type, from the names. */
+static void load_mix(sqlite3 *db, struct run_phases *p)
+{
+    int summary = db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0;
+    sqlite3_stmt *st = db_prepare(db, summary ? "SELECT k.phase, s.value, k.total FROM"
+                                                " kernel_summary k JOIN strings s ON s.id ="
+                                                " k.name_id WHERE k.phase >= 0"
+                                              : "SELECT k.phase, s.value, sum(k.dur) FROM kernels"
+                                                " k JOIN launch_sigs g ON g.id = k.sig JOIN"
+                                                " strings s ON s.id = g.name_id GROUP BY 1, 2");
+    while (db_step(st)) {
+        struct phase_info *ph = loading(p, sqlite3_column_int(st, 0));
+        if (!ph) continue;
+        enum precision prec;
+        enum opclass op;
+        classify_kernel((const char *)sqlite3_column_text(st, 1), &prec, &op);
+        ph->mix[op][prec] += sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+}
+
+void phase_short_label(const struct phase_info *ph, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
+             ph->autocast);
+}
+
+const struct phase_info *phase_by_id(const struct run_phases *p, int id)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].id == id) return &p->v[i];
+    return NULL;
+}
+
+int phases_find(const struct run_phases *p, const char *want, const char *option)
+{
+    for (int i = 0; i < p->n; i++) {
+        char s[64];
+        phase_short_label(&p->v[i], s, sizeof s);
+        if (!strcmp(p->v[i].label, want) || !strcmp(s, want) ||
+            (!strncmp(want, "inference_mode/", 15) && !strcmp(s + 10, want + 15)))
+            return i;
+    }
+    char known[512] = "";
+    for (int i = 0; i < p->n; i++) {
+        char s[64];
+        phase_short_label(&p->v[i], s, sizeof s);
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%s'", i ? ", " : "", s);
+    }
+    cli_fail("%s '%s' is not a phase of this run (it has %s)", option, want, p->n ? known : "none");
+}
+
+void phases_load(sqlite3 *db, struct run_phases *p)
+{
+    summaries_complete(db); /* an unfinished run: its kernel summary, computed once */
+    memset(p, 0, sizeof *p);
+    int64_t duration = 0;
+    db_meta_int(db, "duration_ns", &duration);
+    if (!duration) duration = db_int(db, "SELECT max(coalesce(end, start)) FROM phase_spans", 0);
+    load_spans(db, p, duration);
+    load_kernels(db, p);
+    load_busy(db, p);
+    load_mix(db, p);
+    load_memory(db, p, duration);
+    iterations_load(db, p);
+    load_iteration_window(db, p);
+    mark_transient(p);
+}
+
+const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)
+{
+    static struct run_phases all; /* large: not on the stack */
+    memset(&all, 0, sizeof all);
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < runs[r]->n && all.n < REPORT_MAX_PHASES; i++) {
+            int seen = 0;
+            for (int j = 0; j < all.n; j++) seen |= !strcmp(all.v[j].label, runs[r]->v[i].label);
+            if (!seen) all.v[all.n++] = runs[r]->v[i];
+        }
+    return pool_printf("%s", all.v[phases_find(&all, want, "--phase")].label);
+}

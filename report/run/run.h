@@ -1,0 +1,90 @@
+/*
+ * run.h: the run model: the report's view of one run, read once from its database (phases.c,
+ * iterations.c, summaries.c) and handed to every section (sections.h), the multi-run and
+ * compare reports and the trace export: the phases with their ids, labels and short labels,
+ * devices, iterations, peaks and precision mix.
+ */
+#ifndef INFPROF_RUN_H
+#define INFPROF_RUN_H
+
+#include "classify.h"
+#include "../base/cli.h"
+#include "../base/db.h"
+#include "../base/table.h"
+
+#include <stdint.h>
+
+#define REPORT_MAX_PHASES  16
+#define REPORT_MAX_DEVICES 17
+
+struct run_devices {
+    int n;
+    int type[REPORT_MAX_DEVICES], index[REPORT_MAX_DEVICES]; /* c10::DeviceType, index */
+};
+
+struct phase_info {
+    int id;
+    char grad_mode[16], autocast[8], label[64];
+    int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
+    int has_kernels, has_memory, has_reserved, has_iterations;
+    int64_t kernels, gpu_time;
+    int has_busy;
+    int64_t gpu_busy;                  /* union of the phase's GPU work intervals (phase_gpu) */
+    int64_t peak_alloc, peak_reserved; /* all devices together */
+    int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
+    int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
+    int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
+    int64_t dev_largest[REPORT_MAX_DEVICES][3]; /* its three largest allocations */
+    /* Iterations (iterations.c): all of them; the warm-up ones apart; the figures of the
+     * steady state, latency to GPU completion (gpu_latency 0: host time only, none known). */
+    int64_t iterations, warmup, warmup_ns;
+    char warmup_cause[200];
+    int gpu_latency;
+    int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
+    int64_t lat_all_p50; /* every iteration, warm-up included (what a plain timer's p50 says) */
+    int64_t *steady;     /* the steady iterations' latencies, in time order */
+    int64_t *steady_start, *steady_batch; /* their start (ns since t0) and batch (-1 unknown) */
+    size_t nsteady;
+    int64_t items; /* items of the steady iterations when every batch is known, else 0 */
+    int64_t busy;  /* union of the iterations' host intervals */
+    int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
+    int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
+};
+
+struct run_phases {
+    int n;
+    struct phase_info v[REPORT_MAX_PHASES];
+    struct run_devices devices;
+};
+
+void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* iterations.c: each phase's iterations (phases_load calls it). */
+void iterations_load(struct sqlite3 *db, struct run_phases *p);
+/* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
+void iterations_set_warmup(int n);
+size_t iterations_warmup(const int64_t *lat, size_t n);
+/* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
+int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                        double *hi);
+/* Length of the union of n time intervals, overlaps counted once (sorts them). */
+struct interval {
+    int64_t start, end;
+};
+int64_t union_length(struct interval *v, size_t n);
+/* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP
+ * table of the same name (summaries.c), which every section then reads. */
+void summaries_complete(struct sqlite3 *db);
+/* The phase with this id (phase.h's fixed ids), or NULL. */
+const struct phase_info *phase_by_id(const struct run_phases *p, int id);
+/* "inference/bf16": a phase's label in the few columns text can spare. */
+void phase_short_label(const struct phase_info *ph, char *out, size_t n);
+/* Index of the phase named `want` (its label or short label), or exit 2 naming `option` and the
+ * phases there are. */
+int phases_find(const struct run_phases *p, const char *want, const char *option);
+/* The label of the phase --phase names among the phases of several runs (exit 2 when none has
+ * it, listing those they have). */
+const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want);
+/* "cpu", "cuda:0", ... */
+void device_name(int type, int index, char *out, size_t n);
+
+#endif

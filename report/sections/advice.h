@@ -1,0 +1,59 @@
+/*
+ * advice.h: what the Advice section's files share (sec_advice.c: the section and its renderings;
+ * advice_rules.c: the rules and their evidence; advice_build.c: what rules build findings with). A
+ * rule appends a finding with its measured figures; the section renders the list.
+ */
+#ifndef INFPROF_ADVICE_H
+#define INFPROF_ADVICE_H
+
+#include "sections.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Thresholds, as docs/report.md states them. */
+#define BUSY_PCT_MAX     50    /* launch_bound: GPU busy below this share of the window */
+#define LAUNCH_MIN       100   /* launch_bound: kernels in the phase, at least */
+#define SHORT_NS         10000 /* launch_bound: a short kernel, every launch under 10 us */
+#define SHORT_PCT_MIN    50    /* launch_bound: launches of short kernels, at least */
+#define LAYOUT_PCT_MIN   5     /* layout_conversions: share of the phase's convolution time */
+#define LAYOUT_MIN       2     /* layout_conversions: conversion kernels, at least */
+#define FP32_PCT_MIN     50    /* autocast_fp32_compute: fp32/tf32 share above this */
+#define PAGEABLE_PCT_MIN 1     /* pageable_copies: share of the GPU's busy time, at least */
+#define SYNC_COPIES_MIN  10    /* synchronous_copies: calls, at least */
+
+struct advice {
+    const char *rule;
+    const struct phase_info *phase; /* NULL: the whole run */
+    char finding[1024], evidence[1024], try_[512];
+    int64_t saving_ns, saving_bytes; /* < 0: none grounded */
+};
+
+struct advice_list {
+    struct advice v[64];
+    int n;
+};
+
+/* What kernel names say per phase, beyond the precision mix. */
+struct names {
+    int64_t backward, layout, layout_ns, dropout, dropout_ns, bn_train, bn_train_ns;
+    int64_t forward;                                 /* GEMM, conv and attention launches */
+    int64_t under_10us, to_100us, over_100us, mixed; /* launches by their name's min and max */
+};
+
+/* Builders (advice_build.c). */
+struct advice *advice_add(struct advice_list *l, const char *rule, const struct phase_info *ph);
+void advice_ev_int(struct advice *a, const char *key, int64_t v);
+void advice_ev_num(struct advice *a, const char *key, double v);
+void advice_ev_text(struct advice *a, const char *key, const char *s);
+const char *advice_ns_text(char *buf, size_t n, double ns);
+const char *advice_bytes_text(char *buf, size_t n, double b);
+double advice_pct(int64_t part, int64_t whole);
+const char *advice_plural(int64_t n, const char *one, const char *many);
+int advice_has(const char *s, const char *word);
+int advice_append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Run every rule over one run (advice_rules.c). */
+void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_list *l);
+
+#endif

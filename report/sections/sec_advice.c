@@ -1,0 +1,137 @@
+/*
+ * sec_advice.c: the report's Advice section (sections.h). Each rule looks for one known waste in
+ * the run's own figures and fires only when the evidence passes its threshold (docs/report.md
+ * lists them); a row says what was measured, with the exact figures as a JSON object, and the
+ * setting or code change to try. One data table (`advice`, JSON and CSV) and one view: wrapped
+ * lines in text (100 columns), a row per finding in Markdown.
+ */
+#include "advice.h"
+#include "sections.h"
+#include "../base/json.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small builders ----------------------------------------------------------------------- */
+
+static void wrap_rows(struct table *t, const char *text, int indent, int width)
+{
+    /* Escaped here, where the width is counted (escaping again on output changes nothing). */
+    char line[256], escaped[4096];
+    fmt_escape(escaped, sizeof escaped, text);
+    const char *s = escaped;
+    while (*s) {
+        int len = (int)strlen(s), cut = len;
+        if (len > width) {
+            cut = width;
+            while (cut > 0 && s[cut] != ' ') cut--;
+            if (cut == 0) /* one word longer than the line: cut it, not a UTF-8 sequence */
+                for (cut = width; cut > 1 && ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
+                    continue;
+        }
+        snprintf(line, sizeof line, "%*s%.*s", indent, "", cut, s);
+        table_row(t);
+        table_set_text(t, 0, line);
+        s += cut;
+        while (*s == ' ') s++;
+    }
+}
+
+static void saving_text(const struct advice *a, char *out, size_t n)
+{
+    char b[32];
+    out[0] = 0;
+    if (a->saving_ns >= 0)
+        advice_append(out, n, "%s of run time", advice_ns_text(b, sizeof b, (double)a->saving_ns));
+    if (a->saving_bytes >= 0)
+        advice_append(out, n, "%s%s of peak tensor memory", out[0] ? ", " : "",
+                      advice_bytes_text(b, sizeof b, (double)a->saving_bytes));
+}
+
+static struct table *text_view(const struct advice_list *l, int width)
+{
+    struct table *t = table_new(NULL, "Advice (rules and thresholds: docs/report.md)");
+    table_col(t, NULL, "Rule (phase): what was measured; what to try", COL_TEXT);
+    char buf[1200], s[32];
+    for (int i = 0; i < l->n; i++) {
+        const struct advice *a = &l->v[i];
+        if (a->phase) phase_short_label(a->phase, s, sizeof s);
+        snprintf(buf, sizeof buf, "%s%s%s%s", a->rule, a->phase ? " (" : "", a->phase ? s : "",
+                 a->phase ? ")" : "");
+        wrap_rows(t, buf, 0, width);
+        wrap_rows(t, a->finding, 2, width - 2);
+        snprintf(buf, sizeof buf, "Try: %s.", a->try_);
+        wrap_rows(t, buf, 2, width - 2);
+        char saving[128];
+        saving_text(a, saving, sizeof saving);
+        if (saving[0]) {
+            snprintf(buf, sizeof buf, "Measured cost: %s.", saving);
+            wrap_rows(t, buf, 2, width - 2);
+        }
+    }
+    if (!l->n) t->note = "no rule found evidence above its threshold";
+    return t;
+}
+
+static struct table *md_view(const struct advice_list *l)
+{
+    struct table *t = table_new(NULL, "Advice (rules and thresholds: docs/report.md)");
+    table_col(t, NULL, "Rule", COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, NULL, "Finding", COL_TEXT);
+    table_col(t, NULL, "Try", COL_TEXT);
+    table_col(t, NULL, "Measured cost", COL_TEXT);
+    char s[128];
+    for (int i = 0; i < l->n; i++) {
+        const struct advice *a = &l->v[i];
+        table_row(t);
+        table_set_text(t, 0, a->rule);
+        if (a->phase) phase_short_label(a->phase, s, sizeof s), table_set_text(t, 1, s);
+        table_set_text(t, 2, a->finding);
+        table_set_text(t, 3, a->try_);
+        saving_text(a, s, sizeof s);
+        if (s[0]) table_set_text(t, 4, s);
+    }
+    if (!l->n) t->note = "no rule found evidence above its threshold";
+    return t;
+}
+
+static struct table *data_table(const struct advice_list *l)
+{
+    struct table *t = table_new("advice", NULL);
+    table_col(t, "rule", NULL, COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, "finding", NULL, COL_TEXT);
+    table_col(t, "evidence", NULL, COL_JSON);
+    table_col(t, "try", NULL, COL_TEXT);
+    table_col(t, "saving_ns", NULL, COL_NS);
+    table_col(t, "saving_bytes", NULL, COL_BYTES);
+    char ev[1100];
+    for (int i = 0; i < l->n; i++) {
+        const struct advice *a = &l->v[i];
+        table_row(t);
+        table_set_text(t, 0, a->rule);
+        if (a->phase) table_set_text(t, 1, a->phase->label);
+        table_set_text(t, 2, a->finding);
+        snprintf(ev, sizeof ev, "{%s}", a->evidence);
+        table_set_text(t, 3, ev);
+        table_set_text(t, 4, a->try_);
+        if (a->saving_ns >= 0) table_set_int(t, 5, a->saving_ns);
+        if (a->saving_bytes >= 0) table_set_int(t, 6, a->saving_bytes);
+    }
+    return t;
+}
+
+int section_advice(struct sqlite3 *db, const struct run_phases *p, enum out_format format,
+                   struct table **out)
+{
+    struct advice_list *l = calloc(1, sizeof *l);
+    if (!l) cli_fail("out of memory");
+    advice_find(db, p, l);
+    out[0] = data_table(l);
+    out[1] = format == OUT_MD ? md_view(l) : text_view(l, 98);
+    free(l);
+    return 2;
+}

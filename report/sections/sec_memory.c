@@ -1,0 +1,51 @@
+/*
+ * sec_memory.c: the memory section: per phase and device, the peak of live tensor bytes and of
+ * reserved bytes (the caching allocator's own totals), what the allocator held beyond the
+ * tensors at the moment of the peak, and the allocations the phase's threads made.
+ */
+#include "sections.h"
+
+#include <stdio.h>
+
+struct table *section_memory(const struct run_phases *p)
+{
+    struct table *t = table_new("memory", "Tensor memory by phase and device (allocator reports)");
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    table_col(t, "device", "Device", COL_TEXT);
+    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
+    table_col(t, "reserved_minus_allocated_at_peak_bytes", "Cached at peak", COL_BYTES);
+    table_col(t, "allocations", "Allocs", COL_INT);
+    table_col(t, "allocated_bytes", "Alloc bytes", COL_BYTES);
+    table_col(t, "largest_bytes", "Largest", COL_BYTES);
+    table_col(t, "largest3_bytes", NULL, COL_JSON);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_memory) continue;
+        for (int k = 0; k < p->devices.n; k++) {
+            char label[64], dev[32], top[96];
+            snprintf(label, sizeof label, "%s/%s",
+                     ph->grad_mode[0] == 'i' ? "inference" : ph->grad_mode, ph->autocast);
+            device_name(p->devices.type[k], p->devices.index[k], dev, sizeof dev);
+            table_row(t);
+            table_set_text(t, 0, label);
+            table_set_text(t, 1, ph->label);
+            table_set_text(t, 2, dev);
+            table_set_int(t, 3, ph->dev_peak_alloc[k]);
+            if (p->devices.type[k] != 0) { /* the CPU allocator reports no reserve */
+                table_set_int(t, 4, ph->dev_peak_reserved[k]);
+                table_set_int(t, 5, ph->dev_reserved_at_peak[k] - ph->dev_peak_alloc[k]);
+            }
+            table_set_int(t, 6, ph->dev_allocs[k]);
+            table_set_int(t, 7, ph->dev_alloc_bytes[k]);
+            if (ph->dev_allocs[k]) table_set_int(t, 8, ph->dev_largest[k][0]);
+            snprintf(top, sizeof top, "[%lld, %lld, %lld]", (long long)ph->dev_largest[k][0],
+                     (long long)ph->dev_largest[k][1], (long long)ph->dev_largest[k][2]);
+            table_set_text(t, 9, top);
+        }
+    }
+    if (!t->nrows)
+        t->note = "no allocator reports (no libtorch, or INFPROF_TORCH=0 / INFPROF_CPU_MEMORY=0)";
+    return t;
+}

@@ -1,0 +1,582 @@
+/*
+ * sec_phases.c: the phase comparison, the table the inference guides print with illustrative
+ * numbers and infprof prints measured: per phase (grad mode x autocast) iterations, throughput,
+ * latency, kernels, GPU time, peak memory and the measured precision mix; against a baseline
+ * phase the speed-up with its 95% band and verdict, and the memory saved; the warm-up of each
+ * phase apart; inference_mode against no_grad at each autocast setting. Also the precision-mix
+ * section. Definitions: docs/report.md.
+ */
+#include "sections.h"
+#include "../../profiler/phase.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* {"cpu": 123, "cuda:0": 456} */
+static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, "{");
+    for (int k = 0; k < d->n && o + 48 < n; k++) {
+        char name[32];
+        device_name(d->type[k], d->index[k], name, sizeof name);
+        o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
+                              (long long)v[k]);
+    }
+    snprintf(out + o, n - o, "}");
+}
+
+/* The phase every other is held against: --baseline, else the first phase that ran the model
+ * (steady iterations; without iterations, at least a tenth of the busiest phase's GEMM and
+ * convolution time), grad/off when it did. Never a phase that only loaded the model. */
+const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
+{
+    if (want) return &p->v[phases_find(p, want, "--baseline")];
+    int64_t most = 0;
+    for (int i = 0; i < p->n; i++) {
+        int64_t w = 0;
+        for (int prec = 0; prec < PREC_COUNT; prec++)
+            w += p->v[i].mix[OP_GEMM][prec] + p->v[i].mix[OP_CONV][prec];
+        if (w > most) most = w;
+    }
+    const struct phase_info *first = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        int64_t w = 0;
+        for (int prec = 0; prec < PREC_COUNT; prec++)
+            w += ph->mix[OP_GEMM][prec] + ph->mix[OP_CONV][prec];
+        int ran = ph->nsteady > 0 || (!ph->iterations && most > 0 && w * 10 >= most);
+        if (!ran || ph->transient) continue;
+        if (ph->id == 1 + 3 * IP_GRAD + IP_AUTOCAST_OFF) return ph; /* phase.h's fixed ids */
+        if (!first) first = ph;
+    }
+    if (first) return first;
+    for (int i = 0; i < p->n; i++)
+        if (!p->v[i].transient) return &p->v[i];
+    return p->n ? &p->v[0] : NULL;
+}
+
+/* Steady-state iterations per second: the inverse of their mean latency. */
+static double throughput(const struct phase_info *ph)
+{
+    return ph->nsteady && ph->lat_mean > 0 ? 1e9 / (double)ph->lat_mean : 0;
+}
+
+/* The device a phase's memory figures speak for: the first GPU it used, else the CPU. */
+static int primary_device(const struct run_devices *d)
+{
+    for (int k = 0; k < d->n; k++)
+        if (d->type[k] != 0) return k;
+    return d->n ? 0 : -1;
+}
+
+/* The operations autocast is meant to move: the Precision column and precision_mix are theirs. */
+static int compute_op(int op)
+{
+    return op == OP_GEMM || op == OP_CONV || op == OP_ATTENTION;
+}
+
+static int64_t kernel_ns(const struct phase_info *ph, enum precision *top)
+{
+    int64_t total = 0, best = -1;
+    for (int prec = 0; prec < PREC_COUNT; prec++) {
+        int64_t sum = 0;
+        for (int op = 0; op < OP_COUNT; op++)
+            if (compute_op(op)) sum += ph->mix[op][prec];
+        total += sum;
+        if (top && sum > best) best = sum, *top = (enum precision)prec;
+    }
+    return total;
+}
+
+/* "bf16 82% fp32 18%": the classes with at least 1% of the phase's kernel time. */
+static void mix_text(const struct phase_info *ph, char *out, size_t n)
+{
+    int64_t total = kernel_ns(ph, NULL);
+    size_t o = 0;
+    out[0] = 0;
+    if (!total) return;
+    int used[PREC_COUNT] = {0};
+    for (int round = 0; round < 2; round++) {
+        int best = -1;
+        int64_t best_ns = 0;
+        for (int prec = 0; prec < PREC_COUNT; prec++) {
+            int64_t sum = 0;
+            for (int op = 0; op < OP_COUNT; op++)
+                if (compute_op(op)) sum += ph->mix[op][prec];
+            if (!used[prec] && sum > best_ns) best = prec, best_ns = sum;
+        }
+        if (best < 0 || best_ns * 100 < total) break;
+        used[best] = 1;
+        o += (size_t)snprintf(out + o, n - o, "%s%s %.0f%%", o ? " " : "",
+                              precision_name((enum precision)best),
+                              100.0 * (double)best_ns / (double)total);
+    }
+}
+
+/* {"bf16": 0.82, "fp32": 0.18} */
+static void mix_json(const struct phase_info *ph, char *out, size_t n)
+{
+    int64_t total = kernel_ns(ph, NULL);
+    size_t o = (size_t)snprintf(out, n, "{");
+    for (int prec = 0; total && prec < PREC_COUNT; prec++) {
+        int64_t sum = 0;
+        for (int op = 0; op < OP_COUNT; op++)
+            if (compute_op(op)) sum += ph->mix[op][prec];
+        if (sum)
+            o +=
+                (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
+                                 precision_name((enum precision)prec), (double)sum / (double)total);
+    }
+    snprintf(out + o, n - o, "}");
+}
+
+enum {
+    C_SHORT,
+    C_LABEL,
+    C_GRAD,
+    C_AUTOCAST,
+    C_START,
+    C_END,
+    C_WALL,
+    C_TRANSIENT,
+    C_ITERS,
+    C_STEADY,
+    C_WARM,
+    C_WARM_NS,
+    C_WARM_CAUSE,
+    C_BASIS,
+    C_TPUT,
+    C_ITEMS,
+    C_P50,
+    C_P95,
+    C_P99,
+    C_MEAN,
+    C_HOST_P50,
+    C_ALL_P50,
+    C_KERNELS,
+    C_GPU,
+    C_BUSY,
+    C_BUSY_PCT,
+    C_DEVICE,
+    C_ALLOC,
+    C_RSRVD,
+    C_ALLOC_DEV,
+    C_RSRVD_DEV,
+    C_MIX_TEXT,
+    C_MIX,
+    C_TPUT_RATIO,
+    C_RATIO_LO,
+    C_RATIO_HI,
+    C_VERDICT,
+    C_BAND,
+    C_LAT_RATIO,
+    C_SAVED,
+    C_SAVED_PCT,
+    C_BASE,
+    C_COUNT
+};
+
+static void phase_columns(struct table *t)
+{
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    table_col(t, "grad_mode", NULL, COL_TEXT);
+    table_col(t, "autocast", NULL, COL_TEXT);
+    table_col(t, "start_ns", NULL, COL_NS);
+    table_col(t, "end_ns", NULL, COL_NS);
+    table_col(t, "wall_ns", NULL, COL_NS);
+    table_col(t, "transient", NULL, COL_INT);
+    table_col(t, "iterations", NULL, COL_INT);
+    table_col(t, "steady_iterations", "Iters", COL_INT);
+    table_col(t, "warmup_iterations", "Warm-up", COL_INT);
+    table_col(t, "warmup_ns", "Time", COL_NS);
+    table_col(t, "warmup_cause", "Likely cause", COL_TEXT);
+    table_col(t, "latency_basis", NULL, COL_TEXT);
+    table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
+    table_col(t, "items_per_s", NULL, COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "latency_p99_ns", NULL, COL_NS);
+    table_col(t, "latency_mean_ns", NULL, COL_NS);
+    table_col(t, "host_p50_ns", "Host p50", COL_NS);
+    table_col(t, "latency_all_p50_ns", NULL, COL_NS);
+    table_col(t, "kernels", "Kernels", COL_INT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    table_col(t, "gpu_busy_ns", NULL, COL_NS);
+    table_col(t, "gpu_busy_pct", "GPU busy%", COL_PCT);
+    table_col(t, "memory_device", "Device", COL_TEXT);
+    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
+    table_col(t, "peak_allocated_by_device", NULL, COL_JSON);
+    table_col(t, "peak_reserved_by_device", NULL, COL_JSON);
+    table_col(t, NULL, "Precision", COL_TEXT);
+    table_col(t, "precision_mix", NULL, COL_JSON);
+    table_col(t, "throughput_ratio", "Speed-up", COL_RATIO);
+    table_col(t, "throughput_ratio_low", "95% low", COL_RATIO);
+    table_col(t, "throughput_ratio_high", "95% high", COL_RATIO);
+    table_col(t, "verdict", "Verdict", COL_TEXT);
+    table_col(t, NULL, "95% band", COL_TEXT);
+    table_col(t, "latency_p50_ratio", NULL, COL_RATIO);
+    table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
+    table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
+    table_col(t, "baseline", NULL, COL_TEXT);
+}
+
+/* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
+ * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
+void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
+                   const struct phase_info *base)
+{
+    if (!ph->nsteady || !base->nsteady || ph->lat_p50 <= 0) return;
+    table_set_num(t, c_ratio, (double)base->lat_p50 / (double)ph->lat_p50);
+    if (ph == base) {
+        table_set_text(t, c_ratio + 3, "baseline");
+        return;
+    }
+    double lo, hi;
+    if (!iterations_ratio_ci(ph->steady, ph->nsteady, base->steady, base->nsteady, &lo, &hi)) {
+        table_set_text(t, c_ratio + 3, "too few to tell");
+        return;
+    }
+    table_set_num(t, c_ratio + 1, lo);
+    table_set_num(t, c_ratio + 2, hi);
+    char band[48];
+    snprintf(band, sizeof band, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
+    table_set_text(t, c_ratio + 4, band);
+    /* A band inside 1% either way is no difference worth the name, however narrow. */
+    table_set_text(t, c_ratio + 3,
+                   lo >= 0.99 && hi <= 1.01 ? "same (within 1%)"
+                   : lo > 1.0               ? "faster"
+                   : hi < 1.0               ? "slower"
+                                            : "no clear difference");
+}
+
+static void phase_row(struct table *t, const struct phase_info *ph, const struct phase_info *base,
+                      const struct run_devices *devices)
+{
+    char buf[1024];
+    table_row(t);
+    phase_short_label(ph, buf, sizeof buf);
+    table_set_text(t, C_SHORT, buf);
+    table_set_text(t, C_LABEL, ph->label);
+    table_set_text(t, C_GRAD, ph->grad_mode);
+    table_set_text(t, C_AUTOCAST, ph->autocast);
+    table_set_int(t, C_START, ph->start);
+    table_set_int(t, C_END, ph->end);
+    table_set_int(t, C_WALL, ph->wall);
+    table_set_int(t, C_TRANSIENT, ph->transient);
+    if (ph->has_iterations) {
+        table_set_int(t, C_ITERS, ph->iterations);
+        table_set_int(t, C_STEADY, (int64_t)ph->nsteady);
+        table_set_int(t, C_WARM, ph->warmup);
+        if (ph->warmup) {
+            table_set_int(t, C_WARM_NS, ph->warmup_ns);
+            table_set_text(t, C_WARM_CAUSE,
+                           ph->warmup_cause[0] ? ph->warmup_cause : "not visible in the data");
+        }
+        if (ph->iterations) {
+            table_set_text(t, C_BASIS, ph->gpu_latency ? "gpu completion" : "host");
+            table_set_int(t, C_ALL_P50, ph->lat_all_p50);
+        }
+        if (ph->nsteady) {
+            table_set_num(t, C_TPUT, throughput(ph));
+            if (ph->items)
+                table_set_num(t, C_ITEMS, (double)ph->items / (double)ph->nsteady * throughput(ph));
+            table_set_int(t, C_P50, ph->lat_p50);
+            table_set_int(t, C_P95, ph->lat_p95);
+            table_set_int(t, C_P99, ph->lat_p99);
+            table_set_int(t, C_MEAN, ph->lat_mean);
+            table_set_int(t, C_HOST_P50, ph->host_p50);
+        }
+    }
+    if (ph->has_kernels) {
+        table_set_int(t, C_KERNELS, ph->kernels);
+        table_set_int(t, C_GPU, ph->gpu_time);
+        mix_text(ph, buf, sizeof buf);
+        if (buf[0]) table_set_text(t, C_MIX_TEXT, buf);
+        mix_json(ph, buf, sizeof buf);
+        table_set_text(t, C_MIX, buf);
+    }
+    if (ph->has_busy) {
+        table_set_int(t, C_BUSY, ph->gpu_busy);
+        if (ph->wall > 0)
+            table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
+    }
+    int k = primary_device(devices);
+    if (ph->has_memory && k >= 0) {
+        device_name(devices->type[k], devices->index[k], buf, sizeof buf);
+        table_set_text(t, C_DEVICE, buf);
+        table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
+        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf);
+        table_set_text(t, C_ALLOC_DEV, buf);
+        if (ph->has_reserved) {
+            table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
+            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
+            table_set_text(t, C_RSRVD_DEV, buf);
+        }
+    }
+    if (!base) return;
+    table_set_text(t, C_BASE, base->label);
+    phase_speedup(t, C_TPUT_RATIO, ph, base);
+    if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
+        table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
+    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0) {
+        int64_t b = base->dev_peak_alloc[k], m = ph->dev_peak_alloc[k];
+        table_set_int(t, C_SAVED, b - m);
+        table_set_num(t, C_SAVED_PCT, 100.0 * (double)(b - m) / (double)b);
+    }
+}
+
+/* A view of `data` showing only the given columns in text (the data table carries them all). */
+static struct table *text_view(const struct table *data, const char *title, const int *cols, int n)
+{
+    struct table *v = table_new(NULL, title);
+    for (int k = 0; k < n; k++) {
+        const struct col *c = &data->cols[cols[k]];
+        table_col(v, NULL, c->title ? c->title : c->key, c->type);
+    }
+    for (int r = 0; r < data->nrows; r++) {
+        table_row(v);
+        for (int k = 0; k < n; k++) {
+            const struct cell *c = &data->cells[r * data->ncols + cols[k]];
+            if (c->null) continue;
+            if (c->s)
+                table_set_text(v, k, c->s);
+            else if (data->cols[cols[k]].type == COL_INT || data->cols[cols[k]].type == COL_NS ||
+                     data->cols[cols[k]].type == COL_BYTES)
+                table_set_int(v, k, c->i);
+            else
+                table_set_num(v, k, c->d);
+        }
+    }
+    return v;
+}
+
+/* Rows of `data` for a text view: every phase but the transient ones. */
+static struct table *phase_view(const struct table *data, const char *title, const int *cols, int n)
+{
+    struct table *v = text_view(data, title, cols, n);
+    int keep = 0;
+    for (int r = 0; r < data->nrows; r++) {
+        const struct cell *c = &data->cells[r * data->ncols + C_TRANSIENT];
+        if (!c->null && c->i) continue;
+        if (keep != r)
+            memcpy(&v->cells[keep * v->ncols], &v->cells[r * v->ncols],
+                   (size_t)v->ncols * sizeof *v->cells);
+        keep++;
+    }
+    v->nrows = keep;
+    return v;
+}
+
+/* inference_mode against no_grad at each autocast setting where both ran. */
+static struct table *inference_vs_no_grad(const struct run_phases *p)
+{
+    struct table *t = table_new("inference_vs_no_grad", "inference_mode against no_grad");
+    table_col(t, "autocast", "Autocast", COL_TEXT);
+    table_col(t, "speedup", "Speed-up", COL_RATIO);
+    table_col(t, "speedup_low", "95% low", COL_RATIO);
+    table_col(t, "speedup_high", "95% high", COL_RATIO);
+    table_col(t, "verdict", "Verdict", COL_TEXT);
+    table_col(t, NULL, "95% band", COL_TEXT);
+    table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *inf = &p->v[i];
+        if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
+        for (int j = 0; j < p->n; j++) {
+            const struct phase_info *ng = &p->v[j];
+            if (strcmp(ng->grad_mode, "no_grad") || strcmp(ng->autocast, inf->autocast) ||
+                !ng->nsteady)
+                continue;
+            table_row(t);
+            table_set_text(t, 0, inf->autocast);
+            phase_speedup(t, 1, inf, ng);
+            int k = primary_device(&p->devices);
+            if (inf->has_memory && k >= 0)
+                table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
+        }
+    }
+    if (!t->nrows) {
+        table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
+                   struct table **out)
+{
+    const struct phase_info *base = baseline_of(p, o->baseline);
+    struct table *t = table_new("phases", NULL);
+    phase_columns(t);
+    int transient = 0, warm = 0, gpu = 0, iters = 0;
+    for (int i = 0; i < p->n; i++) {
+        phase_row(t, &p->v[i], base, &p->devices);
+        transient += p->v[i].transient;
+        warm += p->v[i].warmup > 0;
+        gpu |= p->v[i].gpu_latency;
+        iters |= p->v[i].iterations > 0;
+    }
+    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,     C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,    C_BUSY_PCT, C_MIX_TEXT};
+    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
+                                  C_ALLOC, C_SAVED,      C_SAVED_PCT};
+    static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
+    int n = 0;
+    out[n++] = t;
+    struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
+                                  (int)(sizeof overview / sizeof *overview));
+    static char note[1024];
+    char folded[256] = "";
+    for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
+        if (p->v[i].transient) {
+            char s[48];
+            phase_short_label(&p->v[i], s, sizeof s);
+            o += snprintf(folded + o, sizeof folded - (size_t)o, "%s%s", o ? ", " : "", s);
+        }
+    const char *how = "no iteration was seen, so no latency or throughput: mark each forward call"
+                      " with an NVTX range named 'iteration' (Python:"
+                      " torch.cuda.nvtx.range_push('iteration') and range_pop(); C++:"
+                      " nvtxRangePushA), or give your own range's name in INFPROF_ITERATION_RANGE;"
+                      " TorchScript calls count on their own";
+    snprintf(note, sizeof note, "%s%s%s",
+             !p->n    ? ""
+             : !iters ? how
+             : gpu    ? "steady state, warm-up apart; latency to GPU completion (host call"
+                        " returned and its GPU work done)"
+                      : "steady state, warm-up apart; latency is host time (no GPU work tied to"
+                        " the iterations)",
+             transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
+    /* Every "-" says why. */
+    int kernels = 0, no_compute = 0;
+    for (int i = 0; i < p->n; i++) {
+        kernels |= p->v[i].has_kernels;
+        no_compute += p->v[i].has_kernels && !p->v[i].transient && !kernel_ns(&p->v[i], NULL);
+    }
+    if (p->n && !kernels) {
+        char *cupti = db_meta_text(db, "collector.cupti");
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len,
+                 "%sKernels, GPU time, GPU busy%% and Precision are '-': no CUDA activity was"
+                 " recorded (CUPTI %s)",
+                 len ? ". " : "", cupti ? cupti : "off");
+        free(cupti);
+    } else if (no_compute) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len,
+                 "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
+                 len ? ". " : "");
+    }
+    v1->note = note[0] ? note : NULL;
+    if (!p->n)
+        v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
+                   " INFPROF_TORCH=0)";
+    out[n++] = v1;
+    if (warm) {
+        struct table *w = phase_view(t, "Warm-up (left out of every figure above and below)",
+                                     warmup, (int)(sizeof warmup / sizeof *warmup));
+        int keep = 0;
+        for (int r = 0; r < w->nrows; r++) {
+            const struct cell *c = &w->cells[r * w->ncols + 1];
+            if (c->null || !c->i) continue;
+            if (keep != r)
+                memcpy(&w->cells[keep * w->ncols], &w->cells[r * w->ncols],
+                       (size_t)w->ncols * sizeof *w->cells);
+            keep++;
+        }
+        w->nrows = keep;
+        w->note = "warm-up: the leading iterations slower than the phase's steady state"
+                  " (median + max(5 MAD, 10%) of its second half); --warmup N overrides";
+        out[n++] = w;
+    }
+    if (p->n - transient >= 2) {
+        static char title[160];
+        char b[64] = "";
+        if (base) phase_short_label(base, b, sizeof b);
+        snprintf(title, sizeof title,
+                 "Phases against %s (speed-up: its p50 latency over the"
+                 " phase's; 95%% band)",
+                 base ? b : "a baseline");
+        out[n++] = phase_view(t, title, against, (int)(sizeof against / sizeof *against));
+        struct table *iv = inference_vs_no_grad(p);
+        if (iv) {
+            static const int shown[] = {0, 1, 5, 4, 6};
+            out[n++] = iv;
+            out[n++] = text_view(iv, iv->title, shown, (int)(sizeof shown / sizeof *shown));
+            iv->title = NULL;
+        }
+    }
+    return n;
+}
+
+struct table *section_precision(const struct run_phases *p)
+{
+    struct table *t = table_new("precision", "Precision mix: share of kernel time (GEMM and conv)");
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    table_col(t, "operation", "Operation", COL_TEXT);
+    for (int prec = 0; prec < PREC_COUNT; prec++)
+        table_col(t, precision_name((enum precision)prec), precision_name((enum precision)prec),
+                  COL_PCT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_kernels) continue;
+        /* Rows: all kernels, then GEMM and conv, the work autocast is meant to move. */
+        for (int row = -1; row < OP_COUNT; row++) {
+            if (row >= 0 && row != OP_GEMM && row != OP_CONV && row != OP_ATTENTION) continue;
+            int64_t by[PREC_COUNT] = {0}, total = 0;
+            for (int prec = 0; prec < PREC_COUNT; prec++)
+                for (int op = 0; op < OP_COUNT; op++)
+                    if (row < 0 || op == row) by[prec] += ph->mix[op][prec];
+            for (int prec = 0; prec < PREC_COUNT; prec++) total += by[prec];
+            if (!total) continue;
+            char label[64];
+            phase_short_label(ph, label, sizeof label);
+            table_row(t);
+            table_set_text(t, 0, label);
+            table_set_text(t, 1, ph->label);
+            table_set_text(t, 2, row < 0 ? "all" : opclass_name((enum opclass)row));
+            for (int prec = 0; prec < PREC_COUNT; prec++)
+                table_set_num(t, 3 + prec, 100.0 * (double)by[prec] / (double)total);
+            table_set_int(t, 3 + PREC_COUNT, total);
+        }
+    }
+    t->note = "compute type from kernel names (docs/report.md lists the rules); unknown: the name"
+              " does not say";
+    return t;
+}
+
+struct table *section_operations(const struct run_phases *p)
+{
+    struct table *t = table_new("operations", "Kernel time by operation (% of the phase's)");
+    static const int order[] = {OP_GEMM,      OP_CONV, OP_ATTENTION, OP_NORM,    OP_ELEMENTWISE,
+                                OP_REDUCTION, OP_COPY, OP_LAYOUT,    OP_DROPOUT, OP_OTHER};
+    static const char *const titles[] = {"GEMM",   "Conv", "Attn",   "Norm", "Elem",
+                                         "Reduce", "Copy", "Layout", "Drop", "Other"};
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "label", NULL, COL_TEXT);
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+        table_col(t, opclass_name((enum opclass)order[k]), titles[k], COL_PCT);
+    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_kernels || ph->transient) continue;
+        int64_t by[OP_COUNT] = {0}, total = 0;
+        for (int op = 0; op < OP_COUNT; op++)
+            for (int prec = 0; prec < PREC_COUNT; prec++) by[op] += ph->mix[op][prec];
+        for (int op = 0; op < OP_COUNT; op++) total += by[op];
+        if (!total) continue;
+        char label[64];
+        phase_short_label(ph, label, sizeof label);
+        table_row(t);
+        table_set_text(t, 0, label);
+        table_set_text(t, 1, ph->label);
+        for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+            table_set_num(t, 2 + (int)k, 100.0 * (double)by[order[k]] / (double)total);
+        table_set_int(t, 2 + (int)(sizeof order / sizeof *order), total);
+    }
+    t->note = "operation from kernel names (docs/report.md): what torch.profiler groups as GEMM,"
+              " convolution, attention, normalisation, elementwise, reduction and copies";
+    return t;
+}

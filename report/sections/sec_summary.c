@@ -1,0 +1,164 @@
+/*
+ * sec_summary.c: the first screen: the questions the report exists for, answered in a line
+ * each with their numbers, before any table. Which phase is fastest and by how much against the
+ * baseline (with its band), inference_mode against no_grad, which phase sets the memory peak and
+ * what the others save, whether autocast ran the GEMMs and convolutions in the type it was
+ * asked for, what the warm-up cost, whether anything was lost, and how many findings follow.
+ * Every figure comes from the same computations as the tables below it.
+ */
+#include "sections.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct phase_info *fastest(const struct run_phases *p)
+{
+    const struct phase_info *best = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (ph->transient || !ph->nsteady) continue;
+        if (!best || ph->lat_p50 < best->lat_p50) best = ph;
+    }
+    return best;
+}
+
+static void add(struct table *t, int col, const char *text)
+{
+    if (text && text[0]) table_set_text(t, col, text);
+}
+
+/* The share of GEMM/conv/attention time in precision `want` for a phase, -1 unknown. */
+static double compute_share(const struct phase_info *ph, enum precision want)
+{
+    int64_t total = 0, in = 0;
+    static const int ops[] = {OP_GEMM, OP_CONV, OP_ATTENTION};
+    for (size_t k = 0; k < 3; k++)
+        for (int prec = 0; prec < PREC_COUNT; prec++) {
+            total += ph->mix[ops[k]][prec];
+            if (prec == (int)want) in += ph->mix[ops[k]][prec];
+        }
+    return total ? 100.0 * (double)in / (double)total : -1;
+}
+
+struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
+                              const struct phase_info *base)
+{
+    struct table *t = table_new("summary", "Summary");
+    t->object = 1;
+    enum { S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS, S_COUNT };
+    table_col(t, "fastest", "Fastest phase", COL_TEXT);
+    table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
+    table_col(t, "memory", "Peak memory", COL_TEXT);
+    table_col(t, "autocast", "Autocast", COL_TEXT);
+    table_col(t, "warmup", "Warm-up", COL_TEXT);
+    table_col(t, "lost", "Lost", COL_TEXT);
+    table_row(t);
+    char buf[512], a[64], b[64], x[32], y[32];
+    size_t o;
+
+    const struct phase_info *f = fastest(p);
+    if (f && base && base->nsteady) {
+        phase_short_label(f, a, sizeof a);
+        phase_short_label(base, b, sizeof b);
+        fmt_ns(x, sizeof x, (double)f->lat_p50);
+        double lo, hi;
+        int band = f != base && iterations_ratio_ci(f->steady, f->nsteady, base->steady,
+                                                    base->nsteady, &lo, &hi);
+        snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
+        if (f != base)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
+                     (double)base->lat_p50 / (double)f->lat_p50, b,
+                     !band                      ? ""
+                     : lo >= 0.99 && hi <= 1.01 ? " (the same within 1%)"
+                     : lo <= 1.0 && hi >= 1.0   ? " (no clear difference)"
+                                                : "");
+        if (band && !(lo <= 1.0 && hi >= 1.0) && !(lo >= 0.99 && hi <= 1.01))
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
+        add(t, S_FASTEST, buf);
+    } else if (p->n) {
+        add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
+    }
+
+    o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *inf = &p->v[i];
+        if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
+        for (int j = 0; j < p->n; j++) {
+            const struct phase_info *ng = &p->v[j];
+            if (strcmp(ng->grad_mode, "no_grad") || strcmp(ng->autocast, inf->autocast) ||
+                !ng->nsteady || o + 80 > sizeof buf)
+                continue;
+            double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
+            int band =
+                iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s",
+                                  o ? "; " : "", inf->autocast, r,
+                                  !band                      ? ""
+                                  : lo >= 0.99 && hi <= 1.01 ? ", the same within 1%"
+                                  : lo <= 1.0 && hi >= 1.0   ? ", no clear difference"
+                                  : lo > 1.0                 ? ", faster"
+                                                             : ", slower");
+        }
+    }
+    add(t, S_INFER, buf);
+
+    const struct phase_info *top = NULL, *least = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_memory || ph->transient) continue;
+        if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
+        if (!least || ph->peak_alloc < least->peak_alloc) least = ph;
+    }
+    if (top && top->peak_alloc > 0) {
+        phase_short_label(top, a, sizeof a);
+        fmt_bytes(x, sizeof x, (double)top->peak_alloc);
+        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated", a, x);
+        if (least && least != top) {
+            phase_short_label(least, b, sizeof b);
+            fmt_bytes(y, sizeof y, (double)(top->peak_alloc - least->peak_alloc));
+            snprintf(
+                buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less (%.0f%%)", b, y,
+                100.0 * (double)(top->peak_alloc - least->peak_alloc) / (double)top->peak_alloc);
+        }
+        add(t, S_PEAK, buf);
+    }
+
+    o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!strcmp(ph->autocast, "off") || ph->transient || o + 80 > sizeof buf) continue;
+        enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
+        double share = compute_share(ph, want);
+        if (share < 0) continue;
+        phase_short_label(ph, a, sizeof a);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%", o ? ", " : "", a, share);
+    }
+    if (o) snprintf(buf + o, sizeof buf - o, " of GEMM and convolution time in the type asked for");
+    add(t, S_AUTOCAST, buf);
+
+    int warm = 0;
+    int64_t warm_ns = 0;
+    for (int i = 0; i < p->n; i++) warm += p->v[i].warmup > 0, warm_ns += p->v[i].warmup_ns;
+    if (warm) {
+        fmt_ns(x, sizeof x, (double)warm_ns);
+        snprintf(buf, sizeof buf, "%d %s, %s in all, left out of every figure (table below)", warm,
+                 warm == 1 ? "phase" : "phases", x);
+        add(t, S_WARMUP, buf);
+    }
+
+    int64_t dropped = 0, cupti = 0;
+    db_meta_int(db, "dropped_events", &dropped);
+    db_meta_int(db, "cupti_dropped_records", &cupti);
+    if (dropped || cupti) {
+        snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
+                 (long long)dropped, (long long)cupti);
+        add(t, S_LOSS, buf);
+    } else {
+        add(t, S_LOSS, "nothing");
+    }
+    (void)S_COUNT;
+    return t;
+}
