@@ -17,18 +17,23 @@
 static void export_usage(FILE *out)
 {
     fprintf(out,
-            "usage: infprof export DB -o FILE [--phase LABEL] [--from T] [--to T] [--flows]\n\n"
-            "Write the run as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or\n"
-            "chrome://tracing: a track per GPU stream, per host thread, memory counters.\n"
+            "usage: infprof export DB -o FILE [--format json|perfetto] [--phase LABEL]\n"
+            "                      [--from T] [--to T] [--flows] [--max-mb N]\n\n"
+            "Write the run as a trace for Perfetto (ui.perfetto.dev): a track per GPU stream,\n"
+            "per host thread (with its phases and iterations), memory counters.\n"
             "  -o FILE       the trace; '-' for standard output; an existing FILE is an error\n"
+            "  --format F    json: a Chrome trace (also chrome://tracing), the default;\n"
+            "                perfetto: Perfetto's own protobuf, about 60 bytes a kernel (the\n"
+            "                default for FILE.pftrace and FILE.perfetto-trace)\n"
             "  --force       overwrite an existing FILE\n"
             "  --phase LABEL only that phase: its spans and the GPU work launched in them\n"
-            "                (labels as 'infprof report' prints them, e.g. 'no_grad | autocast "
-            "off')\n"
+            "                (labels as 'infprof report' prints them, e.g. 'no_grad/off')\n"
             "  --from T      only events that end at or after T (ns, or 1.5ms, 2s, 300us)\n"
             "  --to T        only events that start before T\n"
-            "  --flows       arrows from each launch to the GPU work it started (bigger file)\n"
-            "  --max-mb N    warn when the trace would be over N MiB (default 256; 0: never)\n"
+            "  --flows       arrows from each launch to the GPU work it started (JSON; bigger)\n"
+            "  --max-mb N    JSON: warn when the trace would be over N MiB; perfetto: keep it\n"
+            "                under N MiB, leaving out the GPU work past that point and saying\n"
+            "                so (default 256; 0: no limit)\n"
             "  --estimate    print the estimated size and write nothing\n");
 }
 
@@ -76,7 +81,7 @@ static int is_opt(const char *a, const char *name)
 
 static void parse_args(int argc, char **argv, struct export_opts *o)
 {
-    *o = (struct export_opts){NULL, NULL, NULL, 0, 0, 0, 0, INT64_MIN, INT64_MAX, 256};
+    *o = (struct export_opts){.from = INT64_MIN, .to = INT64_MAX, .max_mb = 256, .perfetto = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -96,6 +101,14 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
             o->from = parse_time("--from", opt_value(argc, argv, &i, "--from"));
         } else if (is_opt(a, "--to")) {
             o->to = parse_time("--to", opt_value(argc, argv, &i, "--to"));
+        } else if (is_opt(a, "--format")) {
+            const char *v = opt_value(argc, argv, &i, "--format");
+            if (!strcmp(v, "json"))
+                o->perfetto = 0;
+            else if (!strcmp(v, "perfetto"))
+                o->perfetto = 1;
+            else
+                cli_fail("--format takes json or perfetto, not '%s'", v);
         } else if (is_opt(a, "--max-mb")) {
             o->max_mb = parse_mb(opt_value(argc, argv, &i, "--max-mb"));
         } else if (a[0] == '-' && a[1]) {
@@ -109,6 +122,14 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
     if (!o->db) cli_fail("no database given (usage: infprof export DB -o FILE)");
     if (!o->out && !o->estimate_only)
         cli_fail("no output file: give -o FILE (or -o - for standard output)");
+    if (o->perfetto < 0) { /* from the file's name: Perfetto's own extensions */
+        size_t n = o->out ? strlen(o->out) : 0;
+        o->perfetto = (n > 8 && !strcmp(o->out + n - 8, ".pftrace")) ||
+                      (n > 15 && !strcmp(o->out + n - 15, ".perfetto-trace"));
+    }
+    if (o->flows && o->perfetto)
+        cli_fail("--flows is for the JSON trace; the Perfetto trace links GPU work to its launch"
+                 " by correlation id");
     if (o->from != INT64_MIN && o->to != INT64_MAX && o->from >= o->to)
         cli_fail("--from must be before --to (got %lld ns and %lld ns)", (long long)o->from,
                  (long long)o->to);

@@ -90,6 +90,9 @@ int emit_api(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_cudnn(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_nvtx(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_phase_span(struct export_ctx *c, struct sqlite3_stmt *st);
+/* CUPTI's copy and memory kinds as nsys names them ("HtoD", "Pageable"). */
+const char *export_copy_kind(int64_t kind);
+const char *export_memory_kind(int64_t kind);
 
 /* Event sources (export_sources.c): one per table. */
 struct source;
@@ -112,12 +115,25 @@ static inline void ev_open(struct export_ctx *c)
         json_lit(c->w, "\n{");
 }
 
+/* ---- the Perfetto-native trace (perfetto.c) ------------------------------------------------ */
+
+/* Write it to f; max_mb > 0 caps it (GPU work past the cap left out, said on stderr and in the
+ * trace). Returns the bytes written; *events: slices, instants and counter values. */
+uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_error)(int err),
+                        uint64_t *events);
+/* Estimated bytes and events of each source (perfetto_source_what names them) and in all. */
+#define PERFETTO_SOURCES 7
+double perfetto_estimate(struct export_ctx *c, double *events, double *bytes_of,
+                         double *events_of);
+const char *perfetto_source_what(int i);
+
 /* ---- the trace file (export_file.c) ------------------------------------------------------- */
 
 /* What `infprof export` was asked for (cmd_export.c parses it). */
 struct export_opts {
     const char *db, *out, *phase;
     int force, flows, estimate_only;
+    int perfetto; /* --format perfetto (or FILE ends in .pftrace / .perfetto-trace) */
     int direct; /* FILE is a device or a pipe: written in place, never replaced */
     int64_t from, to;
     double max_mb;

@@ -88,14 +88,14 @@ int emit_kernel(struct export_ctx *c, sqlite3_stmt *st)
     return 1;
 }
 
-static const char *copy_kind(int64_t k)
+const char *export_copy_kind(int64_t k)
 {
     static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                         "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
     return k >= 0 && k < 11 ? names[k] : "Unknown";
 }
 
-static const char *memory_kind(int64_t k)
+const char *export_memory_kind(int64_t k)
 {
     static const char *const names[] = {"Unknown", "Pageable", "Pinned",        "Device",
                                         "Array",   "Managed",  "Device Static", "Managed Static"};
@@ -136,8 +136,8 @@ static const struct stream_track *transfer_open(struct export_ctx *c, const char
 int emit_memcpy(struct export_ctx *c, sqlite3_stmt *st)
 {
     char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_kind(I64(st, 3)),
-             memory_kind(I64(st, 4)), memory_kind(I64(st, 5)));
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", export_copy_kind(I64(st, 3)),
+             export_memory_kind(I64(st, 4)), export_memory_kind(I64(st, 5)));
     int64_t start = I64(st, 0), corr = I64(st, 8);
     const struct stream_track *t = transfer_open(c, "gpu_memcpy", name, I64(st, 6), I64(st, 7),
                                                  start, I64(st, 1), corr, I64(st, 2));
@@ -152,7 +152,7 @@ int emit_memcpy(struct export_ctx *c, sqlite3_stmt *st)
 int emit_memset(struct export_ctx *c, sqlite3_stmt *st)
 {
     char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", memory_kind(I64(st, 4)));
+    snprintf(name, sizeof name, "Memset (%s)", export_memory_kind(I64(st, 4)));
     int64_t start = I64(st, 0), corr = I64(st, 7);
     const struct stream_track *t = transfer_open(c, "gpu_memset", name, I64(st, 5), I64(st, 6),
                                                  start, I64(st, 1), corr, I64(st, 2));

@@ -237,11 +237,14 @@ static void print_estimate(const struct export_opts *o, double bytes, double eve
 {
     char b[32];
     fmt_bytes(b, sizeof b, bytes);
-    printf("trace of %s: about %s (%.0f bytes), %.0f events\n", o->db, b, bytes, events);
-    for (int i = 0; i < sources_count(); i++) {
+    printf("%s trace of %s: about %s (%.0f bytes), %.0f events\n",
+           o->perfetto ? "Perfetto" : "JSON", o->db, b, bytes, events);
+    int n = o->perfetto ? PERFETTO_SOURCES : sources_count();
+    for (int i = 0; i < n; i++) {
         if (events_of[i] < 0.5) continue;
         fmt_bytes(b, sizeof b, bytes_of[i]);
-        printf("  %-16s %12s %12.0f events\n", source_what(source_at(i)), b, events_of[i]);
+        printf("  %-16s %12s %12.0f events\n",
+               o->perfetto ? perfetto_source_what(i) : source_what(source_at(i)), b, events_of[i]);
     }
 }
 
@@ -281,25 +284,32 @@ int export_run(const struct export_opts *opts)
     tracks_load(&c);
 
     double events, bytes_of[16], events_of[16];
-    double bytes = estimate(&c, &o, &events, bytes_of, events_of);
+    double bytes = o.perfetto ? perfetto_estimate(&c, &events, bytes_of, events_of)
+                              : estimate(&c, &o, &events, bytes_of, events_of);
     if (o.estimate_only) {
         print_estimate(&o, bytes, events, bytes_of, events_of);
         tracks_free(&c);
         db_close(c.db);
         return fflush(stdout) == 0 ? 0 : 1;
     }
-    if (o.max_mb > 0 && bytes > o.max_mb * 1048576.0) warn_size(&c, &o, bytes);
+    if (!o.perfetto && o.max_mb > 0 && bytes > o.max_mb * 1048576.0) warn_size(&c, &o, bytes);
 
     FILE *f = open_output(&o);
-    struct json_out w;
-    json_init(&w, f);
-    w.on_error = on_write_error;
-    c.w = &w;
-    c.events = 0;
-    write_all(&c, &o, 1);
-    json_flush(&w);
-    uint64_t written = w.bytes;
-    json_free(&w);
+    uint64_t written;
+    if (o.perfetto) {
+        written = perfetto_write(&c, f, o.max_mb, on_write_error, &c.events);
+        if (fflush(f) != 0) on_write_error(errno);
+    } else {
+        struct json_out w;
+        json_init(&w, f);
+        w.on_error = on_write_error;
+        c.w = &w;
+        c.events = 0;
+        write_all(&c, &o, 1);
+        json_flush(&w);
+        written = w.bytes;
+        json_free(&w);
+    }
     finish_output(&o, f);
 
     char b[32];

@@ -1,0 +1,113 @@
+"""`infprof export --format perfetto`: a Perfetto-native protobuf trace of the H100 Python fixture
+that protoc decodes against Perfetto's field numbers (perfetto_subset.proto) with no field left
+unknown, at most 150 bytes per kernel, every GPU activity on its stream's track, the phases and
+memory counters on theirs; --max-mb keeps it under the cap and says what it left out."""
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from harness import Case, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data", "h100")
+PROTOC = shutil.which("protoc")  # Debian's protobuf-compiler (scripts/deps.sh)
+
+
+def decode(path):
+    with open(path, "rb") as f:
+        p = subprocess.run([PROTOC, "--decode=perfetto.protos.Trace", "-I" + HERE,
+                            os.path.join(HERE, "perfetto_subset.proto")],
+                           stdin=f, capture_output=True)
+    if p.returncode != 0:
+        raise AssertionError("protoc could not decode %s: %s" % (path, p.stderr.decode()))
+    return p.stdout.decode()
+
+
+def packets(text):
+    """Each top-level packet's text."""
+    return re.findall(r"^packet \{\n(.*?)^\}\n", text, re.S | re.M)
+
+
+@unittest.skipUnless(PROTOC, "protoc is missing: apt-get install protobuf-compiler")
+class Perfetto(Case):
+    def fixture(self, name):
+        db = os.path.join(self.dir, name + ".db")
+        with lzma.open(os.path.join(DATA, name + ".db.xz")) as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return db
+
+    def test_python_fixture(self):
+        db = self.fixture("resnet50-b1-python-eager")
+        out = os.path.join(self.dir, "trace.pftrace")  # the extension picks the format
+        r = self.cli("export", db, "-o", out)
+        self.assertEqual(r.rc, 0, r.err)
+        text = decode(out)
+        self.assertNotRegex(text, r"(?m)^\s*\d+:", "a field Perfetto does not define")
+        kernels = self.query(db, "SELECT count(*) FROM kernels")[0][0]
+        gpu = kernels + self.query(db, "SELECT (SELECT count(*) FROM memcpy) +"
+                                       " (SELECT count(*) FROM memset)")[0][0]
+        size = os.path.getsize(out)
+        self.assertLessEqual(size / kernels, 150, "%d bytes for %d kernels" % (size, kernels))
+
+        tracks, names = {}, {}
+        for m in re.finditer(r"track_descriptor \{\n\s*uuid: (\d+)\n(?:\s*name: \"([^\"]*)\")?",
+                             text):
+            tracks[m.group(1)] = m.group(2) or ""
+        for m in re.finditer(r"event_names \{\n\s*iid: (\d+)\n\s*name: \"((?:[^\"\\]|\\.)*)\"",
+                             text):
+            names[m.group(1)] = m.group(2)
+        begins = {}
+        for p in packets(text):
+            t = re.search(r"track_uuid: (\d+)", p)
+            if "TYPE_SLICE_BEGIN" in p and t:
+                kind = tracks.get(t.group(1), "")
+                kind = "stream" if kind.startswith("GPU ") else kind
+                begins[kind] = begins.get(kind, 0) + 1
+        self.assertEqual(begins.get("stream"), gpu)  # every kernel, copy and memset
+        phases = self.query(db, "SELECT count(*) FROM phase_spans")[0][0]
+        self.assertEqual(begins.get("phases"), phases)
+        labels = {l for (l,) in self.query(db, "SELECT label FROM phases")}
+        self.assertTrue(labels <= set(names.values()), labels - set(names.values()))
+        # Kernel names demangled, as people read them.
+        self.assertTrue(any(n.startswith("void at::native::") for n in names.values()))
+        self.assertFalse(any(n.startswith("_ZN") for n in names.values()))
+        self.assertIn('tensor memory allocated cuda:0', text)
+        self.assertIn("TYPE_COUNTER", text)
+        self.assertIn('process_name: "python3"', text)
+
+    def test_cap_cuts_and_says_so(self):
+        db = self.fixture("resnet50-b32-script")
+        out = os.path.join(self.dir, "cut.pftrace")
+        r = self.cli("export", db, "-o", out, "--max-mb", "1")
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertLessEqual(os.path.getsize(out), 1 << 20)
+        self.assertRegex(r.err.decode(), r"infprof: the trace was cut: \d+ events from [\d.]+m?s"
+                                         r" on left out \(--max-mb: 1.00MiB\)")
+        text = decode(out)
+        self.assertIn('name: "infprof: trace cut"', text)
+        self.assertIn("iteration id", text)  # iterations with their ids, before the cut
+        # The whole trace is bigger: the cap did cut.
+        whole = os.path.join(self.dir, "whole.perfetto-trace")
+        self.assertEqual(self.cli("export", db, "-o", whole, "--max-mb", "0").rc, 0)
+        self.assertGreater(os.path.getsize(whole), 1 << 20)
+
+    def test_bad_input(self):
+        db = self.fixture("resnet50-b1-python-eager")
+        r = self.cli("export", db, "-o", os.path.join(self.dir, "t"), "--format", "xml")
+        self.assertOneErrorLine(r, "--format takes json or perfetto")
+        r = self.cli("export", db, "-o", os.path.join(self.dir, "t.pftrace"), "--flows")
+        self.assertOneErrorLine(r, "--flows is for the JSON trace")
+        kept = os.path.join(self.dir, "kept.pftrace")
+        with open(kept, "w") as f:
+            f.write("mine")
+        r = self.cli("export", db, "-o", kept)
+        self.assertEqual(r.rc, 2)
+        with open(kept) as f:
+            self.assertEqual(f.read(), "mine")
+
+
+if __name__ == "__main__":
+    main()
