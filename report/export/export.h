@@ -123,8 +123,7 @@ uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_
                         uint64_t *events);
 /* Estimated bytes and events of each source (perfetto_source_what names them) and in all. */
 #define PERFETTO_SOURCES 7
-double perfetto_estimate(struct export_ctx *c, double *events, double *bytes_of,
-                         double *events_of);
+double perfetto_estimate(struct export_ctx *c, double *events, double *bytes_of, double *events_of);
 const char *perfetto_source_what(int i);
 
 /* ---- the trace file (export_file.c) ------------------------------------------------------- */
@@ -134,7 +133,7 @@ struct export_opts {
     const char *db, *out, *phase;
     int force, flows, estimate_only;
     int perfetto; /* --format perfetto (or FILE ends in .pftrace / .perfetto-trace) */
-    int direct; /* FILE is a device or a pipe: written in place, never replaced */
+    int direct;   /* FILE is a device or a pipe: written in place, never replaced */
     int64_t from, to;
     double max_mb;
 };
