@@ -25,27 +25,36 @@ static void device_json(const struct run_devices *d, const int64_t *v, char *out
     snprintf(out + o, n - o, "}");
 }
 
+static int64_t model_ns(const struct phase_info *ph)
+{
+    int64_t w = 0;
+    for (int prec = 0; prec < PREC_COUNT; prec++)
+        w += ph->mix[OP_GEMM][prec] + ph->mix[OP_CONV][prec];
+    return w;
+}
+
+int phase_ran_model(const struct run_phases *p, const struct phase_info *ph)
+{
+    if (ph->transient) return 0;
+    if (ph->nsteady > 0) return 1;
+    if (ph->iterations) return 0;
+    int64_t most = 0;
+    for (int i = 0; i < p->n; i++)
+        if (model_ns(&p->v[i]) > most) most = model_ns(&p->v[i]);
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].nsteady > 0) return 0; /* others have iterations, this one none */
+    return most > 0 && model_ns(ph) * 10 >= most;
+}
+
 /* The phase every other is held against: --baseline, else the first phase that ran the model
- * (steady iterations; without iterations, at least a tenth of the busiest phase's GEMM and
- * convolution time), grad/off when it did. Never a phase that only loaded the model. */
+ * (phase_ran_model), grad/off when it did. Never a phase that only loaded the model. */
 const struct phase_info *baseline_of(const struct run_phases *p, const char *want)
 {
     if (want) return &p->v[phases_find(p, want, "--baseline")];
-    int64_t most = 0;
-    for (int i = 0; i < p->n; i++) {
-        int64_t w = 0;
-        for (int prec = 0; prec < PREC_COUNT; prec++)
-            w += p->v[i].mix[OP_GEMM][prec] + p->v[i].mix[OP_CONV][prec];
-        if (w > most) most = w;
-    }
     const struct phase_info *first = NULL;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
-        int64_t w = 0;
-        for (int prec = 0; prec < PREC_COUNT; prec++)
-            w += ph->mix[OP_GEMM][prec] + ph->mix[OP_CONV][prec];
-        int ran = ph->nsteady > 0 || (!ph->iterations && most > 0 && w * 10 >= most);
-        if (!ran || ph->transient) continue;
+        if (!phase_ran_model(p, ph)) continue;
         if (ph->id == 1 + 3 * IP_GRAD + IP_AUTOCAST_OFF) return ph; /* phase.h's fixed ids */
         if (!first) first = ph;
     }
@@ -251,8 +260,8 @@ void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
                                             : "no clear difference");
 }
 
-static void phase_row(struct table *t, const struct phase_info *ph, const struct phase_info *base,
-                      const struct run_devices *devices)
+static void phase_row(struct table *t, const struct run_phases *p, const struct phase_info *ph,
+                      const struct phase_info *base, const struct run_devices *devices)
 {
     char buf[1024];
     table_row(t);
@@ -320,7 +329,8 @@ static void phase_row(struct table *t, const struct phase_info *ph, const struct
     phase_speedup(t, C_TPUT_RATIO, ph, base);
     if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
         table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
-    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0) {
+    /* Memory saved by a phase that ran the model: setting it up saves nothing worth saying. */
+    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0 && phase_ran_model(p, ph)) {
         int64_t b = base->dev_peak_alloc[k], m = ph->dev_peak_alloc[k];
         table_set_int(t, C_SAVED, b - m);
         table_set_num(t, C_SAVED_PCT, 100.0 * (double)(b - m) / (double)b);
@@ -411,7 +421,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     phase_columns(t);
     int transient = 0, warm = 0, gpu = 0, iters = 0;
     for (int i = 0; i < p->n; i++) {
-        phase_row(t, &p->v[i], base, &p->devices);
+        phase_row(t, p, &p->v[i], base, &p->devices);
         transient += p->v[i].transient;
         warm += p->v[i].warmup > 0;
         gpu |= p->v[i].gpu_latency;
@@ -497,7 +507,14 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                  "Phases against %s (speed-up: its p50 latency over the"
                  " phase's; 95%% band)",
                  base ? b : "a baseline");
-        out[n++] = phase_view(t, title, against, (int)(sizeof against / sizeof *against));
+        struct table *v = phase_view(t, title, against, (int)(sizeof against / sizeof *against));
+        int setup = 0;
+        for (int i = 0; i < p->n; i++)
+            setup += !p->v[i].transient && p->v[i].has_memory && !phase_ran_model(p, &p->v[i]);
+        if (setup)
+            v->note = "Speed-up and Memory saved '-': the phase did not run the model (no steady"
+                      " iterations: loading or setting it up)";
+        out[n++] = v;
         struct table *iv = inference_vs_no_grad(p);
         if (iv) {
             static const int shown[] = {0, 1, 5, 4, 6};

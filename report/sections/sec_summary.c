@@ -109,7 +109,8 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         const struct phase_info *ph = &p->v[i];
         if (!ph->has_memory || ph->transient) continue;
         if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
-        if (!least || ph->peak_alloc < least->peak_alloc) least = ph;
+        /* What a setting saves: among the phases that ran the model, not their setup. */
+        if (phase_ran_model(p, ph) && (!least || ph->peak_alloc < least->peak_alloc)) least = ph;
     }
     if (top && top->peak_alloc > 0) {
         phase_short_label(top, a, sizeof a);

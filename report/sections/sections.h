@@ -17,6 +17,9 @@ struct report_opts {
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db);
+/* The phase ran the model: it has steady iterations, or (when no phase has any) at least a tenth
+ * of the busiest phase's GEMM and convolution time; not a phase that only loaded it. */
+int phase_ran_model(const struct run_phases *p, const struct phase_info *ph);
 /* The phase others are held against (--baseline, else one that ran the model; sec_phases.c). */
 const struct phase_info *baseline_of(const struct run_phases *p, const char *want);
 /* The first screen: the answers in a line each (sec_summary.c). */

@@ -18,7 +18,7 @@ from harness import Case, main
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "h100")
 FIXTURE = {"resnet50.pt": "resnet50-b32-script", "conv": "convnet-b32-noeval",
-           "transformer": "transformer-b8"}
+           "transformer": "transformer-b8", "resnet18": "resnet18-b8-python-cuda"}
 
 
 def references():
@@ -70,6 +70,17 @@ class H100(Case):
                     self.assertEqual(p["latency_basis"], "gpu completion")
                     self.assertEqual(p["peak_allocated_bytes"], ref["max_memory_allocated"])
                     self.assertEqual(p["memory_device"], "cuda:0")
+
+    def test_setup_phase_is_not_a_saving(self):
+        # The Python run's grad/off is model loading (one kernel, no iteration): the first screen
+        # says which measured setting needs less memory, and by the program's own figures
+        # (max_memory_allocated 145916928 - 121658368 bytes = 23.13 MiB).
+        doc = self.report_json(self.db["resnet18-b8-python-cuda"])
+        self.assertEqual(doc["summary"]["memory"], "no_grad/bf16 sets the peak, 139.16MiB"
+                         " allocated; inference/bf16 needs 23.13MiB less (17%)")
+        setup = {p["label"]: p for p in doc["phases"]}["grad | autocast off"]
+        self.assertIsNone(setup["peak_allocated_saved_bytes"])
+        self.assertIsNone(setup["throughput_ratio"])
 
     def test_async_forward_is_not_host_time(self):
         # no_grad's forward returns before the GPU is done: host p50 4.70 ms, the program's own
