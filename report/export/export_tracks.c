@@ -13,6 +13,7 @@
  * host process (export_events.c).
  */
 #include "export.h"
+#include "../base/names.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -54,9 +55,15 @@ const struct qstr *name_of(struct export_ctx *c, int64_t id, const char *fallbac
     sqlite3_bind_int64(st, 1, id);
     const char *text = fallback;
     size_t len = strlen(fallback);
+    char plain[4096];
     if (db_step(st) && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         text = (const char *)sqlite3_column_text(st, 0);
         len = (size_t)sqlite3_column_bytes(st, 0);
+        if (!strncmp(text, "_Z", 2) && len < sizeof plain) { /* a kernel: as people read it */
+            name_demangled(text, plain, sizeof plain);
+            text = plain;
+            len = strlen(plain);
+        }
     }
     c->names[j].id = id;
     c->names[j].q.s = json_quote(text, len, &c->names[j].q.len);

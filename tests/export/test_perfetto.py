@@ -1,7 +1,8 @@
-"""`infprof export --format perfetto`: a Perfetto-native protobuf trace of the H100 Python fixture
+"""`infprof export --format perfetto` (and the JSON trace's names): a Perfetto-native protobuf trace of the H100 Python fixture
 that protoc decodes against Perfetto's field numbers (perfetto_subset.proto) with no field left
 unknown, at most 150 bytes per kernel, every GPU activity on its stream's track, the phases and
 memory counters on theirs; --max-mb keeps it under the cap and says what it left out."""
+import json
 import lzma
 import os
 import re
@@ -93,6 +94,17 @@ class Perfetto(Case):
         whole = os.path.join(self.dir, "whole.perfetto-trace")
         self.assertEqual(self.cli("export", db, "-o", whole, "--max-mb", "0").rc, 0)
         self.assertGreater(os.path.getsize(whole), 1 << 20)
+
+    def test_json_trace_names_too(self):
+        # The Chrome JSON trace shows the same demangled kernel names.
+        db = self.fixture("resnet50-b1-python-eager")
+        out = os.path.join(self.dir, "t.json")
+        self.assertEqual(self.cli("export", db, "-o", out).rc, 0)
+        with open(out) as f:
+            names = {e["name"] for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"}
+        self.assertTrue(names)
+        self.assertFalse([n for n in names if n.startswith("_Z")])
+        self.assertTrue(any(n.startswith("void at::native::") for n in names))
 
     def test_bad_input(self):
         db = self.fixture("resnet50-b1-python-eager")
