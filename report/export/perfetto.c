@@ -192,7 +192,8 @@ static uint64_t track_of(struct pf *w, uint64_t key, int *fresh)
     return *uuid;
 }
 
-/* A TrackDescriptor packet: w->sub holds the process/thread/counter part (field `part`). */
+/* A TrackDescriptor packet: w->sub holds the process/thread/counter part (field `part`). It uses
+ * w->ev and w->pkt: call it (through thread_track, stream_track, ...) before an event is begun. */
 static void describe(struct pf *w, uint64_t uuid, uint64_t parent, const char *name, int part)
 {
     proto_reset(&w->ev);
@@ -437,9 +438,10 @@ static void write_nvtx(struct pf *w, sqlite3_stmt *st)
     int64_t end = IS_NULL(st, 4) ? -1 : I64(st, 4);
     uint64_t name =
         IS_NULL(st, 5) ? own_name(w, 3, "(no text)") : intern_string(w, I64(st, 5), "(no text)", 0);
-    if (kind == 3) { /* a mark */
+    if (kind == 3) {                           /* a mark */
+        uint64_t track = thread_track(w, tid); /* first: describing it uses w->ev */
         proto_uint(&w->ev, TE_TYPE, TYPE_INSTANT);
-        proto_uint(&w->ev, TE_TRACK, thread_track(w, tid));
+        proto_uint(&w->ev, TE_TRACK, track);
         proto_uint(&w->ev, TE_NAME_IID, name);
         put_event(w, start, 1);
         w->events++;
@@ -473,8 +475,9 @@ static void write_memory(struct pf *w, sqlite3_stmt *st, struct counter_last *la
                 *prev = r ? &last->reserved[type][index] : &last->allocated[type][index];
         if (IS_NULL(st, 3 + r) || v == *prev) continue;
         *prev = v;
+        uint64_t track = counter_track(w, type, index, r); /* first: describing uses w->ev */
         proto_uint(&w->ev, TE_TYPE, TYPE_COUNTER);
-        proto_uint(&w->ev, TE_TRACK, counter_track(w, type, index, r));
+        proto_uint(&w->ev, TE_TRACK, track);
         proto_uint(&w->ev, TE_COUNTER, (uint64_t)v);
         put_event(w, I64(st, 0), 0);
         w->events++;

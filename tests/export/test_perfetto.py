@@ -77,6 +77,9 @@ class Perfetto(Case):
         self.assertFalse(any(n.startswith("_ZN") for n in names.values()))
         self.assertIn('tensor memory allocated cuda:0', text)
         self.assertIn("TYPE_COUNTER", text)
+        for p in packets(text):  # every event says what it is
+            if "track_event {" in p:
+                self.assertRegex(p, r"type: TYPE_", p)
         self.assertIn('process_name: "python3"', text)
 
     def test_cap_cuts_and_says_so(self):
