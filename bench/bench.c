@@ -115,7 +115,7 @@ static int bench_ingest(int argc, char **argv)
     printf("writer_cpu_s %.3f\n", cpu);
     if (cpu > 0) printf("records_per_writer_cpu_s %.0f\n", (double)n / cpu);
     printf("bytes_per_kernel %.1f\n", bench_table_bytes(path, "kernel_rows") / (double)n);
-    if (!keep) unlink(path);
+    bench_temp_done(path, keep);
     return 0;
 }
 
@@ -147,7 +147,7 @@ static int bench_report(int argc, char **argv)
     }
     printf("kernels %ld\n", n);
     printf("report_s %.3f\n", secs);
-    if (!keep) unlink(path);
+    bench_temp_done(path, keep);
     return 0;
 }
 

@@ -12,6 +12,8 @@ int bench_hooks(int argc, char **argv);
 /* bench_db.c */
 /* A fresh path for a benchmark's database (`keep`, emptied, when given). */
 void bench_temp_path(char *out, unsigned long size, const char *keep);
+/* Remove it (and its folder) unless it is the file --keep named. */
+void bench_temp_done(const char *path, const char *keep);
 /* A number from the run's metadata (0 when absent). */
 double bench_meta_number(const char *path, const char *key);
 /* Bytes the table takes in the file (dbstat), or the file's size where dbstat is missing. */

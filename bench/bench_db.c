@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,4 +62,21 @@ double bench_table_bytes(const char *path, const char *table)
         bytes = stat(path, &s) == 0 ? (double)s.st_size : 0;
     }
     return bytes;
+}
+
+void bench_temp_done(const char *path, const char *keep)
+{
+    if (keep) return;
+    char side[4200];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s", path); /* the folder bench_temp_path made */
+    char *slash = strrchr(side, '/');
+    if (slash) {
+        *slash = 0;
+        rmdir(side);
+    }
 }

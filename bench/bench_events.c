@@ -112,7 +112,7 @@ int bench_burst(int argc, char **argv)
            bench_meta_number(path, "writer_rings_ns") / 1e9,
            bench_meta_number(path, "writer_collectors_ns") / 1e9,
            bench_meta_number(path, "writer_commit_ns") / 1e9);
-    unlink(path);
+    bench_temp_done(path, NULL);
     return 0;
 }
 
@@ -158,6 +158,6 @@ int bench_hooks(int argc, char **argv)
     printf("phase_change_ns %.1f\n", per_call(n, op_phase));
     printf("launch_callback_ns %.1f\n", per_call(n, op_launch));
     ip_lifecycle_finish("exit", 0);
-    unlink(path);
+    bench_temp_done(path, NULL);
     return 0;
 }
