@@ -94,6 +94,12 @@ int emit_phase_span(struct export_ctx *c, struct sqlite3_stmt *st);
 const char *export_copy_kind(int64_t kind);
 const char *export_memory_kind(int64_t kind);
 
+/* The cut as SQL: " AND ..." keeping the rows of --phase, --from and --to that also start before
+ * `limit` (INT64_MAX: none), for a table whose rows start at `start`, end at `end` and were in
+ * phase `phase` (column expressions). Returns its length (export_sources.c). */
+size_t export_cut_sql(const struct export_ctx *c, const char *start, const char *end,
+                      const char *phase, int64_t limit, char *out, size_t n);
+
 /* Event sources (export_sources.c): one per table. */
 struct source;
 int sources_count(void);

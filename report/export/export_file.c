@@ -136,12 +136,13 @@ static int resolve_phase(struct sqlite3 *db, const struct run_phases *p, const c
     if (!strcmp(label, "none")) return 0;
     char list[1024] = "";
     size_t n = 0;
-    for (int i = 0; i < p->n; i++) {
+    int i = phases_match(p, label);
+    if (i >= 0) return p->v[i].id;
+    for (i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
-        char id[16], s[64];
+        char id[16];
         snprintf(id, sizeof id, "%d", ph->id);
-        phase_short_label(ph, s, sizeof s);
-        if (!strcmp(ph->label, label) || !strcmp(s, label) || !strcmp(id, label)) return ph->id;
+        if (!strcmp(id, label)) return ph->id;
         if (n + strlen(ph->label) + 8 < sizeof list)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'", n ? ", " : "", ph->label);
     }

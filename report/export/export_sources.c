@@ -249,17 +249,27 @@ const char *source_what(const struct source *s)
     return s->what;
 }
 
+size_t export_cut_sql(const struct export_ctx *c, const char *start, const char *end,
+                      const char *phase, int64_t limit, char *out, size_t n)
+{
+    size_t o = 0;
+    int64_t before = c->to < limit ? c->to : limit;
+    out[0] = 0;
+    if (c->phase >= 0 && o < n)
+        o += (size_t)snprintf(out + o, n - o, " AND %s = %d", phase, c->phase);
+    if (before != INT64_MAX && o < n)
+        o += (size_t)snprintf(out + o, n - o, " AND %s < %lld", start, (long long)before);
+    if (c->from != INT64_MIN && o < n)
+        o += (size_t)snprintf(out + o, n - o, " AND %s >= %lld", end, (long long)c->from);
+    return o < n ? o : n - 1;
+}
+
 static char *source_sql(const struct export_ctx *c, const struct source *s, int sample)
 {
     char *sql = malloc(2048);
     if (!sql) cli_fail("out of memory");
     size_t n = (size_t)snprintf(sql, 2048, "%s", c->flows && s->flows_sql ? s->flows_sql : s->sql);
-    if (s->start && c->phase >= 0)
-        n += (size_t)snprintf(sql + n, 2048 - n, " AND %s = %d", s->phase, c->phase);
-    if (s->start && c->to != INT64_MAX)
-        n += (size_t)snprintf(sql + n, 2048 - n, " AND %s < %lld", s->start, (long long)c->to);
-    if (s->start && c->from != INT64_MIN)
-        n += (size_t)snprintf(sql + n, 2048 - n, " AND %s >= %lld", s->end, (long long)c->from);
+    if (s->start) n += export_cut_sql(c, s->start, s->end, s->phase, INT64_MAX, sql + n, 2048 - n);
     if (sample)
         snprintf(sql + n, 2048 - n, " AND t.rowid = ?");
     else if (s->order)

@@ -73,10 +73,10 @@ struct pf {
     FILE *f;
     void (*on_error)(int err);
     struct proto_buf pkt, ev, sub, sub2, names, out;
-    uint64_t bytes, packets, events, next_iid, next_uuid; /* events: slices, instants, values */
-    struct ip_map iids;                                   /* interning key -> iid */
-    struct ip_map tracks;                                 /* track uuid -> 1 once described */
-    struct ip_map thread_names;                           /* tid -> string id + 1 */
+    uint64_t bytes, events, next_iid, next_uuid; /* events: slices, instants, values */
+    struct ip_map iids;                          /* interning key -> iid */
+    struct ip_map tracks;                        /* track uuid -> 1 once described */
+    struct ip_map thread_names;                  /* tid -> string id + 1 */
     int first;
 };
 
@@ -89,7 +89,6 @@ static void put_packet(struct pf *w)
     if (w->f && fwrite(w->out.b, 1, w->out.n, w->f) != w->out.n) w->on_error(errno ? errno : EIO);
     w->bytes += w->out.n;
     proto_reset(&w->pkt);
-    w->packets++;
 }
 
 /* Sequence fields. Interned names live in the incremental state of sequence 1: the first packet
@@ -120,22 +119,27 @@ static uint64_t intern(struct pf *w, uint64_t key, const char *name)
     return *slot;
 }
 
-/* A string of the database by id, interned (fallback when it is missing). */
+/* The database's string `id` into out (fallback when it is missing). */
+static void db_string(struct pf *w, int64_t id, const char *fallback, char *out, size_t n)
+{
+    sqlite3_stmt *st = db_prepare(w->c->db, "SELECT value FROM strings WHERE id = ?");
+    sqlite3_bind_int64(st, 1, id);
+    const unsigned char *v = db_step(st) ? sqlite3_column_text(st, 0) : NULL;
+    snprintf(out, n, "%s", v ? (const char *)v : fallback);
+    sqlite3_finalize(st);
+}
+
+/* A string of the database by id, interned (kernel: demangled). */
 static uint64_t intern_string(struct pf *w, int64_t id, const char *fallback, int kernel)
 {
     uint64_t *known = ip_map_get(&w->iids, KEY_STRING(id));
     if (known && *known) return *known;
-    sqlite3_stmt *st = db_prepare(w->c->db, "SELECT value FROM strings WHERE id = ?");
-    sqlite3_bind_int64(st, 1, id);
-    char name[4096];
-    const char *raw = db_step(st) && sqlite3_column_text(st, 0)
-                          ? (const char *)sqlite3_column_text(st, 0)
-                          : fallback;
+    char raw[4096], name[4096];
+    db_string(w, id, fallback, raw, sizeof raw);
     if (kernel)
         name_demangled(raw, name, sizeof name);
     else
         snprintf(name, sizeof name, "%s", raw);
-    sqlite3_finalize(st);
     return intern(w, KEY_STRING(id), name);
 }
 
@@ -239,16 +243,13 @@ static uint64_t thread_track(struct pf *w, int64_t tid)
     int fresh;
     uint64_t uuid = track_of(w, TRACK_THREAD(tid), &fresh);
     if (!fresh) return uuid;
-    char name[128];
-    snprintf(name, sizeof name, "thread %lld", (long long)tid);
+    char plain[32], name[128];
+    snprintf(plain, sizeof plain, "thread %lld", (long long)tid);
     uint64_t *sid = ip_map_get(&w->thread_names, (uint64_t)tid);
-    if (sid && *sid) {
-        sqlite3_stmt *st = db_prepare(w->c->db, "SELECT value FROM strings WHERE id = ?");
-        sqlite3_bind_int64(st, 1, (int64_t)*sid - 1);
-        if (db_step(st) && sqlite3_column_text(st, 0))
-            snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-    }
+    if (sid && *sid)
+        db_string(w, (int64_t)*sid - 1, plain, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s", plain);
     proto_uint(&w->sub, THD_PID, (uint64_t)w->c->host_pid);
     proto_uint(&w->sub, THD_TID, (uint64_t)tid);
     proto_str(&w->sub, THD_NAME, name);
@@ -302,21 +303,14 @@ static uint64_t counter_track(struct pf *w, int device_type, int device_index, i
 
 /* ---- the events ----------------------------------------------------------------------------- */
 
-/* " AND ..." keeping the rows of the export's cut (--phase, --from, --to) that start before
- * `limit` (the --max-mb cap; INT64_MAX: none). */
+/* export_cut_sql into one of a few buffers that live until the next few calls. */
 static const char *cut(const struct export_ctx *c, const char *start, const char *end,
                        const char *phase, int64_t limit)
 {
     static char sql[4][320];
     static int turn;
     char *s = sql[turn++ % 4];
-    size_t n = 0;
-    s[0] = 0;
-    int64_t before = c->to < limit ? c->to : limit;
-    if (c->phase >= 0) n += (size_t)snprintf(s + n, 320 - n, " AND %s = %d", phase, c->phase);
-    if (before != INT64_MAX)
-        n += (size_t)snprintf(s + n, 320 - n, " AND %s < %lld", start, (long long)before);
-    if (c->from != INT64_MIN) snprintf(s + n, 320 - n, " AND %s >= %lld", end, (long long)c->from);
+    export_cut_sql(c, start, end, phase, limit, s, sizeof sql[0]);
     return s;
 }
 

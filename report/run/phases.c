@@ -296,7 +296,7 @@ const struct phase_info *phase_by_id(const struct run_phases *p, int id)
     return NULL;
 }
 
-int phases_find(const struct run_phases *p, const char *want, const char *option)
+int phases_match(const struct run_phases *p, const char *want)
 {
     for (int i = 0; i < p->n; i++) {
         char s[64];
@@ -305,6 +305,13 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
             (!strncmp(want, "inference_mode/", 15) && !strcmp(s + 10, want + 15)))
             return i;
     }
+    return -1;
+}
+
+int phases_find(const struct run_phases *p, const char *want, const char *option)
+{
+    int i = phases_match(p, want);
+    if (i >= 0) return i;
     char known[512] = "";
     for (int i = 0; i < p->n; i++) {
         char s[64];

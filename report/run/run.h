@@ -78,8 +78,9 @@ void summaries_complete(struct sqlite3 *db);
 const struct phase_info *phase_by_id(const struct run_phases *p, int id);
 /* "inference/bf16": a phase's label in the few columns text can spare. */
 void phase_short_label(const struct phase_info *ph, char *out, size_t n);
-/* Index of the phase named `want` (its label or short label), or exit 2 naming `option` and the
- * phases there are. */
+/* Index of the phase named `want` (its label or short label, "inference_mode/bf16" too), or -1. */
+int phases_match(const struct run_phases *p, const char *want);
+/* The same, or exit 2 naming `option` and the phases there are. */
 int phases_find(const struct run_phases *p, const char *want, const char *option);
 /* The label of the phase --phase names among the phases of several runs (exit 2 when none has
  * it, listing those they have). */
