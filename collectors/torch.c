@@ -19,6 +19,7 @@
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/futex.h"
 #include "../profiler/iteration.h"
 #include "../profiler/process.h"
 #include "../profiler/phase.h"
@@ -126,6 +127,48 @@ void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
 
 /* ---- tensor memory ------------------------------------------------------------------------ */
 
+/* Whether we make the CPU allocator report: decided once, on the first question, and kept until
+ * the program exits. Its reporter keeps a table of live blocks only while profiling is on, and
+ * warns on stderr about a block freed that it never saw: the answer may never turn on later.
+ *
+ * The table is a static object of libc10, destroyed among the program's exit handlers while
+ * threads that are still running may allocate and free: with profiling on they would use the
+ * destroyed table (a crash, or libtorch's "unknown size" warning), which the program without us
+ * never does. So the answer turns off in an exit handler registered at the first CPU report (the
+ * reporter was constructed, and its destructor registered, before it reported: ours runs first).
+ * Threads told "on" just before may still be queued on the reporter's mutex: each such operation
+ * is counted open from the answer to its report, and the handler waits, at most
+ * IP_CPU_MEMORY_EXIT_MS, until none is. An operation that never reports (a free the table did not
+ * know) stays open until the thread's next question: the bound covers it. */
+#define IP_CPU_MEMORY_EXIT_MS 100
+
+static _Atomic int cpu_memory = -1;
+static atomic_flag cpu_memory_exit_armed = ATOMIC_FLAG_INIT;
+static _Atomic uint32_t cpu_memory_open; /* operations told "on" that have not reported */
+static _Atomic int cpu_memory_exiting;
+
+static void cpu_memory_close(void)
+{
+    if (!ip_self.cpu_mem_open) return;
+    ip_self.cpu_mem_open = 0;
+    if (atomic_fetch_sub(&cpu_memory_open, 1) == 1 && atomic_load(&cpu_memory_exiting))
+        ip_futex_wake(&cpu_memory_open);
+}
+
+static void torch_cpu_memory_exit(void)
+{
+    atomic_store(&cpu_memory, 0);
+    atomic_store(&cpu_memory_exiting, 1);
+    cpu_memory_close();
+    uint64_t deadline = ip_clock_now() + IP_CPU_MEMORY_EXIT_MS * 1000000ull;
+    for (;;) {
+        uint32_t n = atomic_load(&cpu_memory_open);
+        uint64_t now = ip_clock_now();
+        if (!n || now >= deadline) break;
+        ip_futex_wait(&cpu_memory_open, n, (deadline - now) / 1000000ull + 1);
+    }
+}
+
 /* c10::Device, passed by value in one register. */
 struct ip_torch_device {
     int8_t type, index;
@@ -138,6 +181,10 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
                          int64_t reserved, struct ip_torch_device dev)
 {
     ip_torch_seen(seen);
+    if (dev.type == 0) {
+        cpu_memory_close();
+        if (!atomic_flag_test_and_set(&cpu_memory_exit_armed)) atexit(torch_cpu_memory_exit);
+    }
     if (!torch_enter()) return;
     int safe = dev.type == 0;
     if (!ip_self.phase && ip_torch_ready(safe))
@@ -184,14 +231,6 @@ void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uin
     if (fn) fn(ptr, bytes, allocated, reserved, dev);
 }
 
-/* Whether we make the CPU allocator report: decided once, on the first question, and kept until
- * infprof finishes. Its reporter keeps a table of live blocks only while profiling is on, and
- * warns on stderr about a block freed that it never saw: the answer may never turn on later. It
- * turns off when the program exits (torch_stop): threads still freeing tensors then, or during
- * the static destructors, no longer reach the reporter's table (which libtorch destroys at exit)
- * and never make it warn. */
-static _Atomic int cpu_memory = -1;
-
 static int env_flag(enum ip_cfg_id id)
 {
     const char *v = getenv(ip_cfg_table[id].name);
@@ -221,7 +260,13 @@ static int torch_cpu_memory(void)
 IP_EXPORT bool ip_torch_memory_profiling_enabled(void) IP_TORCH_LINKAGE(MEMORY_QUERY);
 bool ip_torch_memory_profiling_enabled(void)
 {
-    if (torch_cpu_memory()) return 1;
+    if (torch_cpu_memory()) {
+        if (!ip_self.cpu_mem_open) {
+            ip_self.cpu_mem_open = 1;
+            atomic_fetch_add(&cpu_memory_open, 1);
+        }
+        return 1;
+    }
     bool (*fn)(void) = ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
     return fn ? fn() : 0;
 }
@@ -332,6 +377,7 @@ static void torch_stop(void)
 /* A forked child's database starts empty: announce the thread's phase again. */
 static void torch_atfork_child(void)
 {
+    atomic_store(&cpu_memory_open, ip_self.cpu_mem_open); /* the other threads are gone */
     if (!ip_self.phase) return;
     uint8_t grad = ip_self.grad, cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
     ip_self.phase = 0;

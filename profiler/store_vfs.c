@@ -3,13 +3,71 @@
  * write and truncation held back unless the database's descriptors are still ours
  * (fdguard.h). A program that took one over (a raw close, a dup2 onto it) gets none of our pages
  * in its file; the store sees an I/O error and stops.
+ *
+ * The database's descriptors are also kept out of the low numbers the program would be given
+ * (SQLite's own "open" system call is replaced for paths that begin with our database's): the
+ * program's first file is fd 3 with us as without, and after it closes everything too.
  */
 #include "store_vfs.h"
 #include "fdguard.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- descriptors above the program's ------------------------------------------------------ */
+
+/* Our database's path (the -wal, -shm and -journal files begin with it), published by its length
+ * after the bytes. SQLite's system-call table is shared with a program using the same libsqlite3,
+ * whose other files pass through untouched. */
+static char our_path[PATH_MAX];
+static _Atomic size_t our_path_len;
+static int (*real_open)(const char *, int, int);
+static int high_fd_min; /* where our descriptors go; 0: leave them where they fall */
+
+static int high_open(const char *path, int flags, int mode)
+{
+    int fd = real_open(path, flags, mode);
+    size_t n = atomic_load(&our_path_len);
+    if (fd < 0 || fd >= high_fd_min || !high_fd_min || !n || strncmp(path, our_path, n) != 0)
+        return fd;
+    int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
+    if (high < 0) return fd; /* none free up there: keep the low one */
+    syscall(SYS_close, fd);  /* not through the program-facing close hook */
+    return high;
+}
+
+/* The lowest number for our descriptors: 32 below the soft limit, at most 1024 - 32 (a table of
+ * a million descriptors would cost the process memory); none under a limit below 256. */
+static void high_fd_install(sqlite3_vfs *base)
+{
+    struct rlimit rl;
+    if (base->iVersion < 3 || !base->xSetSystemCall || getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+        rl.rlim_cur < 256)
+        return;
+    real_open = (int (*)(const char *, int, int))base->xGetSystemCall(base, "open");
+    if (!real_open) return;
+    high_fd_min = (int)(rl.rlim_cur < 1024 ? rl.rlim_cur : 1024) - 32;
+    if (base->xSetSystemCall(base, "open", (sqlite3_syscall_ptr)high_open) != SQLITE_OK)
+        high_fd_min = 0;
+}
+
+static void high_fd_path(const char *name)
+{
+    size_t n = strlen(name);
+    if (n >= sizeof our_path) return;
+    atomic_store(&our_path_len, 0);
+    memcpy(our_path, name, n + 1);
+    atomic_store(&our_path_len, n);
+}
+
+/* ---- the guarded file --------------------------------------------------------------------- */
 
 struct guard_file {
     sqlite3_file base;
@@ -133,6 +191,7 @@ static int g_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags
     struct guard_file *g = (struct guard_file *)f;
     g->real = (sqlite3_file *)(g + 1);
     memset(g->real, 0, (size_t)base->szOsFile);
+    if (name && (flags & SQLITE_OPEN_MAIN_DB)) high_fd_path(name);
     int rc = base->xOpen(base, name, g->real, flags, out);
     /* The method table is set even on failure when the file must be closed (SQLite's rule). */
     f->pMethods = g->real->pMethods ? &g_methods : NULL;
@@ -205,5 +264,6 @@ const char *ip_store_vfs(void)
         g_vfs.zName = NULL;
         return NULL;
     }
+    high_fd_install(base);
     return g_vfs.zName;
 }

@@ -24,6 +24,7 @@ struct ip_thread {
     uint8_t cpu_ac;        /* CPU autocast dtype code, 0 off */
     uint8_t jit_depth;     /* nesting of TorchScript Method calls */
     uint8_t emitted_phase; /* phase of the open emitted NVTX range */
+    uint8_t cpu_mem_open;  /* the CPU allocator was told "profiling on" and has not reported */
     uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
     uint64_t cudnn_call;   /* the recorded cuDNN call in progress (its ext id), 0 none */
     uint64_t emit_range;   /* open NVTX range we emitted for the phase, 0 none */

@@ -2,9 +2,10 @@
  * hostile.c: programs that do what real programs do and a preloaded library must survive
  * (tests/core/test_hostile.py). Output is deterministic.
  *
- *   hostile closeall FILE     wait for the profile database (INFPROF_OUTPUT) to exist, close
- *                             every descriptor from 3 to 1023 as a daemon does, open FILE (its
- *                             own data) read-write, record NVTX ranges for a while, and exit
+ *   hostile closeall FILE     wait for the profile database (INFPROF_OUTPUT) to exist, open FILE
+ *                             and close it, close every descriptor from 3 to 1023 as a daemon
+ *                             does, open FILE (its own data) read-write, record NVTX ranges for
+ *                             a while, and exit; it prints the numbers its two opens got
  *   hostile closerange FILE   the same with close_range(3, ~0U, 0)
  *   hostile closefrom FILE    the same with closefrom(3)
  *   hostile execl | execlp | execle
@@ -44,6 +45,9 @@ static int daemonlike(const char *how, const char *file)
         fprintf(stderr, "hostile: no database appeared\n");
         return 1;
     }
+    int first = open(file, O_RDONLY);
+    printf("hostile %s: first file opened as fd %d\n", how, first);
+    close(first);
     if (!strcmp(how, "closeall"))
         for (int fd = 3; fd < 1024; fd++) close(fd);
     else if (!strcmp(how, "closerange"))
@@ -66,7 +70,7 @@ static int daemonlike(const char *how, const char *file)
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < 700);
-    printf("hostile %s: own file open\n", how);
+    printf("hostile %s: own file open as fd %d\n", how, fd);
     close(fd);
     return 0;
 }

@@ -21,8 +21,12 @@
 //   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
 //                          initialises their weights under its own NoGradGuard (in
 //                          libtorch_cpu), which is not a phase of the program
+//   torch_modes exitthreads
+//                          main returns while four threads still make and free CPU tensors: the
+//                          static destructors run under them (libtorch must print nothing)
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/modules/linear.h>
@@ -263,6 +267,31 @@ static int burst(int threads, int n, bool nvtx)
     return 0;
 }
 
+// Each worker keeps one block alive across the next allocation, so a free at any moment may be of
+// a block made before the static destructors began. The blocks come from the CPU allocator itself
+// (the path every CPU tensor takes): an operator call would meet libtorch's dispatcher already
+// destroyed, which aborts the program whether or not it is profiled.
+static std::atomic<int> exit_ready{0};
+
+static void exit_worker()
+{
+    c10::Allocator *cpu = c10::GetCPUAllocator();
+    c10::DataPtr keep = cpu->allocate(4096);
+    for (long i = 0;; i++) {
+        keep = cpu->allocate(4096 + (size_t)(i % 64));
+        if (i == 1000) exit_ready.fetch_add(1);
+    }
+}
+
+static int exitthreads()
+{
+    for (int i = 0; i < 4; i++) std::thread(exit_worker).detach();
+    while (exit_ready.load() < 4) std::this_thread::yield();
+    std::printf("exitthreads: main returns with 4 threads allocating\n");
+    std::fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -273,10 +302,11 @@ int main(int argc, char **argv)
     if (what == "prealloc") return prealloc();
     if (what == "internal") return internal();
     if (what == "timed") return timed();
+    if (what == "exitthreads") return exitthreads();
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
-                         "burst T N [nvtx]|timed\n");
+                         "burst T N [nvtx]|timed|exitthreads\n");
     return 2;
 }

@@ -169,6 +169,15 @@ class Phases(TorchCase):
         # CPU allocator must not warn about a block it never saw (stderr compared in run_modes).
         self.run_modes("prealloc")
 
+    def test_threads_still_allocating_at_exit(self):
+        # Finding 10 of "never harm the host": main returns while four threads make and free CPU
+        # blocks. Without us libtorch never touches its reporter's table; with profiling on, the
+        # threads used it after the exit handlers destroyed it (a crash in most runs, libtorch's
+        # "unknown size" warning in others). A race, so several runs; each must be unnoticed.
+        for _ in range(8):
+            db = self.run_modes("exitthreads")
+            self.assertGreater(self.query(db, "SELECT count(*) FROM tensor_memory")[0][0], 1000)
+
     def test_cpu_memory_off(self):
         db = self.run_modes("sequence", INFPROF_CPU_MEMORY=0)
         self.assertEqual(self.query(db, "SELECT count(*) FROM tensor_memory"), [(0,)])
