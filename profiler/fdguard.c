@@ -72,6 +72,17 @@ void ip_fdguard_protect(const char *path)
     atomic_store_explicit(&guard_n, n, memory_order_release);
 }
 
+void ip_fdguard_add(int fd)
+{
+    struct stat st;
+    int n = atomic_load(&guard_n);
+    if (n >= GUARD_MAX || ip_fdguard_is_ours(fd) || fstat(fd, &st) != 0) return;
+    guard[n].fd = fd;
+    guard[n].dev = st.st_dev;
+    guard[n].ino = st.st_ino;
+    atomic_store_explicit(&guard_n, n + 1, memory_order_release);
+}
+
 void ip_fdguard_release(void)
 {
     atomic_store_explicit(&guard_n, 0, memory_order_release);

@@ -7,6 +7,8 @@
 /* Register the open descriptors of the database at `path` (and its -wal, -shm) not registered
  * yet. */
 void ip_fdguard_protect(const char *path);
+/* Register one descriptor of the database (the store's VFS, as SQLite opens it). */
+void ip_fdguard_add(int fd);
 /* Forget them (before the store closes them itself); a takeover already seen stays seen. */
 void ip_fdguard_release(void);
 /* Forget them and any takeover: a new store begins. */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #define FIRST_BLOCK (16u << 10) /* bytes mapped for a ring and its first block */
 #define MAX_BLOCK   (256u << 10)
@@ -161,6 +162,17 @@ static struct ip_ring *ring_reuse(uint32_t tid)
     return NULL;
 }
 
+void ip_ring_thread_name(uint32_t tid, char out[16])
+{
+    out[0] = 0;
+    for (struct ip_ring *r = atomic_load(&ring_list); r; r = atomic_load(&r->next_ring))
+        if (r->tid == tid && atomic_load(&r->state) != IP_RING_FREE) {
+            memcpy(out, r->name, 15);
+            out[15] = 0;
+            return;
+        }
+}
+
 struct ip_ring *ip_ring_self(void)
 {
     if (ip_self.ring) return ip_self.ring;
@@ -172,6 +184,8 @@ struct ip_ring *ip_ring_self(void)
         ip_self.ring_failed = 1;
         return NULL;
     }
+    memset(r->name, 0, sizeof r->name);
+    prctl(PR_GET_NAME, r->name);
     pthread_once(&ring_key_once, ring_key_create);
     pthread_setspecific(ring_key, r);
     atomic_fetch_add(&ring_threads, 1);

@@ -37,6 +37,7 @@ struct ip_ring {
     struct ip_ring *_Atomic next_ring; /* every ring, oldest first */
     _Atomic uint32_t state;            /* IP_RING_FREE, _OWNED, _RETIRED */
     uint32_t tid;
+    char name[16];               /* the owning thread's name when it took the ring (PR_GET_NAME) */
     struct ip_block *_Atomic wb; /* producer's block (read by the writer to bound a drain) */
     struct ip_block *rb;         /* consumer's block */
     uint64_t rpos;               /* consumer's offset in rb */
@@ -64,6 +65,10 @@ void ip_ring_mark_writer(void);
 
 /* The calling thread's ring, created on first use; NULL when none can be had (counted). */
 struct ip_ring *ip_ring_self(void);
+/* Writer side: the name thread `tid` had when it took its ring ("" unknown). Read from the ring,
+ * not from /proc: opening a file would take, for a moment, a descriptor number the program's
+ * next open would otherwise get. */
+void ip_ring_thread_name(uint32_t tid, char out[16]);
 
 /* Room for `size` bytes in the calling thread's ring, or NULL (the drop is counted). The caller
  * fills the record (header included) and calls ip_ring_commit with the same size. */

@@ -154,16 +154,8 @@ void ip_runinfo_thread_seen(struct ip_store *s, uint32_t tid, const struct ip_ev
     uint64_t *seen = ip_map_put(&threads_seen, tid);
     if (!seen || *seen) return;
     *seen = 1;
-    char path[64], name[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-    FILE *f = fopen(path, "re");
-    if (f) {
-        ssize_t n = (ssize_t)fread(name, 1, sizeof name - 1, f);
-        fclose(f);
-        name[n > 0 ? n : 0] = 0;
-        char *nl = strchr(name, '\n');
-        if (nl) *nl = 0;
-    }
+    char name[16];
+    ip_ring_thread_name(tid, name);
     sqlite3_bind_int64(st_thread, 1, tid);
     if (name[0]) sqlite3_bind_int64(st_thread, 2, ip_store_intern(s, name, strlen(name)));
     sqlite3_bind_int64(st_thread, 3, ip_store_rel(s, ip_clock_now()));

@@ -6,7 +6,9 @@
  *
  * The database's descriptors are also kept out of the low numbers the program would be given
  * (SQLite's own "open" system call is replaced for paths that begin with our database's): the
- * program's first file is fd 3 with us as without, and after it closes everything too.
+ * program's first file is fd 3 with us as without, and after it closes everything too. They are
+ * registered with the guard right there, as they are opened, so no listing of /proc/self/fd (a
+ * descriptor of its own, taken from the program's low numbers for a moment) is needed.
  */
 #include "store_vfs.h"
 #include "fdguard.h"
@@ -35,12 +37,17 @@ static int high_open(const char *path, int flags, int mode)
 {
     int fd = real_open(path, flags, mode);
     size_t n = atomic_load(&our_path_len);
-    if (fd < 0 || fd >= high_fd_min || !high_fd_min || !n || strncmp(path, our_path, n) != 0)
-        return fd;
-    int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
-    if (high < 0) return fd; /* none free up there: keep the low one */
-    syscall(SYS_close, fd);  /* not through the program-facing close hook */
-    return high;
+    if (fd < 0 || !n || strncmp(path, our_path, n) != 0) return fd;
+    if (fd < high_fd_min) {
+        int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
+        if (high >= 0) {
+            syscall(SYS_close, fd); /* not through the program-facing close hook */
+            fd = high;
+        }
+    }
+    /* The database, its WAL and its index are guarded; a rollback journal comes and goes. */
+    if (!path[n] || !strcmp(path + n, "-wal") || !strcmp(path + n, "-shm")) ip_fdguard_add(fd);
+    return fd;
 }
 
 /* The lowest number for our descriptors: 32 below the soft limit, at most 1024 - 32 (a table of
@@ -136,7 +143,7 @@ static int g_shm_map(sqlite3_file *f, int pg, int sz, int extend, void volatile 
     struct guard_file *g = (struct guard_file *)f;
     if (rc == SQLITE_OK && !g->shm_guarded && g->name) { /* the index is open now: ours */
         g->shm_guarded = 1;
-        ip_fdguard_protect(g->name);
+        if (!high_fd_min) ip_fdguard_protect(g->name);
     }
     return rc;
 }
@@ -198,7 +205,8 @@ static int g_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags
     g->name = name;
     g->shm_guarded = 0;
     /* Registered at once: a program closing everything cannot take it before we do. */
-    if (rc == SQLITE_OK && name && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL)))
+    if (rc == SQLITE_OK && name && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL)) &&
+        !high_fd_min)
         ip_fdguard_protect(name);
     return rc;
 }
