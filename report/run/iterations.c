@@ -181,6 +181,9 @@ size_t iterations_warmup(const int64_t *lat, size_t n)
     int64_t mad = median_of(tail, m);
     free(tail);
     double margin = fmax(5 * 1.4826 * (double)mad, 0.10 * (double)med);
+    /* Under 8 iterations the tail's spread says little (a loaded machine stretches any of them
+     * by tens of percent): only an iteration twice the steady one is taken for warm-up. */
+    if (n < 8) margin = fmax(margin, (double)med);
     size_t k = 0;
     while (k < half && (double)lat[k] > (double)med + margin) k++;
     return k;
