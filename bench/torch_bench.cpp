@@ -4,8 +4,8 @@
 //   infprof-bench-torch [--n N]
 //
 // Runs each measurement in a process of its own: without the library, preloaded with the
-// defaults, with INFPROF_CPU_MEMORY=0, and with INFPROF_NVTX_EMIT=0; prints ns per operation
-// for each and what the library adds with its defaults:
+// defaults, with INFPROF_CPU_MEMORY=0, with INFPROF_NVTX_EMIT=0 and with INFPROF_RECORD_FUNCTION=0;
+// prints ns per operation for each and what the library adds with its defaults:
 //   report_cpu      c10::reportMemoryUsageToProfiler for a CPU block (what our hook records)
 //   report_cuda     the same for a CUDA block (no NVTX check), called directly: no GPU needed
 //   grad_toggle     one NoGradGuard transition (constructor or destructor): a phase change each
@@ -15,8 +15,13 @@
 //   cpu_alloc_free  at::empty of 256 bytes and its free: the CPU allocator, with its reports
 //                   when memory profiling is on (INFPROF_CPU_MEMORY)
 //   jit_call        one TorchScript forward of a trivial module
+//   op_inplace      x.add_(1) on 64 floats: a dispatched operator, no allocation (our user-scope
+//                   callback must leave operators on libtorch's fast path)
+//   scope_other     a RECORD_USER_SCOPE named "other": our callback runs, matches nothing
+//   scope_iter      a RECORD_USER_SCOPE named "iteration": an iteration begins and ends
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
@@ -89,14 +94,22 @@ static int child(const std::string &what, long n)
         c10::InferenceMode inference;
         ns = time_ns(
             n / 10, 1, [&] { (void)m.forward({x}); }, 20);
-    }
+    } else if (what == "op_inplace") {
+        at::Tensor x = at::zeros({64});
+        c10::InferenceMode inference;
+        ns = time_ns(n, 1, [&] { x.add_(1); });
+    } else if (what == "scope_other")
+        ns = time_ns(n, 1, [] { RECORD_USER_SCOPE("other"); });
+    else if (what == "scope_iter")
+        ns = time_ns(n, 1, [] { RECORD_USER_SCOPE("iteration"); });
     std::printf("%.1f\n", ns);
     return ns < 0;
 }
 
 static const char *const measures[] = {"report_cpu",     "report_cuda",      "grad_toggle",
                                        "grad_same",      "inference_toggle", "autocast_toggle",
-                                       "cpu_alloc_free", "jit_call"};
+                                       "cpu_alloc_free", "jit_call",         "op_inplace",
+                                       "scope_other",    "scope_iter"};
 
 static std::string dir_of_self()
 {
@@ -171,23 +184,24 @@ int main(int argc, char **argv)
     std::string db = std::string(tmp) + "/bench.db";
     std::vector<std::string> with = {"LD_PRELOAD=" + lib, "INFPROF_FLUSH_MS=1",
                                      "INFPROF_OUTPUT=" + db};
-    std::vector<std::string> mem_off = with, emit_off = with;
+    std::vector<std::string> mem_off = with, emit_off = with, rf_off = with;
     mem_off.push_back("INFPROF_CPU_MEMORY=0");
     emit_off.push_back("INFPROF_NVTX_EMIT=0");
-    std::printf("%-17s %8s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof", "CPU_MEM=0",
-                "EMIT=0", "added", "dropped");
+    rf_off.push_back("INFPROF_RECORD_FUNCTION=0");
+    std::printf("%-17s %8s %10s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof",
+                "CPU_MEM=0", "EMIT=0", "RF=0", "added", "dropped");
     for (const char *what : measures) {
-        double v[4];
+        double v[5];
         long dropped = 0;
-        const std::vector<std::string> *envs[4] = {nullptr, &with, &mem_off, &emit_off};
-        for (int k = 0; k < 4; k++) {
+        const std::vector<std::string> *envs[5] = {nullptr, &with, &mem_off, &emit_off, &rf_off};
+        for (int k = 0; k < 5; k++) {
             v[k] = run(self, what, n, envs[k] ? *envs[k] : std::vector<std::string>());
             if (!envs[k]) continue;
             dropped += dropped_events(db);
             unlink(db.c_str());
         }
-        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0], v[1], v[2], v[3],
-                    v[1] - v[0], dropped);
+        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0], v[1], v[2],
+                    v[3], v[4], v[1] - v[0], dropped);
         std::fflush(stdout);
     }
     rmdir(tmp);

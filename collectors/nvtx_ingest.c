@@ -107,12 +107,8 @@ static int64_t text_id(struct ip_store *s, const struct ip_ev_nvtx *e, const cha
 
 static int64_t batch_of(const char *text)
 {
-    const char *b = text ? strstr(text, "batch=") : NULL;
-    if (b) {
-        long v = strtol(b + 6, NULL, 10);
-        if (v > 0) return v;
-    }
-    return nv.batch > 0 ? nv.batch : IP_NULL;
+    int64_t v = ip_iter_batch_in(text);
+    return v > 0 ? v : nv.batch > 0 ? nv.batch : IP_NULL;
 }
 
 static void write_range(struct ip_store *s, const struct open_range *r, uint64_t end,

@@ -10,7 +10,8 @@
  *  - confirmation by polling the getters (CUPTI launch callback, TorchScript calls);
  *  - tensor memory: c10::reportMemoryUsageToProfiler (both signatures) is recorded and then
  *    forwarded; c10::memoryProfilingEnabled answers true so the CPU allocator reports as well;
- *  - iterations: the outermost torch::jit::Method::operator() call of each thread.
+ *  - iterations: the outermost torch::jit::Method::operator() or AOTInductor run of each thread
+ *    (and record_function scopes, torch_scope.c).
  *
  * Every hook forwards to the real function whatever happens here (torch_state.c finds it).
  * Before the pipeline runs, or with INFPROF_TORCH=0, hooks only forward.
@@ -48,6 +49,7 @@ static void torch_after_grad_setter(uint32_t seen, const void *caller)
     ip_torch_seen(seen);
     if (!torch_enter()) return;
     if (ip_torch_ready(1) && !ip_torch_internal_caller(caller)) {
+        ip_torch_scope_arm();
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, 1);
         ip_phase_emit();
     }
@@ -189,7 +191,10 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
     int safe = dev.type == 0;
     if (!ip_self.phase && ip_torch_ready(safe))
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, safe);
-    if (safe) ip_phase_emit();
+    if (safe) {
+        if (ip_torch_ready(0)) ip_torch_scope_arm();
+        ip_phase_emit();
+    }
     struct ip_ring *r;
     struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
     if (e) {
@@ -283,11 +288,12 @@ struct torch_call {
     uint32_t iter;    /* its iteration id (outermost calls) */
     uint8_t depth;    /* 0 not counted, 1 nested, 2 outermost */
     uint8_t returned; /* the real call returned (not unwound by an exception) */
+    uint8_t source;   /* the iterations table's: 1 TorchScript, 4 AOTInductor */
 };
 
-static struct torch_call torch_call_begin(uint32_t seen)
+static struct torch_call torch_call_begin(uint32_t seen, uint8_t source)
 {
-    struct torch_call c = {0, 0, 0, 0, 0};
+    struct torch_call c = {0, 0, 0, 0, 0, source};
     ip_torch_seen(seen);
     if (!torch_enter()) return c;
     uint8_t depth = ip_self.jit_depth;
@@ -296,6 +302,7 @@ static struct torch_call torch_call_begin(uint32_t seen)
         c.depth = depth ? 1 : 2;
     }
     if (c.depth == 2) {
+        if (ip_torch_ready(1)) ip_torch_scope_arm();
         if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
         ip_phase_emit();
         uint32_t n = ip_self.nvtx_depth;
@@ -305,6 +312,22 @@ static struct torch_call torch_call_begin(uint32_t seen)
     }
     ip_hook_leave();
     return c;
+}
+
+void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
+                             int64_t batch, uint32_t source)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, iter};
+    e->start = start;
+    e->end = end;
+    e->nvtx = nvtx;
+    e->batch = batch;
+    e->source = source;
+    e->pad = 0;
+    ip_ring_commit(r, sizeof *e);
 }
 
 /* Runs when the call returns and when an exception unwinds through it (-fexceptions). */
@@ -317,38 +340,38 @@ static void torch_call_end(struct torch_call *c)
     if (!c->returned) return;
     uint64_t end = ip_clock_now();
     if (!ip_recording() || !ip_hook_enter()) return;
-    struct ip_ring *r;
-    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
-    if (e) {
-        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e,
-                              c->iter};
-        e->start = c->start;
-        e->end = end;
-        e->nvtx = c->nvtx;
-        ip_ring_commit(r, sizeof *e);
-    }
+    ip_torch_iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source);
     ip_hook_leave();
 }
 
-static void *torch_method_call(int id, uint32_t seen, void *ret, void *self, void *args,
-                               void *kwargs)
+static void *torch_method_call(int id, uint32_t seen, uint8_t source, void *ret, void *self,
+                               void *args, void *kwargs)
 {
     method_fn fn = REAL(id, method_fn);
-    struct torch_call c __attribute__((cleanup(torch_call_end))) = torch_call_begin(seen);
+    struct torch_call c __attribute__((cleanup(torch_call_end))) = torch_call_begin(seen, source);
     void *r = fn(ret, self, args, kwargs);
     c.returned = 1;
     return r;
 }
 
-#define METHOD_CALL(fn, id, seen)                                                                  \
+#define METHOD_CALL(fn, id, seen, source)                                                          \
     IP_EXPORT void *fn(void *ret, void *self, void *args, void *kwargs) IP_TORCH_LINKAGE(id);      \
     void *fn(void *ret, void *self, void *args, void *kwargs)                                      \
     {                                                                                              \
-        return torch_method_call(IP_TORCH_R_##id, seen, ret, self, args, kwargs);                  \
+        return torch_method_call(IP_TORCH_R_##id, seen, source, ret, self, args, kwargs);          \
     }
 
-METHOD_CALL(ip_torch_method_call, METHOD, IP_TORCH_SEEN_JIT)
-METHOD_CALL(ip_torch_method_call_old, METHOD_OLD, IP_TORCH_SEEN_JIT_OLD)
+METHOD_CALL(ip_torch_method_call, METHOD, IP_TORCH_SEEN_JIT, 1)
+METHOD_CALL(ip_torch_method_call_old, METHOD_OLD, IP_TORCH_SEEN_JIT_OLD, 1)
+
+/* AOTInductor: a model run from a package (AOTIModelPackageLoader) or a .so (the runner), by
+ * C++ or by Python (torch._inductor.aoti_load_package calls boxed_run). The same shape as a
+ * TorchScript call: the vector comes back through a hidden pointer, then this, the inputs (by
+ * reference) and the stream handle; the package's run calls the runner's, nested, not counted. */
+METHOD_CALL(ip_torch_aoti_package_run, AOTI_PACKAGE_RUN, IP_TORCH_SEEN_AOTI, 4)
+METHOD_CALL(ip_torch_aoti_package_boxed, AOTI_PACKAGE_BOXED, IP_TORCH_SEEN_AOTI, 4)
+METHOD_CALL(ip_torch_aoti_runner_run, AOTI_RUNNER_RUN, IP_TORCH_SEEN_AOTI, 4)
+METHOD_CALL(ip_torch_aoti_runner_boxed, AOTI_RUNNER_BOXED, IP_TORCH_SEEN_AOTI, 4)
 
 /* ---- collector ---------------------------------------------------------------------------- */
 
@@ -367,6 +390,12 @@ static void torch_start(void)
     if (!ip_cfg_int(IP_CFG_TORCH)) return;
     ip_torch_seen(IP_TORCH_ON);
     ip_torch_resolve();
+}
+
+/* A program linked to libtorch: its user scopes are seen from main's first line. */
+static void torch_main_begins(void)
+{
+    if (ip_cfg_int(IP_CFG_TORCH) && ip_torch_ready(1)) ip_torch_scope_arm();
 }
 
 static void torch_stop(void)
@@ -389,6 +418,7 @@ const struct ip_collector ip_collector_torch = {
     .name = "torch",
     .init = torch_init,
     .start = torch_start,
+    .main_begins = torch_main_begins,
     .stop = torch_stop,
     .atfork_child = torch_atfork_child,
     .prepare = ip_torch_ingest_prepare,

@@ -58,7 +58,8 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     }
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
-        ip_iter_row(s, e->h.aux, tid, e->start, e->end, 1, ti.batch > 0 ? ti.batch : IP_NULL,
+        int64_t batch = e->batch > 0 ? e->batch : ti.batch > 0 ? ti.batch : IP_NULL;
+        ip_iter_row(s, e->h.aux, tid, e->start, e->end, (int)e->source, batch,
                     e->nvtx ? (int64_t)e->nvtx : IP_NULL);
         break;
     }
@@ -166,6 +167,8 @@ static void write_metadata(struct ip_store *s, uint32_t f, int final)
         add(api, sizeof api,
             f & IP_TORCH_SEEN_JIT ? "TorchScript: Method::operator() (C++11 ABI)"
                                   : "TorchScript: Method::operator() (old ABI)");
+    if (f & IP_TORCH_SEEN_AOTI) add(api, sizeof api, "AOTInductor: model runs seen");
+    if (f & IP_TORCH_SCOPES) add(api, sizeof api, "record_function scopes: on");
     ip_store_meta_text(s, "torch_api", api);
 }
 

@@ -5,6 +5,7 @@
  *
  *   torch.c         app side: the hooks (setters, allocator reports, TorchScript calls)
  *   torch_state.c   app side: finding libtorch, its getters, the thread's state, the poller
+ *   torch_scope.c   app side: record_function scopes as iterations (a RecordFunction callback)
  *   torch_ingest.c  writer side: rows, the run metadata (torch_api, collector status)
  */
 #ifndef INFPROF_TORCH_INTERNAL_H
@@ -33,12 +34,25 @@ struct ip_ev_torch_memory {
     uint8_t pad[6];
 };
 
-/* One outermost TorchScript Method call that returned (an exception is no iteration). */
+/* One iteration seen by the torch collector: an outermost TorchScript Method call that returned
+ * (an exception is no iteration), or a record_function scope (torch_scope.c). aux: its id. */
 struct ip_ev_torch_iteration {
     struct ip_ev h;
     uint64_t start, end;
-    uint64_t nvtx; /* innermost NVTX push/pop range of the thread at the call, 0 none */
+    uint64_t nvtx;   /* innermost NVTX push/pop range of the thread at the call, 0 none */
+    int64_t batch;   /* from the scope's name ('batch=N'), 0 unknown */
+    uint32_t source; /* the iterations table's: 1 TorchScript call, 3 record_function scope */
+    uint32_t pad;
 };
+
+/* ---- app side ---- */
+
+/* Record an iteration that ended (torch.c); the caller holds the hook guard. */
+void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
+                             int64_t batch, uint32_t source);
+/* At a safe point once libtorch is found: register the record_function callback, once
+ * (torch_scope.c). */
+void ip_torch_scope_arm(void);
 
 /* ---- torch_ingest.c (writer side) ---- */
 

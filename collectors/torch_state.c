@@ -68,6 +68,11 @@ static void *torch_lookup(const char *name, int any_scope)
     return p;
 }
 
+void *ip_torch_symbol(const char *name)
+{
+    return torch_lookup(name, 1);
+}
+
 /* The real function behind one of our hooks. */
 struct torch_real {
     const char *name;
@@ -98,6 +103,10 @@ static struct torch_real reals[IP_TORCH_R_COUNT] = {
     [IP_TORCH_R_MEMORY_QUERY] = {IP_TORCH_SYM_MEMORY_QUERY, NULL},
     [IP_TORCH_R_METHOD] = {IP_TORCH_SYM_METHOD, NULL},
     [IP_TORCH_R_METHOD_OLD] = {IP_TORCH_SYM_METHOD_OLD, NULL},
+    [IP_TORCH_R_AOTI_PACKAGE_RUN] = {IP_TORCH_SYM_AOTI_PACKAGE_RUN, NULL},
+    [IP_TORCH_R_AOTI_PACKAGE_BOXED] = {IP_TORCH_SYM_AOTI_PACKAGE_BOXED, NULL},
+    [IP_TORCH_R_AOTI_RUNNER_RUN] = {IP_TORCH_SYM_AOTI_RUNNER_RUN, NULL},
+    [IP_TORCH_R_AOTI_RUNNER_BOXED] = {IP_TORCH_SYM_AOTI_RUNNER_BOXED, NULL},
 };
 
 void *ip_torch_real(int id)

@@ -24,6 +24,8 @@ enum {
     IP_TORCH_SEEN_MEMORY_2X = 1u << 10, /* reportMemoryUsageToProfiler(void*, l, m, m, Device) */
     IP_TORCH_SEEN_JIT = 1u << 11,       /* Method::operator() (C++11 std::string ABI) */
     IP_TORCH_SEEN_JIT_OLD = 1u << 12,   /* Method::operator() (pre-C++11 std::string ABI) */
+    IP_TORCH_SCOPES = 1u << 13,         /* our record_function callback is registered */
+    IP_TORCH_SEEN_AOTI = 1u << 14,      /* an AOTInductor run (package loader or runner) */
 };
 extern _Atomic uint32_t ip_torch_found;
 /* An address inside the library the getters came from (writer: dladdr for its path). */
@@ -39,6 +41,8 @@ static inline void ip_torch_seen(uint32_t bit)
 void *ip_torch_real(int id);
 /* The same for a hook that cannot stand in for the real one: aborts, logged, if there is none. */
 void *ip_torch_real_or_die(int id);
+/* A libtorch function that is no hook of ours (the loader is called: safe points only). */
+void *ip_torch_symbol(const char *name);
 /* Look libtorch up (its getters, every real function). Only where calling the dynamic loader is
  * safe: the constructor, setters, TorchScript calls, CPU allocator reports. */
 void ip_torch_resolve(void);

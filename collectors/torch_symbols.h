@@ -27,6 +27,16 @@
 #define IP_TORCH_SYM_METHOD_OLD                                                                    \
     "_ZNK5torch3jit6MethodclESt6vectorIN3c106IValueESaIS4_EERKSt13unordered_map"                   \
     "ISsS4_St4hashISsESt8equal_toISsESaISt4pairIKSsS4_EEE"
+/* torch::inductor::AOTIModelPackageLoader and AOTIModelContainerRunner: run(const
+ * std::vector<at::Tensor>&, void *stream) and boxed_run(std::vector<at::Tensor>&&, void *). */
+#define IP_TORCH_SYM_AOTI_PACKAGE_RUN                                                              \
+    "_ZN5torch8inductor22AOTIModelPackageLoader3runERKSt6vectorIN2at6TensorESaIS4_EEPv"
+#define IP_TORCH_SYM_AOTI_PACKAGE_BOXED                                                            \
+    "_ZN5torch8inductor22AOTIModelPackageLoader9boxed_runEOSt6vectorIN2at6TensorESaIS4_EEPv"
+#define IP_TORCH_SYM_AOTI_RUNNER_RUN                                                               \
+    "_ZN5torch8inductor24AOTIModelContainerRunner3runERKSt6vectorIN2at6TensorESaIS4_EEPv"
+#define IP_TORCH_SYM_AOTI_RUNNER_BOXED                                                             \
+    "_ZN5torch8inductor24AOTIModelContainerRunner9boxed_runEOSt6vectorIN2at6TensorESaIS4_EEPv"
 /* clang-format on */
 
 /* A hook's linkage name: `void hook(bool) IP_TORCH_LINKAGE(GRAD_SET);` makes the function
@@ -48,6 +58,10 @@ enum {
     IP_TORCH_R_MEMORY_QUERY,
     IP_TORCH_R_METHOD,
     IP_TORCH_R_METHOD_OLD,
+    IP_TORCH_R_AOTI_PACKAGE_RUN,
+    IP_TORCH_R_AOTI_PACKAGE_BOXED,
+    IP_TORCH_R_AOTI_RUNNER_RUN,
+    IP_TORCH_R_AOTI_RUNNER_BOXED,
     IP_TORCH_R_COUNT
 };
 

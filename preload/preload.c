@@ -139,6 +139,7 @@ static main_fn program_main;
 
 static int main_returning(int argc, char **argv, char **envp)
 {
+    ip_lifecycle_main_begins();
     int rc = program_main(argc, argv, envp);
     if (ip_process_owns()) ip_process_set_exit_status(rc);
     return rc;

@@ -3,7 +3,7 @@
  * collectors only through the table it is handed at start (ip_start_opts in lifecycle.h): the
  * preloaded library hands it collectors/registry.c's table, tests and benchmarks their own.
  *
- * App side (any thread):   init, start, stop, atfork_child
+ * App side (any thread):   init, start, main_begins, stop, atfork_child
  * Writer side (one thread): prepare, ingest, flush, finish; all database work happens here.
  */
 #ifndef INFPROF_COLLECTOR_H
@@ -23,6 +23,9 @@ struct ip_collector {
     void (*init)(void);
     /* The pipeline is up: recording may begin. */
     void (*start)(void);
+    /* The program's main is about to run: every library loaded at start is initialised (their
+     * C++ objects may be used). Not called where main could not be wrapped. */
+    void (*main_begins)(void);
     /* Normal exit, on the exiting thread, before the writer's last cycle: hand over whatever a
      * vendor library still holds (CUPTI buffers). Not called on a fatal signal. */
     void (*stop)(void);

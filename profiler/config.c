@@ -67,8 +67,12 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
     [IP_CFG_POLL] = {"INFPROF_POLL", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Confirm the grad mode by polling libtorch's getters at each kernel launch and iteration."},
     [IP_CFG_ITERATION_RANGE] = {"INFPROF_ITERATION_RANGE", IP_CFG_STR, "iteration*", 0, 0, NULL,
-        "Glob (* and ?) for NVTX ranges that mark one iteration; 'batch=N' in the range text"
-        " gives the batch size. Empty: none."},
+        "Glob (* and ?) for NVTX ranges and record_function scopes that mark one iteration;"
+        " 'batch=N' in the name gives the batch size. Empty: none."},
+    [IP_CFG_RECORD_FUNCTION] = {"INFPROF_RECORD_FUNCTION", IP_CFG_BOOL, "1", 0, 1, NULL,
+        "Take libtorch's user scopes (torch.profiler.record_function, RECORD_USER_SCOPE) named"
+        " like INFPROF_ITERATION_RANGE as iterations: one RecordFunction callback, on user scopes"
+        " only."},
     [IP_CFG_BATCH] = {"INFPROF_BATCH", IP_CFG_INT, "0", 0, 1000000000, NULL,
         "Items per iteration, for items/s (0: unknown, unless the range text says batch=N)."},
     [IP_CFG_NVTX] = {"INFPROF_NVTX", IP_CFG_BOOL, "1", 0, 1, NULL,

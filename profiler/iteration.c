@@ -31,6 +31,13 @@ uint32_t ip_iter_current(void)
     return ip_self.iter;
 }
 
+int64_t ip_iter_batch_in(const char *name)
+{
+    const char *b = name ? strstr(name, "batch=") : NULL;
+    long v = b ? strtol(b + 6, NULL, 10) : 0;
+    return v > 0 ? v : 0;
+}
+
 /* ---- writer side -------------------------------------------------------------------------- */
 
 struct iter_gpu {

@@ -22,6 +22,9 @@ void ip_iter_end(uint32_t id);
 /* The calling thread's outermost open iteration, 0 none. */
 uint32_t ip_iter_current(void);
 
+/* The batch size a range or scope name gives ('batch=N'), 0 none. */
+int64_t ip_iter_batch_in(const char *name);
+
 /* Writer side: the one writer of table iterations. */
 void ip_iter_prepare(struct ip_store *s);
 /* An iteration that ended: its row. phase: the one its thread spent most of it in. source: 1

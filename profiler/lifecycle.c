@@ -140,6 +140,15 @@ static void life_fork_parent(void)
     ip_writer_atfork_parent();
 }
 
+void ip_lifecycle_main_begins(void)
+{
+    ip_process_main_began();
+    if (!ip_recording()) return;
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->main_begins)
+            ip_collector_at(i)->main_begins();
+}
+
 static void life_fork_child(void)
 {
     ip_writer_atfork_child();

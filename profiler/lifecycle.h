@@ -22,6 +22,8 @@ struct ip_start_opts {
 
 /* Start the pipeline (reads the configuration; starts the writer thread). 0 on success. */
 int ip_lifecycle_start(const struct ip_start_opts *opts);
+/* The program's main is about to run (preload.c): tell the collectors. */
+void ip_lifecycle_main_begins(void);
 /* Finish once: stop collectors (unless from_signal), write the last events, close. */
 void ip_lifecycle_finish(const char *reason, int from_signal);
 

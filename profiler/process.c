@@ -11,6 +11,7 @@ static uint64_t proc_t0;
 static int proc_role;
 static _Atomic int proc_pid;
 static _Atomic int proc_exit_status = -1;
+static _Atomic int proc_in_main;
 
 uint64_t ip_t0(void)
 {
@@ -51,4 +52,14 @@ void ip_process_forget_exit_status(void)
 int ip_process_exit_status(void)
 {
     return atomic_load(&proc_exit_status);
+}
+
+void ip_process_main_began(void)
+{
+    atomic_store(&proc_in_main, 1);
+}
+
+int ip_process_in_main(void)
+{
+    return atomic_load_explicit(&proc_in_main, memory_order_relaxed);
 }

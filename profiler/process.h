@@ -36,6 +36,10 @@ void ip_process_begin(uint64_t t0, enum ip_role role);
 void ip_process_take(void);
 int ip_process_owns(void);
 
+/* The program's main has begun (preload.c): every library loaded at start is initialised. */
+void ip_process_main_began(void);
+int ip_process_in_main(void);
+
 /* Known exit status (from the exit hooks or main's return), -1 if unknown. */
 void ip_process_set_exit_status(int status);
 void ip_process_forget_exit_status(void);

@@ -6,14 +6,16 @@ synchronize timed on the host, p50 and mean; max_memory_allocated on CUDA):
     ref {"phase": "no_grad | autocast bf16", "grad_mode": "no_grad", "autocast": "bf16",
          "iterations": 20, "p50_ms": 1.234, "mean_ms": 1.301, "max_memory_allocated": 123456}
 
-Each timed forward is an NVTX range named "iteration batch=N" where torch.cuda.nvtx is there (a
-CUDA build), which infprof counts as one iteration (INFPROF_ITERATION_RANGE). --warmup iterations
-run first in each phase, untimed and unmarked.
+Each timed forward is marked "iteration batch=N", which infprof counts as one iteration
+(INFPROF_ITERATION_RANGE): an NVTX range where torch.cuda.nvtx is there (a CUDA build), with
+--mark record_function a torch.profiler.record_function scope instead, with --mark none (or
+--no-nvtx) not at all. --warmup iterations run first in each phase, untimed and unmarked.
 
     py_infer.py [--device cpu|cuda] [--model resnet50|resnet18|conv|transformer] [--batch N]
                 [--iters N] [--warmup N] [--modes grad,no_grad,inference_mode]
                 [--precisions off,fp16,bf16] [--no-eval] [--channels-last]
-                [--cudnn-benchmark] [--compile] [--cuda-graph] [--no-nvtx]
+                [--cudnn-benchmark] [--compile] [--cuda-graph]
+                [--mark nvtx|record_function|none] [--no-nvtx]
 
 PY_INFER_TORCH_PROFILER=1 runs everything under torch.profiler (CPU and CUDA activities), for
 comparing overheads (bench/overhead.py).
@@ -63,6 +65,7 @@ def main():
     ap.add_argument("--cudnn-benchmark", action="store_true")
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--cuda-graph", action="store_true")
+    ap.add_argument("--mark", choices=("nvtx", "record_function", "none"), default="nvtx")
     ap.add_argument("--no-nvtx", action="store_true")
     a = ap.parse_args()
     cuda = a.device == "cuda"
@@ -82,9 +85,15 @@ def main():
         x = x.contiguous(memory_format=torch.channels_last)
     if a.compile:
         model = torch.compile(model)
-    nvtx = None
-    if cuda and not a.no_nvtx:
-        nvtx = torch.cuda.nvtx
+    # How each timed forward is marked: a context manager factory, or None.
+    name = f"iteration batch={a.batch}"
+    mark = None
+    if a.no_nvtx or a.mark == "none":
+        pass
+    elif a.mark == "record_function":
+        mark = lambda: torch.profiler.record_function(name)  # noqa: E731
+    elif cuda:
+        mark = lambda: torch.cuda.nvtx.range(name)  # noqa: E731
     print("model " + json.dumps({"name": a.model, "input_bytes": x.numel() * x.element_size()}),
           flush=True)
 
@@ -120,14 +129,11 @@ def main():
                 sync()
                 ms = []
                 for _ in range(a.iters):
-                    if nvtx:
-                        nvtx.range_push(f"iteration batch={a.batch}")
-                    t0 = time.perf_counter()
-                    out = forward()
-                    sync()
-                    t1 = time.perf_counter()
-                    if nvtx:
-                        nvtx.range_pop()
+                    with mark() if mark else contextlib.nullcontext():
+                        t0 = time.perf_counter()
+                        out = forward()
+                        sync()
+                        t1 = time.perf_counter()
                     ms.append((t1 - t0) * 1e3)
                 del out
                 peak = torch.cuda.max_memory_allocated() if cuda else None

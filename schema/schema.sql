@@ -26,8 +26,10 @@ CREATE TABLE phase_spans (
     tid INTEGER NOT NULL, phase INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER,
     cuda_autocast INTEGER, cpu_autocast INTEGER   -- dtype codes: 0 off, 5 fp16, 15 bf16
 );
--- Iterations: a TorchScript Method call (source 1) or an NVTX range matching
--- INFPROF_ITERATION_RANGE (source 2); batch from the range's 'batch=N' or INFPROF_BATCH.
+-- Iterations: a TorchScript Method call (source 1); an NVTX range (2) or a libtorch
+-- record_function user scope (3) named like INFPROF_ITERATION_RANGE; an AOTInductor model run
+-- (4: AOTIModelPackageLoader or AOTIModelContainerRunner, run or boxed_run). batch from the
+-- name's 'batch=N', else INFPROF_BATCH.
 -- start/dur are the host call. gpu_end: when the last GPU work launched inside it finished
 -- (kernels, copies, memsets whose launch carried its id, kernel_rows.iter); NULL when none was
 -- seen or the run did not finish (the report then takes it from kernel_rows). gpu_items: how

@@ -446,9 +446,10 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         }
     const char *how = "no iteration was seen, so no latency or throughput: mark each forward call"
                       " with an NVTX range named 'iteration' (Python:"
-                      " torch.cuda.nvtx.range_push('iteration') and range_pop(); C++:"
-                      " nvtxRangePushA), or give your own range's name in INFPROF_ITERATION_RANGE;"
-                      " TorchScript calls count on their own";
+                      " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
+                      " torch.profiler.record_function('iteration'); C++: nvtxRangePushA), or give"
+                      " your own range's name in INFPROF_ITERATION_RANGE; TorchScript calls count"
+                      " on their own";
     snprintf(note, sizeof note, "%s%s%s",
              !p->n    ? ""
              : !iters ? how

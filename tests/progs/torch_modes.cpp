@@ -21,11 +21,14 @@
 //   torch_modes internal   nn::Linear modules built in grad mode and in inference mode: libtorch
 //                          initialises their weights under its own NoGradGuard (in
 //                          libtorch_cpu), which is not a phase of the program
+//   torch_modes scopes     record_function user scopes: grad 3 named "iteration batch=4" (each
+//                          holding an "inner" scope), no_grad 2, and 2 named "other"
 //   torch_modes exitthreads
 //                          main returns while four threads still make and free CPU tensors: the
 //                          static destructors run under them (libtorch must print nothing)
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
@@ -292,6 +295,35 @@ static int exitthreads()
     return 0;
 }
 
+// collectors/torch_scope.c registers a C struct laid out as at::RecordFunctionCallback, for the
+// user scope alone: a libtorch where these differ must fail to build here, not crash there.
+static_assert(sizeof(at::RecordFunctionCallback) == 40, "see collectors/torch_scope.c");
+static_assert(static_cast<int>(at::RecordScope::USER_SCOPE) == 7 &&
+                  static_cast<int>(at::RecordScope::NUM_SCOPES) == 10,
+              "see collectors/torch_scope.c");
+
+static void scope_step(const char *name, int64_t bytes)
+{
+    RECORD_USER_SCOPE(name);
+    at::Tensor t = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+    {
+        RECORD_USER_SCOPE("inner");
+        at::Tensor u = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+    }
+}
+
+static int scopes()
+{
+    for (int i = 0; i < 3; i++) scope_step("iteration batch=4", 4000);
+    {
+        at::NoGradGuard no_grad;
+        for (int i = 0; i < 2; i++) scope_step("iteration batch=4", 4000);
+    }
+    for (int i = 0; i < 2; i++) scope_step("other", 4000);
+    std::printf("scopes: 5 iterations, 2 other\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -303,10 +335,11 @@ int main(int argc, char **argv)
     if (what == "internal") return internal();
     if (what == "timed") return timed();
     if (what == "exitthreads") return exitthreads();
+    if (what == "scopes") return scopes();
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
-                         "burst T N [nvtx]|timed|exitthreads\n");
+                         "burst T N [nvtx]|timed|exitthreads|scopes\n");
     return 2;
 }

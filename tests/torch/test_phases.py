@@ -3,8 +3,8 @@ order, nesting, threads in different modes at once, per-phase peak CPU tensor me
 torch_modes holds one tensor of a known size per phase), TorchScript calls as iterations, and a
 program that notices nothing."""
 from harness import main
-from torchlib import (LABEL, PHASE, STATIC_BYTES, TORCH_MODES, TORCH_VERSION, TorchCase, compress,
-                      need)
+from torchlib import (AOTI_APP, LABEL, PHASE, STATIC_BYTES, TORCH_MODES, TORCH_VERSION, TorchCase,
+                      compress, need)
 
 
 class Phases(TorchCase):
@@ -168,6 +168,42 @@ class Phases(TorchCase):
         # Allocated by a static initialiser, freed by a static destructor after we finished: the
         # CPU allocator must not warn about a block it never saw (stderr compared in run_modes).
         self.run_modes("prealloc")
+
+    def test_aoti_runs_are_iterations(self):
+        # AOTInductor's entry points (tests/progs/aoti_fake.h, PyTorch 2.x's signatures): the
+        # package's run in grad (3), its boxed_run, Python's path, in no_grad (2), the runner's
+        # run in inference_mode (4, and one that throws: none). The package's runs call the
+        # runner's inside: counted once.
+        need(AOTI_APP)
+        plain = self.run_prog([AOTI_APP], preload=False)
+        traced = self.run_prog([AOTI_APP])
+        self.assertEqual(plain.rc, 0, plain.err)
+        self.assertUnnoticed(plain, traced)
+        db = traced.db()
+        self.assertIn("AOTInductor: model runs seen", self.meta(db, "torch_api"))
+        self.assertEqual(self.query(db, "SELECT phase, source, count(*) FROM iterations"
+                                        " GROUP BY 1, 2 ORDER BY 1"),
+                         [(PHASE["grad | autocast off"], 4, 3),
+                          (PHASE["no_grad | autocast off"], 4, 2),
+                          (PHASE["inference_mode | autocast off"], 4, 4)])
+        self.assertIterationsInsideSpans(db)
+
+    def test_record_function_scopes(self):
+        # RECORD_USER_SCOPE("iteration batch=4"), each holding an "inner" scope: 3 in grad, 2 in
+        # no_grad; 2 scopes named "other" are none. From main's first line (the first scope comes
+        # before any other libtorch call).
+        db = self.run_modes("scopes")
+        self.assertIn("record_function scopes: on", self.meta(db, "torch_api"))
+        self.assertEqual(self.query(db, "SELECT phase, source, batch, count(*) FROM iterations"
+                                        " GROUP BY 1, 2, 3 ORDER BY 1"),
+                         [(PHASE["grad | autocast off"], 3, 4, 3),
+                          (PHASE["no_grad | autocast off"], 3, 4, 2)])
+        self.assertIterationsInsideSpans(db)
+
+    def test_record_function_off(self):
+        off = self.run_modes("scopes", INFPROF_RECORD_FUNCTION=0)
+        self.assertEqual(self.query(off, "SELECT count(*) FROM iterations"), [(0,)])
+        self.assertNotIn("record_function", self.meta(off, "torch_api"))
 
     def test_threads_still_allocating_at_exit(self):
         # Finding 10 of "never harm the host": main returns while four threads make and free CPU

@@ -1,30 +1,33 @@
 """A Python PyTorch program (samples/py_infer.py with Debian's python3-torch) under the library:
 libtorch found though Python loads it privately, every phase of the program in its order, tensor
-memory per phase, the program unaffected, and, with no iteration marked, a report that says how
-to mark them."""
+memory per phase, the program unaffected; with no iteration marked, a report that says how to
+mark them; with each forward in a torch.profiler.record_function scope, those iterations."""
 import os
 import shutil
 import unittest
 
 from harness import main
-from torchlib import CPU_PHASES, TorchCase, refs
+from torchlib import CPU_PHASES, LABEL, PHASE, TorchCase, refs
 
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "py_infer.py")
 PYTHON = "/usr/bin/python3"
 
 
 class PythonProgram(TorchCase):
-    def test_phases_memory_and_iteration_hint(self):
+    def run_sample(self, *args):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        argv = [PYTHON, SAMPLE, "--device", "cpu", "--model", "conv", "--iters", "3",
-                "--warmup", "1"]
+        argv = [PYTHON, SAMPLE, "--device", "cpu", "--model", "conv", *args]
         plain = self.run_prog(argv, preload=False, timeout=300)
         if plain.rc != 0 and b"No module named 'torch'" in plain.err:
             raise unittest.SkipTest("python3 has no torch")
         traced = self.run_prog(argv, timeout=300)
         self.assertEqual(plain.rc, 0, plain.err)
         self.assertEqual(traced.rc, 0, traced.err)
+        return traced
+
+    def test_phases_memory_and_iteration_hint(self):
+        traced = self.run_sample("--iters", "3", "--warmup", "1")
         self.assertEqual([x["phase"] for x in refs(traced.out)], CPU_PHASES)
         db = traced.db()
         self.assertRegex(self.meta(db, "collector.torch"), r"^on: .*libc10")
@@ -38,6 +41,26 @@ class PythonProgram(TorchCase):
         text = self.cli("report", db).out.decode()
         self.assertIn("no iteration was seen", text)
         self.assertIn("torch.cuda.nvtx.range_push('iteration')", text.replace("\n  ", " "))
+
+    def test_record_function_scopes_are_iterations(self):
+        # Each timed forward inside torch.profiler.record_function("iteration batch=1"): no NVTX,
+        # no code of ours, and every one is an iteration of its phase (source 3), timed as the
+        # program times it.
+        traced = self.run_sample("--iters", "8", "--warmup", "1", "--mark", "record_function")
+        db = traced.db()
+        self.assertIn("record_function scopes: on", self.meta(db, "torch_api"))
+        rows = self.query(db, "SELECT phase, source, batch, count(*) FROM iterations"
+                              " GROUP BY 1, 2, 3 ORDER BY 1")
+        self.assertEqual([(LABEL[p], s, b, n) for p, s, b, n in rows],
+                         [(label, 3, 1, 8) for label in CPU_PHASES])
+        # The same 8 forwards as the program timed them (the report's p50 sets warm-up apart,
+        # which on a loaded machine may take a slow first one out: compared elsewhere).
+        for ref in refs(traced.out):
+            durs = sorted(d for (d,) in self.query(
+                db, "SELECT dur FROM iterations WHERE phase = ?", PHASE[ref["phase"]]))
+            self.assertAlmostEqual(durs[(len(durs) - 1) // 2] / 1e6, ref["p50_ms"],
+                                   delta=0.1 * ref["p50_ms"] + 0.5, msg=ref["phase"])
+        self.assertNotIn("no iteration was seen", self.cli("report", db).out.decode())
 
 
 if __name__ == "__main__":

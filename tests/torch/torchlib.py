@@ -10,6 +10,7 @@ from harness import BUILD, Case, prog
 SAMPLE_INFER = os.path.join(BUILD, "bin", "infprof-sample-infer")
 SAMPLE_SCRIPT = os.path.join(BUILD, "bin", "infprof-sample-script")
 TORCH_MODES = prog("torch_modes")
+AOTI_APP = prog("aoti_app")
 NVTX_TOOL = prog("nvtx_tool.so")
 
 # Phase ids are fixed: 1 + 3 * grad + autocast.
