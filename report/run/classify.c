@@ -21,6 +21,14 @@
  * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma), copy (copy_kernel, memcpy), reduction
  * (reduce_kernel, reduction, softmax), elementwise (elementwise, pointwise), else other. Names
  * are demangled first (names.c).
+ *
+ * Triton kernels (torch.compile, AOTInductor: triton_poi_..., triton_red_..., triton_per_...,
+ * triton_tem_...) are named after the PyTorch operations they fuse, never after a dtype, so the
+ * rules above would read "convolution" in a pointwise kernel that adds a conv's bias. Their own
+ * rules: poi elementwise; red, per reduction; tem (a template: Inductor's GEMM and conv kernels)
+ * conv when it names a convolution, gemm when it names mm, bmm, addmm or baddbmm; else other.
+ * Their compute type is unknown: the name does not carry it, and neither CUPTI's kernel record
+ * nor the allocator's reports (bytes, no dtype) do.
  */
 #include "classify.h"
 #include "../base/names.h"
@@ -87,8 +95,28 @@ static enum opclass opclass_of(const char *s)
     return OP_OTHER;
 }
 
+int classify_is_triton(const char *name)
+{
+    return !strncmp(name, "triton_", 7);
+}
+
+static enum opclass triton_opclass_of(const char *s)
+{
+    if (!strncmp(s, "triton_poi", 10)) return OP_ELEMENTWISE;
+    if (!strncmp(s, "triton_red", 10) || !strncmp(s, "triton_per", 10)) return OP_REDUCTION;
+    if (strncmp(s, "triton_tem", 10)) return OP_OTHER;
+    if (has(s, "conv")) return OP_CONV;
+    static const char *const mm[] = {"_mm", "_bmm", "_addmm", "_baddbmm", NULL};
+    return has_any(s, mm) ? OP_GEMM : OP_OTHER;
+}
+
 void classify_kernel(const char *name, enum precision *p, enum opclass *op)
 {
+    if (classify_is_triton(name)) {
+        if (p) *p = PREC_UNKNOWN;
+        if (op) *op = triton_opclass_of(name);
+        return;
+    }
     /* Rules read C++ (template arguments spell the types), so mangled names are demangled. */
     char plain[2048], low[2048];
     name_demangled(name, plain, sizeof plain);

@@ -32,6 +32,8 @@ enum opclass {
 };
 
 void classify_kernel(const char *name, enum precision *p, enum opclass *op);
+/* A Triton kernel (torch.compile, AOTInductor): its compute type is never known. */
+int classify_is_triton(const char *name);
 const char *precision_name(enum precision p); /* "fp32", "tf32", ... "unknown" */
 const char *opclass_name(enum opclass op);    /* "gemm", "conv", ... "other" */
 

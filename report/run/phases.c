@@ -277,8 +277,12 @@ static void load_mix(sqlite3 *db, struct run_phases *p)
         if (!ph) continue;
         enum precision prec;
         enum opclass op;
-        classify_kernel((const char *)sqlite3_column_text(st, 1), &prec, &op);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        if (!name) name = "";
+        classify_kernel(name, &prec, &op);
         ph->mix[op][prec] += sqlite3_column_int64(st, 2);
+        if (classify_is_triton(name) && (op == OP_GEMM || op == OP_CONV || op == OP_ATTENTION))
+            ph->triton_compute_ns += sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
 }

@@ -49,6 +49,7 @@ struct phase_info {
     int64_t busy;  /* union of the iterations' host intervals */
     int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
+    int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
 };
 
 struct run_phases {

@@ -560,8 +560,14 @@ struct table *section_precision(const struct run_phases *p)
             table_set_int(t, 3 + PREC_COUNT, total);
         }
     }
-    t->note = "compute type from kernel names (docs/report.md lists the rules); unknown: the name"
-              " does not say";
+    int64_t triton = 0;
+    for (int i = 0; i < p->n; i++) triton += p->v[i].triton_compute_ns;
+    t->note = triton ? "compute type from kernel names (docs/report.md lists the rules); unknown:"
+                       " the name does not say, as with every Triton kernel (torch.compile,"
+                       " AOTInductor): Inductor names them after the operations they fuse, never"
+                       " a dtype, and neither the kernel records nor the allocator carry one"
+                     : "compute type from kernel names (docs/report.md lists the rules); unknown:"
+                       " the name does not say";
     return t;
 }
 

@@ -28,16 +28,23 @@ static void add(struct table *t, int col, const char *text)
     if (text && text[0]) table_set_text(t, col, text);
 }
 
-/* The share of GEMM/conv/attention time in precision `want` for a phase, -1 unknown. */
-static double compute_share(const struct phase_info *ph, enum precision want)
+/* The share of a phase's GEMM/conv/attention time in precision `want`, among the time whose
+ * type the names say; -1 when there is no such time. *unknown: the share of all that time whose
+ * type they do not say (Triton kernels, unknown names), -1 when there is none at all. */
+static double compute_share(const struct phase_info *ph, enum precision want, double *unknown)
 {
-    int64_t total = 0, in = 0;
+    int64_t total = 0, in = 0, dark = 0;
     static const int ops[] = {OP_GEMM, OP_CONV, OP_ATTENTION};
     for (size_t k = 0; k < 3; k++)
         for (int prec = 0; prec < PREC_COUNT; prec++) {
-            total += ph->mix[ops[k]][prec];
-            if (prec == (int)want) in += ph->mix[ops[k]][prec];
+            int64_t ns = ph->mix[ops[k]][prec];
+            if (prec == PREC_UNKNOWN)
+                dark += ns;
+            else
+                total += ns;
+            if (prec == (int)want) in += ns;
         }
+    *unknown = total + dark ? 100.0 * (double)dark / (double)(total + dark) : -1;
     return total ? 100.0 * (double)in / (double)total : -1;
 }
 
@@ -128,16 +135,33 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
 
     o = 0;
     buf[0] = 0;
+    char foot[160];
+    size_t fo = 0;
+    int triton = 0;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!strcmp(ph->autocast, "off") || ph->transient || o + 80 > sizeof buf) continue;
         enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
-        double share = compute_share(ph, want);
-        if (share < 0) continue;
+        double unknown, share = compute_share(ph, want, &unknown);
+        if (unknown < 0) continue;
         phase_short_label(ph, a, sizeof a);
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%", o ? ", " : "", a, share);
+        if (share < 0)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown", o ? ", " : "", a);
+        else
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%%s", o ? ", " : "", a, share,
+                                  unknown >= 0.5 ? "*" : "");
+        /* The footnote: how much of the time the answer covers, and why not all of it. */
+        if (unknown >= 0.5 && fo + 80 < sizeof foot)
+            fo += (size_t)snprintf(foot + fo, sizeof foot - fo, "%s%s %.0f%%", fo ? ", " : "", a,
+                                  100 - unknown);
+        triton |= ph->triton_compute_ns > 0 && unknown >= 0.5;
     }
-    if (o) snprintf(buf + o, sizeof buf - o, " of GEMM and convolution time in the type asked for");
+    if (o)
+        o += (size_t)snprintf(buf + o, sizeof buf - o,
+                              " of GEMM and convolution time in the type asked for");
+    if (o && fo && o + fo + 120 < sizeof buf)
+        snprintf(buf + o, sizeof buf - o, "; * of the time whose type the kernel names say: %s%s",
+                 foot, triton ? " (the rest is Triton kernels, which name no dtype)" : "");
     add(t, S_AUTOCAST, buf);
 
     int warm = 0;

@@ -36,6 +36,7 @@ SCENARIOS = {
     "pageable": [("pageable_copies", None)],
     "sync": [("synchronous_copies", None)],
     "dropped": [("records_dropped", None)],
+    "compiled": [],
 }
 FORMATS = {"text": "txt", "json": "json", "csv": "csv", "md": "md"}
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
@@ -121,6 +122,19 @@ class Fires(AdviceCase):
         # 20 us more per iteration, 5 iterations; 2 MiB of activations kept for autograd.
         self.assertEqual((a["saving_ns"], a["saving_bytes"]), (100000, 2 << 20))
         self.assertIn("p50 latency 60.00us against 40.00us in inference/off (1.50x)", a["finding"])
+
+    def test_triton_kernels_are_unknown_not_fp32(self):
+        # 90 us of Triton GEMM (type unknown) and 30 us of cuBLAS bf16 GEMM: "100% bf16" of the
+        # 25% whose type is known, never "25% bf16"; the pointwise kernel is no convolution.
+        r = self.report("compiled")
+        self.assertEqual(r["summary"]["autocast"],
+                         "inference/bf16 100%* of GEMM and convolution time in the type asked"
+                         " for; * of the time whose type the kernel names say: inference/bf16"
+                         " 25% (the rest is Triton kernels, which name no dtype)")
+        rows = {x["operation"]: x for x in r["precision"]}
+        self.assertEqual((rows["gemm"]["bf16"], rows["gemm"]["unknown"]), (25, 75))
+        self.assertNotIn("conv", rows)
+        self.assertIn("every Triton kernel", self.raw("compiled", "text"))
 
     def test_autocast(self):
         cpu, cuda = self.advice("autocast", "autocast_fp32_compute")
