@@ -2,7 +2,7 @@
 # tests/gpu/run.sh: the GPU suite, for a machine with an NVIDIA GPU (CUDA 13, nvcc, cmake,
 # ninja; PyTorch for libtorch when present). It builds everything, runs ctest (the gpu-labelled
 # tests run instead of skipping), the launch-overhead benchmark and the checks under other CUDA
-# tools, and writes what it saw under $OUT (at most 14 files):
+# tools, and writes what it saw under $OUT (at most 15 files):
 #
 #   summary.md          one line per step: status, seconds, note
 #   environment.txt     GPU, driver, CUDA, CUPTI, PyTorch versions
@@ -15,6 +15,8 @@
 #   truth.md            p50 latency against each sample's own timing, every phase
 #   study.md, study.log the inference study at GPU sizes (scripts/study.sh --gpu)
 #   systems.md          CUDA graph attribution; the advice rules on the study's configurations
+#   compiled.md         iterations from record_function scopes, torch.compile and AOTInductor:
+#                       sources, p50 against the program's own, Triton share, the Autocast line
 #   tools.md            the CUDA sample under compute-sanitizer / ncu with infprof preloaded
 #   samples.md          the libtorch conv net on CUDA (eval on and off): infprof's report and
 #                       cuDNN calls, and how libtorch_cuda binds cuDNN (readelf)
@@ -313,6 +315,35 @@ step_80_systems() {
         done
     } >"$OUT/systems.md" 2>&1
     note "CUDA graphs $(grep -c '| ok |' "$OUT/systems.md") phases ok"
+    return "$rc"
+}
+
+# Iterations from signals other than NVTX (record_function scopes, AOTInductor runs) and a
+# torch.compile'd model (Triton kernels: unknown type, said so). Unverified until this step ran.
+step_82_compiled() {
+    local dir=$BUILD/runs rc=0
+    {
+        echo "# Iterations from record_function, torch.compile, AOTInductor"
+        echo
+        echo "| program | phase | iterations by source | iterations | program p50 (ms) |"\
+             "infprof p50 (ms) | difference | Triton time | |"
+        echo "|---|---|---|---|---:|---:|---:|---:|---|"
+        run_sample py-scope python3 "$ROOT/samples/py_infer.py" --device cuda --model resnet18 \
+            --batch 8 --iters 20 --mark record_function || rc=1
+        BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" iters py-record-function \
+            "$dir/py-scope.db" "$dir/py-scope.out" || rc=1
+        run_sample py-compile python3 "$ROOT/samples/py_infer.py" --device cuda --model resnet18 \
+            --batch 8 --iters 20 --warmup 5 --compile || rc=1
+        BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" iters py-torch-compile \
+            "$dir/py-compile.db" "$dir/py-compile.out" || rc=1
+        rm -f "$dir/resnet18.pt2"
+        run_sample py-aoti python3 "$ROOT/samples/py_aoti.py" "$dir/resnet18.pt2" --device cuda \
+            --model resnet18 --batch 8 --iters 20 || rc=1
+        BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" iters py-aotinductor \
+            "$dir/py-aoti.db" "$dir/py-aoti.out" || rc=1
+        tail -n 5 "$dir/py-compile.err" "$dir/py-aoti.err"
+    } >"$OUT/compiled.md" 2>&1
+    note "$(grep -c '| ok |' "$OUT/compiled.md") phases ok"
     return "$rc"
 }
 

@@ -7,6 +7,8 @@ the check of the table fails.
     tables.py truth NAME DB SAMPLE_OUT      p50 against the program's own, per phase (2%)
     tables.py graphs NAME DB SAMPLE_OUT     CUDA graph replays: kernels in their phase and iteration
     tables.py advice NAME DB                which advice rules fired
+    tables.py iters NAME DB SAMPLE_OUT      iterations by source, p50 against the program's own
+                                            (5%), Triton share of kernel time, the Autocast line
 """
 import json
 import os
@@ -93,6 +95,34 @@ def graphs(name, db, out):
     return ok
 
 
+def iters(name, db, out, tol=0.05):
+    """Compiled and scope-marked programs: every run an iteration of its phase (the source says
+    which signal), p50 to the program's own, how much kernel time is Triton's."""
+    r = report(db)
+    got = {p["label"]: p for p in r["phases"]}
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    ok = True
+    for x in refs(out):
+        pid = con.execute("SELECT id FROM phases WHERE label = ?", (x["phase"],)).fetchone()
+        pid = pid[0] if pid else -1
+        src = con.execute("SELECT group_concat(source || ':' || n) FROM (SELECT source, count(*)"
+                          " n FROM iterations WHERE phase = ? GROUP BY 1)", (pid,)).fetchone()[0]
+        tri = con.execute("SELECT coalesce(sum(CASE WHEN s.value LIKE 'triton%' THEN k.total END),"
+                          " 0) * 100.0 / max(sum(k.total), 1) FROM kernel_summary k JOIN strings s"
+                          " ON s.id = k.name_id WHERE k.phase = ?", (pid,)).fetchone()[0]
+        p = got.get(x["phase"], {})
+        ours = (p.get("latency_all_p50_ns") or 0) / 1e6
+        diff = ours / x["p50_ms"] - 1 if ours else float("nan")
+        good = p.get("iterations") == x["iterations"] and abs(diff) <= tol
+        ok &= good
+        print(f"| {name} | {x['phase']} | {src or '-'} | {p.get('iterations')} of"
+              f" {x['iterations']} | {x['p50_ms']:.3f} | {ours:.3f} | {100 * diff:+.1f}% |"
+              f" {tri:.0f}% | {'ok' if good else 'FAILED'} |")
+    print(f"\nAutocast line: {r.get('summary', {}).get('autocast') or '-'}\n")
+    con.close()
+    return ok
+
+
 def advice(name, db, out=None):
     r = report(db)
     fired = sorted({a.get("rule") or a.get("id") or "?" for a in r.get("advice", [])})
@@ -103,5 +133,6 @@ def advice(name, db, out=None):
 if __name__ == "__main__":
     what, name, db = sys.argv[1:4]
     out = sys.argv[4] if len(sys.argv) > 4 else None
-    fn = {"lossless": lossless, "truth": truth, "graphs": graphs, "advice": advice}[what]
+    fn = {"lossless": lossless, "truth": truth, "graphs": graphs, "advice": advice,
+          "iters": iters}[what]
     sys.exit(0 if fn(name, db, out) else 1)
