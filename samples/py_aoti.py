@@ -11,6 +11,7 @@ on CUDA). No iteration is marked: infprof counts each run of the package itself.
 Needs PyTorch 2.6 or later (AOTInductor packages); on CPU it needs a C++ compiler at run time.
 """
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -42,8 +43,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--modes", default="no_grad,inference_mode")
     a = ap.parse_args()
-    try:
-        import torch._inductor  # noqa: F401  (not imported by "import torch" everywhere)
+    try:  # not imported by "import torch" in every version
+        importlib.import_module("torch._inductor")
     except ImportError:
         pass
     if not hasattr(getattr(torch, "_inductor", None), "aoti_compile_and_package"):
