@@ -314,22 +314,6 @@ static struct torch_call torch_call_begin(uint32_t seen, uint8_t source)
     return c;
 }
 
-void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
-                             int64_t batch, uint32_t source)
-{
-    struct ip_ring *r;
-    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
-    if (!e) return;
-    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, iter};
-    e->start = start;
-    e->end = end;
-    e->nvtx = nvtx;
-    e->batch = batch;
-    e->source = source;
-    e->pad = 0;
-    ip_ring_commit(r, sizeof *e);
-}
-
 /* Runs when the call returns and when an exception unwinds through it (-fexceptions). */
 static void torch_call_end(struct torch_call *c)
 {

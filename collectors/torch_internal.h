@@ -47,7 +47,7 @@ struct ip_ev_torch_iteration {
 
 /* ---- app side ---- */
 
-/* Record an iteration that ended (torch.c); the caller holds the hook guard. */
+/* Record an iteration that ended (torch_scope.c); the caller holds the hook guard. */
 void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
                              int64_t batch, uint32_t source);
 /* At a safe point once libtorch is found: register the record_function callback, once

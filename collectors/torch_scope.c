@@ -1,5 +1,7 @@
 /*
- * torch_scope.c: iterations from the program's record_function scopes (app side), for Python
+ * torch_scope.c: the torch collector's iteration events (app side): the one event every
+ * iteration it sees becomes (a TorchScript or AOTInductor call from torch.c, a scope from here),
+ * and iterations from the program's record_function scopes, for Python
  * programs that mark their steps for torch.profiler but give no NVTX range: a scope named like
  * INFPROF_ITERATION_RANGE (torch.profiler.record_function("iteration"), C++ RECORD_USER_SCOPE)
  * is one iteration, source 3 in table iterations, exactly like an NVTX range of that name.
@@ -14,6 +16,7 @@
  * callback returns std::unique_ptr<ObserverContext>, which has a destructor, so it comes back
  * through a hidden pointer: written null (no context).
  */
+#include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
@@ -22,11 +25,32 @@
 #include "../profiler/log.h"
 #include "../profiler/phase.h"
 #include "../profiler/process.h"
+#include "../profiler/ring.h"
 #include "../profiler/thread.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* ---- the iteration event ---------------------------------------------------------------- */
+
+void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
+                             int64_t batch, uint32_t source)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, iter};
+    e->start = start;
+    e->end = end;
+    e->nvtx = nvtx;
+    e->batch = batch;
+    e->source = source;
+    e->pad = 0;
+    ip_ring_commit(r, sizeof *e);
+}
+
+/* ---- record_function scopes -------------------------------------------------------------- */
 
 #define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
 #define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
