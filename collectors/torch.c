@@ -139,8 +139,8 @@ void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
  * never does. So the answer turns off in an exit handler registered at the first CPU report (the
  * reporter was constructed, and its destructor registered, before it reported: ours runs first).
  * Threads told "on" just before may still be queued on the reporter's mutex: each such operation
- * is counted open from the answer to its report, and the handler waits, at most
- * IP_CPU_MEMORY_EXIT_MS, until none is. An operation that never reports (a free the table did not
+ * is counted open from the answer to its report (counted before the answer is read a last time),
+ * and the handler waits, at most IP_CPU_MEMORY_EXIT_MS, until none is. An operation that never reports (a free the table did not
  * know) stays open until the thread's next question: the bound covers it. */
 #define IP_CPU_MEMORY_EXIT_MS 100
 
@@ -270,7 +270,11 @@ bool ip_torch_memory_profiling_enabled(void)
             ip_self.cpu_mem_open = 1;
             atomic_fetch_add(&cpu_memory_open, 1);
         }
-        return 1;
+        /* Counted first, then asked again: the exit handler turns the answer off first, then
+         * reads the count (both sequentially consistent), so either it waits for this
+         * operation or this operation sees the answer off. */
+        if (atomic_load(&cpu_memory) == 1) return 1;
+        cpu_memory_close();
     }
     bool (*fn)(void) = ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
     return fn ? fn() : 0;
