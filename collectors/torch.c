@@ -140,8 +140,9 @@ void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
  * reporter was constructed, and its destructor registered, before it reported: ours runs first).
  * Threads told "on" just before may still be queued on the reporter's mutex: each such operation
  * is counted open from the answer to its report (counted before the answer is read a last time),
- * and the handler waits, at most IP_CPU_MEMORY_EXIT_MS, until none is. An operation that never reports (a free the table did not
- * know) stays open until the thread's next question: the bound covers it. */
+ * and the handler waits, at most IP_CPU_MEMORY_EXIT_MS, until none is. An operation that never
+ * reports (a free the table did not know) stays open until the thread's next question: the bound
+ * covers it. */
 #define IP_CPU_MEMORY_EXIT_MS 100
 
 static _Atomic int cpu_memory = -1;

@@ -153,7 +153,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         /* The footnote: how much of the time the answer covers, and why not all of it. */
         if (unknown >= 0.5 && fo + 80 < sizeof foot)
             fo += (size_t)snprintf(foot + fo, sizeof foot - fo, "%s%s %.0f%%", fo ? ", " : "", a,
-                                  100 - unknown);
+                                   100 - unknown);
         triton |= ph->triton_compute_ns > 0 && unknown >= 0.5;
     }
     if (o)

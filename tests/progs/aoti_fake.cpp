@@ -3,9 +3,9 @@
 // PLT as inside libtorch_cpu, so infprof sees a nested call it must not count twice.
 #include "aoti_fake.h"
 
-namespace torch::inductor {
-std::vector<at::Tensor> AOTIModelContainerRunner::run(const std::vector<at::Tensor> &inputs,
-                                                      void *)
+namespace torch::inductor
+{
+std::vector<at::Tensor> AOTIModelContainerRunner::run(const std::vector<at::Tensor> &inputs, void *)
 {
     return {inputs.at(0) + 1};
 }

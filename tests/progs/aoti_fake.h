@@ -6,14 +6,17 @@
 #include <ATen/ATen.h>
 #include <vector>
 
-namespace torch::inductor {
-class AOTIModelContainerRunner {
+namespace torch::inductor
+{
+class AOTIModelContainerRunner
+{
   public:
     std::vector<at::Tensor> run(const std::vector<at::Tensor> &inputs, void *stream = nullptr);
     std::vector<at::Tensor> boxed_run(std::vector<at::Tensor> &&inputs, void *stream = nullptr);
 };
 
-class AOTIModelPackageLoader {
+class AOTIModelPackageLoader
+{
   public:
     std::vector<at::Tensor> run(const std::vector<at::Tensor> &inputs, void *stream = nullptr);
     std::vector<at::Tensor> boxed_run(std::vector<at::Tensor> &&inputs, void *stream = nullptr);
