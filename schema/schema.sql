@@ -12,6 +12,8 @@
 
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+-- Threads that recorded: name_id is the name the thread had when it first recorded (its
+-- PR_GET_NAME; a name set later is not seen), first_ns when the writer first saw it.
 CREATE TABLE threads (tid INTEGER PRIMARY KEY, name_id INTEGER, first_ns INTEGER);
 
 -- Phases: one per (grad mode, autocast) pair seen; ids are fixed: 1 + 3*grad + autocast.
