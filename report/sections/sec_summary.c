@@ -146,7 +146,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         if (unknown < 0) continue;
         phase_short_label(ph, a, sizeof a);
         if (share < 0)
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown", o ? ", " : "", a);
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown*", o ? ", " : "", a);
         else
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%%s", o ? ", " : "", a, share,
                                   unknown >= 0.5 ? "*" : "");
