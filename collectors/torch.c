@@ -11,7 +11,7 @@
  *  - tensor memory: c10::reportMemoryUsageToProfiler (both signatures) is recorded and then
  *    forwarded; c10::memoryProfilingEnabled answers true so the CPU allocator reports as well;
  *  - iterations: the outermost torch::jit::Method::operator() or AOTInductor run of each thread
- *    (and record_function scopes, torch_scope.c).
+ *    (torch_iterations.c, which also takes record_function and TorchScript scopes).
  *
  * Every hook forwards to the real function whatever happens here (torch_state.c finds it).
  * Before the pipeline runs, or with INFPROF_TORCH=0, hooks only forward.
@@ -33,12 +33,6 @@
 #define IP_EXPORT      __attribute__((visibility("default")))
 #define REAL(id, type) ((type)ip_torch_real_or_die(id))
 
-static int torch_enter(void)
-{
-    return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) &&
-           ip_recording() && ip_hook_enter();
-}
-
 /* ---- grad mode setters -------------------------------------------------------------------- */
 
 /* After a grad-mode setter was forwarded. Autocast is left to its shadow: libtorch's own
@@ -47,7 +41,7 @@ static int torch_enter(void)
 static void torch_after_grad_setter(uint32_t seen, const void *caller)
 {
     ip_torch_seen(seen);
-    if (!torch_enter()) return;
+    if (!ip_torch_enter()) return;
     if (ip_torch_ready(1) && !ip_torch_internal_caller(caller)) {
         ip_torch_scope_arm();
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, 1);
@@ -82,7 +76,7 @@ static void torch_after_autocast_setter(uint32_t seen, int device_type, int enab
 {
     ip_torch_seen(seen);
     if (device_type != 0 && device_type != 1) return;
-    if (!torch_enter()) return;
+    if (!ip_torch_enter()) return;
     if (ip_torch_ready(1) && !ip_torch_internal_caller(caller)) {
         uint8_t ac[2] = {ip_self.cpu_ac, ip_self.cuda_ac};
         if (enabled < 0) enabled = ac[device_type] != 0;
@@ -188,7 +182,7 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
         cpu_memory_close();
         if (!atomic_flag_test_and_set(&cpu_memory_exit_armed)) atexit(torch_cpu_memory_exit);
     }
-    if (!torch_enter()) return;
+    if (!ip_torch_enter()) return;
     int safe = dev.type == 0;
     if (!ip_self.phase && ip_torch_ready(safe))
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, safe);
@@ -288,56 +282,12 @@ bool ip_torch_memory_profiling_enabled(void)
  * pointer comes back in rax. */
 typedef void *(*method_fn)(void *ret, void *self, void *args, void *kwargs);
 
-struct torch_call {
-    uint64_t start, nvtx;
-    uint32_t iter;    /* its iteration id (outermost calls) */
-    uint8_t depth;    /* 0 not counted, 1 nested, 2 outermost */
-    uint8_t returned; /* the real call returned (not unwound by an exception) */
-    uint8_t source;   /* the iterations table's: 1 TorchScript, 4 AOTInductor */
-};
-
-static struct torch_call torch_call_begin(uint32_t seen, uint8_t source)
-{
-    struct torch_call c = {0, 0, 0, 0, 0, source};
-    ip_torch_seen(seen);
-    if (!torch_enter()) return c;
-    uint8_t depth = ip_self.jit_depth;
-    if (depth < UINT8_MAX) {
-        ip_self.jit_depth = (uint8_t)(depth + 1);
-        c.depth = depth ? 1 : 2;
-    }
-    if (c.depth == 2) {
-        if (ip_torch_ready(1)) ip_torch_scope_arm();
-        if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
-        ip_phase_emit();
-        uint32_t n = ip_self.nvtx_depth;
-        c.nvtx = n && n <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[n - 1] : 0;
-        c.iter = ip_iter_begin();
-        c.start = ip_clock_now();
-    }
-    ip_hook_leave();
-    return c;
-}
-
-/* Runs when the call returns and when an exception unwinds through it (-fexceptions). */
-static void torch_call_end(struct torch_call *c)
-{
-    if (!c->depth) return;
-    ip_self.jit_depth--;
-    if (c->depth != 2) return;
-    ip_iter_end(c->iter);
-    if (!c->returned) return;
-    uint64_t end = ip_clock_now();
-    if (!ip_recording() || !ip_hook_enter()) return;
-    ip_torch_iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source);
-    ip_hook_leave();
-}
-
 static void *torch_method_call(int id, uint32_t seen, uint8_t source, void *ret, void *self,
                                void *args, void *kwargs)
 {
     method_fn fn = REAL(id, method_fn);
-    struct torch_call c __attribute__((cleanup(torch_call_end))) = torch_call_begin(seen, source);
+    struct ip_torch_call c __attribute__((cleanup(ip_torch_call_end))) =
+        ip_torch_call_begin(seen, source);
     void *r = fn(ret, self, args, kwargs);
     c.returned = 1;
     return r;

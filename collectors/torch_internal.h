@@ -5,7 +5,8 @@
  *
  *   torch.c         app side: the hooks (setters, allocator reports, TorchScript calls)
  *   torch_state.c   app side: finding libtorch, its getters, the thread's state, the poller
- *   torch_scope.c   app side: record_function scopes as iterations (a RecordFunction callback)
+ *   torch_iterations.c  app side: iterations (hooked calls, record_function and TorchScript
+ *                   scopes through RecordFunction callbacks) and their event
  *   torch_ingest.c  writer side: rows, the run metadata (torch_api, collector status)
  */
 #ifndef INFPROF_TORCH_INTERNAL_H
@@ -34,24 +35,30 @@ struct ip_ev_torch_memory {
     uint8_t pad[6];
 };
 
-/* One iteration seen by the torch collector: an outermost TorchScript Method call that returned
- * (an exception is no iteration), or a record_function scope (torch_scope.c). aux: its id. */
+/* One iteration seen by the torch collector (torch_iterations.c). aux: its id. */
 struct ip_ev_torch_iteration {
     struct ip_ev h;
     uint64_t start, end;
     uint64_t nvtx;   /* innermost NVTX push/pop range of the thread at the call, 0 none */
     int64_t batch;   /* from the scope's name ('batch=N'), 0 unknown */
-    uint32_t source; /* the iterations table's: 1 TorchScript call, 3 record_function scope */
+    uint32_t source; /* the iterations table's: 1 TorchScript, 3 record_function, 4 AOTInductor */
     uint32_t pad;
 };
 
 /* ---- app side ---- */
 
-/* Record an iteration that ended (torch_scope.c); the caller holds the hook guard. */
-void ip_torch_iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
-                             int64_t batch, uint32_t source);
-/* At a safe point once libtorch is found: register the record_function callback, once
- * (torch_scope.c). */
+/* A hooked call that may be an iteration (torch_iterations.c): begun before the real call, ended
+ * when it returns or an exception unwinds through it (returned says which). */
+struct ip_torch_call {
+    uint64_t start, nvtx;
+    uint32_t iter;    /* its iteration id (outermost calls) */
+    uint8_t depth;    /* 0 not counted, 1 nested, 2 outermost */
+    uint8_t returned; /* the real call returned (not unwound by an exception) */
+    uint8_t source;   /* the iterations table's: 1 TorchScript, 4 AOTInductor */
+};
+struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source);
+void ip_torch_call_end(struct ip_torch_call *c);
+/* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
 
 /* ---- torch_ingest.c (writer side) ---- */

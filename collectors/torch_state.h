@@ -6,6 +6,9 @@
 #ifndef INFPROF_TORCH_STATE_H
 #define INFPROF_TORCH_STATE_H
 
+#include "../profiler/process.h"
+#include "../profiler/thread.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -30,6 +33,14 @@ enum {
 extern _Atomic uint32_t ip_torch_found;
 /* An address inside the library the getters came from (writer: dladdr for its path). */
 extern void *_Atomic ip_torch_lib_addr;
+
+/* A hook may record: the pipeline runs with the torch collector on, and the guard is taken (the
+ * caller then calls ip_hook_leave). */
+static inline int ip_torch_enter(void)
+{
+    return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) &&
+           ip_recording() && ip_hook_enter();
+}
 
 static inline void ip_torch_seen(uint32_t bit)
 {

@@ -71,8 +71,8 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         " 'batch=N' in the name gives the batch size. Empty: none."},
     [IP_CFG_RECORD_FUNCTION] = {"INFPROF_RECORD_FUNCTION", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Take libtorch's user scopes (torch.profiler.record_function, RECORD_USER_SCOPE) named"
-        " like INFPROF_ITERATION_RANGE as iterations: one RecordFunction callback, on user scopes"
-        " only."},
+        " like INFPROF_ITERATION_RANGE, and scripted modules' forward called from Python, as"
+        " iterations: RecordFunction callbacks on those two scope kinds only."},
     [IP_CFG_BATCH] = {"INFPROF_BATCH", IP_CFG_INT, "0", 0, 1000000000, NULL,
         "Items per iteration, for items/s (0: unknown, unless the range text says batch=N)."},
     [IP_CFG_NVTX] = {"INFPROF_NVTX", IP_CFG_BOOL, "1", 0, 1, NULL,

@@ -9,12 +9,14 @@ synchronize timed on the host, p50 and mean; max_memory_allocated on CUDA):
 Each timed forward is marked "iteration batch=N", which infprof counts as one iteration
 (INFPROF_ITERATION_RANGE): an NVTX range where torch.cuda.nvtx is there (a CUDA build), with
 --mark record_function a torch.profiler.record_function scope instead, with --mark none (or
---no-nvtx) not at all. --warmup iterations run first in each phase, untimed and unmarked.
+--no-nvtx) not at all. --script runs the model as TorchScript (torch.jit.script): each call, the
+warm-up's too, is then an iteration to infprof without any mark. --warmup iterations run first
+in each phase, untimed and unmarked.
 
     py_infer.py [--device cpu|cuda] [--model resnet50|resnet18|conv|transformer] [--batch N]
                 [--iters N] [--warmup N] [--modes grad,no_grad,inference_mode]
                 [--precisions off,fp16,bf16] [--no-eval] [--channels-last]
-                [--cudnn-benchmark] [--compile] [--cuda-graph]
+                [--cudnn-benchmark] [--compile] [--script] [--cuda-graph]
                 [--mark nvtx|record_function|none] [--no-nvtx]
 
 PY_INFER_TORCH_PROFILER=1 runs everything under torch.profiler (CPU and CUDA activities), for
@@ -64,6 +66,7 @@ def main():
     ap.add_argument("--channels-last", action="store_true")
     ap.add_argument("--cudnn-benchmark", action="store_true")
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--script", action="store_true")
     ap.add_argument("--cuda-graph", action="store_true")
     ap.add_argument("--mark", choices=("nvtx", "record_function", "none"), default="nvtx")
     ap.add_argument("--no-nvtx", action="store_true")
@@ -85,6 +88,8 @@ def main():
         x = x.contiguous(memory_format=torch.channels_last)
     if a.compile:
         model = torch.compile(model)
+    if a.script:
+        model = torch.jit.script(model)
     # How each timed forward is marked: a context manager factory, or None.
     name = f"iteration batch={a.batch}"
     mark = None

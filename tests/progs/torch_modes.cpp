@@ -295,10 +295,12 @@ static int exitthreads()
     return 0;
 }
 
-// collectors/torch_scope.c registers a C struct laid out as at::RecordFunctionCallback, for the
-// user scope alone: a libtorch where these differ must fail to build here, not crash there.
+// collectors/torch_iterations.c registers C structs laid out as at::RecordFunctionCallback, for
+// the user and TorchScript-function scopes: a libtorch where these differ must fail to build
+// here, not crash there.
 static_assert(sizeof(at::RecordFunctionCallback) == 40, "see collectors/torch_scope.c");
-static_assert(static_cast<int>(at::RecordScope::USER_SCOPE) == 7 &&
+static_assert(static_cast<int>(at::RecordScope::TORCHSCRIPT_FUNCTION) == 2 &&
+                  static_cast<int>(at::RecordScope::USER_SCOPE) == 7 &&
                   static_cast<int>(at::RecordScope::NUM_SCOPES) == 10,
               "see collectors/torch_scope.c");
 

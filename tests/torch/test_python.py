@@ -42,6 +42,17 @@ class PythonProgram(TorchCase):
         self.assertIn("no iteration was seen", text)
         self.assertIn("torch.cuda.nvtx.range_push('iteration')", text.replace("\n  ", " "))
 
+    def test_scripted_module_calls_are_iterations(self):
+        # torch.jit.script(model) called from Python: no Method::operator() call, no mark; each
+        # call (1 warm-up + 6 timed) is one TorchScript iteration of its phase, and compiling the
+        # module (its "defaults" functions) is none.
+        traced = self.run_sample("--iters", "6", "--warmup", "1", "--mark", "none", "--script")
+        db = traced.db()
+        rows = self.query(db, "SELECT phase, source, count(*) FROM iterations GROUP BY 1, 2"
+                              " ORDER BY 1")
+        self.assertEqual([(LABEL[p], s, n) for p, s, n in rows],
+                         [(label, 1, 7) for label in CPU_PHASES])
+
     def test_record_function_scopes_are_iterations(self):
         # Each timed forward inside torch.profiler.record_function("iteration batch=1"): no NVTX,
         # no code of ours, and every one is an iteration of its phase (source 3), timed as the

@@ -1,0 +1,222 @@
+/*
+ * torch_iterations.c: the iterations the libtorch collector sees (app side), and their one event.
+ *
+ *  - Calls: an outermost TorchScript Method::operator() or AOTInductor run (hooked in torch.c)
+ *    is an iteration of its thread, source 1 or 4; nested calls are not counted.
+ *  - record_function scopes: a user scope named like INFPROF_ITERATION_RANGE
+ *    (torch.profiler.record_function("iteration"), C++ RECORD_USER_SCOPE) is an iteration,
+ *    source 3, exactly like an NVTX range of that name: for Python programs that mark their steps
+ *    for torch.profiler but give no NVTX range.
+ *  - TorchScript from Python: calling a scripted module from Python never goes through
+ *    Method::operator(); libtorch opens a TorchScript-function scope named after the method
+ *    instead. The outermost "forward" of a thread, outside any hooked call, is an iteration,
+ *    source 1 (a call that raises counts too: a scope cannot tell). Other names are left out:
+ *    compiling a module runs functions of its own ("defaults").
+ *
+ * libtorch calls its RecordFunction callbacks only for the scopes they ask for: ours ask for user
+ * scopes, and in a Python process TorchScript-function scopes, alone, so operators (scope FUNCTION)
+ * keep libtorch's fast path, where the list of callbacks for their scope is empty. They are
+ * registered once, at a safe point after main began (every library loaded at start is initialised),
+ * with at::addGlobalCallback; never removed.
+ *
+ * A callback is a C struct laid out as at::RecordFunctionCallback, the same in 1.13 and 2.x
+ * (tests/progs/torch_modes.cpp checks it against the headers it is built with). The start
+ * callback returns std::unique_ptr<ObserverContext>, which has a destructor, so it comes back
+ * through a hidden pointer: written null (no context).
+ */
+#include "registry.h"
+#include "torch_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/glob.h"
+#include "../profiler/iteration.h"
+#include "../profiler/log.h"
+#include "../profiler/phase.h"
+#include "../profiler/process.h"
+#include "../profiler/ring.h"
+#include "../profiler/thread.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- the iteration event ------------------------------------------------------------------ */
+
+static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
+                           int64_t batch, uint32_t source)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_ITERATION), sizeof *e, iter};
+    e->start = start;
+    e->end = end;
+    e->nvtx = nvtx;
+    e->batch = batch;
+    e->source = source;
+    e->pad = 0;
+    ip_ring_commit(r, sizeof *e);
+}
+
+/* The thread's innermost NVTX push/pop range, 0 none. */
+static uint64_t nvtx_now(void)
+{
+    uint32_t d = ip_self.nvtx_depth;
+    return d && d <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[d - 1] : 0;
+}
+
+/* ---- calls (TorchScript, AOTInductor) ----------------------------------------------------- */
+
+struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
+{
+    struct ip_torch_call c = {0, 0, 0, 0, 0, source};
+    ip_torch_seen(seen);
+    if (!ip_torch_enter()) return c;
+    uint8_t depth = ip_self.jit_depth;
+    if (depth < UINT8_MAX) {
+        ip_self.jit_depth = (uint8_t)(depth + 1);
+        c.depth = depth ? 1 : 2;
+    }
+    if (c.depth == 2) {
+        if (ip_torch_ready(1)) ip_torch_scope_arm();
+        if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
+        ip_phase_emit();
+        c.nvtx = nvtx_now();
+        c.iter = ip_iter_begin();
+        c.start = ip_clock_now();
+    }
+    ip_hook_leave();
+    return c;
+}
+
+void ip_torch_call_end(struct ip_torch_call *c)
+{
+    if (!c->depth) return;
+    ip_self.jit_depth--;
+    if (c->depth != 2) return;
+    ip_iter_end(c->iter);
+    if (!c->returned) return;
+    uint64_t end = ip_clock_now();
+    if (!ip_recording() || !ip_hook_enter()) return;
+    iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source);
+    ip_hook_leave();
+}
+
+/* ---- record_function scopes --------------------------------------------------------------- */
+
+#define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
+#define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
+
+/* at::RecordScope */
+enum { RF_SCOPE_TORCHSCRIPT = 2, RF_SCOPE_USER = 7, RF_NUM_SCOPES = 10 };
+
+struct rf_callback {
+    void **(*start)(void **ret, const void *rf);
+    void (*end)(const void *rf, void *ctx);
+    double sampling_prob;
+    bool scopes[RF_NUM_SCOPES];
+    bool needs_inputs, needs_outputs, needs_ids;
+};
+_Static_assert(sizeof(struct rf_callback) == 40, "at::RecordFunctionCallback is 40 bytes");
+
+static const char *(*rf_name)(const void *rf);
+static _Atomic int armed; /* 0 not yet, 1 done (registered or not) */
+
+/* The scopes open on this thread that are iterations, innermost last. */
+#define SCOPE_MAX 8
+struct open_scope {
+    const void *rf;
+    uint32_t iter;
+    uint8_t source;
+    uint64_t start, nvtx;
+    int64_t batch;
+};
+static __thread struct {
+    uint32_t n;
+    struct open_scope v[SCOPE_MAX];
+} scopes __attribute__((tls_model("initial-exec")));
+
+static void scope_open(const void *rf, uint8_t source, int64_t batch)
+{
+    ip_phase_emit();
+    struct open_scope *o = &scopes.v[scopes.n++];
+    o->rf = rf;
+    o->source = source;
+    o->nvtx = nvtx_now();
+    o->batch = batch;
+    o->iter = ip_iter_begin();
+    o->start = ip_clock_now();
+}
+
+static void **user_start(void **ret, const void *rf)
+{
+    *ret = NULL;
+    if (!ip_recording() || !ip_hook_enter()) return ret;
+    const char *name = rf_name(rf);
+    if (name && scopes.n < SCOPE_MAX && ip_glob_match(ip_cfg_str(IP_CFG_ITERATION_RANGE), name))
+        scope_open(rf, 3, ip_iter_batch_in(name));
+    ip_hook_leave();
+    return ret;
+}
+
+/* The outermost TorchScript "forward" of the thread, outside any hooked call (which owns the
+ * iteration) and any other such scope; jit_depth keeps the calls it makes from counting. */
+static void **script_start(void **ret, const void *rf)
+{
+    *ret = NULL;
+    if (ip_self.jit_depth || !ip_recording() || !ip_hook_enter()) return ret;
+    const char *name = rf_name(rf);
+    if (name && !strcmp(name, "forward") && scopes.n < SCOPE_MAX) {
+        if (ip_torch_ready(0) && ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
+        ip_self.jit_depth = 1;
+        scope_open(rf, 1, 0);
+    }
+    ip_hook_leave();
+    return ret;
+}
+
+/* A scope ends on the thread that began it (an async one elsewhere: not ours, ignored). */
+static void scope_end(const void *rf, void *ctx)
+{
+    (void)ctx;
+    uint64_t end = ip_clock_now();
+    uint32_t i = scopes.n;
+    while (i > 0 && scopes.v[i - 1].rf != rf) i--;
+    if (!i) return;
+    struct open_scope o = scopes.v[i - 1];
+    scopes.n = i - 1; /* scopes opened inside it and left open are dropped with it */
+    if (o.source == 1) ip_self.jit_depth = 0;
+    ip_iter_end(o.iter);
+    if (!ip_recording() || !ip_hook_enter()) return;
+    iteration_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source);
+    ip_hook_leave();
+}
+
+void ip_torch_scope_arm(void)
+{
+    if (atomic_load_explicit(&armed, memory_order_relaxed) || !ip_process_in_main()) return;
+    if (atomic_exchange(&armed, 1)) return;
+    if (!ip_cfg_int(IP_CFG_RECORD_FUNCTION)) return;
+    uint64_t (*add)(struct rf_callback) =
+        (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);
+    rf_name = (const char *(*)(const void *))ip_torch_symbol(SYM_NAME);
+    if (!add || !rf_name) {
+        ip_info("record_function scopes: at::addGlobalCallback not found, not used");
+        return;
+    }
+    /* Only Python calls scripted modules without Method::operator(): a C++ program's TorchScript
+     * calls are hooked and need no callback on every TorchScript function. */
+    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) {
+        struct rf_callback script = {script_start, scope_end, 1.0, {0}, false, false, false};
+        script.scopes[RF_SCOPE_TORCHSCRIPT] = true;
+        add(script);
+    }
+    if (ip_cfg_str(IP_CFG_ITERATION_RANGE)[0]) {
+        struct rf_callback user = {user_start, scope_end, 1.0, {0}, false, false, false};
+        user.scopes[RF_SCOPE_USER] = true;
+        add(user);
+    }
+    ip_torch_seen(IP_TORCH_SCOPES);
+}
