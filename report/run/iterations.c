@@ -349,6 +349,14 @@ static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t
     return (double)median_of(buf, n);
 }
 
+enum verdict iterations_verdict(double lo, double hi)
+{
+    return lo >= 0.99 && hi <= 1.01 ? VERDICT_SAME
+           : lo > 1.0               ? VERDICT_FASTER
+           : hi < 1.0               ? VERDICT_SLOWER
+                                    : VERDICT_UNCLEAR;
+}
+
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi)
 {

@@ -287,6 +287,16 @@ static void load_mix(sqlite3 *db, struct run_phases *p)
     sqlite3_finalize(st);
 }
 
+const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
+                                    const char *grad_mode)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].grad_mode, grad_mode) && !strcmp(p->v[i].autocast, ph->autocast) &&
+            p->v[i].nsteady)
+            return &p->v[i];
+    return NULL;
+}
+
 void phase_short_label(const struct phase_info *ph, char *out, size_t n)
 {
     snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",

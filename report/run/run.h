@@ -67,6 +67,14 @@ size_t iterations_warmup(const int64_t *lat, size_t n);
 /* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi);
+/* What a 95% band [lo, hi] of a speed-up says: inside 1% either way is no difference worth the
+ * name, however narrow; then faster (lo > 1), slower (hi < 1), else no clear difference. */
+enum verdict { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR };
+enum verdict iterations_verdict(double lo, double hi);
+/* The phase that ran with ph's autocast setting in `grad_mode`, with steady iterations, or NULL
+ * (inference_mode's no_grad twin). */
+const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
+                                    const char *grad_mode);
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 struct interval {
     int64_t start, end;

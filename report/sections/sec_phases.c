@@ -252,12 +252,11 @@ void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
     char band[48];
     snprintf(band, sizeof band, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
     table_set_text(t, c_ratio + 4, band);
-    /* A band inside 1% either way is no difference worth the name, however narrow. */
-    table_set_text(t, c_ratio + 3,
-                   lo >= 0.99 && hi <= 1.01 ? "same (within 1%)"
-                   : lo > 1.0               ? "faster"
-                   : hi < 1.0               ? "slower"
-                                            : "no clear difference");
+    static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
+                                        [VERDICT_FASTER] = "faster",
+                                        [VERDICT_SLOWER] = "slower",
+                                        [VERDICT_UNCLEAR] = "no clear difference"};
+    table_set_text(t, c_ratio + 3, words[iterations_verdict(lo, hi)]);
 }
 
 static void phase_row(struct table *t, const struct run_phases *p, const struct phase_info *ph,
@@ -393,18 +392,14 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *inf = &p->v[i];
         if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
-        for (int j = 0; j < p->n; j++) {
-            const struct phase_info *ng = &p->v[j];
-            if (strcmp(ng->grad_mode, "no_grad") || strcmp(ng->autocast, inf->autocast) ||
-                !ng->nsteady)
-                continue;
-            table_row(t);
-            table_set_text(t, 0, inf->autocast);
-            phase_speedup(t, 1, inf, ng);
-            int k = primary_device(&p->devices);
-            if (inf->has_memory && k >= 0)
-                table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
-        }
+        const struct phase_info *ng = phase_twin(p, inf, "no_grad");
+        if (!ng) continue;
+        table_row(t);
+        table_set_text(t, 0, inf->autocast);
+        phase_speedup(t, 1, inf, ng);
+        int k = primary_device(&p->devices);
+        if (inf->has_memory && k >= 0)
+            table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }
     if (!t->nrows) {
         table_free(t);

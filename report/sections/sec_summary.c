@@ -72,15 +72,16 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         double lo, hi;
         int band = f != base && iterations_ratio_ci(f->steady, f->nsteady, base->steady,
                                                     base->nsteady, &lo, &hi);
+        enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (f != base)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
                      (double)base->lat_p50 / (double)f->lat_p50, b,
-                     !band                      ? ""
-                     : lo >= 0.99 && hi <= 1.01 ? " (the same within 1%)"
-                     : lo <= 1.0 && hi >= 1.0   ? " (no clear difference)"
-                                                : "");
-        if (band && !(lo <= 1.0 && hi >= 1.0) && !(lo >= 0.99 && hi <= 1.01))
+                     !band                  ? ""
+                     : v == VERDICT_SAME    ? " (the same within 1%)"
+                     : v == VERDICT_UNCLEAR ? " (no clear difference)"
+                                            : "");
+        if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
         add(t, S_FASTEST, buf);
     } else if (p->n) {
@@ -92,22 +93,18 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *inf = &p->v[i];
         if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
-        for (int j = 0; j < p->n; j++) {
-            const struct phase_info *ng = &p->v[j];
-            if (strcmp(ng->grad_mode, "no_grad") || strcmp(ng->autocast, inf->autocast) ||
-                !ng->nsteady || o + 80 > sizeof buf)
-                continue;
-            double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
-            int band =
-                iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s",
-                                  o ? "; " : "", inf->autocast, r,
-                                  !band                      ? ""
-                                  : lo >= 0.99 && hi <= 1.01 ? ", the same within 1%"
-                                  : lo <= 1.0 && hi >= 1.0   ? ", no clear difference"
-                                  : lo > 1.0                 ? ", faster"
-                                                             : ", slower");
-        }
+        const struct phase_info *ng = phase_twin(p, inf, "no_grad");
+        if (!ng || o + 80 > sizeof buf) continue;
+        static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
+                                            [VERDICT_FASTER] = ", faster",
+                                            [VERDICT_SLOWER] = ", slower",
+                                            [VERDICT_UNCLEAR] = ", no clear difference"};
+        double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
+        int band =
+            iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s",
+                              o ? "; " : "", inf->autocast, r,
+                              band ? words[iterations_verdict(lo, hi)] : "");
     }
     add(t, S_INFER, buf);
 
