@@ -140,22 +140,21 @@ void ip_torch_ac_set_autocast_dtype(int8_t device_type, int8_t dtype)
 #define IP_CPU_MEMORY_EXIT_MS 100
 
 static _Atomic int cpu_memory = -1;
-static atomic_flag cpu_memory_exit_armed = ATOMIC_FLAG_INIT;
+static _Atomic int cpu_memory_exit_armed;
 static _Atomic uint32_t cpu_memory_open; /* operations told "on" that have not reported */
-static _Atomic int cpu_memory_exiting;
 
 static void cpu_memory_close(void)
 {
     if (!ip_self.cpu_mem_open) return;
     ip_self.cpu_mem_open = 0;
-    if (atomic_fetch_sub(&cpu_memory_open, 1) == 1 && atomic_load(&cpu_memory_exiting))
+    /* The last one out once the answer is off wakes the exit handler, if it waits. */
+    if (atomic_fetch_sub(&cpu_memory_open, 1) == 1 && atomic_load(&cpu_memory) == 0)
         ip_futex_wake(&cpu_memory_open);
 }
 
 static void torch_cpu_memory_exit(void)
 {
     atomic_store(&cpu_memory, 0);
-    atomic_store(&cpu_memory_exiting, 1);
     cpu_memory_close();
     uint64_t deadline = ip_clock_now() + IP_CPU_MEMORY_EXIT_MS * 1000000ull;
     for (;;) {
@@ -180,7 +179,10 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
     ip_torch_seen(seen);
     if (dev.type == 0) {
         cpu_memory_close();
-        if (!atomic_flag_test_and_set(&cpu_memory_exit_armed)) atexit(torch_cpu_memory_exit);
+        /* A load first: the exchange would write a shared line on every CPU report. */
+        if (!atomic_load_explicit(&cpu_memory_exit_armed, memory_order_relaxed) &&
+            !atomic_exchange(&cpu_memory_exit_armed, 1))
+            atexit(torch_cpu_memory_exit);
     }
     if (!ip_torch_enter()) return;
     int safe = dev.type == 0;
