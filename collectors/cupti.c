@@ -114,8 +114,7 @@ void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t 
     struct ip_ev_launch *e = ip_ring_begin(sizeof *e, &r);
     if (e) {
         e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CUPTI, IP_EV_CUPTI_LAUNCH), sizeof *e, corr};
-        uint32_t depth = ip_self.nvtx_depth;
-        e->nvtx = depth && depth <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[depth - 1] : 0;
+        e->nvtx = ip_thread_nvtx_top();
         e->ts = ts;
         e->cbid = (uint16_t)cbid;
         e->domain = domain;

@@ -60,13 +60,6 @@ static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t
     ip_ring_commit(r, sizeof *e);
 }
 
-/* The thread's innermost NVTX push/pop range, 0 none. */
-static uint64_t nvtx_now(void)
-{
-    uint32_t d = ip_self.nvtx_depth;
-    return d && d <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[d - 1] : 0;
-}
-
 /* ---- calls (TorchScript, AOTInductor) ----------------------------------------------------- */
 
 struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
@@ -83,7 +76,7 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
         if (ip_torch_ready(1)) ip_torch_scope_arm();
         if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
         ip_phase_emit();
-        c.nvtx = nvtx_now();
+        c.nvtx = ip_thread_nvtx_top();
         c.iter = ip_iter_begin();
         c.start = ip_clock_now();
     }
@@ -144,7 +137,7 @@ static void scope_open(const void *rf, uint8_t source, int64_t batch)
     struct open_scope *o = &scopes.v[scopes.n++];
     o->rf = rf;
     o->source = source;
-    o->nvtx = nvtx_now();
+    o->nvtx = ip_thread_nvtx_top();
     o->batch = batch;
     o->iter = ip_iter_begin();
     o->start = ip_clock_now();

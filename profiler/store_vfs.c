@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- descriptors above the program's ------------------------------------------------------ */
@@ -41,7 +40,7 @@ static int high_open(const char *path, int flags, int mode)
     if (fd < high_fd_min) {
         int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
         if (high >= 0) {
-            syscall(SYS_close, fd); /* not through the program-facing close hook */
+            ip_fdguard_close_own(fd); /* not through the program-facing close hook */
             fd = high;
         }
     }

@@ -56,6 +56,13 @@ static inline void ip_hook_leave(void)
     ip_self.in_hook = 0;
 }
 
+/* The thread's innermost open NVTX push/pop range (our id), 0 none or past the stack. */
+static inline uint64_t ip_thread_nvtx_top(void)
+{
+    uint32_t d = ip_self.nvtx_depth;
+    return d && d <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[d - 1] : 0;
+}
+
 /* In a forked child: forget the parent's thread id. */
 void ip_thread_atfork_child(void);
 
