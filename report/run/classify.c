@@ -18,9 +18,14 @@
  * Operation, first match: attention (flash, fmha, attention, sdpa), conv (conv, fprop, dgrad,
  * wgrad, winograd, implicit_convolve, cudnn::cnn), norm (batch_norm, batchnorm, bn_fw, layer_norm,
  * layernorm, group_norm, rms_norm, instance_norm), layout (nchwtonhwc, nhwctonchw), dropout,
- * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma), copy (copy_kernel, memcpy), reduction
+ * gemm (gemm, gemv, matmul, cublas, cutlass, wgmma, nvjet_), copy (copy_kernel, memcpy), reduction
  * (reduce_kernel, reduction, softmax), elementwise (elementwise, pointwise), else other. Names
  * are demangled first (names.c).
+ *
+ * cuBLAS's nvJet GEMMs (CUDA 12.8+, what cuBLAS runs on Hopper: nvjet_sm90_hsh_..., _tst_...)
+ * name their types in the three letters after the architecture, input first: h fp16, t bf16
+ * (on the H100 fixtures every fp16-autocast GEMM is hsh and every bf16 one tst); any other
+ * letter is left to the rules above. They are GEMMs.
  *
  * Triton kernels (torch.compile, AOTInductor: triton_poi_..., triton_red_..., triton_per_...,
  * triton_tem_...) are named after the PyTorch operations they fuse, never after a dtype, so the
@@ -48,6 +53,14 @@ static int has_any(const char *s, const char *const *words)
     return 0;
 }
 
+/* nvjet_sm90_hsh_...: the input type letter, 0 when the name is not of that form. */
+static char nvjet_type(const char *s)
+{
+    if (strncmp(s, "nvjet_", 6)) return 0;
+    const char *t = strchr(s + 6, '_');
+    return t && t[1] && t[2] && t[3] && t[4] == '_' ? t[1] : 0;
+}
+
 static enum precision precision_of(const char *s)
 {
     static const char *const fp8[] = {"e4m3", "e5m2", "fp8", NULL};
@@ -59,6 +72,9 @@ static enum precision precision_of(const char *s)
     static const char *const other[] = {"double", "f64", "dgemm", "fp4", "e2m1", NULL};
     static const char *const fp32[] = {"float", "f32", "fp32", "sgemm", "scudnn", NULL};
     if (has_any(s, fp8)) return PREC_FP8;
+    char nvjet = nvjet_type(s);
+    if (nvjet == 'h') return PREC_FP16;
+    if (nvjet == 't') return PREC_BF16;
     if (has_any(s, int8)) return PREC_INT8;
     if (has_any(s, bf16)) return PREC_BF16;
     if (has(s, "tf32")) return PREC_TF32;
@@ -79,7 +95,7 @@ static enum opclass opclass_of(const char *s)
                                        "rmsnorm",    "instance_norm", NULL};
     static const char *const layout[] = {"nchwtonhwc", "nhwctonchw", NULL};
     static const char *const gemm[] = {"gemm",    "gemv",  "matmul", "cublas",
-                                       "cutlass", "wgmma", NULL};
+                                       "cutlass", "wgmma", "nvjet_", NULL};
     if (has_any(s, attention)) return OP_ATTENTION;
     if (has_any(s, conv)) return OP_CONV;
     if (has_any(s, norm)) return OP_NORM;

@@ -121,6 +121,19 @@ class H100(Case):
         self.assertTrue(text.startswith("Summary\n  Fastest phase"), text[:200])
         self.assertLess(text.index("Summary"), text.index("Run\n"))
 
+    def test_autocast_gemms_of_cublas_nvjet(self):
+        # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
+        # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
+        # must answer, and in the type asked for.
+        r = self.report_json(self.db["transformer-b8"])
+        self.assertEqual(r["summary"]["autocast"],
+                         "grad/fp16 100%, grad/bf16 100%, no_grad/fp16 100%, no_grad/bf16 100%,"
+                         " inference/fp16 100%, inference/bf16 100% of GEMM and convolution time"
+                         " in the type asked for")
+        gemm = {(x["label"], x["operation"]): x for x in r["precision"]}
+        self.assertEqual(gemm[("inference_mode | autocast bf16", "gemm")]["bf16"], 100)
+        self.assertEqual(gemm[("inference_mode | autocast fp16", "gemm")]["fp16"], 100)
+
     def test_transient_phases_folded_away(self):
         r = self.report_json(self.db["resnet50-b1-python-eager"])
         transient = sorted(p["label"] for p in r["phases"] if p["transient"])
