@@ -22,7 +22,7 @@
  * (reduce_kernel, reduction, softmax), elementwise (elementwise, pointwise), else other. Names
  * are demangled first (names.c).
  *
- * cuBLAS's nvJet GEMMs (CUDA 12.8+, what cuBLAS runs on Hopper: nvjet_sm90_hsh_..., _tst_...)
+ * cuBLAS's nvJet GEMMs (what cuBLAS ran on the H100 fixtures, CUDA 13: nvjet_sm90_hsh_...)
  * name their types in the three letters after the architecture, input first: h fp16, t bf16
  * (on the H100 fixtures every fp16-autocast GEMM is hsh and every bf16 one tst); any other
  * letter is left to the rules above. They are GEMMs.
