@@ -12,6 +12,7 @@
 #include "log.h"
 #include "phase.h"
 #include "ring.h"
+#include "runinfo.h"
 #include "thread.h"
 #include "writer.h"
 
@@ -199,6 +200,7 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
             return 0;
         }
     }
+    ip_runinfo_capture();
     ip_ring_configure((size_t)ip_cfg_int(IP_CFG_BUFFER_MB) << 20,
                       (uint64_t)ip_cfg_int(IP_CFG_BUFFER_WAIT_MS));
     for (int i = 0; i < ip_collector_count(); i++)

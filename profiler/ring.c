@@ -86,6 +86,11 @@ void ip_ring_mark_writer(void)
     ring_is_writer = 1;
 }
 
+int ip_ring_is_writer(void)
+{
+    return ring_is_writer;
+}
+
 /* ---- memory ------------------------------------------------------------------------------- */
 
 /* Map `bytes` within the budget, or (over_budget) within a quarter more than it: what critical

@@ -65,6 +65,8 @@ void ip_ring_mark_writer(void);
 
 /* The calling thread's ring, created on first use; NULL when none can be had (counted). */
 struct ip_ring *ip_ring_self(void);
+/* The calling thread is the writer (ip_ring_mark_writer). */
+int ip_ring_is_writer(void);
 /* Writer side: the name thread `tid` had when it took its ring ("" unknown). Read from the ring,
  * not from /proc: opening a file would take, for a moment, a descriptor number the program's
  * next open would otherwise get. */

@@ -21,17 +21,28 @@
 static struct ip_map threads_seen;
 static sqlite3_stmt *st_thread, *st_drop;
 
-/* The command line from /proc/self/cmdline, arguments quoted where a shell would need it. */
+/* /proc/self/cmdline as it was when the library started, before main (read then, not by the
+ * writer later: its descriptor, for a moment, would be a number the program's next open would
+ * not get). */
+static char cmdline_raw[8192];
+static ssize_t cmdline_len;
+
+void ip_runinfo_capture(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "re");
+    if (!f) return;
+    cmdline_len = (ssize_t)fread(cmdline_raw, 1, sizeof cmdline_raw - 1, f);
+    fclose(f);
+    cmdline_raw[cmdline_len > 0 ? cmdline_len : 0] = 0;
+}
+
+/* The command line, arguments quoted where a shell would need it. */
 static void read_cmdline(char *out, size_t n)
 {
     out[0] = 0;
-    FILE *f = fopen("/proc/self/cmdline", "re");
-    if (!f) return;
-    char raw[8192];
-    ssize_t len = (ssize_t)fread(raw, 1, sizeof raw - 1, f);
-    fclose(f);
+    const char *raw = cmdline_raw;
+    ssize_t len = cmdline_len;
     if (len <= 0) return;
-    raw[len] = 0;
     size_t o = 0;
     for (ssize_t i = 0; i < len && o + 4 < n;) {
         const char *arg = raw + i;

@@ -14,6 +14,8 @@ struct ip_store;
 #define INFPROF_VERSION        "0.1.0"
 #define INFPROF_SCHEMA_VERSION 2
 
+/* At start, before main: what the run's metadata will say of the process (its command line). */
+void ip_runinfo_capture(void);
 void ip_runinfo_write_start(struct ip_store *s, const char *path, int role);
 void ip_runinfo_write_counters(struct ip_store *s);
 void ip_runinfo_write_end(struct ip_store *s, const char *reason, uint64_t end_ts);

@@ -170,7 +170,7 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
         return NULL;
     }
     s->error_logged = 0;
-    ip_fdguard_protect(path); /* the file, its WAL and index: ours (store_vfs.c registers) */
+    ip_store_vfs_protect(path); /* the file, its WAL and index: ours */
     s->st_string = ip_store_prepare(s, "INSERT INTO strings(id, value) VALUES (?, ?)");
     s->st_meta = ip_store_prepare(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
     return s;

@@ -12,6 +12,7 @@
  */
 #include "store_vfs.h"
 #include "fdguard.h"
+#include "ring.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -36,7 +37,10 @@ static int high_open(const char *path, int flags, int mode)
 {
     int fd = real_open(path, flags, mode);
     size_t n = atomic_load(&our_path_len);
-    if (fd < 0 || !n || strncmp(path, our_path, n) != 0) return fd;
+    int ours = n && !strncmp(path, our_path, n);
+    /* The writer's other opens (the directory it syncs, /dev/urandom) go up too: a moment at a low
+     * number is a number the program's next open would not get. */
+    if (fd < 0 || (!ours && !ip_ring_is_writer())) return fd;
     if (fd < high_fd_min) {
         int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
         if (high >= 0) {
@@ -45,7 +49,8 @@ static int high_open(const char *path, int flags, int mode)
         }
     }
     /* The database, its WAL and its index are guarded; a rollback journal comes and goes. */
-    if (!path[n] || !strcmp(path + n, "-wal") || !strcmp(path + n, "-shm")) ip_fdguard_add(fd);
+    if (ours && (!path[n] || !strcmp(path + n, "-wal") || !strcmp(path + n, "-shm")))
+        ip_fdguard_add(fd);
     return fd;
 }
 
@@ -71,6 +76,11 @@ static void high_fd_path(const char *name)
     atomic_store(&our_path_len, 0);
     memcpy(our_path, name, n + 1);
     atomic_store(&our_path_len, n);
+}
+
+void ip_store_vfs_protect(const char *path)
+{
+    if (!high_fd_min) ip_fdguard_protect(path); /* else registered as they were opened */
 }
 
 /* ---- the guarded file --------------------------------------------------------------------- */
@@ -142,7 +152,7 @@ static int g_shm_map(sqlite3_file *f, int pg, int sz, int extend, void volatile 
     struct guard_file *g = (struct guard_file *)f;
     if (rc == SQLITE_OK && !g->shm_guarded && g->name) { /* the index is open now: ours */
         g->shm_guarded = 1;
-        if (!high_fd_min) ip_fdguard_protect(g->name);
+        ip_store_vfs_protect(g->name);
     }
     return rc;
 }
@@ -204,9 +214,8 @@ static int g_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags
     g->name = name;
     g->shm_guarded = 0;
     /* Registered at once: a program closing everything cannot take it before we do. */
-    if (rc == SQLITE_OK && name && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL)) &&
-        !high_fd_min)
-        ip_fdguard_protect(name);
+    if (rc == SQLITE_OK && name && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL)))
+        ip_store_vfs_protect(name);
     return rc;
 }
 

@@ -6,5 +6,8 @@
 
 /* Its name, registered on first use (not as the default); NULL when it cannot be. */
 const char *ip_store_vfs(void);
+/* Register the database's descriptors with the guard, where opening them did not already (a
+ * listing of /proc/self/fd: a descriptor of its own, for a moment). */
+void ip_store_vfs_protect(const char *path);
 
 #endif
