@@ -8,12 +8,15 @@
  *       threads waited for the writer, the peak memory of the buffers, and the writer's time.
  *   infprof-bench hooks [--n N]
  *       ns per call, on one thread, into a warm buffer: an ordinary event (an allocator report),
- *       a critical one (a phase change), and the CUPTI launch callback's work (replay path).
+ *       a critical one (a phase change), the CUPTI launch callback's work (replay path), an
+ *       NVTX push and pop through our capture, and the state event of INFPROF_ATTRIBUTION=records
+ *       (one per change of iteration, NVTX range or cuDNN call).
  */
 #include "bench.h"
 #include "collectors/replay.h"
 #include "collectors/registry.h"
 #include "collectors/torch_internal.h"
+#include "profiler/attrib.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
@@ -21,12 +24,17 @@
 #include "profiler/thread.h"
 
 #include <limits.h>
+#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* NVTX calls of this program reach the NVTX collector through nvtx3's static injection hook. */
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = InitializeInjectionNvtx2;
 
 static _Atomic int burst_go, burst_stop;
 static _Atomic uint64_t burst_events;
@@ -146,6 +154,21 @@ static int op_launch(long i)
     return 1;
 }
 
+static int op_nvtx(long i)
+{
+    (void)i;
+    nvtxRangePushA("bench range");
+    nvtxRangePop();
+    return 1;
+}
+
+static int op_state(long i)
+{
+    ip_self.cudnn_call = (uint64_t)i + 1;
+    ip_attrib_changed();
+    return 1;
+}
+
 int bench_hooks(int argc, char **argv)
 {
     long n = flag(argc, argv, "--n", 200000);
@@ -157,6 +180,12 @@ int bench_hooks(int argc, char **argv)
     printf("ring_append_ns %.1f\n", per_call(n, op_memory));
     printf("phase_change_ns %.1f\n", per_call(n, op_phase));
     printf("launch_callback_ns %.1f\n", per_call(n, op_launch));
+    printf("nvtx_push_pop_ns %.1f\n", per_call(n, op_nvtx));
+    ip_attrib_by_time = 1;
+    printf("records_state_event_ns %.1f\n", per_call(n, op_state));
+    printf("nvtx_push_pop_records_ns %.1f\n", per_call(n, op_nvtx));
+    ip_attrib_by_time = 0;
+    ip_self.cudnn_call = 0;
     ip_lifecycle_finish("exit", 0);
     bench_temp_done(path, NULL);
     return 0;

@@ -5,8 +5,9 @@ The same workload runs plain, under the floor tracer (bench/floor_tracer.c: CUPT
 only, nothing else), under infprof with its defaults and under infprof with one switch changed
 at a time, alternating (each repetition in a rotated order, so drift hits every variant alike),
 REPS times each. Prints one Markdown table: the median figure of each variant, its ratio to
-plain, the time it adds, and that added time as a multiple of the floor's (the goal: at most
-1.2). Figures are printed, never asserted. Needs a GPU.
+plain, the time it adds, that added time as a multiple of the floor's (the goal: at most 1.2),
+and what the variant's runs dropped or left unattributed (a cheaper variant that loses work is
+no answer). Figures are printed, never asserted. Needs a GPU.
 
     bench/overhead.py launch                      ns per launch of an empty kernel
     bench/overhead.py script MODEL.pt BATCH       p50 ms of a TorchScript forward + synchronize
@@ -34,6 +35,7 @@ SWITCHES = [
     ("API records", {"INFPROF_CUDA_API": "1"}),
     ("cuDNN NVTX", {"INFPROF_CUDNN_NVTX": "1"}),
     ("no callbacks", {"INFPROF_CUPTI_CALLBACKS": "0"}),
+    ("records", {"INFPROF_ATTRIBUTION": "records"}),
     ("no polling", {"INFPROF_POLL": "0"}),
     ("no NVTX emit", {"INFPROF_NVTX_EMIT": "0"}),
     ("no cuDNN", {"INFPROF_CUDNN": "0"}),
@@ -79,15 +81,18 @@ def ref_p50(out):
     return statistics.median(r["p50_ms"] for r in refs)
 
 
-def dropped(db):
+def counts(db):
+    """(events and records dropped, CUPTI records left unattributed) of a run, or (None, None)."""
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN"
-                                " ('dropped_events', 'cupti_dropped_records')").fetchall())
+        rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('dropped_events',"
+                                " 'cupti_dropped_records', 'cupti_unattributed_records')"
+                                ).fetchall())
         con.close()
-        return sum(int(v or 0) for v in rows.values())
+        return (int(rows.get("dropped_events") or 0) + int(rows.get("cupti_dropped_records") or 0),
+                int(rows.get("cupti_unattributed_records") or 0))
     except sqlite3.Error:
-        return None
+        return None, None
 
 
 def main():
@@ -119,6 +124,7 @@ def main():
             if not k.startswith("INFPROF_") and k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH")}
     got = {name: [] for name, _ in vs}
     drops = {name: 0 for name, _ in vs}
+    loose = {name: 0 for name, _ in vs}
     tmp = tempfile.mkdtemp(prefix="infprof-overhead-")
     for rep in range(args.reps):
         order = vs[rep % len(vs):] + vs[:rep % len(vs)]
@@ -133,20 +139,22 @@ def main():
                 sys.exit(f"overhead.py: {name} failed ({p.returncode}): {p.stderr[-2000:]}")
             got[name].append(figure(p.stdout))
             if env and "LD_PRELOAD" in env and os.path.exists(db):
-                drops[name] += dropped(db) or 0
+                d, u = counts(db)
+                drops[name] += d or 0
+                loose[name] += u or 0
     plain = statistics.median(got["plain"])
     floor = statistics.median(got["floor"]) - plain if "floor" in got else None
     print(f"# {' '.join(os.path.basename(a) for a in argv if a != 'taskset')}")
     print(f"\n{args.reps} repetitions, alternating; figure: median {unit}\n")
     print(f"| variant | median ({unit}) | min - max | x plain | added ({unit}) |"
-          " added / floor's | dropped |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+          " added / floor's | dropped | unattributed |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
     for name, _ in vs:
         m = statistics.median(got[name])
         added = m - plain
         rel = f"{added / floor:.2f}" if floor and name not in ("plain", "floor") else "-"
         print(f"| {name} | {m:.4g} | {min(got[name]):.4g} - {max(got[name]):.4g} |"
-              f" {m / plain:.3f} | {added:+.4g} | {rel} | {drops[name]} |")
+              f" {m / plain:.3f} | {added:+.4g} | {rel} | {drops[name]} | {loose[name]} |")
 
 
 if __name__ == "__main__":

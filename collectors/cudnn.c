@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "cudnn_internal.h"
 #include "cupti_internal.h"
+#include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/emit.h"
@@ -120,6 +121,7 @@ static void call_start(struct call *c, int traced)
         if (ip_cupti_active()) {
             c->ev.ext_id = atomic_fetch_add(&next_ext_id, 1);
             ip_self.cudnn_call = c->ev.ext_id;
+            ip_attrib_changed();
         }
     }
     ip_hook_leave();
@@ -133,7 +135,10 @@ static void call_stop(struct call *c, cudnnStatus_t st)
     c->ev.end = ip_clock_now();
     c->ev.status = (int32_t)st;
     int guarded = ip_hook_enter();
-    ip_self.cudnn_call = 0;
+    if (ip_self.cudnn_call) {
+        ip_self.cudnn_call = 0;
+        if (guarded) ip_attrib_changed();
+    }
     if (c->nvtx) nvtxDomainRangePop(ip_emit_domain());
     if (guarded) ip_hook_leave();
 }

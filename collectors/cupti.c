@@ -14,6 +14,7 @@
  */
 #include "registry.h"
 #include "cupti_internal.h"
+#include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/lifecycle.h"
@@ -35,6 +36,7 @@
 
 struct ip_cupti_api ip_cupti;
 int64_t ip_cupti_clock_offset;
+_Atomic int ip_cupti_by_records;
 struct ip_cupti_facts ip_cupti_facts;
 
 static CUpti_SubscriberHandle cupti_subscriber;
@@ -147,8 +149,9 @@ static void CUPTIAPI cupti_on_callback(void *userdata, CUpti_CallbackDomain doma
                         cupti_is_launch(d, cbid));
 }
 
-/* Enable the issue callbacks; returns how many were enabled. */
-static int cupti_enable_issue_callbacks(void)
+/* Enable, for every call that issues GPU work, its callback (records 0) or its API activity
+ * record (records 1, INFPROF_ATTRIBUTION=records); returns how many were enabled. */
+static int cupti_enable_issue_calls(int records)
 {
     static const uint32_t sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
     static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -163,9 +166,14 @@ static int cupti_enable_issue_callbacks(void)
                     continue;
                 if (cupti_issue_calls[i].launch)
                     cupti_launch_bits[d - 1][cbid / 8] |= (uint8_t)(1u << (cbid % 8));
-                if (CUPTI_CALL(EnableCallback, 1, cupti_subscriber, domains[d - 1], cbid) ==
-                    CUPTI_SUCCESS)
-                    enabled++;
+                CUptiResult r;
+                if (!records)
+                    r = CUPTI_CALL(EnableCallback, 1, cupti_subscriber, domains[d - 1], cbid);
+                else if (d == 1)
+                    r = CUPTI_CALL(ActivityEnableRuntimeApi, cbid, 1);
+                else
+                    r = CUPTI_CALL(ActivityEnableDriverApi, cbid, 1);
+                enabled += r == CUPTI_SUCCESS;
                 break;
             }
         }
@@ -226,6 +234,8 @@ static int cupti_resolve(void *h)
     RESOLVE(GetTimestamp, "cuptiGetTimestamp");
     RESOLVE(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
     RESOLVE(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
+    RESOLVE(ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
+    RESOLVE(ActivityEnableDriverApi, "cuptiActivityEnableDriverApi");
 #undef RESOLVE
     if (ip_cupti.Subscribe && ip_cupti.ActivityEnable && ip_cupti.ActivityRegisterCallbacks &&
         ip_cupti.ActivityFlushAll && ip_cupti.ActivityGetNextRecord && ip_cupti.EnableCallback)
@@ -314,8 +324,22 @@ static int cupti_enable(char *missing, size_t n)
         if (CUPTI_CALL(ActivityEnable, cupti_kinds[i].kind) != CUPTI_SUCCESS && o + 32 < n)
             o += (size_t)snprintf(missing + o, n - o, "%s%s", o ? "," : "", cupti_kinds[i].name);
     }
-    if (ip_cfg_int(IP_CFG_CUPTI_CALLBACKS) && cupti_enable_issue_callbacks() == 0 && o + 32 < n)
+    /* Attribution: API records of the issuing calls, where asked and this CUPTI can enable them
+     * call by call (else the callbacks); after the kinds, which would override them. */
+    int records = ip_cfg_int(IP_CFG_ATTRIBUTION) == 1;
+    if (records && (!ip_cupti.ActivityEnableRuntimeApi || !ip_cupti.ActivityEnableDriverApi)) {
+        records = 0;
+        ip_warn("INFPROF_ATTRIBUTION=records: this CUPTI cannot enable API records call by call;"
+                " using the launch callbacks");
+    }
+    if (records) {
+        atomic_store(&ip_cupti_by_records, 1);
+        if (cupti_enable_issue_calls(1) == 0 && o + 32 < n)
+            o += (size_t)snprintf(missing + o, n - o, "%sissue API records", o ? "," : "");
+    } else if (ip_cfg_int(IP_CFG_CUPTI_CALLBACKS) && cupti_enable_issue_calls(0) == 0 &&
+               o + 32 < n) {
         o += (size_t)snprintf(missing + o, n - o, "%sissue callbacks", o ? "," : "");
+    }
     return 0;
 }
 
@@ -447,6 +471,8 @@ static void cupti_init(void)
         ip_collector_status(IP_COLLECTOR_CUPTI, "passive", "INFPROF_CUPTI=0");
         return;
     }
+    /* Before any hook runs: every change of a thread's state is then in the writer's history. */
+    ip_attrib_by_time = ip_cfg_int(IP_CFG_ATTRIBUTION) == 1;
     if (ip_lifecycle_library_path(cupti_self_path, sizeof cupti_self_path) != 0) {
         /* Linked into a program (tests, benchmarks): CUPTI is driven by the replay path. */
         cupti_self_path[0] = 0;

@@ -11,14 +11,23 @@
  * they issued, are read first within a cycle (passes 0 and 1) and only refine what the event
  * said.
  *
+ * With INFPROF_ATTRIBUTION=records there is no issue event: the API record of the issuing call
+ * (enabled for those calls only) gives the thread and the time, and the thread's histories give
+ * its phase (phase.h) and its iteration, NVTX range and cuDNN call (attrib.h) at that time. A
+ * work record that arrives before its API record waits for it (cupti_park.c).
+ *
  * Aggregates (summaries, graph launches, devices) live in cupti_summary.c.
  */
 #include "registry.h"
 #include "cupti_internal.h"
+#include "../profiler/attrib.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
 #include "../profiler/iteration.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +59,9 @@ static struct {
     size_t nsigs, capsigs;
     uint32_t *sig_table; /* open addressing: sig index + 1 */
     size_t sig_table_cap;
+    int api_rows; /* API records become rows (INFPROF_CUDA_API); else they only attribute */
     uint64_t records, unattributed, invalid, unknown_kinds, buffer_errors, api_same_corr,
-        not_stored;
+        not_stored, history_gone;
 } ci;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -185,16 +195,41 @@ static int64_t sig_id(struct ip_store *s, const struct sig *g)
 
 /* ---- records ------------------------------------------------------------------------------ */
 
+/* The cuDNN call a call was made in: the row CUPTI's external correlation record would give
+ * (kind CUSTOM1). */
+static void link_cudnn(uint32_t corr, uint64_t cudnn)
+{
+    if (!cudnn) return;
+    int64_t *row = ip_batch_row(ci.ext);
+    row[0] = corr;
+    row[1] = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+    row[2] = (int64_t)cudnn;
+}
+
+/* A call no issue event told us of: what its thread was in when it started. */
+static void attr_by_time(struct attr *a, uint32_t tid, uint64_t start)
+{
+    a->tid = tid;
+    a->phase = ip_phase_at(tid, start);
+    if (!atomic_load_explicit(&ip_cupti_by_records, memory_order_relaxed)) return;
+    struct ip_attrib_state st;
+    if (!ip_attrib_at(tid, start, &st)) ci.history_gone++;
+    a->iter = st.iter;
+    a->nvtx = st.nvtx;
+    link_cudnn(a->corr, st.cudnn);
+}
+
 static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
 {
     int domain = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
     int64_t name_id = ip_store_intern_static(s, ip_cupti_api_name(domain, r->cbid));
     uint64_t start = ours(r->start);
     struct attr *a = attr_claim(r->correlationId);
-    if (!a->has_issue) a->phase = ip_phase_at(r->threadId, start), a->tid = r->threadId;
+    if (!a->has_issue && !a->has_api) attr_by_time(a, r->threadId, start);
     int second = a->has_api;
     if (!a->has_api || start < a->issue_ts) a->issue_ts = start, a->api_name = (uint32_t)name_id;
     a->has_api = 1;
+    if (!ci.api_rows) return; /* records mode: the issuing calls' records only attribute */
     if (second) {
         /* A second call with the same correlation id (a driver call inside a runtime call):
          * summarised, but the table keeps one row per id (the runtime call, read first). */
@@ -210,7 +245,7 @@ static void on_api(struct ip_store *s, const CUpti_ActivityAPI *r)
         row[6] = domain;
         row[7] = r->returnValue;
         row[8] = a->phase;
-        row[9] = a->has_issue && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
+        row[9] = a->nvtx ? (int64_t)a->nvtx : IP_NULL;
     }
     ip_cupti_sum_api(name_id, (int64_t)(r->end - r->start), r->returnValue != 0);
 }
@@ -452,6 +487,7 @@ static void ingest_reset(void)
 {
     /* A forked child's writer starts from a copy of the parent's state: drop it. */
     ip_cupti_sum_reset();
+    ip_cupti_park_reset();
     free(ci.sigs);
     free(ci.sig_table);
     /* Freed and allocated afresh rather than cleared: a fresh calloc of this size is untouched
@@ -464,6 +500,7 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
 {
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
+    ci.api_rows = ip_cfg_int(IP_CFG_CUDA_API) || ip_cfg_int(IP_CFG_ATTRIBUTION) != 1;
     ci.kernels = ip_batch_open(s, "kernel_rows", 5);
     ci.memcpy = ip_batch_open(s, "memcpy", 13);
     ci.memset = ip_batch_open(s, "memset", 11);
@@ -489,13 +526,7 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
     a->nvtx = e->nvtx;
     a->tid = tid;
     a->iter = e->iter;
-    if (e->cudnn) {
-        /* The same row CUPTI's external correlation record would give (kind CUSTOM1). */
-        int64_t *row = ip_batch_row(ci.ext);
-        row[0] = e->h.aux;
-        row[1] = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
-        row[2] = (int64_t)e->cudnn;
-    }
+    link_cudnn(e->h.aux, e->cudnn);
     if (!a->has_api && e->ts && e->domain) {
         a->issue_ts = e->ts;
         a->api_name = (uint32_t)ip_store_intern_static(s, ip_cupti_api_name(e->domain, e->cbid));
@@ -549,8 +580,9 @@ static int read_buffer(struct ip_store *s, uint8_t *buf, size_t valid, struct la
 
 static void write_counters(struct ip_store *s)
 {
-    uint64_t dropped, refused, completed;
+    uint64_t dropped, refused, completed, parked, expired;
     ip_cupti_pool_counters(&dropped, &refused, &completed);
+    ip_cupti_park_counters(&parked, &expired);
     ip_store_meta_int(s, "cupti_records", (int64_t)ci.records);
     ip_store_meta_int(s, "cupti_dropped_records", (int64_t)dropped);
     ip_store_meta_int(s, "cupti_buffers_refused", (int64_t)refused);
@@ -561,6 +593,92 @@ static void write_counters(struct ip_store *s)
     ip_store_meta_int(s, "cupti_unknown_records", (int64_t)ci.unknown_kinds);
     ip_store_meta_int(s, "cupti_api_same_corr", (int64_t)ci.api_same_corr);
     ip_store_meta_int(s, "cupti_records_not_stored", (int64_t)ci.not_stored);
+    int by_records = atomic_load_explicit(&ip_cupti_by_records, memory_order_relaxed);
+    ip_store_meta_text(s, "cupti_attribution", by_records ? "records" : "callbacks");
+    if (by_records) {
+        ip_store_meta_int(s, "cupti_records_waited", (int64_t)parked);
+        ip_store_meta_int(s, "cupti_records_wait_expired", (int64_t)expired);
+        ip_store_meta_int(s, "cupti_history_gone", (int64_t)ci.history_gone);
+    }
+}
+
+/* ---- records mode: work that arrives before its call ------------------------------------- */
+
+/* The work record's call is known (or it names none). */
+static int call_known(const CUpti_Activity *r)
+{
+    uint32_t corr = 0, runtime_corr = 0;
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        corr = ((const CUpti_ActivityKernel10 *)r)->correlationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        corr = ((const CUpti_ActivityMemcpy6 *)r)->correlationId;
+        runtime_corr = ((const CUpti_ActivityMemcpy6 *)r)->runtimeCorrelationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        corr = ((const CUpti_ActivityMemcpyPtoP4 *)r)->correlationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        corr = ((const CUpti_ActivityMemset4 *)r)->correlationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        corr = ((const CUpti_ActivityMemory4 *)r)->correlationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        corr = ((const CUpti_ActivitySynchronization2 *)r)->correlationId;
+        break;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        corr = ((const CUpti_ActivityGraphTrace2 *)r)->correlationId;
+        break;
+    default:
+        return 1;
+    }
+    if (!corr) return 1;
+    const struct attr *a = attr_get(corr);
+    if (!a && runtime_corr) a = attr_get(runtime_corr);
+    return a && (a->has_issue || a->has_api);
+}
+
+/* How long a work record waits for its call: a few of CUPTI's flush periods. */
+static uint64_t wait_ns(void)
+{
+    uint64_t ms = (uint64_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS);
+    ms = ms ? 4 * ms : 10000;
+    return (ms < 2000 ? 2000 : ms) * 1000000ull;
+}
+
+/* Read the waiting records whose call is now known, in order; with all, every one. */
+static void unpark(struct ip_store *s, int all)
+{
+    uint64_t since, now = ip_clock_now(), limit = wait_ns();
+    const CUpti_Activity *r;
+    while ((r = ip_cupti_park_head(&since))) {
+        int known = call_known(r);
+        if (!known && !all && now - since < limit) break;
+        on_record(s, r);
+        ip_cupti_park_pop(!known);
+    }
+}
+
+/* A work record in records mode: read now, or queued behind the ones waiting. */
+static void work_by_records(struct ip_store *s, const CUpti_Activity *r)
+{
+    if (!ip_cupti_park_count() && call_known(r)) {
+        on_record(s, r);
+        return;
+    }
+    uint64_t since, now = ip_clock_now();
+    while (ip_cupti_park_add(r, now) != 0) {
+        /* Full: the oldest goes as it is. */
+        const CUpti_Activity *old = ip_cupti_park_head(&since);
+        if (!old) {
+            on_record(s, r);
+            return;
+        }
+        on_record(s, old);
+        ip_cupti_park_pop(!call_known(old));
+    }
 }
 
 void ip_cupti_ingest_flush(struct ip_store *s, int final)
@@ -575,7 +693,15 @@ void ip_cupti_ingest_flush(struct ip_store *s, int final)
     for (uint32_t i = 0; i < n; i++)
         if (read_buffer(s, bufs[i], valid[i], &driver, &work) != 0) ci.buffer_errors++;
     for (size_t k = 0; k < driver.n; k++) on_record(s, driver.v[k]);
-    for (size_t k = 0; k < work.n; k++) on_record(s, work.v[k]);
+    int by_records = atomic_load_explicit(&ip_cupti_by_records, memory_order_relaxed);
+    if (by_records) unpark(s, 0);
+    for (size_t k = 0; k < work.n; k++) {
+        if (by_records)
+            work_by_records(s, work.v[k]);
+        else
+            on_record(s, work.v[k]);
+    }
+    if (by_records && final) unpark(s, 1);
     for (uint32_t i = 0; i < n; i++) ip_cupti_pool_release(bufs[i]);
     if (n || final) write_counters(s);
 }

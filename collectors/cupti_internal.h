@@ -6,6 +6,7 @@
  *   cupti.c          app side: injection, subscription, issue callbacks, stop
  *   cupti_pool.c     app side: the pre-allocated buffer pool behind CUPTI's buffer callbacks
  *   cupti_ingest.c   writer side: records -> rows, attribution by correlation id
+ *   cupti_park.c     writer side: work records waiting for their API record (records mode)
  *   cupti_summary.c  writer side: end-of-run summaries, graph launches, device facts
  *   cupti_replay.c   synthetic records through the same buffer callbacks (tests, benchmarks)
  *   cupti_holder.c   naming the other tool when CUPTI is already held
@@ -43,9 +44,15 @@ struct ip_cupti_api {
     CUptiResult (*GetTimestamp)(uint64_t *);
     CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t);
+    CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t);
 };
 
 extern struct ip_cupti_api ip_cupti;
+/* 1 when kernels are attributed from API records of the issuing calls (INFPROF_ATTRIBUTION=
+ * records, and this CUPTI can enable them call by call), 0 from the launch callbacks. Set before
+ * the first buffer is requested. */
+extern _Atomic int ip_cupti_by_records;
 /* CUPTI timestamp minus our clock: 0 when CUPTI uses our timestamp callback. */
 extern int64_t ip_cupti_clock_offset;
 
@@ -65,7 +72,7 @@ void ip_cupti_pool_counters(uint64_t *dropped_records, uint64_t *refused_buffers
                             uint64_t *completed_buffers);
 /* Records CUPTI reports dropped outside a buffer completion (read at stop). */
 void ip_cupti_pool_add_dropped(uint64_t n);
-/* Wait (bounded) until every completed buffer was ingested and released (tests). */
+/* Wait (bounded) until every buffer completed so far was ingested and released (tests). */
 int ip_cupti_pool_wait_idle(uint64_t timeout_ms);
 void ip_cupti_pool_atfork_child(void);
 
@@ -112,6 +119,16 @@ void ip_cupti_ingest_prepare(struct ip_store *s);
 void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 void ip_cupti_ingest_flush(struct ip_store *s, int final);
 void ip_cupti_ingest_finish(struct ip_store *s);
+
+/* Writer side: work records waiting for their API record (cupti_park.c), in arrival order. add:
+ * a copy of r (now: the writer's clock), -1 when the queue is full. head: the oldest, NULL when
+ * none (since: when it was parked). pop: let the head go (expired: read without its call). */
+void ip_cupti_park_reset(void);
+size_t ip_cupti_park_count(void);
+int ip_cupti_park_add(const CUpti_Activity *r, uint64_t now);
+const CUpti_Activity *ip_cupti_park_head(uint64_t *since);
+void ip_cupti_park_pop(int expired);
+void ip_cupti_park_counters(uint64_t *parked, uint64_t *expired);
 
 /* Writer side aggregates (cupti_summary.c), fed by cupti_ingest.c. Times in our clock. */
 void ip_cupti_sum_reset(void);

@@ -32,6 +32,7 @@ static struct {
         size_t valid;
     } * done; /* FIFO of completed buffers, at most count */
     uint32_t done_head, done_len, snapshot;
+    uint32_t ingesting;        /* taken by the writer, not yet released */
     _Atomic uint32_t released; /* bumped (and futex-woken) whenever a buffer comes back */
     _Atomic uint64_t dropped_records, refused, completed;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -122,6 +123,7 @@ int ip_cupti_pool_take(uint8_t **buffer, size_t *valid)
         pool.done_head = (pool.done_head + 1) % pool.count;
         pool.done_len--;
         pool.snapshot--;
+        pool.ingesting++;
         ok = 1;
     }
     pthread_mutex_unlock(&pool.lock);
@@ -133,6 +135,7 @@ void ip_cupti_pool_release(uint8_t *buffer)
     uint32_t index = (uint32_t)((size_t)(buffer - pool.base) / pool.size);
     pthread_mutex_lock(&pool.lock);
     pool.free_stack[pool.nfree++] = index;
+    if (pool.ingesting) pool.ingesting--;
     pthread_mutex_unlock(&pool.lock);
     atomic_fetch_add(&pool.released, 1);
     ip_futex_wake(&pool.released);
@@ -157,7 +160,7 @@ int ip_cupti_pool_wait_idle(uint64_t timeout_ms)
     for (;;) {
         uint32_t seq = atomic_load(&pool.released);
         pthread_mutex_lock(&pool.lock);
-        int idle = pool.nfree == pool.count && pool.done_len == 0;
+        int idle = pool.done_len == 0 && pool.ingesting == 0;
         pthread_mutex_unlock(&pool.lock);
         if (idle) return 0;
         uint64_t now = ip_clock_now();
@@ -173,5 +176,5 @@ void ip_cupti_pool_atfork_child(void)
     pthread_mutex_init(&pool.lock, NULL);
     for (uint32_t i = 0; i < pool.count; i++) pool.free_stack[i] = pool.count - 1 - i;
     pool.nfree = pool.count;
-    pool.done_head = pool.done_len = pool.snapshot = 0;
+    pool.done_head = pool.done_len = pool.snapshot = pool.ingesting = 0;
 }

@@ -9,6 +9,7 @@
 #include "cupti_layout.h"
 #include "../profiler/config.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 static size_t replay_dropped;
@@ -29,6 +30,7 @@ int ip_replay_begin(void)
     ip_cupti.ActivityGetNextRecord = ip_cupti_layout_next;
     ip_cupti.ActivityGetNumDroppedRecords = replay_dropped_records;
     ip_cupti_clock_offset = 0;
+    atomic_store(&ip_cupti_by_records, ip_cfg_int(IP_CFG_ATTRIBUTION) == 1);
     ip_collector_status(IP_COLLECTOR_CUPTI, "on", "replay of synthetic records");
     return 0;
 }

@@ -12,6 +12,7 @@
  */
 #include "registry.h"
 #include "nvtx_internal.h"
+#include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/glob.h"
@@ -124,6 +125,7 @@ static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *tex
     ip_self.nvtx_depth = d + 1;
     uint32_t iter = record(IP_NVTX_PUSH, id, 0, domain, a, text);
     if (iter && ip_iter_current() == iter) ip_self.nvtx_iter_level = d + 1;
+    ip_attrib_changed();
     return (int)d;
 }
 
@@ -148,6 +150,7 @@ static int pop(uint64_t domain)
         ip_self.nvtx_iter_level--; /* a range below it closed: it moved down one level */
     }
     record(IP_NVTX_POP, id, 0, domain, NULL, NULL);
+    ip_attrib_changed();
     return (int)d - 1;
 }
 

@@ -59,6 +59,13 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
     [IP_CFG_CUPTI_CALLBACKS] = {"INFPROF_CUPTI_CALLBACKS", IP_CFG_BOOL, "1", 0, 1, NULL,
         "The launch callbacks that tie every kernel and copy to its thread, phase, iteration and"
         " cuDNN call. 0 only to measure what they cost: kernels are then unattributed."},
+    [IP_CFG_ATTRIBUTION] = {"INFPROF_ATTRIBUTION", IP_CFG_ENUM, "callbacks", 0, 0,
+        "callbacks|records",
+        "How a kernel or copy finds the thread, phase, iteration and cuDNN call that issued it."
+        " 'callbacks': a CUPTI callback on every launch, on the launching thread. 'records': no"
+        " callback; CUPTI's API records of the issuing calls only, matched to each thread's"
+        " history by time on the writer side (docs/cupti.md). Its cost on a GPU is not yet"
+        " measured (docs/performance.md)."},
     [IP_CFG_TORCH] = {"INFPROF_TORCH", IP_CFG_BOOL, "1", 0, 1, NULL,
         "libtorch awareness: phases, tensor memory, iterations."},
     [IP_CFG_CPU_MEMORY] = {"INFPROF_CPU_MEMORY", IP_CFG_BOOL, "1", 0, 1, NULL,

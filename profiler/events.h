@@ -20,7 +20,7 @@ struct ip_ev {
 #define IP_EV_OWNER(type)           ((type) >> 8)
 
 /* Core events (collector index 0). */
-enum { IP_EV_CORE_PHASE = 1, IP_EV_CORE_THREAD_NAME = 2 };
+enum { IP_EV_CORE_PHASE = 1, IP_EV_CORE_THREAD_NAME = 2, IP_EV_CORE_ATTRIB = 3 };
 
 /* A thread entered a phase (aux: phase id). */
 struct ip_ev_phase {
@@ -28,6 +28,14 @@ struct ip_ev_phase {
     uint64_t ts;
     uint8_t cuda_autocast, cpu_autocast; /* dtype codes, 0 off */
     uint8_t pad[6];
+};
+
+/* What a thread is in changed (attrib.h; records mode only). aux: outermost iteration. */
+struct ip_ev_attrib {
+    struct ip_ev h;
+    uint64_t ts;
+    uint64_t nvtx;  /* innermost NVTX push/pop range, 0 none */
+    uint64_t cudnn; /* cuDNN call in progress, 0 none */
 };
 
 /* Names travel inline; longer ones are cut at IP_EV_TEXT_MAX bytes. */

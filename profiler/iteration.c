@@ -3,6 +3,7 @@
  * iterations with each iteration's GPU completion (writer side), iteration.h.
  */
 #include "iteration.h"
+#include "attrib.h"
 #include "phase.h"
 #include "store.h"
 #include "thread.h"
@@ -17,13 +18,19 @@ static _Atomic uint32_t iter_next = 1;
 uint32_t ip_iter_begin(void)
 {
     uint32_t id = atomic_fetch_add_explicit(&iter_next, 1, memory_order_relaxed);
-    if (!ip_self.iter) ip_self.iter = id;
+    if (!ip_self.iter) {
+        ip_self.iter = id;
+        ip_attrib_changed();
+    }
     return id;
 }
 
 void ip_iter_end(uint32_t id)
 {
-    if (id && ip_self.iter == id) ip_self.iter = 0;
+    if (id && ip_self.iter == id) {
+        ip_self.iter = 0;
+        ip_attrib_changed();
+    }
 }
 
 uint32_t ip_iter_current(void)

@@ -8,6 +8,7 @@
  * application lock while holding it.
  */
 #include "writer.h"
+#include "attrib.h"
 #include "clock.h"
 #include "config.h"
 #include "futex.h"
@@ -63,6 +64,7 @@ static void writer_dispatch(void *ctx, uint32_t tid, const struct ip_ev *ev)
     unsigned owner = IP_EV_OWNER(ev->type);
     if (owner == IP_COLLECTOR_CORE) {
         if ((ev->type & 0xff) == IP_EV_CORE_PHASE) ip_phase_ingest(s, tid, ev);
+        if ((ev->type & 0xff) == IP_EV_CORE_ATTRIB) ip_attrib_ingest(tid, ev);
         ip_runinfo_thread_seen(s, tid, ev);
         return;
     }
@@ -119,6 +121,7 @@ static int writer_open(void)
     ip_store_begin(writer_store);
     ip_runinfo_write_start(writer_store, writer_path, writer_role);
     ip_phase_prepare(writer_store);
+    ip_attrib_prepare();
     ip_iter_prepare(writer_store);
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->prepare)

@@ -200,6 +200,52 @@ class Late(Case):
                          [(301, NO_GRAD), (302, NO_GRAD)])
 
 
+class Records(Case):
+    """INFPROF_ATTRIBUTION=records: no callback on the launching thread; the API records of the
+    issuing calls, matched to each thread's history by time, attribute the kernels, even though
+    they arrive a writer cycle after them."""
+
+    def fixture(self, **env):
+        r = self.run_prog([prog("cupti_fixture"), "records", "records.db"], preload=False,
+                          INFPROF_ATTRIBUTION="records", **env)
+        self.assertEqual(r.rc, 0, r.err)
+        return r.db("records.db")
+
+    def test_kernels_find_phase_iteration_and_cudnn_call_by_time(self):
+        db = self.fixture()
+        iters = self.query(db, "SELECT id, phase, source, batch FROM iterations")
+        self.assertEqual(len(iters), 1)
+        it = iters[0][0]
+        self.assertEqual(iters[0][1:], (NO_GRAD, 2, 4))
+        INFER = 7
+        self.assertEqual(self.query(db, "SELECT corr, phase, iter FROM kernels ORDER BY corr"), [
+            (401, NO_GRAD, None), (402, NO_GRAD, it), (403, NO_GRAD, it), (404, NO_GRAD, it),
+            (405, INFER, None), (406, GRAD, None),
+            (407, 0, None),  # its call never came: unattributed, never another phase
+        ])
+        # The kernel launched inside the cuDNN call is tied to it, as its external correlation.
+        self.assertEqual(self.query(db, "SELECT corr, kind, ext_id FROM external_corr"),
+                         [(404, 4, 77)])  # kind 4: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
+        # Every kernel waited for its call; the orphan waited until the end.
+        self.assertEqual(self.meta(db, "cupti_records_waited"), 7)
+        self.assertEqual(self.meta(db, "cupti_records_wait_expired"), 1)
+        self.assertEqual(self.meta(db, "cupti_unattributed_records"), 1)
+        self.assertEqual(self.meta(db, "cupti_history_gone"), 0)
+        # The API records only attribute: no API table, as with the callbacks.
+        self.assertEqual(self.query(db, "SELECT count(*) FROM cuda_api")[0][0], 0)
+        # Iteration GPU completion comes from the same attribution.
+        self.assertEqual(self.query(db, "SELECT gpu_items FROM iterations"), [(3,)])
+
+    def test_with_api_records_the_calls_carry_their_nvtx_range(self):
+        db = self.fixture(INFPROF_CUDA_API="1")
+        rows = self.query(db, "SELECT a.corr, a.phase, s.value FROM cuda_api a LEFT JOIN"
+                              " nvtx_ranges r ON r.id = a.nvtx LEFT JOIN strings s ON s.id = r.text_id"
+                              " ORDER BY a.corr")
+        self.assertEqual(rows, [(401, NO_GRAD, None), (402, NO_GRAD, "iteration batch=4"),
+                                (403, NO_GRAD, "encoder"), (404, NO_GRAD, "encoder"),
+                                (405, 7, None), (406, GRAD, None)])
+
+
 class Errors(Case):
     def test_unreadable_record_refused_buffer_dropped_records(self):
         r = self.run_prog([prog("cupti_fixture"), "errors", "errors.db"], preload=False,

@@ -56,6 +56,7 @@ class Stub(Case):
         self.assertEqual(self.meta(self.db, "cupti_records"), LAUNCHES + COPIES)
         self.assertEqual(self.meta(self.db, "cupti_unattributed_records"), 0)
         self.assertNotIn("enable 5", self.stub_log())  # CUPTI_ACTIVITY_KIND_RUNTIME
+        self.assertEqual(self.meta(self.db, "cupti_attribution"), "callbacks")
         api = {a["name"]: a for a in self.report_json(self.db)["cuda_api"]}
         self.assertEqual(api["cudaLaunchKernel"]["launches"], LAUNCHES)
 
@@ -122,6 +123,30 @@ class Stub(Case):
         a = api["cudaLaunchKernel"]
         self.assertEqual((a["calls"], a["total_ns"], a["launches"]), (0, None, LAUNCHES))
         self.assertGreaterEqual(a["latency_min_ns"], 2000)
+        self.assertEqual(api["cudaMemcpyAsync"]["launches"], COPIES)
+
+    def test_records_mode_attributes_without_any_callback(self):
+        # INFPROF_ATTRIBUTION=records: no callback is enabled; the API records of the issuing
+        # calls only, which here come in buffers of their own, delivered last (api_late), and all
+        # the work is still tied to its call, with its launch latency.
+        self.app("api_late", INFPROF_ATTRIBUTION="records")
+        log = self.stub_log()
+        self.assertEqual([l for l in log if l.startswith("callback ")], [])
+        self.assertIn("enable_api 0 211 1", log)   # cudaLaunchKernel_v7000
+        self.assertIn("enable_api 1 307 1", log)   # cuLaunchKernel
+        enables = [int(l.split()[1]) for l in log if l.startswith("enable ")]
+        self.assertNotIn(4, enables)               # not every driver call...
+        self.assertNotIn(5, enables)               # ...nor every runtime call
+        self.assertEqual(self.meta(self.db, "cupti_attribution"), "records")
+        self.assertEqual(self.count("kernels"), LAUNCHES)
+        self.assertEqual(self.count("memcpy"), COPIES)
+        self.assertEqual(self.count("cuda_api"), 0)
+        self.assertEqual(self.meta(self.db, "cupti_unattributed_records"), 0)
+        # (Waiting across writer cycles is held to exact numbers in cupti.test_replay_kinds.)
+        self.assertEqual(self.meta(self.db, "cupti_records_wait_expired"), 0)
+        api = {a["name"]: a for a in self.report_json(self.db)["cuda_api"]}
+        self.assertEqual(api["cudaLaunchKernel"]["launches"], LAUNCHES)
+        self.assertGreaterEqual(api["cudaLaunchKernel"]["latency_min_ns"], 2000)
         self.assertEqual(api["cudaMemcpyAsync"]["launches"], COPIES)
 
     # ---- someone else holds CUPTI, or chose passive ------------------------------------------

@@ -2,7 +2,7 @@
 # tests/gpu/run.sh: the GPU suite, for a machine with an NVIDIA GPU (CUDA 13, nvcc, cmake,
 # ninja; PyTorch for libtorch when present). It builds everything, runs ctest (the gpu-labelled
 # tests run instead of skipping), the launch-overhead benchmark and the checks under other CUDA
-# tools, and writes what it saw under $OUT (at most 15 files):
+# tools, and writes what it saw under $OUT (at most 16 files):
 #
 #   summary.md          one line per step: status, seconds, note
 #   environment.txt     GPU, driver, CUDA, CUPTI, PyTorch versions
@@ -11,6 +11,8 @@
 #   gpu_tests.md        tables the gpu tests wrote (kernels, copies, durations vs CUDA events)
 #   launch_overhead.txt infprof-launch-bench output
 #   overhead.md         bench/overhead.py: plain, the floor tracer, infprof and its switches
+#   attribution.md      INFPROF_ATTRIBUTION=records against the callbacks: the same kernels,
+#                       time, iterations and cuDNN calls per phase, on three programs
 #   lossless.md         three programs at defaults: nothing dropped, every phase and iteration
 #   truth.md            p50 latency against each sample's own timing, every phase
 #   study.md, study.log the inference study at GPU sizes (scripts/study.sh --gpu)
@@ -141,6 +143,39 @@ resnet50_script() {
 
 # The sample under another CUDA tool that injects itself: infprof must step aside (passive, one
 # line on stderr) and the sample must run and print the same as under the tool alone.
+# Attribution from API records (INFPROF_ATTRIBUTION=records, no launch callback) against the
+# launch callbacks: each program twice, every phase's kernels, kernel time, iterations and
+# cuDNN-linked kernels compared (1%), records mode leaving nothing unattributed.
+step_46_attribution() {
+    local dir=$BUILD/runs rc=0 model mode
+    mkdir -p "$dir"
+    model=$(resnet50_script) || { note "no ResNet-50 TorchScript file"; return 1; }
+    {
+        echo "# Attribution: launch callbacks / API records (INFPROF_ATTRIBUTION)"
+        echo
+        echo "| program | phase | kernels | kernel ms | iterations | cuDNN-linked kernels | |"
+        echo "|---|---|---:|---:|---:|---:|---|"
+        for mode in callbacks records; do
+            INFPROF_ATTRIBUTION=$mode run_sample "attr-script-$mode" \
+                "$BUILD/bin/infprof-sample-script" "$model" --device cuda --batch 1 --iters 20 \
+                --precisions off,bf16 || rc=1
+            INFPROF_ATTRIBUTION=$mode run_sample "attr-conv-$mode" \
+                "$BUILD/bin/infprof-sample-infer" --device cuda --model conv --batch 32 \
+                --iters 20 || rc=1
+            INFPROF_ATTRIBUTION=$mode run_sample "attr-python-$mode" python3 \
+                "$ROOT/samples/py_infer.py" --device cuda --model resnet50 --batch 1 --iters 20 \
+                --precisions off,bf16 || rc=1
+        done
+        for run in script conv python; do
+            BUILD=$BUILD python3 "$ROOT/tests/gpu/tables.py" attribution "$run" \
+                "$dir/attr-$run-callbacks.db" "$dir/attr-$run-records.db" || rc=1
+        done
+    } >"$OUT/attribution.md" 2>&1
+    note "$(grep -c '| ok |' "$OUT/attribution.md") rows agree, $(grep -c FAILED \
+        "$OUT/attribution.md") not"
+    return "$rc"
+}
+
 step_50_other_tools() {
     local sample=$BUILD/samples/cuda_sample dir rc=0
     dir=$(mktemp -d)

@@ -9,6 +9,9 @@ the check of the table fails.
     tables.py advice NAME DB                which advice rules fired
     tables.py iters NAME DB SAMPLE_OUT      iterations by source, p50 against the program's own
                                             (5%), Triton share of kernel time, the Autocast line
+    tables.py attribution NAME DB DB2       the same program under INFPROF_ATTRIBUTION=callbacks
+                                            (DB) and =records (DB2): kernels, time, iterations
+                                            and cuDNN-linked kernels per phase agree (1%)
 """
 import json
 import os
@@ -123,6 +126,35 @@ def iters(name, db, out, tol=0.05):
     return ok
 
 
+def attribution_counts(db):
+    """phase label -> (kernels, kernel ms, iterations, kernels tied to a cuDNN call)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT coalesce(p.label, 'none'), count(*), sum(k.dur) / 1e6, count(DISTINCT k.iter),"
+        " sum(k.corr IN (SELECT corr FROM external_corr WHERE kind = 4))"
+        " FROM kernels k LEFT JOIN phases p ON p.id = k.phase GROUP BY 1").fetchall()
+    con.close()
+    return {r[0].replace(" | ", ", "): r[1:] for r in rows}
+
+
+def attribution(name, db, db2):
+    a, b = attribution_counts(db), attribution_counts(db2)
+    ok = set(a) == set(b)
+    for label in sorted(set(a) | set(b)):
+        x, y = a.get(label, (0, 0, 0, 0)), b.get(label, (0, 0, 0, 0))
+        near = all(abs(p - q) <= 0.01 * max(p, q) + 1 for p, q in zip(x, y))
+        ok = ok and near
+        print(f"| {name} | {label} | {x[0]} / {y[0]} | {x[1]:.1f} / {y[1]:.1f} | {x[2]} / {y[2]} |"
+              f" {x[3]} / {y[3]} | {'ok' if near else 'FAILED'} |")
+    unattributed = meta(db2, "cupti_unattributed_records") or 0
+    expired = meta(db2, "cupti_records_wait_expired") or 0
+    print(f"| {name} | records mode: {meta(db2, 'cupti_attribution')}, unattributed"
+          f" {unattributed} (callbacks {meta(db, 'cupti_unattributed_records') or 0}), waited"
+          f" {meta(db2, 'cupti_records_waited') or 0}, expired {expired} | | | | |"
+          f" {'ok' if meta(db2, 'cupti_attribution') == 'records' else 'FAILED'} |")
+    return ok and meta(db2, "cupti_attribution") == "records"
+
+
 def advice(name, db, out=None):
     r = report(db)
     fired = sorted({a.get("rule") or a.get("id") or "?" for a in r.get("advice", [])})
@@ -134,5 +166,5 @@ if __name__ == "__main__":
     what, name, db = sys.argv[1:4]
     out = sys.argv[4] if len(sys.argv) > 4 else None
     fn = {"lossless": lossless, "truth": truth, "graphs": graphs, "advice": advice,
-          "iters": iters}[what]
+          "iters": iters, "attribution": attribution}[what]
     sys.exit(0 if fn(name, db, out) else 1)

@@ -10,13 +10,21 @@
  *   late    API records arriving a writer cycle after the work they issued
  *   errors  a record CUPTI cannot read mid-buffer, a refused buffer, dropped records
  *           (run it with INFPROF_CUPTI_BUFFERS=2)
+ *   records INFPROF_ATTRIBUTION=records: no issue events; kernels in phases, an NVTX iteration,
+ *           an NVTX range and a cuDNN call on two threads, their API records completed a writer
+ *           cycle after the kernels, and one kernel whose call never comes
  *
  * Times are ns after the run's t0; expected values are spelled out in tests/cupti/.
  */
 #include "collectors/registry.h"
 #include "collectors/replay.h"
+#include "profiler/attrib.h"
+#include "profiler/clock.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
+#include "profiler/thread.h"
+
+#include <nvtx3/nvToolsExt.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +36,10 @@ enum { RT = 1, DRV = 2 };
 
 static uint64_t base;
 static struct ip_replay_buf buf;
+
+/* NVTX calls reach the NVTX collector through nvtx3's static injection hook. */
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = InitializeInjectionNvtx2;
 
 static void *add(CUpti_ActivityKind kind)
 {
@@ -300,10 +312,69 @@ static int scenario_errors(void)
     return 0;
 }
 
+/* ---- records mode ------------------------------------------------------------------------- */
+
+static struct ip_replay_buf api_buf;
+
+/* A kernel launched now on this thread, as CUPTI records it with only its API record enabled:
+ * the API record (thread, time) in api_buf, the kernel in buf; no issue event. */
+static void launch_now(const char *name, uint32_t corr, int with_api)
+{
+    uint64_t t = ip_clock_now();
+    if (with_api) {
+        CUpti_ActivityAPI *a = ip_replay_add(&api_buf, CUPTI_ACTIVITY_KIND_RUNTIME);
+        a->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+        a->start = t;
+        a->end = t + 1;
+        a->processId = (uint32_t)getpid();
+        a->threadId = (uint32_t)syscall(SYS_gettid);
+        a->correlationId = corr;
+    }
+    kernel(name, corr, t + 5000 - base, 1000);
+}
+
+static void *records_thread(void *arg)
+{
+    (void)arg;
+    ip_phase_set(IP_GRAD, 0, 0);
+    launch_now("r_thread", 406, 1);
+    return NULL;
+}
+
+static int scenario_records(void)
+{
+    if (!ip_replay_buffer(&api_buf)) return 1;
+    ip_phase_set(IP_NO_GRAD, 0, 0);
+    launch_now("r_pre", 401, 1);
+    nvtxRangePushA("iteration batch=4");
+    launch_now("r_iter", 402, 1);
+    nvtxRangePushA("encoder");
+    launch_now("r_encoder", 403, 1);
+    /* What the cuDNN wrapper does around a call (cudnn.c): its id is the thread's state. */
+    ip_self.cudnn_call = 77;
+    ip_attrib_changed();
+    launch_now("r_conv", 404, 1);
+    ip_self.cudnn_call = 0;
+    ip_attrib_changed();
+    nvtxRangePop();
+    nvtxRangePop();
+    ip_phase_set(IP_INFERENCE_MODE, 0, 0);
+    launch_now("r_after", 405, 1);
+    pthread_t t;
+    pthread_create(&t, NULL, records_thread, NULL);
+    pthread_join(t, NULL);
+    launch_now("r_orphan", 407, 0);
+    /* The kernels first; their calls a writer cycle later. */
+    ip_replay_complete(&buf, 0);
+    if (ip_replay_sync() != 0) return 1;
+    ip_replay_complete(&api_buf, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: cupti_fixture kinds|late|errors OUTPUT.db\n");
+        fprintf(stderr, "usage: cupti_fixture kinds|late|errors|records OUTPUT.db\n");
         return 2;
     }
     struct ip_start_opts opts = {argv[2], 0, ip_collectors, IP_COLLECTOR_COUNT};
@@ -314,6 +385,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "kinds")) rc = scenario_kinds();
     if (!strcmp(argv[1], "late")) rc = scenario_late();
     if (!strcmp(argv[1], "errors")) rc = scenario_errors();
+    if (!strcmp(argv[1], "records")) rc = scenario_records();
     ip_lifecycle_finish("exit", 0);
     return rc;
 }

@@ -19,6 +19,8 @@
  *   register_fail  cuptiActivityRegisterCallbacks fails
  *   no_timestamp   cuptiActivityRegisterTimestampCallback fails: records carry the stub's clock
  *   hold         full buffers are kept until cuptiActivityFlushAll (so a small pool runs dry)
+ *   api_late     API records go to buffers of their own, kept until cuptiActivityFlushAll: the
+ *                work they issued arrives first (CUPTI fills API and work records apart)
  *   bad_record   one record CUPTI cannot read, after the 100th record
  *   dropped=N    CUPTI reports N dropped records at the first query
  * STUB_CUPTI_LOG: a file that gets one line per notable call (subscribe, enable, flush, ...).
@@ -47,6 +49,10 @@ static struct {
     void *userdata;
     int subscribed;
     uint8_t cb_on[2][1024];
+    uint8_t api_on[2][1024]; /* API records enabled call by call */
+    int api_late;
+    uint8_t *acur; /* api_late: the buffer API records go to */
+    size_t acur_size, acur_used;
     int kind_on[CUPTI_ACTIVITY_KIND_COUNT];
     CUpti_BuffersCallbackRequestFunc request;
     CUpti_BuffersCallbackCompleteFunc complete;
@@ -100,6 +106,7 @@ static void configure(void)
     st.register_fail = strstr(m, "register_fail") != NULL;
     st.no_timestamp = strstr(m, "no_timestamp") != NULL;
     st.hold = strstr(m, "hold") != NULL;
+    st.api_late = strstr(m, "api_late") != NULL;
     st.bad_record = strstr(m, "bad_record") != NULL;
     const char *d = strstr(m, "dropped=");
     if (d) atomic_store(&st.dropped_once, (size_t)strtoull(d + 8, NULL, 10));
@@ -172,7 +179,26 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
         cbid >= 1024)
         return CUPTI_ERROR_INVALID_PARAMETER;
     st.cb_on[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] = enable != 0;
+    note("callback %d %u %u", domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, enable);
     return CUPTI_SUCCESS;
+}
+
+static CUptiResult enable_api(int driver, CUpti_CallbackId cbid, uint8_t enable)
+{
+    if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+    st.api_on[driver][cbid] = enable != 0;
+    note("enable_api %d %u %u", driver, cbid, enable);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    return enable_api(0, cbid, enable);
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    return enable_api(1, cbid, enable);
 }
 
 EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
@@ -329,6 +355,8 @@ static void *flush_worker(void *arg)
     st.nheld = 0;
     if (st.cur) deliver(st.cur, st.cur_size, st.cur_used);
     st.cur = NULL;
+    if (st.acur) deliver(st.acur, st.acur_size, st.acur_used);
+    st.acur = NULL;
     pthread_mutex_unlock(&st.lock);
     return NULL;
 }
@@ -360,10 +388,39 @@ static void run_callback(int driver, uint32_t cbid, uint32_t corr, CUpti_ApiCall
                 cbid, &data);
 }
 
+/* api_late: room for an API record in a buffer of its own; a full one is kept for the flush. */
+static void *room_api(void)
+{
+    size_t n = ip_cupti_record_size(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (st.acur && st.acur_used + n > st.acur_size && st.nheld < HELD_MAX) {
+        st.held[st.nheld].b = st.acur;
+        st.held[st.nheld].size = st.acur_size;
+        st.held[st.nheld].used = st.acur_used;
+        st.nheld++;
+        st.acur = NULL;
+    }
+    if (!st.acur && st.request) {
+        size_t max_records = 0;
+        st.request(&st.acur, &st.acur_size, &max_records);
+        st.acur_used = 0;
+        if (st.acur && st.acur_size < n) st.acur = NULL;
+    }
+    if (!st.acur || st.acur_used + n > st.acur_size) {
+        atomic_fetch_add(&st.dropped, 1);
+        return NULL;
+    }
+    void *r = st.acur + st.acur_used;
+    memset(r, 0, n);
+    ((CUpti_Activity *)r)->kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    st.acur_used += n;
+    st.records++;
+    return r;
+}
+
 static void api_record(uint32_t cbid, uint32_t corr, uint64_t start, uint64_t end)
 {
-    if (!st.kind_on[CUPTI_ACTIVITY_KIND_RUNTIME]) return;
-    CUpti_ActivityAPI *a = room(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (!st.kind_on[CUPTI_ACTIVITY_KIND_RUNTIME] && !st.api_on[0][cbid]) return;
+    CUpti_ActivityAPI *a = st.api_late ? room_api() : room(CUPTI_ACTIVITY_KIND_RUNTIME);
     if (!a) return;
     a->cbid = cbid;
     a->start = start;

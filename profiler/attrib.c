@@ -1,0 +1,132 @@
+/*
+ * attrib.c: attribution by time (attrib.h). App side: one critical event per change of what a
+ * thread is in. Writer side: per thread, the states in time order (threads' events arrive in
+ * order), looked up by binary search; history older than ATTRIB_KEEP_NS before the thread's
+ * newest change is let go once the array is full (an API record arrives well within a second of
+ * its call: CUPTI's flush period is 500 ms by default).
+ */
+#include "attrib.h"
+#include "clock.h"
+#include "collector.h"
+#include "map.h"
+#include "ring.h"
+#include "thread.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ATTRIB_KEEP_NS (10ull * 1000000000ull)
+
+int ip_attrib_by_time;
+
+void ip_attrib_changed(void)
+{
+    if (!ip_attrib_by_time) return;
+    struct ip_ring *r;
+    struct ip_ev_attrib *e = ip_ring_begin_critical(sizeof *e, &r);
+    if (!e) return;
+    e->h =
+        (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_CORE, IP_EV_CORE_ATTRIB), sizeof *e, ip_self.iter};
+    e->ts = ip_clock_now();
+    e->nvtx = ip_thread_nvtx_top();
+    e->cudnn = ip_self.cudnn_call;
+    ip_ring_commit(r, sizeof *e);
+}
+
+/* ---- writer side -------------------------------------------------------------------------- */
+
+struct point {
+    uint64_t ts;
+    struct ip_attrib_state st;
+};
+
+struct history {
+    struct point *p;
+    size_t n, cap;
+    int trimmed; /* points before p[0] were let go: earlier times are unknown */
+};
+
+static struct ip_map attrib_index; /* tid -> index + 1 */
+static struct history *attrib_threads;
+static size_t attrib_n, attrib_cap;
+
+void ip_attrib_prepare(void)
+{
+    /* A forked child's writer starts from the parent's copy: start clean. */
+    for (size_t i = 0; i < attrib_n; i++) free(attrib_threads[i].p);
+    free(attrib_threads);
+    attrib_threads = NULL;
+    attrib_n = attrib_cap = 0;
+    ip_map_free(&attrib_index);
+}
+
+static struct history *history_of(uint32_t tid, int create)
+{
+    uint64_t *slot = create ? ip_map_put(&attrib_index, tid) : ip_map_get(&attrib_index, tid);
+    if (!slot) return NULL;
+    if (*slot) return &attrib_threads[*slot - 1];
+    if (attrib_n == attrib_cap) {
+        size_t cap = attrib_cap ? attrib_cap * 2 : 16;
+        struct history *h = realloc(attrib_threads, cap * sizeof *h);
+        if (!h) {
+            ip_map_del(&attrib_index, tid);
+            return NULL;
+        }
+        attrib_threads = h;
+        attrib_cap = cap;
+    }
+    attrib_threads[attrib_n] = (struct history){0};
+    *slot = ++attrib_n;
+    return &attrib_threads[attrib_n - 1];
+}
+
+/* Room for one more point: let go of what is older than the horizon (keeping the last point
+ * before it, which says the state at the horizon), else grow. 0 on success. */
+static int history_room(struct history *h)
+{
+    if (h->n < h->cap) return 0;
+    if (h->n) {
+        uint64_t newest = h->p[h->n - 1].ts;
+        size_t keep = 0;
+        while (keep + 1 < h->n && h->p[keep + 1].ts + ATTRIB_KEEP_NS < newest) keep++;
+        if (keep >= h->n / 2) {
+            memmove(h->p, h->p + keep, (h->n - keep) * sizeof *h->p);
+            h->n -= keep;
+            h->trimmed = 1;
+            return 0;
+        }
+    }
+    size_t cap = h->cap ? h->cap * 2 : 64;
+    struct point *p = realloc(h->p, cap * sizeof *p);
+    if (!p) return -1;
+    h->p = p;
+    h->cap = cap;
+    return 0;
+}
+
+void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev)
+{
+    const struct ip_ev_attrib *e = (const struct ip_ev_attrib *)ev;
+    struct history *h = history_of(tid, 1);
+    if (!h || history_room(h) != 0) return;
+    h->p[h->n++] = (struct point){e->ts, {e->h.aux, e->nvtx, e->cudnn}};
+}
+
+int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct history *h = history_of(tid, 0);
+    /* A thread that never changed state was in none all along. */
+    if (!h || !h->n) return 1;
+    if (ts < h->p[0].ts) return !h->trimmed;
+    size_t lo = 0, hi = h->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (h->p[mid].ts <= ts)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *out = h->p[lo].st;
+    return 1;
+}

@@ -1,0 +1,40 @@
+/*
+ * attrib.h: attribution by time, for INFPROF_ATTRIBUTION=records. There no callback runs on the
+ * thread that launches a kernel; CUPTI's API record of the launch says only which thread made the
+ * call and when. So each thread tells the writer whenever what it is in changes (its outermost
+ * iteration, its innermost NVTX range, the cuDNN call in progress): one small event per change,
+ * never one per launch. The writer keeps each thread's recent history of those states and answers
+ * "what was thread T in at time t" when the API record arrives. The phase has its own history
+ * (phase.h, ip_phase_at).
+ */
+#ifndef INFPROF_ATTRIB_H
+#define INFPROF_ATTRIB_H
+
+#include "events.h"
+
+#include <stdint.h>
+
+struct ip_store;
+
+/* App side: 1 once records mode is chosen (set at start, before any hook runs). */
+extern int ip_attrib_by_time;
+
+/* App side: the calling thread's iteration, innermost NVTX range or cuDNN call changed. Appends
+ * the state event in records mode; does nothing otherwise. Call inside the hook guard. */
+void ip_attrib_changed(void);
+
+/* What a thread was in at a moment. */
+struct ip_attrib_state {
+    uint32_t iter;  /* outermost open iteration, 0 none */
+    uint64_t nvtx;  /* innermost NVTX push/pop range, 0 none */
+    uint64_t cudnn; /* cuDNN call in progress (its ext id), 0 none */
+};
+
+/* Writer side. */
+void ip_attrib_prepare(void);
+void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev);
+/* Thread tid's state at ts (our clock): 1 when the history covers ts, 0 when it does not (the
+ * thread never said, or ts is older than the history kept). */
+int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out);
+
+#endif
