@@ -640,47 +640,6 @@ static int call_known(const CUpti_Activity *r)
     return a && (a->has_issue || a->has_api);
 }
 
-/* How long a work record waits for its call: a few of CUPTI's flush periods. */
-static uint64_t wait_ns(void)
-{
-    uint64_t ms = (uint64_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS);
-    ms = ms ? 4 * ms : 10000;
-    return (ms < 2000 ? 2000 : ms) * 1000000ull;
-}
-
-/* Read the waiting records whose call is now known, in order; with all, every one. */
-static void unpark(struct ip_store *s, int all)
-{
-    uint64_t since, now = ip_clock_now(), limit = wait_ns();
-    const CUpti_Activity *r;
-    while ((r = ip_cupti_park_head(&since))) {
-        int known = call_known(r);
-        if (!known && !all && now - since < limit) break;
-        on_record(s, r);
-        ip_cupti_park_pop(!known);
-    }
-}
-
-/* A work record in records mode: read now, or queued behind the ones waiting. */
-static void work_by_records(struct ip_store *s, const CUpti_Activity *r)
-{
-    if (!ip_cupti_park_count() && call_known(r)) {
-        on_record(s, r);
-        return;
-    }
-    uint64_t since, now = ip_clock_now();
-    while (ip_cupti_park_add(r, now) != 0) {
-        /* Full: the oldest goes as it is. */
-        const CUpti_Activity *old = ip_cupti_park_head(&since);
-        if (!old) {
-            on_record(s, r);
-            return;
-        }
-        on_record(s, old);
-        ip_cupti_park_pop(!call_known(old));
-    }
-}
-
 void ip_cupti_ingest_flush(struct ip_store *s, int final)
 {
     if (!ip_cupti.ActivityGetNextRecord) return;
@@ -694,14 +653,14 @@ void ip_cupti_ingest_flush(struct ip_store *s, int final)
         if (read_buffer(s, bufs[i], valid[i], &driver, &work) != 0) ci.buffer_errors++;
     for (size_t k = 0; k < driver.n; k++) on_record(s, driver.v[k]);
     int by_records = atomic_load_explicit(&ip_cupti_by_records, memory_order_relaxed);
-    if (by_records) unpark(s, 0);
+    if (by_records) ip_cupti_park_release(s, 0, call_known, on_record);
     for (size_t k = 0; k < work.n; k++) {
         if (by_records)
-            work_by_records(s, work.v[k]);
+            ip_cupti_park_work(s, work.v[k], call_known, on_record);
         else
             on_record(s, work.v[k]);
     }
-    if (by_records && final) unpark(s, 1);
+    if (by_records && final) ip_cupti_park_release(s, 1, call_known, on_record);
     for (uint32_t i = 0; i < n; i++) ip_cupti_pool_release(bufs[i]);
     if (n || final) write_counters(s);
 }

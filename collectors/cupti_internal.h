@@ -120,14 +120,19 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
 void ip_cupti_ingest_flush(struct ip_store *s, int final);
 void ip_cupti_ingest_finish(struct ip_store *s);
 
-/* Writer side: work records waiting for their API record (cupti_park.c), in arrival order. add:
- * a copy of r (now: the writer's clock), -1 when the queue is full. head: the oldest, NULL when
- * none (since: when it was parked). pop: let the head go (expired: read without its call). */
+/* Writer side: work records waiting for their API record (cupti_park.c), in arrival order.
+ * known(r): r's call is known (or it names none); read(s, r): the record becomes its row. */
+typedef int (*ip_cupti_known_fn)(const CUpti_Activity *r);
+typedef void (*ip_cupti_read_fn)(struct ip_store *s, const CUpti_Activity *r);
 void ip_cupti_park_reset(void);
-size_t ip_cupti_park_count(void);
-int ip_cupti_park_add(const CUpti_Activity *r, uint64_t now);
-const CUpti_Activity *ip_cupti_park_head(uint64_t *since);
-void ip_cupti_park_pop(int expired);
+/* A work record in records mode: read now when its call is known and none waits, else queued
+ * (a copy) behind the ones waiting; a full queue reads its oldest first. */
+void ip_cupti_park_work(struct ip_store *s, const CUpti_Activity *r, ip_cupti_known_fn known,
+                        ip_cupti_read_fn read);
+/* Read, in order, the waiting records whose call is now known and those that waited too long
+ * (counted as expired); with all, every one. */
+void ip_cupti_park_release(struct ip_store *s, int all, ip_cupti_known_fn known,
+                           ip_cupti_read_fn read);
 void ip_cupti_park_counters(uint64_t *parked, uint64_t *expired);
 
 /* Writer side aggregates (cupti_summary.c), fed by cupti_ingest.c. Times in our clock. */

@@ -9,6 +9,8 @@
  */
 #include "cupti_internal.h"
 #include "cupti_layout.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +37,7 @@ void ip_cupti_park_reset(void)
     memset(&pk, 0, sizeof pk);
 }
 
-size_t ip_cupti_park_count(void)
-{
-    return pk.count;
-}
-
-int ip_cupti_park_add(const CUpti_Activity *r, uint64_t now)
+static int park_add(const CUpti_Activity *r, uint64_t now)
 {
     size_t size = ip_cupti_record_size(r->kind);
     size_t need = sizeof(struct parked) + size;
@@ -69,7 +66,7 @@ int ip_cupti_park_add(const CUpti_Activity *r, uint64_t now)
     return 0;
 }
 
-const CUpti_Activity *ip_cupti_park_head(uint64_t *since)
+static const CUpti_Activity *park_head(uint64_t *since)
 {
     if (!pk.count) return NULL;
     const struct parked *p = (const struct parked *)(pk.buf + pk.head);
@@ -77,7 +74,7 @@ const CUpti_Activity *ip_cupti_park_head(uint64_t *since)
     return (const CUpti_Activity *)(p + 1);
 }
 
-void ip_cupti_park_pop(int expired)
+static void park_pop(int expired)
 {
     if (!pk.count) return;
     const struct parked *p = (const struct parked *)(pk.buf + pk.head);
@@ -85,6 +82,47 @@ void ip_cupti_park_pop(int expired)
     pk.count--;
     pk.expired += expired != 0;
     if (!pk.count) pk.head = pk.tail = 0;
+}
+
+/* How long a work record waits for its call: a few of CUPTI's flush periods. */
+static uint64_t wait_ns(void)
+{
+    uint64_t ms = (uint64_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS);
+    ms = ms ? 4 * ms : 10000;
+    return (ms < 2000 ? 2000 : ms) * 1000000ull;
+}
+
+void ip_cupti_park_release(struct ip_store *s, int all, ip_cupti_known_fn known,
+                           ip_cupti_read_fn read)
+{
+    uint64_t since, now = ip_clock_now(), limit = wait_ns();
+    const CUpti_Activity *r;
+    while ((r = park_head(&since))) {
+        int k = known(r);
+        if (!k && !all && now - since < limit) break;
+        read(s, r);
+        park_pop(!k);
+    }
+}
+
+void ip_cupti_park_work(struct ip_store *s, const CUpti_Activity *r, ip_cupti_known_fn known,
+                        ip_cupti_read_fn read)
+{
+    if (!pk.count && known(r)) {
+        read(s, r);
+        return;
+    }
+    uint64_t since, now = ip_clock_now();
+    while (park_add(r, now) != 0) {
+        /* Full: the oldest goes as it is. */
+        const CUpti_Activity *old = park_head(&since);
+        if (!old) {
+            read(s, r);
+            return;
+        }
+        read(s, old);
+        park_pop(!known(old));
+    }
 }
 
 void ip_cupti_park_counters(uint64_t *parked, uint64_t *expired)

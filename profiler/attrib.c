@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ATTRIB_KEEP_NS (10ull * 1000000000ull)
+#define ATTRIB_KEEP_NS    (10ull * 1000000000ull)
+#define ATTRIB_MAX_POINTS ((size_t)1 << 18)
 
 int ip_attrib_by_time;
 
@@ -87,11 +88,12 @@ static int history_room(struct history *h)
     if (h->n < h->cap) return 0;
     if (h->n) {
         uint64_t newest = h->p[h->n - 1].ts;
-        size_t keep = 0;
-        while (keep + 1 < h->n && h->p[keep + 1].ts + ATTRIB_KEEP_NS < newest) keep++;
-        if (keep >= h->n / 2) {
-            memmove(h->p, h->p + keep, (h->n - keep) * sizeof *h->p);
-            h->n -= keep;
+        size_t drop = 0;
+        while (drop + 1 < h->n && h->p[drop + 1].ts + ATTRIB_KEEP_NS < newest) drop++;
+        if (h->cap >= ATTRIB_MAX_POINTS && drop < h->n / 2) drop = h->n / 2;
+        if (drop >= h->n / 2) {
+            memmove(h->p, h->p + drop, (h->n - drop) * sizeof *h->p);
+            h->n -= drop;
             h->trimmed = 1;
             return 0;
         }
@@ -110,6 +112,15 @@ void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev)
     struct history *h = history_of(tid, 1);
     if (!h || history_room(h) != 0) return;
     h->p[h->n++] = (struct point){e->ts, {e->h.aux, e->nvtx, e->cudnn}};
+}
+
+void ip_attrib_thread_left(uint32_t tid, uint64_t ts)
+{
+    struct history *h = history_of(tid, 0);
+    if (!h || !h->n) return;
+    const struct ip_attrib_state *last = &h->p[h->n - 1].st;
+    if ((!last->iter && !last->nvtx && !last->cudnn) || history_room(h) != 0) return;
+    h->p[h->n++] = (struct point){ts, {0, 0, 0}};
 }
 
 int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out)

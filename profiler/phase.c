@@ -3,6 +3,7 @@
  * time lookups on the writer side, and the NVTX ranges we emit in domain "infprof".
  */
 #include "phase.h"
+#include "attrib.h"
 #include "clock.h"
 #include "emit.h"
 #include "config.h"
@@ -210,7 +211,10 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         t->cap = cap;
     }
     t->hist[t->n++] = (struct span_point){e->ts, id};
-    if (!id) return; /* the thread left (ip_phase_leave): no span until it has a phase again */
+    if (!id) { /* the thread left (ip_phase_leave): no span until it has a phase again */
+        ip_attrib_thread_left(tid, e->ts);
+        return;
+    }
     sqlite3_bind_int64(st_span_insert, 1, tid);
     sqlite3_bind_int(st_span_insert, 2, id);
     sqlite3_bind_int64(st_span_insert, 3, ip_store_rel(s, e->ts));
