@@ -47,38 +47,19 @@ struct history {
     int trimmed; /* points before p[0] were let go: earlier times are unknown */
 };
 
-static struct ip_map attrib_index; /* tid -> index + 1 */
-static struct history *attrib_threads;
-static size_t attrib_n, attrib_cap;
+static struct ip_slots attrib_threads; /* tid -> struct history */
 
 void ip_attrib_prepare(void)
 {
     /* A forked child's writer starts from the parent's copy: start clean. */
-    for (size_t i = 0; i < attrib_n; i++) free(attrib_threads[i].p);
-    free(attrib_threads);
-    attrib_threads = NULL;
-    attrib_n = attrib_cap = 0;
-    ip_map_free(&attrib_index);
+    for (size_t i = 0; i < attrib_threads.n; i++)
+        free(((struct history *)ip_slots_at(&attrib_threads, i))->p);
+    ip_slots_free(&attrib_threads);
 }
 
 static struct history *history_of(uint32_t tid, int create)
 {
-    uint64_t *slot = create ? ip_map_put(&attrib_index, tid) : ip_map_get(&attrib_index, tid);
-    if (!slot) return NULL;
-    if (*slot) return &attrib_threads[*slot - 1];
-    if (attrib_n == attrib_cap) {
-        size_t cap = attrib_cap ? attrib_cap * 2 : 16;
-        struct history *h = realloc(attrib_threads, cap * sizeof *h);
-        if (!h) {
-            ip_map_del(&attrib_index, tid);
-            return NULL;
-        }
-        attrib_threads = h;
-        attrib_cap = cap;
-    }
-    attrib_threads[attrib_n] = (struct history){0};
-    *slot = ++attrib_n;
-    return &attrib_threads[attrib_n - 1];
+    return ip_slots_get(&attrib_threads, tid, sizeof(struct history), create);
 }
 
 /* Room for one more point: let go of what is older than the horizon (keeping the last point

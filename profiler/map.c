@@ -1,10 +1,11 @@
 /*
  * map.c: the writer's hash map (map.h): linear probing, backward-shift deletion, grows at half
- * full.
+ * full; and the table of items by key built on it.
  */
 #include "map.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static size_t slot_of(uint64_t key, size_t cap)
 {
@@ -86,4 +87,32 @@ void ip_map_free(struct ip_map *m)
     free(m->vals);
     m->keys = m->vals = NULL;
     m->cap = m->used = 0;
+}
+
+void *ip_slots_get(struct ip_slots *t, uint64_t key, size_t size, int create)
+{
+    uint64_t *slot = create ? ip_map_put(&t->index, key) : ip_map_get(&t->index, key);
+    if (!slot) return NULL;
+    if (*slot) return ip_slots_at(t, *slot - 1);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        unsigned char *items = realloc(t->items, cap * size);
+        if (!items) {
+            ip_map_del(&t->index, key);
+            return NULL;
+        }
+        t->items = items;
+        t->cap = cap;
+    }
+    t->size = size;
+    memset(t->items + t->n * size, 0, size);
+    *slot = ++t->n;
+    return ip_slots_at(t, t->n - 1);
+}
+
+void ip_slots_free(struct ip_slots *t)
+{
+    free(t->items);
+    ip_map_free(&t->index);
+    memset(t, 0, sizeof *t);
 }

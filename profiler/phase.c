@@ -133,20 +133,16 @@ struct span_thread {
     struct span_point *hist;
 };
 
-static struct ip_map span_index; /* tid -> index + 1 */
-static struct span_thread *span_threads;
-static size_t span_nthreads, span_cap;
+static struct ip_slots span_threads; /* tid -> struct span_thread */
 static sqlite3_stmt *st_span_insert, *st_span_end, *st_phase_insert;
 static uint8_t phase_written[IP_PHASE_COUNT];
 
 void ip_phase_prepare(struct ip_store *s)
 {
     /* A forked child's writer starts from the parent's copy: start clean. */
-    for (size_t i = 0; i < span_nthreads; i++) free(span_threads[i].hist);
-    free(span_threads);
-    span_threads = NULL;
-    span_nthreads = span_cap = 0;
-    ip_map_free(&span_index);
+    for (size_t i = 0; i < span_threads.n; i++)
+        free(((struct span_thread *)ip_slots_at(&span_threads, i))->hist);
+    ip_slots_free(&span_threads);
     for (int i = 0; i < IP_PHASE_COUNT; i++) phase_written[i] = 0;
     st_span_insert = ip_store_prepare(s, "INSERT INTO phase_spans(tid, phase, start, end,"
                                          " cuda_autocast, cpu_autocast) VALUES (?,?,?,NULL,?,?)");
@@ -157,22 +153,7 @@ void ip_phase_prepare(struct ip_store *s)
 
 static struct span_thread *span_thread_of(uint32_t tid, int create)
 {
-    uint64_t *slot = create ? ip_map_put(&span_index, tid) : ip_map_get(&span_index, tid);
-    if (!slot) return NULL;
-    if (*slot) return &span_threads[*slot - 1];
-    if (span_nthreads == span_cap) {
-        size_t cap = span_cap ? span_cap * 2 : 16;
-        struct span_thread *t = realloc(span_threads, cap * sizeof *t);
-        if (!t) {
-            ip_map_del(&span_index, tid);
-            return NULL;
-        }
-        span_threads = t;
-        span_cap = cap;
-    }
-    span_threads[span_nthreads] = (struct span_thread){0};
-    *slot = ++span_nthreads;
-    return &span_threads[span_nthreads - 1];
+    return ip_slots_get(&span_threads, tid, sizeof(struct span_thread), create);
 }
 
 static void phase_write_row(struct ip_store *s, uint8_t id)
@@ -262,5 +243,6 @@ uint8_t ip_phase_dominant(uint32_t tid, uint64_t start, uint64_t end)
 
 void ip_phase_finish(struct ip_store *s, uint64_t end_ts)
 {
-    for (size_t i = 0; i < span_nthreads; i++) span_close(s, &span_threads[i], end_ts);
+    for (size_t i = 0; i < span_threads.n; i++)
+        span_close(s, ip_slots_at(&span_threads, i), end_ts);
 }
