@@ -111,14 +111,6 @@ int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out)
     /* A thread that never changed state was in none all along. */
     if (!h || !h->n) return 1;
     if (ts < h->p[0].ts) return !h->trimmed;
-    size_t lo = 0, hi = h->n;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (h->p[mid].ts <= ts)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *out = h->p[lo].st;
+    *out = h->p[ip_clock_index(h->p, h->n, sizeof *h->p, ts)].st;
     return 1;
 }

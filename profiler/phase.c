@@ -207,15 +207,7 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
 /* Index of the last history point at or before ts (0 if none). */
 static size_t span_index_at(const struct span_thread *t, uint64_t ts)
 {
-    size_t lo = 0, hi = t->n;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (t->hist[mid].ts <= ts)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return ip_clock_index(t->hist, t->n, sizeof *t->hist, ts);
 }
 
 uint8_t ip_phase_at(uint32_t tid, uint64_t ts)
