@@ -2,9 +2,14 @@
  * bench.c: infprof-bench, the speed figures (never asserted in tests; docs/performance.md keeps
  * the numbers).
  *
- *   infprof-bench ingest [--records N]   synthetic kernel records through the real CUPTI buffer
+ *   infprof-bench ingest [--records N] [--by-records]
+ *                                        synthetic kernel records through the real CUPTI buffer
  *                                        callbacks, launch events, rings, writer and schema;
- *                                        prints records_per_s and bytes_per_kernel
+ *                                        prints records_per_s and bytes_per_kernel. With
+ *                                        --by-records: INFPROF_ATTRIBUTION=records, an API record
+ *                                        per kernel instead of the launch event, in a buffer
+ *                                        completed after the next chunk of kernels (so kernels
+ *                                        wait for their calls)
  *   infprof-bench report [--kernels N]   builds such a database and times `infprof report`
  *                                        on it; prints report_s
  *   infprof-bench burst, hooks           the event path under load, and per-event costs
@@ -34,17 +39,33 @@ static char names[NAMES][160];
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: infprof-bench ingest [--records N] [--keep FILE]\n"
+    fprintf(stderr, "usage: infprof-bench ingest [--records N] [--by-records] [--keep FILE]\n"
                     "       infprof-bench report [--kernels N] [--keep FILE]\n"
                     "       infprof-bench burst [--threads N] [--seconds S]\n"
                     "       infprof-bench hooks [--n N]\n");
     exit(2);
 }
 
-/* Push `n` kernels (one launch event each) through the pipeline into `path`. Returns seconds. */
+static int by_records; /* --by-records */
+
+/* The API record of kernel `corr` launched at ts, this thread (records mode). */
+static void api_record(struct ip_replay_buf *b, uint32_t corr, uint64_t ts)
+{
+    CUpti_ActivityAPI *a = ip_replay_add(b, CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (!a) return;
+    a->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    a->start = ts - 5000;
+    a->end = ts - 3000;
+    a->threadId = (uint32_t)gettid();
+    a->correlationId = corr;
+}
+
+/* Push `n` kernels (one launch event each, or one API record with --by-records) through the
+ * pipeline into `path`. Returns seconds. */
 static double build(const char *path, long n)
 {
     setenv("INFPROF_CUPTI_BUFFERS", "64", 0);
+    if (by_records) setenv("INFPROF_ATTRIBUTION", "records", 1);
     struct ip_start_opts opts = {path, 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) {
         fprintf(stderr, "infprof-bench: cannot start the pipeline\n");
@@ -58,13 +79,19 @@ static double build(const char *path, long n)
     uint64_t t0 = ip_clock_now(), ts = t0;
     uint32_t corr = 1;
     long done = 0;
+    struct ip_replay_buf late = {0}; /* the previous chunk's API records */
     while (done < n) {
-        struct ip_replay_buf b;
+        struct ip_replay_buf b, api = {0};
         /* The writer frees buffers as it goes; wait for one without taking its core. */
         while (!ip_replay_buffer(&b)) nanosleep(&(struct timespec){0, 100000}, NULL);
+        while (by_records && !ip_replay_buffer(&api))
+            nanosleep(&(struct timespec){0, 100000}, NULL);
         CUpti_ActivityKernel10 *k;
         while (done < n && (k = ip_replay_add(&b, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
-            ip_replay_launch(corr);
+            if (by_records)
+                api_record(&api, corr, ts + 1500);
+            else
+                ip_replay_launch(corr);
             int i = (int)(done % NAMES);
             ts += 1500;
             k->start = ts;
@@ -80,7 +107,11 @@ static double build(const char *path, long n)
             done++;
         }
         ip_replay_complete(&b, 0);
+        /* The calls a chunk later than the work they issued. */
+        if (late.data) ip_replay_complete(&late, 0);
+        late = api;
     }
+    if (late.data) ip_replay_complete(&late, 0);
     ip_lifecycle_finish("exit", 0);
     return (double)(ip_clock_now() - t0) / 1e9;
 }
@@ -91,6 +122,8 @@ static long parse_n(int argc, char **argv, const char *flag, long dflt, const ch
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], flag) && i + 1 < argc)
             n = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--by-records"))
+            by_records = 1;
         else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
             *keep = argv[++i];
         else
@@ -115,6 +148,10 @@ static int bench_ingest(int argc, char **argv)
     printf("writer_cpu_s %.3f\n", cpu);
     if (cpu > 0) printf("records_per_writer_cpu_s %.0f\n", (double)n / cpu);
     printf("bytes_per_kernel %.1f\n", bench_table_bytes(path, "kernel_rows") / (double)n);
+    if (by_records) {
+        printf("records_waited %.0f\n", bench_meta_number(path, "cupti_records_waited"));
+        printf("unattributed %.0f\n", bench_meta_number(path, "cupti_unattributed_records"));
+    }
     bench_temp_done(path, keep);
     return 0;
 }
