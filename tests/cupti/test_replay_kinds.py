@@ -206,8 +206,10 @@ class Records(Case):
     they arrive a writer cycle after them."""
 
     def fixture(self, **env):
+        # A kernel waits for its call at most four CUPTI flush periods: made long, so that a
+        # loaded machine cannot turn waiting into expiry.
         r = self.run_prog([prog("cupti_fixture"), "records", "records.db"], preload=False,
-                          INFPROF_ATTRIBUTION="records", **env)
+                          INFPROF_ATTRIBUTION="records", INFPROF_CUPTI_FLUSH_MS="60000", **env)
         self.assertEqual(r.rc, 0, r.err)
         return r.db("records.db")
 

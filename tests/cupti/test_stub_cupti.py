@@ -129,7 +129,8 @@ class Stub(Case):
         # INFPROF_ATTRIBUTION=records: no callback is enabled; the API records of the issuing
         # calls only, which here come in buffers of their own, delivered last (api_late), and all
         # the work is still tied to its call, with its launch latency.
-        self.app("api_late", INFPROF_ATTRIBUTION="records")
+        # (A long flush period: the wait for a call, four of them, cannot expire on a slow host.)
+        self.app("api_late", INFPROF_ATTRIBUTION="records", INFPROF_CUPTI_FLUSH_MS="60000")
         log = self.stub_log()
         self.assertEqual([l for l in log if l.startswith("callback ")], [])
         self.assertIn("enable_api 0 211 1", log)   # cudaLaunchKernel_v7000
