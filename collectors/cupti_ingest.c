@@ -266,6 +266,7 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[2] = sig_id(s, &g);
     row[3] = k->correlationId;
     row[4] = a && a->iter ? (int64_t)a->iter : IP_NULL;
+    row[5] = a && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
     ip_cupti_sum_kernel(g.v[0], phase, dur);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
@@ -501,7 +502,7 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
     ci.api_rows = ip_cfg_int(IP_CFG_CUDA_API) || ip_cfg_int(IP_CFG_ATTRIBUTION) != 1;
-    ci.kernels = ip_batch_open(s, "kernel_rows", 5);
+    ci.kernels = ip_batch_open(s, "kernel_rows", 6);
     ci.memcpy = ip_batch_open(s, "memcpy", 13);
     ci.memset = ip_batch_open(s, "memset", 11);
     ci.segments = ip_batch_open(s, "memory_segments", 12);

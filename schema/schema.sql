@@ -57,12 +57,16 @@ CREATE TABLE launch_sigs (
 );
 -- One row per kernel execution: the narrowest row that keeps every fact (about 25 bytes on
 -- disk); read it through the view `kernels`. iter: the iteration (iterations.id) whose host call
--- launched it, NULL outside iterations (schema 1 had no iter).
-CREATE TABLE kernel_rows (start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER, iter INTEGER);
+-- launched it, NULL outside iterations (schema 1 had no iter). nvtx: the launching thread's
+-- innermost NVTX push/pop range (nvtx_ranges.id), NULL none (schema 2 and older had no nvtx:
+-- cuda_api.nvtx, when API records were kept).
+CREATE TABLE kernel_rows (
+    start INTEGER, dur INTEGER, sig INTEGER, corr INTEGER, iter INTEGER, nvtx INTEGER
+);
 CREATE VIEW kernels AS
 SELECT k.rowid AS rowid, k.start AS start, k.dur AS dur, k.sig AS sig, k.corr AS corr,
        g.phase AS phase, g.name_id AS name_id, g.device AS device, g.stream AS stream,
-       k.iter AS iter
+       k.iter AS iter, k.nvtx AS nvtx
 FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig;
 -- copy_kind, src_kind, dst_kind: CUPTI's CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind.
 CREATE TABLE memcpy (
@@ -163,4 +167,4 @@ CREATE TABLE api_summary (
     latency_min INTEGER, latency_max INTEGER, latency_med INTEGER
 );
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

@@ -387,12 +387,20 @@ struct table *section_cuda_activity(struct sqlite3 *db)
         {"api_same_corr", "cupti_api_same_corr", NULL},
         {"records_not_stored", "cupti_records_not_stored",
          "%lld CUPTI records not stored (the tables could not be opened)"},
+        /* INFPROF_ATTRIBUTION=records only (docs/cupti.md). */
+        {"records_waited", "cupti_records_waited", NULL},
+        {"records_wait_expired", "cupti_records_wait_expired",
+         "%lld CUDA records read without the call that issued them (attribution by API records:"
+         " the call never came, or came too late): no phase"},
+        {"history_gone", "cupti_history_gone",
+         "%lld calls older than their thread's kept history: phase only, no iteration"},
     };
     struct table *t = table_new("cuda_activity", "CUDA activity collection");
     t->object = 1;
     table_col(t, NULL, "Records", COL_INT);
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
         table_col(t, counters[i].key, NULL, COL_INT);
+    table_col(t, "attribution", "Attribution", COL_TEXT);
     table_col(t, "warnings", "Warnings", COL_TEXT);
     int64_t v;
     if (!db_meta_int(db, "cupti_records", &v)) {
@@ -401,7 +409,7 @@ struct table *section_cuda_activity(struct sqlite3 *db)
     }
     table_row(t);
     table_set_int(t, 0, v);
-    char warn[512] = "";
+    char warn[1024] = "";
     size_t w = 0;
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) {
         if (!db_meta_int(db, counters[i].meta, &v)) continue;
@@ -412,6 +420,10 @@ struct table *section_cuda_activity(struct sqlite3 *db)
                 w += (size_t)snprintf(warn + w, sizeof warn - w, counters[i].warn, (long long)v);
         }
     }
-    if (warn[0]) table_set_text(t, 1 + (int)(sizeof counters / sizeof *counters), warn);
+    int ncounters = (int)(sizeof counters / sizeof *counters);
+    char *attribution = db_meta_text(db, "cupti_attribution");
+    if (attribution) table_set_text(t, 1 + ncounters, attribution);
+    free(attribution);
+    if (warn[0]) table_set_text(t, 2 + ncounters, warn);
     return t;
 }

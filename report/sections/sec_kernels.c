@@ -102,14 +102,18 @@ static void from_rows(struct sqlite3 *db, struct kernel_rows *r, int by_phase, i
 {
     struct ip_map inside = {0}, index = {0};
     if (nvtx) ranges_inside(db, nvtx, &inside);
-    sqlite3_stmt *st = db_prepare(db, nvtx ? "SELECT g.name_id, s.value, g.phase, k.dur, a.nvtx"
-                                             " FROM kernel_rows k JOIN launch_sigs g ON g.id ="
-                                             " k.sig JOIN strings s ON s.id = g.name_id JOIN"
-                                             " cuda_api a ON a.corr = k.corr WHERE a.nvtx IS"
-                                             " NOT NULL"
-                                           : "SELECT g.name_id, s.value, g.phase, k.dur, NULL"
-                                             " FROM kernel_rows k JOIN launch_sigs g ON g.id ="
-                                             " k.sig JOIN strings s ON s.id = g.name_id");
+    /* The launching range: kernel_rows.nvtx (schema 3), else the launch's API record. */
+    const char *sql =
+        !nvtx ? "SELECT g.name_id, s.value, g.phase, k.dur, NULL FROM kernel_rows k JOIN"
+                " launch_sigs g ON g.id = k.sig JOIN strings s ON s.id = g.name_id"
+        : db_has_column(db, "kernel_rows", "nvtx")
+            ? "SELECT g.name_id, s.value, g.phase, k.dur, k.nvtx FROM kernel_rows k JOIN"
+              " launch_sigs g ON g.id = k.sig JOIN strings s ON s.id = g.name_id WHERE k.nvtx IS"
+              " NOT NULL"
+            : "SELECT g.name_id, s.value, g.phase, k.dur, a.nvtx FROM kernel_rows k JOIN"
+              " launch_sigs g ON g.id = k.sig JOIN strings s ON s.id = g.name_id JOIN cuda_api a"
+              " ON a.corr = k.corr WHERE a.nvtx IS NOT NULL";
+    sqlite3_stmt *st = db_prepare(db, sql);
     struct ip_stats *stats = NULL;
     int cap = 0;
     while (db_step(st)) {

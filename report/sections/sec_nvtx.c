@@ -84,9 +84,14 @@ static void load_ranges(struct sqlite3 *db, struct nvtx_view *v)
 /* GPU time of kernels by innermost range, rolled up the parent chain once per group. */
 static void load_gpu(struct sqlite3 *db, struct nvtx_view *v)
 {
-    sqlite3_stmt *st = db_prepare(db, "SELECT a.nvtx, count(*), sum(k.dur) FROM kernels k JOIN"
-                                      " cuda_api a ON a.corr = k.corr WHERE a.nvtx IS NOT NULL"
-                                      " GROUP BY a.nvtx");
+    /* Schema 3 keeps each kernel's launching range in kernel_rows.nvtx; older databases had it
+     * only in the API records of its launch (when they were kept). */
+    sqlite3_stmt *st =
+        db_prepare(db, db_has_column(db, "kernel_rows", "nvtx")
+                           ? "SELECT nvtx, count(*), sum(dur) FROM kernel_rows WHERE nvtx IS NOT"
+                             " NULL GROUP BY nvtx"
+                           : "SELECT a.nvtx, count(*), sum(k.dur) FROM kernels k JOIN cuda_api a"
+                             " ON a.corr = k.corr WHERE a.nvtx IS NOT NULL GROUP BY a.nvtx");
     while (db_step(st)) {
         uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
         int64_t n = sqlite3_column_int64(st, 1), ns = sqlite3_column_int64(st, 2);

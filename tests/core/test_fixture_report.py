@@ -150,9 +150,11 @@ class FixtureBusy(Case):
 
 
 class FixtureNvtx(Case):
+    scenario = "nvtx"
+
     def setUp(self):
         super().setUp()
-        r = self.run_prog([prog("fixture"), "nvtx", "n.db"], preload=False)
+        r = self.run_prog([prog("fixture"), self.scenario, "n.db"], preload=False)
         self.assertEqual(r.rc, 0, r.err)
         self.db = r.db("n.db")
 
@@ -174,6 +176,15 @@ class FixtureNvtx(Case):
                           ranges["step"]["gpu_time_ns"]), (2, 4, 4500))
         self.assertEqual((ranges["encoder"]["gpu_kernels"], ranges["encoder"]["gpu_time_ns"]),
                          (2, 3000))
+
+
+class FixtureNvtxNoApi(FixtureNvtx):
+    """The same at the default settings: no CUDA API records, so each kernel's launching range
+    comes from its own row (kernel_rows.nvtx), as the launch callback saw it."""
+    scenario = "nvtx-noapi"
+
+    def test_no_api_rows(self):
+        self.assertEqual(self.query(self.db, "SELECT count(*) FROM cuda_api"), [(0,)])
 
 
 if __name__ == "__main__":

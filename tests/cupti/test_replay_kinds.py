@@ -237,6 +237,12 @@ class Records(Case):
         self.assertEqual(self.query(db, "SELECT count(*) FROM cuda_api")[0][0], 0)
         # Iteration GPU completion comes from the same attribution.
         self.assertEqual(self.query(db, "SELECT gpu_items FROM iterations"), [(3,)])
+        # So does each kernel's launching NVTX range.
+        self.assertEqual(self.query(db, "SELECT k.corr, s.value FROM kernels k LEFT JOIN"
+                                        " nvtx_ranges r ON r.id = k.nvtx LEFT JOIN strings s"
+                                        " ON s.id = r.text_id ORDER BY k.corr"),
+                         [(401, None), (402, "iteration batch=4"), (403, "encoder"),
+                          (404, "encoder"), (405, None), (406, None), (407, None)])
 
     def test_with_api_records_the_calls_carry_their_nvtx_range(self):
         db = self.fixture(INFPROF_CUDA_API="1")

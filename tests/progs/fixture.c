@@ -7,6 +7,7 @@
  *          in its name), a copy, API records, a dropped-records count.
  *   busy   overlapping and late kernels in one phase: the GPU busy union.
  *   nvtx   kernels inside nested NVTX ranges (through the real NVTX capture).
+ *   nvtx-noapi  the same without CUPTI's API records, as at the default settings
  */
 #include "collectors/registry.h"
 #include "collectors/replay.h"
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 static uint64_t base;
+static int with_api = 1; /* API records beside the launch events (INFPROF_CUDA_API=1) */
 
 /* NVTX calls of this program reach the NVTX collector through nvtx3's static injection hook, as
  * they would through NVTX_INJECTION64_PATH in a preloaded run. */
@@ -35,13 +37,15 @@ static void kernel(struct ip_replay_buf *b, uint32_t corr, const char *name, uin
                    uint64_t dur)
 {
     ip_replay_launch(corr);
-    CUpti_ActivityAPI *api = ip_replay_add(b, CUPTI_ACTIVITY_KIND_RUNTIME);
-    api->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    api->start = base + start - 4000;
-    api->end = base + start - 1000;
-    api->processId = (uint32_t)getpid();
-    api->threadId = (uint32_t)syscall(SYS_gettid);
-    api->correlationId = corr;
+    CUpti_ActivityAPI *api = with_api ? ip_replay_add(b, CUPTI_ACTIVITY_KIND_RUNTIME) : NULL;
+    if (api) {
+        api->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+        api->start = base + start - 4000;
+        api->end = base + start - 1000;
+        api->processId = (uint32_t)getpid();
+        api->threadId = (uint32_t)syscall(SYS_gettid);
+        api->correlationId = corr;
+    }
     CUpti_ActivityKernel10 *k = ip_replay_add(b, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     k->start = base + start;
     k->end = base + start + dur;
@@ -147,6 +151,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "basic")) rc = scenario_basic();
     if (!strcmp(argv[1], "busy")) rc = scenario_busy();
     if (!strcmp(argv[1], "nvtx")) rc = scenario_nvtx();
+    if (!strcmp(argv[1], "nvtx-noapi")) with_api = 0, rc = scenario_nvtx();
     ip_lifecycle_finish("exit", 0);
     return rc;
 }
