@@ -517,20 +517,24 @@ static int sync_copy(const char *name)
 
 static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
 {
+    /* Calls: the API records' count, or at the default settings (no API records, count 0) the
+     * calls the issue callback saw issue a copy (launches); host time only from API records. */
     int summary = db_int(db, "SELECT count(*) FROM api_summary", 0) > 0;
     sqlite3_stmt *st = db_prepare(
-        db, summary ? "SELECT s.value, a.count, coalesce(a.total, 0) FROM api_summary a JOIN"
-                      " strings s ON s.id = a.name_id ORDER BY a.count DESC, s.value"
+        db, summary ? "SELECT s.value, max(coalesce(a.count, 0), coalesce(a.launches, 0)),"
+                      " CASE WHEN a.count > 0 THEN a.total END FROM api_summary a JOIN strings s"
+                      " ON s.id = a.name_id ORDER BY 2 DESC, s.value"
                     : "SELECT s.value, count(*), sum(a.dur) FROM cuda_api a JOIN strings s"
                       " ON s.id = a.name_id GROUP BY a.name_id ORDER BY 2 DESC, 1");
     char by[512] = "", names[256] = "";
     int64_t calls = 0, total = 0;
-    int more = 0;
+    int more = 0, timed = 0;
     while (db_step(st)) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         if (!name || !sync_copy(name)) continue;
         int64_t n = sqlite3_column_int64(st, 1);
         calls += n;
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL) timed = 1;
         total += sqlite3_column_int64(st, 2);
         size_t len;
         char *q = json_quote(name, strlen(name), &len);
@@ -551,12 +555,22 @@ static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
     struct advice *a = advice_add(l, "synchronous_copies", NULL);
     if (!a) return;
     char b1[32];
+    char host[96];
+    if (timed)
+        snprintf(host, sizeof host, "%s of host time in all",
+                 advice_ns_text(b1, sizeof b1, (double)total));
+    else
+        snprintf(host, sizeof host,
+                 "their host time was not recorded (INFPROF_CUDA_API=1 records it)");
     snprintf(a->finding, sizeof a->finding,
-             "The program called synchronous copy functions %lld times (%s), %s of host time in"
-             " all: each returns only once the copy, and the GPU work queued before it, is done.",
-             (long long)calls, names, advice_ns_text(b1, sizeof b1, (double)total));
+             "The program called synchronous copy functions %lld times (%s), %s: each returns only"
+             " once the copy, and the GPU work queued before it, is done.",
+             (long long)calls, names, host);
     advice_ev_int(a, "calls", calls);
-    advice_ev_int(a, "host_ns", total);
+    if (timed)
+        advice_ev_int(a, "host_ns", total);
+    else
+        advice_append(a->evidence, sizeof a->evidence, ", \"host_ns\": null");
     advice_append(a->evidence, sizeof a->evidence, ", \"by_function\": {%s}", by);
     snprintf(a->try_, sizeof a->try_,
              "copy with cudaMemcpyAsync on the work's stream from pinned memory"

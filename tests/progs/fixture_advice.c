@@ -20,6 +20,8 @@
  *             twice
  *   pageable  input copies from pageable memory: pageable_copies
  *   sync      12 synchronous copy calls: synchronous_copies
+ *   sync-default  the same at the default settings: the copies' calls seen by the issue callback
+ *             only, no CUDA API records (no host time)
  *   dropped   CUPTI records dropped and a buffer request refused: records_dropped
  *   compiled  a torch.compile'd model under bf16 autocast: Triton GEMMs (type unknown) and a
  *             pointwise kernel named after a convolution, beside one cuBLAS bf16 GEMM: no rule
@@ -45,6 +47,9 @@
 static uint64_t base;
 static struct ip_replay_buf buf;
 static uint32_t corr = 1;
+/* Copies come with CUDA API records (INFPROF_CUDA_API=1); 0: the issue callback's event only,
+ * as at the default settings. */
+static int with_api = 1;
 static uint64_t nvtx_id = 1;
 
 #define US 1000
@@ -174,8 +179,12 @@ static void copy(uint32_t cbid, int kind, int host_kind, uint64_t bytes, uint64_
                  uint64_t dur)
 {
     uint32_t c = corr++;
-    ip_replay_launch(c);
-    api(cbid, c, start - 2 * US, dur + 3 * US);
+    if (with_api) {
+        ip_replay_launch(c);
+        api(cbid, c, start - 2 * US, dur + 3 * US);
+    } else {
+        ip_replay_issue(c, 1, cbid, base + start - 2 * US, 0);
+    }
     CUpti_ActivityMemcpy6 *m = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_MEMCPY);
     m->copyKind = (uint8_t)kind;
     m->srcKind =
@@ -453,6 +462,12 @@ static void scenario_sync(void)
     phase_at(-1, 0, 0, 600 * US);
 }
 
+static void scenario_sync_default(void)
+{
+    with_api = 0;
+    scenario_sync();
+}
+
 /* Two buffers taken from a pool of two: the third request is refused; CUPTI reports 5 records
  * dropped with the first. */
 static int scenario_dropped(void)
@@ -482,11 +497,17 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } scenarios[] = {
-        {"healthy", scenario_healthy},   {"grad", scenario_grad},
-        {"autocast", scenario_autocast}, {"layout", scenario_layout},
-        {"search", scenario_search},     {"nobench", scenario_nobench},
-        {"eval", scenario_eval},         {"launch", scenario_launch},
-        {"pageable", scenario_pageable}, {"sync", scenario_sync},
+        {"healthy", scenario_healthy},
+        {"grad", scenario_grad},
+        {"autocast", scenario_autocast},
+        {"layout", scenario_layout},
+        {"search", scenario_search},
+        {"nobench", scenario_nobench},
+        {"eval", scenario_eval},
+        {"launch", scenario_launch},
+        {"pageable", scenario_pageable},
+        {"sync", scenario_sync},
+        {"sync-default", scenario_sync_default},
         {"compiled", scenario_compiled},
     };
     int rc = 2;

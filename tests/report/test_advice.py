@@ -73,8 +73,8 @@ class AdviceCase(Case):
         out = self.raw(name, fmt, db)
         return json.loads(out) if fmt == "json" else out
 
-    def advice(self, name, rule=None):
-        rows = self.report(name)["advice"]
+    def advice(self, name, rule=None, db=None):
+        rows = self.report(name, db=db)["advice"]
         return [a for a in rows if a["rule"] == rule] if rule else rows
 
 
@@ -202,6 +202,19 @@ class Fires(AdviceCase):
         e = a["evidence"]
         self.assertEqual((e["calls"], e["by_function"]),
                          (12, {"cudaMemcpy": 11, "cudaMemcpyToSymbol": 1}))
+
+    def test_sync_at_default_settings(self):
+        # No CUDA API records (the default): the calls are counted from the issue callback's
+        # events, and the host time is said to be unknown rather than 0.
+        r = self.run_prog([prog("fixture_advice"), "sync-default", "s.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        [a] = self.advice(None, "synchronous_copies", db=r.db("s.db"))
+        e = a["evidence"]
+        self.assertEqual((e["calls"], e["by_function"], e["host_ns"]),
+                         (12, {"cudaMemcpy": 11, "cudaMemcpyToSymbol": 1}, None))
+        self.assertIn("host time was not recorded", a["finding"])
+        self.assertEqual([x["rule"] for x in self.advice(None, db=r.db("s.db"))],
+                         ["synchronous_copies"])
 
     def test_dropped(self):
         [a] = self.advice("dropped", "records_dropped")
