@@ -294,6 +294,13 @@ int export_run(const struct export_opts *opts)
         return fflush(stdout) == 0 ? 0 : 1;
     }
     if (!o.perfetto && o.max_mb > 0 && bytes > o.max_mb * 1048576.0) warn_size(&c, &o, bytes);
+    /* An arrow starts at the launch's API call, which only a run with API records kept. */
+    if (o.flows && !db_int(c.db, "SELECT EXISTS (SELECT 1 FROM cuda_api)", 0))
+        fprintf(stderr,
+                "infprof: --flows: %s kept no CUDA API calls (INFPROF_CUDA_API=0, the"
+                " default): the trace has no launch arrows; profile with"
+                " INFPROF_CUDA_API=1 for them\n",
+                o.db);
 
     FILE *f = open_output(&o);
     uint64_t written;

@@ -4,7 +4,7 @@ track, and program strings (control characters, invalid UTF-8) come out as valid
 from decimal import Decimal
 
 from export_common import ExportCase, GPU_PID_BASE, PHASE_TID_BASE, load, ns
-from harness import main
+from harness import main, prog
 
 EVIL = b"bad\x01name\xff\xfe\"q\\ caf\xc3\xa9 \xc0\xaf \xed\xa0\x80 end"
 
@@ -147,7 +147,7 @@ class RichTrace(ExportCase):
         self.assertEqual(other["cut"], {"phase": None, "from_ns": None, "to_ns": None})
 
     def test_flows(self):
-        doc, _, _ = self.export(self.db, "--flows", out="flows.json")
+        doc, _, r = self.export(self.db, "--flows", out="flows.json")
         self.assertPerfettoReadable(doc)
         starts = {e["id"]: e for e in self.events(doc, "s")}
         ends = {e["id"]: e for e in self.events(doc, "f")}
@@ -161,6 +161,17 @@ class RichTrace(ExportCase):
         self.assertEqual(ns(ends[2]["ts"]), 12000)
         # Without --flows there are none.
         self.assertFalse(self.events(self.doc, "s") + self.events(self.doc, "f"))
+        self.assertNotIn(b"no launch arrows", r.err)  # this run kept its API calls
+
+    def test_flows_without_api_records_say_so(self):
+        # At the default settings no API call is kept, so no arrow can start anywhere: a trace
+        # without arrows, and one line saying why and what to set.
+        r = self.run_prog([prog("fixture"), "nvtx-noapi", "n.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        doc, _, out = self.export(r.db("n.db"), "--flows", out="noapi.json")
+        self.assertFalse(self.events(doc, "s") + self.events(doc, "f"))
+        self.assertIn(b"infprof: --flows:", out.err)
+        self.assertIn(b"INFPROF_CUDA_API=1", out.err)
 
 
 if __name__ == "__main__":
