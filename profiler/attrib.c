@@ -3,7 +3,8 @@
  * thread is in. Writer side: per thread, the states in time order (threads' events arrive in
  * order), looked up by binary search; history older than ATTRIB_KEEP_NS before the thread's
  * newest change is let go once the array is full (an API record arrives well within a second of
- * its call: CUPTI's flush period is 500 ms by default).
+ * its call: CUPTI's flush period is 500 ms by default), and the older half once a thread holds
+ * ATTRIB_MAX_POINTS (8 MiB), so a thread changing state faster than that keeps less than 10 s.
  */
 #include "attrib.h"
 #include "clock.h"

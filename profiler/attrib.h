@@ -36,8 +36,8 @@ void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev);
 /* Thread tid left (it exited with a phase, phase.c): from ts on it is in nothing, so a later
  * thread given the same id does not inherit an iteration or range left open. */
 void ip_attrib_thread_left(uint32_t tid, uint64_t ts);
-/* Thread tid's state at ts (our clock): 1 when the history covers ts, 0 when it does not (the
- * thread never said, or ts is older than the history kept). */
+/* Thread tid's state at ts (our clock), and 1; a thread that never changed state was in none.
+ * 0 (state none) only when ts is older than the history kept for that thread. */
 int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out);
 
 #endif
