@@ -27,6 +27,9 @@ class CudaSample(Case):
         cls.db = cls.traced.db()
         cls.default = runner.run_prog([SAMPLE], timeout=300, INFPROF_OUTPUT="default.db")
         cls.default_db = cls.default.db("default.db")
+        cls.records = runner.run_prog([SAMPLE], timeout=300, INFPROF_OUTPUT="records.db",
+                                      INFPROF_ATTRIBUTION="records")
+        cls.records_db = cls.records.db("records.db")
 
     @classmethod
     def tearDownClass(cls):
@@ -66,6 +69,28 @@ class CudaSample(Case):
         self.assertEqual(q("SELECT count(*) FROM cuda_api"), 0)  # no API records by default
         for key in ("cupti_unattributed_records", "cupti_dropped_records", "dropped_events"):
             self.assertEqual(self.meta(self.default_db, key), 0, key)
+
+    def test_records_mode_attributes_what_the_callbacks_do(self):
+        # INFPROF_ATTRIBUTION=records: no launch callback; every kernel and copy still finds its
+        # call, the same kernels per stream and phase as the full run, and latency per launch.
+        self.assertEqual(self.records.rc, 0, self.records.err)
+        self.assertEqual(stable(self.records.err), stable(self.plain.err))
+        self.assertEqual(self.meta(self.records_db, "cupti_attribution"), "records")
+        for key in ("cupti_unattributed_records", "cupti_records_wait_expired",
+                    "cupti_history_gone", "cupti_dropped_records", "dropped_events"):
+            self.assertEqual(self.meta(self.records_db, key), 0, key)
+        by = "SELECT g.stream, g.phase, count(*) FROM kernels k JOIN launch_sigs g ON g.id = k.sig" \
+             " GROUP BY 1, 2 ORDER BY 1, 2"
+        self.assertEqual(self.query(self.records_db, by), self.q(by))
+        self.assertEqual(self.query(self.records_db, "SELECT count(*) FROM memcpy")[0][0],
+                         sum(c["count"] for c in self.manifest["copies"]))
+        api = self.report_json(self.records_db)["cuda_api"]
+        self.assertEqual(sum(a["launches"] or 0 for a in api
+                             if a["name"].startswith("cudaGraphLaunch")),
+                         self.manifest["graph_launches"])
+        waited = self.meta(self.records_db, "cupti_records_waited")
+        write_section("cuda_sample: records mode (INFPROF_ATTRIBUTION=records)",
+                      ["| | |", "|---|---:|", f"| records that waited for their call | {waited} |"])
 
     def test_kernels_exact(self):
         got = dict(self.q("SELECT s.value, count(*) FROM kernels k JOIN launch_sigs g"
