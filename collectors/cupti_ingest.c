@@ -94,16 +94,20 @@ static struct attr *attr_claim(uint32_t corr)
     return a;
 }
 
-/* The attribution of a work record: its correlation id, else the runtime call's (copies carry
- * both). Counted when neither is known. */
-static struct attr *attr_of(uint32_t corr, uint32_t runtime_corr)
+/* The call a work record's correlation id names, else the runtime call's (copies carry both),
+ * when an issue event or an API record told us of it; NULL otherwise. */
+static struct attr *attr_find(uint32_t corr, uint32_t runtime_corr)
 {
     struct attr *a = attr_get(corr);
     if (!a && runtime_corr && runtime_corr != corr) a = attr_get(runtime_corr);
-    if (!a || !(a->has_issue || a->has_api)) {
-        ci.unattributed++;
-        return NULL;
-    }
+    return a && (a->has_issue || a->has_api) ? a : NULL;
+}
+
+/* The attribution of a work record (attr_find), counted when there is none. */
+static struct attr *attr_of(uint32_t corr, uint32_t runtime_corr)
+{
+    struct attr *a = attr_find(corr, runtime_corr);
+    if (!a) ci.unattributed++;
     return a;
 }
 
@@ -635,10 +639,7 @@ static int call_known(const CUpti_Activity *r)
     default:
         return 1;
     }
-    if (!corr) return 1;
-    const struct attr *a = attr_get(corr);
-    if (!a && runtime_corr) a = attr_get(runtime_corr);
-    return a && (a->has_issue || a->has_api);
+    return !corr || attr_find(corr, runtime_corr);
 }
 
 void ip_cupti_ingest_flush(struct ip_store *s, int final)
