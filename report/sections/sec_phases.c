@@ -39,10 +39,11 @@ int phase_ran_model(const struct run_phases *p, const struct phase_info *ph)
     if (ph->nsteady > 0) return 1;
     if (ph->iterations) return 0;
     int64_t most = 0;
-    for (int i = 0; i < p->n; i++)
-        if (model_ns(&p->v[i]) > most) most = model_ns(&p->v[i]);
-    for (int i = 0; i < p->n; i++)
+    for (int i = 0; i < p->n; i++) {
         if (p->v[i].nsteady > 0) return 0; /* others have iterations, this one none */
+        int64_t w = model_ns(&p->v[i]);
+        if (w > most) most = w;
+    }
     return most > 0 && model_ns(ph) * 10 >= most;
 }
 
