@@ -60,6 +60,17 @@ static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t
     ip_ring_commit(r, sizeof *e);
 }
 
+/* An iteration begins on the calling thread now (its phase's NVTX range moved first): its id,
+ * with its start and the thread's innermost NVTX range. */
+static uint32_t iteration_open(uint64_t *start, uint64_t *nvtx)
+{
+    ip_phase_emit();
+    *nvtx = ip_thread_nvtx_top();
+    uint32_t id = ip_iter_begin();
+    *start = ip_clock_now();
+    return id;
+}
+
 /* ---- calls (TorchScript, AOTInductor) ----------------------------------------------------- */
 
 struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
@@ -75,10 +86,7 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
     if (c.depth == 2) {
         if (ip_torch_ready(1)) ip_torch_scope_arm();
         if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
-        ip_phase_emit();
-        c.nvtx = ip_thread_nvtx_top();
-        c.iter = ip_iter_begin();
-        c.start = ip_clock_now();
+        c.iter = iteration_open(&c.start, &c.nvtx);
     }
     ip_hook_leave();
     return c;
@@ -133,14 +141,11 @@ static __thread struct {
 
 static void scope_open(const void *rf, uint8_t source, int64_t batch)
 {
-    ip_phase_emit();
     struct open_scope *o = &scopes.v[scopes.n++];
     o->rf = rf;
     o->source = source;
-    o->nvtx = ip_thread_nvtx_top();
     o->batch = batch;
-    o->iter = ip_iter_begin();
-    o->start = ip_clock_now();
+    o->iter = iteration_open(&o->start, &o->nvtx);
 }
 
 static void **user_start(void **ret, const void *rf)
