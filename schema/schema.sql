@@ -167,4 +167,4 @@ CREATE TABLE api_summary (
     latency_min INTEGER, latency_max INTEGER, latency_med INTEGER
 );
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
