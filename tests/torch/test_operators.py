@@ -83,6 +83,23 @@ class Operators(TorchCase):
                               " ON s.id = o.name_id WHERE s.value = 'aten::addmm' AND depth = 0")
         self.assertEqual(rows[0][0], 0)
 
+    def test_report_operators_section(self):
+        # The report's Operators section (report/run/operators.c): per phase, by self time, with
+        # calls per iteration (the program marks each forward as an iteration).
+        r = self.run_program(INFPROF_OPERATORS=1)
+        rows = self.report_json(r.db())["operators"]
+        by = {(x["phase"], x["operator"]): x for x in rows}
+        q = by[("inference_mode | autocast off", "quantized::linear_dynamic")]
+        self.assertEqual(q["calls"], 3 * ITERS)
+        self.assertAlmostEqual(q["calls_per_iteration"], 3.0)
+        a = by[("no_grad | autocast off", "aten::addmm")]
+        self.assertAlmostEqual(a["calls_per_iteration"], 3.0)
+        self.assertGreater(a["self_share_pct"], 50)
+        self.assertNotIn(("inference_mode | autocast off", "aten::addmm"), by)
+        # Ordered by self time within each phase.
+        fp32 = [x["self_cpu_ns"] for x in rows if x["phase"] == "no_grad | autocast off"]
+        self.assertEqual(fp32, sorted(fp32, reverse=True))
+
     def test_off_by_default(self):
         r = self.run_program()
         db = r.db()
