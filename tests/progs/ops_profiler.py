@@ -1,8 +1,8 @@
 """ops_profiler.py: the operator truth program (tests/torch/test_operators.py). Runs an MLP
-(fp32, then its quantize_dynamic int8 copy) under torch.profiler (CPU activity), each forward in
-a record_function('iteration') scope, fp32 under no_grad and int8 under inference_mode (two
-phases), and prints torch.profiler's own per-operator figures as
-JSON on stdout: {name: [calls, self_cpu_us]} for each model. An aten::digamma call just before
+under torch.profiler (CPU activity), each forward in a record_function('iteration') scope: fp32
+under no_grad, its quantize_dynamic int8 copy under inference_mode, and the fp32 model scripted
+(TorchScript) under grad mode (three phases); prints torch.profiler's own per-operator figures
+(names with '::') as JSON on stdout: {name: [calls, self_cpu_us]} for each model. An aten::digamma call just before
 and just after each profiled window marks it for the test (the models are built in the same
 phases)."""
 import json
@@ -19,7 +19,9 @@ int8 = torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8
 x = torch.randn(64, 512)
 iters = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 out = {}
-for label, m, mode in (("fp32", model, torch.no_grad), ("int8", int8, torch.inference_mode)):
+scripted = torch.jit.script(model)
+for label, m, mode in (("fp32", model, torch.no_grad), ("int8", int8, torch.inference_mode),
+                       ("script", scripted, torch.enable_grad)):
     with mode():
         torch.digamma(x)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
