@@ -15,7 +15,7 @@ import os
 import unittest
 
 from harness import main
-from torchlib import TorchCase
+from torchlib import SAMPLE_SCRIPT, TorchCase, need, refs
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "ops_profiler.py")
 PYTHON = "/usr/bin/python3"
@@ -106,6 +106,44 @@ class Operators(TorchCase):
         # Ordered by self time within each phase.
         fp32 = [x["self_cpu_ns"] for x in rows if x["phase"] == "no_grad | autocast off"]
         self.assertEqual(fp32, sorted(fp32, reverse=True))
+
+    def test_cpp_torchscript_program(self):
+        # A C++ libtorch program (infprof-sample-script: Method::operator() from C++) running a
+        # scripted 3-layer MLP: against the program's own counts, 3 aten::addmm per forward in
+        # every phase, in each of its iterations; aten::linear 3 per forward in fp32 and twice
+        # that under autocast (the autocast kernel re-dispatches it), with casts (_to_copy).
+        need(SAMPLE_SCRIPT)
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        made = self.run_prog([PYTHON, "-c", "import torch, torch.nn as nn\n"
+                              "m = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256,"
+                              " 256), nn.ReLU(), nn.Linear(256, 10)).eval()\n"
+                              "torch.jit.script(m).save('mlp.pt')"], preload=False, timeout=300)
+        if made.rc != 0 and b"No module named 'torch'" in made.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(made.rc, 0, made.err)
+        r = self.run_prog([SAMPLE_SCRIPT, "mlp.pt", "--shape", "512", "--batch", "4", "--iters",
+                           "5", "--modes", "grad,no_grad"], timeout=300, INFPROF_OPERATORS=1)
+        self.assertEqual(r.rc, 0, r.err)
+        want = {x["phase"]: x["iterations"] for x in refs(r.out)}
+        got = self.query(r.db(), "SELECT p.label, (SELECT count(*) FROM iterations i"
+                         " WHERE i.phase = p.id), sum(s.value = 'aten::addmm' AND o.iter > 0),"
+                         " sum(s.value = 'aten::linear' AND o.iter > 0),"
+                         " sum(s.value = 'aten::_to_copy' AND o.iter > 0)"
+                         " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+                         " JOIN phases p ON p.id = o.phase GROUP BY p.id")
+        got = {label: rest for label, *rest in got}
+        self.assertEqual(sorted(want), sorted(k for k, v in got.items() if v[0]))
+        for label, iters in want.items():
+            n, addmm, linear, casts = got[label]
+            self.assertEqual(n, iters, label)
+            self.assertEqual(addmm, 3 * iters, label)
+            if "bf16" in label:
+                self.assertEqual(linear, 6 * iters, label)
+                self.assertGreater(casts, 0, label)
+            else:
+                self.assertEqual(linear, 3 * iters, label)
+                self.assertEqual(casts, 0, label)
 
     def test_off_by_default(self):
         r = self.run_program()
