@@ -78,9 +78,6 @@ struct ip_ev_torch_op {
 };
 /* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
 void ip_torch_ops_arm(void);
-/* The thread's open operators, and its innermost one (the RecordFunction, NULL none). */
-uint32_t ip_torch_ops_depth(void);
-const void *ip_torch_ops_top(void);
 void ip_torch_ops_prepare(struct ip_store *s);
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);
 void ip_torch_ops_finish(struct ip_store *s);

@@ -55,16 +55,6 @@ static __thread struct {
     struct open_op v[IP_OP_STACK];
 } ops __attribute__((tls_model("initial-exec")));
 
-uint32_t ip_torch_ops_depth(void)
-{
-    return ops.n;
-}
-
-const void *ip_torch_ops_top(void)
-{
-    return ops.n ? ops.v[ops.n - 1].rf : NULL;
-}
-
 static void **op_start(void **ret, const void *rf)
 {
     *ret = NULL;

@@ -41,8 +41,10 @@ static void op_phases_load(sqlite3 *db, struct run_operators *r)
             p->casts_in_iter += f->calls_in_iter;
             p->cast_ns += f->total_ns;
         }
-        if (!strncmp(f->name, "quantized::", 11)) p->int8_ns += f->self_ns;
-        else if (is_float_gemm(f->name)) p->float_ns += f->self_ns;
+        if (!strncmp(f->name, "quantized::", 11))
+            p->int8_ns += f->self_ns;
+        else if (is_float_gemm(f->name))
+            p->float_ns += f->self_ns;
     }
     while (db_step(st))
         for (int k = 0; k < r->nphases; k++)
@@ -68,8 +70,8 @@ void operators_load(sqlite3 *db, struct run_operators *r)
             " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC");
     size_t cap = 0;
     while (db_step(st)) {
-        if ((size_t)r->n == cap && !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) *
-                                                               sizeof *r->v)))
+        if ((size_t)r->n == cap &&
+            !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) * sizeof *r->v)))
             cli_fail("out of memory");
         struct op_figure *f = &r->v[r->n++];
         f->phase = sqlite3_column_int(st, 0);

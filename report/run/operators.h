@@ -21,13 +21,13 @@ struct op_figure {
 /* One phase's operators together. */
 struct op_phase {
     int phase;
-    int64_t iterations;         /* the phase's iterations, 0 none */
-    int64_t calls, self_ns;     /* all its operator calls, and their self time */
-    int64_t calls_in_iter;      /* those inside iterations */
-    int64_t casts, cast_ns;     /* aten::_to_copy calls (autocast's casts) and their time */
-    int64_t casts_in_iter;      /* those inside iterations */
-    int64_t int8_ns, float_ns;  /* self time of quantized::* and of float GEMM/conv operators */
-    int int8;                   /* quantized operators did most of the GEMM/conv work */
+    int64_t iterations;        /* the phase's iterations, 0 none */
+    int64_t calls, self_ns;    /* all its operator calls, and their self time */
+    int64_t calls_in_iter;     /* those inside iterations */
+    int64_t casts, cast_ns;    /* aten::_to_copy calls (autocast's casts) and their time */
+    int64_t casts_in_iter;     /* those inside iterations */
+    int64_t int8_ns, float_ns; /* self time of quantized::* and of float GEMM/conv operators */
+    int int8;                  /* quantized operators did most of the GEMM/conv work */
 };
 struct run_operators {
     int present; /* the database has the table (schema 4) */

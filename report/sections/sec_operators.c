@@ -43,8 +43,8 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     return t;
 }
 
-int section_operators(struct sqlite3 *db, const struct run_phases *p,
-                      const struct report_opts *o, struct table **out)
+int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
+                      struct table **out)
 {
     struct table *t = table_new("operators", "PyTorch operators by phase (self CPU time)");
     table_col(t, "phase", "Phase", COL_TEXT);
