@@ -4,7 +4,8 @@
 //   infprof-bench-torch [--n N]
 //
 // Runs each measurement in a process of its own: without the library, preloaded with the
-// defaults, with INFPROF_CPU_MEMORY=0, with INFPROF_NVTX_EMIT=0 and with INFPROF_RECORD_FUNCTION=0;
+// defaults, with INFPROF_CPU_MEMORY=0, with INFPROF_NVTX_EMIT=0, with INFPROF_RECORD_FUNCTION=0
+// and with INFPROF_OPERATORS=1 (op_inplace then pays the operator callback);
 // prints ns per operation for each and what the library adds with its defaults:
 //   report_cpu      c10::reportMemoryUsageToProfiler for a CPU block (what our hook records)
 //   report_cuda     the same for a CUDA block (no NVTX check), called directly: no GPU needed
@@ -184,24 +185,26 @@ int main(int argc, char **argv)
     std::string db = std::string(tmp) + "/bench.db";
     std::vector<std::string> with = {"LD_PRELOAD=" + lib, "INFPROF_FLUSH_MS=1",
                                      "INFPROF_OUTPUT=" + db};
-    std::vector<std::string> mem_off = with, emit_off = with, rf_off = with;
+    std::vector<std::string> mem_off = with, emit_off = with, rf_off = with, ops_on = with;
     mem_off.push_back("INFPROF_CPU_MEMORY=0");
     emit_off.push_back("INFPROF_NVTX_EMIT=0");
     rf_off.push_back("INFPROF_RECORD_FUNCTION=0");
-    std::printf("%-17s %8s %10s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof",
-                "CPU_MEM=0", "EMIT=0", "RF=0", "added", "dropped");
+    ops_on.push_back("INFPROF_OPERATORS=1");
+    std::printf("%-17s %8s %10s %10s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof",
+                "CPU_MEM=0", "EMIT=0", "RF=0", "OPS=1", "added", "dropped");
     for (const char *what : measures) {
-        double v[5];
+        double v[6];
         long dropped = 0;
-        const std::vector<std::string> *envs[5] = {nullptr, &with, &mem_off, &emit_off, &rf_off};
-        for (int k = 0; k < 5; k++) {
+        const std::vector<std::string> *envs[6] = {nullptr,   &with,   &mem_off,
+                                                   &emit_off, &rf_off, &ops_on};
+        for (int k = 0; k < 6; k++) {
             v[k] = run(self, what, n, envs[k] ? *envs[k] : std::vector<std::string>());
             if (!envs[k]) continue;
             dropped += dropped_events(db);
             unlink(db.c_str());
         }
-        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0], v[1], v[2],
-                    v[3], v[4], v[1] - v[0], dropped);
+        std::printf("%-17s %8.1f %10.1f %10.1f %10.1f %10.1f %10.1f %8.1f %8ld\n", what, v[0],
+                    v[1], v[2], v[3], v[4], v[5], v[1] - v[0], dropped);
         std::fflush(stdout);
     }
     rmdir(tmp);

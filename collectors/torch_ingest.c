@@ -36,6 +36,7 @@ void ip_torch_ingest_prepare(struct ip_store *s)
     memset(&ti, 0, sizeof ti);
     ti.memory = ip_batch_open(s, "tensor_memory", 9);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
+    ip_torch_ops_prepare(s);
 }
 
 void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
@@ -63,6 +64,7 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
                     e->nvtx ? (int64_t)e->nvtx : IP_NULL);
         break;
     }
+    case IP_EV_TORCH_OP: ip_torch_ops_ingest(s, tid, (const struct ip_ev_torch_op *)ev); break;
     }
 }
 
@@ -169,6 +171,7 @@ static void write_metadata(struct ip_store *s, uint32_t f, int final)
                                   : "TorchScript: Method::operator() (old ABI)");
     if (f & IP_TORCH_SEEN_AOTI) add(api, sizeof api, "AOTInductor: model runs seen");
     if (f & IP_TORCH_SCOPES) add(api, sizeof api, "record_function scopes: on");
+    if (f & IP_TORCH_OPERATORS) add(api, sizeof api, "operators: on");
     ip_store_meta_text(s, "torch_api", api);
 }
 
@@ -184,4 +187,5 @@ void ip_torch_ingest_finish(struct ip_store *s)
     write_metadata(s, atomic_load(&ip_torch_found), 1);
     /* Setter calls made by libtorch's own guards, which left the phase alone. */
     ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());
+    ip_torch_ops_finish(s);
 }

@@ -21,7 +21,7 @@
 
 struct ip_store;
 
-enum { IP_EV_TORCH_MEMORY = 1, IP_EV_TORCH_ITERATION = 2 };
+enum { IP_EV_TORCH_MEMORY = 1, IP_EV_TORCH_ITERATION = 2, IP_EV_TORCH_OP = 3 };
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
 struct ip_ev_torch_memory {
@@ -60,6 +60,27 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source);
 void ip_torch_call_end(struct ip_torch_call *c);
 /* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
+
+/* ---- torch_ops.c: operator calls (INFPROF_OPERATORS) ---- */
+
+#define IP_OP_STACK    64 /* open operators kept per thread; deeper ones are counted only */
+#define IP_OP_NAME_MAX 64 /* bytes of the name carried, its terminator included */
+
+/* One operator call, at its end. aux: phase of the thread. */
+struct ip_ev_torch_op {
+    struct ip_ev h;
+    uint64_t start, end;
+    uint64_t self;  /* end - start less its children's time on this thread */
+    uint32_t iter;  /* outermost open iteration of the thread, 0 none */
+    uint16_t depth; /* operators open around it on this thread */
+    uint16_t len;   /* bytes of name used */
+    char name[IP_OP_NAME_MAX];
+};
+/* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
+void ip_torch_ops_arm(void);
+void ip_torch_ops_prepare(struct ip_store *s);
+void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);
+void ip_torch_ops_finish(struct ip_store *s);
 
 /* ---- torch_ingest.c (writer side) ---- */
 

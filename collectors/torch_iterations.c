@@ -196,6 +196,7 @@ void ip_torch_scope_arm(void)
 {
     if (atomic_load_explicit(&armed, memory_order_relaxed) || !ip_process_in_main()) return;
     if (atomic_exchange(&armed, 1)) return;
+    ip_torch_ops_arm();
     if (!ip_cfg_int(IP_CFG_RECORD_FUNCTION)) return;
     uint64_t (*add)(struct rf_callback) =
         (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);

@@ -37,6 +37,7 @@ enum ip_cfg_id {
     IP_CFG_NVTX_EMIT,
     IP_CFG_CUDNN,
     IP_CFG_CUDNN_NVTX,
+    IP_CFG_OPERATORS,
     IP_CFG_COUNT
 };
 

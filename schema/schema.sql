@@ -167,4 +167,13 @@ CREATE TABLE api_summary (
     latency_min INTEGER, latency_max INTEGER, latency_med INTEGER
 );
 
+-- Schema 4, operators (INFPROF_OPERATORS=1, collectors/torch_ops.c): one row per PyTorch
+-- operator call (RecordFunction scope FUNCTION). self: dur less the calls it made on its thread
+-- (torch.profiler's self CPU time). phase: of the thread at its end; iter: the thread's outermost
+-- open iteration then (0 none); depth: operators open around it (0 outermost).
+CREATE TABLE torch_operators (
+    start INTEGER, dur INTEGER, self INTEGER, tid INTEGER, phase INTEGER, iter INTEGER,
+    depth INTEGER, name_id INTEGER
+);
+
 PRAGMA user_version = 4;

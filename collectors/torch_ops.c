@@ -1,0 +1,152 @@
+/*
+ * torch_ops.c: PyTorch operator calls (docs/libtorch.md "Operators"), opt-in with
+ * INFPROF_OPERATORS=1. A second RecordFunction callback, on scope FUNCTION (every dispatcher
+ * operator: aten::*, quantized::*, those TorchScript runs), keeps a bounded per-thread stack of
+ * open operators and, when one ends, appends one fixed-size event to the thread's ring: its name
+ * (copied, cut at IP_OP_NAME_MAX - 1 bytes), start, end, self time (its time less its children's,
+ * as torch.profiler's self CPU time), nesting depth, phase and outermost iteration. Nothing is
+ * allocated or locked per operator beyond the ring append. Deeper than IP_OP_STACK operators are
+ * counted (meta torch_operator_overflow), never written; an operator that ends on another thread
+ * than it began on (async) is not on that thread's stack and is ignored.
+ *
+ * Writer side: one torch_operators row per call (schema 4).
+ */
+#include "registry.h"
+#include "torch_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/iteration.h"
+#include "../profiler/log.h"
+#include "../profiler/process.h"
+#include "../profiler/ring.h"
+#include "../profiler/store.h"
+#include "../profiler/thread.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
+#define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
+
+enum { RF_SCOPE_FUNCTION = 0, RF_NUM_SCOPES = 10 };
+
+/* at::RecordFunctionCallback (torch_iterations.c says why this layout). */
+struct rf_callback {
+    void **(*start)(void **ret, const void *rf);
+    void (*end)(const void *rf, void *ctx);
+    double sampling_prob;
+    bool scopes[RF_NUM_SCOPES];
+    bool needs_inputs, needs_outputs, needs_ids;
+};
+_Static_assert(sizeof(struct rf_callback) == 40, "at::RecordFunctionCallback is 40 bytes");
+
+static const char *(*op_name)(const void *rf);
+static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not recorded */
+
+struct open_op {
+    const void *rf;
+    uint64_t start, child; /* child: total time of the operators it called */
+};
+static __thread struct {
+    uint32_t n;    /* entries in v */
+    uint32_t deep; /* operators open past the stack's bound */
+    struct open_op v[IP_OP_STACK];
+} ops __attribute__((tls_model("initial-exec")));
+
+static void **op_start(void **ret, const void *rf)
+{
+    *ret = NULL;
+    if (!ip_recording()) return ret;
+    if (ops.n >= IP_OP_STACK || ops.deep) {
+        ops.deep++;
+        atomic_fetch_add_explicit(&op_overflow, 1, memory_order_relaxed);
+        return ret;
+    }
+    struct open_op *o = &ops.v[ops.n++];
+    o->rf = rf;
+    o->child = 0;
+    o->start = ip_clock_now();
+    return ret;
+}
+
+static void op_end(const void *rf, void *ctx)
+{
+    (void)ctx;
+    uint64_t end = ip_clock_now();
+    if (ops.deep) { /* operators end in the reverse order they began on their thread */
+        ops.deep--;
+        return;
+    }
+    uint32_t i = ops.n;
+    while (i > 0 && ops.v[i - 1].rf != rf) i--;
+    if (!i) return; /* began before recording, or on another thread */
+    struct open_op o = ops.v[i - 1];
+    ops.n = i - 1; /* operators opened inside it and left open are dropped with it */
+    uint64_t total = end - o.start;
+    if (ops.n) ops.v[ops.n - 1].child += total;
+    if (!ip_recording() || !ip_hook_enter()) return;
+    const char *name = op_name(rf);
+    struct ip_ring *r;
+    struct ip_ev_torch_op *e = name ? ip_ring_begin(sizeof *e, &r) : NULL;
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_OP), sizeof *e,
+                              ip_self.phase};
+        e->start = o.start;
+        e->end = end;
+        e->self = o.child < total ? total - o.child : 0;
+        e->iter = ip_iter_current();
+        e->depth = (uint16_t)ops.n;
+        size_t len = strnlen(name, IP_OP_NAME_MAX - 1);
+        e->len = (uint16_t)len;
+        memcpy(e->name, name, len);
+        ip_ring_commit(r, sizeof *e);
+    }
+    ip_hook_leave();
+}
+
+void ip_torch_ops_arm(void)
+{
+    if (!ip_cfg_int(IP_CFG_OPERATORS)) return;
+    uint64_t (*add)(struct rf_callback) =
+        (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);
+    op_name = (const char *(*)(const void *))ip_torch_symbol(SYM_NAME);
+    if (!add || !op_name) {
+        ip_info("operators: at::addGlobalCallback not found, not recorded");
+        return;
+    }
+    struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
+    cb.scopes[RF_SCOPE_FUNCTION] = true;
+    add(cb);
+    ip_torch_seen(IP_TORCH_OPERATORS);
+}
+
+/* ---- writer side -------------------------------------------------------------------------- */
+
+static struct ip_batch *op_rows;
+
+void ip_torch_ops_prepare(struct ip_store *s)
+{
+    op_rows = ip_batch_open(s, "torch_operators", 8);
+}
+
+void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e)
+{
+    if (!op_rows) return;
+    int64_t *row = ip_batch_row(op_rows);
+    row[0] = ip_store_rel(s, e->start);
+    row[1] = (int64_t)(e->end - e->start);
+    row[2] = (int64_t)e->self;
+    row[3] = tid;
+    row[4] = e->h.aux;
+    row[5] = e->iter;
+    row[6] = e->depth;
+    row[7] = ip_store_intern(s, e->name, e->len < IP_OP_NAME_MAX ? e->len : IP_OP_NAME_MAX - 1);
+}
+
+void ip_torch_ops_finish(struct ip_store *s)
+{
+    if (ip_cfg_int(IP_CFG_OPERATORS))
+        ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
+}

@@ -1,0 +1,98 @@
+/*
+ * operators.c: per phase and operator name, the calls, self and total CPU time, calls per
+ * iteration and share of the phase's operator time, from torch_operators (operators.h). Self
+ * time sums to the time spent in operators, so shares add to 100 per phase. Per phase: the casts
+ * (aten::_to_copy: what autocast inserts before each converted operator, and .to() calls) and
+ * whether quantized operators (quantized::*) did more of the GEMM/conv work than float ones
+ * (aten::addmm, mm, bmm, *convolution*): the phase's operator precision is then int8.
+ */
+#include "operators.h"
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_float_gemm(const char *n)
+{
+    return !strcmp(n, "aten::addmm") || !strcmp(n, "aten::mm") || !strcmp(n, "aten::bmm") ||
+           !strcmp(n, "aten::baddbmm") ||
+           (!strncmp(n, "aten::", 6) && strstr(n, "convolution") && !strstr(n, "quantized"));
+}
+
+static void op_phases_load(sqlite3 *db, struct run_operators *r)
+{
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, count(*) FROM iterations GROUP BY phase");
+    for (int i = 0; i < r->n; i++) {
+        const struct op_figure *f = &r->v[i];
+        if (!r->nphases || r->phases[r->nphases - 1].phase != f->phase) {
+            if (!(r->phases = realloc(r->phases, (size_t)(r->nphases + 1) * sizeof *r->phases)))
+                cli_fail("out of memory");
+            memset(&r->phases[r->nphases], 0, sizeof *r->phases);
+            r->phases[r->nphases++].phase = f->phase;
+        }
+        struct op_phase *p = &r->phases[r->nphases - 1];
+        p->calls += f->calls;
+        p->calls_in_iter += f->calls_in_iter;
+        p->self_ns += f->self_ns;
+        if (!strcmp(f->name, "aten::_to_copy")) {
+            p->casts += f->calls;
+            p->casts_in_iter += f->calls_in_iter;
+            p->cast_ns += f->total_ns;
+        }
+        if (!strncmp(f->name, "quantized::", 11))
+            p->int8_ns += f->self_ns;
+        else if (is_float_gemm(f->name))
+            p->float_ns += f->self_ns;
+    }
+    while (db_step(st))
+        for (int k = 0; k < r->nphases; k++)
+            if (r->phases[k].phase == sqlite3_column_int(st, 0))
+                r->phases[k].iterations = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    for (int k = 0; k < r->nphases; k++)
+        r->phases[k].int8 = r->phases[k].int8_ns > r->phases[k].float_ns;
+}
+
+void operators_load(sqlite3 *db, struct run_operators *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!db_has_table(db, "torch_operators")) return;
+    r->present = 1;
+    sqlite3_stmt *st = db_prepare(
+        db, "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
+            " it AS (SELECT phase, count(*) AS n FROM iterations GROUP BY phase)"
+            " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur),"
+            " sum(o.iter > 0), coalesce(it.n, 0), ph.self"
+            " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+            " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
+            " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC");
+    size_t cap = 0;
+    while (db_step(st)) {
+        if ((size_t)r->n == cap &&
+            !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) * sizeof *r->v)))
+            cli_fail("out of memory");
+        struct op_figure *f = &r->v[r->n++];
+        f->phase = sqlite3_column_int(st, 0);
+        const unsigned char *name = sqlite3_column_text(st, 1);
+        snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
+        f->calls = sqlite3_column_int64(st, 2);
+        f->self_ns = sqlite3_column_int64(st, 3);
+        f->total_ns = sqlite3_column_int64(st, 4);
+        int64_t in_iter = sqlite3_column_int64(st, 5), iters = sqlite3_column_int64(st, 6);
+        f->calls_in_iter = in_iter;
+        f->calls_per_iter = iters > 0 ? (double)in_iter / (double)iters : -1;
+        int64_t phase_self = sqlite3_column_int64(st, 7);
+        f->self_share = phase_self > 0 ? 100.0 * (double)f->self_ns / (double)phase_self : 0;
+    }
+    sqlite3_finalize(st);
+    op_phases_load(db, r);
+}
+
+void operators_free(struct run_operators *r)
+{
+    free(r->v);
+    free(r->phases);
+    memset(r, 0, sizeof *r);
+}

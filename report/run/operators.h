@@ -1,0 +1,43 @@
+/*
+ * operators.h: the run's PyTorch operator figures (torch_operators, INFPROF_OPERATORS=1), read
+ * once per report by operators.c; every output reads them here.
+ */
+#ifndef INFPROF_RUN_OPERATORS_H
+#define INFPROF_RUN_OPERATORS_H
+
+#include <stdint.h>
+
+struct sqlite3;
+
+/* One operator name in one phase. */
+struct op_figure {
+    int phase;
+    char name[64];
+    int64_t calls, self_ns, total_ns;
+    int64_t calls_in_iter; /* its calls inside iterations */
+    double calls_per_iter; /* its calls inside iterations / the phase's iterations; < 0 none */
+    double self_share;     /* of the phase's operator self time, 0..100 */
+};
+/* One phase's operators together. */
+struct op_phase {
+    int phase;
+    int64_t iterations;        /* the phase's iterations, 0 none */
+    int64_t calls, self_ns;    /* all its operator calls, and their self time */
+    int64_t calls_in_iter;     /* those inside iterations */
+    int64_t casts, cast_ns;    /* aten::_to_copy calls (autocast's casts) and their time */
+    int64_t casts_in_iter;     /* those inside iterations */
+    int64_t int8_ns, float_ns; /* self time of quantized::* and of float GEMM/conv operators */
+    int int8;                  /* quantized operators did most of the GEMM/conv work */
+};
+struct run_operators {
+    int present; /* the database has the table (schema 4) */
+    int n;
+    struct op_figure *v; /* by phase, then self time, descending */
+    int nphases;
+    struct op_phase *phases; /* by phase id */
+};
+/* Reads the figures; r->present 0 (and nothing allocated) without the table. */
+void operators_load(struct sqlite3 *db, struct run_operators *r);
+void operators_free(struct run_operators *r);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * sec_operators.c: the Operators section (figures from report/run/operators.c): per phase, the
+ * operators together (calls and casts per iteration, operator precision), then the PyTorch
+ * operators by self CPU time with calls, calls per iteration and total time (top --top per phase
+ * in text, all in JSON/CSV with --top 0).
+ */
+#include "sections.h"
+#include "../run/operators.h"
+
+#include <string.h>
+
+static const char *label_of(const struct run_phases *p, int id)
+{
+    for (int k = 0; k < p->n; k++)
+        if (p->v[k].id == id) return p->v[k].label;
+    return "(no phase)";
+}
+
+static struct table *phase_table(const struct run_phases *p, const struct run_operators *r)
+{
+    struct table *t = table_new("operator_phases", "PyTorch operators per phase");
+    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "calls", "Calls", COL_INT);
+    table_col(t, "calls_per_iteration", "Calls/iter", COL_RATIO);
+    table_col(t, "self_cpu_ns", "Op CPU", COL_NS);
+    table_col(t, "casts", "Casts", COL_INT);
+    table_col(t, "casts_per_iteration", "Casts/iter", COL_RATIO);
+    table_col(t, "cast_ns", "Cast time", COL_NS);
+    table_col(t, "precision", "Precision", COL_TEXT);
+    for (int i = 0; i < r->nphases; i++) {
+        const struct op_phase *ph = &r->phases[i];
+        table_row(t);
+        table_set_text(t, 0, label_of(p, ph->phase));
+        table_set_int(t, 1, ph->calls);
+        if (ph->iterations) table_set_num(t, 2, (double)ph->calls_in_iter / (double)ph->iterations);
+        table_set_int(t, 3, ph->self_ns);
+        table_set_int(t, 4, ph->casts);
+        if (ph->iterations) table_set_num(t, 5, (double)ph->casts_in_iter / (double)ph->iterations);
+        table_set_int(t, 6, ph->cast_ns);
+        if (ph->int8_ns || ph->float_ns) table_set_text(t, 7, ph->int8 ? "int8" : "float");
+    }
+    if (!r->nphases) t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+    return t;
+}
+
+int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
+                      struct table **out)
+{
+    struct table *t = table_new("operators", "PyTorch operators by phase (self CPU time)");
+    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "operator", "Operator", COL_TEXT);
+    table_col(t, "calls", "Calls", COL_INT);
+    table_col(t, "calls_per_iteration", "Calls/iter", COL_RATIO);
+    table_col(t, "self_cpu_ns", "Self CPU", COL_NS);
+    table_col(t, "self_share_pct", "Self %", COL_PCT);
+    table_col(t, "total_cpu_ns", "Total CPU", COL_NS);
+    struct run_operators r;
+    operators_load(db, &r);
+    int shown = 0, last = -1;
+    for (int i = 0; i < r.n; i++) {
+        const struct op_figure *f = &r.v[i];
+        if (f->phase != last) shown = 0, last = f->phase;
+        if (o->top > 0 && shown++ >= o->top) continue;
+        table_row(t);
+        table_set_text(t, 0, label_of(p, f->phase));
+        table_set_text(t, 1, f->name);
+        table_set_int(t, 2, f->calls);
+        if (f->calls_per_iter >= 0) table_set_num(t, 3, f->calls_per_iter);
+        table_set_int(t, 4, f->self_ns);
+        table_set_num(t, 5, f->self_share);
+        table_set_int(t, 6, f->total_ns);
+    }
+    if (!r.present)
+        t->note = "no operator table (a database older than schema 4)";
+    else if (!r.n)
+        t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+    out[0] = phase_table(p, &r);
+    out[1] = t;
+    operators_free(&r);
+    return 2;
+}

@@ -1,0 +1,34 @@
+"""ops_profiler.py: the operator truth program (tests/torch/test_operators.py). Runs an MLP
+under torch.profiler (CPU activity), each forward in a record_function('iteration') scope: fp32
+under no_grad, its quantize_dynamic int8 copy under inference_mode, and the fp32 model scripted
+(TorchScript) under grad mode (three phases); prints torch.profiler's own per-operator figures
+(names with '::') as JSON on stdout: {name: [calls, self_cpu_us]} for each model. An aten::digamma call just before
+and just after each profiled window marks it for the test (the models are built in the same
+phases)."""
+import json
+import sys
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                      nn.Linear(1024, 10)).eval()
+int8 = torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+x = torch.randn(64, 512)
+iters = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+out = {}
+scripted = torch.jit.script(model)
+for label, m, mode in (("fp32", model, torch.no_grad), ("int8", int8, torch.inference_mode),
+                       ("script", scripted, torch.enable_grad)):
+    with mode():
+        torch.digamma(x)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            for _ in range(iters):
+                with torch.profiler.record_function("iteration"):
+                    m(x)
+        torch.digamma(x)
+    out[label] = {e.key: [e.count, e.self_cpu_time_total]
+                      for e in prof.key_averages() if "::" in e.key}
+print(json.dumps(out))
