@@ -51,7 +51,7 @@ static const char *base_name(const char *path)
 /* The first mapped library that belongs to a known tool: its tool and file name. */
 static int holder_from_maps(char *out, size_t n)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = ip_fdguard_open_own("/proc/self/maps", O_RDONLY, 0);
     if (fd < 0) return 0;
     char buf[8192], line[4096];
     size_t len = 0;

@@ -15,6 +15,7 @@
 #include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/emit.h"
 #include "../profiler/glob.h"
 #include "../profiler/iteration.h"
 #include "../profiler/lifecycle.h"
@@ -111,6 +112,17 @@ static int guard(void)
     return ip_recording() && ip_hook_enter();
 }
 
+/* guard() for an event that begins a range or marks a point: one the re-entrancy guard turns
+ * away (a signal handler interrupted one of our hooks on this thread) is counted as dropped,
+ * unless it is our own phase range (emitted from inside a hook on purpose). */
+static int guard_counted(uint64_t domain)
+{
+    if (!ip_recording()) return 0;
+    if (ip_hook_enter()) return 1;
+    if (!domain || domain != (uint64_t)(uintptr_t)ip_emit_domain_peek()) ip_ring_note_skipped();
+    return 0;
+}
+
 /* Push: our id on the thread's stack; returns the 0-based level as NVTX does. */
 static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *text)
 {
@@ -133,13 +145,19 @@ static int pop(uint64_t domain)
 {
     uint32_t d = ip_self.nvtx_depth;
     if (!d) return -1;
-    /* The innermost range of that domain (domains keep separate stacks in NVTX). */
-    uint32_t k = d <= IP_NVTX_STACK_MAX ? d : IP_NVTX_STACK_MAX;
-    while (k > 0 && ip_self.nvtx_domain[k - 1] != domain) k--;
-    uint64_t id = k ? ip_self.nvtx_stack[k - 1] : 0;
-    if (k) {
-        memmove(&ip_self.nvtx_stack[k - 1], &ip_self.nvtx_stack[k], (d - k) * sizeof(uint64_t));
-        memmove(&ip_self.nvtx_domain[k - 1], &ip_self.nvtx_domain[k], (d - k) * sizeof(uint64_t));
+    /* The innermost range of that domain (domains keep separate stacks in NVTX). Past the
+     * array's bound the innermost range is not kept: it is the one that ends (its id is found
+     * again by the writer, which keeps every level), and nothing in the array moves. */
+    uint32_t k = d;
+    uint64_t id = 0;
+    if (d <= IP_NVTX_STACK_MAX) {
+        while (k > 0 && ip_self.nvtx_domain[k - 1] != domain) k--;
+        id = k ? ip_self.nvtx_stack[k - 1] : 0;
+        if (k) {
+            memmove(&ip_self.nvtx_stack[k - 1], &ip_self.nvtx_stack[k], (d - k) * sizeof(uint64_t));
+            memmove(&ip_self.nvtx_domain[k - 1], &ip_self.nvtx_domain[k],
+                    (d - k) * sizeof(uint64_t));
+        }
     }
     ip_self.nvtx_depth = d - 1;
     /* The range that began the thread's iteration closes: so does the iteration. */
@@ -158,7 +176,7 @@ static int pop(uint64_t domain)
 
 static void NVTX_API w_MarkEx(const nvtxEventAttributes_t *a)
 {
-    if (guard())
+    if (guard_counted(0))
         record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, a, NULL), ip_hook_leave();
     if (next_core[NVTX_CBID_CORE_MarkEx])
         NEXT(next_core, NVTX_CBID_CORE_MarkEx, void (*)(const nvtxEventAttributes_t *))(a);
@@ -166,7 +184,7 @@ static void NVTX_API w_MarkEx(const nvtxEventAttributes_t *a)
 
 static void NVTX_API w_MarkA(const char *m)
 {
-    if (guard())
+    if (guard_counted(0))
         record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, 0, NULL, m), ip_hook_leave();
     if (next_core[NVTX_CBID_CORE_MarkA])
         NEXT(next_core, NVTX_CBID_CORE_MarkA, void (*)(const char *))(m);
@@ -177,7 +195,7 @@ static nvtxRangeId_t start(uint64_t domain, const nvtxEventAttributes_t *a, cons
 {
     uint64_t id = atomic_fetch_add(&nvtx_ids, 1);
     if (!ext) ext = id;
-    if (guard()) {
+    if (guard_counted(domain)) {
         uint32_t iter = record(IP_NVTX_START, id, ext, domain, a, m);
         /* A start/end iteration owns its thread's work until an end on this thread. */
         if (iter && ip_iter_current() == iter) ip_self.nvtx_iter_ext = ext;
@@ -224,7 +242,7 @@ static void NVTX_API w_RangeEnd(nvtxRangeId_t id)
 static int NVTX_API w_RangePushEx(const nvtxEventAttributes_t *a)
 {
     int level = -1;
-    if (guard()) level = push(0, a, NULL), ip_hook_leave();
+    if (guard_counted(0)) level = push(0, a, NULL), ip_hook_leave();
     if (next_core[NVTX_CBID_CORE_RangePushEx])
         return NEXT(next_core, NVTX_CBID_CORE_RangePushEx,
                     int (*)(const nvtxEventAttributes_t *))(a);
@@ -234,7 +252,7 @@ static int NVTX_API w_RangePushEx(const nvtxEventAttributes_t *a)
 static int NVTX_API w_RangePushA(const char *m)
 {
     int level = -1;
-    if (guard()) level = push(0, NULL, m), ip_hook_leave();
+    if (guard_counted(0)) level = push(0, NULL, m), ip_hook_leave();
     if (next_core[NVTX_CBID_CORE_RangePushA])
         return NEXT(next_core, NVTX_CBID_CORE_RangePushA, int (*)(const char *))(m);
     return level;
@@ -262,7 +280,7 @@ static void NVTX_API w_NameOsThreadA(uint32_t tid, const char *name)
 
 static void NVTX_API w_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    if (guard())
+    if (guard_counted(DOMAIN(d)))
         record(IP_NVTX_MARK, atomic_fetch_add(&nvtx_ids, 1), 0, DOMAIN(d), a, NULL),
             ip_hook_leave();
     if (next_core2[NVTX_CBID_CORE2_DomainMarkEx])
@@ -293,7 +311,7 @@ static void NVTX_API w_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static int NVTX_API w_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
     int level = -1;
-    if (guard()) level = push(DOMAIN(d), a, NULL), ip_hook_leave();
+    if (guard_counted(DOMAIN(d))) level = push(DOMAIN(d), a, NULL), ip_hook_leave();
     if (next_core2[NVTX_CBID_CORE2_DomainRangePushEx])
         return NEXT(next_core2, NVTX_CBID_CORE2_DomainRangePushEx,
                     int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t *))(d, a);

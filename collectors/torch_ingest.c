@@ -64,7 +64,9 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
                     e->nvtx ? (int64_t)e->nvtx : IP_NULL);
         break;
     }
-    case IP_EV_TORCH_OP: ip_torch_ops_ingest(s, tid, (const struct ip_ev_torch_op *)ev); break;
+    case IP_EV_TORCH_OP:
+        ip_torch_ops_ingest(s, tid, (const struct ip_ev_torch_op *)ev);
+        break;
     }
 }
 
@@ -72,7 +74,7 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
  * statically leaves its names there (unless stripped) and no libc10.so in the process. */
 static int exe_has_symbol(const char *needle)
 {
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    int fd = ip_fdguard_open_own("/proc/self/exe", O_RDONLY, 0);
     if (fd < 0) return 0;
     struct stat st;
     void *map = MAP_FAILED;

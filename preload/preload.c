@@ -24,8 +24,17 @@
 
 #define IP_EXPORT __attribute__((visibility("default")))
 
+/* One active copy per process. Two different files of the library preloaded together (a stale
+ * LD_PRELOAD and `infprof run`) each export this name; the process-wide lookup finds the first
+ * copy's, and every later copy stays off: its hooks only forward (each checks that recording is
+ * on before it does anything else). A copy loaded once under two names is one copy. */
+static const char copy_self; /* this copy's own address (a reference to it is never interposed) */
+IP_EXPORT const void *const infprof_active_copy = &copy_self;
+
 __attribute__((constructor)) static void preload_init(void)
 {
+    const void *const *first = dlsym(RTLD_DEFAULT, "infprof_active_copy");
+    if (first && *first != &copy_self) return;
     struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
     ip_lifecycle_start(&opts);
 }
@@ -69,10 +78,16 @@ IP_EXPORT void exit(int status)
 
 IP_EXPORT int close(int fd)
 {
-    if (ip_fdguard_is_ours(fd)) return 0; /* as if closed: the program never knew it */
     static int (*fn)(int);
     if (!fn) fn = (int (*)(int))real("close");
-    return fn ? fn(fd) : (int)syscall(SYS_close, fd);
+    ip_fdguard_close_enter(); /* not while one of ours is on its way up (fdguard.h) */
+    int rc = 0;
+    if (!ip_fdguard_is_ours(fd)) /* ours: as if closed, the program never knew it */
+        rc = fn ? fn(fd) : (int)syscall(SYS_close, fd);
+    int saved = errno;
+    ip_fdguard_close_leave();
+    errno = saved;
+    return rc;
 }
 
 /* The real close_range over [first, last], skipping our descriptors. */
@@ -80,8 +95,8 @@ static int close_range_skipping(unsigned first, unsigned last, int flags)
 {
     static int (*fn)(unsigned, unsigned, int);
     if (!fn) fn = (int (*)(unsigned, unsigned, int))real("close_range");
-    int ours[8], n = 0, count = ip_fdguard_count();
-    for (int i = 0; i < count && n < 8; i++) {
+    int ours[16], n = 0, count = ip_fdguard_count();
+    for (int i = 0; i < count && n < 16; i++) {
         int fd = ip_fdguard_fd(i);
         if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last) ours[n++] = fd;
     }
@@ -104,7 +119,7 @@ static int close_range_skipping(unsigned first, unsigned last, int flags)
     return rc;
 }
 
-IP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+static int close_range_gated(unsigned first, unsigned last, int flags)
 {
     if (!ip_fdguard_count() || (flags & 4 /* CLOSE_RANGE_CLOEXEC */) || first > last) {
         static int (*fn)(unsigned, unsigned, int);
@@ -114,19 +129,28 @@ IP_EXPORT int close_range(unsigned first, unsigned last, int flags)
     return close_range_skipping(first, last, flags);
 }
 
+IP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    ip_fdguard_close_enter();
+    int rc = close_range_gated(first, last, flags);
+    int saved = errno;
+    ip_fdguard_close_leave();
+    errno = saved;
+    return rc;
+}
+
 IP_EXPORT void closefrom(int lowfd)
 {
     if (lowfd < 0) lowfd = 0;
-    if (!ip_fdguard_count()) {
-        static void (*fn)(int);
-        if (!fn) fn = (void (*)(int))real("closefrom");
-        if (fn) {
-            fn(lowfd);
-            return;
-        }
-    }
     int saved = errno;
-    close_range_skipping((unsigned)lowfd, ~0u, 0);
+    ip_fdguard_close_enter();
+    static void (*fn)(int);
+    if (!fn) fn = (void (*)(int))real("closefrom");
+    if (!ip_fdguard_count() && fn)
+        fn(lowfd);
+    else
+        close_range_skipping((unsigned)lowfd, ~0u, 0);
+    ip_fdguard_close_leave();
     errno = saved;
 }
 
@@ -244,6 +268,10 @@ IP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         }
         if (act) ip_lifecycle_signal_released(sig);
     }
+    /* "Clean up, set SIG_DFL, raise again" (and Python's Ctrl-C exit): the default action still
+     * comes, after our flush. */
+    if (rc == 0 && act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL)
+        ip_lifecycle_signal_keep(sig);
     return rc;
 }
 
@@ -257,5 +285,6 @@ IP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
         ip_lifecycle_signal_released(sig);
         prev = SIG_DFL;
     }
+    if (prev != SIG_ERR && handler == SIG_DFL) ip_lifecycle_signal_keep(sig);
     return prev;
 }

@@ -17,6 +17,11 @@ nvtxDomainHandle_t ip_emit_domain(void)
     return d;
 }
 
+nvtxDomainHandle_t ip_emit_domain_peek(void)
+{
+    return atomic_load(&emit_domain);
+}
+
 void ip_emit_attr(nvtxEventAttributes_t *a, _Atomic(nvtxStringHandle_t) *cache, const char *text)
 {
     nvtxStringHandle_t s = atomic_load(cache);

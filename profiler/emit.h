@@ -12,6 +12,8 @@
 
 /* The domain, created on first use (threads racing here get the same domain by name). */
 nvtxDomainHandle_t ip_emit_domain(void);
+/* The same, never created here (NULL until then): safe in a signal handler. */
+nvtxDomainHandle_t ip_emit_domain_peek(void);
 /* Event attributes naming `text`, registered once in *cache (falls back to the ASCII text when
  * the tool registers nothing). */
 void ip_emit_attr(nvtxEventAttributes_t *a, _Atomic(nvtxStringHandle_t) *cache, const char *text);

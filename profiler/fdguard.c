@@ -17,6 +17,11 @@
 #include "log.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,15 +31,100 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define GUARD_MAX 8
+#define GUARD_MAX 16
 
+/* Registered descriptors. A slot's fd is -1 once forgotten; readers (the close hooks, any
+ * thread) take no lock; adders and forgetters hold guard_lock. */
 static struct {
-    int fd;
+    _Atomic int fd;
     dev_t dev;
     ino_t ino;
 } guard[GUARD_MAX];
 static _Atomic int guard_n;
 static _Atomic int guard_broken;
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the gate: no program close while one of ours sits at a number not yet registered ------
+ * Two flags in Dekker's pattern (sequentially consistent atomics): the opener raises
+ * gate_owner and then waits for closers in flight to leave; a closer counts itself in and
+ * then looks at gate_owner, stepping out and waiting while it is raised. One of the two
+ * always sees the other. The opener's section is a few system calls long. */
+static _Atomic int gate_owner, gate_closers;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int gate_mine __attribute__((tls_model("initial-exec")));
+
+void ip_fdguard_own_begin(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    atomic_store(&gate_owner, 1);
+    gate_mine = 1;
+    while (atomic_load(&gate_closers)) sched_yield();
+}
+
+void ip_fdguard_own_end(void)
+{
+    gate_mine = 0;
+    atomic_store(&gate_owner, 0);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+void ip_fdguard_close_enter(void)
+{
+    if (gate_mine) return; /* a signal handler on the opener's own thread: it cannot wait */
+    for (;;) {
+        atomic_fetch_add(&gate_closers, 1);
+        if (!atomic_load(&gate_owner)) return;
+        atomic_fetch_sub(&gate_closers, 1);
+        while (atomic_load(&gate_owner)) sched_yield();
+    }
+}
+
+void ip_fdguard_close_leave(void)
+{
+    if (!gate_mine) atomic_fetch_sub(&gate_closers, 1);
+}
+
+/* ---- high numbers ------------------------------------------------------------------------- */
+
+static _Atomic int high_min = -1;
+
+int ip_fdguard_high_min(void)
+{
+    int m = atomic_load(&high_min);
+    if (m >= 0) return m;
+    /* 32 below the soft limit, at most 1024 - 32 (a table of a million descriptors would cost
+     * the process memory); none under a limit below 256. */
+    struct rlimit rl;
+    m = 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 256)
+        m = (int)(rl.rlim_cur < 1024 ? rl.rlim_cur : 1024) - 32;
+    atomic_store(&high_min, m);
+    return m;
+}
+
+int ip_fdguard_move_up(int fd, int cloexec)
+{
+    int min = ip_fdguard_high_min();
+    if (fd < 0 || fd >= min || !min) return fd;
+    int high = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, min);
+    if (high < 0) return fd; /* none free up there: it stays where it is, registered */
+    syscall(SYS_close, fd);
+    return high;
+}
+
+int ip_fdguard_open_own(const char *path, int flags, int mode)
+{
+    ip_fdguard_own_begin();
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+    int err = errno;
+    fd = ip_fdguard_move_up(fd, 1);
+    if (fd >= 0) ip_fdguard_add(fd);
+    ip_fdguard_own_end();
+    errno = err;
+    return fd;
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
 
 static int guard_wanted(const char *target, const char *base)
 {
@@ -43,15 +133,38 @@ static int guard_wanted(const char *target, const char *base)
            (!target[n] || !strcmp(target + n, "-wal") || !strcmp(target + n, "-shm"));
 }
 
+static int guard_listed(int fd)
+{
+    int n = atomic_load_explicit(&guard_n, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (atomic_load_explicit(&guard[i].fd, memory_order_relaxed) == fd) return 1;
+    return 0;
+}
+
+static void guard_put(int fd, const struct stat *st)
+{
+    int n = atomic_load(&guard_n), slot = n;
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&guard[i].fd) < 0) {
+            slot = i;
+            break;
+        }
+    if (slot >= GUARD_MAX) return;
+    guard[slot].dev = st->st_dev;
+    guard[slot].ino = st->st_ino;
+    atomic_store_explicit(&guard[slot].fd, fd, memory_order_release);
+    if (slot == n) atomic_store_explicit(&guard_n, n + 1, memory_order_release);
+}
+
 void ip_fdguard_protect(const char *path)
 {
     char base[PATH_MAX];
     if (!realpath(path, base)) return;
     DIR *d = opendir("/proc/self/fd");
     if (!d) return;
-    int n = atomic_load(&guard_n);
+    pthread_mutex_lock(&guard_lock);
     struct dirent *e;
-    while ((e = readdir(d)) && n < GUARD_MAX) {
+    while ((e = readdir(d))) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         char link[300], target[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%.255s", e->d_name);
@@ -60,27 +173,31 @@ void ip_fdguard_protect(const char *path)
         target[len] = 0;
         int fd = atoi(e->d_name);
         struct stat st;
-        if (fd == dirfd(d) || !guard_wanted(target, base) || ip_fdguard_is_ours(fd) ||
+        if (fd == dirfd(d) || !guard_wanted(target, base) || guard_listed(fd) ||
             fstat(fd, &st) != 0)
             continue;
-        guard[n].fd = fd;
-        guard[n].dev = st.st_dev;
-        guard[n].ino = st.st_ino;
-        n++;
+        guard_put(fd, &st);
     }
+    pthread_mutex_unlock(&guard_lock);
     closedir(d);
-    atomic_store_explicit(&guard_n, n, memory_order_release);
 }
 
 void ip_fdguard_add(int fd)
 {
     struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) return;
+    pthread_mutex_lock(&guard_lock);
+    if (!guard_listed(fd)) guard_put(fd, &st);
+    pthread_mutex_unlock(&guard_lock);
+}
+
+static void guard_forget(int fd)
+{
+    pthread_mutex_lock(&guard_lock);
     int n = atomic_load(&guard_n);
-    if (n >= GUARD_MAX || ip_fdguard_is_ours(fd) || fstat(fd, &st) != 0) return;
-    guard[n].fd = fd;
-    guard[n].dev = st.st_dev;
-    guard[n].ino = st.st_ino;
-    atomic_store_explicit(&guard_n, n + 1, memory_order_release);
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&guard[i].fd) == fd) atomic_store(&guard[i].fd, -1);
+    pthread_mutex_unlock(&guard_lock);
 }
 
 void ip_fdguard_release(void)
@@ -94,11 +211,21 @@ void ip_fdguard_reset(void)
     atomic_store(&guard_broken, 0);
 }
 
+/* Slot i still names the file it was registered with (a dup2 onto its number, or a raw close
+ * and a new open there, makes the number the program's). */
+static int guard_still(int i, int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == guard[i].dev && st.st_ino == guard[i].ino;
+}
+
 int ip_fdguard_is_ours(int fd)
 {
+    if (fd < 0) return 0;
     int n = atomic_load_explicit(&guard_n, memory_order_acquire);
     for (int i = 0; i < n; i++)
-        if (guard[i].fd == fd) return 1;
+        if (atomic_load_explicit(&guard[i].fd, memory_order_acquire) == fd)
+            return guard_still(i, fd);
     return 0;
 }
 
@@ -109,7 +236,8 @@ int ip_fdguard_count(void)
 
 int ip_fdguard_fd(int i)
 {
-    return guard[i].fd;
+    int fd = atomic_load_explicit(&guard[i].fd, memory_order_acquire);
+    return fd >= 0 && guard_still(i, fd) ? fd : -1;
 }
 
 int ip_fdguard_intact(void)
@@ -117,13 +245,13 @@ int ip_fdguard_intact(void)
     if (atomic_load(&guard_broken)) return 0;
     int n = atomic_load_explicit(&guard_n, memory_order_acquire);
     for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (fstat(guard[i].fd, &st) != 0 || st.st_dev != guard[i].dev ||
-            st.st_ino != guard[i].ino) {
+        int fd = atomic_load_explicit(&guard[i].fd, memory_order_acquire);
+        if (fd < 0) continue;
+        if (!guard_still(i, fd)) {
             if (!atomic_exchange(&guard_broken, 1))
                 ip_warn("the program closed or replaced the profile database's file descriptor"
                         " %d: infprof stopped writing (the program's file was not touched)",
-                        guard[i].fd);
+                        fd);
             return 0;
         }
     }
@@ -132,11 +260,26 @@ int ip_fdguard_intact(void)
 
 void ip_fdguard_atfork_child(void)
 {
-    /* The parent's database is the parent's: the child may close those descriptors. */
+    /* The parent's database is the parent's: the child lets go of its copies of those
+     * descriptors (the parent's locks are the parent's and stay), so that a child that closes
+     * everything, or that never does, holds none of them. The gate's state may have been
+     * copied mid-section from another thread: it starts over. */
+    pthread_mutex_init(&gate_lock, NULL);
+    pthread_mutex_init(&guard_lock, NULL);
+    atomic_store(&gate_owner, 0);
+    atomic_store(&gate_closers, 0);
+    gate_mine = 0;
+    int n = atomic_load(&guard_n);
+    for (int i = 0; i < n; i++) {
+        int fd = atomic_load(&guard[i].fd);
+        if (fd >= 0 && guard_still(i, fd)) syscall(SYS_close, fd);
+    }
     ip_fdguard_reset();
 }
 
 void ip_fdguard_close_own(int fd)
 {
-    if (fd >= 0) syscall(SYS_close, fd);
+    if (fd < 0) return;
+    guard_forget(fd);
+    syscall(SYS_close, fd);
 }

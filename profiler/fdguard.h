@@ -19,10 +19,26 @@ int ip_fdguard_count(void);
 int ip_fdguard_fd(int i);
 /* Every registered descriptor still names the file it named; once one does not, never again. */
 int ip_fdguard_intact(void);
+/* In a forked child: the parent's descriptors are closed and forgotten, the gate reopened. */
 void ip_fdguard_atfork_child(void);
-/* Close a descriptor the library opened for its own short use (a /proc file), by the system
- * call itself: past the program-facing close hook (preload/preload.c), which has nothing to
- * decide for it. */
+
+/* The gate (fdguard.c): between own_begin and own_end the library opens a descriptor, moves it
+ * up and registers it; a program close (the hooks call close_enter/close_leave around the real
+ * close) waits for that, so it can never close a number of ours that is not registered yet, nor
+ * see us close a number that has become its own. */
+void ip_fdguard_own_begin(void);
+void ip_fdguard_own_end(void);
+void ip_fdguard_close_enter(void);
+void ip_fdguard_close_leave(void);
+/* The lowest number our descriptors use (0: none, the limit is below 256). */
+int ip_fdguard_high_min(void);
+/* Inside the gate: fd moved to a high number (the low one closed), or fd where none is free. */
+int ip_fdguard_move_up(int fd, int cloexec);
+/* Open a file of the library's own (close-on-exec) through the gate: at a high number and
+ * registered until ip_fdguard_close_own. -1 and errno on failure. */
+int ip_fdguard_open_own(const char *path, int flags, int mode);
+/* Close a descriptor the library opened for its own use (ip_fdguard_open_own), by the system
+ * call itself: past the program-facing close hook (preload/preload.c); it is forgotten first. */
 void ip_fdguard_close_own(int fd);
 
 #endif

@@ -9,6 +9,7 @@
 #include "lifecycle.h"
 #include "clock.h"
 #include "config.h"
+#include "fdguard.h"
 #include "log.h"
 #include "phase.h"
 #include "ring.h"
@@ -61,6 +62,24 @@ int ip_lifecycle_signal_is_ours(int sig)
 void ip_lifecycle_signal_released(int sig)
 {
     if (sig > 0 && sig < 32) atomic_fetch_and(&life_signals_ours, ~(1u << sig));
+}
+
+static void life_on_signal(int sig, siginfo_t *si, void *uc);
+
+int ip_lifecycle_signal_keep(int sig)
+{
+    if (!ip_recording() || !life_sigaction || sig <= 0 || sig >= 32) return 0;
+    int watched = 0;
+    for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++)
+        watched |= life_signals[i].sig == sig;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = life_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (!watched || life_sigaction(sig, &sa, NULL) != 0) return 0;
+    atomic_fetch_or(&life_signals_ours, 1u << sig);
+    return 1;
 }
 
 static uint64_t finish_timeout(int from_signal)
@@ -152,6 +171,7 @@ void ip_lifecycle_main_begins(void)
 
 static void life_fork_child(void)
 {
+    ip_fdguard_atfork_child(); /* first: the child may close what was the parent's */
     ip_writer_atfork_child();
     ip_thread_atfork_child();
     ip_ring_atfork_child();

@@ -34,6 +34,9 @@ int ip_lifecycle_library_path(char *out, size_t n);
 
 /* Is this signal handler ours (so that sigaction can hide it from the program)? */
 int ip_lifecycle_signal_is_ours(int sig);
+/* The program set SIG_DFL on `sig`: where it is one we watch, our flush-then-default handler
+ * goes back in its place (the program still reads SIG_DFL). 1 when it did. */
+int ip_lifecycle_signal_keep(int sig);
 void ip_lifecycle_signal_released(int sig);
 
 #endif

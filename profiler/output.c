@@ -2,6 +2,7 @@
  * output.c: choosing and claiming the database file (rules in output.h).
  */
 #include "output.h"
+#include "fdguard.h"
 #include "process.h"
 #include "log.h"
 
@@ -72,9 +73,10 @@ int ip_output_fresh_name(const char *path, char *out, size_t n)
 
 static int claim(const char *path)
 {
-    FILE *f = fopen(path, "wxe"); /* O_CREAT | O_EXCL | O_CLOEXEC */
-    if (!f) return -errno;
-    fclose(f);
+    /* Through the fd guard's gate: never a number the program could close or be given. */
+    int fd = ip_fdguard_open_own(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) return -errno;
+    ip_fdguard_close_own(fd);
     return 0;
 }
 

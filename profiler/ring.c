@@ -326,6 +326,15 @@ void ip_ring_commit(struct ip_ring *r, uint16_t size)
     atomic_store_explicit(&b->head, head + size, memory_order_release);
 }
 
+void ip_ring_note_skipped(void)
+{
+    struct ip_ring *r = ip_self.ring; /* never created here: this may run in a signal handler */
+    if (r)
+        ring_note_drop(r);
+    else
+        atomic_fetch_add_explicit(&ring_lost_events, 1, memory_order_relaxed);
+}
+
 static void *ring_begin(uint16_t size, struct ip_ring **out, int critical)
 {
     struct ip_ring *r = ip_ring_self();

@@ -79,6 +79,9 @@ void *ip_ring_begin(uint16_t size, struct ip_ring **out);
  * no memory can be mapped at all. */
 void *ip_ring_begin_critical(uint16_t size, struct ip_ring **out);
 void ip_ring_commit(struct ip_ring *r, uint16_t size);
+/* An event the calling thread could not record at all (a signal handler interrupted one of our
+ * hooks, whose re-entrancy guard turned it away): counted as a drop, async-signal-safe. */
+void ip_ring_note_skipped(void);
 
 /* Writer side. Calls fn for every committed record of every ring, then recycles drained rings
  * of exited threads and wakes threads waiting for room. Returns the number of records. */

@@ -83,6 +83,8 @@ static void store_fail(struct ip_store *s, const char *sql)
     s->errors++;
     if (!s->error_logged) {
         s->error_logged = 1;
+        /* The program took one of our descriptors over: that is the cause, said once there. */
+        if (!ip_fdguard_intact()) return;
         char gist[48];
         sql_gist(sql ? sql : "", gist, sizeof gist);
         ip_warn("writing the profile database failed (%s: %s); later failures are only counted",

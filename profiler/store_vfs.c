@@ -14,13 +14,13 @@
 #include "fdguard.h"
 #include "ring.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* ---- descriptors above the program's ------------------------------------------------------ */
@@ -31,42 +31,34 @@
 static char our_path[PATH_MAX];
 static _Atomic size_t our_path_len;
 static int (*real_open)(const char *, int, int);
-static int high_fd_min; /* where our descriptors go; 0: leave them where they fall */
 
 static int high_open(const char *path, int flags, int mode)
 {
-    int fd = real_open(path, flags, mode);
     size_t n = atomic_load(&our_path_len);
     int ours = n && !strncmp(path, our_path, n);
     /* The writer's other opens (the directory it syncs, /dev/urandom) go up too: a moment at a low
      * number is a number the program's next open would not get. */
-    if (fd < 0 || (!ours && !ip_ring_is_writer())) return fd;
-    if (fd < high_fd_min) {
-        int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, high_fd_min);
-        if (high >= 0) {
-            ip_fdguard_close_own(fd); /* not through the program-facing close hook */
-            fd = high;
-        }
-    }
+    if (!ours && !ip_ring_is_writer()) return real_open(path, flags, mode);
+    ip_fdguard_own_begin(); /* no program close until it is up there and registered */
+    int fd = real_open(path, flags, mode);
+    int err = errno;
+    fd = ip_fdguard_move_up(fd, (flags & O_CLOEXEC) != 0);
     /* The database, its WAL and its index are guarded; a rollback journal comes and goes. */
-    if (ours && (!path[n] || !strcmp(path + n, "-wal") || !strcmp(path + n, "-shm")))
+    if (fd >= 0 && ours && (!path[n] || !strcmp(path + n, "-wal") || !strcmp(path + n, "-shm")))
         ip_fdguard_add(fd);
+    ip_fdguard_own_end();
+    errno = err;
     return fd;
 }
 
-/* The lowest number for our descriptors: 32 below the soft limit, at most 1024 - 32 (a table of
- * a million descriptors would cost the process memory); none under a limit below 256. */
+/* SQLite's "open" replaced by high_open, where its VFS allows. */
 static void high_fd_install(sqlite3_vfs *base)
 {
-    struct rlimit rl;
-    if (base->iVersion < 3 || !base->xSetSystemCall || getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
-        rl.rlim_cur < 256)
-        return;
+    if (base->iVersion < 3 || !base->xSetSystemCall) return;
     real_open = (int (*)(const char *, int, int))base->xGetSystemCall(base, "open");
     if (!real_open) return;
-    high_fd_min = (int)(rl.rlim_cur < 1024 ? rl.rlim_cur : 1024) - 32;
     if (base->xSetSystemCall(base, "open", (sqlite3_syscall_ptr)high_open) != SQLITE_OK)
-        high_fd_min = 0;
+        real_open = NULL;
 }
 
 static void high_fd_path(const char *name)
@@ -80,7 +72,7 @@ static void high_fd_path(const char *name)
 
 void ip_store_vfs_protect(const char *path)
 {
-    if (!high_fd_min) ip_fdguard_protect(path); /* else registered as they were opened */
+    if (!real_open) ip_fdguard_protect(path); /* else registered as they were opened */
 }
 
 /* ---- the guarded file --------------------------------------------------------------------- */

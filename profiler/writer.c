@@ -243,10 +243,12 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     memset(&wt, 0, sizeof wt);
     ip_ring_set_waker(writer_wake_for_ring);
 
-    /* The file is created here, on the program's thread, before it runs on: a warning that it
-     * cannot be (a directory that does not exist, no permission) reaches stderr before the
-     * program can close it. A forked child's writer creates its file on its first event. */
-    if (!lazy && writer_claim() != 0) return -1;
+    /* The database is created and opened here, on the program's thread, before it runs on: its
+     * descriptors are at their high numbers and registered before main (a program that closes
+     * everything in its first microseconds has nothing of ours to race with), and a warning
+     * that it cannot be (a directory that does not exist, no permission) reaches stderr before
+     * the program can close it. A forked child's writer creates its file on its first event. */
+    if (!lazy && !writer_open()) return -1;
     /* The thread starts with every signal blocked and keeps them blocked. */
     sigset_t all, old;
     sigfillset(&all);
