@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ip_output_expand(const char *pattern, int pid, char *out, size_t n)
@@ -60,19 +62,35 @@ static int with_suffix(const char *path, const char *suffix, char *out, size_t n
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
+/* A name is taken when the file or any of SQLite's companions of it exists (as anything: a
+ * symlink, a directory): opening a database beside someone's NAME-wal or NAME-journal would
+ * make SQLite read it as its own and then delete it. */
+static int name_taken(const char *path)
+{
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    char side[PATH_MAX + 16];
+    struct stat st;
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        if (lstat(side, &st) == 0) return 1; /* else the open below says what is wrong */
+    }
+    return 0;
+}
+
 int ip_output_fresh_name(const char *path, char *out, size_t n)
 {
     for (int i = 2; i < 100000; i++) {
         char suffix[16];
         snprintf(suffix, sizeof suffix, "-%d", i);
         if (with_suffix(path, suffix, out, n) != 0) return -1;
-        if (access(out, F_OK) != 0 && errno == ENOENT) return 0;
+        if (!name_taken(out)) return 0;
     }
     return -1;
 }
 
 static int claim(const char *path)
 {
+    if (name_taken(path)) return -EEXIST;
     /* Through the fd guard's gate: never a number the program could close or be given. */
     int fd = ip_fdguard_open_own(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd < 0) return -errno;
@@ -89,14 +107,54 @@ static void absolute(const char *path, char *out, size_t n)
         snprintf(out, n, "%s", path);
 }
 
+/* The path cut for a message: its first and last characters around "...". */
+static const char *shown(const char *path, char *buf, size_t n)
+{
+    size_t len = strlen(path);
+    if (len < 120) return path;
+    snprintf(buf, n, "%.50s...%s", path, path + len - 50);
+    return buf;
+}
+
+static void claim_failed(const char *name, int err)
+{
+    char cut[128];
+    if (err == EMFILE || err == ENFILE) {
+        struct rlimit rl;
+        long lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : -1;
+        ip_warn("too many open files (the limit is %ld) to create %s; profiling off, the program"
+                " runs on (raise the limit: ulimit -n)",
+                lim, shown(name, cut, sizeof cut));
+        return;
+    }
+    ip_warn("cannot create %s: %s; profiling off, the program runs on (set INFPROF_OUTPUT to a"
+            " writable path)",
+            shown(name, cut, sizeof cut), strerror(err));
+}
+
 int ip_output_claim(const char *pattern, int role, char *path, size_t n)
 {
     int explicit_name = pattern && *pattern;
     const char *pat = explicit_name ? pattern : "infprof.db";
-    char name[PATH_MAX], alt[PATH_MAX];
+    char name[PATH_MAX], alt[PATH_MAX], cut[128];
     if (ip_output_expand(pat, (int)getpid(), name, sizeof name) != 0) {
-        ip_warn("INFPROF_OUTPUT is too long; profiling off (give a shorter path)");
+        ip_warn("INFPROF_OUTPUT is too long (over %d characters); profiling off (give a shorter"
+                " path)",
+                PATH_MAX - 1);
         return -1;
+    }
+    if (!strcmp(name, "/dev/null")) {
+        ip_info("INFPROF_OUTPUT is /dev/null: profiling off");
+        return -1;
+    }
+    /* A directory gets the database inside it, never a file beside it. */
+    struct stat st;
+    size_t len = strlen(name);
+    if ((len && name[len - 1] == '/') || (stat(name, &st) == 0 && S_ISDIR(st.st_mode))) {
+        int w = snprintf(alt, sizeof alt, "%s%sinfprof.db", name,
+                         len && name[len - 1] == '/' ? "" : "/");
+        if (w < 0 || (size_t)w >= sizeof alt) return -1;
+        strcpy(name, alt);
     }
     if (role != IP_ROLE_ROOT && !strstr(pat, "%p")) {
         char suffix[24];
@@ -104,19 +162,31 @@ int ip_output_claim(const char *pattern, int role, char *path, size_t n)
         if (with_suffix(name, suffix, alt, sizeof alt) != 0) return -1;
         strcpy(name, alt);
     }
+    /* SQLite takes paths shorter than 512 bytes, "-journal" after ours included (and a fresh
+     * name may add a few characters). */
+    absolute(name, alt, sizeof alt);
+    if (strlen(alt) > IP_OUTPUT_PATH_LONGEST) {
+        ip_warn("the output path is too long (%zu > %d characters): %s; profiling off (give a"
+                " shorter INFPROF_OUTPUT)",
+                strlen(alt), IP_OUTPUT_PATH_LONGEST, shown(alt, cut, sizeof cut));
+        return -1;
+    }
     int rc = claim(name);
     if (rc == -EEXIST) {
         if (ip_output_fresh_name(name, alt, sizeof alt) != 0 || (rc = claim(alt)) != 0) {
-            ip_warn("cannot find a free name next to %s; profiling off (set INFPROF_OUTPUT)", name);
+            if (rc != 0 && rc != -EEXIST) {
+                claim_failed(alt, -rc);
+                return -1;
+            }
+            ip_warn("cannot find a free name next to %s; profiling off (set INFPROF_OUTPUT)",
+                    shown(name, cut, sizeof cut));
             return -1;
         }
         if (explicit_name && role == IP_ROLE_ROOT)
             ip_warn("%s exists and is kept; writing %s instead", name, alt);
         strcpy(name, alt);
     } else if (rc != 0) {
-        ip_warn("cannot create %s: %s; profiling off, the program runs on (set INFPROF_OUTPUT to"
-                " a writable path)",
-                name, strerror(-rc));
+        claim_failed(name, -rc);
         return -1;
     }
     absolute(name, path, n);

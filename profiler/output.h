@@ -2,7 +2,11 @@
  * output.h: where the database goes. The rules (docs/configuration.md):
  *   - INFPROF_OUTPUT (or -o) names it; %p pid, %h host, %% percent are expanded;
  *   - unset, it is infprof.db in the working directory, then infprof-2.db, infprof-3.db, ...;
- *   - an existing file is never overwritten: the root process warns and takes a fresh name;
+ *   - an existing file is never overwritten, nor one beside it that SQLite would take for a
+ *     companion (NAME-wal, NAME-shm, NAME-journal): the root process warns and takes a fresh
+ *     name;
+ *   - a directory gets DIR/infprof.db (or the next free name) inside it; /dev/null is
+ *     profiling off;
  *   - descendants (executed programs, forked children) write NAME-PID.db unless the pattern
  *     already holds %p.
  * The file is created with O_EXCL, so two processes never share one.
@@ -11,6 +15,10 @@
 #define INFPROF_OUTPUT_H
 
 #include <stddef.h>
+
+/* The longest absolute database path we claim: SQLite's unix VFS opens paths shorter than 512
+ * bytes (its mxPathname), "-journal" after ours included, and a fresh name adds up to 6. */
+#define IP_OUTPUT_PATH_LONGEST (511 - 8 - 6)
 
 /* Expand %p, %h and %%. Returns 0, or -1 when the result does not fit. */
 int ip_output_expand(const char *pattern, int pid, char *out, size_t n);

@@ -137,6 +137,7 @@ void ip_runinfo_write_counters(struct ip_store *s)
     ip_store_meta_int(s, "buffer_blocks_past_budget", (int64_t)t.overcommit);
     if (t.dropped) ip_ring_drops(write_drop, s);
     ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
+    ip_store_meta_int(s, "rows_not_written", (int64_t)ip_store_rows_lost(s));
     ip_store_meta_int(s, "duplicate_rows", (int64_t)ip_store_duplicates(s));
     char key[64], status[256];
     for (int i = 0; i < ip_collector_count(); i++) {
@@ -151,7 +152,7 @@ void ip_runinfo_write_counters(struct ip_store *s)
 void ip_runinfo_write_end(struct ip_store *s, const char *reason, uint64_t end_ts)
 {
     ip_runinfo_write_counters(s);
-    ip_store_meta_int(s, "rows_written", (int64_t)ip_store_rows(s));
+    ip_store_meta_int(s, "rows_written", (int64_t)(ip_store_rows(s) - ip_store_rows_lost(s)));
     ip_store_meta_int(s, "duration_ns", ip_store_rel(s, end_ts));
     ip_store_meta_text(s, "end_reason", reason ? reason : "exit");
     int status = ip_process_exit_status();

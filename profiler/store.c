@@ -10,6 +10,7 @@
 #include "store_vfs.h"
 #include "log.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ struct ip_store {
     uint64_t t0;
     int in_txn;
     uint64_t rows, errors, duplicates;
+    uint64_t rows_at_begin, rows_lost; /* rows of transactions that could not be committed */
     int error_logged;
     struct ip_batch batches[STORE_MAX_BATCHES];
     int nbatches;
@@ -129,6 +131,36 @@ int ip_store_step(struct ip_store *s, sqlite3_stmt *st)
     return 0;
 }
 
+/* The database could not be opened or made: one line naming the cause, its descriptors closed
+ * (not kept open as ours), and what we created removed, not left empty or unreadable (the
+ * name was claimed by us: no companion file existed before, output.c). */
+static void store_open_failed(struct ip_store *s, const char *path, const char *what)
+{
+    int err = s->db ? sqlite3_system_errno(s->db) : ENOMEM;
+    if (err == EMFILE || err == ENFILE)
+        ip_warn("%s %s: too many open files; profiling off, the program runs on (raise the"
+                " limit: ulimit -n)",
+                what, path);
+    else if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+        ip_warn("%s %s: %s; profiling off, the program runs on (free space, or set"
+                " INFPROF_OUTPUT elsewhere)",
+                what, path, strerror(err));
+    else
+        ip_warn("%s %s (%s); profiling off, the program runs on (set INFPROF_OUTPUT to a"
+                " writable path)",
+                what, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    ip_fdguard_release(); /* SQLite's closes below must really close */
+    sqlite3_close(s->db);
+    free(s);
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    char side[4096];
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        struct stat st;
+        if (lstat(side, &st) == 0 && S_ISREG(st.st_mode)) unlink(side);
+    }
+}
+
 struct ip_store *ip_store_open(const char *path, uint64_t t0)
 {
     struct ip_store *s = calloc(1, sizeof *s);
@@ -138,11 +170,7 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     ip_fdguard_reset();
     if (sqlite3_open_v2(path, &s->db, flags, ip_store_vfs()) != SQLITE_OK) {
-        ip_warn("cannot open database %s: %s; profiling off (set INFPROF_OUTPUT to a writable"
-                " path)",
-                path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        sqlite3_close(s->db);
-        free(s);
+        store_open_failed(s, path, "cannot open the profile database");
         return NULL;
     }
     /* A reader (infprof report on a live run, a test polling) may hold a lock for a moment:
@@ -157,18 +185,7 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
     if (ip_store_exec(s, pragmas) != 0 || ip_store_exec(s, "BEGIN") != 0 ||
         ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, ip_views_sql) != 0 ||
         ip_store_exec(s, "COMMIT") != 0) {
-        ip_warn("cannot create the profile database %s (%s); profiling off, the program runs on",
-                path, sqlite3_errmsg(s->db));
-        sqlite3_close(s->db);
-        free(s);
-        /* What we created and could not make a database: removed, not left unreadable. */
-        char side[4096];
-        unlink(path);
-        snprintf(side, sizeof side, "%s-wal", path);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", path);
-        struct stat st;
-        if (lstat(side, &st) == 0 && S_ISREG(st.st_mode)) unlink(side);
+        store_open_failed(s, path, "cannot create the profile database");
         return NULL;
     }
     s->error_logged = 0;
@@ -227,6 +244,7 @@ void ip_store_begin(struct ip_store *s)
 {
     if (s->in_txn) return;
     if (ip_store_exec(s, "BEGIN") == 0) s->in_txn = 1;
+    s->rows_at_begin = s->rows;
 }
 
 void ip_store_commit(struct ip_store *s)
@@ -234,7 +252,18 @@ void ip_store_commit(struct ip_store *s)
     for (int i = 0; i < s->nbatches; i++) ip_batch_flush(&s->batches[i]);
     if (!s->in_txn) return;
     s->in_txn = 0;
-    ip_store_exec(s, "COMMIT");
+    if (ip_store_exec(s, "COMMIT") != 0) {
+        /* A full disk, a file size limit: every row of the transaction is gone. Counted (the
+         * report's Lost line), and the transaction ended so that the next one can begin. */
+        s->rows_lost += s->rows - s->rows_at_begin;
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    s->rows_at_begin = s->rows;
+}
+
+uint64_t ip_store_rows_lost(const struct ip_store *s)
+{
+    return s->rows_lost;
 }
 
 uint64_t ip_store_rows(const struct ip_store *s)

@@ -56,6 +56,8 @@ void ip_batch_flush(struct ip_batch *b);
 
 /* Counters of the store itself. */
 uint64_t ip_store_rows(const struct ip_store *s);
+/* Rows of transactions whose commit failed (not in the database). */
+uint64_t ip_store_rows_lost(const struct ip_store *s);
 uint64_t ip_store_errors(const struct ip_store *s);
 uint64_t ip_store_duplicates(const struct ip_store *s); /* rows ignored for a duplicate key */
 

@@ -11,6 +11,7 @@
 #include "../base/db.h"
 #include "../base/table.h"
 #include "../../profiler/output.h"
+#include "run_asan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -176,12 +177,19 @@ int cmd_run(int argc, char **argv)
     }
 
     time_t started = time(NULL);
+    /* An AddressSanitizer program needs its runtime first, before us. */
+    char asan[PATH_MAX];
+    int with_asan = run_asan_runtime(argv[i], asan, sizeof asan) == 0;
+    if (with_asan)
+        fprintf(stderr, "infprof: %s is built with AddressSanitizer: preloading %s first\n",
+                argv[i], asan);
     pid_t pid = fork();
     if (pid < 0) cli_fail("cannot fork: %s", strerror(errno));
     if (pid == 0) {
         const char *old = getenv("LD_PRELOAD");
-        char preload[PATH_MAX * 2];
-        snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+        char preload[PATH_MAX * 3];
+        snprintf(preload, sizeof preload, "%s%s%s%s%s", with_asan ? asan : "", with_asan ? ":" : "",
+                 lib, old && *old ? ":" : "", old ? old : "");
         setenv("LD_PRELOAD", preload, 1);
         setenv("INFPROF_OUTPUT", path, 1);
         unsetenv("INFPROF_SESSION");

@@ -171,10 +171,24 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         add(t, S_WARMUP, buf);
     }
 
-    int64_t dropped = 0, cupti = 0;
+    int64_t dropped = 0, cupti = 0, errors = 0, unwritten = 0;
     db_meta_int(db, "dropped_events", &dropped);
     db_meta_int(db, "cupti_dropped_records", &cupti);
-    if (dropped || cupti) {
+    db_meta_int(db, "write_errors", &errors);
+    db_meta_int(db, "rows_not_written", &unwritten);
+    if (errors) {
+        /* The database itself is incomplete (a full disk, a file size limit): every figure. */
+        if (unwritten)
+            snprintf(buf, sizeof buf,
+                     "%lld database writes failed, %lld rows not written: every figure below is"
+                     " incomplete; see Warnings",
+                     (long long)errors, (long long)unwritten);
+        else
+            snprintf(buf, sizeof buf,
+                     "%lld database writes failed: figures may be incomplete; see Warnings",
+                     (long long)errors);
+        add(t, S_LOSS, buf);
+    } else if (dropped || cupti) {
         snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
                  (long long)dropped, (long long)cupti);
         add(t, S_LOSS, buf);

@@ -112,8 +112,13 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
         WARN("%s%lld CUPTI records could not be stored", o ? "; " : "", (long long)v);
     if (db_meta_int(db, "duplicate_rows", &v) && v)
         WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
-    if (db_meta_int(db, "write_errors", &v) && v)
+    if (db_meta_int(db, "write_errors", &v) && v) {
+        int64_t rows = 0;
+        db_meta_int(db, "rows_not_written", &rows);
         WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
+        if (rows)
+            WARN(" (%lld rows not written: a full disk or a file size limit?)", (long long)rows);
+    }
     /* Tables of the schema the database says it has, gone (edited, or cut short): named. */
     static const char *const tables[] = {
         "phases",      "phase_spans", "iterations",    "kernel_rows", "launch_sigs",

@@ -3,12 +3,14 @@ first milliseconds, nest NVTX ranges deeper than the library's stack, dup2 a pip
 numbers the library's descriptors use, fork children that close everything, run with two copies
 of the library preloaded, and die by a signal they re-raise (C and Python's Ctrl-C). Each one
 harmed programs once; each runs here as the program would, with and without the library."""
+import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
 
-from harness import LIB, Case, main, prog
+from harness import CLI, LIB, Case, main, prog
 
 LINES = b"".join(b"line %d of the program's own file\n" % i for i in range(500))
 
@@ -143,6 +145,112 @@ class Hostile2(Case):
                                   "ON s.id = n.text_id WHERE s.value = 'in handler'")[0][0]
         dropped = self.meta(db, "dropped_events")
         self.assertEqual(recorded + dropped, handled, (recorded, dropped))
+
+    # ---- output names and messages -------------------------------------------------------
+
+    def test_dev_null_is_profiling_off(self):
+        created = os.path.exists("/dev/null-2")
+        try:
+            plain = self.run_prog([prog("nvtx_ranges"), "3"], preload=False)
+            r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT="/dev/null")
+            self.assertUnnoticed(plain, r)
+            self.assertEqual(os.path.exists("/dev/null-2"), created)
+        finally:
+            if not created and os.path.exists("/dev/null-2"):
+                os.unlink("/dev/null-2")  # what an older library wrote there
+
+    def test_a_directory_gets_the_database_inside(self):
+        for name in ("out", "out2/"):
+            os.makedirs(os.path.join(self.dir, name))
+            r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT=name)
+            self.assertEqual((r.rc, r.err), (0, b""))
+            inside = os.path.join(self.dir, name, "infprof.db")
+            self.assertEqual(self.meta(inside, "finished"), 1)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["out", "out2"])
+
+    def test_companions_of_a_name_are_someone_elses(self):
+        with open(os.path.join(self.dir, "x.db-wal"), "w") as f:
+            f.write("theirs\n")
+        with open(os.path.join(self.dir, "target"), "w") as f:
+            f.write("theirs too\n")
+        os.symlink("target", os.path.join(self.dir, "y.db-journal"))
+        for name in ("x.db", "y.db"):
+            r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT=name)
+            self.assertEqual(r.rc, 0)
+            self.assertIn(f"{name} exists and is kept".encode(), r.err)
+        with open(os.path.join(self.dir, "x.db-wal")) as f:
+            self.assertEqual(f.read(), "theirs\n")
+        self.assertTrue(os.path.islink(os.path.join(self.dir, "y.db-journal")))
+        with open(os.path.join(self.dir, "target")) as f:
+            self.assertEqual(f.read(), "theirs too\n")
+        for name in ("x-2.db", "y-2.db"):
+            self.assertEqual(self.meta(os.path.join(self.dir, name), "finished"), 1)
+
+    def test_a_path_too_long_for_sqlite_is_named(self):
+        def nested(total):
+            d = self.dir
+            while total - len(d) > 70:
+                d = os.path.join(d, "d" * 49)
+            os.makedirs(d, exist_ok=True)
+            return os.path.join(d, "a" * (total - len(d) - 4) + ".db")
+        ok, long = nested(490), nested(520)
+        r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT=ok)
+        self.assertEqual((r.rc, r.err), (0, b""))
+        self.assertEqual(self.meta(ok, "finished"), 1)
+        r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT=long)
+        self.assertEqual(r.rc, 0)
+        lines = r.err.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("the output path is too long (520 > 497 characters)", lines[0])
+        self.assertTrue(lines[0].endswith("(give a shorter INFPROF_OUTPUT)"), lines[0])
+        self.assertFalse(os.path.exists(long))
+
+    def test_too_many_open_files_is_said_and_costs_no_descriptor(self):
+        def few():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (5, 5))
+        argv = [prog("hostile2"), "fdcount"]
+        plain = subprocess.run(argv, cwd=self.dir, env=self.env(False), capture_output=True,
+                               preexec_fn=few)
+        r = subprocess.run(argv, cwd=self.dir, env=self.env(INFPROF_OUTPUT="few.db"),
+                           capture_output=True, preexec_fn=few)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("too many open files", lines[0])
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("few")], [])
+
+    def test_a_full_disk_is_counted_as_lost(self):
+        def small():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+        p = subprocess.run([prog("nvtx_ranges"), "100000"], cwd=self.dir,
+                           env=self.env(INFPROF_OUTPUT="full.db"), capture_output=True,
+                           preexec_fn=small)
+        self.assertEqual(p.returncode, 0)
+        db = os.path.join(self.dir, "full.db")
+        lost = self.meta(db, "rows_not_written")
+        stored = self.query(db, "SELECT count(*) FROM nvtx_ranges")[0][0]
+        self.assertGreater(lost, 0)
+        self.assertLess(stored, 400000)
+        summary = self.report_json(db)
+        text = json.dumps(summary)
+        self.assertIn(f"{lost} rows not written", text)
+        self.assertNotIn('"nothing"', text)
+
+    def test_asan_program_under_infprof_run(self):
+        asan = "/lib/x86_64-linux-gnu/libasan.so.8"
+        gcc = shutil.which("gcc")
+        if not gcc or not os.path.exists(asan):
+            self.skipTest("needs gcc and libasan (Debian libasan8) to build an ASan program")
+        src = os.path.join(self.dir, "a.c")
+        with open(src, "w") as f:
+            f.write('#include <stdio.h>\nint main(void) { puts("asan ok"); return 3; }\n')
+        exe = os.path.join(self.dir, "a")
+        subprocess.run([gcc, "-fsanitize=address", src, "-o", exe], check=True)
+        r = self.cli("run", "-o", "a.db", "--", exe)
+        self.assertEqual((r.rc, r.out), (3, b"asan ok\n"), r.err)
+        self.assertIn(b"is built with AddressSanitizer: preloading", r.err)
+        self.assertEqual(self.meta(os.path.join(self.dir, "a.db"), "exit_status"), 3)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
  *                        original end); the reader must see end-of-file (exit 1 if it did not)
  *   forkclose OUT        fork a child that closes fds 3..1023 and writes the targets of the
  *                        descriptors it still has (from /proc/self/fd) to OUT, one per line
+ *   fdcount              open /dev/null until the descriptor limit says no; print how many
  *   reraise N            N NVTX ranges, then SIGTERM to itself with a handler that cleans up,
  *                        resets SIGTERM to SIG_DFL and raises it again
  *   sighandler-nvtx N    NVTX ranges in a loop while a timer's signal handler pushes and pops
@@ -197,12 +198,22 @@ static int sighandler_nvtx(int n)
     return outside > 0 ? 0 : 1;
 }
 
+/* How many more files the program can open (its descriptor limit less what is open). */
+static int fdcount(void)
+{
+    int n = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) n++;
+    printf("opened %d\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IONBF, 0);
     if (!strcmp(mode, "earlyclose") && argc > 3)
         return earlyclose(atol(argv[2]), argv[3], argc > 4 ? argv[4] : "loop");
+    if (!strcmp(mode, "fdcount")) return fdcount();
     if (!strcmp(mode, "nvtxdeep") && argc > 2) return nvtxdeep(atoi(argv[2]));
     if (!strcmp(mode, "pipeclose") && argc > 2) return pipeclose(atoi(argv[2]));
     if (!strcmp(mode, "forkclose") && argc > 2) return forkclose(argv[2]);
