@@ -65,14 +65,16 @@ static int with_suffix(const char *path, const char *suffix, char *out, size_t n
 /* A name is taken when the file or any of SQLite's companions of it exists (as anything: a
  * symlink, a directory): opening a database beside someone's NAME-wal or NAME-journal would
  * make SQLite read it as its own and then delete it. */
+static const char *const name_sides[] = {"", "-wal", "-shm", "-journal"};
+
+/* 0: free; else 1 + the index in name_sides of the first that exists. */
 static int name_taken(const char *path)
 {
-    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
     char side[PATH_MAX + 16];
     struct stat st;
-    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
-        snprintf(side, sizeof side, "%s%s", path, sides[i]);
-        if (lstat(side, &st) == 0) return 1; /* else the open below says what is wrong */
+    for (size_t i = 0; i < sizeof name_sides / sizeof name_sides[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, name_sides[i]);
+        if (lstat(side, &st) == 0) return (int)i + 1; /* else the open below says what's wrong */
     }
     return 0;
 }
@@ -182,7 +184,11 @@ int ip_output_claim(const char *pattern, int role, char *path, size_t n)
                     shown(name, cut, sizeof cut));
             return -1;
         }
-        if (explicit_name && role == IP_ROLE_ROOT)
+        int side = name_taken(name);
+        if (explicit_name && role == IP_ROLE_ROOT && side > 1)
+            ip_warn("%s%s exists beside %s and is kept; writing %s instead", name,
+                    name_sides[side - 1], name, alt);
+        else if (explicit_name && role == IP_ROLE_ROOT)
             ip_warn("%s exists and is kept; writing %s instead", name, alt);
         strcpy(name, alt);
     } else if (rc != 0) {

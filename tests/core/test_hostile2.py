@@ -174,10 +174,10 @@ class Hostile2(Case):
         with open(os.path.join(self.dir, "target"), "w") as f:
             f.write("theirs too\n")
         os.symlink("target", os.path.join(self.dir, "y.db-journal"))
-        for name in ("x.db", "y.db"):
+        for name, side in (("x.db", "x.db-wal"), ("y.db", "y.db-journal")):
             r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT=name)
             self.assertEqual(r.rc, 0)
-            self.assertIn(f"{name} exists and is kept".encode(), r.err)
+            self.assertIn(f"{side} exists beside {name} and is kept".encode(), r.err)
         with open(os.path.join(self.dir, "x.db-wal")) as f:
             self.assertEqual(f.read(), "theirs\n")
         self.assertTrue(os.path.islink(os.path.join(self.dir, "y.db-journal")))
