@@ -130,7 +130,8 @@ static void write_range(struct ip_store *s, const struct open_range *r, uint64_t
     row[11] = r->phase;
     row[12] = end_tid ? (int64_t)end_tid : IP_NULL;
     if (end && r->text && nv.pattern[0] && ip_glob_match(nv.pattern, r->text))
-        ip_iter_row(s, r->iter, r->tid, r->start, end, 2, batch_of(r->text), (int64_t)r->id);
+        ip_iter_row(s, r->iter, r->tid, r->start, end, 2, batch_of(r->text), (int64_t)r->id,
+                    r->text_id ? (int64_t)r->text_id : IP_NULL);
 }
 
 static struct open_range open_of(struct ip_store *s, uint32_t tid, const struct ip_ev_nvtx *e)

@@ -60,8 +60,10 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
         int64_t batch = e->batch > 0 ? e->batch : ti.batch > 0 ? ti.batch : IP_NULL;
+        uint32_t len = e->len < IP_ITER_LABEL_MAX ? e->len : IP_ITER_LABEL_MAX - 1;
         ip_iter_row(s, e->h.aux, tid, e->start, e->end, (int)e->source, batch,
-                    e->nvtx ? (int64_t)e->nvtx : IP_NULL);
+                    e->nvtx ? (int64_t)e->nvtx : IP_NULL,
+                    len ? (int64_t)ip_store_intern(s, e->label, len) : IP_NULL);
         break;
     }
     case IP_EV_TORCH_OP:

@@ -36,13 +36,15 @@ struct ip_ev_torch_memory {
 };
 
 /* One iteration seen by the torch collector (torch_iterations.c). aux: its id. */
+#define IP_ITER_LABEL_MAX 64
 struct ip_ev_torch_iteration {
     struct ip_ev h;
     uint64_t start, end;
     uint64_t nvtx;   /* innermost NVTX push/pop range of the thread at the call, 0 none */
     int64_t batch;   /* from the scope's name ('batch=N'), 0 unknown */
     uint32_t source; /* the iterations table's: 1 TorchScript, 3 record_function, 4 AOTInductor */
-    uint32_t pad;
+    uint32_t len;    /* bytes of label */
+    char label[IP_ITER_LABEL_MAX]; /* the record_function scope's name (cut), "" none */
 };
 
 /* ---- app side ---- */

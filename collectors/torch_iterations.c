@@ -45,7 +45,7 @@
 /* ---- the iteration event ------------------------------------------------------------------ */
 
 static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
-                           int64_t batch, uint32_t source)
+                           int64_t batch, uint32_t source, const char *label)
 {
     struct ip_ring *r;
     struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
@@ -56,7 +56,10 @@ static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t
     e->nvtx = nvtx;
     e->batch = batch;
     e->source = source;
-    e->pad = 0;
+    size_t len = label ? strnlen(label, IP_ITER_LABEL_MAX - 1) : 0;
+    e->len = (uint32_t)len;
+    memcpy(e->label, label ? label : "", len);
+    e->label[len] = 0;
     ip_ring_commit(r, sizeof *e);
 }
 
@@ -101,7 +104,7 @@ void ip_torch_call_end(struct ip_torch_call *c)
     if (!c->returned) return;
     uint64_t end = ip_clock_now();
     if (!ip_recording() || !ip_hook_enter()) return;
-    iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source);
+    iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source, NULL);
     ip_hook_leave();
 }
 
@@ -188,7 +191,8 @@ static void scope_end(const void *rf, void *ctx)
     if (o.source == 1) ip_self.jit_depth = 0;
     ip_iter_end(o.iter);
     if (!ip_recording() || !ip_hook_enter()) return;
-    iteration_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source);
+    iteration_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source,
+                   o.source == 3 ? rf_name(rf) : NULL);
     ip_hook_leave();
 }
 

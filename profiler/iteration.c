@@ -62,11 +62,11 @@ void ip_iter_prepare(struct ip_store *s)
 {
     free(it.gpu); /* a forked child's writer starts from the parent's copy */
     memset(&it, 0, sizeof it);
-    it.rows = ip_batch_open(s, "iterations", 10);
+    it.rows = ip_batch_open(s, "iterations", 11);
 }
 
 void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,
-                 int source, int64_t batch, int64_t nvtx)
+                 int source, int64_t batch, int64_t nvtx, int64_t label_id)
 {
     int64_t *row = ip_batch_row(it.rows);
     row[0] = id ? (int64_t)id : IP_NULL;
@@ -79,6 +79,7 @@ void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, 
     row[7] = nvtx;
     row[8] = IP_NULL; /* gpu_end, gpu_items: at the end of the run */
     row[9] = IP_NULL;
+    row[10] = label_id;
 }
 
 void ip_iter_gpu_work(uint32_t id, uint64_t end)

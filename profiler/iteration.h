@@ -28,9 +28,11 @@ int64_t ip_iter_batch_in(const char *name);
 /* Writer side: the one writer of table iterations. */
 void ip_iter_prepare(struct ip_store *s);
 /* An iteration that ended: its row. phase: the one its thread spent most of it in. source: 1
- * TorchScript call, 2 NVTX range. batch, nvtx: IP_NULL when unknown. Times in our clock. */
+ * TorchScript call, 2 NVTX range. batch, nvtx: IP_NULL when unknown. label_id: the string id of
+ * the mark's name (the NVTX range's or record_function scope's text), IP_NULL none. Times in
+ * our clock. */
 void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,
-                 int source, int64_t batch, int64_t nvtx);
+                 int source, int64_t batch, int64_t nvtx, int64_t label_id);
 /* GPU work launched inside iteration `id` ended at `end` (our clock). */
 void ip_iter_gpu_work(uint32_t id, uint64_t end);
 /* At the end of the run: each iteration's gpu_end and gpu_items. */

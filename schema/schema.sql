@@ -36,9 +36,13 @@ CREATE TABLE phase_spans (
 -- (kernels, copies, memsets whose launch carried its id, kernel_rows.iter); NULL when none was
 -- seen or the run did not finish (the report then takes it from kernel_rows). gpu_items: how
 -- many. Schema 1 had neither id nor gpu_end nor gpu_items.
+-- label_id (schema 4): the mark's own name (strings), the NVTX range's or the record_function
+-- scope's text ('iteration batch=8 int8'); NULL for TorchScript and AOTInductor calls. The
+-- report's series are a phase and this label (docs/report.md, "Series").
 CREATE TABLE iterations (
     id INTEGER PRIMARY KEY, tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER,
-    source INTEGER, batch INTEGER, nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER
+    source INTEGER, batch INTEGER, nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER,
+    label_id INTEGER
 );
 
 CREATE TABLE devices (

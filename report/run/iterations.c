@@ -35,6 +35,7 @@ struct iter {
     int64_t kernels; /* GPU work launched inside it, -1 unknown */
     int phase;
     int64_t batch; /* -1 unknown */
+    int64_t label; /* the mark's name (strings id), 0 none */
 };
 
 struct iters {
@@ -135,13 +136,16 @@ static int gpu_from_ids(sqlite3 *db, struct iters *it)
 static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
+    int v4 = db_has_column(db, "iterations", "label_id");
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iterations", 0);
     it->v = calloc(cap ? cap : 1, sizeof *it->v);
     if (!it->v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
-                                           " gpu_items FROM iterations"
-                                         : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
-                                           " NULL FROM iterations");
+    sqlite3_stmt *st = db_prepare(db, v4   ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
+                                             " gpu_items, label_id FROM iterations"
+                                      : v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
+                                             " gpu_items, NULL FROM iterations"
+                                           : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
+                                             " NULL, NULL FROM iterations");
     int have_end = 0;
     while (db_step(st) && it->n < cap) {
         struct iter *x = &it->v[it->n++];
@@ -153,6 +157,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
         x->batch = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
         x->gpu_end = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6);
         x->kernels = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
+        x->label = sqlite3_column_int64(st, 8);
         have_end |= x->gpu_end != 0;
     }
     sqlite3_finalize(st);
@@ -231,6 +236,112 @@ static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, in
                  strcmp(ph->autocast, "off") ? " (autocast casting the weights)" : "");
 }
 
+/* A series' name: the mark's text beyond its leading "iteration" and the separators after it
+ * ("iteration batch=8 int8" -> "batch=8 int8"; "iteration" -> ""). */
+static void series_name(sqlite3 *db, int64_t label, char *out, size_t n)
+{
+    out[0] = 0;
+    if (!label) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
+    sqlite3_bind_int64(st, 1, label);
+    if (db_step(st)) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (v && !strncmp(v, "iteration", 9)) v += 9;
+        while (v && (*v == ' ' || *v == ':' || *v == '_' || *v == '-' || *v == '/' || *v == '=' ||
+                     *v == '|'))
+            v++;
+        snprintf(out, n, "%s", v ? v : "");
+    }
+    sqlite3_finalize(st);
+}
+
+/* The figures of iterations mine[0..n) (time order) whose warm[] flags are set apart. */
+static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t *host,
+                           const char *warm, size_t n, int64_t *p50, int64_t *p95, int64_t *p99,
+                           int64_t *mean, int64_t *host_p50, int64_t *items, size_t *nsteady)
+{
+    struct ip_stats st;
+    ip_stats_init(&st, 0);
+    int64_t sum = 0, count = 0, it = 0, batched = 1;
+    int64_t *h = malloc((n ? n : 1) * sizeof *h);
+    if (!h) cli_fail("out of memory");
+    for (size_t k = 0; k < n; k++) {
+        if (warm[k]) continue;
+        ip_stats_add(&st, lat[k]);
+        sum += lat[k];
+        h[count++] = host[k];
+        if (mine[k]->batch < 0)
+            batched = 0;
+        else
+            it += mine[k]->batch;
+    }
+    *nsteady = (size_t)count;
+    if (count) {
+        ip_stats_median(&st, NULL);
+        *p50 = ip_stats_percentile(&st, 50);
+        *p95 = ip_stats_percentile(&st, 95);
+        *p99 = ip_stats_percentile(&st, 99);
+        *mean = sum / count;
+        *host_p50 = median_of(h, (size_t)count);
+        *items = batched ? it : 0;
+    }
+    ip_stats_free(&st);
+    free(h);
+}
+
+/* The phase's series (one per distinct mark name, in order of first appearance), each with its
+ * own warm-up: a second model slower than the first is a series, never the first's warm-up. */
+static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter **mine,
+                         const int64_t *lat, const int64_t *host, char *warm, size_t n)
+{
+    int64_t labels[REPORT_MAX_SERIES];
+    int nl = 0;
+    for (size_t k = 0; k < n; k++) {
+        int g = 0;
+        while (g < nl && labels[g] != mine[k]->label) g++;
+        if (g == nl && nl < REPORT_MAX_SERIES) labels[nl++] = mine[k]->label;
+    }
+    struct iter **gm = malloc(n * sizeof *gm);
+    int64_t *gl = malloc(n * sizeof *gl), *gh = malloc(n * sizeof *gh);
+    size_t *at = malloc(n * sizeof *at);
+    char *gw = malloc(n);
+    if (!gm || !gl || !gh || !at || !gw) cli_fail("out of memory");
+    for (int g = 0; g < nl; g++) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++)
+            if (mine[k]->label == labels[g]) { /* past REPORT_MAX_SERIES names: in none */
+                gm[m] = mine[k];
+                gl[m] = lat[k];
+                gh[m] = host[k];
+                at[m++] = k;
+            }
+        size_t w = iterations_warmup(gl, m);
+        memset(gw, 0, m);
+        for (size_t k = 0; k < w; k++) gw[k] = 1, warm[at[k]] = 1;
+        if (p->series.n >= REPORT_MAX_SERIES) continue;
+        struct series_info *se = &p->series.v[p->series.n++];
+        memset(se, 0, sizeof *se);
+        se->phase = pi;
+        series_name(db, labels[g], se->name, sizeof se->name);
+        se->iterations = (int64_t)m;
+        se->warmup = (int64_t)w;
+        se->batch = m ? gm[0]->batch : -1;
+        for (size_t k = 0; k < m; k++) {
+            if (gm[k]->batch != se->batch) se->batch = -1;
+            if (gw[k]) se->warmup_ns += gl[k];
+        }
+        se->start = m ? gm[0]->start : 0;
+        se->end = m ? gm[m - 1]->start + gl[m - 1] : 0;
+        steady_figures(gm, gl, gh, gw, m, &se->lat_p50, &se->lat_p95, &se->lat_p99, &se->lat_mean,
+                       &se->host_p50, &se->items, &se->nsteady);
+    }
+    free(gm);
+    free(gl);
+    free(gh);
+    free(at);
+    free(gw);
+}
+
 void iterations_load(sqlite3 *db, struct run_phases *p)
 {
     int64_t total = db_int(db, "SELECT count(*) FROM iterations", 0);
@@ -247,7 +358,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         if (!n) continue;
         struct iter **mine = malloc(n * sizeof *mine);
         int64_t *lat = malloc(n * sizeof *lat), *host = malloc(n * sizeof *host);
-        if (!mine || !lat || !host) cli_fail("out of memory");
+        char *warm = calloc(n, 1);
+        if (!mine || !lat || !host || !warm) cli_fail("out of memory");
         n = 0;
         for (size_t k = 0; k < it.n; k++)
             if (it.v[k].phase == ph->id) mine[n++] = &it.v[k];
@@ -264,64 +376,59 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
             lat[k] = end - mine[k]->start;
             host[k] = mine[k]->host;
         }
-        size_t w = iterations_warmup(lat, n);
+        /* Warm-up is judged within each series (series.c's rule: a phase and a mark name). */
+        int first_series = p->series.n;
+        phase_series(db, p, i, mine, lat, host, warm, n);
+        ph->nseries = p->series.n - first_series;
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
         memcpy(all, lat, n * sizeof *lat);
         ph->lat_all_p50 = median_of(all, n);
         free(all);
+        size_t w = 0;
+        for (size_t k = 0; k < n; k++) w += warm[k] != 0;
         ph->iterations = (int64_t)n;
         ph->warmup = (int64_t)w;
-        for (size_t k = 0; k < w; k++) ph->warmup_ns += lat[k];
+        for (size_t k = 0; k < n; k++)
+            if (warm[k]) ph->warmup_ns += lat[k];
         size_t s = n - w;
         ph->steady = malloc((s ? s : 1) * sizeof *ph->steady);
         ph->steady_start = malloc((s ? s : 1) * sizeof *ph->steady_start);
         ph->steady_batch = malloc((s ? s : 1) * sizeof *ph->steady_batch);
         if (!ph->steady || !ph->steady_start || !ph->steady_batch) cli_fail("out of memory");
-        memcpy(ph->steady, lat + w, s * sizeof *lat);
-        for (size_t k = 0; k < s; k++) {
-            ph->steady_start[k] = mine[w + k]->start;
-            ph->steady_batch[k] = mine[w + k]->batch;
+        for (size_t k = 0, j = 0; k < n; k++) {
+            if (warm[k]) continue;
+            ph->steady[j] = lat[k];
+            ph->steady_start[j] = mine[k]->start;
+            ph->steady_batch[j++] = mine[k]->batch;
         }
-        ph->nsteady = s;
-        if (s) {
-            struct ip_stats st;
-            ip_stats_init(&st, 0);
-            int64_t sum = 0, items = 0, batched = 1;
-            for (size_t k = w; k < n; k++) {
-                ip_stats_add(&st, lat[k]);
-                sum += lat[k];
-                if (mine[k]->batch < 0)
-                    batched = 0;
-                else
-                    items += mine[k]->batch;
-            }
-            ip_stats_median(&st, NULL);
-            ph->lat_p50 = ip_stats_percentile(&st, 50);
-            ph->lat_p95 = ip_stats_percentile(&st, 95);
-            ph->lat_p99 = ip_stats_percentile(&st, 99);
-            ip_stats_free(&st);
-            ph->lat_mean = sum / (int64_t)s;
-            ph->host_p50 = median_of(host + w, s);
-            ph->items = batched ? items : 0;
-        }
+        steady_figures(mine, lat, host, warm, n, &ph->lat_p50, &ph->lat_p95, &ph->lat_p99,
+                       &ph->lat_mean, &ph->host_p50, &ph->items, &ph->nsteady);
         if (w) {
-            int64_t a = mine[0]->start, b = mine[w - 1]->start + lat[w - 1], extra = -1;
+            /* The window of the warm-up iterations, and their extra kernels. */
+            size_t first = 0, last = 0;
+            while (!warm[first]) first++;
+            for (size_t k = 0; k < n; k++)
+                if (warm[k]) last = k;
+            int64_t a = mine[first]->start, b = mine[last]->start + lat[last], extra = -1;
             int64_t steady_k = 0;
             if (mine[0]->kernels >= 0 && s) {
-                int64_t *kc = malloc(s * sizeof *kc), first = 0;
+                int64_t *kc = malloc(s * sizeof *kc), sum = 0;
                 if (!kc) cli_fail("out of memory");
-                for (size_t k = 0; k < s; k++) kc[k] = mine[w + k]->kernels;
+                for (size_t k = 0, j = 0; k < n; k++)
+                    if (!warm[k]) kc[j++] = mine[k]->kernels;
                 steady_k = median_of(kc, s);
                 free(kc);
-                for (size_t k = 0; k < w; k++) first += mine[k]->kernels;
-                extra = first / (int64_t)w - steady_k;
+                for (size_t k = 0; k < n; k++)
+                    if (warm[k]) sum += mine[k]->kernels;
+                extra = sum / (int64_t)w - steady_k;
             }
             warmup_cause(db, ph, a, b, extra, steady_k, ph->warmup_cause, sizeof ph->warmup_cause);
         }
         free(mine);
         free(lat);
         free(host);
+        free(warm);
     }
     free(it.v);
 }

@@ -2,7 +2,7 @@
  * run.h: the run model: the report's view of one run, read once from its database (phases.c,
  * iterations.c, summaries.c) and handed to every section (sections.h), the multi-run and
  * compare reports and the trace export: the phases with their ids, labels and short labels,
- * devices, iterations, peaks and precision mix.
+ * devices, iterations and their series, peaks and precision mix.
  */
 #ifndef INFPROF_RUN_H
 #define INFPROF_RUN_H
@@ -16,6 +16,7 @@
 
 #define REPORT_MAX_PHASES  16
 #define REPORT_MAX_DEVICES 17
+#define REPORT_MAX_SERIES  32
 
 struct run_devices {
     int n;
@@ -50,12 +51,34 @@ struct phase_info {
     int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
+    int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
+};
+
+/* A series (iterations.c): the iterations of one phase that carry the same mark name (the NVTX
+ * range's or record_function scope's text, schema 4): one configuration a program tries
+ * ("iteration batch=8", "iteration int8"). Warm-up is judged within the series. Latencies as
+ * the phase's (to GPU completion where known). */
+struct series_info {
+    int phase;     /* index in run_phases.v */
+    char name[64]; /* the mark's text beyond "iteration", "" none */
+    int64_t batch; /* the batch every iteration had, -1 mixed or unknown */
+    int64_t iterations, warmup, warmup_ns;
+    int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
+    int64_t items; /* items of the steady iterations when every batch is known, else 0 */
+    size_t nsteady;
+    int64_t start, end; /* first iteration's start, last one's end (ns since t0) */
+};
+
+struct run_series {
+    int n;
+    struct series_info v[REPORT_MAX_SERIES];
 };
 
 struct run_phases {
     int n;
     struct phase_info v[REPORT_MAX_PHASES];
     struct run_devices devices;
+    struct run_series series; /* every phase's, in phase order */
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);

@@ -17,6 +17,7 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline));
     t[n++] = section_run(db);
     n += section_phases(db, phases, o, t + n);
+    n += section_series(phases, t + n);
     t[n++] = section_precision(phases);
     t[n++] = section_operations(phases);
     t[n++] = section_memory(phases);

@@ -474,6 +474,17 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                  "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
                  len ? ". " : "");
     }
+    /* A phase that ran several configurations: its row pools them; each has its own figures. */
+    for (int i = 0; i < p->n; i++) {
+        if (p->v[i].nseries < 2) continue;
+        char label[32];
+        size_t len = strlen(note);
+        phase_short_label(&p->v[i], label, sizeof label);
+        snprintf(note + len, sizeof note - len,
+                 "%s%s pools %d series (iteration marks of different names): each one's figures"
+                 " are in the Series table",
+                 len ? ". " : "", label, p->v[i].nseries);
+    }
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"

@@ -1,0 +1,132 @@
+/*
+ * sec_series.c: the Series section (figures from report/run/iterations.c): each configuration a
+ * run tried, a phase and the mark's name ("iteration batch=8", "iteration int8"), with its own
+ * iterations, warm-up and latency; then, where series of one phase differ in batch size, the
+ * batch sweep: items/s and latency per batch, and what each step up gains in throughput against
+ * what it costs in latency (docs/report.md, "Series").
+ */
+#include "sections.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double items_per_s(const struct series_info *s)
+{
+    if (!s->nsteady || s->lat_mean <= 0 || !s->items) return 0;
+    return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
+}
+
+/* Any phase with more than one series, or a series with a name: else the phase table says it
+ * all and this section stays empty. */
+static int series_worth_showing(const struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++)
+        if (p->series.v[i].name[0] || p->v[p->series.v[i].phase].nseries > 1) return 1;
+    return 0;
+}
+
+static struct table *series_table(const struct run_phases *p)
+{
+    struct table *t = table_new("series", "Series (a phase and the iteration mark's name)");
+    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "batch", "Batch", COL_INT);
+    table_col(t, "steady_iterations", "Iters", COL_INT);
+    table_col(t, "warmup_iterations", "Warm-up", COL_INT);
+    table_col(t, "warmup_ns", NULL, COL_NS);
+    table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
+    table_col(t, "items_per_s", "Items/s", COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "latency_p99_ns", "p99", COL_NS);
+    table_col(t, "latency_mean_ns", NULL, COL_NS);
+    table_col(t, "start_ns", NULL, COL_NS);
+    table_col(t, "end_ns", NULL, COL_NS);
+    if (!series_worth_showing(p)) return t;
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        char label[32];
+        phase_short_label(&p->v[s->phase], label, sizeof label);
+        table_row(t);
+        table_set_text(t, 0, label);
+        table_set_text(t, 1, s->name[0] ? s->name : "(unnamed)");
+        if (s->batch > 0) table_set_int(t, 2, s->batch);
+        table_set_int(t, 3, (int64_t)s->nsteady);
+        table_set_int(t, 4, s->warmup);
+        table_set_int(t, 5, s->warmup_ns);
+        if (s->nsteady && s->lat_mean > 0) table_set_num(t, 6, 1e9 / (double)s->lat_mean);
+        if (items_per_s(s) > 0) table_set_num(t, 7, items_per_s(s));
+        if (s->nsteady) {
+            table_set_int(t, 8, s->lat_p50);
+            table_set_int(t, 9, s->lat_p95);
+            table_set_int(t, 10, s->lat_p99);
+            table_set_int(t, 11, s->lat_mean);
+        }
+        table_set_int(t, 12, s->start);
+        table_set_int(t, 13, s->end);
+    }
+    t->note = "warm-up is judged within each series: a slower second configuration is a series"
+              " of its own, never the first one's warm-up";
+    return t;
+}
+
+static int by_phase_batch(const void *a, const void *b)
+{
+    const struct series_info *x = *(const struct series_info *const *)a;
+    const struct series_info *y = *(const struct series_info *const *)b;
+    if (x->phase != y->phase) return x->phase - y->phase;
+    return (x->batch > y->batch) - (x->batch < y->batch);
+}
+
+static struct table *sweep_table(const struct run_phases *p)
+{
+    struct table *t = table_new("batch_sweep", "Batch sweep (series of a phase by batch size)");
+    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "batch", "Batch", COL_INT);
+    table_col(t, "items_per_s", "Items/s", COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "throughput_gain", "Items/s x", COL_RATIO);
+    table_col(t, "latency_cost", "p50 x", COL_RATIO);
+    const struct series_info *v[REPORT_MAX_SERIES];
+    int n = 0;
+    for (int i = 0; i < p->series.n; i++)
+        if (p->series.v[i].batch > 0 && p->series.v[i].nsteady) v[n++] = &p->series.v[i];
+    qsort(v, (size_t)n, sizeof *v, by_phase_batch);
+    for (int a = 0; a < n;) {
+        int b = a, batches = 0;
+        while (b < n && v[b]->phase == v[a]->phase) {
+            batches += b == a || v[b]->batch != v[b - 1]->batch;
+            b++;
+        }
+        for (int k = a; batches > 1 && k < b; k++) {
+            char label[32];
+            phase_short_label(&p->v[v[k]->phase], label, sizeof label);
+            table_row(t);
+            table_set_text(t, 0, label);
+            table_set_text(t, 1, v[k]->name[0] ? v[k]->name : "(unnamed)");
+            table_set_int(t, 2, v[k]->batch);
+            if (items_per_s(v[k]) > 0) table_set_num(t, 3, items_per_s(v[k]));
+            table_set_int(t, 4, v[k]->lat_p50);
+            table_set_int(t, 5, v[k]->lat_p95);
+            /* Against the next smaller batch: what the step buys and what it costs. */
+            if (k > a && items_per_s(v[k - 1]) > 0 && v[k - 1]->lat_p50 > 0) {
+                table_set_num(t, 6, items_per_s(v[k]) / items_per_s(v[k - 1]));
+                table_set_num(t, 7, (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
+            }
+        }
+        a = b;
+    }
+    t->note = "Items/s x and p50 x: against the next smaller batch of the same phase; a step"
+              " pays where its throughput gain outweighs the latency it adds";
+    return t;
+}
+
+int section_series(const struct run_phases *p, struct table **out)
+{
+    out[0] = series_table(p);
+    out[1] = sweep_table(p);
+    return 2;
+}

@@ -1,0 +1,63 @@
+"""Series (report/run/iterations.c, sec_series.c): a program that tries several configurations
+in one process, each forward marked record_function("iteration <label>"), gets one series per
+label, each with its own warm-up and latency, against the program's own timer around each
+forward (p50 within 5% + 0.5 ms); a slower second model is never the first one's warm-up; the
+batch sweep lists each batch. Python on Debian's CPU torch 1.13 (tests/progs/series_prog.py)."""
+import os
+import unittest
+
+from harness import Case, main
+
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "series_prog.py")
+PYTHON = "/usr/bin/python3"
+
+
+class Series(Case):
+    def run_program(self, what):
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=f"{what}.db")
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        own = {}
+        for line in r.out.decode().splitlines():
+            label, p50 = line.split()
+            own[label] = int(p50)
+        report = self.report_json(r.db(f"{what}.db"))
+        return own, report
+
+    def rows(self, report, key):
+        self.assertIn(key, report)
+        return report[key]
+
+    def check_series(self, own, rows):
+        got = {r["series"]: r for r in rows}
+        self.assertEqual(sorted(got), sorted(own))
+        for label, p50 in own.items():
+            ours = got[label]["latency_p50_ns"]
+            self.assertLess(abs(ours - p50), 0.05 * p50 + 500_000, (label, ours, p50))
+        return got
+
+    def test_batch_sizes_are_series_and_a_sweep(self):
+        own, report = self.run_program("batch")
+        got = self.check_series(own, self.rows(report, "series"))
+        self.assertEqual([got[f"batch={b}"]["batch"] for b in (1, 8, 64)], [1, 8, 64])
+        sweep = self.rows(report, "batch_sweep")
+        self.assertEqual([r["batch"] for r in sweep], [1, 8, 64])
+        self.assertIsNone(sweep[0]["throughput_gain"])
+        for r in sweep[1:]:
+            self.assertGreater(r["latency_cost"], 1)
+
+    def test_a_second_model_is_not_warm_up(self):
+        own, report = self.run_program("int8")
+        got = self.check_series(own, self.rows(report, "series"))
+        # The fp32 model's 25 forwards are a series of their own, at most the program's own two
+        # warm-up forwards set apart.
+        self.assertGreaterEqual(got["fp32"]["steady_iterations"], 23)
+        self.assertLessEqual(got["fp32"]["warmup_iterations"], 2)
+        self.assertEqual(self.rows(report, "batch_sweep"), [])
+
+
+if __name__ == "__main__":
+    main()
