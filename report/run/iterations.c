@@ -9,12 +9,16 @@
  * which its thread made the launching call. Without any of them the host time is all there is,
  * and the report says so.
  *
+ * A phase without explicit iterations gets those detect.c finds in its allocator reports (host
+ * time only: the reports are the host's).
+ *
  * Warm-up: the leading iterations of a phase slower than its steady state, where the steady
  * state is the second half of its iterations: slower than median + max(5 x 1.4826 x MAD, 10% of
  * the median). They are shown apart, with what the data says caused them, and left out of every
  * steady-state figure. `--warmup N` takes the first N of each phase instead.
  */
 #include "run.h"
+#include "detect.h"
 #include "../../profiler/stats.h"
 
 #include <math.h>
@@ -342,14 +346,52 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
     free(gw);
 }
 
+/* Phases without an explicit iteration: the iterations detect.c finds in them, appended. */
+static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
+{
+    struct detected *d = malloc(sizeof *d);
+    if (!d) cli_fail("out of memory");
+    int any = 0;
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        int marked = 0;
+        for (size_t k = 0; k < it->n && !marked; k++) marked = it->v[k].phase == ph->id;
+        if (marked || !detect_iterations(db, ph->id, d)) continue;
+        struct iter *v = realloc(it->v, (it->n + d->n) * sizeof *v);
+        if (!v) cli_fail("out of memory");
+        it->v = v;
+        for (size_t k = 0; k < d->n; k++) {
+            struct iter *x = &it->v[it->n++];
+            memset(x, 0, sizeof *x);
+            x->tid = d->tid;
+            x->phase = ph->id;
+            x->start = d->start[k];
+            x->host = d->end[k] - d->start[k];
+            x->kernels = -1;
+            x->batch = -1;
+        }
+        ph->detected_period = d->period;
+        ph->detected_repeats = d->repeats;
+        any = 1;
+    }
+    free(d);
+    if (any) qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
+    return any;
+}
+
 void iterations_load(sqlite3 *db, struct run_phases *p)
 {
-    int64_t total = db_int(db, "SELECT count(*) FROM iterations", 0);
-    for (int i = 0; i < p->n; i++) p->v[i].has_iterations = total > 0;
-    if (!total) return;
+    int64_t total =
+        db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
     struct iters it = {0};
     int gpu_known = 0;
-    load_all(db, &it, &gpu_known);
+    if (total) load_all(db, &it, &gpu_known);
+    if (add_detected(db, p, &it)) total = 1;
+    for (int i = 0; i < p->n; i++) p->v[i].has_iterations = total > 0;
+    if (!total) {
+        free(it.v);
+        return;
+    }
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
         ph->gpu_latency = gpu_known;

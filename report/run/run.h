@@ -52,6 +52,7 @@ struct phase_info {
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
+    int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
 };
 
 /* A series (iterations.c): the iterations of one phase that carry the same mark name (the NVTX

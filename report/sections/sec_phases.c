@@ -155,6 +155,7 @@ enum {
     C_WARM_NS,
     C_WARM_CAUSE,
     C_BASIS,
+    C_SOURCE,
     C_TPUT,
     C_ITEMS,
     C_P50,
@@ -202,6 +203,7 @@ static void phase_columns(struct table *t)
     table_col(t, "warmup_ns", "Time", COL_NS);
     table_col(t, "warmup_cause", "Likely cause", COL_TEXT);
     table_col(t, "latency_basis", NULL, COL_TEXT);
+    table_col(t, "iteration_source", NULL, COL_TEXT);
     table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
     table_col(t, "items_per_s", NULL, COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
@@ -284,7 +286,10 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
                            ph->warmup_cause[0] ? ph->warmup_cause : "not visible in the data");
         }
         if (ph->iterations) {
-            table_set_text(t, C_BASIS, ph->gpu_latency ? "gpu completion" : "host");
+            table_set_text(t, C_BASIS,
+                           ph->gpu_latency && !ph->detected_period ? "gpu completion" : "host");
+            table_set_text(t, C_SOURCE,
+                           ph->detected_period ? "detected from the allocations" : "marked");
             table_set_int(t, C_ALL_P50, ph->lat_all_p50);
         }
         if (ph->nsteady) {
@@ -432,7 +437,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     out[n++] = t;
     struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
                                   (int)(sizeof overview / sizeof *overview));
-    static char note[1024];
+    static char note[2048];
     char folded[256] = "";
     for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
         if (p->v[i].transient) {
@@ -473,6 +478,17 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         snprintf(note + len, sizeof note - len,
                  "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
                  len ? ". " : "");
+    }
+    /* Iterations found without a mark: said, with how well they matched. */
+    for (int i = 0; i < p->n; i++) {
+        if (!p->v[i].detected_period) continue;
+        char label[32];
+        size_t len = strlen(note);
+        phase_short_label(&p->v[i], label, sizeof label);
+        snprintf(note + len, sizeof note - len,
+                 "%s%s: iterations detected from the allocator's reports (no mark; %d reports a"
+                 " period, %d periods matched exactly; host time)",
+                 len ? ". " : "", label, p->v[i].detected_period, p->v[i].detected_repeats);
     }
     /* A phase that ran several configurations: its row pools them; each has its own figures. */
     for (int i = 0; i < p->n; i++) {

@@ -23,6 +23,9 @@
 //                          libtorch_cpu), which is not a phase of the program
 //   torch_modes scopes     record_function user scopes: grad 3 named "iteration batch=4" (each
 //                          holding an "inner" scope), no_grad 2, and 2 named "other"
+//   torch_modes unmarked [N]
+//                          a torch::nn module called N times with no mark in no_grad, then in
+//                          inference_mode; prints each phase's p50 by the program's own timer
 //   torch_modes exitthreads
 //                          main returns while four threads still make and free CPU tensors: the
 //                          static destructors run under them (libtorch must print nothing)
@@ -247,6 +250,35 @@ static int internal()
     return 0;
 }
 
+/* A torch::nn module called in a loop with no mark, in no_grad and then in inference_mode; the
+ * program times each call itself and prints each phase's p50 (ns) after its own 3 warm-up calls:
+ * what detected iterations must agree with. */
+static int unmarked(int n)
+{
+    torch::nn::Linear first(256, 512), second(512, 256);
+    at::Tensor x = at::randn({32, 256});
+    for (int mode = 1; mode <= 2; mode++) {
+        std::unique_ptr<at::NoGradGuard> no_grad;
+        std::unique_ptr<c10::InferenceMode> inference;
+        if (mode == 1) no_grad = std::make_unique<at::NoGradGuard>();
+        if (mode == 2) inference = std::make_unique<c10::InferenceMode>();
+        std::vector<long long> own;
+        at::Tensor y;
+        for (int i = 0; i < n; i++) {
+            auto t0 = std::chrono::steady_clock::now();
+            y = second->forward(at::relu(first->forward(x)));
+            auto t1 = std::chrono::steady_clock::now();
+            own.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+        }
+        std::vector<long long> steady(own.begin() + 3, own.end());
+        std::sort(steady.begin(), steady.end());
+        size_t m = steady.size();
+        long long p50 = m % 2 ? steady[m / 2] : (steady[m / 2 - 1] + steady[m / 2]) / 2;
+        std::printf("%s %lld\n", mode == 1 ? "no_grad" : "inference_mode", p50);
+    }
+    return 0;
+}
+
 static void burst_thread(int n, bool nvtx)
 {
     for (int block = 0; block < n / 100; block++) {
@@ -337,11 +369,12 @@ int main(int argc, char **argv)
     if (what == "internal") return internal();
     if (what == "timed") return timed();
     if (what == "exitthreads") return exitthreads();
+    if (what == "unmarked") return unmarked(argc > 2 ? std::atoi(argv[2]) : 30);
     if (what == "scopes") return scopes();
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
-                         "burst T N [nvtx]|timed|exitthreads|scopes\n");
+                         "burst T N [nvtx]|timed|exitthreads|scopes|unmarked [N]\n");
     return 2;
 }

@@ -144,6 +144,19 @@ class H100(Case):
         self.assertNotIn("inference/off ", table)
         self.assertIn("not shown: inference/off, inference/fp16", table)
 
+    def test_eager_iterations_found_without_a_mark(self):
+        # py_infer.py plain 1 40: 5 warm-up and 40 timed forwards of an eager ResNet-50 in
+        # inference_mode + autocast bf16, no mark; its own figure: 10.41 ms a forward (mean,
+        # README). Found from the allocator's reports (host time): most of the 45 forwards,
+        # p50 within 10% of that mean.
+        r = self.report_json(self.db["resnet50-b1-python-eager"])
+        ph = {p["label"]: p for p in r["phases"]}["inference_mode | autocast bf16"]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+        self.assertGreaterEqual(ph["iterations"], 35)
+        self.assertLessEqual(ph["iterations"], 45)
+        self.assertLess(abs(ph["latency_p50_ns"] / 1e6 - 10.41), 1.05, ph["latency_p50_ns"])
+        self.assertNotIn("no iteration", r["summary"]["fastest"])
+
 
 if __name__ == "__main__":
     main()

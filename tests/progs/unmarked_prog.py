@@ -1,0 +1,51 @@
+"""An eager PyTorch program that marks nothing (tests/torch/test_unmarked.py).
+  unmarked_prog.py loop     torchvision ResNet-18, 14 forwards under no_grad, then 14 under
+                            inference_mode; prints each phase's p50 (ns) by its own timer around
+                            each forward, its first 3 left out
+  unmarked_prog.py varying  the same model, 14 forwards at a random batch size each (1-6)
+  unmarked_prog.py once     one forward
+  unmarked_prog.py pairs    14 record_function("iteration") marks, each around two forwards"""
+import random
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+random.seed(0)
+model = torchvision.models.resnet18().eval()
+
+
+def forward(batch):
+    return model(torch.randn(batch, 3, 64, 64))
+
+
+what = sys.argv[1]
+if what == "loop":
+    for name, ctx in (("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)):
+        with ctx():
+            own = []
+            x = torch.randn(1, 3, 64, 64)
+            for _ in range(14):
+                t0 = time.perf_counter_ns()
+                y = model(x)
+                own.append(time.perf_counter_ns() - t0)
+            print(name, int(statistics.median(own[3:])), flush=True)
+elif what == "varying":
+    with torch.inference_mode():
+        for _ in range(14):
+            y = forward(random.randint(1, 6))
+elif what == "once":
+    with torch.inference_mode():
+        y = forward(1)
+elif what == "pairs":
+    with torch.inference_mode():
+        x = torch.randn(1, 3, 64, 64)
+        for _ in range(14):
+            with torch.autograd.profiler.record_function("iteration"):
+                y = model(x)
+                y = model(x)
+print("done", flush=True)
