@@ -1,0 +1,8 @@
+/*
+ * watch.c: the words of watch.h (phase changes and the CUDA devices used, for our samplers).
+ */
+#include "watch.h"
+
+_Atomic uint32_t ip_watch_seq;
+_Atomic int ip_watch_waiters;
+_Atomic uint64_t ip_watch_device_mask;

@@ -1,0 +1,49 @@
+/*
+ * watch.h: two facts that a sampler of ours (the energy collector's thread) watches without
+ * reading any collector's state: which CUDA devices the process has used (noted by the writer
+ * when it ingests CUPTI work records and allocator reports) and when a thread changed phase (a
+ * futex word the app side bumps, so the sampler can read the counters at the edge).
+ */
+#ifndef INFPROF_WATCH_H
+#define INFPROF_WATCH_H
+
+#include "futex.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Bumped on every phase change, and by ip_watch_kick(); the sampler sleeps on it. */
+extern _Atomic uint32_t ip_watch_seq;
+/* Nonzero while someone sleeps on ip_watch_seq (no futex call on a phase change otherwise). */
+extern _Atomic int ip_watch_waiters;
+extern _Atomic uint64_t ip_watch_device_mask;
+
+/* App side, on a phase change: lock-free; one futex wake (no lock) only when a sampler runs. */
+static inline void ip_watch_phase_changed(void)
+{
+    atomic_fetch_add_explicit(&ip_watch_seq, 1, memory_order_release);
+    if (atomic_load_explicit(&ip_watch_waiters, memory_order_relaxed)) ip_futex_wake(&ip_watch_seq);
+}
+
+/* Wake the sampler (stop, tests). */
+static inline void ip_watch_kick(void)
+{
+    atomic_fetch_add(&ip_watch_seq, 1);
+    ip_futex_wake(&ip_watch_seq);
+}
+
+/* Writer side: CUDA device `ordinal` (0..63) did work for the process. */
+static inline void ip_watch_device(uint32_t ordinal)
+{
+    if (ordinal >= 64) return;
+    uint64_t bit = 1ull << ordinal;
+    if (!(atomic_load_explicit(&ip_watch_device_mask, memory_order_relaxed) & bit))
+        atomic_fetch_or(&ip_watch_device_mask, bit);
+}
+
+static inline uint64_t ip_watch_devices(void)
+{
+    return atomic_load_explicit(&ip_watch_device_mask, memory_order_acquire);
+}
+
+#endif
