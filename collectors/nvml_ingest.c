@@ -4,6 +4,7 @@
  * energy_sampler_tid, energy_sampler_cpu_ns, energy_readings, energy_readings_dropped).
  */
 #include "nvml_internal.h"
+#include "../profiler/process.h"
 #include "../profiler/store.h"
 
 #include <sqlite3.h>
@@ -15,8 +16,10 @@ void ip_energy_prepare(struct ip_store *s)
 {
     samples = ip_batch_open(s, "energy_samples", 9);
     /* A forked child's copy of the parent's queue is the parent's to write. */
-    atomic_store(&ip_energy_q.tail, atomic_load(&ip_energy_q.head));
-    atomic_store(&ip_energy_q.dropped, 0);
+    if (ip_role() == IP_ROLE_FORK_CHILD) {
+        atomic_store(&ip_energy_q.tail, atomic_load(&ip_energy_q.head));
+        atomic_store(&ip_energy_q.dropped, 0);
+    }
 }
 
 static int64_t or_null(int64_t v)
