@@ -3,8 +3,8 @@
  * energy collector. The counter is cumulative, so the energy between two moments is exact at
  * readings and interpolated linearly between them (readings are taken at every phase change,
  * so a phase's edges are readings, not interpolations). Without a counter (pre-Volta GPU, no
- * RAPL) the energy is the power readings integrated (trapezoids). Clocks and reasons hold from
- * one reading to the next.
+ * RAPL) the energy is the power readings integrated, each holding until the next (a reading at a
+ * phase change is the new phase's). Clocks and reasons hold from one reading to the next.
  */
 #include "energy.h"
 
@@ -57,9 +57,10 @@ static void load_device(struct sqlite3 *db, struct energy_device *d)
         d->from_power = 1;
         double acc = 0;
         d->e[0] = 0;
+        int64_t held = -1;
         for (size_t i = 1; i < d->n; i++) {
-            int64_t a = d->p[i - 1] >= 0 ? d->p[i - 1] : d->p[i], b = d->p[i] >= 0 ? d->p[i] : a;
-            if (a >= 0) acc += (double)(a + b) / 2 * (double)(d->t[i] - d->t[i - 1]) / 1e9;
+            if (d->p[i - 1] >= 0) held = d->p[i - 1];
+            if (held >= 0) acc += (double)held * (double)(d->t[i] - d->t[i - 1]) / 1e9;
             d->e[i] = acc;
         }
         d->has_energy = 1;
