@@ -8,6 +8,7 @@
  */
 #include "energy.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,4 +254,58 @@ void energy_phase_figures(struct sqlite3 *db, const struct phase_info *ph,
             if (out->iter.joules > 0) out->items_per_j = (double)out->items / out->iter.joules;
         }
     }
+}
+
+void energy_reason_names(int64_t mask, char *out, size_t n)
+{
+    static const struct {
+        int64_t bit;
+        const char *name;
+    } names[] = {{0x4, "SW power cap"}, {0x8, "HW slowdown"}, {0x20, "SW thermal"},
+                 {0x40, "HW thermal"},  {0x80, "power brake"}};
+    size_t o = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && o < n; i++)
+        if (mask & names[i].bit)
+            o += (size_t)snprintf(out + o, n - o, "%s%s", o ? ", " : "", names[i].name);
+}
+
+size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
+                         const struct phase_info *base, char *out, size_t n)
+{
+    out[0] = 0;
+    struct energy_run r;
+    energy_load(db, &r);
+    size_t o = 0;
+    for (int k = 0; k < r.n; k++) {
+        const struct energy_device *d = &r.d[k];
+        if (d->gpu < 0) continue; /* the GPUs' clocks decide kernel speed */
+        struct energy_phase b = {0};
+        int have_base = base && (energy_phase_figures(db, base, d, &b), b.span.sm_mhz > 0);
+        for (int i = 0; i < p->n && o + 160 < n; i++) {
+            const struct phase_info *ph = &p->v[i];
+            if (ph->transient || !ph->nsteady) continue;
+            struct energy_phase f;
+            energy_phase_figures(db, ph, d, &f);
+            char a[64], why[96];
+            phase_short_label(ph, a, sizeof a);
+            if (f.span.throttle_share > ENERGY_THROTTLED_SHARE) {
+                energy_reason_names(f.span.reasons, why, sizeof why);
+                o += (size_t)snprintf(out + o, n - o, "%s%s ran throttled %.0f%% of the time on %s"
+                                      " (%s)", o ? "; " : "", a, 100 * f.span.throttle_share,
+                                      d->label, why);
+            }
+            if (have_base && ph != base && f.span.sm_mhz > 0 &&
+                fabs(f.span.sm_mhz / b.span.sm_mhz - 1) > ENERGY_CLOCK_DIFFERS) {
+                char bl[64];
+                phase_short_label(base, bl, sizeof bl);
+                o += (size_t)snprintf(out + o, n - o, "%s%s at SM %.0f MHz vs %.0f in %s",
+                                      o ? "; " : "", a, f.span.sm_mhz, b.span.sm_mhz, bl);
+            }
+        }
+    }
+    energy_free(&r);
+    if (o && o + 60 < n)
+        o += (size_t)snprintf(out + o, n - o, ": distrust a small speed-up");
+    return o;
 }

@@ -67,4 +67,14 @@ struct energy_phase {
 void energy_phase_figures(struct sqlite3 *db, const struct phase_info *ph,
                           const struct energy_device *d, struct energy_phase *out);
 
+/* Clock-event reason bits in words: "SW power cap, HW thermal". */
+void energy_reason_names(int64_t mask, char *out, size_t n);
+/* The Summary's line: phases that ran throttled (over ENERGY_THROTTLED_SHARE of their time) or
+ * at an SM clock more than ENERGY_CLOCK_DIFFERS away from the baseline's, on a GPU the process
+ * used; "" (0) when none or no readings. */
+#define ENERGY_THROTTLED_SHARE 0.05
+#define ENERGY_CLOCK_DIFFERS   0.03
+size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
+                         const struct phase_info *base, char *out, size_t n);
+
 #endif

@@ -62,6 +62,11 @@ class Energy(Case):
         # 3x the power, times whatever the iterations' lengths differ by (sleeps under load).
         self.assertNear(ratio[0]["energy_ratio"], 3.0 * lat[7] / lat[4], 0.02, "energy ratio")
         self.assertNear(ratio[0]["speedup"], 1.0, 0.05, "speed-up")
+        summary = self.report_json(self.db)["summary"]
+        summary = summary[0] if isinstance(summary, list) else summary
+        self.assertIn("inference/off ran throttled 100% of the time on cuda:1 (SW power cap)",
+                      summary["clocks"])
+        self.assertIn("inference/off at SM 1200 MHz vs 1500 in no_grad/off", summary["clocks"])
 
     def test_phase_changes_are_read_at_their_edges(self):
         self.app()
