@@ -165,6 +165,7 @@ static int nv_start(char *why, size_t n)
         snprintf(why, n, "NVML sees no GPU%s%s", rc ? ": " : "", rc ? nv_err(rc) : "");
         return -1;
     }
+    unsigned seen = count;
     if (count > IP_ENERGY_GPUS) count = IP_ENERGY_GPUS;
     for (unsigned i = 0; i < count; i++) {
         struct gpu *g = &es.gpu[es.ngpu];
@@ -183,8 +184,12 @@ static int nv_start(char *why, size_t n)
     }
     char drv[80] = "";
     if (nv.DriverVersion) nv.DriverVersion(drv, sizeof drv);
-    snprintf(why, n, "NVML%s%s, %d GPU%s", drv[0] ? " driver " : "", drv, es.ngpu,
-             es.ngpu == 1 ? "" : "s");
+    if (seen > count)
+        snprintf(why, n, "NVML%s%s, %u GPUs, %d read", drv[0] ? " driver " : "", drv, seen,
+                 es.ngpu);
+    else
+        snprintf(why, n, "NVML%s%s, %d GPU%s", drv[0] ? " driver " : "", drv, es.ngpu,
+                 es.ngpu == 1 ? "" : "s");
     return 0;
 }
 

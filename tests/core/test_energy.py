@@ -97,6 +97,13 @@ class Energy(Case):
         self.assertGreater(periodic, 5)  # 600 ms of phases at 20 ms
         self.assertEqual(self.meta(self.db, "energy_readings_dropped"), 0)
 
+    def test_more_gpus_than_the_table_holds(self):
+        # 24 GPUs: the first 16 are read (IP_ENERGY_GPUS), the rest left out, the run unharmed.
+        self.app(STUB_NVML="gpus=24")
+        self.assertEqual(self.query(self.db, "SELECT count(*), max(gpu) FROM energy_gpus"),
+                         [(16, 15)])
+        self.assertIn("24 GPUs, 16 read", self.meta(self.db, "energy.gpu"))
+
     # ---- never on a program thread ------------------------------------------------------------
 
     def test_sampling_never_runs_on_a_program_thread(self):

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
-#define GPUS   8
+#define GPUS   24
 
 static struct {
     int init, noperm, noenergy, mig, ngpu;
