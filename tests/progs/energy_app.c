@@ -6,7 +6,8 @@
  * power, clocks and reasons at each phase change:
  *   no_grad         5 x 60 ms at 100 W, SM 1500 MHz, mem 2600 MHz, 60 C, no reason
  *   inference_mode  5 x 60 ms at 300 W, SM 1200 MHz, mem 2600 MHz, 80 C, SW power cap (0x4)
- * Usage: energy_app OUTPUT.db STUB_LIBNVML TIDS_FILE (the program's thread ids go there).
+ * Usage: energy_app OUTPUT.db STUB_LIBNVML TIDS_FILE [ITERATIONS] (the program's thread ids go
+ * to TIDS_FILE; ITERATIONS per phase, 5 by default: more to measure the sampler's cost).
  */
 #include "collectors/registry.h"
 #include "collectors/replay.h"
@@ -28,6 +29,7 @@ NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = InitializeInj
 typedef void (*set_fn)(int, unsigned, unsigned, unsigned, unsigned, unsigned long long);
 static set_fn stub_set;
 static FILE *tids;
+static int iterations = 5;
 
 static void busy_ms(int ms)
 {
@@ -40,7 +42,7 @@ static void phase(uint8_t grad, unsigned power, unsigned sm, unsigned temp,
 {
     stub_set(1, power, sm, 2600, temp, reasons);
     ip_phase_set(grad, 0, 0);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < iterations; i++) {
         nvtxRangePushA("iteration batch=8");
         busy_ms(60);
         nvtxRangePop();
@@ -59,10 +61,11 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: energy_app OUTPUT.db STUB_LIBNVML TIDS_FILE\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: energy_app OUTPUT.db STUB_LIBNVML TIDS_FILE [ITERATIONS]\n");
         return 2;
     }
+    if (argc == 5) iterations = atoi(argv[4]);
     void *stub = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
     stub_set = stub ? (set_fn)dlsym(stub, "stubnvml_set") : NULL;
     tids = fopen(argv[3], "w");
