@@ -322,27 +322,36 @@ static void *sampler_main(void *arg)
     if (!gpu_ok) es.ngpu = 0;
     read_all(IP_ENERGY_START, 1);
     if (es.ngpu || es.cpu_ok) {
-        atomic_store(&ip_watch_waiters, 1);
-        uint64_t next = ip_clock_now() + period;
+        uint64_t next = ip_clock_now() + period, last = 0;
         uint32_t seen = atomic_load(&ip_watch_seq);
         while (!atomic_load(&es.stop)) {
             uint64_t now = ip_clock_now();
             if (now < next) {
+                /* Waiters is set only while we sleep: a phase change then costs its thread one
+                 * futex wake, and none while we read (changes meanwhile fold into one reading). */
                 uint64_t left_ms = (next - now + 999999) / 1000000;
+                atomic_store(&ip_watch_waiters, 1);
                 ip_futex_wait(&ip_watch_seq, seen, left_ms);
+                atomic_store(&ip_watch_waiters, 0);
             }
             if (atomic_load(&es.stop)) break;
             uint32_t seq = atomic_load(&ip_watch_seq);
             int kind = seq != seen ? IP_ENERGY_PHASE : IP_ENERGY_PERIODIC;
-            seen = seq;
             now = ip_clock_now();
             if (kind == IP_ENERGY_PERIODIC && now < next) continue; /* early wake-up */
+            if (kind == IP_ENERGY_PHASE && now - last < IP_ENERGY_MIN_GAP_NS) {
+                /* Phases changing faster than this are read at most once per gap. */
+                struct timespec gap = {0, (long)(IP_ENERGY_MIN_GAP_NS - (now - last))};
+                nanosleep(&gap, NULL);
+                seq = atomic_load(&ip_watch_seq);
+            }
+            seen = seq;
             nv_update_map();
             read_all(kind, 0);
+            last = ip_clock_now();
             if (kind == IP_ENERGY_PERIODIC) next = next + period > now ? next + period
                                                                        : now + period;
         }
-        atomic_store(&ip_watch_waiters, 0);
         nv_update_map();
         read_all(IP_ENERGY_END, 0);
     }

@@ -14,15 +14,17 @@
 
 /* Bumped on every phase change, and by ip_watch_kick(); the sampler sleeps on it. */
 extern _Atomic uint32_t ip_watch_seq;
-/* Nonzero while someone sleeps on ip_watch_seq (no futex call on a phase change otherwise). */
+/* Nonzero while the sampler sleeps on ip_watch_seq (no futex call on a phase change otherwise). */
 extern _Atomic int ip_watch_waiters;
 extern _Atomic uint64_t ip_watch_device_mask;
 
 /* App side, on a phase change: lock-free; one futex wake (no lock) only when a sampler runs. */
 static inline void ip_watch_phase_changed(void)
 {
-    atomic_fetch_add_explicit(&ip_watch_seq, 1, memory_order_release);
-    if (atomic_load_explicit(&ip_watch_waiters, memory_order_relaxed)) ip_futex_wake(&ip_watch_seq);
+    /* Sequentially consistent against the sampler's store of waiters before its futex wait: one
+     * of the two sees the other (the wait returns at once, or this wakes it). */
+    atomic_fetch_add(&ip_watch_seq, 1);
+    if (atomic_load(&ip_watch_waiters)) ip_futex_wake(&ip_watch_seq);
 }
 
 /* Wake the sampler (stop, tests). */
