@@ -1,11 +1,14 @@
 /*
  * nvml.c: the energy collector, sampler side. A thread of ours (started with every signal
  * blocked, never a program thread) loads libnvidia-ml.so.1 at run time (never linked), reads
- * every GPU once at start, then every INFPROF_ENERGY_MS and at every phase change (it sleeps on
+ * every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and at every phase change (it sleeps on
  * the phase-change word of profiler/watch.h) the GPUs the process has used, and once more at
  * the end: energy counter, power, SM and memory clocks, temperature, clock-event (throttle)
  * reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c) are read with them. Readings go
  * to a lock-free queue that the writer drains into energy_samples (nvml_ingest.c).
+ *
+ * NVML is loaded only once the process uses CUDA (the driver calls our InitializeInjection, or the
+ * writer notes a device); a CPU-only run never loads it.
  *
  * Failure is never the program's: without NVML, without an energy counter, without permission
  * or on a MIG GPU, the reason goes to the run header (collector.energy, energy.gpu).
@@ -88,7 +91,7 @@ static struct {
     struct gpu gpu[IP_ENERGY_GPUS];
     int cuda_map[64]; /* CUDA ordinal -> index in gpu[], -1 unmapped, -2 not found */
     uint64_t mapped_mask;
-    int cpu_ok;
+    int cpu_ok, nvml_tried;
     struct ip_energy_facts facts;
 } es;
 
@@ -289,7 +292,8 @@ static void nv_update_map(void)
     }
 }
 
-static void read_all(int kind, int every_gpu)
+/* The GPUs (all of them, or those the process used) and, with cpu, the CPU. */
+static void read_all(int kind, int every_gpu, int cpu)
 {
     struct ip_energy_reading r;
     for (int i = 0; i < es.ngpu; i++) {
@@ -297,12 +301,39 @@ static void read_all(int kind, int every_gpu)
         nv_read(i, kind, &r);
         ip_energy_push(&ip_energy_q, &r);
     }
-    if (es.cpu_ok) {
+    if (cpu && es.cpu_ok) {
         ip_energy_cpu_read(&r);
         r.kind = kind;
         ip_energy_push(&ip_energy_q, &r);
         es.facts.readings++;
     }
+}
+
+/* NVML is loaded once the process uses CUDA (a CPU-only run never loads it, and the driver's
+ * descriptors NVML opens are then CUDA's own anyway); every GPU is read once at that moment. */
+static int gpu_wanted(void)
+{
+    return ip_watch_devices() != 0 || atomic_load(&ip_watch_cuda_started);
+}
+
+static void gpu_load(char *why, size_t n)
+{
+    es.nvml_tried = 1;
+    if (nv_start(why, n) != 0) {
+        es.ngpu = 0;
+        return;
+    }
+    nv_update_map();
+    read_all(IP_ENERGY_START, 1, 0);
+}
+
+static void sampler_status(const char *gpu_why, const char *cpu_why)
+{
+    snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
+    snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
+    ip_collector_status(IP_COLLECTOR_ENERGY, es.ngpu || es.cpu_ok ? "on" : "off",
+                        "every %lld ms; GPU: %s; CPU: %s",
+                        (long long)ip_cfg_int(IP_CFG_ENERGY_MS), gpu_why, cpu_why);
 }
 
 static void *sampler_main(void *arg)
@@ -311,50 +342,52 @@ static void *sampler_main(void *arg)
     pthread_setname_np(pthread_self(), "infprof-energy");
     es.facts.tid = (int)syscall(SYS_gettid);
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
-    char gpu_why[200], cpu_why[200];
-    int gpu_ok = nv_start(gpu_why, sizeof gpu_why) == 0;
+    char gpu_why[200] = "not loaded: the process used no GPU", cpu_why[200];
     es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), cpu_why, sizeof cpu_why);
-    snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
-    snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
-    ip_collector_status(IP_COLLECTOR_ENERGY, gpu_ok || es.cpu_ok ? "on" : "off",
-                        "every %lld ms; GPU: %s; CPU: %s",
-                        (long long)ip_cfg_int(IP_CFG_ENERGY_MS), gpu_why, cpu_why);
-    if (!gpu_ok) es.ngpu = 0;
-    read_all(IP_ENERGY_START, 1);
-    if (es.ngpu || es.cpu_ok) {
-        uint64_t next = ip_clock_now() + period, last = 0;
-        uint32_t seen = atomic_load(&ip_watch_seq);
-        while (!atomic_load(&es.stop)) {
-            uint64_t now = ip_clock_now();
-            if (now < next) {
-                /* Waiters is set only while we sleep: a phase change then costs its thread one
-                 * futex wake, and none while we read (changes meanwhile fold into one reading). */
-                uint64_t left_ms = (next - now + 999999) / 1000000;
-                atomic_store(&ip_watch_waiters, 1);
-                ip_futex_wait(&ip_watch_seq, seen, left_ms);
-                atomic_store(&ip_watch_waiters, 0);
-            }
-            if (atomic_load(&es.stop)) break;
-            uint32_t seq = atomic_load(&ip_watch_seq);
-            int kind = seq != seen ? IP_ENERGY_PHASE : IP_ENERGY_PERIODIC;
-            now = ip_clock_now();
-            if (kind == IP_ENERGY_PERIODIC && now < next) continue; /* early wake-up */
-            if (kind == IP_ENERGY_PHASE && now - last < IP_ENERGY_MIN_GAP_NS) {
-                /* Phases changing faster than this are read at most once per gap. */
-                struct timespec gap = {0, (long)(IP_ENERGY_MIN_GAP_NS - (now - last))};
-                nanosleep(&gap, NULL);
-                seq = atomic_load(&ip_watch_seq);
-            }
-            seen = seq;
-            nv_update_map();
-            read_all(kind, 0);
-            last = ip_clock_now();
-            if (kind == IP_ENERGY_PERIODIC) next = next + period > now ? next + period
-                                                                       : now + period;
+    if (gpu_wanted()) gpu_load(gpu_why, sizeof gpu_why);
+    sampler_status(gpu_why, cpu_why);
+    if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
+    uint64_t next = ip_clock_now() + period, last = 0;
+    uint32_t seen = atomic_load(&ip_watch_seq);
+    while (!atomic_load(&es.stop)) {
+        int reading = es.ngpu || es.cpu_ok;
+        uint64_t now = ip_clock_now();
+        if (now < next) {
+            /* Waiters is set only while we sleep and have something to read: a phase change
+             * then costs its thread one futex wake, and none while we read (changes meanwhile
+             * fold into one reading). */
+            uint64_t left_ms = (next - now + 999999) / 1000000;
+            atomic_store(&ip_watch_waiters, reading);
+            ip_futex_wait(&ip_watch_seq, seen, left_ms);
+            atomic_store(&ip_watch_waiters, 0);
         }
+        if (atomic_load(&es.stop)) break;
+        uint32_t seq = atomic_load(&ip_watch_seq);
+        int kind = seq != seen ? IP_ENERGY_PHASE : IP_ENERGY_PERIODIC;
+        now = ip_clock_now();
+        if (!es.nvml_tried && gpu_wanted()) {
+            gpu_load(gpu_why, sizeof gpu_why);
+            sampler_status(gpu_why, cpu_why);
+        }
+        if (kind == IP_ENERGY_PERIODIC && now < next) {
+            seen = seq;
+            continue; /* early wake-up (a kick) */
+        }
+        if (kind == IP_ENERGY_PHASE && now - last < IP_ENERGY_MIN_GAP_NS) {
+            /* Phases changing faster than this are read at most once per gap. */
+            struct timespec gap = {0, (long)(IP_ENERGY_MIN_GAP_NS - (now - last))};
+            nanosleep(&gap, NULL);
+            seq = atomic_load(&ip_watch_seq);
+        }
+        seen = seq;
         nv_update_map();
-        read_all(IP_ENERGY_END, 0);
+        read_all(kind, 0, 1);
+        last = ip_clock_now();
+        if (kind == IP_ENERGY_PERIODIC) next = next + period > now ? next + period : now + period;
     }
+    nv_update_map();
+    read_all(IP_ENERGY_END, 0, 1);
+    sampler_status(gpu_why, cpu_why);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         es.facts.cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
@@ -408,6 +441,7 @@ static void energy_atfork_child(void)
     atomic_store(&es.running, 0);
     atomic_store(&ip_watch_waiters, 0);
     es.ngpu = 0;
+    es.facts.tid = 0; /* no sampler here: no energy metadata in the child's file */
     ip_collector_status(IP_COLLECTOR_ENERGY, "off", "forked child (the parent reads the GPUs)");
 }
 

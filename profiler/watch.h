@@ -34,13 +34,25 @@ static inline void ip_watch_kick(void)
     ip_futex_wake(&ip_watch_seq);
 }
 
-/* Writer side: CUDA device `ordinal` (0..63) did work for the process. */
+/* Writer side: CUDA device `ordinal` (0..63) did work for the process. The first time, the
+ * sampler is woken (it loads NVML on the first CUDA use). */
 static inline void ip_watch_device(uint32_t ordinal)
 {
     if (ordinal >= 64) return;
     uint64_t bit = 1ull << ordinal;
-    if (!(atomic_load_explicit(&ip_watch_device_mask, memory_order_relaxed) & bit))
+    if (!(atomic_load_explicit(&ip_watch_device_mask, memory_order_relaxed) & bit)) {
         atomic_fetch_or(&ip_watch_device_mask, bit);
+        ip_watch_kick();
+    }
+}
+
+/* CUDA was initialised in this process (the driver called our InitializeInjection): the GPUs
+ * will be used, so the sampler may load NVML before the first work is seen. */
+extern _Atomic int ip_watch_cuda_started;
+static inline void ip_watch_cuda_init(void)
+{
+    atomic_store(&ip_watch_cuda_started, 1);
+    ip_watch_kick();
 }
 
 static inline uint64_t ip_watch_devices(void)

@@ -66,7 +66,9 @@ class Energy(Case):
         summary = summary[0] if isinstance(summary, list) else summary
         self.assertIn("inference/off ran throttled 100% of the time on cuda:1 (SW power cap)",
                       summary["clocks"])
-        self.assertIn("inference/off at SM 1200 MHz vs 1500 in no_grad/off", summary["clocks"])
+        # vs about 1500: the reading in force in the first instant of no_grad may be older
+        self.assertRegex(summary["clocks"], r"inference/off at SM 1200 MHz vs 1(49\d|50\d) in"
+                                            r" no_grad/off: distrust a small speed-up")
 
     def test_phase_changes_are_read_at_their_edges(self):
         self.app()
@@ -91,7 +93,7 @@ class Energy(Case):
         self.assertEqual(used, {0: -1, 1: 1})
         kinds0 = [k for (k,) in self.query(self.db, "SELECT kind FROM energy_samples"
                                                     " WHERE gpu = 0")]
-        self.assertEqual(kinds0, [0])  # the start reading only
+        self.assertEqual(kinds0, [0])  # read once, when NVML was loaded
         periodic = self.query(self.db, "SELECT count(*) FROM energy_samples"
                                        " WHERE gpu = 1 AND kind = 1")[0][0]
         self.assertGreater(periodic, 5)  # 600 ms of phases at 20 ms
@@ -164,20 +166,19 @@ class Energy(Case):
         self.assertIsNone(self.meta(self.db, "energy_sampler_tid"))
         self.assertFalse(os.path.exists(self.log))
 
-    def test_preloaded_program_unnoticed_and_cpu_only_reads_no_gpu(self):
+    def test_preloaded_cpu_program_unnoticed_and_never_loads_nvml(self):
         argv = [prog("host"), "threads"]
         plain = self.run_prog(argv, preload=False)
-        traced = self.run_prog(argv, INFPROF_NVML_PATH=STUB, STUB_NVML="noperm",
-                               INFPROF_ENERGY_MS=5)
+        log = os.path.join(self.dir, "nvml.log")
+        traced = self.run_prog(argv, INFPROF_NVML_PATH=STUB, INFPROF_ENERGY_MS=5,
+                               STUB_NVML_LOG=log)
         self.assertUnnoticed(plain, traced)
         db = traced.db()
-        self.assertIn("permission denied", self.meta(db, "collector.energy"))
-        traced = self.run_prog(argv, cwd=self.dir, INFPROF_OUTPUT="ok.db",
-                               INFPROF_NVML_PATH=STUB, INFPROF_ENERGY_MS=5)
-        self.assertUnnoticed(plain, traced)
-        # No CUDA device used: each GPU read once at start, never periodically.
-        self.assertEqual(self.query(traced.db("ok.db"), "SELECT gpu, kind FROM energy_samples"
-                                                        " ORDER BY gpu"), [(0, 0), (1, 0)])
+        # No CUDA use: NVML is never loaded, no GPU is read.
+        self.assertIn("GPU: not loaded: the process used no GPU", self.meta(db, "collector.energy"))
+        self.assertFalse(os.path.exists(log))
+        self.assertEqual(self.query(db, "SELECT count(*) FROM energy_samples WHERE gpu >= 0"),
+                         [(0,)])
 
     # ---- the CPU: RAPL and cpufreq where readable, else the reason ---------------------------
 

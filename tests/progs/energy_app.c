@@ -11,14 +11,17 @@
  */
 #include "collectors/registry.h"
 #include "collectors/replay.h"
+#include "profiler/clock.h"
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
 
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,6 +86,16 @@ int main(int argc, char **argv)
     k->deviceId = 1;
     ip_replay_complete(&b, 0);
     if (ip_replay_sync() != 0) return 1; /* the writer has noted device 1 */
+    /* The sampler loads NVML on that first use and reads every GPU once, then says so in its
+     * status: wait for that (bounded), so the phases below start with NVML read. */
+    uint64_t give_up = ip_clock_now() + 10000000000ull;
+    char status[256] = "";
+    while (ip_clock_now() < give_up) {
+        ip_collector_status_copy(IP_COLLECTOR_ENERGY, status, sizeof status);
+        if (strstr(status, "GPU: ") && !strstr(status, "GPU: not loaded")) break;
+        if (!strncmp(status, "off: INFPROF_ENERGY_MS=0", 24)) break;
+        sched_yield();
+    }
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);
     pthread_join(t, NULL);

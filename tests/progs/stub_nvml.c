@@ -41,6 +41,7 @@ static struct {
         unsigned long long reasons;
     } g[GPUS];
     int tids[16], ntids;
+    int energy_reads;
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
@@ -110,6 +111,15 @@ EXPORT void stubnvml_set(int i, unsigned power_mw, unsigned sm, unsigned mem, un
     st.g[i].power_mw = power_mw, st.g[i].sm = sm, st.g[i].mem = mem, st.g[i].temp = temp;
     st.g[i].reasons = reasons;
     pthread_mutex_unlock(&st.lock);
+}
+
+/* How many GPU readings have been served (power reads: every reading makes one). */
+EXPORT int stubnvml_reads(void)
+{
+    pthread_mutex_lock(&st.lock);
+    int n = st.energy_reads;
+    pthread_mutex_unlock(&st.lock);
+    return n;
 }
 
 #define ENTER                                                                                    \
@@ -198,6 +208,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *p)
 {
     ENTER;
     *p = st.g[DEV(d)].power_mw;
+    st.energy_reads++;
     LEAVE(NVML_SUCCESS);
 }
 
