@@ -1,11 +1,11 @@
 /*
  * nvml.c: the energy collector, sampler side. A thread of ours (started with every signal
  * blocked, never a program thread) loads libnvidia-ml.so.1 at run time (never linked), reads
- * every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and at every phase change (it sleeps on
- * the phase-change word of profiler/watch.h) the GPUs the process has used, and once more at
- * the end: energy counter, power, SM and memory clocks, temperature, clock-event (throttle)
- * reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c) are read with them. Readings go
- * to a lock-free queue that the writer drains into energy_samples (nvml_ingest.c).
+ * every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and at every phase
+ * change (it sleeps on the phase-change word of profiler/watch.h) the GPUs the process has used,
+ * and once more at the end: energy counter, power, SM and memory clocks, temperature, clock-event
+ * (throttle) reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c) are read with them.
+ * Readings go to a lock-free queue that the writer drains into energy_samples (nvml_ingest.c).
  *
  * NVML is loaded only once the process uses CUDA (the driver calls our InitializeInjection, or the
  * writer notes a device); a CPU-only run never loads it.
@@ -105,13 +105,20 @@ static const char *nv_err(nvmlReturn_t rc)
 static const char *nv_hint(nvmlReturn_t rc)
 {
     switch (rc) {
-    case NVML_ERROR_NOT_SUPPORTED: return "not supported on this GPU (energy counter: Volta or later)";
-    case NVML_ERROR_NO_PERMISSION: return "permission denied (NVML access restricted by the admin)";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "NVIDIA driver not loaded";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML library not found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "function not in this driver's NVML";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "";
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "not supported on this GPU (energy counter: Volta or later)";
+    case NVML_ERROR_NO_PERMISSION:
+        return "permission denied (NVML access restricted by the admin)";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+        return "NVIDIA driver not loaded";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+        return "NVML library not found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+        return "function not in this driver's NVML";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    default:
+        return "";
     }
 }
 
@@ -153,8 +160,9 @@ static int nv_start(char *why, size_t n)
 #undef SYM
     if (!nv.Init || !nv.Count || !nv.ByIndex) {
         snprintf(why, n, "NVML lacks %s (driver too old)",
-                 !nv.Init ? "nvmlInit_v2" : !nv.Count ? "nvmlDeviceGetCount_v2"
-                                                      : "nvmlDeviceGetHandleByIndex_v2");
+                 !nv.Init    ? "nvmlInit_v2"
+                 : !nv.Count ? "nvmlDeviceGetCount_v2"
+                             : "nvmlDeviceGetHandleByIndex_v2");
         return -1;
     }
     nvmlReturn_t rc = nv.Init();
@@ -242,8 +250,8 @@ static void nv_read(int i, int kind, struct ip_energy_reading *r)
         if (kind == IP_ENERGY_START) g->energy_ok = rc == NVML_SUCCESS ? 1 : -1;
         if (rc != NVML_SUCCESS && kind == IP_ENERGY_START) {
             const char *hint = nv_hint(rc);
-            snprintf(g->status, sizeof g->status, "no energy counter: %s (%d)%s%s%s",
-                     nv_err(rc), rc, *hint ? ", " : "", hint, nv.Power ? "; from power" : "");
+            snprintf(g->status, sizeof g->status, "no energy counter: %s (%d)%s%s%s", nv_err(rc),
+                     rc, *hint ? ", " : "", hint, nv.Power ? "; from power" : "");
         }
     } else if (!nv.Energy && kind == IP_ENERGY_START) {
         g->energy_ok = -1;
@@ -332,8 +340,8 @@ static void sampler_status(const char *gpu_why, const char *cpu_why)
     snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
     snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
     ip_collector_status(IP_COLLECTOR_ENERGY, es.ngpu || es.cpu_ok ? "on" : "off",
-                        "every %lld ms; GPU: %s; CPU: %s",
-                        (long long)ip_cfg_int(IP_CFG_ENERGY_MS), gpu_why, cpu_why);
+                        "every %lld ms; GPU: %s; CPU: %s", (long long)ip_cfg_int(IP_CFG_ENERGY_MS),
+                        gpu_why, cpu_why);
 }
 
 static void *sampler_main(void *arg)
@@ -431,8 +439,7 @@ static void energy_stop(void)
     atomic_store(&es.stop, 1);
     ip_watch_kick();
     uint64_t deadline = ip_clock_now() + 2000000000ull;
-    while (!atomic_load(&es.done) && ip_clock_now() < deadline)
-        ip_futex_wait(&es.done_word, 0, 50);
+    while (!atomic_load(&es.done) && ip_clock_now() < deadline) ip_futex_wait(&es.done_word, 0, 50);
 }
 
 /* The sampler thread is the parent's: the child reads nothing (its parent's file has the GPUs). */

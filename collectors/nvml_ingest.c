@@ -29,7 +29,7 @@ static int64_t or_null(int64_t v)
 
 void ip_energy_flush(struct ip_store *s, int final)
 {
-    (void)final;
+    (void) final;
     struct ip_energy_reading r;
     while (ip_energy_pop(&ip_energy_q, &r)) {
         int64_t *row = ip_batch_row(samples);

@@ -14,9 +14,9 @@ struct ip_store;
 
 /* Why a reading was taken (energy_samples.kind). */
 enum { IP_ENERGY_START = 0, IP_ENERGY_PERIODIC = 1, IP_ENERGY_PHASE = 2, IP_ENERGY_END = 3 };
-#define IP_ENERGY_CPU   (-1) /* energy_samples.gpu of the CPU's readings */
-#define IP_ENERGY_GPUS  16   /* NVML devices read at most */
-#define IP_ENERGY_QUEUE 4096 /* readings waiting for the writer; past it they are counted */
+#define IP_ENERGY_CPU        (-1) /* energy_samples.gpu of the CPU's readings */
+#define IP_ENERGY_GPUS       16   /* NVML devices read at most */
+#define IP_ENERGY_QUEUE      4096 /* readings waiting for the writer; past it they are counted */
 #define IP_ENERGY_MIN_GAP_NS 1000000ull /* phase-change readings at most one per ms */
 
 /* One reading; -1 in a field: not available. */

@@ -83,8 +83,7 @@ void energy_load(struct sqlite3 *db, struct energy_run *r)
         d->cuda = sqlite3_column_int(st, 1);
         snprintf(d->label, sizeof d->label, "cuda:%d", d->cuda);
         snprintf(d->name, sizeof d->name, "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-        snprintf(d->status, sizeof d->status, "%s",
-                 (const char *)sqlite3_column_text(st, 3) ?: "");
+        snprintf(d->status, sizeof d->status, "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
         load_device(db, d);
     }
     if (st) sqlite3_finalize(st);
@@ -261,8 +260,11 @@ void energy_reason_names(int64_t mask, char *out, size_t n)
     static const struct {
         int64_t bit;
         const char *name;
-    } names[] = {{0x4, "SW power cap"}, {0x8, "HW slowdown"}, {0x20, "SW thermal"},
-                 {0x40, "HW thermal"},  {0x80, "power brake"}};
+    } names[] = {{0x4, "SW power cap"},
+                 {0x8, "HW slowdown"},
+                 {0x20, "SW thermal"},
+                 {0x40, "HW thermal"},
+                 {0x80, "power brake"}};
     size_t o = 0;
     out[0] = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && o < n; i++)
@@ -291,9 +293,10 @@ size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
             phase_short_label(ph, a, sizeof a);
             if (f.span.throttle_share > ENERGY_THROTTLED_SHARE) {
                 energy_reason_names(f.span.reasons, why, sizeof why);
-                o += (size_t)snprintf(out + o, n - o, "%s%s ran throttled %.0f%% of the time on %s"
-                                      " (%s)", o ? "; " : "", a, 100 * f.span.throttle_share,
-                                      d->label, why);
+                o += (size_t)snprintf(out + o, n - o,
+                                      "%s%s ran throttled %.0f%% of the time on %s"
+                                      " (%s)",
+                                      o ? "; " : "", a, 100 * f.span.throttle_share, d->label, why);
             }
             if (have_base && ph != base && f.span.sm_mhz > 0 &&
                 fabs(f.span.sm_mhz / b.span.sm_mhz - 1) > ENERGY_CLOCK_DIFFERS) {
@@ -305,7 +308,6 @@ size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
         }
     }
     energy_free(&r);
-    if (o && o + 60 < n)
-        o += (size_t)snprintf(out + o, n - o, ": distrust a small speed-up");
+    if (o && o + 60 < n) o += (size_t)snprintf(out + o, n - o, ": distrust a small speed-up");
     return o;
 }

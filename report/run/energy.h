@@ -22,9 +22,9 @@ struct energy_device {
     int cuda; /* CUDA ordinal the process used it as, -1 none */
     char label[32], name[96], status[160];
     size_t n;
-    int64_t *t;      /* ns since t0 */
-    double *e;       /* cumulative mJ (from the counter, or integrated power: from_power) */
-    int64_t *p, *sm; /* mW, MHz; -1 unknown */
+    int64_t *t;       /* ns since t0 */
+    double *e;        /* cumulative mJ (from the counter, or integrated power: from_power) */
+    int64_t *p, *sm;  /* mW, MHz; -1 unknown */
     int64_t *reasons; /* -1 unknown */
     int from_power, has_energy, has_sm, has_reasons;
 };
@@ -45,9 +45,9 @@ struct energy_figures {
     int ok;         /* the readings cover every interval */
     double seconds; /* the intervals' total length */
     double joules, avg_w, peak_w;
-    double sm_mhz;          /* time-weighted mean (each reading holds until the next); <0 none */
-    double throttle_share;  /* 0..1 of the time under ENERGY_THROTTLE_MASK; <0 unknown */
-    int64_t reasons;        /* every reason seen in the intervals */
+    double sm_mhz;         /* time-weighted mean (each reading holds until the next); <0 none */
+    double throttle_share; /* 0..1 of the time under ENERGY_THROTTLE_MASK; <0 unknown */
+    int64_t reasons;       /* every reason seen in the intervals */
 };
 /* The figures of device d over n intervals (ns since t0, not overlapping). */
 void energy_over(const struct energy_device *d, const struct interval *v, size_t n,

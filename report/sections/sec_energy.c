@@ -106,7 +106,8 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
             table_set_text(t, 12, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
         }
     }
-    if (!t->nrows) t->note = why_absent(&r);
+    if (!t->nrows)
+        t->note = why_absent(&r);
     else {
         char notes[600] = "";
         for (int k = 0; k < r.n; k++)

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(c)                                                                                 \
-    do {                                                                                         \
-        if (!(c)) {                                                                              \
-            fprintf(stderr, "energy_queue: %s failed (line %d)\n", #c, __LINE__);                \
-            return 1;                                                                            \
-        }                                                                                        \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "energy_queue: %s failed (line %d)\n", #c, __LINE__);                  \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 int main(void)

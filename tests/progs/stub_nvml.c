@@ -122,14 +122,14 @@ EXPORT int stubnvml_reads(void)
     return n;
 }
 
-#define ENTER                                                                                    \
-    pthread_mutex_lock(&st.lock);                                                                \
-    configure();                                                                                 \
+#define ENTER                                                                                      \
+    pthread_mutex_lock(&st.lock);                                                                  \
+    configure();                                                                                   \
     note_thread()
-#define LEAVE(rc)                                                                                \
-    do {                                                                                         \
-        pthread_mutex_unlock(&st.lock);                                                          \
-        return rc;                                                                               \
+#define LEAVE(rc)                                                                                  \
+    do {                                                                                           \
+        pthread_mutex_unlock(&st.lock);                                                            \
+        return rc;                                                                                 \
     } while (0)
 #define DEV(d) ((int)(intptr_t)(d)-1)
 
@@ -147,9 +147,12 @@ EXPORT nvmlReturn_t nvmlShutdown(void)
 EXPORT const char *nvmlErrorString(nvmlReturn_t rc)
 {
     switch (rc) {
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    default: return "Unknown Error";
+    case NVML_ERROR_NO_PERMISSION:
+        return "Insufficient Permissions";
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "Not Supported";
+    default:
+        return "Unknown Error";
     }
 }
 
