@@ -106,6 +106,23 @@ class Energy(Case):
                          [(16, 15)])
         self.assertIn("24 GPUs, 16 read", self.meta(self.db, "energy.gpu"))
 
+    def test_compare_gives_the_energy_ratio(self):
+        self.app()
+        base = self.db
+        os.rename(base, os.path.join(self.dir, "base.db"))
+        base = os.path.join(self.dir, "base.db")
+        lat_b = dict(self.query(base, "SELECT phase, avg(dur) FROM iterations GROUP BY phase"))
+        self.app(ENERGY_APP_POWER_SCALE=2)
+        lat_n = dict(self.query(self.db, "SELECT phase, avg(dur) FROM iterations GROUP BY phase"))
+        r = self.cli("compare", "--format", "json", base, self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        import json
+        rows = {e["phase"]: e for e in json.loads(r.out)["energy"]}
+        for label, phase in ((NO_GRAD, 4), (INFERENCE, 7)):
+            self.assertNear(rows[label]["j_per_iteration_ratio"],
+                            2.0 * lat_n[phase] / lat_b[phase], 0.03, label)
+            self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01, label)
+
     # ---- never on a program thread ------------------------------------------------------------
 
     def test_sampling_never_runs_on_a_program_thread(self):

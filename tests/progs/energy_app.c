@@ -6,6 +6,7 @@
  * power, clocks and reasons at each phase change:
  *   no_grad         5 x 60 ms at 100 W, SM 1500 MHz, mem 2600 MHz, 60 C, no reason
  *   inference_mode  5 x 60 ms at 300 W, SM 1200 MHz, mem 2600 MHz, 80 C, SW power cap (0x4)
+ * ENERGY_APP_POWER_SCALE=N multiplies the power (a run to compare with).
  * Usage: energy_app OUTPUT.db STUB_LIBNVML TIDS_FILE [ITERATIONS] (the program's thread ids go
  * to TIDS_FILE; ITERATIONS per phase, 5 by default: more to measure the sampler's cost).
  */
@@ -43,7 +44,8 @@ static void busy_ms(int ms)
 static void phase(uint8_t grad, unsigned power, unsigned sm, unsigned temp,
                   unsigned long long reasons)
 {
-    stub_set(1, power, sm, 2600, temp, reasons);
+    const char *scale = getenv("ENERGY_APP_POWER_SCALE"); /* a second run at other power */
+    stub_set(1, power * (unsigned)(scale ? atoi(scale) : 1), sm, 2600, temp, reasons);
     ip_phase_set(grad, 0, 0);
     for (int i = 0; i < iterations; i++) {
         nvtxRangePushA("iteration batch=8");
