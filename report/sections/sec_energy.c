@@ -31,7 +31,8 @@ static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
 {
     struct table *t = table_new("energy_vs_baseline", "Energy against the baseline phase");
     t->optional = 1;
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "device", "Device", COL_TEXT);
     table_col(t, "speedup", "Speed-up", COL_RATIO);
     table_col(t, "energy_ratio", "Energy/iter", COL_RATIO);
@@ -47,13 +48,16 @@ static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
             struct energy_phase f;
             energy_phase_figures(db, ph, &r->d[k], &f);
             if (f.j_per_iter <= 0) continue;
+            char shortl[64];
+            phase_short_label(ph, shortl, sizeof shortl);
             table_row(t);
             table_set_text(t, 0, ph->label);
-            table_set_text(t, 1, r->d[k].label);
-            table_set_num(t, 2, (double)base->lat_p50 / (double)ph->lat_p50);
+            table_set_text(t, 1, shortl);
+            table_set_text(t, 2, r->d[k].label);
+            table_set_num(t, 3, (double)base->lat_p50 / (double)ph->lat_p50);
             /* Energy per iteration relative to the baseline's: below 1 uses less. */
-            table_set_num(t, 3, f.j_per_iter / b.j_per_iter);
-            table_set_num(t, 4, b.j_per_iter / f.j_per_iter);
+            table_set_num(t, 4, f.j_per_iter / b.j_per_iter);
+            table_set_num(t, 5, b.j_per_iter / f.j_per_iter);
         }
     }
     return t;
@@ -63,14 +67,15 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
                    struct table **out)
 {
     struct table *t = table_new("energy", "Energy, power and clocks per phase");
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT); /* the label (JSON, CSV); text: the short one */
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "device", "Device", COL_TEXT);
     table_col(t, "seconds", NULL, COL_RATE);
     table_col(t, "energy_j", "Energy J", COL_RATE);
     table_col(t, "avg_power_w", "Avg W", COL_RATE);
     table_col(t, "peak_power_w", "Peak W", COL_RATE);
     table_col(t, "sm_clock_mhz", "SM MHz", COL_RATE);
-    table_col(t, "throttled_pct", "Throttled %", COL_PCT);
+    table_col(t, "throttled_pct", "Throttled%", COL_PCT);
     table_col(t, "reasons", NULL, COL_INT);
     table_col(t, "j_per_iteration", "J/iter", COL_RATE);
     table_col(t, "mj_per_item", "mJ/item", COL_RATE);
@@ -87,23 +92,26 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
             energy_phase_figures(db, ph, d, &f);
             if (!f.span.ok && !f.iter.ok) continue;
             table_row(t);
+            char shortl[64];
+            phase_short_label(ph, shortl, sizeof shortl);
             table_set_text(t, 0, ph->label);
-            table_set_text(t, 1, d->label);
-            table_set_num(t, 2, f.span.seconds);
+            table_set_text(t, 1, shortl);
+            table_set_text(t, 2, d->label);
+            table_set_num(t, 3, f.span.seconds);
             if (d->has_energy && f.span.ok) {
-                table_set_num(t, 3, f.span.joules);
-                table_set_num(t, 4, f.span.avg_w);
+                table_set_num(t, 4, f.span.joules);
+                table_set_num(t, 5, f.span.avg_w);
             }
-            if (f.span.peak_w > 0) table_set_num(t, 5, f.span.peak_w);
-            set_pos(t, 6, f.span.sm_mhz);
+            if (f.span.peak_w > 0) table_set_num(t, 6, f.span.peak_w);
+            set_pos(t, 7, f.span.sm_mhz);
             if (f.span.throttle_share >= 0) {
-                table_set_num(t, 7, 100 * f.span.throttle_share);
-                table_set_int(t, 8, f.span.reasons);
+                table_set_num(t, 8, 100 * f.span.throttle_share);
+                table_set_int(t, 9, f.span.reasons);
             }
-            set_pos(t, 9, f.j_per_iter);
-            set_pos(t, 10, f.mj_per_item);
-            set_pos(t, 11, f.items_per_j);
-            table_set_text(t, 12, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
+            set_pos(t, 10, f.j_per_iter);
+            set_pos(t, 11, f.mj_per_item);
+            set_pos(t, 12, f.items_per_j);
+            table_set_text(t, 13, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
         }
     }
     if (!t->nrows)
