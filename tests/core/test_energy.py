@@ -43,13 +43,22 @@ class Energy(Case):
         rows = self.rows()
         lat = dict(self.query(self.db, "SELECT phase, avg(dur) FROM iterations"
                                        " GROUP BY phase"))
+        # The one inexactness: the edge reading comes a little after the phase change (the
+        # sampler's wake-up, at most a 1 ms gap after the previous reading), and that instant is
+        # counted at the old values. Bound it by the delay the database shows.
+        delay = max(min(t - s for (t,) in self.query(self.db, "SELECT t FROM energy_samples"
+                                                              " WHERE gpu = 1 AND t >= ?", s))
+                    for (s,) in self.query(self.db, "SELECT start FROM phase_spans"
+                                                    " WHERE phase IN (4, 7)"))
+        self.assertLess(delay, 30_000_000)  # read at the edge, not at the next period (1 s)
         for label, (watts, sm, throttled) in SCRIPT.items():
             e = rows[(label, "cuda:1")]
-            self.assertNear(e["avg_power_w"], watts, 0.01, label + " avg W")
-            self.assertNear(e["energy_j"], watts * e["seconds"], 0.01, label + " J")
+            off = 2 * delay / 1e9 / e["seconds"]  # the share of the phase that may be misread
+            self.assertNear(e["avg_power_w"], watts, 0.005 + 3 * off, label + " avg W")
+            self.assertNear(e["energy_j"], watts * e["seconds"], 0.005 + 3 * off, label + " J")
             self.assertEqual(e["peak_power_w"], watts, label)
-            self.assertNear(e["sm_clock_mhz"], sm, 0.01, label + " SM MHz")
-            self.assertNear(e["throttled_pct"], throttled, 0.01, label + " throttled")
+            self.assertNear(e["sm_clock_mhz"], sm, 0.005 + off, label + " SM MHz")
+            self.assertLessEqual(abs(e["throttled_pct"] - throttled), 0.5 + 100 * off, label)
             self.assertEqual(e["source"], "counter")
             phase = 4 if label == NO_GRAD else 7
             per_iter = watts * lat[phase] / 1e9
