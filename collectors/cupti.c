@@ -18,6 +18,7 @@
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/lifecycle.h"
+#include "../profiler/watch.h"
 #include "../profiler/log.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
@@ -410,6 +411,7 @@ static int cupti_start_injected(void)
 
 IP_EXPORT int InitializeInjection(void)
 {
+    ip_watch_cuda_init(); /* the energy sampler may load NVML now */
     cupti_start_injected();
     return 1; /* the driver goes on either way */
 }

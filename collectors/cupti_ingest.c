@@ -20,6 +20,7 @@
  */
 #include "registry.h"
 #include "cupti_internal.h"
+#include "../profiler/watch.h"
 #include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
@@ -124,6 +125,7 @@ static void note_work(struct ip_store *s, struct attr *a, uint32_t corr, uint32_
                       uint32_t device, uint32_t stream, uint64_t start, uint64_t end)
 {
     ip_cupti_busy_add(a ? a->phase : 0, ours(start), ours(end));
+    ip_watch_device(device); /* the energy sampler reads the GPUs the process used */
     if (a) ip_iter_gpu_work(a->iter, ours(end));
     if (graph_id)
         ip_cupti_sum_graph_work(s, corr, graph_id, device, stream, a ? a->phase : 0, ours(start),

@@ -7,6 +7,7 @@
  */
 #include "registry.h"
 #include "torch_internal.h"
+#include "../profiler/watch.h"
 #include "../profiler/config.h"
 #include "../profiler/fdguard.h"
 #include "../profiler/iteration.h"
@@ -51,6 +52,7 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[2] = e->h.aux;
         row[3] = e->device_type;
         row[4] = e->device_index;
+        if (e->device_type == 1) ip_watch_device((uint32_t)e->device_index); /* c10 CUDA */
         row[5] = (int64_t)e->ptr;
         row[6] = e->bytes;
         row[7] = e->allocated;

@@ -96,6 +96,14 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         "Record every PyTorch operator call (RecordFunction scope FUNCTION: name, thread, start,"
         " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call (libtorch"
         " leaves its fast path; about 4% of the CPU sample's bf16 iteration; docs/performance.md)."},
+    [IP_CFG_ENERGY_MS] = {"INFPROF_ENERGY_MS", IP_CFG_INT, "20", 0, 10000, NULL,
+        "Energy, power, clocks and throttle reasons of the GPUs the process uses (NVML) and of the"
+        " CPU (RAPL, cpufreq), read every this many ms by a thread of ours, and at every phase"
+        " change, start and end (docs/energy.md). 0: off."},
+    [IP_CFG_NVML_PATH] = {"INFPROF_NVML_PATH", IP_CFG_STR, "", 0, 0, NULL,
+        "libnvidia-ml to load; unset: libnvidia-ml.so.1 from the loader path (the driver's)."},
+    [IP_CFG_ENERGY_SYSFS] = {"INFPROF_ENERGY_SYSFS", IP_CFG_STR, "/sys", 0, 0, NULL,
+        "Where the CPU's RAPL counters (class/powercap) and cpufreq files are read (tests)."},
 };
 /* clang-format on */
 

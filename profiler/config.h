@@ -38,6 +38,9 @@ enum ip_cfg_id {
     IP_CFG_CUDNN,
     IP_CFG_CUDNN_NVTX,
     IP_CFG_OPERATORS,
+    IP_CFG_ENERGY_MS,
+    IP_CFG_NVML_PATH,
+    IP_CFG_ENERGY_SYSFS,
     IP_CFG_COUNT
 };
 

@@ -3,6 +3,7 @@
  * time lookups on the writer side, and the NVTX ranges we emit in domain "infprof".
  */
 #include "phase.h"
+#include "watch.h"
 #include "attrib.h"
 #include "clock.h"
 #include "emit.h"
@@ -83,6 +84,7 @@ void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
     e->cuda_autocast = cuda_ac;
     e->cpu_autocast = cpu_ac;
     ip_ring_commit(r, sizeof *e);
+    ip_watch_phase_changed();
 }
 
 void ip_phase_leave(void)
@@ -96,6 +98,7 @@ void ip_phase_leave(void)
     e->ts = ip_clock_now();
     e->cuda_autocast = e->cpu_autocast = 0;
     ip_ring_commit(r, sizeof *e);
+    ip_watch_phase_changed();
 }
 
 static _Atomic(nvtxStringHandle_t) emit_labels[IP_PHASE_COUNT];

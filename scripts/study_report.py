@@ -133,7 +133,36 @@ def main():
                   f" {sp} | {fmt_mib(p.get('peak_allocated_bytes'))} |"
                   f" {fmt_mib(p.get('peak_reserved_bytes'))} | {mixt} |")
     print()
+    energy_table(reps, index)
     claims(reps)
+
+
+def energy_rows(rep, label):
+    """The Energy section's rows of a phase: the GPU's on a GPU run, else the CPU's."""
+    rows = [e for e in rep.get("energy") or [] if e["phase"] == label]
+    gpu = [e for e in rows if e["device"].startswith("cuda")]
+    return gpu[0] if gpu else rows[0] if rows else None
+
+
+def energy_table(reps, index):
+    """Energy, power and clocks per phase (infprof's Energy section; docs/energy.md)."""
+    lines = []
+    for name, _ in index:
+        for e in reps[name].get("energy") or []:
+            f = lambda k, fmt: fmt.format(e[k]) if e.get(k) is not None else "-"
+            lines.append(f"| {name} | {SHORT(e['phase'])} | {e['device']} |"
+                         f" {f('avg_power_w', '{:.0f}')} | {f('peak_power_w', '{:.0f}')} | {f('sm_clock_mhz', '{:.0f}')} |"
+                         f" {f('throttled_pct', '{:.0f}')} | {f('j_per_iteration', '{:.3f}')} |"
+                         f" {f('mj_per_item', '{:.1f}')} | {f('items_per_j', '{:.1f}')} |")
+    print("## Energy, power and clocks per phase\n")
+    if not lines:
+        print("No energy readings (no NVML, RAPL or cpufreq readable here: the run header of each"
+              " database says why).\n")
+        return
+    print("| configuration | phase | device | avg W | peak W | SM MHz | throttled % | J/iter |"
+          " mJ/item | items/J |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(lines))
+    print()
 
 
 def phase(reps, name, label):
@@ -164,6 +193,17 @@ def claims(reps):
     x = within(reps, big, N, G)
     rows.append(("no_grad raises throughput over grad (1200 -> 1600 FPS, 1.33x)",
                  f"{big}: no_grad/off {fmt_band(x)}", verdict(x, 1.33)))
+    eg, en = energy_rows(reps[big], G), energy_rows(reps[big], N)
+    if eg and en and eg.get("items_per_j") and en.get("items_per_j"):
+        r = en["items_per_j"] / eg["items_per_j"]
+        rows.append(("no_grad raises power efficiency 12-18%",
+                     f"{big} ({en['device']}): items/J {eg['items_per_j']:.1f} ->"
+                     f" {en['items_per_j']:.1f} ({r:.2f}x)",
+                     "confirmed" if r > 1.05 else "refuted: no clear difference" if r > 0.95
+                     else "refuted: the opposite"))
+    else:
+        rows.append(("no_grad raises power efficiency 12-18%", f"{big}: no energy readings",
+                     "not measured here (needs NVML, or RAPL on a CPU run)"))
     pg, pn = phase(reps, big, G), phase(reps, big, N)
     if pg and pn and pg.get("peak_allocated_bytes"):
         saved = 1 - pn["peak_allocated_bytes"] / pg["peak_allocated_bytes"]

@@ -1,7 +1,8 @@
 /*
  * compare_sections.c: which sections `infprof compare` matches, on what, and how text shows them:
  * phases by label (throughput and latency with new/base ratios, GPU time, peak memory), memory
- * by phase and device, kernels by name (and phase), CUDA API functions, memory operations and
+ * by phase and device, energy by phase and device (J/iter, items/J, power, clocks), kernels by name
+ * (and phase), CUDA API functions, memory operations and
  * NVTX ranges by name, each ordered by the absolute change of its time. The data tables carry
  * every figure (compare_diff.c); text views pick what fits in 100 columns.
  */
@@ -35,6 +36,18 @@ static const struct diff_spec memory_spec = {
              {"allocations", 1, 0},
              {"allocated_bytes", 1, 0},
              {"largest_bytes", 0, 0}},
+    .what = "rows",
+};
+
+/* Energy (sec_energy.c): per phase and device; the energy ratio beside the throughput one. */
+static const struct diff_spec energy_spec = {
+    .key = "energy",
+    .match = {"phase", "device"},
+    .figs = {{"j_per_iteration", 0, 1},
+             {"items_per_j", 0, 1},
+             {"avg_power_w", 0, 1},
+             {"sm_clock_mhz", 0, 0},
+             {"throttled_pct", 0, 0}},
     .what = "rows",
 };
 
@@ -144,6 +157,18 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                                           {"peak_allocated_bytes_delta", "Delta"},
                                           {"peak_allocated_bytes_pct", "Delta%"}};
     t[k++] = VIEW(d, "Tensor memory by phase and device: peak allocated", mem, 0);
+
+    d = t[k++] = diff(&energy_spec, b, n, 0);
+    static const struct view_col en[] = {{"phase", "Phase"},
+                                         {"device", "Device"},
+                                         {"j_per_iteration_base", "J/iter base"},
+                                         {"j_per_iteration_new", "J/iter new"},
+                                         {"j_per_iteration_ratio", "Energy"},
+                                         {"avg_power_w_ratio", "Power"},
+                                         {"sm_clock_mhz_base", "SM base"},
+                                         {"sm_clock_mhz_new", "SM new"}};
+    t[k++] =
+        VIEW(d, "Energy per iteration by phase and device, new / base (below 1.00x: less)", en, 0);
 
     /* Kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */
     struct diff_spec ks = {

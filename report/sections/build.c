@@ -22,6 +22,7 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     t[n++] = section_operations(phases);
     t[n++] = section_memory(phases);
     n += section_operators(db, phases, o, t + n);
+    n += section_energy(db, phases, baseline_of(phases, o->baseline), t + n);
     t[n++] = section_kernels(db, phases, o);
     t[n++] = section_memops_time(db);
     t[n++] = section_memops_size(db);

@@ -7,6 +7,7 @@
  * Every figure comes from the same computations as the tables below it.
  */
 #include "sections.h"
+#include "../run/energy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,13 +54,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
 {
     struct table *t = table_new("summary", "Summary");
     t->object = 1;
-    enum { S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS, S_COUNT };
+    enum { S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS, S_CLOCKS, S_COUNT };
     table_col(t, "fastest", "Fastest phase", COL_TEXT);
     table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "autocast", "Autocast", COL_TEXT);
     table_col(t, "warmup", "Warm-up", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
+    table_col(t, "clocks", "Clocks", COL_TEXT); /* energy.c: throttled, or another clock */
     table_row(t);
     char buf[512], a[64], b[64], x[32], y[32];
     size_t o;
@@ -195,6 +197,8 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     } else {
         add(t, S_LOSS, "nothing");
     }
+    char clocks[512];
+    if (energy_clock_note(db, p, base, clocks, sizeof clocks)) add(t, S_CLOCKS, clocks);
     (void)S_COUNT;
     return t;
 }

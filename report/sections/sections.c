@@ -170,6 +170,7 @@ struct table *section_run(struct sqlite3 *db)
         {"collector_torch", "libtorch hooks", COL_TEXT},
         {"collector_nvtx", "NVTX", COL_TEXT},
         {"collector_cudnn", "cuDNN", COL_TEXT},
+        {"collector_energy", "Energy", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
         {"dropped_events", "Dropped events", COL_INT},
@@ -217,6 +218,7 @@ struct table *section_run(struct sqlite3 *db)
     meta_text_col(t, db, c++, "collector.torch");
     meta_text_col(t, db, c++, "collector.nvtx");
     meta_text_col(t, db, c++, "collector.cudnn");
+    meta_text_col(t, db, c++, "collector.energy");
     meta_int_col(t, db, c++, "events_recorded");
     /* From the end-of-run summary when there is one: counting rows scans the whole table. */
     int64_t kernels = db_int(db, "SELECT sum(count) FROM kernel_summary WHERE phase = -1", -1);

@@ -40,6 +40,10 @@ int section_series(const struct run_phases *p, struct table **out);
 /* PyTorch operators per phase (sec_operators.c): two tables; returns how many. */
 int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                       struct table **out);
+/* Energy, power and clocks per phase and device, and energy against the baseline phase
+ * (sec_energy.c): two tables; returns how many. */
+int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct phase_info *base,
+                   struct table **out);
 struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
                               const struct report_opts *o);

@@ -21,8 +21,8 @@ class CompareJson(Runs):
         self.r = self.json_of("compare", self.base, self.new)
 
     def test_members(self):
-        self.assertEqual(list(self.r), ["base", "new", "compare", "phases", "memory", "kernels",
-                                        "cuda_api", "memory_ops_time", "memory_ops_size", "nvtx"])
+        self.assertEqual(list(self.r), ["base", "new", "compare", "phases", "memory", "energy",
+                                        "kernels", "cuda_api", "memory_ops_time", "memory_ops_size", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
                                              "warnings": None})
         self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))
@@ -174,8 +174,8 @@ class CompareRenderings(Runs):
             lines = block.splitlines()
             self.assertTrue(lines[0].startswith("# "), lines[0])
             sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
-        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "memory", "kernels",
-                                          "cuda_api", "memory_ops_time", "memory_ops_size",
+        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "memory", "energy",
+                                          "kernels", "cuda_api", "memory_ops_time", "memory_ops_size",
                                           "nvtx"])
         k = {row["name"]: row for row in sections["kernels"]}
         g = k["gemm_fp32"]

@@ -2,9 +2,8 @@
 configurations in one process, each forward marked with record_function("iteration <label>").
   series_prog.py batch   the same MLP at batch 1, 8 and 64 under inference_mode
   series_prog.py int8    an fp32 MLP, then its quantize_dynamic int8 copy
-Prints one line per configuration: its label and the p50 of its own timer (ns) around each
-forward, the figure the report's series must agree with."""
-import statistics
+Prints one line per configuration: its label and its own timer's time (ns) of each forward,
+the figures the report's series must agree with."""
 import sys
 import time
 
@@ -26,8 +25,7 @@ def timed(model, x, label, n):
         with torch.autograd.profiler.record_function(f"iteration {label}"):
             model(x)
         own.append(time.perf_counter_ns() - t0)
-    # The first two are the program's own warm-up; the report finds its warm-up by itself.
-    print(f"{label} {int(statistics.median(own[2:]))}", flush=True)
+    print(label, *own, flush=True)
 
 
 def main():

@@ -1,7 +1,8 @@
 """Iterations without a mark (report/run/detect.c): an eager Python loop (torchvision ResNet-18)
 and a C++ loop over torch::nn modules, in no_grad and then inference_mode, mark nothing; the
 report finds their iterations in the allocator's reports, says so, and its p50 agrees with the
-program's own timer around each forward within 5% + 0.5 ms. A body that varies gets no
+program's own timer around each forward within 5% + 0.5 ms (of its 40th-60th percentile, which
+a loaded machine needs: check_against_own). A body that varies gets no
 iterations, nor does a program with no loop. Where the program marks its iterations, the marks
 win: here each mark holds two forwards, so the detected period (one forward) would halve the
 latency; the mark says what the program calls an iteration, and that is what is counted."""
@@ -28,14 +29,25 @@ class Unmarked(Case):
         return {p["grad_mode"]: p for p in report["phases"]}
 
     def check_against_own(self, r, report):
-        own = dict(line.split() for line in r.out.decode().splitlines() if line != "done")
+        """Our p50 against the program's own times (its first 3 forwards left out). The two
+        medians are of nearly the same forwards, not quite (ours leaves out the warm-up it
+        finds, and the last forward): on a loaded machine, where forwards vary by tens of
+        percent, one rank apart is far apart. So ours must lie within 5% + 0.5 ms of the
+        program's 40th to 60th percentile, which on a quiet machine is its p50."""
+        own = {}
+        for line in r.out.decode().splitlines():
+            if line != "done":
+                mode, *times = line.split()
+                own[mode] = sorted(int(t) for t in times[3:])
         got = self.phases(report)
-        for mode, p50 in own.items():
+        for mode, times in own.items():
             ph = got[mode]
             self.assertEqual(ph["iteration_source"], "detected from the allocations")
             self.assertGreaterEqual(ph["steady_iterations"], 8, ph)
-            ours, theirs = ph["latency_p50_ns"], int(p50)
-            self.assertLess(abs(ours - theirs), 0.05 * theirs + 500_000, (mode, ours, theirs))
+            lo, hi = times[int(0.4 * (len(times) - 1))], times[-(-6 * (len(times) - 1) // 10)]
+            ours = ph["latency_p50_ns"]
+            self.assertGreater(ours, 0.95 * lo - 500_000, (mode, ours, lo, hi))
+            self.assertLess(ours, 1.05 * hi + 500_000, (mode, ours, lo, hi))
         self.assertIsNotNone(report["summary"]["inference_vs_no_grad"])
         self.assertNotIn("no iteration", report["summary"]["fastest"])
 

@@ -1,0 +1,485 @@
+/*
+ * nvml.c: the energy collector, sampler side. A thread of ours (started with every signal
+ * blocked, never a program thread) loads libnvidia-ml.so.1 at run time (never linked), reads
+ * every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and at every phase
+ * change (it sleeps on the phase-change word of profiler/watch.h) the GPUs the process has used,
+ * and once more at the end: energy counter, power, SM and memory clocks, temperature, clock-event
+ * (throttle) reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c) are read with them.
+ * Readings go to a lock-free queue that the writer drains into energy_samples (nvml_ingest.c).
+ *
+ * NVML is loaded only once the process uses CUDA (the driver calls our InitializeInjection, or the
+ * writer notes a device); a CPU-only run never loads it.
+ *
+ * Failure is never the program's: without NVML, without an energy counter, without permission
+ * or on a MIG GPU, the reason goes to the run header (collector.energy, energy.gpu).
+ */
+#include "registry.h"
+#include "nvml_api.h"
+#include "nvml_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/log.h"
+#include "../profiler/watch.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ip_energy_queue ip_energy_q;
+
+int ip_energy_push(struct ip_energy_queue *q, const struct ip_energy_reading *r)
+{
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&q->tail, memory_order_acquire) >= IP_ENERGY_QUEUE) {
+        atomic_fetch_add(&q->dropped, 1);
+        return -1;
+    }
+    q->v[head % IP_ENERGY_QUEUE] = *r;
+    atomic_store_explicit(&q->head, head + 1, memory_order_release);
+    return 0;
+}
+
+int ip_energy_pop(struct ip_energy_queue *q, struct ip_energy_reading *out)
+{
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    if (tail == atomic_load_explicit(&q->head, memory_order_acquire)) return 0;
+    *out = q->v[tail % IP_ENERGY_QUEUE];
+    atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
+    return 1;
+}
+
+/* ---- NVML ----------------------------------------------------------------------------------- */
+
+static struct {
+    void *lib;
+    nvmlInit_v2_fn Init;
+    nvmlShutdown_fn Shutdown;
+    nvmlErrorString_fn ErrorString;
+    nvmlSystemGetDriverVersion_fn DriverVersion;
+    nvmlDeviceGetCount_v2_fn Count;
+    nvmlDeviceGetHandleByIndex_v2_fn ByIndex;
+    nvmlDeviceGetHandleByUUID_fn ByUUID;
+    nvmlDeviceGetUUID_fn Uuid;
+    nvmlDeviceGetName_fn Name;
+    nvmlDeviceGetMigMode_fn MigMode;
+    nvmlDeviceGetTotalEnergyConsumption_fn Energy;
+    nvmlDeviceGetPowerUsage_fn Power;
+    nvmlDeviceGetClockInfo_fn Clock;
+    nvmlDeviceGetTemperature_fn Temp;
+    nvmlDeviceGetCurrentClocksEventReasons_fn Reasons;
+} nv;
+
+struct gpu {
+    nvmlDevice_t h;
+    int cuda; /* CUDA ordinal mapped here, -1 none yet */
+    int mig;
+    int energy_ok, power_ok; /* the counter read at start */
+    char name[96], uuid[96], status[160];
+};
+
+static struct {
+    pthread_t thread;
+    _Atomic int running, stop, done;
+    _Atomic uint32_t done_word;
+    int ngpu;
+    struct gpu gpu[IP_ENERGY_GPUS];
+    int cuda_map[64]; /* CUDA ordinal -> index in gpu[], -1 unmapped, -2 not found */
+    uint64_t mapped_mask;
+    int cpu_ok, nvml_tried;
+    struct ip_energy_facts facts;
+} es;
+
+static const char *nv_err(nvmlReturn_t rc)
+{
+    const char *s = nv.ErrorString ? nv.ErrorString(rc) : NULL;
+    return s ? s : "unknown error";
+}
+
+/* The documented reason for an NVML failure, in words a user can act on. */
+static const char *nv_hint(nvmlReturn_t rc)
+{
+    switch (rc) {
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "not supported on this GPU (energy counter: Volta or later)";
+    case NVML_ERROR_NO_PERMISSION:
+        return "permission denied (NVML access restricted by the admin)";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+        return "NVIDIA driver not loaded";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+        return "NVML library not found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+        return "function not in this driver's NVML";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    default:
+        return "";
+    }
+}
+
+static void *nv_open(char *why, size_t n)
+{
+    const char *configured = ip_cfg_str(IP_CFG_NVML_PATH);
+    const char *path = configured && *configured ? configured : "libnvidia-ml.so.1";
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        if (configured && *configured)
+            snprintf(why, n, "cannot load %s (%s)", path, dlerror());
+        else
+            snprintf(why, n, "no NVML: libnvidia-ml.so.1 not found (no NVIDIA driver)");
+    }
+    return h;
+}
+
+/* Loads NVML and finds the GPUs; 0, or -1 with the reason in `why`. */
+static int nv_start(char *why, size_t n)
+{
+    if (!(nv.lib = nv_open(why, n))) return -1;
+#define SYM(field, name) nv.field = (__typeof__(nv.field))dlsym(nv.lib, name)
+    SYM(Init, "nvmlInit_v2");
+    SYM(Shutdown, "nvmlShutdown");
+    SYM(ErrorString, "nvmlErrorString");
+    SYM(DriverVersion, "nvmlSystemGetDriverVersion");
+    SYM(Count, "nvmlDeviceGetCount_v2");
+    SYM(ByIndex, "nvmlDeviceGetHandleByIndex_v2");
+    SYM(ByUUID, "nvmlDeviceGetHandleByUUID");
+    SYM(Uuid, "nvmlDeviceGetUUID");
+    SYM(Name, "nvmlDeviceGetName");
+    SYM(MigMode, "nvmlDeviceGetMigMode");
+    SYM(Energy, "nvmlDeviceGetTotalEnergyConsumption");
+    SYM(Power, "nvmlDeviceGetPowerUsage");
+    SYM(Clock, "nvmlDeviceGetClockInfo");
+    SYM(Temp, "nvmlDeviceGetTemperature");
+    SYM(Reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!nv.Reasons) SYM(Reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+#undef SYM
+    if (!nv.Init || !nv.Count || !nv.ByIndex) {
+        snprintf(why, n, "NVML lacks %s (driver too old)",
+                 !nv.Init    ? "nvmlInit_v2"
+                 : !nv.Count ? "nvmlDeviceGetCount_v2"
+                             : "nvmlDeviceGetHandleByIndex_v2");
+        return -1;
+    }
+    nvmlReturn_t rc = nv.Init();
+    if (rc != NVML_SUCCESS) {
+        const char *hint = nv_hint(rc);
+        snprintf(why, n, "nvmlInit failed: %s (%d)%s%s", nv_err(rc), rc, *hint ? "; " : "", hint);
+        return -1;
+    }
+    unsigned count = 0;
+    if ((rc = nv.Count(&count)) != NVML_SUCCESS || count == 0) {
+        snprintf(why, n, "NVML sees no GPU%s%s", rc ? ": " : "", rc ? nv_err(rc) : "");
+        return -1;
+    }
+    unsigned seen = count;
+    if (count > IP_ENERGY_GPUS) count = IP_ENERGY_GPUS;
+    for (unsigned i = 0; i < count; i++) {
+        struct gpu *g = &es.gpu[es.ngpu];
+        memset(g, 0, sizeof *g);
+        g->cuda = -1;
+        if (nv.ByIndex(i, &g->h) != NVML_SUCCESS) {
+            g->h = NULL;
+            snprintf(g->status, sizeof g->status, "no handle");
+        }
+        if (g->h && nv.Name) nv.Name(g->h, g->name, sizeof g->name);
+        if (g->h && nv.Uuid) nv.Uuid(g->h, g->uuid, sizeof g->uuid);
+        unsigned cur = 0, pend = 0;
+        if (g->h && nv.MigMode && nv.MigMode(g->h, &cur, &pend) == NVML_SUCCESS)
+            g->mig = cur == NVML_DEVICE_MIG_ENABLE;
+        es.ngpu++;
+    }
+    char drv[80] = "";
+    if (nv.DriverVersion) nv.DriverVersion(drv, sizeof drv);
+    if (seen > count)
+        snprintf(why, n, "NVML%s%s, %u GPUs, %d read", drv[0] ? " driver " : "", drv, seen,
+                 es.ngpu);
+    else
+        snprintf(why, n, "NVML%s%s, %d GPU%s", drv[0] ? " driver " : "", drv, es.ngpu,
+                 es.ngpu == 1 ? "" : "s");
+    return 0;
+}
+
+/* The NVML device of CUDA ordinal k, from CUDA_VISIBLE_DEVICES (indexes or UUIDs) or, unset,
+ * the same index (CUDA_DEVICE_ORDER=PCI_BUS_ID order; see docs/energy.md). */
+static int nv_map(int k)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (!vis || !*vis) return k < es.ngpu ? k : -2;
+    const char *p = vis;
+    for (int i = 0; i < k && p; i++) {
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    if (!p) return -2;
+    char item[96];
+    size_t len = strcspn(p, ",");
+    if (len >= sizeof item) return -2;
+    memcpy(item, p, len);
+    item[len] = 0;
+    if (item[0] >= '0' && item[0] <= '9') {
+        int idx = atoi(item);
+        return idx < es.ngpu ? idx : -2;
+    }
+    for (int i = 0; i < es.ngpu; i++) /* "GPU-xxxx": the full UUID or a unique prefix */
+        if (es.gpu[i].uuid[0] && strncmp(es.gpu[i].uuid, item, len) == 0) return i;
+    return -2;
+}
+
+static int64_t nv_u(nvmlReturn_t rc, unsigned v)
+{
+    return rc == NVML_SUCCESS ? (int64_t)v : -1;
+}
+
+static void nv_read(int i, int kind, struct ip_energy_reading *r)
+{
+    struct gpu *g = &es.gpu[i];
+    memset(r, 0xff, sizeof *r);
+    r->gpu = i;
+    r->kind = kind;
+    unsigned long long e = 0, reasons = 0;
+    unsigned v = 0;
+    nvmlReturn_t rc;
+    if (nv.Energy && g->energy_ok >= 0) {
+        rc = nv.Energy(g->h, &e);
+        if (rc == NVML_SUCCESS) r->energy_mj = (int64_t)e;
+        if (kind == IP_ENERGY_START) g->energy_ok = rc == NVML_SUCCESS ? 1 : -1;
+        if (rc != NVML_SUCCESS && kind == IP_ENERGY_START) {
+            const char *hint = nv_hint(rc);
+            snprintf(g->status, sizeof g->status, "no energy counter: %s (%d)%s%s%s", nv_err(rc),
+                     rc, *hint ? ", " : "", hint, nv.Power ? "; from power" : "");
+        }
+    } else if (!nv.Energy && kind == IP_ENERGY_START) {
+        g->energy_ok = -1;
+        snprintf(g->status, sizeof g->status,
+                 "no energy counter: nvmlDeviceGetTotalEnergyConsumption not in this NVML"
+                 " (driver too old); from power");
+    }
+    if (nv.Power) {
+        rc = nv.Power(g->h, &v);
+        r->power_mw = nv_u(rc, v);
+        if (rc == NVML_ERROR_NO_PERMISSION && kind == IP_ENERGY_START && !g->status[0])
+            snprintf(g->status, sizeof g->status, "power: permission denied");
+    }
+    if (nv.Clock) {
+        rc = nv.Clock(g->h, NVML_CLOCK_SM, &v);
+        r->sm_mhz = nv_u(rc, v);
+        rc = nv.Clock(g->h, NVML_CLOCK_MEM, &v);
+        r->mem_mhz = nv_u(rc, v);
+    }
+    if (nv.Temp) {
+        rc = nv.Temp(g->h, NVML_TEMPERATURE_GPU, &v);
+        r->temp_c = nv_u(rc, v);
+    }
+    if (nv.Reasons) {
+        rc = nv.Reasons(g->h, &reasons);
+        r->reasons = rc == NVML_SUCCESS ? (int64_t)reasons : -1;
+    }
+    r->ts = ip_clock_now();
+    if (kind == IP_ENERGY_START && g->mig && !g->status[0])
+        snprintf(g->status, sizeof g->status,
+                 "MIG mode: figures are the whole GPU's, shared with its other instances");
+    es.facts.readings++;
+}
+
+/* The GPUs the process used, mapped once each as the writer notes them. */
+static void nv_update_map(void)
+{
+    uint64_t used = ip_watch_devices() & ~es.mapped_mask;
+    while (used) {
+        int k = __builtin_ctzll(used);
+        used &= used - 1;
+        es.mapped_mask |= 1ull << k;
+        int i = nv_map(k);
+        es.cuda_map[k] = i;
+        if (i >= 0 && es.gpu[i].cuda < 0) es.gpu[i].cuda = k;
+    }
+}
+
+/* The GPUs (all of them, or those the process used) and, with cpu, the CPU. */
+static void read_all(int kind, int every_gpu, int cpu)
+{
+    struct ip_energy_reading r;
+    for (int i = 0; i < es.ngpu; i++) {
+        if (!es.gpu[i].h || (!every_gpu && es.gpu[i].cuda < 0)) continue;
+        nv_read(i, kind, &r);
+        ip_energy_push(&ip_energy_q, &r);
+    }
+    if (cpu && es.cpu_ok) {
+        ip_energy_cpu_read(&r);
+        r.kind = kind;
+        ip_energy_push(&ip_energy_q, &r);
+        es.facts.readings++;
+    }
+}
+
+/* NVML is loaded once the process uses CUDA (a CPU-only run never loads it, and the driver's
+ * descriptors NVML opens are then CUDA's own anyway); every GPU is read once at that moment. */
+static int gpu_wanted(void)
+{
+    return ip_watch_devices() != 0 || atomic_load(&ip_watch_cuda_started);
+}
+
+static void gpu_load(char *why, size_t n)
+{
+    es.nvml_tried = 1;
+    if (nv_start(why, n) != 0) {
+        es.ngpu = 0;
+        return;
+    }
+    nv_update_map();
+    read_all(IP_ENERGY_START, 1, 0);
+}
+
+static void sampler_status(const char *gpu_why, const char *cpu_why)
+{
+    snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
+    snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
+    ip_collector_status(IP_COLLECTOR_ENERGY, es.ngpu || es.cpu_ok ? "on" : "off",
+                        "every %lld ms; GPU: %s; CPU: %s", (long long)ip_cfg_int(IP_CFG_ENERGY_MS),
+                        gpu_why, cpu_why);
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "infprof-energy");
+    es.facts.tid = (int)syscall(SYS_gettid);
+    uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
+    char gpu_why[200] = "not loaded: the process used no GPU", cpu_why[200];
+    es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), cpu_why, sizeof cpu_why);
+    if (gpu_wanted()) gpu_load(gpu_why, sizeof gpu_why);
+    sampler_status(gpu_why, cpu_why);
+    if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
+    uint64_t next = ip_clock_now() + period, last = 0;
+    uint32_t seen = atomic_load(&ip_watch_seq);
+    while (!atomic_load(&es.stop)) {
+        int reading = es.ngpu || es.cpu_ok;
+        uint64_t now = ip_clock_now();
+        if (now < next) {
+            /* Waiters is set only while we sleep and have something to read: a phase change
+             * then costs its thread one futex wake, and none while we read (changes meanwhile
+             * fold into one reading). */
+            uint64_t left_ms = (next - now + 999999) / 1000000;
+            atomic_store(&ip_watch_waiters, reading);
+            ip_futex_wait(&ip_watch_seq, seen, left_ms);
+            atomic_store(&ip_watch_waiters, 0);
+        }
+        if (atomic_load(&es.stop)) break;
+        uint32_t seq = atomic_load(&ip_watch_seq);
+        int kind = seq != seen ? IP_ENERGY_PHASE : IP_ENERGY_PERIODIC;
+        now = ip_clock_now();
+        if (!es.nvml_tried && gpu_wanted()) {
+            gpu_load(gpu_why, sizeof gpu_why);
+            sampler_status(gpu_why, cpu_why);
+        }
+        if (kind == IP_ENERGY_PERIODIC && now < next) {
+            seen = seq;
+            continue; /* early wake-up (a kick) */
+        }
+        if (kind == IP_ENERGY_PHASE && now - last < IP_ENERGY_MIN_GAP_NS) {
+            /* Phases changing faster than this are read at most once per gap. */
+            struct timespec gap = {0, (long)(IP_ENERGY_MIN_GAP_NS - (now - last))};
+            nanosleep(&gap, NULL);
+            seq = atomic_load(&ip_watch_seq);
+        }
+        seen = seq;
+        nv_update_map();
+        read_all(kind, 0, 1);
+        last = ip_clock_now();
+        if (kind == IP_ENERGY_PERIODIC) next = next + period > now ? next + period : now + period;
+    }
+    nv_update_map();
+    read_all(IP_ENERGY_END, 0, 1);
+    sampler_status(gpu_why, cpu_why);
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        es.facts.cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+    atomic_store(&es.done, 1);
+    atomic_store(&es.done_word, 1);
+    ip_futex_wake(&es.done_word);
+    return NULL;
+}
+
+/* ---- the collector -------------------------------------------------------------------------- */
+
+static void energy_start(void)
+{
+    memset(&es, 0, sizeof es);
+    for (int k = 0; k < 64; k++) es.cuda_map[k] = -1;
+    if (ip_cfg_int(IP_CFG_ENERGY_MS) == 0) {
+        ip_collector_status(IP_COLLECTOR_ENERGY, "off", "INFPROF_ENERGY_MS=0");
+        return;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    atomic_store(&es.running, 1);
+    int rc = pthread_create(&es.thread, &attr, sampler_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        atomic_store(&es.running, 0);
+        ip_collector_status(IP_COLLECTOR_ENERGY, "off", "cannot start the sampler thread");
+    }
+}
+
+/* Normal exit: the end reading, then the sampler is done (bounded wait: NVML hanging on a lost
+ * GPU must not hold the exit). */
+static void energy_stop(void)
+{
+    if (!atomic_load(&es.running)) return;
+    atomic_store(&es.stop, 1);
+    ip_watch_kick();
+    uint64_t deadline = ip_clock_now() + 2000000000ull;
+    while (!atomic_load(&es.done) && ip_clock_now() < deadline) ip_futex_wait(&es.done_word, 0, 50);
+}
+
+/* The sampler thread is the parent's: the child reads nothing (its parent's file has the GPUs). */
+static void energy_atfork_child(void)
+{
+    atomic_store(&es.running, 0);
+    atomic_store(&ip_watch_waiters, 0);
+    es.ngpu = 0;
+    es.facts.tid = 0; /* no sampler here: no energy metadata in the child's file */
+    ip_collector_status(IP_COLLECTOR_ENERGY, "off", "forked child (the parent reads the GPUs)");
+}
+
+int ip_energy_gpu_infos(struct ip_energy_gpu_info *out, int max)
+{
+    if (!atomic_load(&es.done) && atomic_load(&es.running)) return 0; /* still sampling */
+    int n = 0;
+    for (int i = 0; i < es.ngpu && n < max; i++) {
+        const struct gpu *g = &es.gpu[i];
+        struct ip_energy_gpu_info *o = &out[n++];
+        o->nvml_index = i;
+        o->cuda = g->cuda;
+        o->mig = g->mig;
+        snprintf(o->name, sizeof o->name, "%s", g->name);
+        snprintf(o->uuid, sizeof o->uuid, "%s", g->uuid);
+        snprintf(o->status, sizeof o->status, "%s", g->status);
+    }
+    return n;
+}
+
+void ip_energy_facts(struct ip_energy_facts *f)
+{
+    *f = es.facts;
+}
+
+const struct ip_collector ip_collector_energy = {
+    .name = "energy",
+    .start = energy_start,
+    .stop = energy_stop,
+    .atfork_child = energy_atfork_child,
+    .prepare = ip_energy_prepare,
+    .flush = ip_energy_flush,
+    .finish = ip_energy_finish,
+};

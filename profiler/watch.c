@@ -1,0 +1,10 @@
+/*
+ * watch.c: the words of watch.h (phase changes, CUDA started and the CUDA devices used, for our
+ * samplers).
+ */
+#include "watch.h"
+
+_Atomic uint32_t ip_watch_seq;
+_Atomic int ip_watch_waiters;
+_Atomic uint64_t ip_watch_device_mask;
+_Atomic int ip_watch_cuda_started;

@@ -1,0 +1,63 @@
+/*
+ * watch.h: two facts that a sampler of ours (the energy collector's thread) watches without
+ * reading any collector's state: which CUDA devices the process has used (noted by the writer
+ * when it ingests CUPTI work records and allocator reports) and when a thread changed phase (a
+ * futex word the app side bumps, so the sampler can read the counters at the edge).
+ */
+#ifndef INFPROF_WATCH_H
+#define INFPROF_WATCH_H
+
+#include "futex.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Bumped on every phase change, and by ip_watch_kick(); the sampler sleeps on it. */
+extern _Atomic uint32_t ip_watch_seq;
+/* Nonzero while the sampler sleeps on ip_watch_seq (no futex call on a phase change otherwise). */
+extern _Atomic int ip_watch_waiters;
+extern _Atomic uint64_t ip_watch_device_mask;
+
+/* App side, on a phase change: lock-free; one futex wake (no lock) only when a sampler runs. */
+static inline void ip_watch_phase_changed(void)
+{
+    /* Sequentially consistent against the sampler's store of waiters before its futex wait: one
+     * of the two sees the other (the wait returns at once, or this wakes it). */
+    atomic_fetch_add(&ip_watch_seq, 1);
+    if (atomic_load(&ip_watch_waiters)) ip_futex_wake(&ip_watch_seq);
+}
+
+/* Wake the sampler (stop, tests). */
+static inline void ip_watch_kick(void)
+{
+    atomic_fetch_add(&ip_watch_seq, 1);
+    ip_futex_wake(&ip_watch_seq);
+}
+
+/* Writer side: CUDA device `ordinal` (0..63) did work for the process. The first time, the
+ * sampler is woken (it loads NVML on the first CUDA use). */
+static inline void ip_watch_device(uint32_t ordinal)
+{
+    if (ordinal >= 64) return;
+    uint64_t bit = 1ull << ordinal;
+    if (!(atomic_load_explicit(&ip_watch_device_mask, memory_order_relaxed) & bit)) {
+        atomic_fetch_or(&ip_watch_device_mask, bit);
+        ip_watch_kick();
+    }
+}
+
+/* CUDA was initialised in this process (the driver called our InitializeInjection): the GPUs
+ * will be used, so the sampler may load NVML before the first work is seen. */
+extern _Atomic int ip_watch_cuda_started;
+static inline void ip_watch_cuda_init(void)
+{
+    atomic_store(&ip_watch_cuda_started, 1);
+    ip_watch_kick();
+}
+
+static inline uint64_t ip_watch_devices(void)
+{
+    return atomic_load_explicit(&ip_watch_device_mask, memory_order_acquire);
+}
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * sec_energy.c: the Energy section (figures from report/run/energy.c): per phase and device (the
+ * GPUs the process used, the CPU where it can be read), the energy and average power over the
+ * phase, peak power, mean SM clock (the CPU's: cpufreq's mean), the share of time under a
+ * throttle reason, and over the steady iterations: J per iteration, mJ per item, items per J.
+ * A second table holds each phase's energy and speed against the baseline phase.
+ */
+#include "sections.h"
+#include "../run/energy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void set_pos(struct table *t, int col, double v)
+{
+    if (v >= 0) table_set_num(t, col, v);
+}
+
+static const char *why_absent(const struct energy_run *r)
+{
+    if (!r->present) return "no energy tables (a database older than schema 4)";
+    if (r->gpu_status[0] || r->cpu_status[0])
+        return pool_printf("no energy readings; GPU: %s; CPU: %s",
+                           r->gpu_status[0] ? r->gpu_status : "-",
+                           r->cpu_status[0] ? r->cpu_status : "-");
+    return "no energy readings (INFPROF_ENERGY_MS=0, or the run ended before the first)";
+}
+
+static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
+                                 const struct energy_run *r, const struct phase_info *base)
+{
+    struct table *t = table_new("energy_vs_baseline", "Energy against the baseline phase");
+    t->optional = 1;
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "device", "Device", COL_TEXT);
+    table_col(t, "speedup", "Speed-up", COL_RATIO);
+    table_col(t, "energy_ratio", "Energy/iter", COL_RATIO);
+    table_col(t, "efficiency_ratio", "Items/J", COL_RATIO);
+    if (!base || !base->nsteady || !base->lat_p50) return t;
+    for (int k = 0; k < r->n; k++) {
+        struct energy_phase b;
+        energy_phase_figures(db, base, &r->d[k], &b);
+        if (b.j_per_iter <= 0) continue;
+        for (int i = 0; i < p->n; i++) {
+            const struct phase_info *ph = &p->v[i];
+            if (ph == base || !ph->nsteady || !ph->lat_p50) continue;
+            struct energy_phase f;
+            energy_phase_figures(db, ph, &r->d[k], &f);
+            if (f.j_per_iter <= 0) continue;
+            char shortl[64];
+            phase_short_label(ph, shortl, sizeof shortl);
+            table_row(t);
+            table_set_text(t, 0, ph->label);
+            table_set_text(t, 1, shortl);
+            table_set_text(t, 2, r->d[k].label);
+            table_set_num(t, 3, (double)base->lat_p50 / (double)ph->lat_p50);
+            /* Energy per iteration relative to the baseline's: below 1 uses less. */
+            table_set_num(t, 4, f.j_per_iter / b.j_per_iter);
+            table_set_num(t, 5, b.j_per_iter / f.j_per_iter);
+        }
+    }
+    return t;
+}
+
+int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct phase_info *base,
+                   struct table **out)
+{
+    struct table *t = table_new("energy", "Energy, power and clocks per phase");
+    table_col(t, "phase", NULL, COL_TEXT); /* the label (JSON, CSV); text: the short one */
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "device", "Device", COL_TEXT);
+    table_col(t, "seconds", NULL, COL_RATE);
+    table_col(t, "energy_j", "Energy J", COL_RATE);
+    table_col(t, "avg_power_w", "Avg W", COL_RATE);
+    table_col(t, "peak_power_w", "Peak W", COL_RATE);
+    table_col(t, "sm_clock_mhz", "SM MHz", COL_RATE);
+    table_col(t, "throttled_pct", "Throttled%", COL_PCT);
+    table_col(t, "reasons", NULL, COL_INT);
+    table_col(t, "j_per_iteration", "J/iter", COL_RATE);
+    table_col(t, "mj_per_item", "mJ/item", COL_RATE);
+    table_col(t, "items_per_j", "Items/J", COL_RATE);
+    table_col(t, "source", NULL, COL_TEXT);
+    struct energy_run r;
+    energy_load(db, &r);
+    for (int k = 0; k < r.n; k++) {
+        const struct energy_device *d = &r.d[k];
+        for (int i = 0; i < p->n; i++) {
+            const struct phase_info *ph = &p->v[i];
+            if (ph->transient) continue;
+            struct energy_phase f;
+            energy_phase_figures(db, ph, d, &f);
+            if (!f.span.ok && !f.iter.ok) continue;
+            table_row(t);
+            char shortl[64];
+            phase_short_label(ph, shortl, sizeof shortl);
+            table_set_text(t, 0, ph->label);
+            table_set_text(t, 1, shortl);
+            table_set_text(t, 2, d->label);
+            table_set_num(t, 3, f.span.seconds);
+            if (d->has_energy && f.span.ok) {
+                table_set_num(t, 4, f.span.joules);
+                table_set_num(t, 5, f.span.avg_w);
+            }
+            if (f.span.peak_w > 0) table_set_num(t, 6, f.span.peak_w);
+            set_pos(t, 7, f.span.sm_mhz);
+            if (f.span.throttle_share >= 0) {
+                table_set_num(t, 8, 100 * f.span.throttle_share);
+                table_set_int(t, 9, f.span.reasons);
+            }
+            set_pos(t, 10, f.j_per_iter);
+            set_pos(t, 11, f.mj_per_item);
+            set_pos(t, 12, f.items_per_j);
+            table_set_text(t, 13, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
+        }
+    }
+    if (!t->nrows)
+        t->note = why_absent(&r);
+    else {
+        char notes[600] = "";
+        for (int k = 0; k < r.n; k++)
+            if (r.d[k].status[0])
+                snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%s%s: %s",
+                         notes[0] ? "; " : "", r.d[k].label, r.d[k].status);
+        if (notes[0]) t->note = pool_printf("%s", notes);
+    }
+    out[0] = t;
+    out[1] = ratio_table(db, p, &r, base);
+    energy_free(&r);
+    return 2;
+}

@@ -1,0 +1,247 @@
+"""The energy collector (docs/energy.md) against a stand-in libnvidia-ml.so.1
+(tests/progs/stub_nvml.c) whose counters follow a script: tests/progs/energy_app.c runs two
+phases at known power, clocks and throttle reasons, and the report's figures must equal the
+script's; phase changes are read at their edges; each failure (no NVML, no energy counter or
+function, permission, MIG) gives its documented reason; the sampler never runs on a program
+thread."""
+import os
+from harness import LIB, Case, main, prog
+
+STUBS = os.path.dirname(prog("energy_app"))
+STUB = os.path.join(STUBS, "stubnvml", "libnvidia-ml.so.1")
+STUB_OLD = os.path.join(STUBS, "stubnvml_old", "libnvidia-ml.so.1")
+NO_GRAD, INFERENCE = "no_grad | autocast off", "inference_mode | autocast off"
+# The script (energy_app.c): per phase, watts, SM MHz, throttled share, 5 iterations of 60 ms.
+SCRIPT = {NO_GRAD: (100.0, 1500.0, 0.0), INFERENCE: (300.0, 1200.0, 100.0)}
+BATCH = 8
+
+
+class Energy(Case):
+    def app(self, stub=STUB, period=1000, **env):
+        """Runs the scripted program; a period longer than the whole run leaves only the start,
+        the phase changes and the end as readings, so every figure rests on the edges."""
+        self.db = os.path.join(self.dir, "e.db")
+        self.tids = os.path.join(self.dir, "tids")
+        self.log = os.path.join(self.dir, "nvml.log")
+        r = self.run_prog([prog("energy_app"), self.db, STUB, self.tids], preload=False,
+                          INFPROF_NVML_PATH=stub, INFPROF_ENERGY_MS=period,
+                          STUB_NVML_LOG=self.log, **env)
+        self.assertEqual(r.rc, 0, r.err)
+        return r
+
+    def rows(self):
+        return {(e["phase"], e["device"]): e for e in self.report_json(self.db)["energy"]}
+
+    def assertNear(self, got, want, rel, what):
+        self.assertIsNotNone(got, what)
+        self.assertLessEqual(abs(got - want), rel * want + 1e-9, f"{what}: {got} vs {want}")
+
+    # ---- the figures equal the script's -------------------------------------------------------
+
+    def test_per_phase_figures_equal_the_script(self):
+        self.app()
+        rows = self.rows()
+        lat = dict(self.query(self.db, "SELECT phase, avg(dur) FROM iterations"
+                                       " GROUP BY phase"))
+        # The one inexactness: the edge reading comes a little after the phase change (the
+        # sampler's wake-up, at most a 1 ms gap after the previous reading), and that instant is
+        # counted at the old values. Bound it by the delay the database shows.
+        delay = max(min(t - s for (t,) in self.query(self.db, "SELECT t FROM energy_samples"
+                                                              " WHERE gpu = 1 AND t >= ?", s))
+                    for (s,) in self.query(self.db, "SELECT start FROM phase_spans"
+                                                    " WHERE phase IN (4, 7)"))
+        self.assertLess(delay, 30_000_000)  # read at the edge, not at the next period (1 s)
+        for label, (watts, sm, throttled) in SCRIPT.items():
+            e = rows[(label, "cuda:1")]
+            off = 2 * delay / 1e9 / e["seconds"]  # the share of the phase that may be misread
+            self.assertNear(e["avg_power_w"], watts, 0.005 + 3 * off, label + " avg W")
+            self.assertNear(e["energy_j"], watts * e["seconds"], 0.005 + 3 * off, label + " J")
+            self.assertEqual(e["peak_power_w"], watts, label)
+            self.assertNear(e["sm_clock_mhz"], sm, 0.005 + off, label + " SM MHz")
+            self.assertLessEqual(abs(e["throttled_pct"] - throttled), 0.5 + 100 * off, label)
+            self.assertEqual(e["source"], "counter")
+            phase = 4 if label == NO_GRAD else 7
+            per_iter = watts * lat[phase] / 1e9
+            self.assertNear(e["j_per_iteration"], per_iter, 0.02, label + " J/iter")
+            self.assertNear(e["mj_per_item"], per_iter * 1000 / BATCH, 0.02, label + " mJ/item")
+            self.assertNear(e["items_per_j"], BATCH / per_iter, 0.02, label + " items/J")
+        self.assertEqual(rows[(INFERENCE, "cuda:1")]["reasons"], 0x4)  # SW power cap
+        ratio = self.report_json(self.db)["energy_vs_baseline"]
+        self.assertEqual(len(ratio), 1, ratio)
+        # 3x the power, times whatever the iterations' lengths differ by (sleeps under load).
+        self.assertNear(ratio[0]["energy_ratio"], 3.0 * lat[7] / lat[4], 0.02, "energy ratio")
+        self.assertNear(ratio[0]["speedup"], 1.0, 0.05, "speed-up")
+        summary = self.report_json(self.db)["summary"]
+        summary = summary[0] if isinstance(summary, list) else summary
+        self.assertIn("inference/off ran throttled 100% of the time on cuda:1 (SW power cap)",
+                      summary["clocks"])
+        # vs about 1500: the reading in force in the first instant of no_grad may be older
+        self.assertRegex(summary["clocks"], r"inference/off at SM 1200 MHz vs 1(49\d|50\d) in"
+                                            r" no_grad/off: distrust a small speed-up")
+
+    def test_phase_changes_are_read_at_their_edges(self):
+        self.app()
+        edges = [s for (s,) in self.query(self.db, "SELECT start FROM phase_spans"
+                                                   " WHERE phase IN (4, 7) ORDER BY start")]
+        reads = [t for (t,) in self.query(self.db, "SELECT t FROM energy_samples"
+                                                   " WHERE gpu = 1 AND kind = 2 ORDER BY t")]
+        self.assertEqual(len(edges), 2)
+        for s in edges:
+            after = [t - s for t in reads if t >= s]
+            self.assertTrue(after, (s, reads))
+            # Read after the change, before the phase's first iteration ended (60 ms).
+            self.assertLess(min(after), 60_000_000, (s, reads))
+        kinds = dict(self.query(self.db, "SELECT kind, count(*) FROM energy_samples"
+                                         " WHERE gpu = 1 GROUP BY kind"))
+        self.assertEqual(kinds.get(0), 1)  # start
+        self.assertEqual(kinds.get(3), 1)  # end
+
+    def test_only_the_gpus_the_process_used_are_sampled(self):
+        self.app(period=20)
+        used = dict(self.query(self.db, "SELECT gpu, cuda_device FROM energy_gpus"))
+        self.assertEqual(used, {0: -1, 1: 1})
+        kinds0 = [k for (k,) in self.query(self.db, "SELECT kind FROM energy_samples"
+                                                    " WHERE gpu = 0")]
+        self.assertEqual(kinds0, [0])  # read once, when NVML was loaded
+        periodic = self.query(self.db, "SELECT count(*) FROM energy_samples"
+                                       " WHERE gpu = 1 AND kind = 1")[0][0]
+        self.assertGreater(periodic, 5)  # 600 ms of phases at 20 ms
+        self.assertEqual(self.meta(self.db, "energy_readings_dropped"), 0)
+
+    def test_more_gpus_than_the_table_holds(self):
+        # 24 GPUs: the first 16 are read (IP_ENERGY_GPUS), the rest left out, the run unharmed.
+        self.app(STUB_NVML="gpus=24")
+        self.assertEqual(self.query(self.db, "SELECT count(*), max(gpu) FROM energy_gpus"),
+                         [(16, 15)])
+        self.assertIn("24 GPUs, 16 read", self.meta(self.db, "energy.gpu"))
+
+    def test_compare_gives_the_energy_ratio(self):
+        self.app()
+        base = self.db
+        os.rename(base, os.path.join(self.dir, "base.db"))
+        base = os.path.join(self.dir, "base.db")
+        lat_b = dict(self.query(base, "SELECT phase, avg(dur) FROM iterations GROUP BY phase"))
+        self.app(ENERGY_APP_POWER_SCALE=2)
+        lat_n = dict(self.query(self.db, "SELECT phase, avg(dur) FROM iterations GROUP BY phase"))
+        r = self.cli("compare", "--format", "json", base, self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        import json
+        rows = {e["phase"]: e for e in json.loads(r.out)["energy"]}
+        for label, phase in ((NO_GRAD, 4), (INFERENCE, 7)):
+            self.assertNear(rows[label]["j_per_iteration_ratio"],
+                            2.0 * lat_n[phase] / lat_b[phase], 0.03, label)
+            self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01, label)
+
+    # ---- never on a program thread ------------------------------------------------------------
+
+    def test_sampling_never_runs_on_a_program_thread(self):
+        self.app(period=5)
+        with open(self.tids) as f:
+            program = {int(l) for l in f.read().split()}
+        with open(self.log) as f:
+            callers = [tuple(map(int, l.split())) for l in f.read().splitlines()]
+        self.assertEqual(len(program), 2)
+        self.assertTrue(callers)
+        sampler = self.meta(self.db, "energy_sampler_tid")
+        # Only the sampler calls NVML (the program's own stubnvml_set is not an NVML call).
+        self.assertEqual({tid for tid, _ in callers}, {sampler})
+        self.assertFalse(program & {tid for tid, _ in callers})
+        self.assertTrue(all(blocked == 1 for _, blocked in callers), callers)
+
+    # ---- failures: one line in the run header, the program untouched --------------------------
+
+    def header(self):
+        run = self.report_json(self.db)["run"]
+        return run["collector_energy"] if isinstance(run, dict) else run[0]["collector_energy"]
+
+    def test_no_nvml(self):
+        self.app(stub=os.path.join(self.dir, "missing", "libnvidia-ml.so.1"))
+        self.assertIn("GPU: cannot load", self.header())
+        self.assertEqual(self.query(self.db, "SELECT count(*) FROM energy_samples")[0][0], 0)
+        self.assertEqual(self.report_json(self.db)["energy"], [])
+
+    def test_permission_denied(self):
+        self.app(STUB_NVML="noperm")
+        self.assertIn("nvmlInit failed: Insufficient Permissions (4); permission denied",
+                      self.header())
+        self.assertEqual(self.report_json(self.db)["energy"], [])
+
+    def test_no_energy_counter_falls_back_to_power(self):
+        self.app(STUB_NVML="noenergy")
+        status = self.query(self.db, "SELECT status FROM energy_gpus WHERE gpu = 1")[0][0]
+        self.assertIn("no energy counter: Not Supported (3), not supported on this GPU", status)
+        e = self.rows()[(NO_GRAD, "cuda:1")]
+        self.assertEqual(e["source"], "power")
+        self.assertNear(e["avg_power_w"], 100.0, 0.02, "from power")
+
+    def test_missing_energy_function(self):
+        self.app(stub=STUB_OLD)
+        status = self.query(self.db, "SELECT status FROM energy_gpus WHERE gpu = 1")[0][0]
+        self.assertIn("nvmlDeviceGetTotalEnergyConsumption not in this NVML", status)
+        self.assertEqual(self.rows()[(INFERENCE, "cuda:1")]["source"], "power")
+
+    def test_mig(self):
+        self.app(STUB_NVML="mig")
+        self.assertEqual(self.query(self.db, "SELECT mig, status FROM energy_gpus WHERE gpu = 1"),
+                         [(1, "MIG mode: figures are the whole GPU's, shared with its other"
+                              " instances")])
+
+    def test_off(self):
+        self.app(period=0)
+        self.assertEqual(self.header(), "off: INFPROF_ENERGY_MS=0")
+        self.assertIsNone(self.meta(self.db, "energy_sampler_tid"))
+        self.assertFalse(os.path.exists(self.log))
+
+    def test_preloaded_cpu_program_unnoticed_and_never_loads_nvml(self):
+        argv = [prog("host"), "threads"]
+        plain = self.run_prog(argv, preload=False)
+        log = os.path.join(self.dir, "nvml.log")
+        traced = self.run_prog(argv, INFPROF_NVML_PATH=STUB, INFPROF_ENERGY_MS=5,
+                               STUB_NVML_LOG=log)
+        self.assertUnnoticed(plain, traced)
+        db = traced.db()
+        # No CUDA use: NVML is never loaded, no GPU is read.
+        self.assertIn("GPU: not loaded: the process used no GPU", self.meta(db, "collector.energy"))
+        self.assertFalse(os.path.exists(log))
+        self.assertEqual(self.query(db, "SELECT count(*) FROM energy_samples WHERE gpu >= 0"),
+                         [(0,)])
+
+    # ---- the CPU: RAPL and cpufreq where readable, else the reason ---------------------------
+
+    def test_cpu_rapl_and_cpufreq(self):
+        root = os.path.join(self.dir, "sys")
+        rapl = os.path.join(root, "class", "powercap", "intel-rapl:0")
+        os.makedirs(rapl)
+        with open(os.path.join(rapl, "energy_uj"), "w") as f:
+            f.write("5000000\n")
+        with open(os.path.join(rapl, "max_energy_range_uj"), "w") as f:
+            f.write("262143328850\n")
+        for cpu, khz in ((0, 2000000), (1, 3000000)):
+            d = os.path.join(root, "devices", "system", "cpu", f"cpu{cpu}", "cpufreq")
+            os.makedirs(d)
+            with open(os.path.join(d, "scaling_cur_freq"), "w") as f:
+                f.write(f"{khz}\n")
+        self.app(INFPROF_ENERGY_SYSFS=root)
+        self.assertEqual(self.meta(self.db, "energy.cpu"), "RAPL 1 package, cpufreq 2 CPUs")
+        self.assertEqual(self.query(self.db, "SELECT DISTINCT energy_mj, sm_clock FROM"
+                                             " energy_samples WHERE gpu = -1"), [(5000, 2500)])
+        e = self.rows()[(NO_GRAD, "cpu")]
+        self.assertEqual(e["sm_clock_mhz"], 2500)
+        self.assertEqual(e["energy_j"], 0)  # the file did not change
+
+    def test_cpu_reason_when_absent(self):
+        self.app(INFPROF_ENERGY_SYSFS=os.path.join(self.dir, "nothing"))
+        self.assertIn("no energy: no RAPL under", self.meta(self.db, "energy.cpu"))
+        self.assertIn("no clocks: cpufreq not readable", self.meta(self.db, "energy.cpu"))
+
+    def test_older_database_reads(self):
+        import lzma, shutil
+        src = os.path.join(os.path.dirname(__file__), "..", "data", "h100", "transformer-b8.db.xz")
+        db = os.path.join(self.dir, "old.db")
+        with lzma.open(src) as i, open(db, "wb") as o:
+            shutil.copyfileobj(i, o)
+        self.assertEqual(self.report_json(db)["energy"], [])
+
+
+if __name__ == "__main__":
+    main()
