@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,7 +59,15 @@ void ip_fdguard_own_begin(void)
     pthread_mutex_lock(&gate_lock);
     atomic_store(&gate_owner, 1);
     gate_mine = 1;
-    while (atomic_load(&gate_closers)) sched_yield();
+    /* A close in flight takes microseconds; one that blocks (a socket lingering, a network file
+     * flushing) is waited for at most a second: then the open goes ahead. */
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&gate_closers)) {
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 1) break;
+    }
 }
 
 void ip_fdguard_own_end(void)
