@@ -74,6 +74,7 @@ struct export_ctx {
 
 /* Tracks (export_tracks.c). */
 #define EXPORT_PHASE_TID_BASE 1000000000 /* phase track of thread T: T + this (T < 2^22) */
+#define EXPORT_ITER_TID_BASE  2000000000 /* iteration track of thread T: T + this */
 #define EXPORT_GPU_PID_BASE   1000000000 /* the GPU process: host pid + this */
 void tracks_load(struct export_ctx *c);
 void tracks_free(struct export_ctx *c);
@@ -90,6 +91,7 @@ int emit_api(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_cudnn(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_nvtx(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_phase_span(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_iteration(struct export_ctx *c, struct sqlite3_stmt *st);
 /* CUPTI's copy and memory kinds as nsys names them ("HtoD", "Pageable"). */
 const char *export_copy_kind(int64_t kind);
 const char *export_memory_kind(int64_t kind);

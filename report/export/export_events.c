@@ -272,6 +272,27 @@ int emit_nvtx(struct export_ctx *c, sqlite3_stmt *st)
     return 1;
 }
 
+/* An iteration (every source: TorchScript and AOTInductor calls, record_function scopes, NVTX
+ * ranges), on its thread's iterations track beside its phases. */
+int emit_iteration(struct export_ctx *c, sqlite3_stmt *st)
+{
+    struct json_out *w = c->w;
+    int64_t start = I64(st, 2);
+    ev_open(c);
+    json_lit(w, "\"ph\":\"X\",\"cat\":\"iteration\",\"name\":");
+    json_lit(w, "\"iteration\"");
+    host_where(c, I64(st, 1) + EXPORT_ITER_TID_BASE, start);
+    json_lit(w, ",\"dur\":");
+    json_us(w, I64(st, 3));
+    json_lit(w, ",\"args\":{\"iteration id\":");
+    json_int(w, I64(st, 0));
+    json_lit(w, ",\"source\":");
+    json_int(w, I64(st, 4));
+    phase_arg(c, I64(st, 6));
+    json_lit(w, "}}");
+    return 1;
+}
+
 int emit_phase_span(struct export_ctx *c, sqlite3_stmt *st)
 {
     struct json_out *w = c->w;

@@ -214,6 +214,14 @@ static const struct source sources[] = {
      .end = "coalesce(t.end, 9223372036854775807)",
      .phase = "t.phase",
      .emit = emit_phase_span},
+    {.what = "iterations",
+     .table = "iterations",
+     .sql = "SELECT t.rowid, t.tid, t.start, t.dur, t.source, NULL, t.phase FROM iterations t"
+            " WHERE 1",
+     .start = "t.start",
+     .end = "t.start + t.dur",
+     .phase = "t.phase",
+     .emit = emit_iteration},
     {.what = "tensor memory",
      .table = "tensor_memory",
      .sql = "SELECT t.ts, t.device_type, t.device_index, t.allocated, t.reserved"

@@ -295,6 +295,9 @@ void tracks_write_metadata(struct export_ctx *c)
             size_t n = strlen(buf);
             snprintf(buf + n, sizeof buf - n, " %s", "phases");
             name_and_sort(c, "thread", c->host_pid, tid + EXPORT_PHASE_TID_BASE, buf, order++);
+            buf[n] = 0;
+            snprintf(buf + n, sizeof buf - n, " %s", "iterations");
+            name_and_sort(c, "thread", c->host_pid, tid + EXPORT_ITER_TID_BASE, buf, order++);
         }
     }
     sqlite3_finalize(st);

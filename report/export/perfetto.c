@@ -77,6 +77,7 @@ struct pf {
     struct ip_map iids;                          /* interning key -> iid */
     struct ip_map tracks;                        /* track uuid -> 1 once described */
     struct ip_map thread_names;                  /* tid -> string id + 1 */
+    struct ip_map lane_end;                      /* (stream index, lane) -> end of its last slice */
     int first;
 };
 
@@ -478,11 +479,43 @@ static void write_memory(struct pf *w, sqlite3_stmt *st, struct counter_last *la
     }
 }
 
+/* Work on one stream may overlap (Hopper's programmatic dependent launch starts a kernel before
+ * the previous one ends): begin/end pairs on one track would then pair crosswise. Each slice goes
+ * on the first of the stream's lanes that is free at its start: lane 0 is the stream's track,
+ * lane k a child track "overlap k" under it. Slices arrive in start order. */
+#define GPU_LANES 16
+static uint64_t lane_track(struct pf *w, int64_t device, int64_t stream, int64_t start,
+                           int64_t end)
+{
+    uint64_t base = stream_track(w, device, stream);
+    int i = stream_index(w->c, device, stream);
+    if (!base || i < 0) return 0;
+    int lane = 0;
+    uint64_t *last = NULL;
+    for (; lane < GPU_LANES; lane++) {
+        last = ip_map_put(&w->lane_end, ((uint64_t)i << 8 | (uint64_t)lane) + 1); /* never 0 */
+        if (!last) cli_fail("out of memory");
+        if (*last == 0 || (int64_t)(*last - 1) <= start) break;
+    }
+    if (lane == GPU_LANES) lane = GPU_LANES - 1; /* deeper than 16: the last lane, nested */
+    *last = (uint64_t)end + 1;
+    if (!lane) return base;
+    int fresh;
+    uint64_t uuid = track_of(w, TRACK_STREAM(i) | (uint64_t)lane << 32, &fresh);
+    if (fresh) {
+        char name[80];
+        snprintf(name, sizeof name, "GPU %lld stream %lld (overlap %d)", (long long)device,
+                 (long long)stream, lane);
+        describe(w, uuid, base, name, 0);
+    }
+    return uuid;
+}
+
 static void write_gpu(struct pf *w, sqlite3_stmt *st)
 {
     int kind = (int)I64(st, 0);
     int64_t start = I64(st, 1), end = start + I64(st, 2);
-    uint64_t track = stream_track(w, I64(st, 3), I64(st, 4)), name;
+    uint64_t track = lane_track(w, I64(st, 3), I64(st, 4), start, end), name;
     if (!track) return;
     if (kind == 0) {
         name = intern_string(w, I64(st, 5), "kernel", 1);
@@ -637,5 +670,6 @@ uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_
     proto_free(&w.pkt), proto_free(&w.ev), proto_free(&w.sub), proto_free(&w.sub2);
     proto_free(&w.names), proto_free(&w.out);
     ip_map_free(&w.iids), ip_map_free(&w.tracks), ip_map_free(&w.thread_names);
+    ip_map_free(&w.lane_end);
     return w.bytes;
 }

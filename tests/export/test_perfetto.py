@@ -82,6 +82,47 @@ class Perfetto(Case):
                 self.assertRegex(p, r"type: TYPE_", p)
         self.assertIn('process_name: "python3"', text)
 
+    def test_overlapping_kernels_keep_their_durations(self):
+        # The ResNet-50 TorchScript fixture has 58 kernels that start before the previous one on
+        # their stream ends (programmatic dependent launch). Paired per track as a trace viewer
+        # does (events sorted by time, stably; an end closes the innermost open slice), every
+        # GPU slice must have its own row's duration.
+        db = self.fixture("resnet50-b32-script")
+        out = os.path.join(self.dir, "r50.pftrace")
+        r = self.cli("export", db, "-o", out, "--max-mb", "0")
+        self.assertEqual(r.rc, 0, r.err)
+        text = decode(out)
+        names, parent = {}, {}
+        for m in re.finditer(r"track_descriptor \{\n\s*uuid: (\d+)\n(?:\s*name: \"([^\"]*)\"\n)?"
+                             r"(?:\s*parent_uuid: (\d+))?", text):
+            names[m.group(1)] = m.group(2) or ""
+            parent[m.group(1)] = m.group(3)
+        events = {}
+        for order, p in enumerate(packets(text)):
+            t = re.search(r"track_uuid: (\d+)", p)
+            ts = re.search(r"^\s*timestamp: (\d+)", p, re.M)
+            kind = re.search(r"type: (TYPE_SLICE_BEGIN|TYPE_SLICE_END)", p)
+            if t and ts and kind:
+                events.setdefault(t.group(1), []).append((int(ts.group(1)), order,
+                                                          kind.group(1)))
+        got = []
+        for uuid, evs in events.items():
+            if not names.get(uuid, "").startswith("GPU "):
+                continue
+            stack = []
+            for ts, _, kind in sorted(evs):
+                if kind == "TYPE_SLICE_BEGIN":
+                    stack.append(ts)
+                else:
+                    got.append(ts - stack.pop())
+        want = [d for (d,) in self.query(db, "SELECT dur FROM kernel_rows UNION ALL"
+                                             " SELECT dur FROM memcpy UNION ALL"
+                                             " SELECT dur FROM memset")]
+        self.assertEqual(len(got), len(want))
+        wrong = sum(1 for a, b in zip(sorted(got), sorted(want)) if a != b)
+        self.assertEqual(wrong, 0, "GPU slices with another duration than their row")
+        self.assertTrue(any("(overlap 1)" in n for n in names.values()))
+
     def test_cap_cuts_and_says_so(self):
         db = self.fixture("resnet50-b32-script")
         out = os.path.join(self.dir, "cut.pftrace")
@@ -108,6 +149,23 @@ class Perfetto(Case):
         self.assertTrue(names)
         self.assertFalse([n for n in names if n.startswith("_Z")])
         self.assertTrue(any(n.startswith("void at::native::") for n in names))
+
+    def test_json_trace_has_the_iterations(self):
+        # Every source of iterations (TorchScript calls here, which have no NVTX range), on a
+        # track of their own per thread.
+        for name in ("resnet50-b32-script", "transformer-b8", "convnet-b32-noeval"):
+            db = self.fixture(name)
+            out = os.path.join(self.dir, name + ".json")
+            self.assertEqual(self.cli("export", db, "-o", out).rc, 0)
+            with open(out) as f:
+                events = json.load(f)["traceEvents"]
+            got = [e for e in events if e.get("cat") == "iteration"]
+            want = self.query(db, "SELECT count(*) FROM iterations")[0][0]
+            self.assertGreater(want, 0, name)
+            self.assertEqual(len(got), want, name)
+            tracks = {e["tid"] for e in events if e.get("ph") == "M" and
+                      e.get("args", {}).get("name", "").endswith(" iterations")}
+            self.assertTrue({e["tid"] for e in got} <= tracks, name)
 
     def test_bad_input(self):
         db = self.fixture("resnet50-b1-python-eager")
