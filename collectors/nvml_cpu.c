@@ -7,6 +7,7 @@
  */
 #include "nvml_internal.h"
 #include "../profiler/clock.h"
+#include "../profiler/fdguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +30,14 @@ static struct {
 /* The number in a small file, or -1 (errno kept). */
 static int64_t read_num(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Through the fd guard's gate, at a high number, closed past the program's close hook: a
+     * program closing everything at that moment can neither close it nor lose a file to us. */
+    int fd = ip_fdguard_open_own(path, O_RDONLY, 0);
     if (fd < 0) return -1;
     char buf[32];
     ssize_t n = read(fd, buf, sizeof buf - 1);
     int err = errno;
-    close(fd);
+    ip_fdguard_close_own(fd);
     errno = err;
     if (n <= 0) return -1;
     buf[n] = 0;
