@@ -17,6 +17,7 @@
 #include "../profiler/events.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct ip_store;
@@ -64,6 +65,21 @@ void ip_torch_call_end(struct ip_torch_call *c);
 void ip_torch_scope_arm(void);
 
 /* ---- torch_ops.c: operator calls (INFPROF_OPERATORS) ---- */
+
+/* RecordFunction callbacks (torch_iterations.c: user and TorchScript scopes; torch_ops.c:
+ * operators): at::addGlobalCallback, RecordFunction::name, at::RecordScope's values, and a C
+ * struct laid out as at::RecordFunctionCallback (torch_iterations.c says why this layout). */
+#define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
+#define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
+enum { RF_SCOPE_FUNCTION = 0, RF_SCOPE_TORCHSCRIPT = 2, RF_SCOPE_USER = 7, RF_NUM_SCOPES = 10 };
+struct rf_callback {
+    void **(*start)(void **ret, const void *rf);
+    void (*end)(const void *rf, void *ctx);
+    double sampling_prob;
+    bool scopes[RF_NUM_SCOPES];
+    bool needs_inputs, needs_outputs, needs_ids;
+};
+_Static_assert(sizeof(struct rf_callback) == 40, "at::RecordFunctionCallback is 40 bytes");
 
 #define IP_OP_STACK    64 /* open operators kept per thread; deeper ones are counted only */
 #define IP_OP_NAME_MAX 64 /* bytes of the name carried, its terminator included */

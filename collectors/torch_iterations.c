@@ -110,21 +110,6 @@ void ip_torch_call_end(struct ip_torch_call *c)
 
 /* ---- record_function scopes --------------------------------------------------------------- */
 
-#define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
-#define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
-
-/* at::RecordScope */
-enum { RF_SCOPE_TORCHSCRIPT = 2, RF_SCOPE_USER = 7, RF_NUM_SCOPES = 10 };
-
-struct rf_callback {
-    void **(*start)(void **ret, const void *rf);
-    void (*end)(const void *rf, void *ctx);
-    double sampling_prob;
-    bool scopes[RF_NUM_SCOPES];
-    bool needs_inputs, needs_outputs, needs_ids;
-};
-_Static_assert(sizeof(struct rf_callback) == 40, "at::RecordFunctionCallback is 40 bytes");
-
 static const char *(*rf_name)(const void *rf);
 static _Atomic int armed; /* 0 not yet, 1 done (registered or not) */
 

@@ -27,21 +27,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
-#define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
-
-enum { RF_SCOPE_FUNCTION = 0, RF_NUM_SCOPES = 10 };
-
-/* at::RecordFunctionCallback (torch_iterations.c says why this layout). */
-struct rf_callback {
-    void **(*start)(void **ret, const void *rf);
-    void (*end)(const void *rf, void *ctx);
-    double sampling_prob;
-    bool scopes[RF_NUM_SCOPES];
-    bool needs_inputs, needs_outputs, needs_ids;
-};
-_Static_assert(sizeof(struct rf_callback) == 40, "at::RecordFunctionCallback is 40 bytes");
-
 static const char *(*op_name)(const void *rf);
 static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not recorded */
 

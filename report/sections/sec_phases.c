@@ -479,27 +479,25 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                  "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
                  len ? ". " : "");
     }
-    /* Iterations found without a mark: said, with how well they matched. */
+    /* Per phase: iterations found without a mark (with how well they matched), and a row
+     * that pools several configurations (each has its own figures in Series). */
     for (int i = 0; i < p->n; i++) {
-        if (!p->v[i].detected_period) continue;
+        const struct phase_info *ph = &p->v[i];
         char label[32];
+        phase_short_label(ph, label, sizeof label);
         size_t len = strlen(note);
-        phase_short_label(&p->v[i], label, sizeof label);
-        snprintf(note + len, sizeof note - len,
-                 "%s%s: iterations detected from the allocator's reports (no mark; %d reports a"
-                 " period, %d periods matched exactly; host time)",
-                 len ? ". " : "", label, p->v[i].detected_period, p->v[i].detected_repeats);
-    }
-    /* A phase that ran several configurations: its row pools them; each has its own figures. */
-    for (int i = 0; i < p->n; i++) {
-        if (p->v[i].nseries < 2) continue;
-        char label[32];
-        size_t len = strlen(note);
-        phase_short_label(&p->v[i], label, sizeof label);
-        snprintf(note + len, sizeof note - len,
-                 "%s%s pools %d series (iteration marks of different names): each one's figures"
-                 " are in the Series table",
-                 len ? ". " : "", label, p->v[i].nseries);
+        if (ph->detected_period)
+            len +=
+                (size_t)snprintf(note + len, sizeof note - len,
+                                 "%s%s: iterations detected from the allocator's reports (no"
+                                 " mark; %d reports a period, %d periods matched exactly;"
+                                 " host time)",
+                                 len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
+        if (ph->nseries > 1 && len < sizeof note)
+            snprintf(note + len, sizeof note - len,
+                     "%s%s pools %d series (iteration marks of different names): each one's"
+                     " figures are in the Series table",
+                     len ? ". " : "", label, ph->nseries);
     }
     v1->note = note[0] ? note : NULL;
     if (!p->n)
