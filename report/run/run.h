@@ -30,7 +30,10 @@ struct phase_info {
     int64_t kernels, gpu_time;
     int has_busy;
     int64_t gpu_busy;                  /* union of the phase's GPU work intervals (phase_gpu) */
-    int64_t peak_alloc, peak_reserved; /* all devices together */
+    /* Peaks on the memory device (memory.c: the run's first GPU, else the CPU; never a sum
+     * over devices); mem_dev: its index in run_devices, -1 when no memory was recorded. */
+    int64_t peak_alloc, peak_reserved;
+    int mem_dev;
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
     int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
@@ -94,6 +97,13 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
 /* The label of the phase --phase names among the phases of several runs (exit 2 when none has
  * it, listing those they have). */
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want);
+/* memory.c: the device memory figures speak for (the first GPU, else the CPU; -1 none); each
+ * phase's peaks on it (phases_load calls it); what `ph` saves against `base` on it, in bytes
+ * and % of base's peak (0 when there is no figure). */
+int run_memory_device(const struct run_devices *d);
+void phases_memory_peaks(struct run_phases *p);
+int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
+                  double *pct);
 /* "cpu", "cuda:0", ... */
 void device_name(int type, int index, char *out, size_t n);
 

@@ -71,14 +71,6 @@ static double throughput(const struct phase_info *ph)
     return ph->nsteady && ph->lat_mean > 0 ? 1e9 / (double)ph->lat_mean : 0;
 }
 
-/* The device a phase's memory figures speak for: the first GPU it used, else the CPU. */
-static int primary_device(const struct run_devices *d)
-{
-    for (int k = 0; k < d->n; k++)
-        if (d->type[k] != 0) return k;
-    return d->n ? 0 : -1;
-}
-
 /* The operations autocast is meant to move: the Precision column and precision_mix are theirs. */
 static int compute_op(int op)
 {
@@ -311,7 +303,7 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         if (ph->wall > 0)
             table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
-    int k = primary_device(devices);
+    int k = run_memory_device(devices);
     if (ph->has_memory && k >= 0) {
         device_name(devices->type[k], devices->index[k], buf, sizeof buf);
         table_set_text(t, C_DEVICE, buf);
@@ -330,10 +322,11 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
         table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
     /* Memory saved by a phase that ran the model: setting it up saves nothing worth saying. */
-    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0 && phase_ran_model(p, ph)) {
-        int64_t b = base->dev_peak_alloc[k], m = ph->dev_peak_alloc[k];
-        table_set_int(t, C_SAVED, b - m);
-        table_set_num(t, C_SAVED_PCT, 100.0 * (double)(b - m) / (double)b);
+    int64_t saved;
+    double pct;
+    if (phase_ran_model(p, ph) && memory_saving(base, ph, &saved, &pct)) {
+        table_set_int(t, C_SAVED, saved);
+        table_set_num(t, C_SAVED_PCT, pct);
     }
 }
 
@@ -398,7 +391,7 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         table_row(t);
         table_set_text(t, 0, inf->autocast);
         phase_speedup(t, 1, inf, ng);
-        int k = primary_device(&p->devices);
+        int k = run_memory_device(&p->devices);
         if (inf->has_memory && k >= 0)
             table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }

@@ -53,13 +53,25 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
 {
     struct table *t = table_new("summary", "Summary");
     t->object = 1;
-    enum { S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS, S_COUNT };
+    enum {
+        S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS,
+        S_PEAK_PHASE, S_PEAK_DEVICE, S_PEAK_BYTES, S_SAVED_PHASE, S_SAVED_AGAINST, S_SAVED_BYTES,
+        S_SAVED_PCT, S_COUNT
+    };
     table_col(t, "fastest", "Fastest phase", COL_TEXT);
     table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "autocast", "Autocast", COL_TEXT);
     table_col(t, "warmup", "Warm-up", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
+    /* The numbers beside the prose (JSON and CSV only). */
+    table_col(t, "peak_phase", NULL, COL_TEXT);
+    table_col(t, "peak_device", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_bytes", NULL, COL_BYTES);
+    table_col(t, "saved_phase", NULL, COL_TEXT);
+    table_col(t, "saved_against_phase", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_saved_bytes", NULL, COL_BYTES);
+    table_col(t, "peak_allocated_saved_pct", NULL, COL_PCT);
     table_row(t);
     char buf[512], a[64], b[64], x[32], y[32];
     size_t o;
@@ -108,24 +120,44 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     }
     add(t, S_INFER, buf);
 
+    /* The peak and the saving: memory.c's figures, the phase table's (per device, never a
+     * sum over devices); the saving is against the baseline, as in the table's Saved column. */
     const struct phase_info *top = NULL, *least = NULL;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
-        if (!ph->has_memory || ph->transient) continue;
+        if (!ph->has_memory || ph->transient || ph->mem_dev < 0) continue;
         if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
         /* What a setting saves: among the phases that ran the model, not their setup. */
         if (phase_ran_model(p, ph) && (!least || ph->peak_alloc < least->peak_alloc)) least = ph;
     }
     if (top && top->peak_alloc > 0) {
+        char dev[32];
+        device_name(p->devices.type[top->mem_dev], p->devices.index[top->mem_dev], dev,
+                    sizeof dev);
         phase_short_label(top, a, sizeof a);
         fmt_bytes(x, sizeof x, (double)top->peak_alloc);
-        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated", a, x);
-        if (least && least != top) {
+        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated%s%s", a, x,
+                 p->devices.n > 1 ? " on " : "", p->devices.n > 1 ? dev : "");
+        table_set_text(t, S_PEAK_PHASE, top->label);
+        table_set_text(t, S_PEAK_DEVICE, dev);
+        table_set_int(t, S_PEAK_BYTES, top->peak_alloc);
+        const struct phase_info *against = base && base->has_memory ? base : top;
+        int64_t saved;
+        double pct;
+        if (least && least != against && memory_saving(against, least, &saved, &pct) &&
+            saved > 0) {
             phase_short_label(least, b, sizeof b);
-            fmt_bytes(y, sizeof y, (double)(top->peak_alloc - least->peak_alloc));
-            snprintf(
-                buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less (%.0f%%)", b, y,
-                100.0 * (double)(top->peak_alloc - least->peak_alloc) / (double)top->peak_alloc);
+            fmt_bytes(y, sizeof y, (double)saved);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less", b, y);
+            if (against != top) {
+                phase_short_label(against, a, sizeof a);
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " than %s", a);
+            }
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (%.0f%%)", pct);
+            table_set_text(t, S_SAVED_PHASE, least->label);
+            table_set_text(t, S_SAVED_AGAINST, against->label);
+            table_set_int(t, S_SAVED_BYTES, saved);
+            table_set_num(t, S_SAVED_PCT, pct);
         }
         add(t, S_PEAK, buf);
     }

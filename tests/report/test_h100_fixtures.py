@@ -71,13 +71,47 @@ class H100(Case):
                     self.assertEqual(p["peak_allocated_bytes"], ref["max_memory_allocated"])
                     self.assertEqual(p["memory_device"], "cuda:0")
 
+    def test_summary_peak_is_the_tables_and_the_programs(self):
+        # One figure per device (issue 25 item 1): the Summary's peak and saving are the phase
+        # table's and the program's max_memory_allocated; CPU bytes are never added to GPU bytes
+        # (convnet: 187.39MiB, not 189.72MiB).
+        for name, refs in references().items():
+            ref = {r["phase"]: r["max_memory_allocated"] for r in refs}
+            doc = self.report_json(self.db[name])
+            s, got = doc["summary"], {p["label"]: p for p in doc["phases"]}
+            with self.subTest(fixture=name):
+                top = s["peak_phase"]
+                self.assertEqual(s["peak_device"], "cuda:0")
+                self.assertEqual(s["peak_allocated_bytes"], got[top]["peak_allocated_bytes"])
+                self.assertEqual(s["peak_allocated_bytes"], ref[top])
+                self.assertEqual(s["peak_allocated_bytes"], max(
+                    p["peak_allocated_bytes"] for p in doc["phases"] if not p["transient"]))
+                self.assertIn("%.2fMiB" % (ref[top] / 2**20), s["memory"]) if ref[top] < 2**30 \
+                    else self.assertIn("%.2fGiB" % (ref[top] / 2**30), s["memory"])
+                least, against = s["saved_phase"], s["saved_against_phase"]
+                self.assertEqual(s["peak_allocated_saved_bytes"],
+                                 got[least]["peak_allocated_saved_bytes"])
+                self.assertAlmostEqual(s["peak_allocated_saved_pct"],
+                                       got[least]["peak_allocated_saved_pct"], places=6)
+                self.assertEqual(s["peak_allocated_saved_bytes"], ref[against] - ref[least])
+                self.assertIn("(%.0f%%)" % (100 * (ref[against] - ref[least]) / ref[against]),
+                              s["memory"])
+        # Several processes: the largest peak of one process, on its device, not CPU + GPU.
+        multi = self.cli("report", "--format", "json", self.db["convnet-b32-noeval"],
+                         self.db["transformer-b8"])
+        self.assertEqual(multi.rc, 0, multi.err.decode())
+        rows = {r["label"]: r for r in json.loads(multi.out)["combined_phases"]}
+        self.assertEqual(rows["grad | autocast off"]["peak_allocated_max_bytes"], 196493312)
+
     def test_setup_phase_is_not_a_saving(self):
         # The Python run's grad/off is model loading (one kernel, no iteration): the first screen
-        # says which measured setting needs less memory, and by the program's own figures
-        # (max_memory_allocated 145916928 - 121658368 bytes = 23.13 MiB).
+        # says which measured setting needs less memory than the baseline (no_grad/off, the
+        # phase table's Saved column), by the program's own figures (max_memory_allocated
+        # 143460864 - 121658368 bytes = 20.79 MiB).
         doc = self.report_json(self.db["resnet18-b8-python-cuda"])
         self.assertEqual(doc["summary"]["memory"], "no_grad/bf16 sets the peak, 139.16MiB"
-                         " allocated; inference/bf16 needs 23.13MiB less (17%)")
+                         " allocated on cuda:0; inference/bf16 needs 20.79MiB less than"
+                         " no_grad/off (15%)")
         setup = {p["label"]: p for p in doc["phases"]}["grad | autocast off"]
         self.assertIsNone(setup["peak_allocated_saved_bytes"])
         self.assertIsNone(setup["throughput_ratio"])
