@@ -267,10 +267,14 @@ static void json_row(FILE *out, const struct table *t, int r, const char *indent
     fprintf(out, "\n%s}", indent);
 }
 
+/* The shape of the JSON document (docs/report.md): raised when a key is renamed or removed or
+ * its meaning or unit changes; added keys keep it. */
+#define JSON_SCHEMA_VERSION 1
+
 static void render_json(FILE *out, struct table **tables, int n)
 {
-    fputs("{", out);
-    int first = 1;
+    fprintf(out, "{\n  \"json_schema_version\": %d", JSON_SCHEMA_VERSION);
+    int first = 0;
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
         if (!t->key) continue; /* a text-only view */

@@ -301,16 +301,19 @@ static struct table *plans_table(sqlite3 *db, const struct calls *c, const struc
     table_col(t, "first_ns", NULL, COL_NS);
     table_col(t, "detail", "Nodes", COL_NAME);
     struct groups g = {0};
-    sqlite3_stmt *st = db_prepare(db, "SELECT p.plan, p.op_kind, p.dtype, s.value, p.first_ns,"
-                                      " p.source FROM cudnn_plans p LEFT JOIN strings s"
-                                      " ON s.id = p.detail_id");
+    /* No cuDNN call: the table stays, empty (a fixed shape), and an older database need not
+     * have cudnn_plans at all. */
+    sqlite3_stmt *st = !c->n ? NULL
+                             : db_prepare(db, "SELECT p.plan, p.op_kind, p.dtype, s.value,"
+                                              " p.first_ns, p.source FROM cudnn_plans p LEFT JOIN"
+                                              " strings s ON s.id = p.detail_id");
     struct plan_row {
         int64_t plan, first;
         int op, dtype, source;
         char detail[256];
     } *rows = NULL;
     int n = 0;
-    while (db_step(st)) {
+    while (st && db_step(st)) {
         if (!(rows = realloc(rows, sizeof *rows * (size_t)(n + 1)))) cli_fail("out of memory");
         struct plan_row *r = &rows[n++];
         r->plan = sqlite3_column_int64(st, 0);
@@ -538,12 +541,16 @@ int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct r
     calls_load(db, p, &c);
     int n = 0;
     if (n < max) out[n++] = calls_table(&c);
-    if (c.n && n < max) out[n++] = plans_table(db, &c, o);
-    if (c.n && n < max) out[n++] = precision_table(&c);
-    if (c.n && n < max) {
+    /* Every table whether or not cuDNN ran: JSON keys and CSV files do not depend on the run
+     * (empty lists, a null findings object). */
+    if (n < max) out[n++] = plans_table(db, &c, o);
+    if (n < max) out[n++] = precision_table(&c);
+    if (n < max) {
         struct cudnn_findings f;
-        findings_compute(db, &c, &f);
+        memset(&f, 0, sizeof f);
+        if (c.n) findings_compute(db, &c, &f);
         out[n++] = findings_table(&f);
+        if (!c.n) out[n - 1]->nrows = 0;
     }
     calls_free(&c);
     return n;
