@@ -51,6 +51,10 @@ struct phase_info {
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     int64_t busy;  /* union of the iterations' host intervals */
     int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
+    /* suspect.c: figures that lost events (its drops, kernels per iteration out of line with
+     * its twins); suspect_why says how, for every line that quotes the phase. */
+    int suspect;
+    char suspect_why[192];
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
 };
@@ -104,6 +108,8 @@ int run_memory_device(const struct run_devices *d);
 void phases_memory_peaks(struct run_phases *p);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);
+/* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
+void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */
 void device_name(int type, int index, char *out, size_t n);
 

@@ -175,6 +175,7 @@ enum {
     C_SAVED,
     C_SAVED_PCT,
     C_BASE,
+    C_SUSPECT,
     C_COUNT
 };
 
@@ -222,6 +223,7 @@ static void phase_columns(struct table *t)
     table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
     table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
     table_col(t, "baseline", NULL, COL_TEXT);
+    table_col(t, "suspect", NULL, COL_TEXT); /* why its figures lost events (suspect.c), or null */
 }
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
@@ -258,8 +260,10 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     char buf[1024];
     table_row(t);
     phase_short_label(ph, buf, sizeof buf);
+    if (ph->suspect) strcat(buf, " !");
     table_set_text(t, C_SHORT, buf);
     table_set_text(t, C_LABEL, ph->label);
+    if (ph->suspect) table_set_text(t, C_SUSPECT, ph->suspect_why);
     table_set_text(t, C_GRAD, ph->grad_mode);
     table_set_text(t, C_AUTOCAST, ph->autocast);
     table_set_int(t, C_START, ph->start);
@@ -462,6 +466,14 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         snprintf(note + len, sizeof note - len,
                  "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
                  len ? ". " : "");
+    }
+    for (int i = 0, first = 1; i < p->n; i++) {
+        size_t len = strlen(note);
+        if (!p->v[i].suspect || len + 260 > sizeof note) continue;
+        phase_short_label(&p->v[i], folded, sizeof folded);
+        snprintf(note + len, sizeof note - len, "%s%s: %s",
+                 first ? ". ! suspect, lost events: " : "; ", folded, p->v[i].suspect_why);
+        first = 0;
     }
     v1->note = note[0] ? note : NULL;
     if (!p->n)

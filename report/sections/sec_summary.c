@@ -23,6 +23,17 @@ static const struct phase_info *fastest(const struct run_phases *p)
     return best;
 }
 
+/* A phase's short label, marked when its figures lost events (suspect.c); *hit records that the
+ * line quotes a suspect phase. */
+static void named(const struct phase_info *ph, char *out, size_t n, int *hit)
+{
+    phase_short_label(ph, out, n);
+    if (!ph->suspect) return;
+    *hit = 1;
+    size_t o = strlen(out);
+    snprintf(out + o, n - o, " (suspect)");
+}
+
 static void add(struct table *t, int col, const char *text)
 {
     if (text && text[0]) table_set_text(t, col, text);
@@ -48,22 +59,82 @@ static double compute_share(const struct phase_info *ph, enum precision want, do
     return total ? 100.0 * (double)in / (double)total : -1;
 }
 
+/* The Suspect line: which phases lost events, how, and which answers above quote them. */
+static void suspect_line(struct table *t, const struct run_phases *p, const int *hit, int col,
+                         int col_phases, int col_lines)
+{
+    static const char *const lines[] = {"fastest", "inference_vs_no_grad", "memory", "autocast"};
+    static const char *const titles[] = {"Fastest phase", "inference_mode", "Peak memory",
+                                         "Autocast"};
+    char buf[1024], js[512], jl[128], a[32];
+    size_t o = 0, jo = 0, lo = 0;
+    js[0] = jl[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->suspect || ph->transient || o + 260 > sizeof buf) continue;
+        phase_short_label(ph, a, sizeof a);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s (%s)", o ? ", " : "", a,
+                              ph->suspect_why);
+        if (jo + 80 < sizeof js)
+            jo += (size_t)snprintf(js + jo, sizeof js - jo, "%s\"%s\"", jo ? ", " : "", ph->label);
+    }
+    if (!o) {
+        /* No suspect phase: no line in text (null in JSON), the lists empty. */
+        table_set_text(t, col_phases, "[]");
+        table_set_text(t, col_lines, "[]");
+        return;
+    }
+    int first = 1;
+    for (int k = 0; k < 4; k++) {
+        if (!hit[k]) continue;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", first ? "; affects: " : ", ",
+                              titles[k]);
+        lo += (size_t)snprintf(jl + lo, sizeof jl - lo, "%s\"%s\"", first ? "" : ", ", lines[k]);
+        first = 0;
+    }
+    if (first) snprintf(buf + o, sizeof buf - o, "; no answer above quotes them");
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+             " (lost events: read these figures with care)");
+    table_set_text(t, col, buf);
+    char wrap[560];
+    snprintf(wrap, sizeof wrap, "[%s]", js);
+    table_set_text(t, col_phases, wrap);
+    snprintf(wrap, sizeof wrap, "[%s]", jl);
+    table_set_text(t, col_lines, wrap);
+}
+
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               const struct phase_info *base)
 {
     struct table *t = table_new("summary", "Summary");
     t->object = 1;
     enum {
-        S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS,
-        S_PEAK_PHASE, S_PEAK_DEVICE, S_PEAK_BYTES, S_SAVED_PHASE, S_SAVED_AGAINST, S_SAVED_BYTES,
-        S_SAVED_PCT, S_COUNT
+        S_FASTEST,
+        S_INFER,
+        S_PEAK,
+        S_AUTOCAST,
+        S_WARMUP,
+        S_LOSS,
+        S_SUSPECT,
+        S_PEAK_PHASE,
+        S_PEAK_DEVICE,
+        S_PEAK_BYTES,
+        S_SAVED_PHASE,
+        S_SAVED_AGAINST,
+        S_SAVED_BYTES,
+        S_SAVED_PCT,
+        S_SUSPECT_PHASES,
+        S_SUSPECT_LINES,
+        S_COUNT
     };
+    int hit[S_COUNT] = {0};
     table_col(t, "fastest", "Fastest phase", COL_TEXT);
     table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "autocast", "Autocast", COL_TEXT);
     table_col(t, "warmup", "Warm-up", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
+    table_col(t, "suspect", "Suspect", COL_TEXT);
     /* The numbers beside the prose (JSON and CSV only). */
     table_col(t, "peak_phase", NULL, COL_TEXT);
     table_col(t, "peak_device", NULL, COL_TEXT);
@@ -72,14 +143,16 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     table_col(t, "saved_against_phase", NULL, COL_TEXT);
     table_col(t, "peak_allocated_saved_bytes", NULL, COL_BYTES);
     table_col(t, "peak_allocated_saved_pct", NULL, COL_PCT);
+    table_col(t, "suspect_phases", NULL, COL_JSON);
+    table_col(t, "suspect_answers", NULL, COL_JSON);
     table_row(t);
     char buf[512], a[64], b[64], x[32], y[32];
     size_t o;
 
     const struct phase_info *f = fastest(p);
     if (f && base && base->nsteady) {
-        phase_short_label(f, a, sizeof a);
-        phase_short_label(base, b, sizeof b);
+        named(f, a, sizeof a, &hit[S_FASTEST]);
+        named(base, b, sizeof b, &hit[S_FASTEST]);
         fmt_ns(x, sizeof x, (double)f->lat_p50);
         double lo, hi;
         int band = f != base && iterations_ratio_ci(f->steady, f->nsteady, base->steady,
@@ -114,9 +187,12 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         int band =
             iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s",
+        int bad = inf->suspect || ng->suspect;
+        hit[S_INFER] |= bad;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
-                              band ? words[iterations_verdict(lo, hi)] : "");
+                              band ? words[iterations_verdict(lo, hi)] : "",
+                              bad ? " (suspect)" : "");
     }
     add(t, S_INFER, buf);
 
@@ -132,9 +208,8 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     }
     if (top && top->peak_alloc > 0) {
         char dev[32];
-        device_name(p->devices.type[top->mem_dev], p->devices.index[top->mem_dev], dev,
-                    sizeof dev);
-        phase_short_label(top, a, sizeof a);
+        device_name(p->devices.type[top->mem_dev], p->devices.index[top->mem_dev], dev, sizeof dev);
+        named(top, a, sizeof a, &hit[S_PEAK]);
         fmt_bytes(x, sizeof x, (double)top->peak_alloc);
         snprintf(buf, sizeof buf, "%s sets the peak, %s allocated%s%s", a, x,
                  p->devices.n > 1 ? " on " : "", p->devices.n > 1 ? dev : "");
@@ -144,13 +219,12 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         const struct phase_info *against = base && base->has_memory ? base : top;
         int64_t saved;
         double pct;
-        if (least && least != against && memory_saving(against, least, &saved, &pct) &&
-            saved > 0) {
-            phase_short_label(least, b, sizeof b);
+        if (least && least != against && memory_saving(against, least, &saved, &pct) && saved > 0) {
+            named(least, b, sizeof b, &hit[S_PEAK]);
             fmt_bytes(y, sizeof y, (double)saved);
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less", b, y);
             if (against != top) {
-                phase_short_label(against, a, sizeof a);
+                named(against, a, sizeof a, &hit[S_PEAK]);
                 snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " than %s", a);
             }
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (%.0f%%)", pct);
@@ -173,7 +247,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
         double unknown, share = compute_share(ph, want, &unknown);
         if (unknown < 0) continue;
-        phase_short_label(ph, a, sizeof a);
+        named(ph, a, sizeof a, &hit[S_AUTOCAST]);
         if (share < 0)
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown*", o ? ", " : "", a);
         else
@@ -213,6 +287,6 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     } else {
         add(t, S_LOSS, "nothing");
     }
-    (void)S_COUNT;
+    suspect_line(t, p, hit, S_SUSPECT, S_SUSPECT_PHASES, S_SUSPECT_LINES);
     return t;
 }

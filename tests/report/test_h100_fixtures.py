@@ -11,6 +11,7 @@ import lzma
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import unittest
 
@@ -102,6 +103,47 @@ class H100(Case):
         self.assertEqual(multi.rc, 0, multi.err.decode())
         rows = {r["label"]: r for r in json.loads(multi.out)["combined_phases"]}
         self.assertEqual(rows["grad | autocast off"]["peak_allocated_max_bytes"], 196493312)
+
+    def test_damaged_phases_are_suspect_wherever_quoted(self):
+        # The ResNet-50 fixture lost 48,720 events: inference/bf16's phase change is gone and its
+        # kernels sit under inference/fp16 (13,271 kernels in 9 iterations, 1,475 each, against
+        # 297 in grad/fp16); no_grad/fp16 kept 7 of 20 iteration marks (849 each). Every answer
+        # that quotes them says so, and the Summary names the answers it affects.
+        doc = self.report_json(self.db["resnet50-b32-script"])
+        s = doc["summary"]
+        self.assertEqual(s["suspect_phases"], ["no_grad | autocast fp16",
+                                               "inference_mode | autocast fp16"])
+        self.assertIn("inference/fp16 (suspect) 49%", s["autocast"])
+        self.assertIn("autocast", s["suspect_answers"])
+        self.assertIn("inference/fp16 (1475 kernels per iteration against 297 in grad/fp16)",
+                      s["suspect"])
+        self.assertTrue(s["fastest"].startswith("no_grad/fp16 (suspect)"), s["fastest"])
+        self.assertIn("fastest", s["suspect_answers"])
+        phases = {p["label"]: p for p in doc["phases"]}
+        self.assertIn("1475 kernels per iteration",
+                      phases["inference_mode | autocast fp16"]["suspect"])
+        self.assertEqual([k for k, p in phases.items() if p["suspect"]], s["suspect_phases"])
+        text = self.cli("report", self.db["resnet50-b32-script"]).out.decode()
+        self.assertIn("\n  Suspect ", text.split("\n\n")[0])
+        self.assertIn("  inference/fp16 !", text)
+        # Per-phase drop counts (event_drops, schema 2 on) mark the phase they name.
+        db = os.path.join(self.tmp, "drops.db")
+        shutil.copyfile(self.db["convnet-b32-noeval"], db)
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE event_drops (tid INTEGER, phase INTEGER, count INTEGER,"
+                    " first INTEGER, last INTEGER, PRIMARY KEY (tid, phase)) WITHOUT ROWID")
+        con.execute("INSERT INTO event_drops VALUES (1, 8, 12, 0, 1)")  # inference/fp16
+        con.commit()
+        con.close()
+        s = self.report_json(db)["summary"]
+        self.assertEqual(s["suspect_phases"], ["inference_mode | autocast fp16"])
+        self.assertIn("inference/fp16 (12 events lost in the phase)", s["suspect"])
+        self.assertIn("inference_vs_no_grad", s["suspect_answers"])
+        # Intact runs: nothing suspect, no line.
+        for name in ("convnet-b32-noeval", "transformer-b8", "resnet18-b8-python-cuda",
+                     "resnet50-b1-python-eager"):
+            s = self.report_json(self.db[name])["summary"]
+            self.assertEqual((s["suspect"], s["suspect_phases"]), (None, []), name)
 
     def test_setup_phase_is_not_a_saving(self):
         # The Python run's grad/off is model loading (one kernel, no iteration): the first screen
