@@ -197,6 +197,39 @@ class H100(Case):
         self.assertTrue(text.startswith("Summary\n  Fastest phase"), text[:200])
         self.assertLess(text.index("Summary"), text.index("Run\n"))
 
+    def kernel_names_shown(self, db, *args):
+        text = self.cli("report", "--top", "0", *args, db).out.decode()
+        table = text.split("CUDA kernels (all phases)\n")[1].split("\n\n")[0].splitlines()[1:]
+        return [line[58:].strip() for line in table if line.startswith("  ")]
+
+    def test_distinct_kernels_show_distinct_names(self):
+        # The ResNet-50 fixture: 70 kernel rows, 35 distinct names once shortened (the template
+        # arguments that carry the dtype were cut). Now the element type stays (<fp16>) and
+        # names still alike at the width get a short tag of their full name (#c448).
+        db = self.db["resnet50-b32-script"]
+        rows = self.report_json(db)["kernels"]
+        for args in ((), ("--wide",)):
+            shown = self.kernel_names_shown(db, *args)
+            self.assertEqual(len(shown), len(rows), args)
+            self.assertEqual(len(set(shown)), len(shown), args)
+        shown = self.kernel_names_shown(db)
+        self.assertIn("cudnn::bn_fw_inf_1C11_kernel_NCHW<fp16>", shown)
+        self.assertIn("cudnn::bn_fw_inf_1C11_kernel_NCHW<fp32>", shown)
+        # JSON and CSV carry the whole name, however long (no cut at 4,095 bytes).
+        long_db = os.path.join(self.tmp, "long-name.db")
+        shutil.copyfile(db, long_db)
+        con = sqlite3.connect(long_db)
+        name_id = con.execute("SELECT name_id FROM kernel_summary WHERE phase = -1"
+                              " ORDER BY total DESC LIMIT 1").fetchone()[0]
+        long_name = "k" + "_x" * 3000 + "_end"
+        con.execute("UPDATE strings SET value = ? WHERE id = ?", (long_name, name_id))
+        con.commit()
+        con.close()
+        names = [k["name"] for k in self.report_json(long_db)["kernels"]]
+        self.assertIn(long_name, names)
+        csv_out = self.cli("report", "--format", "csv", "--section", "kernels", long_db)
+        self.assertIn(long_name.encode(), csv_out.out)
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
