@@ -230,6 +230,22 @@ class H100(Case):
         csv_out = self.cli("report", "--format", "csv", "--section", "kernels", long_db)
         self.assertIn(long_name.encode(), csv_out.out)
 
+    def test_cudnn_fixed_shapes_and_plan_build_time(self):
+        # The samples ran fixed shapes with benchmark mode off: each autocast phase's new dtype
+        # builds plans in its first iteration, which is not a shape that changed, so no advice to
+        # turn benchmark mode off (it was off). Plan build time has one definition, the calls
+        # table's BackendFinalize rows summed (ResNet-50: 197.80 ms, not 60.62 us).
+        for name in ("convnet-b32-noeval", "resnet50-b32-script", "resnet18-b8-python-cuda",
+                     "resnet50-b1-python-eager"):
+            doc = self.report_json(self.db[name])
+            f = doc["cudnn_findings"]
+            with self.subTest(fixture=name):
+                self.assertEqual((f["late_shapes"], f["late_searches"]), (0, 0))
+                self.assertNotIn("cudnn_search_repeats", [a["rule"] for a in doc["advice"]])
+                self.assertEqual(f["plan_build_ns"], sum(
+                    r["host_total_ns"] for r in doc["cudnn"]
+                    if r["function"] == "cudnnBackendFinalize"))
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
