@@ -51,6 +51,10 @@ struct phase_info {
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     int64_t busy;  /* union of the iterations' host intervals */
     int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
+    /* steady.c: over the steady iterations only: the kernels launched in their windows, their
+     * GPU time, the union of that work and of the windows (has_steady_gpu 0: no figure). */
+    int has_steady_gpu;
+    int64_t steady_kernels, steady_gpu_time, steady_gpu_busy, steady_window;
     /* suspect.c: figures that lost events (its drops, kernels per iteration out of line with
      * its twins); suspect_why says how, for every line that quotes the phase. */
     int suspect;
@@ -108,6 +112,8 @@ int run_memory_device(const struct run_devices *d);
 void phases_memory_peaks(struct run_phases *p);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);
+/* steady.c: each phase's steady-state GPU figures (phases_load calls it). */
+void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
 /* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
 void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */

@@ -159,6 +159,12 @@ enum {
     C_GPU,
     C_BUSY,
     C_BUSY_PCT,
+    C_ST_KERNELS,
+    C_ST_GPU,
+    C_ST_BUSY,
+    C_ST_WINDOW,
+    C_ST_BUSY_PCT,
+    C_BUSY_TEXT,
     C_DEVICE,
     C_ALLOC,
     C_RSRVD,
@@ -206,7 +212,14 @@ static void phase_columns(struct table *t)
     table_col(t, "kernels", "Kernels", COL_INT);
     table_col(t, "gpu_time_ns", "GPU time", COL_NS);
     table_col(t, "gpu_busy_ns", NULL, COL_NS);
-    table_col(t, "gpu_busy_pct", "GPU busy%", COL_PCT);
+    table_col(t, "gpu_busy_pct", NULL, COL_PCT);
+    /* Over the steady iterations only (report/run/steady.c); text's GPU busy% is theirs. */
+    table_col(t, "steady_kernels", NULL, COL_INT);
+    table_col(t, "steady_gpu_time_ns", NULL, COL_NS);
+    table_col(t, "steady_gpu_busy_ns", NULL, COL_NS);
+    table_col(t, "steady_window_ns", NULL, COL_NS);
+    table_col(t, "steady_gpu_busy_pct", NULL, COL_PCT);
+    table_col(t, NULL, "GPU busy%", COL_PCT);
     table_col(t, "memory_device", "Device", COL_TEXT);
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
@@ -306,6 +319,20 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         table_set_int(t, C_BUSY, ph->gpu_busy);
         if (ph->wall > 0)
             table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
+    }
+    if (ph->has_steady_gpu) {
+        table_set_int(t, C_ST_KERNELS, ph->steady_kernels);
+        table_set_int(t, C_ST_GPU, ph->steady_gpu_time);
+        table_set_int(t, C_ST_BUSY, ph->steady_gpu_busy);
+        table_set_int(t, C_ST_WINDOW, ph->steady_window);
+        if (ph->steady_window > 0) {
+            double pct = 100.0 * (double)ph->steady_gpu_busy / (double)ph->steady_window;
+            table_set_num(t, C_ST_BUSY_PCT, pct);
+            table_set_num(t, C_BUSY_TEXT, pct);
+        }
+    } else if (ph->has_busy && ph->wall > 0 && !ph->iterations) {
+        /* No iteration: the whole phase is the only window (the note says so). */
+        table_set_num(t, C_BUSY_TEXT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
     int k = run_memory_device(devices);
     if (ph->has_memory && k >= 0) {
@@ -416,8 +443,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         gpu |= p->v[i].gpu_latency;
         iters |= p->v[i].iterations > 0;
     }
-    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,     C_P50,     C_P95,
-                                   C_KERNELS, C_GPU,    C_BUSY_PCT, C_MIX_TEXT};
+    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
                                   C_ALLOC, C_SAVED,      C_SAVED_PCT};
     static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
@@ -442,10 +469,12 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     snprintf(note, sizeof note, "%s%s%s",
              !p->n    ? ""
              : !iters ? how
-             : gpu    ? "steady state, warm-up apart; latency to GPU completion (host call"
-                        " returned and its GPU work done)"
-                      : "steady state, warm-up apart; latency is host time (no GPU work tied to"
-                        " the iterations)",
+             : gpu    ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                        " the whole phase); latency to GPU completion (host call returned and its"
+                        " GPU work done)"
+                      : "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                        " the whole phase); latency is host time (no GPU work tied to the"
+                        " iterations)",
              transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
     /* Every "-" says why. */
     int kernels = 0, no_compute = 0;

@@ -246,6 +246,37 @@ class H100(Case):
                     r["host_total_ns"] for r in doc["cudnn"]
                     if r["function"] == "cudnnBackendFinalize"))
 
+    def test_steady_state_columns_leave_warmup_out(self):
+        # convnet grad/off: 20 iterations, 3 of them warm-up; 23 kernels each. The steady
+        # figures count the 17 others only (391 kernels), its GPU was about 37% busy over them
+        # where the whole phase (model loading, cuDNN set-up) reads 0.7%, and launch_bound
+        # quotes the steady figure (it said "busy 1.7% of 246 ms").
+        doc = self.report_json(self.db["convnet-b32-noeval"])
+        p = {x["label"]: x for x in doc["phases"]}["grad | autocast off"]
+        self.assertEqual((p["steady_iterations"], p["warmup_iterations"]), (17, 3))
+        self.assertEqual(p["steady_kernels"], 23 * 17)
+        self.assertGreater(p["kernels"], p["steady_kernels"])
+        self.assertTrue(30 < p["steady_gpu_busy_pct"] < 50, p["steady_gpu_busy_pct"])
+        self.assertAlmostEqual(p["steady_gpu_busy_pct"],
+                               100 * p["steady_gpu_busy_ns"] / p["steady_window_ns"])
+        lb = [a for a in doc["advice"] if a["rule"] == "launch_bound"
+              and a["phase"] == "grad | autocast off"][0]
+        self.assertEqual(lb["evidence"]["window"], "steady iterations")
+        self.assertAlmostEqual(lb["evidence"]["gpu_busy_pct"], p["steady_gpu_busy_pct"], places=1)
+        self.assertIn("busy 37.2% of its", lb["finding"])
+        text = self.cli("report", self.db["convnet-b32-noeval"]).out.decode()
+        row = [line for line in text.split("Phases (grad mode / autocast)\n")[1].splitlines()
+               if line.startswith("  grad/off ")][0]
+        self.assertIn(" 37.2 ", row)
+        # Every iteration of these runs launches the same kernels: a steady count that is not a
+        # multiple of the steady iterations would hold warm-up work.
+        for name in ("convnet-b32-noeval", "transformer-b8"):
+            for x in self.report_json(self.db[name])["phases"]:
+                if x["steady_iterations"]:
+                    with self.subTest(fixture=name, phase=x["label"]):
+                        self.assertEqual(x["steady_kernels"] % x["steady_iterations"], 0)
+                        self.assertLessEqual(x["steady_gpu_time_ns"], x["gpu_time_ns"])
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
