@@ -6,6 +6,7 @@
  * asked for, what the warm-up cost, whether anything was lost, and how many findings follow.
  * Every figure comes from the same computations as the tables below it.
  */
+#include "advice.h"
 #include "sections.h"
 
 #include <stdio.h>
@@ -57,6 +58,73 @@ static double compute_share(const struct phase_info *ph, enum precision want, do
         }
     *unknown = total + dark ? 100.0 * (double)dark / (double)(total + dark) : -1;
     return total ? 100.0 * (double)in / (double)total : -1;
+}
+
+/* Why the inference_mode line has no answer. */
+static const char *why_no_inference(const struct run_phases *p)
+{
+    int inf = 0, steady = 0;
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].grad_mode, "inference_mode") && !p->v[i].transient)
+            inf = 1, steady |= p->v[i].nsteady > 0;
+    return !inf      ? "no inference_mode phase ran"
+           : !steady ? "no iteration was seen in inference_mode: see the phase table's note"
+                     : "no no_grad phase with iterations at the same autocast setting";
+}
+
+/* Advice rules in the order the first screen ranks them: lost data first, then settings that
+ * make the answers wrong (a model in train() mode, autograd on), then speed. */
+static const char *const rank[] = {
+    "records_dropped",    "train_mode_in_inference", "grad_mode_in_inference",
+    "launch_bound",       "layout_conversions",      "cudnn_search_repeats",
+    "synchronous_copies", "pageable_copies",         "cudnn_benchmark_off"};
+
+/* The Findings line: the top three advice rules, each with the phases it fired in and its
+ * finding of most grounded saving (else its first), numbers included; the Advice section below
+ * has them all. */
+static void findings_line(struct table *t, struct sqlite3 *db, const struct run_phases *p, int col)
+{
+    struct advice_list *l = calloc(1, sizeof *l);
+    if (!l) cli_fail("out of memory");
+    advice_find(db, p, l);
+    char buf[2048];
+    size_t o = 0;
+    int shown = 0;
+    for (size_t r = 0; r < sizeof rank / sizeof *rank; r++) {
+        const struct advice *best = NULL;
+        int n = 0;
+        for (int i = 0; i < l->n; i++) {
+            const struct advice *a = &l->v[i];
+            if (strcmp(a->rule, rank[r])) continue;
+            n++;
+            if (!best || a->saving_ns > best->saving_ns) best = a;
+        }
+        if (!n) continue;
+        if (shown == 3) break;
+        shown++;
+        char text[200];
+        size_t len = strlen(best->finding);
+        if (len < sizeof text) {
+            memcpy(text, best->finding, len + 1);
+            if (len && text[len - 1] == '.') text[len - 1] = 0; /* the list goes on */
+        } else {                                                /* at a word, marked */
+            size_t cut = sizeof text - 4;
+            while (cut > 0 && best->finding[cut] != ' ') cut--;
+            snprintf(text, sizeof text, "%.*s...", (int)cut, best->finding);
+        }
+        char times[32] = "";
+        if (n > 1) snprintf(times, sizeof times, " (%d phases)", n);
+        if (o + 300 < sizeof buf)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s: %s", o ? "; " : "", best->rule,
+                                  times, text);
+    }
+    free(l);
+    if (!o) {
+        table_set_text(t, col, "none: no advice rule fired (Advice below)");
+        return;
+    }
+    snprintf(buf + o, sizeof buf - o, " (Advice below has them all)");
+    table_set_text(t, col, buf);
 }
 
 /* The Suspect line: which phases lost events, how, and which answers above quote them. */
@@ -116,6 +184,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         S_WARMUP,
         S_LOSS,
         S_SUSPECT,
+        S_FINDINGS,
         S_PEAK_PHASE,
         S_PEAK_DEVICE,
         S_PEAK_BYTES,
@@ -135,6 +204,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     table_col(t, "warmup", "Warm-up", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
     table_col(t, "suspect", "Suspect", COL_TEXT);
+    table_col(t, "findings", "Findings", COL_TEXT);
     /* The numbers beside the prose (JSON and CSV only). */
     table_col(t, "peak_phase", NULL, COL_TEXT);
     table_col(t, "peak_device", NULL, COL_TEXT);
@@ -195,6 +265,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               bad ? " (suspect)" : "");
     }
     add(t, S_INFER, buf);
+    if (!o && p->n) add(t, S_INFER, why_no_inference(p));
 
     /* The peak and the saving: memory.c's figures, the phase table's (per device, never a
      * sum over devices); the saving is against the baseline, as in the table's Saved column. */
@@ -234,6 +305,10 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
             table_set_num(t, S_SAVED_PCT, pct);
         }
         add(t, S_PEAK, buf);
+    } else if (p->n) {
+        add(t, S_PEAK,
+            "no allocator report: no tensor memory was recorded (libtorch's allocator"
+            " hooks off, or no tensor allocated)");
     }
 
     o = 0;
@@ -266,6 +341,16 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         snprintf(buf + o, sizeof buf - o, "; * of the time whose type the kernel names say: %s%s",
                  foot, triton ? " (the rest is Triton kernels, which name no dtype)" : "");
     add(t, S_AUTOCAST, buf);
+    if (!o && p->n) {
+        int any = 0, kernels = 0;
+        for (int i = 0; i < p->n; i++)
+            if (strcmp(p->v[i].autocast, "off") && !p->v[i].transient)
+                any = 1, kernels |= p->v[i].has_kernels;
+        add(t, S_AUTOCAST,
+            !any      ? "no autocast phase ran"
+            : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
+                      : "no CUDA activity was recorded in the autocast phases");
+    }
 
     int warm = 0;
     int64_t warm_ns = 0;
@@ -275,7 +360,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         snprintf(buf, sizeof buf, "%d %s, %s in all, left out of every figure (table below)", warm,
                  warm == 1 ? "phase" : "phases", x);
         add(t, S_WARMUP, buf);
+    } else if (p->n) {
+        int iters = 0;
+        for (int i = 0; i < p->n; i++) iters |= p->v[i].iterations > 0;
+        add(t, S_WARMUP,
+            iters ? "none: every phase's first iterations were as fast as the rest"
+                  : "no iteration was seen: see the phase table's note");
     }
+    findings_line(t, db, p, S_FINDINGS);
 
     int64_t dropped = 0, cupti = 0;
     db_meta_int(db, "dropped_events", &dropped);

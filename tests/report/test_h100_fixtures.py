@@ -277,6 +277,23 @@ class H100(Case):
                         self.assertEqual(x["steady_kernels"] % x["steady_iterations"], 0)
                         self.assertLessEqual(x["steady_gpu_time_ns"], x["gpu_time_ns"])
 
+    def test_first_screen_has_the_findings_and_says_why(self):
+        # The no-eval fixture's batch norm in training mode was only in Advice, far below: the
+        # first screen names it, with its numbers, above the other findings.
+        s = self.report_json(self.db["convnet-b32-noeval"])["summary"]
+        self.assertTrue(s["findings"].startswith("train_mode_in_inference (6 phases): "),
+                        s["findings"])
+        self.assertIn("60 cuDNN training calls", s["findings"])
+        text = self.cli("report", self.db["convnet-b32-noeval"]).out.decode()
+        self.assertIn("\n  Findings        train_mode_in_inference", text.split("\n\n")[0])
+        # The Python run has no iterations: every line it cannot answer says why (none missing).
+        s = self.report_json(self.db["resnet50-b1-python-eager"])["summary"]
+        for key in ("fastest", "inference_vs_no_grad", "memory", "autocast", "warmup", "lost",
+                    "findings"):
+            self.assertTrue(s[key], key)
+        self.assertIn("no iteration was seen", s["inference_vs_no_grad"])
+        self.assertIn("no iteration was seen", s["warmup"])
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
