@@ -13,14 +13,18 @@
 #include <string.h>
 
 /* {"cpu": 123, "cuda:0": 456} */
-static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n)
+static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n,
+                        int reserved)
 {
     size_t o = (size_t)snprintf(out, n, "{");
     for (int k = 0; k < d->n && o + 48 < n; k++) {
         char name[32];
         device_name(d->type[k], d->index[k], name, sizeof name);
-        o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
-                              (long long)v[k]);
+        if (reserved && d->type[k] == 0) /* the CPU allocator keeps no reserve: null, not 0 */
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": null", k ? ", " : "", name);
+        else
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
+                                  (long long)v[k]);
     }
     snprintf(out + o, n - o, "}");
 }
@@ -115,7 +119,7 @@ static void mix_text(const struct phase_info *ph, char *out, size_t n)
     }
 }
 
-/* {"bf16": 0.82, "fp32": 0.18} */
+/* {"bf16": 82, "fp32": 18}: percentages, as every share in the report */
 static void mix_json(const struct phase_info *ph, char *out, size_t n)
 {
     int64_t total = kernel_ns(ph, NULL);
@@ -125,9 +129,9 @@ static void mix_json(const struct phase_info *ph, char *out, size_t n)
         for (int op = 0; op < OP_COUNT; op++)
             if (compute_op(op)) sum += ph->mix[op][prec];
         if (sum)
-            o +=
-                (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
-                                 precision_name((enum precision)prec), (double)sum / (double)total);
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
+                                  precision_name((enum precision)prec),
+                                  100.0 * (double)sum / (double)total);
     }
     snprintf(out + o, n - o, "}");
 }
@@ -339,11 +343,11 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         device_name(devices->type[k], devices->index[k], buf, sizeof buf);
         table_set_text(t, C_DEVICE, buf);
         table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
-        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf);
+        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf, 0);
         table_set_text(t, C_ALLOC_DEV, buf);
         if (ph->has_reserved) {
             table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
-            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
+            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf, 1);
             table_set_text(t, C_RSRVD_DEV, buf);
         }
     }

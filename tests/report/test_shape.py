@@ -2,7 +2,7 @@
 same keys, at the top and in every row of every section, and `--csv-dir` writes the same files
 with the same header, for every run: the four H100 fixtures and a CPU run of the libtorch
 sample. A section with nothing to say is an empty list (or null for an object), never a missing
-key or file; the document says its json_schema_version."""
+key or file; the document says its json_schema_version; shares are percentages."""
 import csv
 import lzma
 import os
@@ -80,6 +80,22 @@ class Shape(Case):
         # The same files as JSON sections (every keyed section has its CSV file).
         self.assertEqual(sorted(files[first]),
                          sorted(k + ".csv" for k in top[first] if k != "json_schema_version"))
+
+    def test_one_unit_for_shares_and_null_for_no_reserve(self):
+        # Shares are percentages (0-100) everywhere, precision_mix included (it gave fractions
+        # beside gpu_busy_pct's percent); the CPU allocator keeps no reserve: its reserved peak
+        # is null, not 0 (docs/report.md).
+        db = os.path.join(self.dir, "convnet.db")
+        with lzma.open(os.path.join(DATA, "convnet-b32-noeval.db.xz")) as src, \
+                open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        for p in self.report_json(db)["phases"]:
+            with self.subTest(phase=p["label"]):
+                if p["precision_mix"]:
+                    self.assertAlmostEqual(sum(p["precision_mix"].values()), 100, places=2)
+                self.assertIsNone(p["peak_reserved_by_device"]["cpu"])
+                self.assertGreater(p["peak_allocated_by_device"]["cpu"], 0)
+                self.assertGreater(p["peak_reserved_by_device"]["cuda:0"], 0)
 
 
 if __name__ == "__main__":
