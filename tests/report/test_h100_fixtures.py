@@ -294,6 +294,18 @@ class H100(Case):
         self.assertIn("no iteration was seen", s["inference_vs_no_grad"])
         self.assertIn("no iteration was seen", s["warmup"])
 
+    def test_kernels_of_one_phase_name_it(self):
+        # --phase keeps one phase's kernels and says which (kernels[].phase was null), with
+        # --by-phase too (which ignored --phase and listed every phase).
+        db = self.db["convnet-b32-noeval"]
+        for args in ((), ("--by-phase",)):
+            r = self.cli("report", "--format", "json", "--phase", "no_grad/off", *args, db)
+            self.assertEqual(r.rc, 0, r.err)
+            kernels = json.loads(r.out)["kernels"]
+            with self.subTest(args=args):
+                self.assertEqual({k["phase"] for k in kernels}, {"no_grad | autocast off"})
+                self.assertEqual(sum(k["instances"] for k in kernels), 460)
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
