@@ -29,7 +29,7 @@ struct phase_info {
     int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;
     int has_busy;
-    int64_t gpu_busy;                  /* union of the phase's GPU work intervals (phase_gpu) */
+    int64_t gpu_busy; /* union of the phase's GPU work intervals (phase_gpu) */
     /* Peaks on the memory device (memory.c: the run's first GPU, else the CPU; never a sum
      * over devices); mem_dev: its index in run_devices, -1 when no memory was recorded. */
     int64_t peak_alloc, peak_reserved;

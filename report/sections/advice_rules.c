@@ -603,4 +603,12 @@ void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
     rule_cudnn(&f, l);
     rule_pageable(db, l);
     rule_sync_copies(db, l);
+    /* A finding about a phase whose figures lost events says so (suspect.c). */
+    for (int i = 0; i < l->n; i++) {
+        struct advice *a = &l->v[i];
+        if (!a->phase || !a->phase->suspect) continue;
+        advice_append(a->finding, sizeof a->finding, " Suspect: %s (events were lost).",
+                      a->phase->suspect_why);
+        advice_ev_text(a, "suspect", a->phase->suspect_why);
+    }
 }

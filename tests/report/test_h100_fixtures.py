@@ -123,6 +123,13 @@ class H100(Case):
         self.assertIn("1475 kernels per iteration",
                       phases["inference_mode | autocast fp16"]["suspect"])
         self.assertEqual([k for k, p in phases.items() if p["suspect"]], s["suspect_phases"])
+        # So does every advice finding about them.
+        for a in doc["advice"]:
+            if a["phase"] in s["suspect_phases"]:
+                with self.subTest(rule=a["rule"], phase=a["phase"]):
+                    self.assertIn("kernels per iteration", a["evidence"]["suspect"])
+                    self.assertIn("Suspect: ", a["finding"])
+        self.assertTrue([a for a in doc["advice"] if a["phase"] in s["suspect_phases"]])
         text = self.cli("report", self.db["resnet50-b32-script"]).out.decode()
         self.assertIn("\n  Suspect ", text.split("\n\n")[0])
         self.assertIn("  inference/fp16 !", text)
