@@ -313,6 +313,23 @@ class H100(Case):
                 self.assertEqual({k["phase"] for k in kernels}, {"no_grad | autocast off"})
                 self.assertEqual(sum(k["instances"] for k in kernels), 460)
 
+    def test_nvtx_projection_warns_when_events_were_lost(self):
+        # A run that lost events may have lost range pushes, pops and launch records: the NVTX
+        # table's GPU projection then says it may undercount, and how many kernels have a range.
+        db = os.path.join(self.tmp, "nvtx-drops.db")
+        shutil.copyfile(self.db["resnet18-b8-python-cuda"], db)
+        clean = self.cli("report", db).out.decode()
+        self.assertNotIn("may undercount", clean)
+        con = sqlite3.connect(db)
+        con.execute("DELETE FROM meta WHERE key = 'dropped_events'")
+        con.execute("INSERT INTO meta (key, value) VALUES ('dropped_events', 12)")
+        con.commit()
+        con.close()
+        text = self.cli("report", db).out.decode()
+        table = text.split("\nNVTX ranges")[1].split("\n\n")[0]
+        self.assertIn("GPU kernels and time may undercount: the run lost 12 events", table)
+        self.assertRegex(table.replace("\n  ", " "), r"\d+ of \d+ kernels have a launching range")
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
