@@ -296,9 +296,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                 else
                     items += mine[k]->batch;
             }
-            /* p50 is the median, the mean of the two middle values for an even count: the rule
-             * of host_p50, latency_all_p50, the ratios' bootstrap and nsys (issue 25). */
-            ph->lat_p50 = ip_stats_median(&st, NULL);
+            ip_stats_median(&st, NULL);
+            ph->lat_p50 = ip_stats_percentile(&st, 50);
             ph->lat_p95 = ip_stats_percentile(&st, 95);
             ph->lat_p99 = ip_stats_percentile(&st, 99);
             ip_stats_free(&st);
