@@ -167,6 +167,14 @@ static int64_t median_of(int64_t *v, size_t n) /* sorts v */
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The p50 the report gives: the lower median, a value of the sample (nearest rank, as p95 and
+ * p99, and as the samples' own reference lines); sorts v. */
+static int64_t p50_of(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n ? v[(n - 1) / 2] : 0;
+}
+
 /* How many leading iterations are warm-up (latencies in time order). */
 size_t iterations_warmup(const int64_t *lat, size_t n)
 {
@@ -268,7 +276,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
         memcpy(all, lat, n * sizeof *lat);
-        ph->lat_all_p50 = median_of(all, n);
+        ph->lat_all_p50 = p50_of(all, n);
         free(all);
         ph->iterations = (int64_t)n;
         ph->warmup = (int64_t)w;
@@ -302,7 +310,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
             ph->lat_p99 = ip_stats_percentile(&st, 99);
             ip_stats_free(&st);
             ph->lat_mean = sum / (int64_t)s;
-            ph->host_p50 = median_of(host + w, s);
+            ph->host_p50 = p50_of(host + w, s); /* the rule of lat_p50 (issue 25) */
             ph->items = batched ? items : 0;
         }
         if (w) {

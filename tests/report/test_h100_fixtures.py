@@ -330,6 +330,22 @@ class H100(Case):
         self.assertIn("GPU kernels and time may undercount: the run lost 12 events", table)
         self.assertRegex(table.replace("\n  ", " "), r"\d+ of \d+ kernels have a launching range")
 
+    def test_host_p50_by_the_rule_of_latency_p50(self):
+        # p50 is a value of the sample, the lower median (nearest rank), for latency_p50_ns and
+        # host_p50_ns alike (host_p50 took the mean of the two middle values): the host time of
+        # the steady iterations, from the iterations table.
+        for name in ("convnet-b32-noeval", "transformer-b8"):
+            doc = self.report_json(self.db[name])
+            for p in doc["phases"]:
+                s = p["steady_iterations"]
+                if not s:
+                    continue
+                durs = [d for (d,) in self.query(
+                    self.db[name], "SELECT dur FROM iterations WHERE phase = (SELECT id FROM"
+                    " phases WHERE label = ?) ORDER BY start", p["label"])][-s:]
+                with self.subTest(fixture=name, phase=p["label"], steady=s):
+                    self.assertEqual(p["host_p50_ns"], sorted(durs)[(s - 1) // 2])
+
     def test_autocast_gemms_of_cublas_nvjet(self):
         # On the H100, cuBLAS runs the transformer's GEMMs as nvJet kernels, whose names spell no
         # "gemm" and no dtype but their type letters (hsh fp16, tst bf16): every autocast phase
