@@ -10,6 +10,7 @@
 #include "names.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -78,6 +79,33 @@ static size_t template_gist(const char *s, size_t len, char *out, size_t n)
     return best_len;
 }
 
+/* The data type a template argument list names first (the element type, by the libraries'
+ * convention: at::native's scalar_t, cuDNN's and cuBLAS's T), as the report writes types;
+ * NULL when none. The dtype is what tells apart a kernel's fp32, fp16 and bf16 instances. */
+static const char *template_dtype(const char *s, size_t len)
+{
+    static const struct {
+        const char *id, *name;
+    } types[] = {{"Half", "fp16"},           {"__half", "fp16"},
+                 {"half", "fp16"},           {"BFloat16", "bf16"},
+                 {"__nv_bfloat16", "bf16"},  {"float", "fp32"},
+                 {"double", "fp64"},         {"Float8_e4m3fn", "fp8e4m3"},
+                 {"Float8_e5m2", "fp8e5m2"}, {"__nv_fp8_e4m3", "fp8e4m3"}};
+    int depth = 0;
+    for (size_t i = 0; i < len && depth >= 0; i++) {
+        if (s[i] == '<') depth++;
+        if (s[i] == '>') depth--;
+        if (!ident_char(s[i]) || (i && ident_char(s[i - 1]))) continue;
+        size_t j = i;
+        while (j < len && ident_char(s[j])) j++;
+        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+            if (j - i == strlen(types[k].id) && !memcmp(s + i, types[k].id, j - i))
+                return types[k].name;
+        i = j - 1;
+    }
+    return NULL;
+}
+
 void name_short(const char *raw, char *out, size_t n)
 {
     char full[4096];
@@ -104,8 +132,11 @@ void name_short(const char *raw, char *out, size_t n)
         char c = s[i];
         if (c == '<' && !(i >= 8 && !strncmp(s + i - 8, "operator", 8))) {
             if (depth++ == 0) {
-                char what[80];
-                size_t w = template_gist(s + i + 1, len - i - 1, what, sizeof what);
+                char what[96];
+                size_t w = template_gist(s + i + 1, len - i - 1, what, sizeof what - 16);
+                const char *dtype = template_dtype(s + i + 1, len - i - 1);
+                if (dtype)
+                    w += (size_t)snprintf(what + w, sizeof what - w, "%s%s", w ? "," : "", dtype);
                 if (w && o + w + 3 < n) {
                     out[o++] = '<';
                     memcpy(out + o, what, w);
@@ -139,4 +170,16 @@ void name_for(const char *raw, int text, char *out, size_t n)
     } else {
         name_demangled(raw, out, n);
     }
+}
+
+char *name_data(const char *raw)
+{
+    raw = raw ? raw : "";
+    int status = -1;
+    char *d = style != NAMES_MANGLED && raw[0] == '_' && raw[1] == 'Z'
+                  ? __cxa_demangle(raw, NULL, NULL, &status)
+                  : NULL;
+    if (status == 0 && d) return d;
+    free(d);
+    return strdup(raw);
 }

@@ -18,5 +18,8 @@ void name_demangled(const char *raw, char *out, size_t n);
 void name_short(const char *raw, char *out, size_t n);
 /* The name a rendering shows (text: 1 for text and Markdown) under the chosen style. */
 void name_for(const char *raw, int text, char *out, size_t n);
+/* The name JSON and CSV carry under the chosen style (full or mangled), whole however long:
+ * malloc'd, the caller frees it. */
+char *name_data(const char *raw);
 
 #endif

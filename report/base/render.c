@@ -91,6 +91,43 @@ static void shorten(char *s, int w)
     memcpy(s + head, "...", 3);
 }
 
+/* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
+ * to w, w < 0: not shortened) equals another row's while their names differ get a tag, a short
+ * hash of the name (the same kernel has the same tag in every table). need[r]: 1 for those. */
+static void name_clashes(const struct table *t, int c, int w, int *need)
+{
+    memset(need, 0, (size_t)t->nrows * sizeof *need);
+    if (t->nrows > 4000) return; /* quadratic: a table that long is read as data */
+    char **shown = calloc((size_t)t->nrows, sizeof *shown);
+    if (!shown) return;
+    char buf[CELL_MAX];
+    for (int r = 0; r < t->nrows; r++) {
+        cell_text(&t->cols[c], &t->cells[r * t->ncols + c], buf, sizeof buf);
+        if (w >= 0) shorten(buf, w);
+        shown[r] = strdup(buf);
+    }
+    for (int r = 0; r < t->nrows; r++) {
+        const struct cell *a = &t->cells[r * t->ncols + c];
+        for (int q = r + 1; q < t->nrows && shown[r]; q++) {
+            const struct cell *b = &t->cells[q * t->ncols + c];
+            if (a->null || b->null || !shown[q] || strcmp(shown[r], shown[q]) ||
+                !strcmp(a->s, b->s))
+                continue;
+            need[r] = need[q] = 1;
+        }
+    }
+    for (int r = 0; r < t->nrows; r++) free(shown[r]);
+    free(shown);
+}
+
+/* " #a3f1": FNV-1a of the name, folded to 16 bits. */
+static void name_tag(const char *s, char *out, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    snprintf(out, n, " #%04x", (unsigned)((h >> 16) ^ (h & 0xffff)));
+}
+
 /* The columns a rendering shows: text and Markdown those with a title, data those with a key. */
 static int visible(const struct table *t, int data, int *idx)
 {
@@ -179,6 +216,11 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                 if (room < 16) room = 16;
                 if (width[k] > room) width[k] = room;
             }
+        int *clash = calloc((size_t)(t->nrows * nv) + 1, sizeof *clash);
+        if (!clash) cli_fail("out of memory");
+        for (int k = 0; k < nv; k++)
+            if (is_name(t->cols[idx[k]].type))
+                name_clashes(t, idx[k], o->wide ? -1 : width[k], clash + k * t->nrows);
         for (int r = -1; r < t->nrows; r++) {
             fputs("  ", out);
             int at = 2;
@@ -188,7 +230,14 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                     snprintf(buf, sizeof buf, "%s", col->title);
                 else
                     cell_text(col, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
-                if (is_name(col->type) && !o->wide) shorten(buf, width[k]);
+                if (r >= 0 && clash[k * t->nrows + r]) {
+                    char tag[16];
+                    name_tag(t->cells[r * t->ncols + idx[k]].s, tag, sizeof tag);
+                    if (!o->wide) shorten(buf, width[k] - (int)strlen(tag));
+                    strcat(buf, tag);
+                } else if (is_name(col->type) && !o->wide) {
+                    shorten(buf, width[k]);
+                }
                 int last = k + 1 == nv;
                 if (last && is_left(col->type)) {
                     if (o->wide)
@@ -202,6 +251,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                 at += width[k] + 2;
             }
         }
+        free(clash);
     }
     if (t->note) {
         fputs("  ", out);
@@ -227,12 +277,14 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
         fputs("null", out);
         return;
     }
-    char name[CELL_MAX];
     switch (col->type) {
-    case COL_KERNEL:
-        name_for(c->s, 0, name, sizeof name);
+    case COL_KERNEL: {
+        char *name = name_data(c->s); /* whole: C++ names can pass any fixed size */
+        if (!name) cli_fail("out of memory");
         json_string(out, name);
+        free(name);
         break;
+    }
     case COL_TEXT:
     case COL_NAME:
         json_string(out, c->s);
@@ -267,10 +319,14 @@ static void json_row(FILE *out, const struct table *t, int r, const char *indent
     fprintf(out, "\n%s}", indent);
 }
 
+/* The shape of the JSON document (docs/report.md): raised when a key is renamed or removed or
+ * its meaning or unit changes; added keys keep it. */
+#define JSON_SCHEMA_VERSION 1
+
 static void render_json(FILE *out, struct table **tables, int n)
 {
-    fputs("{", out);
-    int first = 1;
+    fprintf(out, "{\n  \"json_schema_version\": %d", JSON_SCHEMA_VERSION);
+    int first = 0;
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
         if (!t->key) continue; /* a text-only view */
@@ -301,15 +357,20 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
 {
     if (c->null) return;
     if (is_left(col->type)) {
-        char buf[CELL_MAX], name[CELL_MAX];
-        if (col->type == COL_KERNEL) name_for(c->s, 0, name, sizeof name);
-        fmt_escape(buf, sizeof buf, col->type == COL_KERNEL ? name : c->s);
+        char *name = col->type == COL_KERNEL ? name_data(c->s) : NULL;
+        const char *text = name ? name : c->s;
+        size_t cap = 4 * strlen(text) + 8; /* an escape is at most 4 bytes a byte: no cut */
+        char *buf = malloc(cap);
+        if (!buf) cli_fail("out of memory");
+        fmt_escape(buf, cap, text);
+        free(name);
         fputc('"', out);
         for (const char *p = buf; *p; p++) {
             if (*p == '"') fputc('"', out);
             fputc(*p, out);
         }
         fputc('"', out);
+        free(buf);
     } else if (col->type == COL_PCT || col->type == COL_RATE || col->type == COL_RATIO) {
         fprintf(out, "%.9g", c->d);
     } else {

@@ -176,6 +176,14 @@ static int64_t median_of(int64_t *v, size_t n) /* sorts v */
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The p50 the report gives: the lower median, a value of the sample (nearest rank, as p95 and
+ * p99, and as the samples' own reference lines); sorts v. */
+static int64_t p50_of(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n ? v[(n - 1) / 2] : 0;
+}
+
 /* How many leading iterations are warm-up (latencies in time order). */
 size_t iterations_warmup(const int64_t *lat, size_t n)
 {
@@ -286,7 +294,7 @@ static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t
         *p95 = ip_stats_percentile(&st, 95);
         *p99 = ip_stats_percentile(&st, 99);
         *mean = sum / count;
-        *host_p50 = median_of(h, (size_t)count);
+        *host_p50 = p50_of(h, (size_t)count); /* the rule of lat_p50 (issue 25) */
         *items = batched ? it : 0;
     }
     ip_stats_free(&st);
@@ -425,7 +433,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
         memcpy(all, lat, n * sizeof *lat);
-        ph->lat_all_p50 = median_of(all, n);
+        ph->lat_all_p50 = p50_of(all, n);
         free(all);
         size_t w = 0;
         for (size_t k = 0; k < n; k++) w += warm[k] != 0;

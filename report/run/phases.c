@@ -129,18 +129,13 @@ static int cmp_sweep(const void *a, const void *b)
 static void peak_update(struct phase_info *ph, const struct run_devices *d, const int64_t *alloc,
                         const int64_t *res)
 {
-    int64_t ta = 0, tr = 0;
     for (int k = 0; k < d->n; k++) {
-        ta += alloc[k];
-        tr += res[k];
         if (alloc[k] > ph->dev_peak_alloc[k]) {
             ph->dev_peak_alloc[k] = alloc[k];
             ph->dev_reserved_at_peak[k] = res[k];
         }
         if (res[k] > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res[k];
     }
-    if (ta > ph->peak_alloc) ph->peak_alloc = ta;
-    if (tr > ph->peak_reserved) ph->peak_reserved = tr;
 }
 
 static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
@@ -347,9 +342,12 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     load_busy(db, p);
     load_mix(db, p);
     load_memory(db, p, duration);
+    phases_memory_peaks(p);
     iterations_load(db, p);
     load_iteration_window(db, p);
     mark_transient(p);
+    phases_steady_gpu(db, p);
+    phases_suspect(db, p);
 }
 
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)

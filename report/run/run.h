@@ -30,8 +30,11 @@ struct phase_info {
     int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;
     int has_busy;
-    int64_t gpu_busy;                  /* union of the phase's GPU work intervals (phase_gpu) */
-    int64_t peak_alloc, peak_reserved; /* all devices together */
+    int64_t gpu_busy; /* union of the phase's GPU work intervals (phase_gpu) */
+    /* Peaks on the memory device (memory.c: the run's first GPU, else the CPU; never a sum
+     * over devices); mem_dev: its index in run_devices, -1 when no memory was recorded. */
+    int64_t peak_alloc, peak_reserved;
+    int mem_dev;
     int64_t dev_peak_alloc[REPORT_MAX_DEVICES], dev_peak_reserved[REPORT_MAX_DEVICES];
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
     int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
@@ -49,6 +52,14 @@ struct phase_info {
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     int64_t busy;  /* union of the iterations' host intervals */
     int transient; /* no iteration, no kernel, under 1 ms: folded away from the tables */
+    /* steady.c: over the steady iterations only: the kernels launched in their windows, their
+     * GPU time, the union of that work and of the windows (has_steady_gpu 0: no figure). */
+    int has_steady_gpu;
+    int64_t steady_kernels, steady_gpu_time, steady_gpu_busy, steady_window;
+    /* suspect.c: figures that lost events (its drops, kernels per iteration out of line with
+     * its twins); suspect_why says how, for every line that quotes the phase. */
+    int suspect;
+    char suspect_why[192];
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
@@ -118,6 +129,17 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
 /* The label of the phase --phase names among the phases of several runs (exit 2 when none has
  * it, listing those they have). */
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want);
+/* memory.c: the device memory figures speak for (the first GPU, else the CPU; -1 none); each
+ * phase's peaks on it (phases_load calls it); what `ph` saves against `base` on it, in bytes
+ * and % of base's peak (0 when there is no figure). */
+int run_memory_device(const struct run_devices *d);
+void phases_memory_peaks(struct run_phases *p);
+int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
+                  double *pct);
+/* steady.c: each phase's steady-state GPU figures (phases_load calls it). */
+void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
+/* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
+void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */
 void device_name(int type, int index, char *out, size_t n);
 

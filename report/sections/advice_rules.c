@@ -332,9 +332,13 @@ static void rule_launch_bound(const struct phase_info *ph, const struct names *k
     /* The window: the phase's iterations when it has some (a phase also holds model loading and
      * other idle host work), else its wall time. Its GPU work may spill out of the iterations:
      * that overstates the busy share, so the rule errs towards staying quiet. */
-    int64_t window = ph->iterations ? ph->busy : ph->wall;
+    int64_t window = ph->iterations ? ph->busy : ph->wall, busy = ph->gpu_busy;
+    /* The steady iterations when there are some (steady.c): the warm-up apart, the work of
+     * the iterations inside their windows, the figure the phase table's GPU busy% shows. */
+    int steady = ph->has_steady_gpu && ph->steady_window > 0;
+    if (steady) window = ph->steady_window, busy = ph->steady_gpu_busy;
     if (!ph->has_busy || window <= 0 || ph->kernels < LAUNCH_MIN) return;
-    if (ph->gpu_busy * 100 >= BUSY_PCT_MAX * window) return;
+    if (busy * 100 >= BUSY_PCT_MAX * window) return;
     if (k->under_10us * 100 < SHORT_PCT_MIN * ph->kernels) return;
     struct advice *a = advice_add(l, "launch_bound", ph);
     if (!a) return;
@@ -344,14 +348,19 @@ static void rule_launch_bound(const struct phase_info *ph, const struct names *k
     snprintf(a->finding, sizeof a->finding,
              "%s kept the GPU busy %.1f%% of its %s%s; %lld of its %lld kernels (%.1f%%) ran under"
              " 10us every time (average kernel %s): launching, not GPU work, sets the pace.",
-             s, advice_pct(ph->gpu_busy, window), advice_ns_text(b1, sizeof b1, (double)window),
-             ph->iterations ? " of iterations" : "", (long long)k->under_10us,
-             (long long)ph->kernels, advice_pct(k->under_10us, ph->kernels),
-             advice_ns_text(b2, sizeof b2, avg));
-    advice_ev_text(a, "window", ph->iterations ? "iterations" : "phase");
+             s, advice_pct(busy, window), advice_ns_text(b1, sizeof b1, (double)window),
+             steady           ? " of steady iterations"
+             : ph->iterations ? " of iterations"
+                              : "",
+             (long long)k->under_10us, (long long)ph->kernels,
+             advice_pct(k->under_10us, ph->kernels), advice_ns_text(b2, sizeof b2, avg));
+    advice_ev_text(a, "window",
+                   steady           ? "steady iterations"
+                   : ph->iterations ? "iterations"
+                                    : "phase");
     advice_ev_int(a, "window_ns", window);
-    advice_ev_int(a, "gpu_busy_ns", ph->gpu_busy);
-    advice_ev_num(a, "gpu_busy_pct", advice_pct(ph->gpu_busy, window));
+    advice_ev_int(a, "gpu_busy_ns", busy);
+    advice_ev_num(a, "gpu_busy_pct", advice_pct(busy, window));
     advice_ev_int(a, "kernels", ph->kernels);
     advice_ev_int(a, "kernel_ns", ph->gpu_time);
     advice_ev_num(a, "avg_kernel_ns", avg);
@@ -594,4 +603,12 @@ void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
     rule_cudnn(&f, l);
     rule_pageable(db, l);
     rule_sync_copies(db, l);
+    /* A finding about a phase whose figures lost events says so (suspect.c). */
+    for (int i = 0; i < l->n; i++) {
+        struct advice *a = &l->v[i];
+        if (!a->phase || !a->phase->suspect) continue;
+        advice_append(a->finding, sizeof a->finding, " Suspect: %s (events were lost).",
+                      a->phase->suspect_why);
+        advice_ev_text(a, "suspect", a->phase->suspect_why);
+    }
 }

@@ -301,16 +301,19 @@ static struct table *plans_table(sqlite3 *db, const struct calls *c, const struc
     table_col(t, "first_ns", NULL, COL_NS);
     table_col(t, "detail", "Nodes", COL_NAME);
     struct groups g = {0};
-    sqlite3_stmt *st = db_prepare(db, "SELECT p.plan, p.op_kind, p.dtype, s.value, p.first_ns,"
-                                      " p.source FROM cudnn_plans p LEFT JOIN strings s"
-                                      " ON s.id = p.detail_id");
+    /* No cuDNN call: the table stays, empty (a fixed shape), and an older database need not
+     * have cudnn_plans at all. */
+    sqlite3_stmt *st = !c->n ? NULL
+                             : db_prepare(db, "SELECT p.plan, p.op_kind, p.dtype, s.value,"
+                                              " p.first_ns, p.source FROM cudnn_plans p LEFT JOIN"
+                                              " strings s ON s.id = p.detail_id");
     struct plan_row {
         int64_t plan, first;
         int op, dtype, source;
         char detail[256];
     } *rows = NULL;
     int n = 0;
-    while (db_step(st)) {
+    while (st && db_step(st)) {
         if (!(rows = realloc(rows, sizeof *rows * (size_t)(n + 1)))) cli_fail("out of memory");
         struct plan_row *r = &rows[n++];
         r->plan = sqlite3_column_int64(st, 0);
@@ -398,7 +401,7 @@ static struct table *precision_table(const struct calls *c)
 
 struct shape_seen {
     int64_t shape, first_compute, first_search;
-    int searches, after_use, plans;
+    int searches, after_use, plans, late;
 };
 
 static struct shape_seen *shape_of(struct shape_seen **v, int *n, int64_t shape)
@@ -407,7 +410,7 @@ static struct shape_seen *shape_of(struct shape_seen **v, int *n, int64_t shape)
         if ((*v)[i].shape == shape) return &(*v)[i];
     if (!(*v = realloc(*v, sizeof **v * (size_t)(*n + 1)))) cli_fail("out of memory");
     struct shape_seen *s = &(*v)[(*n)++];
-    *s = (struct shape_seen){shape, -1, -1, 0, 0, 0};
+    *s = (struct shape_seen){shape, -1, -1, 0, 0, 0, 0};
     return s;
 }
 
@@ -425,12 +428,29 @@ static int64_t warm_up_end(sqlite3 *db, const struct calls *c)
     return INT64_MAX;
 }
 
+/* Each phase's own warm-up: the end of its first iteration. A phase is a new setting (autocast's
+ * new dtype, another grad mode): its first searches and plans are its warm-up, not a shape that
+ * changed. -1 where the phase has no iteration (the run's warm-up then applies). */
+static void phase_warm_ends(sqlite3 *db, int64_t *end)
+{
+    for (int i = 0; i < REPORT_MAX_PHASES; i++) end[i] = -1;
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, min(start + dur) FROM iterations GROUP BY"
+                                      " phase");
+    while (db_step(st)) {
+        int ph = sqlite3_column_int(st, 0);
+        if (ph >= 0 && ph < REPORT_MAX_PHASES) end[ph] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+}
+
 /* The findings (sections.h), from the loaded calls. */
 static void findings_compute(sqlite3 *db, const struct calls *c, struct cudnn_findings *f)
 {
     memset(f, 0, sizeof *f);
     f->calls = c->n;
     f->warm_end = warm_up_end(db, c);
+    int64_t warm[REPORT_MAX_PHASES];
+    phase_warm_ends(db, warm);
     int nshapes = 0;
     struct shape_seen *shapes = NULL;
     for (int i = 0; i < c->n; i++) {
@@ -445,9 +465,16 @@ static void findings_compute(sqlite3 *db, const struct calls *c, struct cudnn_fi
         if (role == ROLE_COMPUTE && k->op == CK_CONV) f->conv_computes++;
         if (role == ROLE_HEURISTIC) f->heuristics++;
         if (role == ROLE_SEARCH) f->searches++, f->search_ns += k->dur;
-        if (build) f->builds++, f->build_ns += k->dur;
-        if ((role == ROLE_SEARCH || build) && k->start > f->warm_end)
-            f->late++, f->late_ns += k->dur;
+        /* Plan build time has one definition: the host time of every cudnnBackendFinalize
+         * (operation graphs, engine configs and plans: what building a plan costs), the sum of
+         * the calls table's BackendFinalize rows; plan_builds counts the plans. */
+        if (role == ROLE_FINALIZE) f->build_ns += k->dur;
+        if (build) f->builds++;
+        int64_t end = k->phase >= 0 && k->phase < REPORT_MAX_PHASES && warm[k->phase] >= 0
+                          ? warm[k->phase]
+                          : f->warm_end;
+        int late = k->start > end;
+        if ((role == ROLE_SEARCH || build) && late) f->late++, f->late_ns += k->dur;
         if (!k->shape || (role != ROLE_COMPUTE && role != ROLE_SEARCH && !build)) continue;
         struct shape_seen *s = shape_of(&shapes, &nshapes, k->shape);
         if (role == ROLE_COMPUTE) {
@@ -457,14 +484,14 @@ static void findings_compute(sqlite3 *db, const struct calls *c, struct cudnn_fi
         s->searches += role == ROLE_SEARCH;
         s->plans += build;
         s->after_use += s->first_compute >= 0;
-        if (s->first_search < 0) s->first_search = k->start;
+        if (s->first_search < 0) s->first_search = k->start, s->late = late;
     }
     for (int i = 0; i < nshapes; i++) {
         f->searched += shapes[i].searches > 0;
         f->researched += shapes[i].after_use > 0;
         f->plan_shapes += shapes[i].plans > 0;
         if (shapes[i].plans > f->max_plans) f->max_plans = shapes[i].plans;
-        f->late_shapes += shapes[i].first_search > f->warm_end;
+        f->late_shapes += shapes[i].late;
     }
     free(shapes);
 }
@@ -538,12 +565,16 @@ int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct r
     calls_load(db, p, &c);
     int n = 0;
     if (n < max) out[n++] = calls_table(&c);
-    if (c.n && n < max) out[n++] = plans_table(db, &c, o);
-    if (c.n && n < max) out[n++] = precision_table(&c);
-    if (c.n && n < max) {
+    /* Every table whether or not cuDNN ran: JSON keys and CSV files do not depend on the run
+     * (empty lists, a null findings object). */
+    if (n < max) out[n++] = plans_table(db, &c, o);
+    if (n < max) out[n++] = precision_table(&c);
+    if (n < max) {
         struct cudnn_findings f;
-        findings_compute(db, &c, &f);
+        memset(&f, 0, sizeof f);
+        if (c.n) findings_compute(db, &c, &f);
         out[n++] = findings_table(&f);
+        if (!c.n) out[n - 1]->nrows = 0;
     }
     calls_free(&c);
     return n;

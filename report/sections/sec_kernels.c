@@ -50,13 +50,13 @@ static void from_summary(struct sqlite3 *db, struct kernel_rows *r, int by_phase
 {
     sqlite3_stmt *st = db_prepare(db, "SELECT s.value, k.phase, k.count, k.total, k.min, k.max,"
                                       " k.med, k.stddev FROM kernel_summary k JOIN strings s ON"
-                                      " s.id = k.name_id WHERE (?1 AND k.phase >= 0) OR"
-                                      " (NOT ?1 AND k.phase = ?2)");
+                                      " s.id = k.name_id WHERE (?1 AND k.phase >= 0 AND"
+                                      " (?2 < 0 OR k.phase = ?2)) OR (NOT ?1 AND k.phase = ?2)");
     sqlite3_bind_int(st, 1, by_phase);
     sqlite3_bind_int(st, 2, phase);
     while (db_step(st)) {
         struct kernel_row *k = row_add(r, (const char *)sqlite3_column_text(st, 0),
-                                       by_phase ? sqlite3_column_int(st, 1) : -1);
+                                       by_phase || phase >= 0 ? sqlite3_column_int(st, 1) : -1);
         k->count = sqlite3_column_int64(st, 2);
         k->total = sqlite3_column_int64(st, 3);
         k->min = sqlite3_column_int64(st, 4);
@@ -118,9 +118,9 @@ static void from_rows(struct sqlite3 *db, struct kernel_rows *r, int by_phase, i
     int cap = 0;
     while (db_step(st)) {
         int ph = sqlite3_column_int(st, 2);
-        if (!by_phase && phase >= 0 && ph != phase) continue;
+        if (phase >= 0 && ph != phase) continue; /* --phase, with --by-phase too */
         if (nvtx && !ip_map_get(&inside, (uint64_t)sqlite3_column_int64(st, 4))) continue;
-        int key_phase = by_phase ? ph : -1;
+        int key_phase = by_phase || phase >= 0 ? ph : -1;
         uint64_t key = (uint64_t)sqlite3_column_int64(st, 0) << 8 | (uint64_t)(key_phase + 1);
         uint64_t *slot = ip_map_put(&index, key);
         if (!slot) cli_fail("out of memory");

@@ -13,14 +13,18 @@
 #include <string.h>
 
 /* {"cpu": 123, "cuda:0": 456} */
-static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n)
+static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n,
+                        int reserved)
 {
     size_t o = (size_t)snprintf(out, n, "{");
     for (int k = 0; k < d->n && o + 48 < n; k++) {
         char name[32];
         device_name(d->type[k], d->index[k], name, sizeof name);
-        o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
-                              (long long)v[k]);
+        if (reserved && d->type[k] == 0) /* the CPU allocator keeps no reserve: null, not 0 */
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": null", k ? ", " : "", name);
+        else
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
+                                  (long long)v[k]);
     }
     snprintf(out + o, n - o, "}");
 }
@@ -71,14 +75,6 @@ static double throughput(const struct phase_info *ph)
     return ph->nsteady && ph->lat_mean > 0 ? 1e9 / (double)ph->lat_mean : 0;
 }
 
-/* The device a phase's memory figures speak for: the first GPU it used, else the CPU. */
-static int primary_device(const struct run_devices *d)
-{
-    for (int k = 0; k < d->n; k++)
-        if (d->type[k] != 0) return k;
-    return d->n ? 0 : -1;
-}
-
 /* The operations autocast is meant to move: the Precision column and precision_mix are theirs. */
 static int compute_op(int op)
 {
@@ -123,7 +119,7 @@ static void mix_text(const struct phase_info *ph, char *out, size_t n)
     }
 }
 
-/* {"bf16": 0.82, "fp32": 0.18} */
+/* {"bf16": 82, "fp32": 18}: percentages, as every share in the report */
 static void mix_json(const struct phase_info *ph, char *out, size_t n)
 {
     int64_t total = kernel_ns(ph, NULL);
@@ -133,9 +129,9 @@ static void mix_json(const struct phase_info *ph, char *out, size_t n)
         for (int op = 0; op < OP_COUNT; op++)
             if (compute_op(op)) sum += ph->mix[op][prec];
         if (sum)
-            o +=
-                (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
-                                 precision_name((enum precision)prec), (double)sum / (double)total);
+            o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %.6g", o > 1 ? ", " : "",
+                                  precision_name((enum precision)prec),
+                                  100.0 * (double)sum / (double)total);
     }
     snprintf(out + o, n - o, "}");
 }
@@ -168,6 +164,12 @@ enum {
     C_GPU,
     C_BUSY,
     C_BUSY_PCT,
+    C_ST_KERNELS,
+    C_ST_GPU,
+    C_ST_BUSY,
+    C_ST_WINDOW,
+    C_ST_BUSY_PCT,
+    C_BUSY_TEXT,
     C_DEVICE,
     C_ALLOC,
     C_RSRVD,
@@ -184,6 +186,7 @@ enum {
     C_SAVED,
     C_SAVED_PCT,
     C_BASE,
+    C_SUSPECT,
     C_COUNT
 };
 
@@ -215,7 +218,14 @@ static void phase_columns(struct table *t)
     table_col(t, "kernels", "Kernels", COL_INT);
     table_col(t, "gpu_time_ns", "GPU time", COL_NS);
     table_col(t, "gpu_busy_ns", NULL, COL_NS);
-    table_col(t, "gpu_busy_pct", "GPU busy%", COL_PCT);
+    table_col(t, "gpu_busy_pct", NULL, COL_PCT);
+    /* Over the steady iterations only (report/run/steady.c); text's GPU busy% is theirs. */
+    table_col(t, "steady_kernels", NULL, COL_INT);
+    table_col(t, "steady_gpu_time_ns", NULL, COL_NS);
+    table_col(t, "steady_gpu_busy_ns", NULL, COL_NS);
+    table_col(t, "steady_window_ns", NULL, COL_NS);
+    table_col(t, "steady_gpu_busy_pct", NULL, COL_PCT);
+    table_col(t, NULL, "GPU busy%", COL_PCT);
     table_col(t, "memory_device", "Device", COL_TEXT);
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
@@ -232,6 +242,7 @@ static void phase_columns(struct table *t)
     table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
     table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
     table_col(t, "baseline", NULL, COL_TEXT);
+    table_col(t, "suspect", NULL, COL_TEXT); /* why its figures lost events (suspect.c), or null */
 }
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
@@ -268,8 +279,10 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     char buf[1024];
     table_row(t);
     phase_short_label(ph, buf, sizeof buf);
+    if (ph->suspect) strcat(buf, " !");
     table_set_text(t, C_SHORT, buf);
     table_set_text(t, C_LABEL, ph->label);
+    if (ph->suspect) table_set_text(t, C_SUSPECT, ph->suspect_why);
     table_set_text(t, C_GRAD, ph->grad_mode);
     table_set_text(t, C_AUTOCAST, ph->autocast);
     table_set_int(t, C_START, ph->start);
@@ -316,16 +329,30 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         if (ph->wall > 0)
             table_set_num(t, C_BUSY_PCT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
     }
-    int k = primary_device(devices);
+    if (ph->has_steady_gpu) {
+        table_set_int(t, C_ST_KERNELS, ph->steady_kernels);
+        table_set_int(t, C_ST_GPU, ph->steady_gpu_time);
+        table_set_int(t, C_ST_BUSY, ph->steady_gpu_busy);
+        table_set_int(t, C_ST_WINDOW, ph->steady_window);
+        if (ph->steady_window > 0) {
+            double pct = 100.0 * (double)ph->steady_gpu_busy / (double)ph->steady_window;
+            table_set_num(t, C_ST_BUSY_PCT, pct);
+            table_set_num(t, C_BUSY_TEXT, pct);
+        }
+    } else if (ph->has_busy && ph->wall > 0 && !ph->iterations) {
+        /* No iteration: the whole phase is the only window (the note says so). */
+        table_set_num(t, C_BUSY_TEXT, 100.0 * (double)ph->gpu_busy / (double)ph->wall);
+    }
+    int k = run_memory_device(devices);
     if (ph->has_memory && k >= 0) {
         device_name(devices->type[k], devices->index[k], buf, sizeof buf);
         table_set_text(t, C_DEVICE, buf);
         table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
-        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf);
+        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf, 0);
         table_set_text(t, C_ALLOC_DEV, buf);
         if (ph->has_reserved) {
             table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
-            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf);
+            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf, 1);
             table_set_text(t, C_RSRVD_DEV, buf);
         }
     }
@@ -335,10 +362,11 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
         table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
     /* Memory saved by a phase that ran the model: setting it up saves nothing worth saying. */
-    if (ph->has_memory && k >= 0 && base->dev_peak_alloc[k] > 0 && phase_ran_model(p, ph)) {
-        int64_t b = base->dev_peak_alloc[k], m = ph->dev_peak_alloc[k];
-        table_set_int(t, C_SAVED, b - m);
-        table_set_num(t, C_SAVED_PCT, 100.0 * (double)(b - m) / (double)b);
+    int64_t saved;
+    double pct;
+    if (phase_ran_model(p, ph) && memory_saving(base, ph, &saved, &pct)) {
+        table_set_int(t, C_SAVED, saved);
+        table_set_num(t, C_SAVED_PCT, pct);
     }
 }
 
@@ -403,15 +431,11 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         table_row(t);
         table_set_text(t, 0, inf->autocast);
         phase_speedup(t, 1, inf, ng);
-        int k = primary_device(&p->devices);
+        int k = run_memory_device(&p->devices);
         if (inf->has_memory && k >= 0)
             table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }
-    if (!t->nrows) {
-        table_free(t);
-        return NULL;
-    }
-    return t;
+    return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */
 }
 
 int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
@@ -428,8 +452,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         gpu |= p->v[i].gpu_latency;
         iters |= p->v[i].iterations > 0;
     }
-    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,     C_P50,     C_P95,
-                                   C_KERNELS, C_GPU,    C_BUSY_PCT, C_MIX_TEXT};
+    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
                                   C_ALLOC, C_SAVED,      C_SAVED_PCT};
     static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
@@ -454,10 +478,12 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     snprintf(note, sizeof note, "%s%s%s",
              !p->n    ? ""
              : !iters ? how
-             : gpu    ? "steady state, warm-up apart; latency to GPU completion (host call"
-                        " returned and its GPU work done)"
-                      : "steady state, warm-up apart; latency is host time (no GPU work tied to"
-                        " the iterations)",
+             : gpu    ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                        " the whole phase); latency to GPU completion (host call returned and its"
+                        " GPU work done)"
+                      : "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                        " the whole phase); latency is host time (no GPU work tied to the"
+                        " iterations)",
              transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
     /* Every "-" says why. */
     int kernels = 0, no_compute = 0;
@@ -499,6 +525,14 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                      " figures are in the Series table",
                      len ? ". " : "", label, ph->nseries);
     }
+    for (int i = 0, first = 1; i < p->n; i++) {
+        size_t len = strlen(note);
+        if (!p->v[i].suspect || len + 260 > sizeof note) continue;
+        phase_short_label(&p->v[i], folded, sizeof folded);
+        snprintf(note + len, sizeof note - len, "%s%s: %s",
+                 first ? ". ! suspect, lost events: " : "; ", folded, p->v[i].suspect_why);
+        first = 0;
+    }
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
@@ -538,12 +572,11 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                       " iterations: loading or setting it up)";
         out[n++] = v;
         struct table *iv = inference_vs_no_grad(p);
-        if (iv) {
-            static const int shown[] = {0, 1, 5, 4, 6};
-            out[n++] = iv;
+        static const int shown[] = {0, 1, 5, 4, 6};
+        out[n++] = iv;
+        if (iv->nrows)
             out[n++] = text_view(iv, iv->title, shown, (int)(sizeof shown / sizeof *shown));
-            iv->title = NULL;
-        }
+        iv->title = NULL;
     }
     return n;
 }

@@ -6,6 +6,7 @@
  * asked for, what the warm-up cost, whether anything was lost, and how many findings follow.
  * Every figure comes from the same computations as the tables below it.
  */
+#include "advice.h"
 #include "sections.h"
 #include "../run/energy.h"
 
@@ -22,6 +23,17 @@ static const struct phase_info *fastest(const struct run_phases *p)
         if (!best || ph->lat_p50 < best->lat_p50) best = ph;
     }
     return best;
+}
+
+/* A phase's short label, marked when its figures lost events (suspect.c); *hit records that the
+ * line quotes a suspect phase. */
+static void named(const struct phase_info *ph, char *out, size_t n, int *hit)
+{
+    phase_short_label(ph, out, n);
+    if (!ph->suspect) return;
+    *hit = 1;
+    size_t o = strlen(out);
+    snprintf(out + o, n - o, " (suspect)");
 }
 
 static void add(struct table *t, int col, const char *text)
@@ -49,12 +61,144 @@ static double compute_share(const struct phase_info *ph, enum precision want, do
     return total ? 100.0 * (double)in / (double)total : -1;
 }
 
+/* Why the inference_mode line has no answer. */
+static const char *why_no_inference(const struct run_phases *p)
+{
+    int inf = 0, steady = 0;
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].grad_mode, "inference_mode") && !p->v[i].transient)
+            inf = 1, steady |= p->v[i].nsteady > 0;
+    return !inf      ? "no inference_mode phase ran"
+           : !steady ? "no iteration was seen in inference_mode: see the phase table's note"
+                     : "no no_grad phase with iterations at the same autocast setting";
+}
+
+/* Advice rules in the order the first screen ranks them: lost data first, then settings that
+ * make the answers wrong (a model in train() mode, autograd on), then speed. */
+static const char *const rank[] = {
+    "records_dropped",    "train_mode_in_inference", "grad_mode_in_inference",
+    "launch_bound",       "layout_conversions",      "cudnn_search_repeats",
+    "synchronous_copies", "pageable_copies",         "cudnn_benchmark_off"};
+
+/* The Findings line: the top three advice rules, each with the phases it fired in and its
+ * finding of most grounded saving (else its first), numbers included; the Advice section below
+ * has them all. */
+static void findings_line(struct table *t, struct sqlite3 *db, const struct run_phases *p, int col)
+{
+    struct advice_list *l = calloc(1, sizeof *l);
+    if (!l) cli_fail("out of memory");
+    advice_find(db, p, l);
+    char buf[2048];
+    size_t o = 0;
+    int shown = 0;
+    for (size_t r = 0; r < sizeof rank / sizeof *rank; r++) {
+        const struct advice *best = NULL;
+        int n = 0;
+        for (int i = 0; i < l->n; i++) {
+            const struct advice *a = &l->v[i];
+            if (strcmp(a->rule, rank[r])) continue;
+            n++;
+            if (!best || a->saving_ns > best->saving_ns) best = a;
+        }
+        if (!n) continue;
+        if (shown == 3) break;
+        shown++;
+        char text[200];
+        size_t len = strlen(best->finding);
+        if (len < sizeof text) {
+            memcpy(text, best->finding, len + 1);
+            if (len && text[len - 1] == '.') text[len - 1] = 0; /* the list goes on */
+        } else {                                                /* at a word, marked */
+            size_t cut = sizeof text - 4;
+            while (cut > 0 && best->finding[cut] != ' ') cut--;
+            snprintf(text, sizeof text, "%.*s...", (int)cut, best->finding);
+        }
+        char times[32] = "";
+        if (n > 1) snprintf(times, sizeof times, " (%d phases)", n);
+        if (o + 300 < sizeof buf)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s: %s", o ? "; " : "", best->rule,
+                                  times, text);
+    }
+    free(l);
+    if (!o) {
+        table_set_text(t, col, "none: no advice rule fired (Advice below)");
+        return;
+    }
+    snprintf(buf + o, sizeof buf - o, " (Advice below has them all)");
+    table_set_text(t, col, buf);
+}
+
+/* The Suspect line: which phases lost events, how, and which answers above quote them. */
+static void suspect_line(struct table *t, const struct run_phases *p, const int *hit, int col,
+                         int col_phases, int col_lines)
+{
+    static const char *const lines[] = {"fastest", "inference_vs_no_grad", "memory", "autocast"};
+    static const char *const titles[] = {"Fastest phase", "inference_mode", "Peak memory",
+                                         "Autocast"};
+    char buf[1024], js[512], jl[128], a[32];
+    size_t o = 0, jo = 0, lo = 0;
+    js[0] = jl[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->suspect || ph->transient || o + 260 > sizeof buf) continue;
+        phase_short_label(ph, a, sizeof a);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s (%s)", o ? ", " : "", a,
+                              ph->suspect_why);
+        if (jo + 80 < sizeof js)
+            jo += (size_t)snprintf(js + jo, sizeof js - jo, "%s\"%s\"", jo ? ", " : "", ph->label);
+    }
+    if (!o) {
+        /* No suspect phase: no line in text (null in JSON), the lists empty. */
+        table_set_text(t, col_phases, "[]");
+        table_set_text(t, col_lines, "[]");
+        return;
+    }
+    int first = 1;
+    for (int k = 0; k < 4; k++) {
+        if (!hit[k]) continue;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", first ? "; affects: " : ", ",
+                              titles[k]);
+        lo += (size_t)snprintf(jl + lo, sizeof jl - lo, "%s\"%s\"", first ? "" : ", ", lines[k]);
+        first = 0;
+    }
+    if (first) snprintf(buf + o, sizeof buf - o, "; no answer above quotes them");
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+             " (lost events: read these figures with care)");
+    table_set_text(t, col, buf);
+    char wrap[560];
+    snprintf(wrap, sizeof wrap, "[%s]", js);
+    table_set_text(t, col_phases, wrap);
+    snprintf(wrap, sizeof wrap, "[%s]", jl);
+    table_set_text(t, col_lines, wrap);
+}
+
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               const struct phase_info *base)
 {
     struct table *t = table_new("summary", "Summary");
     t->object = 1;
-    enum { S_FASTEST, S_INFER, S_PEAK, S_AUTOCAST, S_WARMUP, S_LOSS, S_CLOCKS, S_COUNT };
+    enum {
+        S_FASTEST,
+        S_INFER,
+        S_PEAK,
+        S_AUTOCAST,
+        S_WARMUP,
+        S_LOSS,
+        S_CLOCKS,
+        S_SUSPECT,
+        S_FINDINGS,
+        S_PEAK_PHASE,
+        S_PEAK_DEVICE,
+        S_PEAK_BYTES,
+        S_SAVED_PHASE,
+        S_SAVED_AGAINST,
+        S_SAVED_BYTES,
+        S_SAVED_PCT,
+        S_SUSPECT_PHASES,
+        S_SUSPECT_LINES,
+        S_COUNT
+    };
+    int hit[S_COUNT] = {0};
     table_col(t, "fastest", "Fastest phase", COL_TEXT);
     table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
@@ -62,14 +206,26 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     table_col(t, "warmup", "Warm-up", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
     table_col(t, "clocks", "Clocks", COL_TEXT); /* energy.c: throttled, or another clock */
+    table_col(t, "suspect", "Suspect", COL_TEXT);
+    table_col(t, "findings", "Findings", COL_TEXT);
+    /* The numbers beside the prose (JSON and CSV only). */
+    table_col(t, "peak_phase", NULL, COL_TEXT);
+    table_col(t, "peak_device", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_bytes", NULL, COL_BYTES);
+    table_col(t, "saved_phase", NULL, COL_TEXT);
+    table_col(t, "saved_against_phase", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_saved_bytes", NULL, COL_BYTES);
+    table_col(t, "peak_allocated_saved_pct", NULL, COL_PCT);
+    table_col(t, "suspect_phases", NULL, COL_JSON);
+    table_col(t, "suspect_answers", NULL, COL_JSON);
     table_row(t);
     char buf[512], a[64], b[64], x[32], y[32];
     size_t o;
 
     const struct phase_info *f = fastest(p);
     if (f && base && base->nsteady) {
-        phase_short_label(f, a, sizeof a);
-        phase_short_label(base, b, sizeof b);
+        named(f, a, sizeof a, &hit[S_FASTEST]);
+        named(base, b, sizeof b, &hit[S_FASTEST]);
         fmt_ns(x, sizeof x, (double)f->lat_p50);
         double lo, hi;
         int band = f != base && iterations_ratio_ci(f->steady, f->nsteady, base->steady,
@@ -104,32 +260,58 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         int band =
             iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s",
+        int bad = inf->suspect || ng->suspect;
+        hit[S_INFER] |= bad;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
-                              band ? words[iterations_verdict(lo, hi)] : "");
+                              band ? words[iterations_verdict(lo, hi)] : "",
+                              bad ? " (suspect)" : "");
     }
     add(t, S_INFER, buf);
+    if (!o && p->n) add(t, S_INFER, why_no_inference(p));
 
+    /* The peak and the saving: memory.c's figures, the phase table's (per device, never a
+     * sum over devices); the saving is against the baseline, as in the table's Saved column. */
     const struct phase_info *top = NULL, *least = NULL;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
-        if (!ph->has_memory || ph->transient) continue;
+        if (!ph->has_memory || ph->transient || ph->mem_dev < 0) continue;
         if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
         /* What a setting saves: among the phases that ran the model, not their setup. */
         if (phase_ran_model(p, ph) && (!least || ph->peak_alloc < least->peak_alloc)) least = ph;
     }
     if (top && top->peak_alloc > 0) {
-        phase_short_label(top, a, sizeof a);
+        char dev[32];
+        device_name(p->devices.type[top->mem_dev], p->devices.index[top->mem_dev], dev, sizeof dev);
+        named(top, a, sizeof a, &hit[S_PEAK]);
         fmt_bytes(x, sizeof x, (double)top->peak_alloc);
-        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated", a, x);
-        if (least && least != top) {
-            phase_short_label(least, b, sizeof b);
-            fmt_bytes(y, sizeof y, (double)(top->peak_alloc - least->peak_alloc));
-            snprintf(
-                buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less (%.0f%%)", b, y,
-                100.0 * (double)(top->peak_alloc - least->peak_alloc) / (double)top->peak_alloc);
+        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated%s%s", a, x,
+                 p->devices.n > 1 ? " on " : "", p->devices.n > 1 ? dev : "");
+        table_set_text(t, S_PEAK_PHASE, top->label);
+        table_set_text(t, S_PEAK_DEVICE, dev);
+        table_set_int(t, S_PEAK_BYTES, top->peak_alloc);
+        const struct phase_info *against = base && base->has_memory ? base : top;
+        int64_t saved;
+        double pct;
+        if (least && least != against && memory_saving(against, least, &saved, &pct) && saved > 0) {
+            named(least, b, sizeof b, &hit[S_PEAK]);
+            fmt_bytes(y, sizeof y, (double)saved);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less", b, y);
+            if (against != top) {
+                named(against, a, sizeof a, &hit[S_PEAK]);
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " than %s", a);
+            }
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (%.0f%%)", pct);
+            table_set_text(t, S_SAVED_PHASE, least->label);
+            table_set_text(t, S_SAVED_AGAINST, against->label);
+            table_set_int(t, S_SAVED_BYTES, saved);
+            table_set_num(t, S_SAVED_PCT, pct);
         }
         add(t, S_PEAK, buf);
+    } else if (p->n) {
+        add(t, S_PEAK,
+            "no allocator report: no tensor memory was recorded (libtorch's allocator"
+            " hooks off, or no tensor allocated)");
     }
 
     o = 0;
@@ -143,7 +325,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
         double unknown, share = compute_share(ph, want, &unknown);
         if (unknown < 0) continue;
-        phase_short_label(ph, a, sizeof a);
+        named(ph, a, sizeof a, &hit[S_AUTOCAST]);
         if (share < 0)
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown*", o ? ", " : "", a);
         else
@@ -162,6 +344,16 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         snprintf(buf + o, sizeof buf - o, "; * of the time whose type the kernel names say: %s%s",
                  foot, triton ? " (the rest is Triton kernels, which name no dtype)" : "");
     add(t, S_AUTOCAST, buf);
+    if (!o && p->n) {
+        int any = 0, kernels = 0;
+        for (int i = 0; i < p->n; i++)
+            if (strcmp(p->v[i].autocast, "off") && !p->v[i].transient)
+                any = 1, kernels |= p->v[i].has_kernels;
+        add(t, S_AUTOCAST,
+            !any      ? "no autocast phase ran"
+            : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
+                      : "no CUDA activity was recorded in the autocast phases");
+    }
 
     int warm = 0;
     int64_t warm_ns = 0;
@@ -171,7 +363,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         snprintf(buf, sizeof buf, "%d %s, %s in all, left out of every figure (table below)", warm,
                  warm == 1 ? "phase" : "phases", x);
         add(t, S_WARMUP, buf);
+    } else if (p->n) {
+        int iters = 0;
+        for (int i = 0; i < p->n; i++) iters |= p->v[i].iterations > 0;
+        add(t, S_WARMUP,
+            iters ? "none: every phase's first iterations were as fast as the rest"
+                  : "no iteration was seen: see the phase table's note");
     }
+    findings_line(t, db, p, S_FINDINGS);
 
     int64_t dropped = 0, cupti = 0, errors = 0, unwritten = 0;
     db_meta_int(db, "dropped_events", &dropped);
@@ -199,6 +398,6 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     }
     char clocks[512];
     if (energy_clock_note(db, p, base, clocks, sizeof clocks)) add(t, S_CLOCKS, clocks);
-    (void)S_COUNT;
+    suspect_line(t, p, hit, S_SUSPECT, S_SUSPECT_PHASES, S_SUSPECT_LINES);
     return t;
 }

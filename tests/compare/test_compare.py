@@ -21,8 +21,9 @@ class CompareJson(Runs):
         self.r = self.json_of("compare", self.base, self.new)
 
     def test_members(self):
-        self.assertEqual(list(self.r), ["base", "new", "compare", "phases", "memory", "energy",
-                                        "kernels", "cuda_api", "memory_ops_time", "memory_ops_size", "nvtx"])
+        self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "phases",
+                                        "memory", "energy", "kernels", "cuda_api",
+                                        "memory_ops_time", "memory_ops_size", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
                                              "warnings": None})
         self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))

@@ -79,7 +79,9 @@ class Report(Case):
         r = self.run_prog(["/bin/true"])
         rep = self.report_json(r.db())
         self.assertEqual(rep["cudnn"], [])
-        self.assertNotIn("cudnn_plans", rep)
+        # A fixed shape: every cuDNN section is there, empty (docs/report.md).
+        self.assertEqual((rep["cudnn_plans"], rep["cudnn_precision"]), ([], []))
+        self.assertIsNone(rep["cudnn_findings"])
         self.assertEqual(rep["run"]["collector_cudnn"], "on: the program made no cuDNN call")
         # Text leaves an empty section out; the header says why the collector saw nothing.
         text = self.cli("report", r.db()).out.decode()

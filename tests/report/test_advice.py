@@ -186,10 +186,11 @@ class Fires(AdviceCase):
                          ("phase", 4020000, 600000, 200, 200, 0))
         self.assertAlmostEqual(e["gpu_busy_pct"], 100 * 600000 / 4020000, places=3)
         self.assertIn("CUDA graph", wall["try"])
-        # Iterations: their union (2 ms), not the phase's 9 ms, is the window.
+        # Iterations: the steady ones' union (2 ms; no warm-up here), not the phase's 9 ms, is
+        # the window.
         e = iters["evidence"]
         self.assertEqual((e["window"], e["window_ns"], e["gpu_busy_ns"], e["kernels"]),
-                         ("iterations", 2000000, 300000, 100))
+                         ("steady iterations", 2000000, 300000, 100))
         self.assertEqual(e["gpu_busy_pct"], 15)
 
     def test_pageable(self):
