@@ -176,4 +176,12 @@ CREATE TABLE torch_operators (
     depth INTEGER, name_id INTEGER
 );
 
+-- Schema 4, operators carried by GPU work (INFPROF_OPERATORS=1): op is the strings id of the
+-- launching thread's innermost PyTorch operator when the kernel, copy or memset was issued or the
+-- cuDNN call was made, NULL none (or operators not recorded). Added at the end of each table.
+ALTER TABLE kernel_rows ADD COLUMN op INTEGER;
+ALTER TABLE memcpy ADD COLUMN op INTEGER;
+ALTER TABLE memset ADD COLUMN op INTEGER;
+ALTER TABLE cudnn_calls ADD COLUMN op INTEGER;
+
 PRAGMA user_version = 4;

@@ -1,0 +1,61 @@
+"""GPU work carries the PyTorch operator that launched it (tests/progs/ops_fixture.c: operator
+scopes opened through the operator collector's own callbacks, replayed CUPTI records): kernels,
+copies and memsets get their thread's innermost operator in both attribution modes (launch
+callbacks, and API records looked up in the thread's history), none outside operators; past the
+64-deep operator stack the deepest operator kept is carried and the overflow is counted."""
+from harness import Case, main, prog
+
+NESTED = {"outer": "aten::conv2d", "inner": "aten::cudnn_convolution", "after": "aten::conv2d",
+          "none": None}
+
+
+class OperatorsOnGpuWork(Case):
+    def fixture(self, scenario, **env):
+        name = f"{scenario}-{len(env)}.db"
+        r = self.run_prog([prog("ops_fixture"), scenario, name], preload=False,
+                          INFPROF_OPERATORS="1", **env)
+        self.assertEqual(r.rc, 0, r.err)
+        return r.db(name)
+
+    def kernels(self, db):
+        return dict(self.query(db, "SELECT n.value, o.value FROM kernel_rows k"
+                                   " JOIN launch_sigs g ON g.id = k.sig"
+                                   " JOIN strings n ON n.id = g.name_id"
+                                   " LEFT JOIN strings o ON o.id = k.op"))
+
+    def check_nested(self, db):
+        self.assertEqual(self.kernels(db), NESTED)
+        op = "SELECT o.value FROM {} t JOIN strings o ON o.id = t.op"
+        self.assertEqual(self.query(db, op.format("memcpy")), [("aten::cudnn_convolution",)])
+        self.assertEqual(self.query(db, op.format("memset")), [("aten::cudnn_convolution",)])
+        self.assertEqual(self.meta(db, "cupti_unattributed_records"), 0)
+        self.assertEqual(self.meta(db, "torch_operator_names_overflow"), 0)
+
+    def test_launch_callbacks(self):
+        db = self.fixture("nested")
+        self.assertEqual(self.meta(db, "cupti_attribution"), "callbacks")
+        self.check_nested(db)
+
+    def test_records_mode(self):
+        db = self.fixture("nested", INFPROF_ATTRIBUTION="records")
+        self.assertEqual(self.meta(db, "cupti_attribution"), "records")
+        self.check_nested(db)
+
+    def test_operators_off_carry_nothing(self):
+        r = self.run_prog([prog("ops_fixture"), "nested", "off.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("off.db")
+        self.assertEqual(self.query(db, "SELECT count(*), count(op) FROM kernel_rows"), [(4, 0)])
+
+    def test_deeper_than_the_stack(self):
+        for env in ({}, {"INFPROF_ATTRIBUTION": "records"}):
+            with self.subTest(**env):
+                db = self.fixture("deep", **env)
+                self.assertEqual(self.kernels(db), {"deepest": "aten::level64", "none": None})
+                self.assertEqual(self.meta(db, "torch_operator_overflow"), 6)
+                self.assertEqual(self.query(db, "SELECT count(*), max(depth) FROM"
+                                                " torch_operators"), [(64, 63)])
+
+
+if __name__ == "__main__":
+    main()
