@@ -1,7 +1,8 @@
 """GPU work carries the PyTorch operator that launched it (tests/progs/ops_fixture.c: operator
 scopes opened through the operator collector's own callbacks, replayed CUPTI records): kernels,
 copies and memsets get their thread's innermost operator in both attribution modes (launch
-callbacks, and API records looked up in the thread's history), none outside operators; past the
+callbacks, and API records looked up in the thread's history), none outside operators; cuDNN calls
+and the kernels launched inside them carry it too (the fake libcudnn.so.9); past the
 64-deep operator stack the deepest operator kept is carried and the overflow is counted."""
 from harness import Case, main, prog
 
@@ -40,6 +41,24 @@ class OperatorsOnGpuWork(Case):
         db = self.fixture("nested", INFPROF_ATTRIBUTION="records")
         self.assertEqual(self.meta(db, "cupti_attribution"), "records")
         self.check_nested(db)
+
+    def test_kernels_launched_inside_a_cudnn_call(self):
+        # The cuDNN call and the kernel it launches both carry the operator that made the call;
+        # the same call outside any operator carries none.
+        for env in ({}, {"INFPROF_ATTRIBUTION": "records"}):
+            with self.subTest(**env):
+                db = self.fixture("cudnn", **env)
+                self.assertEqual(self.query(db, "SELECT k.corr, o.value FROM kernel_rows k"
+                                                " LEFT JOIN strings o ON o.id = k.op"
+                                                " ORDER BY k.corr"),
+                                 [(1, "aten::cudnn_convolution"), (2, None), (3, None)])
+                self.assertEqual(self.query(db, "SELECT f.value, o.value FROM cudnn_calls c"
+                                                " JOIN strings f ON f.id = c.fn_id"
+                                                " LEFT JOIN strings o ON o.id = c.op"
+                                                " WHERE f.value = 'cudnnConvolutionForward'"
+                                                " ORDER BY c.start"),
+                                 [("cudnnConvolutionForward", "aten::cudnn_convolution"),
+                                  ("cudnnConvolutionForward", None)])
 
     def test_operators_off_carry_nothing(self):
         r = self.run_prog([prog("ops_fixture"), "nested", "off.db"], preload=False)

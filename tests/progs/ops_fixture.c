@@ -9,6 +9,9 @@
  *
  *   nested  aten::conv2d > aten::cudnn_convolution: kernel "outer" in conv2d, "inner", a copy
  *           and a memset in cudnn_convolution, "after" in conv2d again, "none" outside any.
+ *   cudnn   aten::cudnn_convolution calls cudnnConvolutionForward (the cuDNN collector's wrapper
+ *           over the fake libcudnn.so.9), which launches kernel "in_cudnn"; then the same call
+ *           outside any operator, and kernel "none".
  *   deep    70 nested operators (past the 64-deep stack): kernel "deepest" launched innermost,
  *           then "none" outside; the collector must count, not crash.
  */
@@ -20,6 +23,7 @@
 #include "profiler/lifecycle.h"
 #include "profiler/phase.h"
 
+#include <cudnn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +141,41 @@ static void scenario_nested(void)
     kernel(6, "none");
 }
 
+void fakecudnn_on_forward(void (*fn)(void));
+
+static uint32_t cudnn_corr;
+
+static void launch_in_cudnn(void)
+{
+    kernel(++cudnn_corr, "in_cudnn");
+}
+
+static void scenario_cudnn(void)
+{
+    struct fake_rf conv = {"aten::cudnn_convolution"};
+    cudnnHandle_t h = NULL;
+    cudnnTensorDescriptor_t x;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t c;
+    cudnnCreate(&h);
+    cudnnCreateTensorDescriptor(&x);
+    cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 8, 16, 16);
+    cudnnCreateFilterDescriptor(&w);
+    cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 8, 8, 3, 3);
+    cudnnCreateConvolutionDescriptor(&c);
+    cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    fakecudnn_on_forward(launch_in_cudnn);
+    float a = 1, b = 0;
+    op_begin(&conv);
+    cudnnConvolutionForward(h, &a, x, NULL, w, NULL, c, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, NULL, 0,
+                            &b, x, NULL);
+    op_end(&conv);
+    cudnnConvolutionForward(h, &a, x, NULL, w, NULL, c, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, NULL, 0,
+                            &b, x, NULL);
+    fakecudnn_on_forward(NULL);
+    kernel(++cudnn_corr, "none");
+}
+
 static void scenario_deep(void)
 {
     static struct fake_rf rf[70];
@@ -167,6 +206,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (!strcmp(argv[1], "nested"))
         scenario_nested();
+    else if (!strcmp(argv[1], "cudnn"))
+        scenario_cudnn();
     else if (!strcmp(argv[1], "deep"))
         scenario_deep();
     else
