@@ -60,6 +60,28 @@ class OperatorsOnGpuWork(Case):
                                  [("cudnnConvolutionForward", "aten::cudnn_convolution"),
                                   ("cudnnConvolutionForward", None)])
 
+    def test_report_gpu_time_per_operator(self):
+        # Kernel durations are 1000 ns x correlation id: conv2d launched "outer" (1) and "after"
+        # (5) itself, cudnn_convolution "inner" (2); "none" (6) counts for no operator.
+        for env in ({}, {"INFPROF_ATTRIBUTION": "records"}):
+            with self.subTest(**env):
+                r = self.report_json(self.fixture("nested", **env))
+                ops = {o["operator"]: o for o in r["operators"]}
+                self.assertEqual(ops["aten::conv2d"]["gpu_ns"], 6000)
+                self.assertEqual(ops["aten::conv2d"]["kernels_per_call"], 2)
+                self.assertEqual(ops["aten::cudnn_convolution"]["gpu_ns"], 2000)
+                self.assertEqual(ops["aten::cudnn_convolution"]["kernels_per_call"], 1)
+                [ph] = r["operator_phases"]
+                self.assertEqual((ph["kernels"], ph["gpu_ns"], ph["suspect"]), (3, 8000, None))
+
+    def test_report_marks_overflow_suspect(self):
+        db = self.fixture("deep")
+        [ph] = self.report_json(db)["operator_phases"]
+        self.assertEqual(ph["suspect"], "nested past 64")
+        text = self.cli("report", db)
+        self.assertEqual(text.rc, 0)
+        self.assertIn(b"suspect: 6 operator calls nested deeper than 64", text.out)
+
     def test_operators_off_carry_nothing(self):
         r = self.run_prog([prog("ops_fixture"), "nested", "off.db"], preload=False)
         self.assertEqual(r.rc, 0, r.err)
