@@ -49,9 +49,10 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     if (!r->nphases)
         t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
     else if (r->overflow > 0)
-        t->note = pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"
-                              " the self times of the operators around them are too high",
-                              (long long)r->overflow);
+        t->note =
+            pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"
+                        " the self times of the operators around them are too high",
+                        (long long)r->overflow);
     return t;
 }
 
