@@ -82,6 +82,18 @@ class OperatorsOnGpuWork(Case):
         self.assertEqual(text.rc, 0)
         self.assertIn(b"suspect: 6 operator calls nested deeper than 64", text.out)
 
+    def test_more_names_than_the_table(self):
+        # 2100 distinct operator names, each launching one kernel named like it: the first 2048
+        # names are carried, the other 52 kernels carry none and are counted.
+        db = self.fixture("names")
+        rows = self.query(db, "SELECT n.value, o.value FROM kernel_rows k"
+                              " JOIN launch_sigs g ON g.id = k.sig JOIN strings n ON n.id = g.name_id"
+                              " LEFT JOIN strings o ON o.id = k.op")
+        self.assertEqual(len(rows), 2100)
+        self.assertEqual(sum(1 for k, o in rows if o == k), 2048)
+        self.assertEqual(sum(1 for k, o in rows if o is None), 52)
+        self.assertEqual(self.meta(db, "torch_operator_names_overflow"), 52)
+
     def test_operators_off_carry_nothing(self):
         r = self.run_prog([prog("ops_fixture"), "nested", "off.db"], preload=False)
         self.assertEqual(r.rc, 0, r.err)

@@ -14,6 +14,8 @@
  *           outside any operator, and kernel "none".
  *   deep    70 nested operators (past the 64-deep stack): kernel "deepest" launched innermost,
  *           then "none" outside; the collector must count, not crash.
+ *   names   2100 operators of distinct names, one kernel in each (named like its operator): past
+ *           the 2048-name table the kernels carry no operator, and the rest are counted.
  */
 #include "collectors/registry.h"
 #include "collectors/replay.h"
@@ -190,6 +192,19 @@ static void scenario_deep(void)
     kernel(2, "none");
 }
 
+static void scenario_names(void)
+{
+    static struct fake_rf rf[2100];
+    static char names[2100][24];
+    for (uint32_t i = 0; i < 2100; i++) {
+        snprintf(names[i], sizeof names[i], "aten::op%u", i + 1);
+        rf[i].name = names[i];
+        op_begin(&rf[i]);
+        kernel(i + 1, names[i]);
+        op_end(&rf[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -208,6 +223,8 @@ int main(int argc, char **argv)
         scenario_nested();
     else if (!strcmp(argv[1], "cudnn"))
         scenario_cudnn();
+    else if (!strcmp(argv[1], "names"))
+        scenario_names();
     else if (!strcmp(argv[1], "deep"))
         scenario_deep();
     else
