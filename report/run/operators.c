@@ -100,6 +100,7 @@ void operators_load(sqlite3 *db, struct run_operators *r)
             !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) * sizeof *r->v)))
             cli_fail("out of memory");
         struct op_figure *f = &r->v[r->n++];
+        memset(f, 0, sizeof *f);
         f->phase = sqlite3_column_int(st, 0);
         const unsigned char *name = sqlite3_column_text(st, 1);
         snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
