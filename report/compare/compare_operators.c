@@ -23,8 +23,8 @@ static const struct diff_spec ops_spec = {
 int compare_operators(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                       struct table **t)
 {
-    struct table *d = diff_section(&ops_spec, side_table(b, "operators"),
-                                   side_table(n, "operators"), o->top);
+    struct table *d =
+        diff_section(&ops_spec, side_table(b, "operators"), side_table(n, "operators"), o->top);
     static const struct view_col cols[] = {{"Phase", NULL},
                                            {"self_cpu_ns_base", "Self base"},
                                            {"self_cpu_ns_new", "Self new"},
