@@ -176,12 +176,13 @@ CREATE TABLE torch_operators (
     depth INTEGER, name_id INTEGER
 );
 
--- Schema 4, operators carried by GPU work (INFPROF_OPERATORS=1): op is the strings id of the
--- launching thread's innermost PyTorch operator when the kernel, copy or memset was issued or the
--- cuDNN call was made, NULL none (or operators not recorded). Added at the end of each table.
+-- Schema 4, operators carried by GPU work and memory (INFPROF_OPERATORS=1): op is the strings id
+-- of the thread's innermost PyTorch operator when the kernel, copy or memset was issued, the cuDNN
+-- call made or the allocator reported, NULL none (or operators not recorded). Added at the end.
 ALTER TABLE kernel_rows ADD COLUMN op INTEGER;
 ALTER TABLE memcpy ADD COLUMN op INTEGER;
 ALTER TABLE memset ADD COLUMN op INTEGER;
 ALTER TABLE cudnn_calls ADD COLUMN op INTEGER;
+ALTER TABLE tensor_memory ADD COLUMN op INTEGER;
 
 PRAGMA user_version = 4;

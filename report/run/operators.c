@@ -7,6 +7,8 @@
  * (aten::addmm, mm, bmm, *convolution*): the phase's operator precision is then int8.
  * GPU time per operator: the kernels whose launch carried the operator as its thread's innermost
  * (kernel_rows.op), by the phase of their launch; kernels per call = those kernels / its calls.
+ * Memory: the innermost operator of the allocator report that first reached the phase's highest
+ * allocated total (tensor_memory.op).
  */
 #include "operators.h"
 #include "run.h"
@@ -81,6 +83,27 @@ static void op_gpu_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
 }
 
+static void op_peak_load(sqlite3 *db, struct run_operators *r)
+{
+    if (!db_has_column(db, "tensor_memory", "op")) return;
+    sqlite3_stmt *st = db_prepare(
+        db, "WITH m AS (SELECT phase, max(allocated) AS a FROM tensor_memory GROUP BY phase)"
+            " SELECT t.phase, s.value FROM tensor_memory t JOIN m ON m.phase = t.phase"
+            " AND t.allocated = m.a LEFT JOIN strings s ON s.id = t.op"
+            " ORDER BY t.phase, t.ts");
+    int last = -1;
+    while (db_step(st)) {
+        int phase = sqlite3_column_int(st, 0);
+        if (phase == last) continue; /* the first report that reached it */
+        last = phase;
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        for (int k = 0; name && k < r->nphases; k++)
+            if (r->phases[k].phase == phase)
+                snprintf(r->phases[k].peak_op, sizeof r->phases[k].peak_op, "%s", name);
+    }
+    sqlite3_finalize(st);
+}
+
 void operators_load(sqlite3 *db, struct run_operators *r)
 {
     memset(r, 0, sizeof *r);
@@ -116,6 +139,7 @@ void operators_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
     op_gpu_load(db, r);
     op_phases_load(db, r);
+    op_peak_load(db, r);
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
 }
 

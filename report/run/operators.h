@@ -30,6 +30,8 @@ struct op_phase {
     int64_t int8_ns, float_ns; /* self time of quantized::* and of float GEMM/conv operators */
     int int8;                  /* quantized operators did most of the GEMM/conv work */
     int64_t kernels, gpu_ns;   /* kernels launched inside operators, and their GPU time */
+    char peak_op[64];          /* innermost operator when tensor memory first reached the
+                                * phase's highest allocated total (any device), "" none */
 };
 struct run_operators {
     int present; /* the database has the table (schema 4) */

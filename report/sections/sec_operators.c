@@ -32,6 +32,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     table_col(t, "kernels", "Kernels", COL_INT);
     table_col(t, "gpu_ns", "Op GPU", COL_NS);
     table_col(t, "suspect", "Suspect", COL_TEXT);
+    table_col(t, "memory_peak_operator", "At memory peak", COL_TEXT);
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
@@ -45,6 +46,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
         if (ph->int8_ns || ph->float_ns) table_set_text(t, 7, ph->int8 ? "int8" : "float");
         if (r->gpu) table_set_int(t, 8, ph->kernels), table_set_int(t, 9, ph->gpu_ns);
         if (r->overflow > 0) table_set_text(t, 10, "nested past 64");
+        if (ph->peak_op[0]) table_set_text(t, 11, ph->peak_op);
     }
     if (!r->nphases)
         t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
