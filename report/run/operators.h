@@ -14,9 +14,9 @@ struct op_figure {
     int phase;
     char name[64];
     int64_t calls, self_ns, total_ns;
-    int64_t calls_in_iter; /* its calls inside iterations */
-    double calls_per_iter; /* its calls inside iterations / the phase's iterations; < 0 none */
-    double self_share;     /* of the phase's operator self time, 0..100 */
+    int64_t calls_in_iter;   /* its calls inside iterations */
+    double calls_per_iter;   /* its calls inside iterations / the phase's iterations; < 0 none */
+    double self_share;       /* of the phase's operator self time, 0..100 */
     int64_t kernels, gpu_ns; /* kernels launched with it innermost, and their GPU time */
 };
 /* One phase's operators together. */
