@@ -19,6 +19,7 @@
 #include "profiler/attrib.h"
 #include "profiler/clock.h"
 #include "profiler/lifecycle.h"
+#include "profiler/opname.h"
 #include "profiler/phase.h"
 #include "profiler/ring.h"
 #include "profiler/thread.h"
@@ -154,6 +155,28 @@ static int op_launch(long i)
     return 1;
 }
 
+/* A launch inside an open PyTorch operator: its name id already looked up (the usual case: an
+ * operator's launches after its first), or looked up afresh at every launch (an operator's first
+ * launch: a hash of the name and a probe of the table). */
+static const char *bench_op_name(const void *rf)
+{
+    (void)rf;
+    return "aten::cudnn_convolution";
+}
+
+static int op_launch_in_op(long i)
+{
+    ip_replay_issue((uint32_t)(i + 1), 1, 211, ip_clock_now(), 1);
+    return 1;
+}
+
+static int op_launch_first_in_op(long i)
+{
+    ip_self.op_id = 0;
+    ip_replay_issue((uint32_t)(i + 1), 1, 211, ip_clock_now(), 1);
+    return 1;
+}
+
 static int op_nvtx(long i)
 {
     (void)i;
@@ -181,6 +204,13 @@ int bench_hooks(int argc, char **argv)
     printf("phase_change_ns %.1f\n", per_call(n, op_phase));
     printf("launch_callback_ns %.1f\n", per_call(n, op_launch));
     printf("nvtx_push_pop_ns %.1f\n", per_call(n, op_nvtx));
+    static const int fake_rf;
+    ip_opname_source(bench_op_name);
+    ip_self.op_rf = &fake_rf;
+    printf("launch_callback_in_operator_ns %.1f\n", per_call(n, op_launch_in_op));
+    printf("launch_callback_first_in_operator_ns %.1f\n", per_call(n, op_launch_first_in_op));
+    ip_self.op_rf = NULL;
+    ip_self.op_id = 0;
     ip_attrib_by_time = 1;
     printf("records_state_event_ns %.1f\n", per_call(n, op_state));
     printf("nvtx_push_pop_records_ns %.1f\n", per_call(n, op_nvtx));

@@ -23,6 +23,7 @@
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/emit.h"
+#include "../profiler/opname.h"
 #include "../profiler/process.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
@@ -92,6 +93,7 @@ static int call_begin(struct call *c, enum ip_cudnn_fn fn, const void *handle)
     c->ev.handle = (uint64_t)(uintptr_t)handle;
     if (ip_phase_poller) ip_phase_poller(IP_POLL_LAUNCH);
     c->ev.phase = ip_self.phase;
+    c->ev.op = ip_self.op_rf ? ip_thread_op() : 0;
     uint64_t stream;
     if (handle && ip_cudnn_handle_stream((cudnnHandle_t)handle, &stream)) {
         c->ev.stream = stream;

@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "cudnn_internal.h"
 #include "../profiler/config.h"
+#include "../profiler/opname.h"
 #include "../profiler/store.h"
 
 #include <stdio.h>
@@ -29,7 +30,7 @@ void ip_cudnn_ingest_prepare(struct ip_store *s)
 {
     /* A forked child's writer starts from a copy of the parent's state: start clean. */
     memset(&cw, 0, sizeof cw);
-    cw.calls = ip_batch_open(s, "cudnn_calls", 13);
+    cw.calls = ip_batch_open(s, "cudnn_calls", 14);
     cw.plans = ip_batch_open(s, "cudnn_plans", 7);
 }
 
@@ -57,6 +58,7 @@ static void on_call(struct ip_store *s, uint32_t tid, const struct ip_ev_cudnn_c
     row[10] = or_null(e->plan != 0, e->plan);
     row[11] = or_null(e->ext_id != 0, (int64_t)e->ext_id);
     row[12] = or_null(e->shape != 0, (int64_t)e->shape);
+    row[13] = ip_opname_string(s, e->op);
     cw.ncalls++;
 }
 

@@ -115,7 +115,7 @@ struct ip_ev_cudnn_call {
     uint32_t plan;   /* our plan id, 0 none */
     int32_t status;
     uint8_t op_kind, dtype, phase, flags; /* dtype: cudnnDataType_t + 1 */
-    uint8_t pad[4];
+    uint32_t op; /* the thread's innermost PyTorch operator (opname.h), 0 none */
 };
 
 struct ip_ev_cudnn_plan {

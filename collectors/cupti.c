@@ -23,6 +23,7 @@
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
 #include "../profiler/thread.h"
+#include "../profiler/opname.h"
 #include "../profiler/writer.h"
 
 #include <cuda.h>
@@ -124,6 +125,8 @@ void ip_cupti_note_issue(uint32_t corr, uint8_t domain, uint32_t cbid, uint64_t 
         e->phase = ip_self.phase;
         e->iter = ip_self.iter;
         e->cudnn = ip_self.cudnn_call;
+        e->op = ip_self.op_rf ? ip_thread_op() : 0;
+        e->pad = 0;
         ip_ring_commit(r, sizeof *e);
     }
     if (launch) ip_phase_emit();

@@ -25,6 +25,7 @@
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/iteration.h"
+#include "../profiler/opname.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
 
@@ -45,6 +46,7 @@ struct attr {
     uint64_t nvtx;
     uint64_t issue_ts; /* start of the issuing call, our clock; 0 unknown */
     uint32_t iter;     /* the iteration that issued it, 0 none */
+    uint32_t op;       /* the issuing thread's innermost operator (opname.h), 0 none */
 };
 
 #define SIG_FIELDS 16
@@ -222,6 +224,7 @@ static void attr_by_time(struct attr *a, uint32_t tid, uint64_t start)
     if (!ip_attrib_at(tid, start, &st)) ci.history_gone++;
     a->iter = st.iter;
     a->nvtx = st.nvtx;
+    a->op = st.op;
     link_cudnn(a->corr, st.cudnn);
 }
 
@@ -273,6 +276,7 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[3] = k->correlationId;
     row[4] = a && a->iter ? (int64_t)a->iter : IP_NULL;
     row[5] = a && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
+    row[6] = ip_opname_string(s, a ? a->op : 0);
     ip_cupti_sum_kernel(g.v[0], phase, dur);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
@@ -295,6 +299,7 @@ static void on_memcpy(struct ip_store *s, const CUpti_ActivityMemcpy6 *m)
     row[10] = a ? a->phase : 0;
     row[11] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
     row[12] = IP_NULL;
+    row[13] = ip_opname_string(s, a ? a->op : 0);
     note_work(s, a, a ? a->corr : m->correlationId, m->graphId, m->deviceId, m->streamId, m->start,
               m->end);
 }
@@ -317,6 +322,7 @@ static void on_memcpy_p2p(struct ip_store *s, const CUpti_ActivityMemcpyPtoP4 *m
     row[10] = a ? a->phase : 0;
     row[11] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
     row[12] = m->dstDeviceId;
+    row[13] = ip_opname_string(s, a ? a->op : 0);
     note_work(s, a, m->correlationId, m->graphId, m->srcDeviceId, m->streamId, m->start, m->end);
 }
 
@@ -336,6 +342,7 @@ static void on_memset(struct ip_store *s, const CUpti_ActivityMemset4 *m)
     row[8] = m->correlationId;
     row[9] = a ? a->phase : 0;
     row[10] = m->graphNodeId ? (int64_t)m->graphNodeId : IP_NULL;
+    row[11] = ip_opname_string(s, a ? a->op : 0);
     note_work(s, a, m->correlationId, m->graphId, m->deviceId, m->streamId, m->start, m->end);
 }
 
@@ -508,9 +515,9 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
     ci.api_rows = ip_cfg_int(IP_CFG_CUDA_API) || ip_cfg_int(IP_CFG_ATTRIBUTION) != 1;
-    ci.kernels = ip_batch_open(s, "kernel_rows", 6);
-    ci.memcpy = ip_batch_open(s, "memcpy", 13);
-    ci.memset = ip_batch_open(s, "memset", 11);
+    ci.kernels = ip_batch_open(s, "kernel_rows", 7);
+    ci.memcpy = ip_batch_open(s, "memcpy", 14);
+    ci.memset = ip_batch_open(s, "memset", 12);
     ci.segments = ip_batch_open(s, "memory_segments", 12);
     ci.pools = ip_batch_open(s, "memory_pools", 9);
     ci.sync = ip_batch_open(s, "sync", 8);
@@ -533,6 +540,7 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
     a->nvtx = e->nvtx;
     a->tid = tid;
     a->iter = e->iter;
+    a->op = e->op;
     link_cudnn(e->h.aux, e->cudnn);
     if (!a->has_api && e->ts && e->domain) {
         a->issue_ts = e->ts;

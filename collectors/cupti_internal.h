@@ -88,6 +88,8 @@ struct ip_ev_launch {
     uint8_t phase;
     uint32_t iter;  /* the thread's iteration (iteration.h), 0 none */
     uint64_t cudnn; /* the cuDNN call it was made in (cudnn_calls.ext_id), 0 none */
+    uint32_t op;    /* the thread's innermost PyTorch operator (opname.h), 0 none */
+    uint32_t pad;
 };
 
 /* CUPTI is subscribed and recording (so external correlation ids can be pushed). */

@@ -22,6 +22,7 @@
 #include "../profiler/config.h"
 #include "../profiler/futex.h"
 #include "../profiler/iteration.h"
+#include "../profiler/opname.h"
 #include "../profiler/process.h"
 #include "../profiler/phase.h"
 #include "../profiler/ring.h"
@@ -204,6 +205,8 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
         e->reserved = reserved;
         e->device_type = dev.type;
         e->device_index = dev.index;
+        e->pad[0] = e->pad[1] = 0;
+        e->op = ip_self.op_rf ? ip_thread_op() : 0; /* lock-free: safe under the allocator's */
         ip_ring_commit(r, sizeof *e);
     }
     ip_hook_leave();

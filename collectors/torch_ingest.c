@@ -11,6 +11,7 @@
 #include "../profiler/config.h"
 #include "../profiler/fdguard.h"
 #include "../profiler/iteration.h"
+#include "../profiler/opname.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
 
@@ -35,7 +36,7 @@ static struct {
 void ip_torch_ingest_prepare(struct ip_store *s)
 {
     memset(&ti, 0, sizeof ti);
-    ti.memory = ip_batch_open(s, "tensor_memory", 9);
+    ti.memory = ip_batch_open(s, "tensor_memory", 10);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
     ip_torch_ops_prepare(s);
 }
@@ -57,6 +58,7 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[6] = e->bytes;
         row[7] = e->allocated;
         row[8] = e->reserved;
+        row[9] = ip_opname_string(s, e->op);
         break;
     }
     case IP_EV_TORCH_ITERATION: {

@@ -33,7 +33,8 @@ struct ip_ev_torch_memory {
     int64_t allocated; /* the allocator's totals after the event */
     int64_t reserved;
     int8_t device_type, device_index; /* c10::Device */
-    uint8_t pad[6];
+    uint8_t pad[2];
+    uint32_t op; /* the thread's innermost PyTorch operator (opname.h), 0 none */
 };
 
 /* One iteration seen by the torch collector (torch_iterations.c). aux: its id. */

@@ -6,8 +6,9 @@
  * (copied, cut at IP_OP_NAME_MAX - 1 bytes), start, end, self time (its time less its children's,
  * as torch.profiler's self CPU time), nesting depth, phase and outermost iteration. Nothing is
  * allocated or locked per operator beyond the ring append. Deeper than IP_OP_STACK operators are
- * counted (meta torch_operator_overflow), never written; an operator that ends on another thread
- * than it began on (async) is not on that thread's stack and is ignored.
+ * counted (meta torch_operator_overflow), never written. The innermost open operator is kept in
+ * ip_self.op_rf, so kernels, copies, memsets and cuDNN calls carry it (opname.h). An operator
+ * that ends on another thread than it began on (async) is not on that thread's stack: ignored.
  *
  * Writer side: one torch_operators row per call (schema 4).
  */
@@ -15,8 +16,10 @@
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/attrib.h"
 #include "../profiler/iteration.h"
 #include "../profiler/log.h"
+#include "../profiler/opname.h"
 #include "../profiler/process.h"
 #include "../profiler/ring.h"
 #include "../profiler/store.h"
@@ -33,12 +36,30 @@ static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not r
 struct open_op {
     const void *rf;
     uint64_t start, child; /* child: total time of the operators it called */
+    uint32_t id;           /* its name id (opname.h) once looked up, 0 not yet */
 };
 static __thread struct {
     uint32_t n;    /* entries in v */
     uint32_t deep; /* operators open past the stack's bound */
     struct open_op v[IP_OP_STACK];
 } ops __attribute__((tls_model("initial-exec")));
+
+/* The innermost operator changed: GPU work launched from now on carries the new one (the launch
+ * reads ip_self.op_rf), and in records mode the writer's history learns of it. */
+static void op_innermost(void)
+{
+    if (ops.n) {
+        ip_self.op_rf = ops.v[ops.n - 1].rf;
+        ip_self.op_id = ops.v[ops.n - 1].id;
+    } else {
+        ip_self.op_rf = NULL;
+        ip_self.op_id = 0;
+    }
+    if (ip_attrib_by_time && ip_hook_enter()) {
+        ip_attrib_changed();
+        ip_hook_leave();
+    }
+}
 
 static void **op_start(void **ret, const void *rf)
 {
@@ -49,9 +70,12 @@ static void **op_start(void **ret, const void *rf)
         atomic_fetch_add_explicit(&op_overflow, 1, memory_order_relaxed);
         return ret;
     }
+    if (ops.n) ops.v[ops.n - 1].id = ip_self.op_id; /* keep what a launch looked up */
     struct open_op *o = &ops.v[ops.n++];
     o->rf = rf;
     o->child = 0;
+    o->id = 0;
+    op_innermost();
     o->start = ip_clock_now();
     return ret;
 }
@@ -69,6 +93,7 @@ static void op_end(const void *rf, void *ctx)
     if (!i) return; /* began before recording, or on another thread */
     struct open_op o = ops.v[i - 1];
     ops.n = i - 1; /* operators opened inside it and left open are dropped with it */
+    op_innermost();
     uint64_t total = end - o.start;
     if (ops.n) ops.v[ops.n - 1].child += total;
     if (!ip_recording() || !ip_hook_enter()) return;
@@ -101,6 +126,7 @@ void ip_torch_ops_arm(void)
         ip_info("operators: at::addGlobalCallback not found, not recorded");
         return;
     }
+    ip_opname_source(op_name);
     struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
     cb.scopes[RF_SCOPE_FUNCTION] = true;
     add(cb);
@@ -132,6 +158,8 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 
 void ip_torch_ops_finish(struct ip_store *s)
 {
-    if (ip_cfg_int(IP_CFG_OPERATORS))
+    if (ip_cfg_int(IP_CFG_OPERATORS)) {
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
+        ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());
+    }
 }

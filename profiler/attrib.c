@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "collector.h"
 #include "map.h"
+#include "opname.h"
 #include "ring.h"
 #include "thread.h"
 
@@ -32,6 +33,8 @@ void ip_attrib_changed(void)
     e->ts = ip_clock_now();
     e->nvtx = ip_thread_nvtx_top();
     e->cudnn = ip_self.cudnn_call;
+    e->op = ip_thread_op();
+    e->pad = 0;
     ip_ring_commit(r, sizeof *e);
 }
 
@@ -93,7 +96,7 @@ void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev)
     const struct ip_ev_attrib *e = (const struct ip_ev_attrib *)ev;
     struct history *h = history_of(tid, 1);
     if (!h || history_room(h) != 0) return;
-    h->p[h->n++] = (struct point){e->ts, {e->h.aux, e->nvtx, e->cudnn}};
+    h->p[h->n++] = (struct point){e->ts, {e->h.aux, e->nvtx, e->cudnn, e->op}};
 }
 
 void ip_attrib_thread_left(uint32_t tid, uint64_t ts)
@@ -101,8 +104,8 @@ void ip_attrib_thread_left(uint32_t tid, uint64_t ts)
     struct history *h = history_of(tid, 0);
     if (!h || !h->n) return;
     const struct ip_attrib_state *last = &h->p[h->n - 1].st;
-    if ((!last->iter && !last->nvtx && !last->cudnn) || history_room(h) != 0) return;
-    h->p[h->n++] = (struct point){ts, {0, 0, 0}};
+    if ((!last->iter && !last->nvtx && !last->cudnn && !last->op) || history_room(h) != 0) return;
+    h->p[h->n++] = (struct point){ts, {0, 0, 0, 0}};
 }
 
 int ip_attrib_at(uint32_t tid, uint64_t ts, struct ip_attrib_state *out)

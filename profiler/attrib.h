@@ -2,10 +2,10 @@
  * attrib.h: attribution by time, for INFPROF_ATTRIBUTION=records. There no callback runs on the
  * thread that launches a kernel; CUPTI's API record of the launch says only which thread made the
  * call and when. So each thread tells the writer whenever what it is in changes (its outermost
- * iteration, its innermost NVTX range, the cuDNN call in progress): one small event per change,
- * never one per launch. The writer keeps each thread's recent history of those states and answers
- * "what was thread T in at time t" when the API record arrives. The phase has its own history
- * (phase.h, ip_phase_at).
+ * iteration, its innermost NVTX range, the cuDNN call in progress, its innermost operator): one
+ * small event per change, never one per launch. The writer keeps each thread's recent history of
+ * those states and answers "what was thread T in at time t" when the API record arrives. The phase
+ * has its own history (phase.h, ip_phase_at).
  */
 #ifndef INFPROF_ATTRIB_H
 #define INFPROF_ATTRIB_H
@@ -28,6 +28,7 @@ struct ip_attrib_state {
     uint32_t iter;  /* outermost open iteration, 0 none */
     uint64_t nvtx;  /* innermost NVTX push/pop range, 0 none */
     uint64_t cudnn; /* cuDNN call in progress (its ext id), 0 none */
+    uint32_t op;    /* innermost PyTorch operator (opname.h), 0 none */
 };
 
 /* Writer side. */

@@ -36,6 +36,8 @@ struct ip_ev_attrib {
     uint64_t ts;
     uint64_t nvtx;  /* innermost NVTX push/pop range, 0 none */
     uint64_t cudnn; /* cuDNN call in progress, 0 none */
+    uint32_t op;    /* innermost PyTorch operator (opname.h), 0 none */
+    uint32_t pad;
 };
 
 /* Names travel inline; longer ones are cut at IP_EV_TEXT_MAX bytes. */

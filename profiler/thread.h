@@ -28,6 +28,9 @@ struct ip_thread {
     uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
     uint64_t cudnn_call;   /* the recorded cuDNN call in progress (its ext id), 0 none */
     uint64_t emit_range;   /* open NVTX range we emitted for the phase, 0 none */
+    /* Innermost open PyTorch operator (collectors/torch_ops.c, opname.h), NULL none. */
+    const void *op_rf;
+    uint32_t op_id; /* its name id once looked up (ip_thread_op), 0 not yet */
     /* NVTX push/pop stack of the application (nvtx collector). */
     uint32_t nvtx_depth;
     uint32_t nvtx_overflow;

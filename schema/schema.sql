@@ -195,5 +195,13 @@ CREATE TABLE energy_samples (
 CREATE TABLE energy_gpus (
     gpu INTEGER PRIMARY KEY, cuda_device INTEGER, name TEXT, uuid TEXT, mig INTEGER, status TEXT
 );
+-- Schema 4, operators carried by GPU work and memory (INFPROF_OPERATORS=1): op is the strings id
+-- of the thread's innermost PyTorch operator when the kernel, copy or memset was issued, the cuDNN
+-- call made or the allocator reported, NULL none (or operators not recorded). Added at the end.
+ALTER TABLE kernel_rows ADD COLUMN op INTEGER;
+ALTER TABLE memcpy ADD COLUMN op INTEGER;
+ALTER TABLE memset ADD COLUMN op INTEGER;
+ALTER TABLE cudnn_calls ADD COLUMN op INTEGER;
+ALTER TABLE tensor_memory ADD COLUMN op INTEGER;
 
 PRAGMA user_version = 4;

@@ -47,6 +47,9 @@ struct table *side_table(struct compare_side *s, const char *key);
  * phase: the label --phase resolved to, or NULL. */
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                      const char *phase, struct table **t);
+/* The operator deltas (compare_operators.c): data and text view, appended to t; returns 2. */
+int compare_operators(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
+                      struct table **t);
 
 /* Both runs read and compared (compare_runs.c): the header that names them and warns when the
  * comparison may mislead, then the compared sections, appended to t (room for 64); returns how

@@ -246,5 +246,6 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                                          {"Change", NULL},
                                          {"range", "Range"}};
     t[k++] = VIEW(d, "NVTX ranges (CPU time)", nv, 0);
+    k += compare_operators(b, n, o, t + k);
     return k;
 }

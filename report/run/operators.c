@@ -5,6 +5,10 @@
  * (aten::_to_copy: what autocast inserts before each converted operator, and .to() calls) and
  * whether quantized operators (quantized::*) did more of the GEMM/conv work than float ones
  * (aten::addmm, mm, bmm, *convolution*): the phase's operator precision is then int8.
+ * GPU time per operator: the kernels whose launch carried the operator as its thread's innermost
+ * (kernel_rows.op), by the phase of their launch; kernels per call = those kernels / its calls.
+ * Memory: the innermost operator of the allocator report that first reached the phase's highest
+ * allocated total (tensor_memory.op).
  */
 #include "operators.h"
 #include "run.h"
@@ -36,6 +40,8 @@ static void op_phases_load(sqlite3 *db, struct run_operators *r)
         p->calls += f->calls;
         p->calls_in_iter += f->calls_in_iter;
         p->self_ns += f->self_ns;
+        p->kernels += f->kernels;
+        p->gpu_ns += f->gpu_ns;
         if (!strcmp(f->name, "aten::_to_copy")) {
             p->casts += f->calls;
             p->casts_in_iter += f->calls_in_iter;
@@ -53,6 +59,49 @@ static void op_phases_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
     for (int k = 0; k < r->nphases; k++)
         r->phases[k].int8 = r->phases[k].int8_ns > r->phases[k].float_ns;
+}
+
+/* Kernel time by (phase of the launch, innermost operator); operators are matched by name. */
+static void op_gpu_load(sqlite3 *db, struct run_operators *r)
+{
+    if (!db_has_column(db, "kernel_rows", "op")) return;
+    r->gpu = 1;
+    sqlite3_stmt *st = db_prepare(db, "SELECT g.phase, s.value, count(*), sum(k.dur)"
+                                      " FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig"
+                                      " JOIN strings s ON s.id = k.op WHERE k.op IS NOT NULL"
+                                      " GROUP BY g.phase, k.op");
+    while (db_step(st)) {
+        int phase = sqlite3_column_int(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        for (int i = 0; name && i < r->n; i++)
+            if (r->v[i].phase == phase && !strcmp(r->v[i].name, name)) {
+                r->v[i].kernels += sqlite3_column_int64(st, 2);
+                r->v[i].gpu_ns += sqlite3_column_int64(st, 3);
+                break;
+            }
+    }
+    sqlite3_finalize(st);
+}
+
+static void op_peak_load(sqlite3 *db, struct run_operators *r)
+{
+    if (!db_has_column(db, "tensor_memory", "op")) return;
+    sqlite3_stmt *st = db_prepare(
+        db, "WITH m AS (SELECT phase, max(allocated) AS a FROM tensor_memory GROUP BY phase)"
+            " SELECT t.phase, s.value FROM tensor_memory t JOIN m ON m.phase = t.phase"
+            " AND t.allocated = m.a LEFT JOIN strings s ON s.id = t.op"
+            " ORDER BY t.phase, t.ts");
+    int last = -1;
+    while (db_step(st)) {
+        int phase = sqlite3_column_int(st, 0);
+        if (phase == last) continue; /* the first report that reached it */
+        last = phase;
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        for (int k = 0; name && k < r->nphases; k++)
+            if (r->phases[k].phase == phase)
+                snprintf(r->phases[k].peak_op, sizeof r->phases[k].peak_op, "%s", name);
+    }
+    sqlite3_finalize(st);
 }
 
 void operators_load(sqlite3 *db, struct run_operators *r)
@@ -74,6 +123,7 @@ void operators_load(sqlite3 *db, struct run_operators *r)
             !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) * sizeof *r->v)))
             cli_fail("out of memory");
         struct op_figure *f = &r->v[r->n++];
+        memset(f, 0, sizeof *f);
         f->phase = sqlite3_column_int(st, 0);
         const unsigned char *name = sqlite3_column_text(st, 1);
         snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
@@ -87,7 +137,10 @@ void operators_load(sqlite3 *db, struct run_operators *r)
         f->self_share = phase_self > 0 ? 100.0 * (double)f->self_ns / (double)phase_self : 0;
     }
     sqlite3_finalize(st);
+    op_gpu_load(db, r);
     op_phases_load(db, r);
+    op_peak_load(db, r);
+    db_meta_int(db, "torch_operator_overflow", &r->overflow);
 }
 
 void operators_free(struct run_operators *r)

@@ -14,9 +14,10 @@ struct op_figure {
     int phase;
     char name[64];
     int64_t calls, self_ns, total_ns;
-    int64_t calls_in_iter; /* its calls inside iterations */
-    double calls_per_iter; /* its calls inside iterations / the phase's iterations; < 0 none */
-    double self_share;     /* of the phase's operator self time, 0..100 */
+    int64_t calls_in_iter;   /* its calls inside iterations */
+    double calls_per_iter;   /* its calls inside iterations / the phase's iterations; < 0 none */
+    double self_share;       /* of the phase's operator self time, 0..100 */
+    int64_t kernels, gpu_ns; /* kernels launched with it innermost, and their GPU time */
 };
 /* One phase's operators together. */
 struct op_phase {
@@ -28,6 +29,9 @@ struct op_phase {
     int64_t casts_in_iter;     /* those inside iterations */
     int64_t int8_ns, float_ns; /* self time of quantized::* and of float GEMM/conv operators */
     int int8;                  /* quantized operators did most of the GEMM/conv work */
+    int64_t kernels, gpu_ns;   /* kernels launched inside operators, and their GPU time */
+    char peak_op[64];          /* innermost operator when tensor memory first reached the
+                                * phase's highest allocated total (any device), "" none */
 };
 struct run_operators {
     int present; /* the database has the table (schema 4) */
@@ -35,6 +39,9 @@ struct run_operators {
     struct op_figure *v; /* by phase, then self time, descending */
     int nphases;
     struct op_phase *phases; /* by phase id */
+    int gpu;                 /* kernel rows carry the operator (kernel_rows.op, schema 4) */
+    int64_t overflow;        /* calls deeper than the 64-deep stack: not recorded, so the
+                              * self times of the operators around them are too high */
 };
 /* Reads the figures; r->present 0 (and nothing allocated) without the table. */
 void operators_load(struct sqlite3 *db, struct run_operators *r);

@@ -2,7 +2,9 @@
  * sec_operators.c: the Operators section (figures from report/run/operators.c): per phase, the
  * operators together (calls and casts per iteration, operator precision), then the PyTorch
  * operators by self CPU time with calls, calls per iteration and total time (top --top per phase
- * in text, all in JSON/CSV with --top 0).
+ * in text, all in JSON/CSV with --top 0), with the GPU time of the kernels each launched
+ * (innermost operator at the launch) and kernels per call; empty on databases whose kernel rows
+ * do not carry the operator.
  */
 #include "sections.h"
 #include "../run/operators.h"
@@ -27,6 +29,10 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     table_col(t, "casts_per_iteration", "Casts/iter", COL_RATIO);
     table_col(t, "cast_ns", "Cast time", COL_NS);
     table_col(t, "precision", "Precision", COL_TEXT);
+    table_col(t, "kernels", "Kernels", COL_INT);
+    table_col(t, "gpu_ns", "Op GPU", COL_NS);
+    table_col(t, "suspect", "Suspect", COL_TEXT);
+    table_col(t, "memory_peak_operator", "At memory peak", COL_TEXT);
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
@@ -38,8 +44,17 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
         if (ph->iterations) table_set_num(t, 5, (double)ph->casts_in_iter / (double)ph->iterations);
         table_set_int(t, 6, ph->cast_ns);
         if (ph->int8_ns || ph->float_ns) table_set_text(t, 7, ph->int8 ? "int8" : "float");
+        if (r->gpu) table_set_int(t, 8, ph->kernels), table_set_int(t, 9, ph->gpu_ns);
+        if (r->overflow > 0) table_set_text(t, 10, "nested past 64");
+        if (ph->peak_op[0]) table_set_text(t, 11, ph->peak_op);
     }
-    if (!r->nphases) t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+    if (!r->nphases)
+        t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+    else if (r->overflow > 0)
+        t->note =
+            pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"
+                        " the self times of the operators around them are too high",
+                        (long long)r->overflow);
     return t;
 }
 
@@ -54,6 +69,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     table_col(t, "self_cpu_ns", "Self CPU", COL_NS);
     table_col(t, "self_share_pct", "Self %", COL_PCT);
     table_col(t, "total_cpu_ns", "Total CPU", COL_NS);
+    table_col(t, "gpu_ns", "GPU", COL_NS);
+    table_col(t, "kernels_per_call", "Kernels/call", COL_RATIO);
     struct run_operators r;
     operators_load(db, &r);
     int shown = 0, last = -1;
@@ -69,6 +86,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         table_set_int(t, 4, f->self_ns);
         table_set_num(t, 5, f->self_share);
         table_set_int(t, 6, f->total_ns);
+        if (r.gpu) table_set_int(t, 7, f->gpu_ns);
+        if (r.gpu && f->calls) table_set_num(t, 8, (double)f->kernels / (double)f->calls);
     }
     if (!r.present)
         t->note = "no operator table (a database older than schema 4)";

@@ -14,7 +14,8 @@
  *    heuristics return two engine configs of the graph.
  *
  * Node FAKECUDNN_1 holds what only the tests call: fakecudnn_calls, fakecudnn_last,
- * fakecudnn_make_plan (a plan built without going through any exported name).
+ * fakecudnn_make_plan (a plan built without going through any exported name),
+ * fakecudnn_on_forward (a function each convolution forward calls: the work it launches).
  */
 #include <cudnn.h>
 #include <stdint.h>
@@ -236,6 +237,13 @@ static void sleep_us(size_t us)
     }
 }
 
+/* Test-only: run inside each cudnnConvolutionForward, as the GPU work a real one launches. */
+static void (*on_forward)(void);
+API void fakecudnn_on_forward(void (*fn)(void))
+{
+    on_forward = fn;
+}
+
 API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
                                           const cudnnTensorDescriptor_t xDesc, const void *x,
                                           const cudnnFilterDescriptor_t wDesc, const void *w,
@@ -247,6 +255,7 @@ API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alph
     ARGS(saw("cudnnConvolutionForward"), U(handle), U(alpha), U(xDesc), U(x), U(wDesc), U(w),
          U(convDesc), U(algo), U(workSpace), U(workSpaceSizeInBytes), U(beta), U(yDesc), U(y));
     if (workSpaceSizeInBytes <= 100000) sleep_us(workSpaceSizeInBytes);
+    if (on_forward) on_forward();
     if (y) *(int *)y = 42;
     return algo == 7 ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
 }

@@ -1,0 +1,43 @@
+/*
+ * compare_operators.c: the operator deltas of `infprof compare`: the PyTorch operators
+ * (section `operators`, report/run/operators.c) matched by phase and name, sorted within each
+ * phase by the change in self CPU time, with calls, calls per iteration and GPU time beside it.
+ * Both runs need INFPROF_OPERATORS=1; otherwise the section is empty and says so.
+ */
+#include "compare.h"
+
+static const struct diff_spec ops_spec = {
+    .key = "operators",
+    .match = {"phase", "operator"},
+    .show = {"Phase"},
+    .figs = {{"self_cpu_ns", 1, 0},
+             {"calls", 1, 0},
+             {"calls_per_iteration", 0, 0},
+             {"total_cpu_ns", 1, 0},
+             {"gpu_ns", 1, 0}},
+    .sort = "self_cpu_ns",
+    .group = "phase",
+    .what = "operator names",
+};
+
+int compare_operators(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
+                      struct table **t)
+{
+    struct table *d =
+        diff_section(&ops_spec, side_table(b, "operators"), side_table(n, "operators"), o->top);
+    static const struct view_col cols[] = {{"Phase", NULL},
+                                           {"self_cpu_ns_base", "Self base"},
+                                           {"self_cpu_ns_new", "Self new"},
+                                           {"self_cpu_ns_delta", "Delta"},
+                                           {"calls_per_iteration_base", "Calls/it base"},
+                                           {"calls_per_iteration_new", "Calls/it new"},
+                                           {"gpu_ns_delta", "GPU delta"},
+                                           {"Change", NULL},
+                                           {"operator", "Operator"}};
+    struct table *v = table_view(d, "PyTorch operators, by change in self CPU time", cols,
+                                 (int)(sizeof cols / sizeof *cols));
+    if (!d->nrows) v->note = "no operator in either run (INFPROF_OPERATORS=1 records them)";
+    t[0] = d;
+    t[1] = v;
+    return 2;
+}
