@@ -16,29 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int cmp_interval(const void *a, const void *b)
-{
-    const struct interval *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-int64_t union_length(struct interval *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_interval);
-    int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].start > cur_end) {
-            if (cur_end != INT64_MIN) total += cur_end - cur_start;
-            cur_start = v[i].start;
-            cur_end = v[i].end;
-        } else if (v[i].end > cur_end) {
-            cur_end = v[i].end;
-        }
-    }
-    if (cur_end != INT64_MIN) total += cur_end - cur_start;
-    return total;
-}
-
 /* The phase being loaded with this id (phase_by_id, writable). */
 static struct phase_info *loading(struct run_phases *p, int id)
 {
@@ -289,19 +266,6 @@ const struct phase_info *phase_twin(const struct run_phases *p, const struct pha
         if (!strcmp(p->v[i].grad_mode, grad_mode) && !strcmp(p->v[i].autocast, ph->autocast) &&
             p->v[i].nsteady)
             return &p->v[i];
-    return NULL;
-}
-
-void phase_short_label(const struct phase_info *ph, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
-             ph->autocast);
-}
-
-const struct phase_info *phase_by_id(const struct run_phases *p, int id)
-{
-    for (int i = 0; i < p->n; i++)
-        if (p->v[i].id == id) return &p->v[i];
     return NULL;
 }
 
