@@ -354,6 +354,61 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
     free(gw);
 }
 
+/* A level shift in steady latencies (time order): the split, among 19 candidates between a
+ * quarter and three quarters of the way, whose two medians differ most; a shift when they differ
+ * by more than 15% and by more than 4 times the spread (MAD) of each side. 1 and the two medians
+ * when there is one. Catches a machine that changed speed in the middle of a phase, which a
+ * bootstrap band over the pooled iterations would read as confident. */
+static int level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after)
+{
+    if (n < 12) return 0;
+    int64_t *buf = malloc(n * sizeof *buf);
+    if (!buf) cli_fail("out of memory");
+    int found = 0;
+    double best = 0;
+    for (int c = 1; c < 20; c++) {
+        size_t k = n / 4 + (n / 2) * (size_t)c / 20;
+        if (k < 6 || n - k < 6) continue;
+        memcpy(buf, v, k * sizeof *buf);
+        int64_t m1 = median_of(buf, k);
+        for (size_t i = 0; i < k; i++) buf[i] = llabs(v[i] - m1);
+        int64_t d1 = median_of(buf, k);
+        memcpy(buf, v + k, (n - k) * sizeof *buf);
+        int64_t m2 = median_of(buf, n - k);
+        for (size_t i = k; i < n; i++) buf[i - k] = llabs(v[i] - m2);
+        int64_t d2 = median_of(buf, n - k);
+        int64_t lo = m1 < m2 ? m1 : m2, diff = llabs(m1 - m2);
+        if (lo <= 0 || (double)diff <= 0.15 * (double)lo || diff <= 4 * d1 || diff <= 4 * d2)
+            continue;
+        if ((double)diff / (double)lo > best) {
+            best = (double)diff / (double)lo;
+            *before = m1;
+            *after = m2;
+            found = 1;
+        }
+    }
+    free(buf);
+    return found;
+}
+
+const struct phase_info *phases_shifted(const struct phase_info *a, const struct phase_info *b)
+{
+    if (a && a->shift_before) return a;
+    if (b && b->shift_before) return b;
+    return NULL;
+}
+
+size_t phases_overlap(const struct phase_info *fast, const struct phase_info *slow)
+{
+    if (!fast || !slow || !fast->nsteady || !slow->nsteady ||
+        (double)slow->lat_p50 <= 1.15 * (double)fast->lat_p50)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < fast->nsteady; i++)
+        k += (double)fast->steady[i] >= 0.9 * (double)slow->lat_p50;
+    return k >= 2 && k * 10 >= fast->nsteady ? k : 0;
+}
+
 /* Phases without an explicit iteration: the iterations detect.c finds in them, appended. */
 static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
 {
@@ -454,6 +509,10 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         }
         steady_figures(mine, lat, host, warm, n, &ph->lat_p50, &ph->lat_p95, &ph->lat_p99,
                        &ph->lat_mean, &ph->host_p50, &ph->items, &ph->nsteady);
+        /* One series per phase: a shift between series is the program's doing, not a shift. */
+        if (ph->nseries <= 1 &&
+            !level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
+            ph->shift_before = ph->shift_after = 0;
         if (w) {
             /* The window of the warm-up iterations, and their extra kernels. */
             size_t first = 0, last = 0;

@@ -64,6 +64,9 @@ struct phase_info {
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
+    /* The steady iterations shift level mid-run (iterations.c): their median before and after
+     * the shift, 0 when they do not. A ratio against such a phase is no verdict. */
+    int64_t shift_before, shift_after;
 };
 
 /* A series (iterations.c): the iterations of one phase that carry the same mark name (the NVTX
@@ -106,6 +109,14 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
  * name, however narrow; then faster (lo > 1), slower (hi < 1), else no clear difference. */
 enum verdict { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR };
 enum verdict iterations_verdict(double lo, double hi);
+/* The first of a and b whose steady iterations shift level (a slow stretch, a clock change), or
+ * NULL: a comparison with it says so instead of a verdict. */
+const struct phase_info *phases_shifted(const struct phase_info *a, const struct phase_info *b);
+/* Of two phases whose p50 differ by more than 15%: how many steady iterations of the faster ran
+ * at the slower one's speed (within 10% of its p50, or slower). Two or more (and 10% of them)
+ * say the machine's speed may have changed between the phases: a verdict then carries that
+ * caution. 0 when the p50 are closer or none did. */
+size_t phases_overlap(const struct phase_info *fast, const struct phase_info *slow);
 /* The phase that ran with ph's autocast setting in `grad_mode`, with steady iterations, or NULL
  * (inference_mode's no_grad twin). */
 const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,

@@ -172,6 +172,38 @@ static void suspect_line(struct table *t, const struct run_phases *p, const int 
     table_set_text(t, col_lines, wrap);
 }
 
+/* ", no verdict: inference/off's steady iterations shift from 66.9ms to 96.9ms mid-run (the
+ * machine's speed changed?)": what stands in for a verdict against a phase that shifts level. */
+static size_t shift_words(const struct phase_info *ph, char *out, size_t n)
+{
+    char l[32], a[32], b[32];
+    phase_short_label(ph, l, sizeof l);
+    fmt_ns(a, sizeof a, (double)ph->shift_before);
+    fmt_ns(b, sizeof b, (double)ph->shift_after);
+    int w = snprintf(out, n,
+                     ", no verdict: %s's steady iterations shift from %s to %s mid-run (the"
+                     " machine's speed changed?)",
+                     l, a, b);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
+/* The caution when some of the faster phase's iterations ran at the slower one's speed. */
+static size_t overlap_words(const struct phase_info *fast, const struct phase_info *slow, char *out,
+                            size_t n)
+{
+    size_t k = phases_overlap(fast, slow);
+    if (!k || !n) return 0;
+    char f[32], s[32], x[32];
+    phase_short_label(fast, f, sizeof f);
+    phase_short_label(slow, s, sizeof s);
+    fmt_ns(x, sizeof x, (double)slow->lat_p50);
+    int w = snprintf(out, n,
+                     " (caution: %zu of %s's %zu iterations ran at %s's %s: the machine's speed"
+                     " may have changed between the phases; repeat, or alternate them)",
+                     k, f, fast->nsteady, s, x);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               const struct phase_info *base)
 {
@@ -219,7 +251,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     table_col(t, "suspect_phases", NULL, COL_JSON);
     table_col(t, "suspect_answers", NULL, COL_JSON);
     table_row(t);
-    char buf[512], a[64], b[64], x[32], y[32];
+    char buf[1024], a[64], b[64], x[32], y[32];
     size_t o;
 
     const struct phase_info *f = fastest(p);
@@ -228,8 +260,10 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         named(base, b, sizeof b, &hit[S_FASTEST]);
         fmt_ns(x, sizeof x, (double)f->lat_p50);
         double lo, hi;
-        int band = f != base && iterations_ratio_ci(f->steady, f->nsteady, base->steady,
-                                                    base->nsteady, &lo, &hi);
+        const struct phase_info *sh = f != base ? phases_shifted(f, base) : NULL;
+        int band =
+            f != base && !sh &&
+            iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (f != base)
@@ -241,6 +275,8 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                                             : "");
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
+        if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (f != base) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         add(t, S_FASTEST, buf);
     } else if (p->n) {
         add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
@@ -258,14 +294,19 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                                             [VERDICT_SLOWER] = ", slower",
                                             [VERDICT_UNCLEAR] = ", no clear difference"};
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
-        int band =
-            iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady, &lo, &hi);
+        const struct phase_info *sh = phases_shifted(inf, ng);
+        int band = !sh && iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady,
+                                              &lo, &hi);
         int bad = inf->suspect || ng->suspect;
         hit[S_INFER] |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
                               band ? words[iterations_verdict(lo, hi)] : "",
                               bad ? " (suspect)" : "");
+        if (sh && o < sizeof buf) o += shift_words(sh, buf + o, sizeof buf - o);
+        if (o < sizeof buf)
+            o += inf->lat_p50 < ng->lat_p50 ? overlap_words(inf, ng, buf + o, sizeof buf - o)
+                                            : overlap_words(ng, inf, buf + o, sizeof buf - o);
     }
     add(t, S_INFER, buf);
     if (!o && p->n) add(t, S_INFER, why_no_inference(p));
