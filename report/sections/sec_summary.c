@@ -172,22 +172,21 @@ static void suspect_line(struct table *t, const struct run_phases *p, const int 
     table_set_text(t, col_lines, wrap);
 }
 
-/* ", no verdict: inference/off's steady iterations shift from 66.9ms to 96.9ms mid-run (the
- * machine's speed changed?)": what stands in for a verdict against a phase that shifts level. */
+/* ", no verdict: no_grad/off shifted 714us -> 479us mid-run": what stands in for a verdict
+ * against a phase whose steady iterations shift level (docs/report.md, "Verdicts the run cannot
+ * support"). */
 static size_t shift_words(const struct phase_info *ph, char *out, size_t n)
 {
     char l[32], a[32], b[32];
     phase_short_label(ph, l, sizeof l);
     fmt_ns(a, sizeof a, (double)ph->shift_before);
     fmt_ns(b, sizeof b, (double)ph->shift_after);
-    int w = snprintf(out, n,
-                     ", no verdict: %s's steady iterations shift from %s to %s mid-run (the"
-                     " machine's speed changed?)",
-                     l, a, b);
+    int w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
-/* The caution when some of the faster phase's iterations ran at the slower one's speed. */
+/* " (caution: 2 of 19 inference/off iterations at grad/off's 514us)": some of the faster phase's
+ * iterations ran at the slower one's speed. */
 static size_t overlap_words(const struct phase_info *fast, const struct phase_info *slow, char *out,
                             size_t n)
 {
@@ -197,10 +196,8 @@ static size_t overlap_words(const struct phase_info *fast, const struct phase_in
     phase_short_label(fast, f, sizeof f);
     phase_short_label(slow, s, sizeof s);
     fmt_ns(x, sizeof x, (double)slow->lat_p50);
-    int w = snprintf(out, n,
-                     " (caution: %zu of %s's %zu iterations ran at %s's %s: the machine's speed"
-                     " may have changed between the phases; repeat, or alternate them)",
-                     k, f, fast->nsteady, s, x);
+    int w = snprintf(out, n, " (caution: %zu of %zu %s iterations at %s's %s)", k, fast->nsteady, f,
+                     s, x);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
