@@ -135,8 +135,10 @@ class Energy(Case):
         import json
         rows = {e["phase"]: e for e in json.loads(r.out)["energy"]}
         for label in (NO_GRAD, INFERENCE):
+            # 8%: two runs, each with readings a loaded machine may delay (up to 5% seen with
+            # four test programs beside it); the power ratio below is the sharp check.
             self.assertNear(rows[label]["j_per_iteration_ratio"],
-                            2.0 * lat_n[label] / lat_b[label], 0.03, label)
+                            2.0 * lat_n[label] / lat_b[label], 0.08, label)
             self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01, label)
 
     # ---- never on a program thread ------------------------------------------------------------
