@@ -32,6 +32,19 @@ class Energy(Case):
     def rows(self):
         return {(e["phase"], e["device"]): e for e in self.report_json(self.db)["energy"]}
 
+    def edge_delay(self, db):
+        """The longest gap between a phase change and the first reading after it."""
+        return max(min(t - s for (t,) in self.query(db, "SELECT t FROM energy_samples"
+                                                        " WHERE gpu = 1 AND t >= ?", s))
+                   for (s,) in self.query(db, "SELECT start FROM phase_spans"
+                                              " WHERE phase IN (4, 7)"))
+
+    def misread(self, db):
+        """The largest share of a phase whose readings may be the other phase's: twice the edge
+        delay over the shorter phase (a loaded machine delays the sampler's wake-up)."""
+        secs = min(e["seconds"] for e in self.report_json(db)["energy"] if e["device"] == "cuda:1")
+        return 2 * self.edge_delay(db) / 1e9 / secs
+
     def assertNear(self, got, want, rel, what):
         self.assertIsNotNone(got, what)
         self.assertLessEqual(abs(got - want), rel * want + 1e-9, f"{what}: {got} vs {want}")
@@ -49,10 +62,7 @@ class Energy(Case):
         # The one inexactness: the edge reading comes a little after the phase change (the
         # sampler's wake-up, at most a 1 ms gap after the previous reading), and that instant is
         # counted at the old values. Bound it by the delay the database shows.
-        delay = max(min(t - s for (t,) in self.query(self.db, "SELECT t FROM energy_samples"
-                                                              " WHERE gpu = 1 AND t >= ?", s))
-                    for (s,) in self.query(self.db, "SELECT start FROM phase_spans"
-                                                    " WHERE phase IN (4, 7)"))
+        delay = self.edge_delay(self.db)
         self.assertLess(delay, 30_000_000)  # read at the edge, not at the next period (1 s)
         for label, (watts, sm, throttled) in SCRIPT.items():
             e = rows[(label, "cuda:1")]
@@ -65,22 +75,28 @@ class Energy(Case):
             self.assertEqual(e["source"], "counter")
             phase = 4 if label == NO_GRAD else 7
             per_iter = watts * lat[phase] / 1e9
-            self.assertNear(e["j_per_iteration"], per_iter, 0.02, label + " J/iter")
-            self.assertNear(e["mj_per_item"], per_iter * 1000 / BATCH, 0.02, label + " mJ/item")
-            self.assertNear(e["items_per_j"], BATCH / per_iter, 0.02, label + " items/J")
+            tol = 0.02 + 3 * off
+            self.assertNear(e["j_per_iteration"], per_iter, tol, label + " J/iter")
+            self.assertNear(e["mj_per_item"], per_iter * 1000 / BATCH, tol, label + " mJ/item")
+            self.assertNear(e["items_per_j"], BATCH / per_iter, tol, label + " items/J")
         self.assertEqual(rows[(INFERENCE, "cuda:1")]["reasons"], 0x4)  # SW power cap
         ratio = self.report_json(self.db)["energy_vs_baseline"]
         self.assertEqual(len(ratio), 1, ratio)
         # 3x the power, times whatever the iterations' lengths differ by (sleeps under load).
-        self.assertNear(ratio[0]["energy_ratio"], 3.0 * lat[7] / lat[4], 0.02, "energy ratio")
-        self.assertNear(ratio[0]["speedup"], 1.0, 0.05, "speed-up")
+        self.assertNear(ratio[0]["energy_ratio"], 3.0 * lat[7] / lat[4],
+                        0.02 + 3 * self.misread(self.db), "energy ratio")
+        p50 = {ids[p["label"]]: p["latency_p50_ns"] for p in self.report_json(self.db)["phases"]
+               if p["label"] in ids}
+        self.assertNear(ratio[0]["speedup"], p50[4] / p50[7], 0.005, "speed-up")
         summary = self.report_json(self.db)["summary"]
         summary = summary[0] if isinstance(summary, list) else summary
-        self.assertIn("inference/off ran throttled 100% of the time on cuda:1 (SW power cap)",
-                      summary["clocks"])
-        # vs about 1500: the reading in force in the first instant of no_grad may be older
-        self.assertRegex(summary["clocks"], r"inference/off at SM 1200 MHz vs 1(49\d|50\d) in"
-                                            r" no_grad/off: distrust a small speed-up")
+        # 100% and 1200 vs 1500 MHz, give or take the readings in force in the first instant
+        # of a phase, which may be the other phase's (a loaded machine delays the edge reading).
+        self.assertRegex(summary["clocks"], r"inference/off ran throttled (9\d|100)% of the time"
+                                            r" on cuda:1 \(SW power cap\)")
+        self.assertRegex(summary["clocks"], r"inference/off at SM 1(19\d|20\d|21\d) MHz vs"
+                                            r" 1(4[5-9]\d|50\d) in no_grad/off: distrust a"
+                                            r" small speed-up")
 
     def test_phase_changes_are_read_at_their_edges(self):
         self.app()
@@ -127,19 +143,19 @@ class Energy(Case):
         # expected ratio uses their mean, which a loaded machine moves from run to run.
         def steady_mean(db):
             return {p["label"]: p["latency_mean_ns"] for p in self.report_json(db)["phases"]}
-        lat_b = steady_mean(base)
+        lat_b, off_b = steady_mean(base), self.misread(base)
         self.app(ENERGY_APP_POWER_SCALE=2)
-        lat_n = steady_mean(self.db)
+        lat_n, off = steady_mean(self.db), off_b + self.misread(self.db)
         r = self.cli("compare", "--format", "json", base, self.db)
         self.assertEqual(r.rc, 0, r.err)
         import json
         rows = {e["phase"]: e for e in json.loads(r.out)["energy"]}
         for label in (NO_GRAD, INFERENCE):
-            # 8%: two runs, each with readings a loaded machine may delay (up to 5% seen with
-            # four test programs beside it); the power ratio below is the sharp check.
+            # Two runs, each with edge readings a loaded machine may delay (the sampler's
+            # wake-up): the bound widens by the share of each phase that may be misread.
             self.assertNear(rows[label]["j_per_iteration_ratio"],
-                            2.0 * lat_n[label] / lat_b[label], 0.08, label)
-            self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01, label)
+                            2.0 * lat_n[label] / lat_b[label], 0.03 + 3 * off, label)
+            self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01 + 3 * off, label)
 
     # ---- never on a program thread ------------------------------------------------------------
 
