@@ -20,9 +20,10 @@ class Series(Case):
         if r.rc != 0 and b"No module named 'torch'" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
-        own = {}
+        own, self.raw = {}, {}
         for line in r.out.decode().splitlines():
             label, *times = line.split()
+            self.raw[label] = [int(t) for t in times]
             own[label] = sorted(int(t) for t in times[2:])  # its own two warm-up forwards out
         report = self.report_json(r.db(f"{what}.db"))
         return own, report
@@ -56,10 +57,16 @@ class Series(Case):
     def test_a_second_model_is_not_warm_up(self):
         own, report = self.run_program("int8")
         got = self.check_series(own, self.rows(report, "series"))
-        # The fp32 model's 25 forwards are a series of their own, at most the program's own two
-        # warm-up forwards set apart.
-        self.assertGreaterEqual(got["fp32"]["steady_iterations"], 23)
-        self.assertLessEqual(got["fp32"]["warmup_iterations"], 2)
+        # The fp32 model's 25 forwards are a series of their own (pooled with the int8 one they
+        # were all warm-up), and an iteration is set apart as warm-up only where the program's
+        # own timer saw it slower than its steady forwards too: its first two on a quiet
+        # machine, a few more when a loaded one slows the start (a CI run: 4).
+        for label in ("fp32", "int8"):
+            raw, row = self.raw[label], got[label]
+            self.assertEqual(row["steady_iterations"] + row["warmup_iterations"], len(raw))
+            steady = sorted(raw[len(raw) // 2:])[len(raw[len(raw) // 2:]) // 2]
+            for k in range(row["warmup_iterations"]):
+                self.assertGreater(raw[k], 1.05 * steady, (label, k, raw, row))
         self.assertEqual(self.rows(report, "batch_sweep"), [])
 
 
