@@ -2,7 +2,8 @@
 under torch.profiler (CPU activity), each forward in a record_function('iteration') scope: fp32
 under no_grad, its quantize_dynamic int8 copy under inference_mode, and the fp32 model scripted
 (TorchScript) under grad mode (three phases); prints torch.profiler's own per-operator figures
-(names with '::') as JSON on stdout: {name: [calls, self_cpu_us]} for each model. An aten::digamma call just before
+(names with '::') as JSON on stdout: {name: [calls, self_cpu_us, [each call's self_cpu_us, in
+start order]]} for each model. An aten::digamma call just before
 and just after each profiled window marks it for the test (the models are built in the same
 phases)."""
 import json
@@ -29,6 +30,10 @@ for label, m, mode in (("fp32", model, torch.no_grad), ("int8", int8, torch.infe
                 with torch.profiler.record_function("iteration"):
                     m(x)
         torch.digamma(x)
-    out[label] = {e.key: [e.count, e.self_cpu_time_total]
-                      for e in prof.key_averages() if "::" in e.key}
+    calls = {}
+    for e in sorted(prof.events(), key=lambda e: e.time_range.start):
+        if "::" in e.name:
+            calls.setdefault(e.name, []).append(e.self_cpu_time_total)
+    out[label] = {e.key: [e.count, e.self_cpu_time_total, calls.get(e.key, [])]
+                  for e in prof.key_averages() if "::" in e.key}
 print(json.dumps(out))
