@@ -484,8 +484,7 @@ static void write_memory(struct pf *w, sqlite3_stmt *st, struct counter_last *la
  * on the first of the stream's lanes that is free at its start: lane 0 is the stream's track,
  * lane k a child track "overlap k" under it. Slices arrive in start order. */
 #define GPU_LANES 16
-static uint64_t lane_track(struct pf *w, int64_t device, int64_t stream, int64_t start,
-                           int64_t end)
+static uint64_t lane_track(struct pf *w, int64_t device, int64_t stream, int64_t start, int64_t end)
 {
     uint64_t base = stream_track(w, device, stream);
     int i = stream_index(w->c, device, stream);
