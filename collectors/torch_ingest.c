@@ -1,9 +1,9 @@
 /*
  * torch_ingest.c: the libtorch collector, writer side. Allocator reports become tensor_memory
  * rows, TorchScript calls become iterations (source 1, in the phase the thread spent most of the
- * call in), and what the app side found becomes the run metadata: torch_api (which API and
- * symbols) and the collector's status, including a libtorch linked statically into the program,
- * which interposition cannot see.
+ * call in), at::Context setters become settings rows, and what the app side found becomes the run
+ * metadata: torch_api (which API and symbols) and the collector's status, including a libtorch
+ * linked statically into the program, which interposition cannot see.
  */
 #include "registry.h"
 #include "torch_internal.h"
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 static struct {
-    struct ip_batch *memory;
+    struct ip_batch *memory, *settings;
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
@@ -37,6 +37,7 @@ void ip_torch_ingest_prepare(struct ip_store *s)
 {
     memset(&ti, 0, sizeof ti);
     ti.memory = ip_batch_open(s, "tensor_memory", 10);
+    ti.settings = ip_batch_open(s, "settings", 4);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
     ip_torch_ops_prepare(s);
 }
@@ -73,6 +74,15 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     case IP_EV_TORCH_OP:
         ip_torch_ops_ingest(s, tid, (const struct ip_ev_torch_op *)ev);
         break;
+    case IP_EV_TORCH_SETTING: {
+        const struct ip_ev_torch_setting *e = (const struct ip_ev_torch_setting *)ev;
+        int64_t *row = ip_batch_row(ti.settings);
+        row[0] = ip_store_rel(s, e->ts);
+        row[1] = tid;
+        row[2] = ip_store_intern_static(s, ip_torch_setting_name(e->h.aux));
+        row[3] = ip_store_intern_static(s, ip_torch_setting_text(e->h.aux, e->value));
+        break;
+    }
     }
 }
 
@@ -178,6 +188,7 @@ static void write_metadata(struct ip_store *s, uint32_t f, int final)
             f & IP_TORCH_SEEN_JIT ? "TorchScript: Method::operator() (C++11 ABI)"
                                   : "TorchScript: Method::operator() (old ABI)");
     if (f & IP_TORCH_SEEN_AOTI) add(api, sizeof api, "AOTInductor: model runs seen");
+    if (f & IP_TORCH_SEEN_SETTING) add(api, sizeof api, "at::Context settings: set");
     if (f & IP_TORCH_SCOPES) add(api, sizeof api, "record_function scopes: on");
     if (f & IP_TORCH_OPERATORS) add(api, sizeof api, "operators: on");
     ip_store_meta_text(s, "torch_api", api);

@@ -22,7 +22,12 @@
 
 struct ip_store;
 
-enum { IP_EV_TORCH_MEMORY = 1, IP_EV_TORCH_ITERATION = 2, IP_EV_TORCH_OP = 3 };
+enum {
+    IP_EV_TORCH_MEMORY = 1,
+    IP_EV_TORCH_ITERATION = 2,
+    IP_EV_TORCH_OP = 3,
+    IP_EV_TORCH_SETTING = 4
+};
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
 struct ip_ev_torch_memory {
@@ -100,6 +105,20 @@ void ip_torch_ops_arm(void);
 void ip_torch_ops_prepare(struct ip_store *s);
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);
 void ip_torch_ops_finish(struct ip_store *s);
+
+/* ---- torch_settings.c: at::Context settings (cudnn.benchmark, TF32, matmul precision) ---- */
+
+enum { IP_SETTING_BENCHMARK, IP_SETTING_TF32_CUDNN, IP_SETTING_MATMUL, IP_SETTING_COUNT };
+/* A setting took a new value. aux: which (IP_SETTING_*). */
+struct ip_ev_torch_setting {
+    struct ip_ev h;
+    uint64_t ts;
+    int32_t value; /* ip_torch_setting_text's */
+    uint32_t pad;
+};
+/* The setting's name ("cudnn.benchmark") and a value's text ("on"), for the writer. */
+const char *ip_torch_setting_name(uint32_t which);
+const char *ip_torch_setting_text(uint32_t which, int32_t value);
 
 /* ---- torch_ingest.c (writer side) ---- */
 

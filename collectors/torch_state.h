@@ -29,6 +29,7 @@ enum {
     IP_TORCH_SEEN_JIT_OLD = 1u << 12,   /* Method::operator() (pre-C++11 std::string ABI) */
     IP_TORCH_SCOPES = 1u << 13,         /* our record_function callback is registered */
     IP_TORCH_SEEN_AOTI = 1u << 14,      /* an AOTInductor run (package loader or runner) */
+    IP_TORCH_SEEN_SETTING = 1u << 15,   /* an at::Context setter (torch_settings.c) */
     IP_TORCH_OPERATORS = 1u << 20,      /* our operator callback is registered (torch_ops.c) */
 };
 extern _Atomic uint32_t ip_torch_found;

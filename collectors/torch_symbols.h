@@ -37,6 +37,15 @@
     "_ZN5torch8inductor24AOTIModelContainerRunner3runERKSt6vectorIN2at6TensorESaIS4_EEPv"
 #define IP_TORCH_SYM_AOTI_RUNNER_BOXED                                                             \
     "_ZN5torch8inductor24AOTIModelContainerRunner9boxed_runEOSt6vectorIN2at6TensorESaIS4_EEPv"
+/* at::Context's setters of the settings a series is told apart by (torch_settings.c): member
+ * functions, `this` first; the string overload with std::string in the C++11 ABI only. */
+#define IP_TORCH_SYM_SET_BENCHMARK  "_ZN2at7Context17setBenchmarkCuDNNEb"
+#define IP_TORCH_SYM_SET_TF32_CUDNN "_ZN2at7Context17setAllowTF32CuDNNEb"
+#define IP_TORCH_SYM_SET_TF32_CUBLAS "_ZN2at7Context18setAllowTF32CuBLASEb"
+#define IP_TORCH_SYM_SET_MATMUL                                                                    \
+    "_ZN2at7Context25setFloat32MatmulPrecisionENS_22Float32MatmulPrecisionE"
+#define IP_TORCH_SYM_SET_MATMUL_STR                                                                \
+    "_ZN2at7Context25setFloat32MatmulPrecisionERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
 /* clang-format on */
 
 /* A hook's linkage name: `void hook(bool) IP_TORCH_LINKAGE(GRAD_SET);` makes the function
@@ -62,6 +71,11 @@ enum {
     IP_TORCH_R_AOTI_PACKAGE_BOXED,
     IP_TORCH_R_AOTI_RUNNER_RUN,
     IP_TORCH_R_AOTI_RUNNER_BOXED,
+    IP_TORCH_R_SET_BENCHMARK,
+    IP_TORCH_R_SET_TF32_CUDNN,
+    IP_TORCH_R_SET_TF32_CUBLAS,
+    IP_TORCH_R_SET_MATMUL,
+    IP_TORCH_R_SET_MATMUL_STR,
     IP_TORCH_R_COUNT
 };
 

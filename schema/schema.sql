@@ -204,4 +204,11 @@ ALTER TABLE memset ADD COLUMN op INTEGER;
 ALTER TABLE cudnn_calls ADD COLUMN op INTEGER;
 ALTER TABLE tensor_memory ADD COLUMN op INTEGER;
 
+-- Schema 4, settings (collectors/torch_settings.c): each change of a libtorch setting the program
+-- made (at::Context's setters: torch.backends.cudnn.benchmark, cudnn.allow_tf32, the float32
+-- matmul precision / cuda.matmul.allow_tf32), when (t, ns since t0) and by which thread. name_id,
+-- value_id: strings ('cudnn.benchmark', 'on'; 'matmul.precision', 'high'). A setting never set
+-- has no row (the library's default). The report's series are told apart by them.
+CREATE TABLE settings (t INTEGER, tid INTEGER, name_id INTEGER, value_id INTEGER);
+
 PRAGMA user_version = 4;

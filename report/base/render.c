@@ -486,7 +486,7 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
     }
     for (int i = 0; i < n; i++) {
         const struct table *t = tables[i];
-        int shown = t->title && !(t->optional && !t->nrows);
+        int shown = t->title && !(t->optional && !t->nrows) && !t->quiet;
         if (o->format == OUT_TEXT && (shown || o->section)) render_text(out, t, o);
         if (o->format == OUT_CSV && t->key) render_csv(out, t, o->section != NULL);
         if (o->format == OUT_MD && (shown || o->section)) render_md(out, t);

@@ -44,6 +44,7 @@ struct table {
     const char *title; /* heading in text and Markdown; NULL: data (JSON, CSV) only */
     int object;        /* one row rendered as a JSON object / "key: value" lines */
     int optional;      /* text and Markdown leave it out when it has no rows */
+    int quiet;         /* text and Markdown leave it out unless asked for (--section) */
     int ncols;
     struct col cols[TABLE_MAX_COLS];
     struct cell *cells;

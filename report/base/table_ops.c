@@ -93,6 +93,7 @@ struct table *table_where(const struct table *t, const char *col, const char *va
     struct table *w = table_new(t->key, t->title);
     w->object = t->object;
     w->optional = t->optional;
+    w->quiet = t->quiet;
     w->note = t->note;
     for (int c = 0; c < t->ncols; c++)
         table_col(w, t->cols[c].key, t->cols[c].title, t->cols[c].type);

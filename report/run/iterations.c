@@ -40,6 +40,8 @@ struct iter {
     int phase;
     int64_t batch; /* -1 unknown */
     int64_t label; /* the mark's name (strings id), 0 none */
+    int setting;   /* the varying settings it ran with (settings.c: 1 + combo index), 0 none */
+    int64_t gap;   /* host time to its thread's next iteration of its series, -1 none */
 };
 
 struct iters {
@@ -51,6 +53,12 @@ static int cmp_tid_start(const void *a, const void *b)
 {
     const struct iter *x = a, *y = b;
     if (x->tid != y->tid) return (x->tid > y->tid) - (x->tid < y->tid);
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+    const struct iter *x = *(struct iter *const *)a, *y = *(struct iter *const *)b;
     return (x->start > y->start) - (x->start < y->start);
 }
 
@@ -137,6 +145,20 @@ static int gpu_from_ids(sqlite3 *db, struct iters *it)
     return any;
 }
 
+/* An iteration inside another of its thread (a TorchScript call in an NVTX or record_function
+ * iteration range) is part of it: the outermost is the iteration, as it owns the GPU work launched
+ * inside (profiler/iteration.h). v sorted by tid, start. */
+static void drop_nested(struct iters *it)
+{
+    size_t w = 0;
+    for (size_t k = 0; k < it->n; k++) {
+        const struct iter *o = w ? &it->v[w - 1] : NULL, *x = &it->v[k];
+        if (o && o->tid == x->tid && x->start + x->host <= o->start + o->host) continue;
+        it->v[w++] = *x;
+    }
+    it->n = w;
+}
+
 static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
@@ -166,6 +188,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     }
     sqlite3_finalize(st);
     qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
+    drop_nested(it);
     if (!have_end && it->n) have_end = v2 ? gpu_from_ids(db, it) : gpu_from_api(db, it);
     *gpu_known = have_end;
 }
@@ -249,22 +272,29 @@ static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, in
 }
 
 /* A series' name: the mark's text beyond its leading "iteration" and the separators after it
- * ("iteration batch=8 int8" -> "batch=8 int8"; "iteration" -> ""). */
-static void series_name(sqlite3 *db, int64_t label, char *out, size_t n)
+ * ("iteration batch=8 int8" -> "batch=8 int8"; "iteration" -> ""), then the settings that tell
+ * it apart ("batch=8 cudnn.benchmark=on"). */
+static void series_name(sqlite3 *db, int64_t label, const char *settings, char *out, size_t n)
 {
-    out[0] = 0;
-    if (!label) return;
-    sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
-    sqlite3_bind_int64(st, 1, label);
-    if (db_step(st)) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
-        if (v && !strncmp(v, "iteration", 9)) v += 9;
-        while (v && (*v == ' ' || *v == ':' || *v == '_' || *v == '-' || *v == '/' || *v == '=' ||
-                     *v == '|'))
-            v++;
-        snprintf(out, n, "%s", v ? v : "");
+    char name[160] = "";
+    if (label) {
+        sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
+        sqlite3_bind_int64(st, 1, label);
+        if (db_step(st)) {
+            const char *v = (const char *)sqlite3_column_text(st, 0);
+            if (v && !strncmp(v, "iteration", 9)) v += 9;
+            while (v && (*v == ' ' || *v == ':' || *v == '_' || *v == '-' || *v == '/' ||
+                         *v == '=' || *v == '|'))
+                v++;
+            snprintf(name, sizeof name, "%.63s", v ? v : "");
+        }
+        sqlite3_finalize(st);
     }
-    sqlite3_finalize(st);
+    size_t o = strlen(name);
+    snprintf(name + o, sizeof name - o, "%s%.95s", o && settings[0] ? " " : "", settings);
+    size_t len = strlen(name) < n ? strlen(name) : n - 1;
+    memcpy(out, name, len);
+    out[len] = 0;
 }
 
 /* The figures of iterations mine[0..n) (time order) whose warm[] flags are set apart. */
@@ -301,17 +331,39 @@ static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t
     free(h);
 }
 
+/* The time between the steady iterations mine[0..n) of series se and their next ones. */
+static void series_gaps(struct series_info *se, struct iter **mine, const char *warm, size_t n)
+{
+    se->gap_gpu_busy = -1;
+    se->gapv = malloc((n ? n : 1) * sizeof *se->gapv);
+    int64_t *g = malloc((n ? n : 1) * sizeof *g);
+    if (!se->gapv || !g) cli_fail("out of memory");
+    for (size_t k = 0; k < n; k++) {
+        if (warm[k] || mine[k]->gap < 0) continue;
+        int64_t end = mine[k]->start + mine[k]->host;
+        se->gapv[se->gaps] = (struct interval){end, end + mine[k]->gap};
+        g[se->gaps++] = mine[k]->gap;
+        se->gap_total += mine[k]->gap;
+        se->gap_host += mine[k]->host;
+    }
+    if (se->gaps) se->gap_p50 = p50_of(g, (size_t)se->gaps);
+    free(g);
+}
+
 /* The phase's series (one per distinct mark name, in order of first appearance), each with its
  * own warm-up: a second model slower than the first is a series, never the first's warm-up. */
 static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter **mine,
                          const int64_t *lat, const int64_t *host, char *warm, size_t n)
 {
     int64_t labels[REPORT_MAX_SERIES];
-    int nl = 0;
+    int settings[REPORT_MAX_SERIES], nl = 0;
     for (size_t k = 0; k < n; k++) {
         int g = 0;
-        while (g < nl && labels[g] != mine[k]->label) g++;
-        if (g == nl && nl < REPORT_MAX_SERIES) labels[nl++] = mine[k]->label;
+        while (g < nl && (labels[g] != mine[k]->label || settings[g] != mine[k]->setting)) g++;
+        if (g == nl && nl < REPORT_MAX_SERIES) {
+            labels[nl] = mine[k]->label;
+            settings[nl++] = mine[k]->setting;
+        }
     }
     struct iter **gm = malloc(n * sizeof *gm);
     int64_t *gl = malloc(n * sizeof *gl), *gh = malloc(n * sizeof *gh);
@@ -321,7 +373,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
     for (int g = 0; g < nl; g++) {
         size_t m = 0;
         for (size_t k = 0; k < n; k++)
-            if (mine[k]->label == labels[g]) { /* past REPORT_MAX_SERIES names: in none */
+            if (mine[k]->label == labels[g] && mine[k]->setting == settings[g]) {
+                /* past REPORT_MAX_SERIES names: in none */
                 gm[m] = mine[k];
                 gl[m] = lat[k];
                 gh[m] = host[k];
@@ -334,7 +387,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         struct series_info *se = &p->series.v[p->series.n++];
         memset(se, 0, sizeof *se);
         se->phase = pi;
-        series_name(db, labels[g], se->name, sizeof se->name);
+        series_name(db, labels[g], settings[g] ? p->settings.combo[settings[g] - 1] : "", se->name,
+                    sizeof se->name);
         se->iterations = (int64_t)m;
         se->warmup = (int64_t)w;
         se->batch = m ? gm[0]->batch : -1;
@@ -346,6 +400,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         se->end = m ? gm[m - 1]->start + gl[m - 1] : 0;
         steady_figures(gm, gl, gh, gw, m, &se->lat_p50, &se->lat_p95, &se->lat_p99, &se->lat_mean,
                        &se->host_p50, &se->items, &se->nsteady);
+        series_gaps(se, gm, gw, m);
     }
     free(gm);
     free(gl);
@@ -442,6 +497,43 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
     return any;
 }
 
+/* The settings each iteration ran with (settings.c), in time order. */
+static void label_settings(sqlite3 *db, struct run_phases *p, struct iters *it)
+{
+    size_t n = it->n;
+    struct iter **v = malloc((n ? n : 1) * sizeof *v);
+    int64_t *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    int *combo = malloc((n ? n : 1) * sizeof *combo);
+    if (!v || !a || !b || !combo) cli_fail("out of memory");
+    for (size_t k = 0; k < n; k++) v[k] = &it->v[k];
+    qsort(v, n, sizeof *v, cmp_start);
+    for (size_t k = 0; k < n; k++) {
+        a[k] = v[k]->start;
+        b[k] = v[k]->start + v[k]->host;
+    }
+    settings_of_iterations(db, a, b, n, combo, &p->settings);
+    for (size_t k = 0; k < n; k++) v[k]->setting = combo[k];
+    free(v);
+    free(a);
+    free(b);
+    free(combo);
+}
+
+/* Each iteration's time to the next one of its thread when that one is of the same phase and
+ * series (a change of configuration in between is set-up, not input). v sorted by tid, start. */
+static void gaps_after(struct iters *it)
+{
+    for (size_t k = 0; k < it->n; k++) {
+        struct iter *x = &it->v[k], *y = k + 1 < it->n ? &it->v[k + 1] : NULL;
+        x->gap = -1;
+        if (!y || y->tid != x->tid || y->phase != x->phase || y->label != x->label ||
+            y->setting != x->setting)
+            continue;
+        int64_t g = y->start - (x->start + x->host);
+        if (g >= 0) x->gap = g;
+    }
+}
+
 void iterations_load(sqlite3 *db, struct run_phases *p)
 {
     int64_t total =
@@ -450,6 +542,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     int gpu_known = 0;
     if (total) load_all(db, &it, &gpu_known);
     if (add_detected(db, p, &it)) total = 1;
+    label_settings(db, p, &it);
+    gaps_after(&it);
     for (int i = 0; i < p->n; i++) p->v[i].has_iterations = total > 0;
     if (!total) {
         free(it.v);

@@ -311,6 +311,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     load_iteration_window(db, p);
     mark_transient(p);
     phases_steady_gpu(db, p);
+    series_between_gpu(db, p);
     phases_suspect(db, p);
 }
 

@@ -73,15 +73,26 @@ struct phase_info {
  * range's or record_function scope's text, schema 4): one configuration a program tries
  * ("iteration batch=8", "iteration int8"). Warm-up is judged within the series. Latencies as
  * the phase's (to GPU completion where known). */
+struct interval {
+    int64_t start, end;
+};
+
 struct series_info {
-    int phase;     /* index in run_phases.v */
-    char name[64]; /* the mark's text beyond "iteration", "" none */
-    int64_t batch; /* the batch every iteration had, -1 mixed or unknown */
+    int phase;      /* index in run_phases.v */
+    char name[128]; /* the mark's text beyond "iteration", then the settings that tell it apart
+                       (settings.c), "" none */
+    int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
     int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     size_t nsteady;
     int64_t start, end; /* first iteration's start, last one's end (ns since t0) */
+    /* Between iterations (between.c): the host time from the end of each steady iteration to
+     * the start of its thread's next one of the same series and phase: how many, their p50 and
+     * sum, the host time of those iterations (share = gap_total / (gap_total + gap_host)), each
+     * gap, and the GPU time busy inside them (-1 unknown: no kernels recorded). */
+    int64_t gaps, gap_p50, gap_total, gap_host, gap_gpu_busy;
+    struct interval *gapv;
 };
 
 struct run_series {
@@ -89,11 +100,26 @@ struct run_series {
     struct series_info v[REPORT_MAX_SERIES];
 };
 
+/* settings.c: the libtorch settings the program set (table settings). */
+#define SETTINGS_MAX_COMBOS 32
+#define SETTINGS_TEXT       96
+struct run_settings {
+    char constant[256]; /* "cudnn.benchmark=on": set, the same in every iteration ("" none) */
+    char varying[128];  /* names of those that differ between iterations ("" none) */
+    int n;
+    char combo[SETTINGS_MAX_COMBOS][SETTINGS_TEXT]; /* each distinct value of the varying ones */
+};
+/* For iterations [start[k], end[k]] (k < n): combo[k] = 1 + the index in s->combo of the
+ * varying settings it ran with, 0 none (no setting varies); s filled. */
+void settings_of_iterations(struct sqlite3 *db, const int64_t *start, const int64_t *end, size_t n,
+                            int *combo, struct run_settings *s);
+
 struct run_phases {
     int n;
     struct phase_info v[REPORT_MAX_PHASES];
     struct run_devices devices;
-    struct run_series series; /* every phase's, in phase order */
+    struct run_series series;     /* every phase's, in phase order */
+    struct run_settings settings; /* the run's, and what tells its series apart */
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
@@ -122,9 +148,6 @@ size_t phases_overlap(const struct phase_info *fast, const struct phase_info *sl
 const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
                                     const char *grad_mode);
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
-struct interval {
-    int64_t start, end;
-};
 int64_t union_length(struct interval *v, size_t n);
 /* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP
  * table of the same name (summaries.c), which every section then reads. */
@@ -149,6 +172,10 @@ int memory_saving(const struct phase_info *base, const struct phase_info *ph, in
                   double *pct);
 /* steady.c: each phase's steady-state GPU figures (phases_load calls it). */
 void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
+/* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
+void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
+/* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
+double series_between_pct(const struct series_info *s);
 /* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
 void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */

@@ -53,6 +53,9 @@ const char *advice_plural(int64_t n, const char *one, const char *many);
 int advice_has(const char *s, const char *word);
 int advice_append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* input_bound (advice_input.c). */
+void rule_input_bound(const struct run_phases *p, struct advice_list *l);
+
 /* Run every rule over one run (advice_rules.c). */
 void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_list *l);
 

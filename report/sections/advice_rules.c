@@ -600,6 +600,7 @@ void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
         rule_layout(&p->v[i], &k[i], l);
         rule_launch_bound(&p->v[i], &k[i], l);
     }
+    rule_input_bound(p, l);
     rule_cudnn(&f, l);
     rule_pageable(db, l);
     rule_sync_copies(db, l);

@@ -15,7 +15,7 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     int n = 0;
     if (max < 32) cli_fail("internal: room for 32 report tables needed");
     t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline));
-    t[n++] = section_run(db);
+    t[n++] = section_run(db, phases);
     n += section_phases(db, phases, o, t + n);
     n += section_series(phases, t + n);
     t[n++] = section_precision(phases);

@@ -28,21 +28,25 @@ static int series_worth_showing(const struct run_phases *p)
 
 static struct table *series_table(const struct run_phases *p)
 {
-    struct table *t = table_new("series", "Series (a phase and the iteration mark's name)");
+    struct table *t = table_new("series", "Series (a phase, the iteration mark's name and the"
+                                          " settings that changed)");
     table_col(t, "phase", "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "steady_iterations", "Iters", COL_INT);
     table_col(t, "warmup_iterations", "Warm-up", COL_INT);
     table_col(t, "warmup_ns", NULL, COL_NS);
-    table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
+    /* Iter/s and p99 in JSON/CSV only: the text table leaves the room to the series' names. */
+    table_col(t, "throughput_per_s", NULL, COL_RATE);
     table_col(t, "items_per_s", "Items/s", COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
     table_col(t, "latency_p95_ns", "p95", COL_NS);
-    table_col(t, "latency_p99_ns", "p99", COL_NS);
+    table_col(t, "latency_p99_ns", NULL, COL_NS);
     table_col(t, "latency_mean_ns", NULL, COL_NS);
     table_col(t, "start_ns", NULL, COL_NS);
     table_col(t, "end_ns", NULL, COL_NS);
+    table_col(t, "between_p50_ns", NULL, COL_NS);
+    table_col(t, "between_pct", NULL, COL_PCT);
     if (!series_worth_showing(p)) return t;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
@@ -65,6 +69,10 @@ static struct table *series_table(const struct run_phases *p)
         }
         table_set_int(t, 12, s->start);
         table_set_int(t, 13, s->end);
+        if (s->gaps) {
+            table_set_int(t, 14, s->gap_p50);
+            table_set_num(t, 15, series_between_pct(s));
+        }
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up";
@@ -124,9 +132,56 @@ static struct table *sweep_table(const struct run_phases *p)
     return t;
 }
 
+/* Between iterations: every series whose iterations had any time between them (between.c);
+ * shown in text where some series spent BETWEEN_SHOWN_PCT of its wall time there, in gaps of
+ * p50 BETWEEN_SHOWN_NS or more (a Python loop's own few microseconds are not input work, even
+ * around a tiny model). */
+#define BETWEEN_SHOWN_PCT 5.0
+#define BETWEEN_SHOWN_NS  50000
+
+static struct table *between_table(const struct run_phases *p)
+{
+    struct table *t = table_new("between", "Between iterations (host time from the end of one"
+                                           " steady iteration to the next)");
+    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "gaps", "Gaps", COL_INT);
+    table_col(t, "between_p50_ns", "p50", COL_NS);
+    table_col(t, "between_total_ns", "Total", COL_NS);
+    table_col(t, "between_pct", "Wall %", COL_PCT);
+    table_col(t, "gpu_idle_between_ns", "GPU idle", COL_NS);
+    table_col(t, "gpu_idle_between_pct", "Idle %", COL_PCT);
+    int shown = 0;
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        if (!s->gaps) continue;
+        char label[32];
+        phase_short_label(&p->v[s->phase], label, sizeof label);
+        table_row(t);
+        table_set_text(t, 0, label);
+        table_set_text(t, 1, s->name[0] ? s->name : "(unnamed)");
+        table_set_int(t, 2, s->gaps);
+        table_set_int(t, 3, s->gap_p50);
+        table_set_int(t, 4, s->gap_total);
+        table_set_num(t, 5, series_between_pct(s));
+        if (s->gap_gpu_busy >= 0 && s->gap_total > 0) {
+            table_set_int(t, 6, s->gap_total - s->gap_gpu_busy);
+            table_set_num(t, 7,
+                          100.0 * (double)(s->gap_total - s->gap_gpu_busy) / (double)s->gap_total);
+        }
+        shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;
+    }
+    t->quiet = !shown;
+    t->note = "Wall %: of the series' steady iterations and the time after them; GPU idle: the"
+              " part of that time no kernel of the phase ran ('-': no kernels recorded). Input"
+              " preparation, data loading and host post-processing show here";
+    return t;
+}
+
 int section_series(const struct run_phases *p, struct table **out)
 {
     out[0] = series_table(p);
     out[1] = sweep_table(p);
-    return 2;
+    out[2] = between_table(p);
+    return 3;
 }

@@ -76,9 +76,9 @@ static const char *why_no_inference(const struct run_phases *p)
 /* Advice rules in the order the first screen ranks them: lost data first, then settings that
  * make the answers wrong (a model in train() mode, autograd on), then speed. */
 static const char *const rank[] = {
-    "records_dropped",    "train_mode_in_inference", "grad_mode_in_inference",
-    "launch_bound",       "layout_conversions",      "cudnn_search_repeats",
-    "synchronous_copies", "pageable_copies",         "cudnn_benchmark_off"};
+    "records_dropped", "train_mode_in_inference", "grad_mode_in_inference", "input_bound",
+    "launch_bound",    "layout_conversions",      "cudnn_search_repeats",   "synchronous_copies",
+    "pageable_copies", "cudnn_benchmark_off"};
 
 /* The Findings line: the top three advice rules, each with the phases it fired in and its
  * finding of most grounded saving (else its first), numbers included; the Advice section below

@@ -145,7 +145,7 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
 #undef WARN
 }
 
-struct table *section_run(struct sqlite3 *db)
+struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
 {
     struct table *t = table_new("run", "Run");
     t->object = 1;
@@ -171,6 +171,7 @@ struct table *section_run(struct sqlite3 *db)
         {"collector_nvtx", "NVTX", COL_TEXT},
         {"collector_cudnn", "cuDNN", COL_TEXT},
         {"collector_energy", "Energy", COL_TEXT},
+        {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
         {"dropped_events", "Dropped events", COL_INT},
@@ -219,6 +220,16 @@ struct table *section_run(struct sqlite3 *db)
     meta_text_col(t, db, c++, "collector.nvtx");
     meta_text_col(t, db, c++, "collector.cudnn");
     meta_text_col(t, db, c++, "collector.energy");
+    /* The libtorch settings the program set (report/run/settings.c). */
+    const struct run_settings *set = &p->settings;
+    if (set->constant[0] || set->varying[0]) {
+        snprintf(buf, sizeof buf, "%s%s%s%s", set->constant,
+                 set->constant[0] && set->varying[0] ? "; " : "",
+                 set->varying[0] ? "changed between iterations (in the series names): " : "",
+                 set->varying);
+        table_set_text(t, c, buf);
+    }
+    c++;
     meta_int_col(t, db, c++, "events_recorded");
     /* From the end-of-run summary when there is one: counting rows scans the whole table. */
     int64_t kernels = db_int(db, "SELECT sum(count) FROM kernel_summary WHERE phase = -1", -1);

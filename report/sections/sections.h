@@ -16,7 +16,7 @@ struct report_opts {
     const char *nvtx;       /* kernels launched inside NVTX ranges matching this glob */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
-struct table *section_run(struct sqlite3 *db);
+struct table *section_run(struct sqlite3 *db, const struct run_phases *p);
 /* The phase ran the model: it has steady iterations, or (when no phase has any) at least a tenth
  * of the busiest phase's GEMM and convolution time; not a phase that only loaded it. */
 int phase_ran_model(const struct run_phases *p, const struct phase_info *ph);

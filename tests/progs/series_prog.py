@@ -2,6 +2,14 @@
 configurations in one process, each forward marked with record_function("iteration <label>").
   series_prog.py batch   the same MLP at batch 1, 8 and 64 under inference_mode
   series_prog.py int8    an fp32 MLP, then its quantize_dynamic int8 copy
+  series_prog.py gaps    one MLP, 20 forwards marked "iteration prep" each after 4 ms of host
+                         work preparing its input (a busy loop), then 20 marked "iteration tight"
+                         back to back; prints, after each label's forward times, its own times
+                         between forwards ("between <label>")
+  series_prog.py settings  one MLP, every forward marked "iteration" alone: the float32 matmul
+                         precision set to "high" first; 12 forwards, then cudnn.benchmark on and
+                         12 more, then 12 inside `torch.backends.cudnn.flags(benchmark=False)`
+                         (the mark around it): the settings tell the series apart
 Prints one line per configuration: its label and its own timer's time (ns) of each forward,
 the figures the report's series must agree with."""
 import sys
@@ -28,9 +36,66 @@ def timed(model, x, label, n):
     print(label, *own, flush=True)
 
 
+def spin_ms(ms):
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        pass
+
+
+def gaps():
+    m = mlp(256)
+    for label, prep_ms in (("prep", 4), ("tight", 0)):
+        own, between, last_end = [], [], None
+        for _ in range(20):
+            t0 = time.perf_counter_ns()
+            if prep_ms:
+                spin_ms(prep_ms)
+            x = torch.randn(16, 256)
+            t1 = time.perf_counter_ns()
+            with torch.autograd.profiler.record_function(f"iteration {label}"):
+                m(x)
+            t2 = time.perf_counter_ns()
+            if last_end is not None:
+                between.append(t1 - last_end)
+            own.append(t2 - t1)
+            last_end = t2
+        print(label, *own, flush=True)
+        print("between", label, *between, flush=True)
+
+
+def settings():
+    torch.set_float32_matmul_precision("high")
+    m, x = mlp(256), torch.randn(8, 256)
+    own = {"cudnn.benchmark=off": [], "cudnn.benchmark=on": []}
+
+    def forward(config, flags):
+        t0 = time.perf_counter_ns()
+        with torch.autograd.profiler.record_function("iteration"):
+            if flags:
+                with torch.backends.cudnn.flags(enabled=True, benchmark=False):
+                    m(x)
+            else:
+                m(x)
+        own[config].append(time.perf_counter_ns() - t0)
+
+    for _ in range(12):
+        forward("cudnn.benchmark=off", False)
+    torch.backends.cudnn.benchmark = True
+    for _ in range(12):
+        forward("cudnn.benchmark=on", False)
+    for _ in range(12):
+        forward("cudnn.benchmark=off", True)
+    for label, times in own.items():
+        print(label, *times, flush=True)
+
+
 def main():
     what = sys.argv[1]
     with torch.inference_mode():
+        if what == "settings":
+            return settings()
+        if what == "gaps":
+            return gaps()
         if what == "batch":
             m = mlp(256)
             for b in (1, 8, 64):

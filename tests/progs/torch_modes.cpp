@@ -26,6 +26,10 @@
 //   torch_modes unmarked [N]
 //                          a torch::nn module called N times with no mark in no_grad, then in
 //                          inference_mode; prints each call's time by the program's own timer
+//   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
+//                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
+//                          turned on and "small" 8 more times; the float32 matmul precision set
+//                          to "high" first: three series, one setting constant
 //   torch_modes exitthreads
 //                          main returns while four threads still make and free CPU tensors: the
 //                          static destructors run under them (libtorch must print nothing)
@@ -356,6 +360,35 @@ static int scopes()
     return 0;
 }
 
+static int series()
+{
+    at::globalContext().setFloat32MatmulPrecision("high");
+    torch::jit::Module small("Small"), big("Big");
+    small.define(R"(
+def forward(self, x):
+    return x * 2 + 1
+)");
+    big.define(R"(
+def forward(self, x):
+    return (x.mm(x) * 2 + 1).sum()
+)");
+    c10::InferenceMode guard;
+    at::Tensor a = at::ones({8, 8}), b = at::ones({200, 200});
+    auto run = [](torch::jit::Module &m, const at::Tensor &x, const char *name) {
+        for (int i = 0; i < 8; i++) {
+            nvtxRangePushA(name);
+            (void)m.forward({x});
+            nvtxRangePop();
+        }
+    };
+    run(small, a, "iteration small");
+    run(big, b, "iteration big");
+    at::globalContext().setBenchmarkCuDNN(true);
+    run(small, a, "iteration small");
+    std::printf("series: 3 x 8 calls\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -369,10 +402,11 @@ int main(int argc, char **argv)
     if (what == "exitthreads") return exitthreads();
     if (what == "unmarked") return unmarked(argc > 2 ? std::atoi(argv[2]) : 30);
     if (what == "scopes") return scopes();
+    if (what == "series") return series();
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
-                         "burst T N [nvtx]|timed|exitthreads|scopes|unmarked [N]\n");
+                         "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]\n");
     return 2;
 }

@@ -6,7 +6,7 @@ batch sweep lists each batch. Python on Debian's CPU torch 1.13 (tests/progs/ser
 import os
 import unittest
 
-from harness import Case, main
+from harness import Case, main, prog
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "series_prog.py")
 PYTHON = "/usr/bin/python3"
@@ -20,12 +20,16 @@ class Series(Case):
         if r.rc != 0 and b"No module named 'torch'" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
-        own, self.raw = {}, {}
+        own, self.raw, self.between = {}, {}, {}
         for line in r.out.decode().splitlines():
             label, *times = line.split()
+            if label == "between":
+                self.between[times[0]] = sorted(int(t) for t in times[1:])
+                continue
             self.raw[label] = [int(t) for t in times]
             own[label] = sorted(int(t) for t in times[2:])  # its own two warm-up forwards out
-        report = self.report_json(r.db(f"{what}.db"))
+        self.db_path = r.db(f"{what}.db")
+        report = self.report_json(self.db_path)
         return own, report
 
     def rows(self, report, key):
@@ -68,6 +72,70 @@ class Series(Case):
             for k in range(row["warmup_iterations"]):
                 self.assertGreater(raw[k], 1.05 * steady, (label, k, raw, row))
         self.assertEqual(self.rows(report, "batch_sweep"), [])
+
+    def test_time_between_iterations(self):
+        # 4 ms of input preparation before each forward of "prep", none before "tight": the
+        # Between table against the program's own timer, input_bound for "prep" only.
+        own, report = self.run_program("gaps")
+        self.check_series(own, self.rows(report, "series"))
+        between = {r["series"]: r for r in self.rows(report, "between")}
+        prep, tight = between["prep"], between["tight"]
+        want = self.between["prep"]
+        lo, hi = want[int(0.4 * (len(want) - 1))], want[-(-6 * (len(want) - 1) // 10)]
+        self.assertGreater(prep["between_p50_ns"], 0.95 * lo - 200_000, (prep, lo, hi))
+        self.assertLess(prep["between_p50_ns"], 1.05 * hi + 200_000, (prep, lo, hi))
+        self.assertGreater(prep["between_pct"], 50)
+        self.assertLess(tight["between_pct"], 5)
+        self.assertIsNone(prep["gpu_idle_between_ns"])  # no kernels on CPU
+        fired = [a for a in report["advice"] if a["rule"] == "input_bound"]
+        self.assertEqual([a["evidence"]["series"] for a in fired], ["prep"], fired)
+        self.assertIn("input_bound", report["summary"]["findings"])
+        text = self.cli("report", self.db_path).out.decode()
+        self.assertIn("Between iterations", text)
+
+    def test_no_time_between_no_table(self):
+        own, report = self.run_program("batch")
+        self.assertFalse([a for a in report["advice"] if a["rule"] == "input_bound"])
+        for r in self.rows(report, "between"):  # the loop's own microseconds
+            self.assertLess(r["between_p50_ns"], 50_000, r)
+        self.assertNotIn("Between iterations", self.cli("report", self.db_path).out.decode())
+
+    def test_settings_tell_series_apart(self):
+        # Every forward marked "iteration" alone: cudnn.benchmark (turned on between two loops,
+        # then off inside `cudnn.flags(...)` within the mark) makes two series; the matmul
+        # precision set once before them is the run's, said in the run header.
+        own, report = self.run_program("settings")
+        got = self.check_series(own, self.rows(report, "series"))
+        for label, row in got.items():
+            self.assertEqual(row["steady_iterations"] + row["warmup_iterations"],
+                             len(self.raw[label]), label)
+        self.assertEqual(len(self.raw["cudnn.benchmark=off"]), 24)
+        settings = report["run"]["settings"]
+        self.assertTrue(settings.startswith("matmul.precision=high; "), settings)
+        self.assertTrue(settings.endswith(": cudnn.benchmark"), settings)
+
+    def test_cpp_two_modules_and_a_setting(self):
+        # A C++ program: two TorchScript modules, each call in an NVTX "iteration <name>" range
+        # (the TorchScript call inside is part of that iteration, not one more), then
+        # setBenchmarkCuDNN(true) and the first module again; setFloat32MatmulPrecision("high")
+        # first.
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        r = self.run_prog([exe, "series"], INFPROF_OUTPUT="c.db")
+        self.assertEqual(r.rc, 0, r.err)
+        report = self.report_json(r.db("c.db"))
+        got = {s["series"]: s for s in report["series"]}
+        self.assertEqual(sorted(got), ["big cudnn.benchmark=off", "small cudnn.benchmark=off",
+                                       "small cudnn.benchmark=on"])
+        for row in got.values():
+            self.assertEqual(row["steady_iterations"] + row["warmup_iterations"], 8, row)
+        self.assertGreater(got["big cudnn.benchmark=off"]["latency_p50_ns"],
+                           got["small cudnn.benchmark=off"]["latency_p50_ns"])
+        ph = {p["label"]: p for p in report["phases"]}["inference_mode | autocast off"]
+        self.assertEqual(ph["iterations"], 24, ph)  # not 48: the TorchScript calls are inside
+        self.assertEqual(report["run"]["settings"], "matmul.precision=high; changed between"
+                         " iterations (in the series names): cudnn.benchmark")
 
 
 if __name__ == "__main__":

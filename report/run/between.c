@@ -1,0 +1,81 @@
+/*
+ * between.c: what happens between a series' iterations (docs/report.md, "Between iterations").
+ * iterations.c measures, per series, the host time from the end of each steady iteration to the
+ * start of its thread's next one (input preparation, data loading, post-processing on the host);
+ * here, how much of that time the GPU was busy with the phase's kernels, so the rest is GPU time
+ * lost waiting for the host (the seeds' "fix data loading first").
+ */
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+/* Index of the gap holding t in v (sorted by start, disjoint), or -1. */
+static long gap_of(const struct interval *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && t < v[lo - 1].end ? (long)lo - 1 : -1;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+    const struct interval *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The part of [s, e] inside the gaps, as intervals appended to *out. */
+static void clip(const struct interval *g, size_t ng, int64_t s, int64_t e, struct interval **out,
+                 size_t *n, size_t *cap)
+{
+    long k = gap_of(g, ng, s);
+    size_t i = k >= 0 ? (size_t)k : 0;
+    if (k < 0) /* the first gap after s */
+        while (i < ng && g[i].end <= s) i++;
+    for (; i < ng && g[i].start < e; i++) {
+        int64_t a = s > g[i].start ? s : g[i].start, b = e < g[i].end ? e : g[i].end;
+        if (a >= b) continue;
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 1024;
+            if (!(*out = realloc(*out, *cap * sizeof **out))) cli_fail("out of memory");
+        }
+        (*out)[(*n)++] = (struct interval){a, b};
+    }
+}
+
+void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
+{
+    if (!db_has_table(db, "kernel_rows")) return;
+    for (int i = 0; i < p->series.n; i++) {
+        struct series_info *se = &p->series.v[i];
+        const struct phase_info *ph = &p->v[se->phase];
+        if (!se->gaps || !ph->has_kernels) continue;
+        qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
+        struct interval *v = NULL;
+        size_t n = 0, cap = 0;
+        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernels WHERE phase = ?"
+                                          " AND start < ? AND start + dur > ?");
+        sqlite3_bind_int(st, 1, ph->id);
+        sqlite3_bind_int64(st, 2, se->gapv[se->gaps - 1].end);
+        sqlite3_bind_int64(st, 3, se->gapv[0].start);
+        while (db_step(st)) {
+            int64_t s = sqlite3_column_int64(st, 0);
+            clip(se->gapv, (size_t)se->gaps, s, s + sqlite3_column_int64(st, 1), &v, &n, &cap);
+        }
+        sqlite3_finalize(st);
+        se->gap_gpu_busy = union_length(v, n);
+        free(v);
+    }
+}
+
+double series_between_pct(const struct series_info *s)
+{
+    if (!s->gaps || s->gap_total + s->gap_host <= 0) return -1;
+    return 100.0 * (double)s->gap_total / (double)(s->gap_total + s->gap_host);
+}

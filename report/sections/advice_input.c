@@ -1,0 +1,53 @@
+/*
+ * advice_input.c: the advice rule input_bound (docs/advice.md): a series whose iterations wait
+ * on the host between them, input preparation, data loading or post-processing, for a large
+ * share of its wall time while the GPU idles through it (report/run/between.c). On a run with no
+ * kernels recorded (a CPU model) the time between is the host's alone and the rule says so.
+ */
+#include "advice.h"
+
+#include <stdio.h>
+
+#define INPUT_MIN_GAPS  4      /* gaps measured */
+#define INPUT_SHARE_PCT 20.0   /* of the series' wall time spent between iterations */
+#define INPUT_MIN_NS    100000 /* p50 gap: shorter is the loop's own overhead */
+#define INPUT_IDLE_PCT  50.0   /* of the time between with no kernel of the phase running */
+
+void rule_input_bound(const struct run_phases *p, struct advice_list *l)
+{
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        const struct phase_info *ph = &p->v[s->phase];
+        double share = series_between_pct(s);
+        if (s->gaps < INPUT_MIN_GAPS || share < INPUT_SHARE_PCT || s->gap_p50 < INPUT_MIN_NS)
+            continue;
+        int gpu = s->gap_gpu_busy >= 0;
+        double idle = gpu ? advice_pct(s->gap_total - s->gap_gpu_busy, s->gap_total) : -1;
+        if (gpu && idle < INPUT_IDLE_PCT) continue;
+        struct advice *a = advice_add(l, "input_bound", ph);
+        if (!a) return;
+        char label[32], b1[32], b2[32], name[160];
+        phase_short_label(ph, label, sizeof label);
+        snprintf(name, sizeof name, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+        snprintf(a->finding, sizeof a->finding,
+                 "%s spent %.0f%% of its wall time between iterations (%s after each, %s in all"
+                 " over %lld gaps)%s.",
+                 name, share, advice_ns_text(b1, sizeof b1, (double)s->gap_p50),
+                 advice_ns_text(b2, sizeof b2, (double)s->gap_total), (long long)s->gaps,
+                 gpu ? ", the GPU idle through most of it"
+                     : "; no GPU work was recorded: the host's own time outside the model");
+        if (gpu) advice_append(a->finding, sizeof a->finding, " (%.0f%% idle)", idle);
+        advice_ev_text(a, "series", s->name);
+        advice_ev_int(a, "gaps", s->gaps);
+        advice_ev_int(a, "between_p50_ns", s->gap_p50);
+        advice_ev_int(a, "between_total_ns", s->gap_total);
+        advice_ev_num(a, "between_pct", share);
+        if (gpu) advice_ev_num(a, "gpu_idle_between_pct", idle);
+        a->saving_ns = s->gap_total;
+        snprintf(a->try_, sizeof a->try_,
+                 "prepare the next input while the model runs: a DataLoader with num_workers > 0"
+                 " and pin_memory=True, copies with non_blocking=True, post-processing off the"
+                 " critical path (a second thread or stream); profile the host code between"
+                 " iterations first");
+    }
+}
