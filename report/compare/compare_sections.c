@@ -1,6 +1,7 @@
 /*
  * compare_sections.c: which sections `infprof compare` matches, on what, and how text shows them:
- * phases by label (throughput and latency with new/base ratios, GPU time, peak memory), memory
+ * phases by label (throughput and latency with new/base ratios, GPU time, peak memory), series
+ * by phase and name (the same figures per configuration), memory
  * by phase and device, energy by phase and device (J/iter, items/J, power, clocks), kernels by name
  * (and phase), CUDA API functions, memory operations and
  * NVTX ranges by name, each ordered by the absolute change of its time. The data tables carry
@@ -24,6 +25,20 @@ static const struct diff_spec phases_spec = {
              {"gpu_time_ns", 1, 0},
              {"peak_allocated_bytes", 0, 0}},
     .what = "phases",
+};
+
+/* Series (sec_series.c): by phase and name (the mark's text and the settings that changed), so
+ * one configuration is compared with itself; a series one run lacks is listed, not dropped. */
+static const struct diff_spec series_spec = {
+    .key = "series",
+    .match = {"phase", "series"},
+    .figs = {{"steady_iterations", 1, 0},
+             {"throughput_per_s", 0, 1},
+             {"items_per_s", 0, 1},
+             {"latency_p50_ns", 0, 1},
+             {"latency_p95_ns", 0, 1},
+             {"between_pct", 0, 0}},
+    .what = "series",
 };
 
 static const struct diff_spec memory_spec = {
@@ -147,6 +162,17 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
     t[k++] = VIEW(d, "Phases: throughput and latency, new / base (above 1.00x: more)", ph1, 1);
     if (!d->nrows) t[k - 1]->note = "no libtorch phase was seen in either run";
     t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
+
+    d = t[k++] = diff(&series_spec, b, n, 0);
+    static const struct view_col se[] = {{"phase", "Phase"},
+                                         {"series", "Series"},
+                                         {"Change", NULL},
+                                         {"latency_p50_ns_base", "p50 base"},
+                                         {"latency_p50_ns_new", "p50 new"},
+                                         {"latency_p50_ns_ratio", "Latency"},
+                                         {"throughput_per_s_ratio", "Throughput"}};
+    t[k++] =
+        VIEW(d, "Series: latency and throughput, new / base (matched by phase and name)", se, 0);
 
     d = t[k++] = diff(&memory_spec, b, n, 0);
     static const struct view_col mem[] = {{"Phase", NULL},

@@ -401,6 +401,12 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         steady_figures(gm, gl, gh, gw, m, &se->lat_p50, &se->lat_p95, &se->lat_p99, &se->lat_mean,
                        &se->host_p50, &se->items, &se->nsteady);
         series_gaps(se, gm, gw, m);
+        se->its = malloc((m ? m : 1) * sizeof *se->its);
+        if (!se->its) cli_fail("out of memory");
+        for (size_t k = 0; k < m; k++)
+            se->its[k] =
+                (struct series_iter){gm[k]->id, gm[k]->start, gm[k]->start + gl[k], !gw[k]};
+        se->nits = m;
     }
     free(gm);
     free(gl);

@@ -77,6 +77,11 @@ struct interval {
     int64_t start, end;
 };
 
+struct series_iter {
+    int64_t id, start, end; /* iterations.id; its window, start to GPU completion (ns) */
+    int steady;
+};
+
 struct series_info {
     int phase;      /* index in run_phases.v */
     char name[128]; /* the mark's text beyond "iteration", then the settings that tell it apart
@@ -93,6 +98,12 @@ struct series_info {
      * gap, and the GPU time busy inside them (-1 unknown: no kernels recorded). */
     int64_t gaps, gap_p50, gap_total, gap_host, gap_gpu_busy;
     struct interval *gapv;
+    /* series.c: its steady iterations' kernels and GPU time (-1 unknown: no kernel rows tied to
+     * iterations), and its peak allocated tensor bytes on the run's memory device over all its
+     * iterations' windows (-1 unknown: no reports there). */
+    int64_t kernels, gpu_time, peak_alloc;
+    struct series_iter *its; /* its iterations, time order */
+    size_t nits;
 };
 
 struct run_series {
@@ -172,6 +183,8 @@ int memory_saving(const struct phase_info *base, const struct phase_info *ph, in
                   double *pct);
 /* steady.c: each phase's steady-state GPU figures (phases_load calls it). */
 void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
+/* series.c: each series' kernels, GPU time and peak memory (phases_load calls it). */
+void series_figures(struct sqlite3 *db, struct run_phases *p);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */

@@ -395,14 +395,27 @@ static struct table *text_view(const struct table *data, const char *title, cons
     return v;
 }
 
-/* Rows of `data` for a text view: every phase but the transient ones. */
-static struct table *phase_view(const struct table *data, const char *title, const int *cols, int n)
+/* A phase the text folds into the set-up line: no iteration in it while other phases have some
+ * (building or loading the model, the context managers' set-up). */
+static int set_up(const struct run_phases *p, const struct phase_info *ph)
+{
+    if (ph->transient || ph->iterations) return 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].iterations) return 1;
+    return 0;
+}
+
+/* Rows of `data` (one per phase of p, in order) for a text view: every phase but the transient
+ * ones and, when fold, the set-up ones. */
+static struct table *phase_view(const struct run_phases *p, const struct table *data,
+                                const char *title, const int *cols, int n, int fold)
 {
     struct table *v = text_view(data, title, cols, n);
     int keep = 0;
     for (int r = 0; r < data->nrows; r++) {
         const struct cell *c = &data->cells[r * data->ncols + C_TRANSIENT];
         if (!c->null && c->i) continue;
+        if (fold && r < p->n && set_up(p, &p->v[r])) continue;
         if (keep != r)
             memcpy(&v->cells[keep * v->ncols], &v->cells[r * v->ncols],
                    (size_t)v->ncols * sizeof *v->cells);
@@ -459,8 +472,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
     int n = 0;
     out[n++] = t;
-    struct table *v1 = phase_view(t, "Phases (grad mode / autocast)", overview,
-                                  (int)(sizeof overview / sizeof *overview));
+    struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview,
+                                  (int)(sizeof overview / sizeof *overview), 1);
     static char note[2048];
     char folded[256] = "";
     for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
@@ -525,6 +538,31 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                      " figures are in the Series table",
                      len ? ". " : "", label, ph->nseries);
     }
+    /* The set-up line: the phases folded away, each with what it holds. */
+    for (int i = 0, first = 1; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        size_t len = strlen(note);
+        if (!set_up(p, ph) || len + 120 > sizeof note) continue;
+        char label[32], what[96] = "", b[32];
+        phase_short_label(ph, label, sizeof label);
+        if (ph->has_memory && ph->mem_dev >= 0) {
+            fmt_bytes(b, sizeof b, (double)ph->peak_alloc);
+            snprintf(what, sizeof what, "peak %s", b);
+        }
+        if (ph->has_kernels) {
+            size_t o = strlen(what);
+            fmt_ns(b, sizeof b, (double)ph->gpu_time);
+            snprintf(what + o, sizeof what - o, "%s%lld kernels, %s GPU", o ? ", " : "",
+                     (long long)ph->kernels, b);
+        }
+        snprintf(note + len, sizeof note - len, "%s%s%s%s%s",
+                 first ? (len ? ". Set-up, no iterations (not shown): "
+                              : "Set-up, no iterations"
+                                " (not shown): ")
+                       : ", ",
+                 label, what[0] ? " (" : "", what, what[0] ? ")" : "");
+        first = 0;
+    }
     for (int i = 0, first = 1; i < p->n; i++) {
         size_t len = strlen(note);
         if (!p->v[i].suspect || len + 260 > sizeof note) continue;
@@ -539,8 +577,8 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                    " INFPROF_TORCH=0)";
     out[n++] = v1;
     if (warm) {
-        struct table *w = phase_view(t, "Warm-up (left out of every figure above and below)",
-                                     warmup, (int)(sizeof warmup / sizeof *warmup));
+        struct table *w = phase_view(p, t, "Warm-up (left out of every figure above and below)",
+                                     warmup, (int)(sizeof warmup / sizeof *warmup), 0);
         int keep = 0;
         for (int r = 0; r < w->nrows; r++) {
             const struct cell *c = &w->cells[r * w->ncols + 1];
@@ -555,7 +593,9 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                   " (median + max(5 MAD, 10%) of its second half); --warmup N overrides";
         out[n++] = w;
     }
-    if (p->n - transient >= 2) {
+    int shown = 0;
+    for (int i = 0; i < p->n; i++) shown += !p->v[i].transient && !set_up(p, &p->v[i]);
+    if (shown >= 2) {
         static char title[160];
         char b[64] = "";
         if (base) phase_short_label(base, b, sizeof b);
@@ -563,21 +603,24 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                  "Phases against %s (speed-up: its p50 latency over the"
                  " phase's; 95%% band)",
                  base ? b : "a baseline");
-        struct table *v = phase_view(t, title, against, (int)(sizeof against / sizeof *against));
+        struct table *v =
+            phase_view(p, t, title, against, (int)(sizeof against / sizeof *against), 1);
         int setup = 0;
         for (int i = 0; i < p->n; i++)
-            setup += !p->v[i].transient && p->v[i].has_memory && !phase_ran_model(p, &p->v[i]);
+            setup += !p->v[i].transient && !set_up(p, &p->v[i]) && p->v[i].has_memory &&
+                     !phase_ran_model(p, &p->v[i]);
         if (setup)
             v->note = "Speed-up and Memory saved '-': the phase did not run the model (no steady"
                       " iterations: loading or setting it up)";
         out[n++] = v;
-        struct table *iv = inference_vs_no_grad(p);
-        static const int shown[] = {0, 1, 5, 4, 6};
-        out[n++] = iv;
-        if (iv->nrows)
-            out[n++] = text_view(iv, iv->title, shown, (int)(sizeof shown / sizeof *shown));
-        iv->title = NULL;
     }
+    /* JSON and CSV carry it in every run (a fixed shape); text where a pair ran. */
+    struct table *iv = inference_vs_no_grad(p);
+    static const int iv_cols[] = {0, 1, 5, 4, 6};
+    out[n++] = iv;
+    if (iv->nrows && shown >= 2)
+        out[n++] = text_view(iv, iv->title, iv_cols, (int)(sizeof iv_cols / sizeof *iv_cols));
+    iv->title = NULL;
     return n;
 }
 

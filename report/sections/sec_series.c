@@ -32,13 +32,14 @@ static struct table *series_table(const struct run_phases *p)
                                           " settings that changed)");
     table_col(t, "phase", "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
-    table_col(t, "batch", "Batch", COL_INT);
+    table_col(t, "batch", NULL, COL_INT); /* batch and items/s: the batch sweep's, in text */
     table_col(t, "steady_iterations", "Iters", COL_INT);
     table_col(t, "warmup_iterations", "Warm-up", COL_INT);
     table_col(t, "warmup_ns", NULL, COL_NS);
-    /* Iter/s and p99 in JSON/CSV only: the text table leaves the room to the series' names. */
+    /* Iter/s, items/s, batch and p99 in JSON/CSV only: the text table leaves the room to the
+     * series' names (the batch sweep shows batch and items/s). */
     table_col(t, "throughput_per_s", NULL, COL_RATE);
-    table_col(t, "items_per_s", "Items/s", COL_RATE);
+    table_col(t, "items_per_s", NULL, COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
     table_col(t, "latency_p95_ns", "p95", COL_NS);
     table_col(t, "latency_p99_ns", NULL, COL_NS);
@@ -47,6 +48,11 @@ static struct table *series_table(const struct run_phases *p)
     table_col(t, "end_ns", NULL, COL_NS);
     table_col(t, "between_p50_ns", NULL, COL_NS);
     table_col(t, "between_pct", NULL, COL_PCT);
+    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    table_col(t, "steady_kernels", NULL, COL_INT);
+    table_col(t, "steady_gpu_time_ns", NULL, COL_NS);
+    table_col(t, "kernels_per_iteration", "Kernels/it", COL_RATE);
+    table_col(t, "gpu_time_per_iteration_ns", NULL, COL_NS);
     if (!series_worth_showing(p)) return t;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
@@ -73,6 +79,15 @@ static struct table *series_table(const struct run_phases *p)
             table_set_int(t, 14, s->gap_p50);
             table_set_num(t, 15, series_between_pct(s));
         }
+        if (s->peak_alloc >= 0) table_set_int(t, 16, s->peak_alloc);
+        if (s->kernels >= 0) {
+            table_set_int(t, 17, s->kernels);
+            table_set_int(t, 18, s->gpu_time);
+            if (s->nsteady) {
+                table_set_num(t, 19, (double)s->kernels / (double)s->nsteady);
+                table_set_int(t, 20, s->gpu_time / (int64_t)s->nsteady);
+            }
+        }
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up";
@@ -92,7 +107,7 @@ static struct table *sweep_table(const struct run_phases *p)
     struct table *t = table_new("batch_sweep", "Batch sweep (series of a phase by batch size)");
     table_col(t, "phase", "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
-    table_col(t, "batch", "Batch", COL_INT);
+    table_col(t, "batch", NULL, COL_INT); /* batch and items/s: the batch sweep's, in text */
     table_col(t, "items_per_s", "Items/s", COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
     table_col(t, "latency_p95_ns", "p95", COL_NS);

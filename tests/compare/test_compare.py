@@ -22,7 +22,7 @@ class CompareJson(Runs):
 
     def test_members(self):
         self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "phases",
-                                        "memory", "energy", "kernels", "cuda_api",
+                                        "series", "memory", "energy", "kernels", "cuda_api",
                                         "memory_ops_time", "memory_ops_size", "nvtx", "operators"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
                                              "warnings": None})
@@ -175,7 +175,7 @@ class CompareRenderings(Runs):
             lines = block.splitlines()
             self.assertTrue(lines[0].startswith("# "), lines[0])
             sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
-        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "memory", "energy",
+        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "series", "memory", "energy",
                                           "kernels", "cuda_api", "memory_ops_time", "memory_ops_size",
                                           "nvtx", "operators"])
         k = {row["name"]: row for row in sections["kernels"]}

@@ -3,6 +3,7 @@ in one process, each forward marked record_function("iteration <label>"), gets o
 label, each with its own warm-up and latency, against the program's own timer around each
 forward (p50 within 5% + 0.5 ms); a slower second model is never the first one's warm-up; the
 batch sweep lists each batch. Python on Debian's CPU torch 1.13 (tests/progs/series_prog.py)."""
+import json
 import os
 import unittest
 
@@ -100,6 +101,29 @@ class Series(Case):
             self.assertLess(r["between_p50_ns"], 50_000, r)
         self.assertNotIn("Between iterations", self.cli("report", self.db_path).out.decode())
 
+    def test_compare_matches_series(self):
+        # infprof compare: series matched by phase and name; one that only one run has is listed.
+        self.run_program("batch")
+        base = os.path.join(self.dir, "base.db")
+        os.rename(self.db_path, base)
+        self.run_program("int8")
+        r = self.cli("compare", "--format", "json", base, self.db_path)
+        self.assertEqual(r.rc, 0, r.err)
+        rows = {(x["series"], x["status"]) for x in json.loads(r.out)["series"]}
+        self.assertEqual(rows, {("batch=1", "removed"), ("batch=8", "removed"),
+                                ("batch=64", "removed"), ("fp32", "added"), ("int8", "added")})
+        self.run_program("batch")
+        r = self.cli("compare", "--format", "json", base, self.db_path)
+        self.assertEqual(r.rc, 0, r.err)
+        got = {x["series"]: x for x in json.loads(r.out)["series"]}
+        self.assertEqual(sorted(got), ["batch=1", "batch=64", "batch=8"])
+        for x in got.values():
+            self.assertEqual(x["status"], "both")
+            self.assertGreater(x["latency_p50_ns_ratio"], 0.5, x)
+            self.assertLess(x["latency_p50_ns_ratio"], 2, x)
+        text = self.cli("compare", base, self.db_path).out.decode()
+        self.assertIn("Series: latency and throughput", text)
+
     def test_settings_tell_series_apart(self):
         # Every forward marked "iteration" alone: cudnn.benchmark (turned on between two loops,
         # then off inside `cudnn.flags(...)` within the mark) makes two series; the matmul
@@ -132,6 +156,15 @@ class Series(Case):
             self.assertEqual(row["steady_iterations"] + row["warmup_iterations"], 8, row)
         self.assertGreater(got["big cudnn.benchmark=off"]["latency_p50_ns"],
                            got["small cudnn.benchmark=off"]["latency_p50_ns"])
+        # Peak tensor memory per series, from the tensors' sizes: the 200 x 200 float input
+        # (160,000 bytes) lives throughout; "big" holds two results of its size at once
+        # (x.mm(x), then * 2), "small" only 8 x 8 ones.
+        for name in ("small cudnn.benchmark=off", "small cudnn.benchmark=on"):
+            self.assertGreaterEqual(got[name]["peak_allocated_bytes"], 160_000, name)
+            self.assertLess(got[name]["peak_allocated_bytes"], 170_000, name)
+        big = got["big cudnn.benchmark=off"]["peak_allocated_bytes"]
+        self.assertGreaterEqual(big, 480_000)
+        self.assertLess(big, 490_000)
         ph = {p["label"]: p for p in report["phases"]}["inference_mode | autocast off"]
         self.assertEqual(ph["iterations"], 24, ph)  # not 48: the TorchScript calls are inside
         self.assertEqual(report["run"]["settings"], "matmul.precision=high; changed between"

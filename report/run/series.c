@@ -1,0 +1,117 @@
+/*
+ * series.c: a series' own figures beyond its latency (docs/report.md, "Series"): the kernels its
+ * steady iterations launched and their GPU time (kernel_rows.iter ties each kernel to the
+ * iteration whose host call launched it), and its peak allocated tensor memory on the run's
+ * memory device (memory.c: the first GPU, else the CPU) while its iterations ran, warm-up
+ * included (a first forward that sets the peak is this series' peak). A phase's figures pool its
+ * series; these tell them apart.
+ */
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+struct win {
+    int64_t start, end;
+    int series;
+};
+
+static int cmp_win(const void *a, const void *b)
+{
+    const struct win *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+struct idx {
+    int64_t id;
+    int series;
+};
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const struct idx *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Kernels of the steady iterations of every series, by iteration id. */
+static void kernels_of(sqlite3 *db, struct run_phases *p)
+{
+    if (!db_has_column(db, "kernel_rows", "iter")) return;
+    size_t n = 0;
+    for (int i = 0; i < p->series.n; i++) n += p->series.v[i].nits;
+    struct idx *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    n = 0;
+    for (int i = 0; i < p->series.n; i++)
+        for (size_t k = 0; k < p->series.v[i].nits; k++)
+            if (p->series.v[i].its[k].steady) v[n++] = (struct idx){p->series.v[i].its[k].id, i};
+    qsort(v, n, sizeof *v, cmp_idx);
+    sqlite3_stmt *st = db_prepare(db, "SELECT iter, count(*), sum(dur) FROM kernel_rows"
+                                      " WHERE iter IS NOT NULL GROUP BY iter");
+    while (db_step(st)) {
+        struct idx key = {sqlite3_column_int64(st, 0), 0};
+        struct idx *x = bsearch(&key, v, n, sizeof *v, cmp_idx);
+        if (!x) continue;
+        struct series_info *se = &p->series.v[x->series];
+        if (se->kernels < 0) se->kernels = se->gpu_time = 0;
+        se->kernels += sqlite3_column_int64(st, 1);
+        se->gpu_time += sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    free(v);
+}
+
+/* The window of w (sorted by start) that holds t: the last one starting at or before t, or one
+ * a little before it when windows overlap (iterations on several threads). */
+static const struct win *window_of(const struct win *w, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
+        if (t <= w[k].end) return &w[k];
+    return NULL;
+}
+
+static void peaks_of(sqlite3 *db, struct run_phases *p)
+{
+    int dev = run_memory_device(&p->devices);
+    if (dev < 0 || !db_has_table(db, "tensor_memory")) return;
+    size_t n = 0;
+    for (int i = 0; i < p->series.n; i++) n += p->series.v[i].nits;
+    struct win *w = malloc((n ? n : 1) * sizeof *w);
+    if (!w) cli_fail("out of memory");
+    n = 0;
+    for (int i = 0; i < p->series.n; i++)
+        for (size_t k = 0; k < p->series.v[i].nits; k++)
+            w[n++] = (struct win){p->series.v[i].its[k].start, p->series.v[i].its[k].end, i};
+    qsort(w, n, sizeof *w, cmp_win);
+    sqlite3_stmt *st = db_prepare(db, "SELECT ts, allocated FROM tensor_memory"
+                                      " WHERE device_type = ? AND device_index = ?");
+    sqlite3_bind_int(st, 1, p->devices.type[dev]);
+    sqlite3_bind_int(st, 2, p->devices.index[dev]);
+    while (db_step(st)) {
+        const struct win *x = window_of(w, n, sqlite3_column_int64(st, 0));
+        if (!x) continue;
+        struct series_info *se = &p->series.v[x->series];
+        int64_t a = sqlite3_column_int64(st, 1);
+        if (a > se->peak_alloc) se->peak_alloc = a;
+    }
+    sqlite3_finalize(st);
+    free(w);
+}
+
+void series_figures(struct sqlite3 *db, struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++) {
+        p->series.v[i].kernels = p->series.v[i].gpu_time = -1;
+        p->series.v[i].peak_alloc = -1;
+    }
+    if (db_has_table(db, "kernel_rows")) kernels_of(db, p);
+    peaks_of(db, p);
+}
