@@ -185,6 +185,16 @@ int memory_saving(const struct phase_info *base, const struct phase_info *ph, in
 void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
 /* series.c: each series' kernels, GPU time and peak memory (phases_load calls it). */
 void series_figures(struct sqlite3 *db, struct run_phases *p);
+/* What the first screen says of a phase's series (series.c): the fastest and slowest by p50; where
+ * every series has a batch size and they differ, the smallest batch and the one with the most
+ * items/s, and the ratio of their items/s. 0 when the phase has fewer than two series with
+ * steady iterations. */
+struct series_pick {
+    const struct series_info *fast, *slow, *small, *most;
+    int by_batch;
+    double items_ratio;
+};
+int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct win {
     int64_t start, end;
@@ -114,4 +115,31 @@ void series_figures(struct sqlite3 *db, struct run_phases *p)
     }
     if (db_has_table(db, "kernel_rows")) kernels_of(db, p);
     peaks_of(db, p);
+}
+
+static double items_rate(const struct series_info *s)
+{
+    if (!s->nsteady || s->lat_mean <= 0 || !s->items) return 0;
+    return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
+}
+
+int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
+{
+    memset(out, 0, sizeof *out);
+    int n = 0, batched = 1;
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        if (s->phase != phase || !s->nsteady || s->lat_p50 <= 0) continue;
+        n++;
+        batched &= s->batch > 0 && items_rate(s) > 0;
+        if (!out->fast || s->lat_p50 < out->fast->lat_p50) out->fast = s;
+        if (!out->slow || s->lat_p50 > out->slow->lat_p50) out->slow = s;
+        if (s->batch > 0 && (!out->small || s->batch < out->small->batch)) out->small = s;
+        if (items_rate(s) > 0 && (!out->most || items_rate(s) > items_rate(out->most)))
+            out->most = s;
+    }
+    if (n < 2) return 0;
+    out->by_batch = batched && out->small && out->most && out->most->batch != out->small->batch;
+    if (out->by_batch) out->items_ratio = items_rate(out->most) / items_rate(out->small);
+    return 1;
 }

@@ -129,6 +129,7 @@ static void findings_line(struct table *t, struct sqlite3 *db, const struct run_
 }
 
 /* The Suspect line: which phases lost events, how, and which answers above quote them. */
+/* hit: whether the Fastest phase, inference_mode, Peak memory and Autocast answers quote one. */
 static void suspect_line(struct table *t, const struct run_phases *p, const int *hit, int col,
                          int col_phases, int col_lines)
 {
@@ -201,6 +202,37 @@ static size_t overlap_words(const struct phase_info *fast, const struct phase_in
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
+/* The Series line: per phase with several configurations (series.c picks), the batch that
+ * gives the most items/s against the smallest, else the fastest series against the slowest. */
+static void series_line(const struct run_phases *p, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n && o + 200 < n; i++) {
+        struct series_pick k;
+        if (!series_pick(p, i, &k)) continue;
+        char label[32], x[32], y[32];
+        phase_short_label(&p->v[i], label, sizeof label);
+        if (k.by_batch) {
+            fmt_ns(x, sizeof x, (double)k.most->lat_p50);
+            o += (size_t)snprintf(buf + o, n - o,
+                                  "%s%s: batch %lld gives the most items/s, %.2fx batch %lld's, at"
+                                  " %.2fx its p50 (%s)",
+                                  o ? "; " : "", label, (long long)k.most->batch, k.items_ratio,
+                                  (long long)k.small->batch,
+                                  (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
+        } else {
+            fmt_ns(x, sizeof x, (double)k.fast->lat_p50);
+            fmt_ns(y, sizeof y, (double)k.slow->lat_p50);
+            o +=
+                (size_t)snprintf(buf + o, n - o, "%s%s: %.40s fastest, p50 %s: %.2fx %.40s (%s)",
+                                 o ? "; " : "", label, k.fast->name[0] ? k.fast->name : "(unnamed)",
+                                 x, (double)k.slow->lat_p50 / (double)k.fast->lat_p50,
+                                 k.slow->name[0] ? k.slow->name : "(unnamed)", y);
+        }
+    }
+}
+
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               const struct phase_info *base)
 {
@@ -208,6 +240,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     t->object = 1;
     enum {
         S_FASTEST,
+        S_SERIES,
         S_INFER,
         S_PEAK,
         S_AUTOCAST,
@@ -229,6 +262,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     };
     int hit[S_COUNT] = {0};
     table_col(t, "fastest", "Fastest phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_TEXT);
     table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "autocast", "Autocast", COL_TEXT);
@@ -274,10 +308,18 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
         if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
         if (f != base) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
+        /* A phase that pools configurations has a p50 of none of them: the Series line has. */
+        if (f->nseries > 1 || base->nseries > 1)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     "; pools %d series: see the Series line",
+                     f->nseries > 1 ? f->nseries : base->nseries);
         add(t, S_FASTEST, buf);
     } else if (p->n) {
         add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
     }
+
+    series_line(p, buf, sizeof buf);
+    add(t, S_SERIES, buf);
 
     o = 0;
     buf[0] = 0;
@@ -436,6 +478,8 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     }
     char clocks[512];
     if (energy_clock_note(db, p, base, clocks, sizeof clocks)) add(t, S_CLOCKS, clocks);
-    suspect_line(t, p, hit, S_SUSPECT, S_SUSPECT_PHASES, S_SUSPECT_LINES);
+    /* The answers a suspect phase can touch, in suspect_line's order. */
+    const int touched[4] = {hit[S_FASTEST], hit[S_INFER], hit[S_PEAK], hit[S_AUTOCAST]};
+    suspect_line(t, p, touched, S_SUSPECT, S_SUSPECT_PHASES, S_SUSPECT_LINES);
     return t;
 }

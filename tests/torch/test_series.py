@@ -53,6 +53,13 @@ class Series(Case):
         own, report = self.run_program("batch")
         got = self.check_series(own, self.rows(report, "series"))
         self.assertEqual([got[f"batch={b}"]["batch"] for b in (1, 8, 64)], [1, 8, 64])
+        # The first screen's Series line: the batch with the most items/s against batch 1, the
+        # figures of the Series rows (one computation).
+        most = max(got.values(), key=lambda r: r["items_per_s"])
+        ratio = most["items_per_s"] / got["batch=1"]["items_per_s"]
+        self.assertRegex(report["summary"]["series"],
+                         rf"^inference/off: batch {most['batch']} gives the most items/s,"
+                         rf" {ratio:.2f}x batch 1's, at ")
         sweep = self.rows(report, "batch_sweep")
         self.assertEqual([r["batch"] for r in sweep], [1, 8, 64])
         self.assertIsNone(sweep[0]["throughput_gain"])
@@ -73,6 +80,12 @@ class Series(Case):
             for k in range(row["warmup_iterations"]):
                 self.assertGreater(raw[k], 1.05 * steady, (label, k, raw, row))
         self.assertEqual(self.rows(report, "batch_sweep"), [])
+        # The first screen answers "is int8 worth it": the Series line, from the Series rows.
+        ratio = got["fp32"]["latency_p50_ns"] / got["int8"]["latency_p50_ns"]
+        self.assertGreater(ratio, 2)
+        self.assertRegex(report["summary"]["series"],
+                         rf"^inference/off: int8 fastest, p50 [0-9.]+[um]s: {ratio:.2f}x fp32 ")
+        self.assertIn("pools 2 series", report["summary"]["fastest"])
 
     def test_time_between_iterations(self):
         # 4 ms of input preparation before each forward of "prep", none before "tight": the
@@ -97,8 +110,8 @@ class Series(Case):
     def test_no_time_between_no_table(self):
         own, report = self.run_program("batch")
         self.assertFalse([a for a in report["advice"] if a["rule"] == "input_bound"])
-        for r in self.rows(report, "between"):  # the loop's own microseconds
-            self.assertLess(r["between_p50_ns"], 50_000, r)
+        for r in self.rows(report, "between"):  # the loop's own microseconds, a small share
+            self.assertTrue(r["between_p50_ns"] < 50_000 or r["between_pct"] < 5, r)
         self.assertNotIn("Between iterations", self.cli("report", self.db_path).out.decode())
 
     def test_compare_matches_series(self):
