@@ -102,6 +102,7 @@ struct series_info {
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
     int64_t kernels, gpu_time, peak_alloc;
+    char rest[128]; /* the name less its "batch=N": series alike but for the batch share it */
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
 };
@@ -185,13 +186,15 @@ int memory_saving(const struct phase_info *base, const struct phase_info *ph, in
 void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
 /* series.c: each series' kernels, GPU time and peak memory (phases_load calls it). */
 void series_figures(struct sqlite3 *db, struct run_phases *p);
-/* What the first screen says of a phase's series (series.c): the fastest and slowest by p50; where
- * every series has a batch size and they differ, the smallest batch and the one with the most
- * items/s, and the ratio of their items/s. 0 when the phase has fewer than two series with
- * steady iterations. */
+/* What the first screen says of a phase's series (series.c). Configurations: among the series
+ * run at one batch size (the one most series share, the largest on a tie; any batch when none
+ * is known), the fastest and slowest by p50, when there are two. Batch: among series alike but
+ * for their batch size (the same rest), of the groups with two batches or more the one whose
+ * best batch gives the most items/s: its smallest batch and that best one, and their items/s
+ * ratio. 0 when neither exists. */
 struct series_pick {
-    const struct series_info *fast, *slow, *small, *most;
-    int by_batch;
+    const struct series_info *fast, *slow;  /* NULL: no two configurations at one batch */
+    const struct series_info *small, *most; /* NULL: no batch sweep */
     double items_ratio;
 };
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);

@@ -107,9 +107,27 @@ static void peaks_of(sqlite3 *db, struct run_phases *p)
     free(w);
 }
 
+/* name less its "batch=N" token and the spaces around it. */
+static void rest_of(const char *name, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *c = name; *c && o + 1 < n;) {
+        if ((c == name || c[-1] == ' ') && !strncmp(c, "batch=", 6)) {
+            c += 6;
+            while (*c && *c != ' ') c++;
+            while (*c == ' ') c++;
+            continue;
+        }
+        out[o++] = *c++;
+    }
+    while (o && out[o - 1] == ' ') o--;
+    out[o] = 0;
+}
+
 void series_figures(struct sqlite3 *db, struct run_phases *p)
 {
     for (int i = 0; i < p->series.n; i++) {
+        rest_of(p->series.v[i].name, p->series.v[i].rest, sizeof p->series.v[i].rest);
         p->series.v[i].kernels = p->series.v[i].gpu_time = -1;
         p->series.v[i].peak_alloc = -1;
     }
@@ -126,20 +144,43 @@ static double items_rate(const struct series_info *s)
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
 {
     memset(out, 0, sizeof *out);
-    int n = 0, batched = 1;
+    const struct series_info *v[REPORT_MAX_SERIES];
+    int n = 0;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
-        if (s->phase != phase || !s->nsteady || s->lat_p50 <= 0) continue;
-        n++;
-        batched &= s->batch > 0 && items_rate(s) > 0;
-        if (!out->fast || s->lat_p50 < out->fast->lat_p50) out->fast = s;
-        if (!out->slow || s->lat_p50 > out->slow->lat_p50) out->slow = s;
-        if (s->batch > 0 && (!out->small || s->batch < out->small->batch)) out->small = s;
-        if (items_rate(s) > 0 && (!out->most || items_rate(s) > items_rate(out->most)))
-            out->most = s;
+        if (s->phase == phase && s->nsteady && s->lat_p50 > 0) v[n++] = s;
     }
-    if (n < 2) return 0;
-    out->by_batch = batched && out->small && out->most && out->most->batch != out->small->batch;
-    if (out->by_batch) out->items_ratio = items_rate(out->most) / items_rate(out->small);
-    return 1;
+    /* The batch most series share. */
+    int64_t at = -1;
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        for (int j = 0; j < n; j++) c += v[j]->batch == v[i]->batch;
+        if (c > best || (c == best && v[i]->batch > at)) best = c, at = v[i]->batch;
+    }
+    for (int i = 0; best >= 2 && i < n; i++) {
+        if (v[i]->batch != at) continue;
+        if (!out->fast || v[i]->lat_p50 < out->fast->lat_p50) out->fast = v[i];
+        if (!out->slow || v[i]->lat_p50 > out->slow->lat_p50) out->slow = v[i];
+    }
+    /* Of the groups alike but for the batch with two batches or more, the one whose best batch
+     * gives the most items/s (the configuration worth batching). */
+    for (int i = 0; i < n; i++) {
+        const struct series_info *small = NULL, *most = NULL;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(v[j]->rest, v[i]->rest) || v[j]->batch <= 0 || items_rate(v[j]) <= 0)
+                continue;
+            if (!small || v[j]->batch < small->batch) small = v[j];
+            if (!most || items_rate(v[j]) > items_rate(most)) most = v[j];
+        }
+        int batches = 0;
+        for (int j = 0; j < n; j++)
+            batches += !strcmp(v[j]->rest, v[i]->rest) && v[j]->batch > 0 && small &&
+                       v[j]->batch != small->batch;
+        if (small && most && batches && (!out->most || items_rate(most) > items_rate(out->most))) {
+            out->small = small, out->most = most;
+            out->items_ratio = items_rate(most) / items_rate(small);
+        }
+    }
+    return out->fast || out->most;
 }

@@ -94,11 +94,14 @@ static struct table *series_table(const struct run_phases *p)
     return t;
 }
 
+/* By phase, then what the series are besides their batch size (series.c), then batch. */
 static int by_phase_batch(const void *a, const void *b)
 {
     const struct series_info *x = *(const struct series_info *const *)a;
     const struct series_info *y = *(const struct series_info *const *)b;
     if (x->phase != y->phase) return x->phase - y->phase;
+    int c = strcmp(x->rest, y->rest);
+    if (c) return c;
     return (x->batch > y->batch) - (x->batch < y->batch);
 }
 
@@ -107,7 +110,7 @@ static struct table *sweep_table(const struct run_phases *p)
     struct table *t = table_new("batch_sweep", "Batch sweep (series of a phase by batch size)");
     table_col(t, "phase", "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
-    table_col(t, "batch", NULL, COL_INT); /* batch and items/s: the batch sweep's, in text */
+    table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "items_per_s", "Items/s", COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);
     table_col(t, "latency_p95_ns", "p95", COL_NS);
@@ -120,7 +123,7 @@ static struct table *sweep_table(const struct run_phases *p)
     qsort(v, (size_t)n, sizeof *v, by_phase_batch);
     for (int a = 0; a < n;) {
         int b = a, batches = 0;
-        while (b < n && v[b]->phase == v[a]->phase) {
+        while (b < n && v[b]->phase == v[a]->phase && !strcmp(v[b]->rest, v[a]->rest)) {
             batches += b == a || v[b]->batch != v[b - 1]->batch;
             b++;
         }
@@ -142,8 +145,9 @@ static struct table *sweep_table(const struct run_phases *p)
         }
         a = b;
     }
-    t->note = "Items/s x and p50 x: against the next smaller batch of the same phase; a step"
-              " pays where its throughput gain outweighs the latency it adds";
+    t->note = "series that differ only in batch size (the rest of their names alike), each"
+              " group by batch. Items/s x and p50 x: against the next smaller batch of the group;"
+              " a step pays where its throughput gain outweighs the latency it adds";
     return t;
 }
 

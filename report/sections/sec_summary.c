@@ -202,33 +202,36 @@ static size_t overlap_words(const struct phase_info *fast, const struct phase_in
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
-/* The Series line: per phase with several configurations (series.c picks), the batch that
- * gives the most items/s against the smallest, else the fastest series against the slowest. */
+/* The Series line: per phase with several configurations (series.c picks them), the fastest
+ * configuration at one batch size against the slowest, then the batch that gives the most
+ * items/s against the smallest batch of the same configuration. */
 static void series_line(const struct run_phases *p, char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    for (int i = 0; i < p->n && o + 200 < n; i++) {
+    for (int i = 0; i < p->n && o + 300 < n; i++) {
         struct series_pick k;
         if (!series_pick(p, i, &k)) continue;
         char label[32], x[32], y[32];
         phase_short_label(&p->v[i], label, sizeof label);
-        if (k.by_batch) {
-            fmt_ns(x, sizeof x, (double)k.most->lat_p50);
-            o += (size_t)snprintf(buf + o, n - o,
-                                  "%s%s: batch %lld gives the most items/s, %.2fx batch %lld's, at"
-                                  " %.2fx its p50 (%s)",
-                                  o ? "; " : "", label, (long long)k.most->batch, k.items_ratio,
-                                  (long long)k.small->batch,
-                                  (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
-        } else {
+        o += (size_t)snprintf(buf + o, n - o, "%s%s: ", o ? "; " : "", label);
+        if (k.fast) {
             fmt_ns(x, sizeof x, (double)k.fast->lat_p50);
             fmt_ns(y, sizeof y, (double)k.slow->lat_p50);
+            o += (size_t)snprintf(buf + o, n - o, "%.40s fastest, p50 %s: %.2fx %.40s (%s)",
+                                  k.fast->name[0] ? k.fast->name : "(unnamed)", x,
+                                  (double)k.slow->lat_p50 / (double)k.fast->lat_p50,
+                                  k.slow->name[0] ? k.slow->name : "(unnamed)", y);
+        }
+        if (k.most && o + 200 < n) {
+            fmt_ns(x, sizeof x, (double)k.most->lat_p50);
             o +=
-                (size_t)snprintf(buf + o, n - o, "%s%s: %.40s fastest, p50 %s: %.2fx %.40s (%s)",
-                                 o ? "; " : "", label, k.fast->name[0] ? k.fast->name : "(unnamed)",
-                                 x, (double)k.slow->lat_p50 / (double)k.fast->lat_p50,
-                                 k.slow->name[0] ? k.slow->name : "(unnamed)", y);
+                (size_t)snprintf(buf + o, n - o,
+                                 "%s%s%sbatch %lld gives the most items/s, %.2fx batch %lld's, at"
+                                 " %.2fx its p50 (%s)",
+                                 k.fast ? "; " : "", k.most->rest, k.most->rest[0] ? ": " : "",
+                                 (long long)k.most->batch, k.items_ratio, (long long)k.small->batch,
+                                 (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
         }
     }
 }

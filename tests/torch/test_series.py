@@ -137,6 +137,34 @@ class Series(Case):
         text = self.cli("compare", base, self.db_path).out.decode()
         self.assertIn("Series: latency and throughput", text)
 
+    def test_configurations_and_batches_apart(self):
+        # samples/py_series.py: an MLP in fp32 and int8 at batch 1 and 8 in one process. The
+        # batch sweep groups series alike but for their batch (fp32 apart from int8); the
+        # Series line compares the configurations at one batch and names the batch that pays,
+        # each from the Series rows; each series' p50 against the program's own.
+        sample = os.path.join(os.path.dirname(PROG), "..", "..", "samples", "py_series.py")
+        r = self.run_prog([PYTHON, sample, "--model", "mlp", "--iters", "10", "--batches",
+                           "1,8"], timeout=300, INFPROF_OUTPUT="mlp.db")
+        self.assertEqual(r.rc, 0, r.err)
+        refs = [json.loads(line[4:]) for line in r.out.decode().splitlines()
+                if line.startswith("ref ")]
+        report = self.report_json(r.db("mlp.db"))
+        got = {x["series"]: x for x in report["series"]}
+        self.assertEqual(sorted(got), sorted(x["series"] for x in refs))
+        for ref in refs:
+            ours = got[ref["series"]]["latency_p50_ns"] / 1e6
+            self.assertLess(abs(ours - ref["p50_ms"]), 0.1 * ref["p50_ms"] + 0.5, (ref, ours))
+        sweep = report["batch_sweep"]
+        self.assertEqual([x["series"] for x in sweep],
+                         ["fp32 batch=1", "fp32 batch=8", "int8 batch=1", "int8 batch=8"])
+        self.assertIsNone(sweep[2]["throughput_gain"])  # int8 against int8, not fp32
+        fast = min((got["fp32 batch=8"], got["int8 batch=8"]), key=lambda x: x["latency_p50_ns"])
+        slow = max((got["fp32 batch=8"], got["int8 batch=8"]), key=lambda x: x["latency_p50_ns"])
+        ratio = slow["latency_p50_ns"] / fast["latency_p50_ns"]
+        self.assertRegex(report["summary"]["series"],
+                         rf"^inference/off: {fast['series']} fastest, p50 [0-9.]+[um]?s:"
+                         rf" {ratio:.2f}x {slow['series']} ")
+
     def test_settings_tell_series_apart(self):
         # Every forward marked "iteration" alone: cudnn.benchmark (turned on between two loops,
         # then off inside `cudnn.flags(...)` within the mark) makes two series; the matmul
