@@ -10,7 +10,9 @@
 # CUDA at batch 1, 8 and 32, every grad mode and autocast precision, with eval() off, with
 # channels_last and with cudnn.benchmark at batch 32. Without it: the same study at CPU sizes
 # (a small conv net and transformer at batch 1 and 8, autocast off and bf16), minutes on CI's
-# machine. Needs a build (scripts/build.sh, or BUILD=DIR).
+# machine. Both then run each model's configurations as series inside one process
+# (samples/py_series.py: batch sizes, channels_last, train(), cudnn.benchmark; an MLP in fp32 and,
+# on CPU, dynamic int8). Needs a build (scripts/build.sh, or BUILD=DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -35,8 +37,12 @@ mkdir -p "$runs"
 for p in infprof infprof-sample-infer infprof-sample-script; do
     [ -x "$BUILD/bin/$p" ] || { echo "study.sh: $BUILD/bin/$p not built (scripts/build.sh)" >&2; exit 2; }
 done
-PY=${PYTHON:-python3}
-command -v "$PY" >/dev/null || PY=/usr/bin/python3
+# The first Python that has torch (a pyenv shim's python3 may not: Debian's is /usr/bin/python3).
+PY=""
+for p in "${PYTHON:-}" /usr/bin/python3 python3; do
+    [ -n "$p" ] && "$p" -c "import torch" 2>/dev/null && { PY=$p; break; }
+done
+[ -n "$PY" ] || { echo "study.sh: no python3 with torch (set PYTHON)" >&2; exit 2; }
 
 # One configuration: NAME, then the sample's command line.
 run() {
@@ -65,6 +71,10 @@ if [ $gpu = 1 ]; then
     run resnet50-b32-cudnn-benchmark "${script[@]}" --batch 32 --cudnn-benchmark
     unset INFPROF_BATCH
     run transformer-b32-noeval "${infer[@]}" --batch 32 --no-eval
+    # Configurations as series in one process (one device state): batch, channels_last, train(),
+    # cudnn.benchmark; an MLP at each batch (int8 is CPU only).
+    run series-resnet50 "$PY" samples/py_series.py --device cuda --model resnet50 --batches 1,8,32
+    run series-mlp "$PY" samples/py_series.py --device cuda --model mlp --batches 1,8,32
 else
     conv=("$BUILD/bin/infprof-sample-infer" --model conv --iters 12 --image 32 --threads 2)
     infer=("$BUILD/bin/infprof-sample-infer" --model transformer --iters 12 --threads 2)
@@ -74,6 +84,10 @@ else
     done
     run conv-b8-noeval "${conv[@]}" --batch 8 --no-eval
     run conv-b8-channels-last "${conv[@]}" --batch 8 --channels-last
+    # Configurations as series in one process: batch, channels_last, train(); fp32 against
+    # dynamic int8 at each batch.
+    run series-conv "$PY" samples/py_series.py --device cpu --model conv --iters 12 --batches 1,8,32
+    run series-mlp "$PY" samples/py_series.py --device cpu --model mlp --iters 12 --batches 1,8,32
 fi
 BUILD=$BUILD "$PY" scripts/study_report.py "$runs" "$gpu" >"$out"
 echo "study.sh: wrote $out" >&2

@@ -113,6 +113,8 @@ def main():
           " grad/off (95%) | peak alloc MiB | peak rsrvd MiB | precision |")
     print("|---|---|---|---:|---:|---:|---|---:|---:|---|")
     for name, _ in index:
+        if name.startswith("series-"):
+            continue  # one phase pooling its configurations: the series section has them
         for p in reps[name]["phases"]:
             if p["transient"]:
                 continue
@@ -133,8 +135,79 @@ def main():
                   f" {sp} | {fmt_mib(p.get('peak_allocated_bytes'))} |"
                   f" {fmt_mib(p.get('peak_reserved_bytes'))} | {mixt} |")
     print()
+    series_section(reps, index)
     energy_table(reps, index)
     claims(reps)
+
+
+def own_refs(name):
+    """The program's own reference lines (py_series.py): {series: p50_ms}."""
+    refs = {}
+    for line in open(os.path.join(RUNS, name + ".out")):
+        if line.startswith("ref "):
+            r = json.loads(line[4:])
+            refs[r["series"]] = r["p50_ms"]
+    return refs
+
+
+def series_steady(name, series, rep):
+    """The steady latencies (ns) of one series of one run, in time order."""
+    s = next(x for x in rep["series"] if x["series"] == series)
+    con = sqlite3.connect(f"file:{os.path.join(RUNS, name + '.db')}?mode=ro", uri=True)
+    rows = con.execute("SELECT i.start, i.dur, i.gpu_end FROM iterations i JOIN strings n ON"
+                       " n.id = i.label_id WHERE n.value = ? ORDER BY i.start",
+                       ("iteration " + series,)).fetchall()
+    con.close()
+    lat = [max(d, (g - st) if g is not None else 0) for st, d, g in rows]
+    return lat[s["warmup_iterations"]:]
+
+
+def series_section(reps, index):
+    """Each series-* run's configurations as infprof's Series rows, beside the program's own p50,
+    then its Summary line and its batch sweep."""
+    names = [n for n, _ in index if n.startswith("series-")]
+    if not names:
+        return
+    print("## Configurations as series in one process\n")
+    print("`samples/py_series.py`: each configuration's forwards marked `iteration <configuration>`"
+          " in one process (one device state), under inference_mode; infprof's Series rows, with the"
+          " program's own p50 (its timer around forward + synchronize).\n")
+    print("| run | series | iters (warm-up) | p50 ms | program's p50 ms | p95 ms | items/s |"
+          " peak alloc MiB |\n|---|---|---|---:|---:|---:|---:|---:|")
+    for name in names:
+        own = own_refs(name)
+        for x in reps[name]["series"]:
+            ips = f"{x['items_per_s']:.0f}" if x.get("items_per_s") else "-"
+            mine = own.get(x["series"])
+            print(f"| {name} | {x['series']} | {x['steady_iterations']} ({x['warmup_iterations']})"
+                  f" | {fmt_ms(x['latency_p50_ns'])} | {f'{mine:.3f}' if mine else '-'} |"
+                  f" {fmt_ms(x['latency_p95_ns'])} | {ips} |"
+                  f" {fmt_mib(x.get('peak_allocated_bytes'))} |")
+    print()
+    for name in names:
+        line = reps[name]["summary"].get("series")
+        if line:
+            print(f"- {name}, the report's first screen: {line}")
+    print()
+    print("Batch sweeps (series alike but for their batch size):\n")
+    print("| run | series | items/s | p50 ms | items/s x | p50 x |\n|---|---|---:|---:|---:|---:|")
+    for name in names:
+        for x in reps[name]["batch_sweep"]:
+            g = f"{x['throughput_gain']:.2f}x" if x.get("throughput_gain") else "-"
+            c = f"{x['latency_cost']:.2f}x" if x.get("latency_cost") else "-"
+            print(f"| {name} | {x['series']} | {x['items_per_s']:.0f} |"
+                  f" {fmt_ms(x['latency_p50_ns'])} | {g} | {c} |")
+    print()
+
+
+def in_series(reps, name, a, b):
+    """Speed-up of series a over series b in run `name`."""
+    if name not in reps:
+        return None
+    have = {x["series"] for x in reps[name]["series"]}
+    if a not in have or b not in have:
+        return None
+    return band(series_steady(name, a, reps[name]), series_steady(name, b, reps[name]))
 
 
 def energy_rows(rep, label):
@@ -235,6 +308,27 @@ def claims(reps):
     x = across(reps, big, big + "-noeval", I)
     rows.append(("eval() matters at inference (batch norm in training mode otherwise)",
                  f"{big}, inference/off, eval() over train(): {fmt_band(x)}", verdict(x)))
+    mid = "batch=8"
+    conv = "series-resnet50" if GPU else "series-conv"
+    x = in_series(reps, conv, f"{mid} channels_last", mid)
+    rows.append(("channels_last helps convolutional models (configurations in one process)",
+                 f"{conv}, {mid}: {fmt_band(x)}", verdict(x)))
+    x = in_series(reps, conv, mid, f"{mid} train")
+    rows.append(("eval() matters at inference (configurations in one process)",
+                 f"{conv}, {mid}, eval() over train(): {fmt_band(x)}", verdict(x)))
+    if not GPU:
+        for b in (1, 8, 32):
+            x = in_series(reps, "series-mlp", f"int8 batch={b}", f"fp32 batch={b}")
+            rows.append(("dynamic int8 quantization speeds up CPU inference",
+                         f"series-mlp, batch {b}: {fmt_band(x)}", verdict(x)))
+    sweep = [x for x in reps.get(conv, {}).get("batch_sweep", []) if x.get("throughput_gain")]
+    for x in sweep:
+        rows.append(("a larger batch pays for its latency (more items/s)",
+                     f"{conv}, {x['series']}: items/s {x['throughput_gain']:.2f}x at p50"
+                     f" {x['latency_cost']:.2f}x",
+                     "confirmed" if x["throughput_gain"] > 1.05 else
+                     "refuted: no clear difference" if x["throughput_gain"] > 0.95 else
+                     "refuted: the opposite"))
     rows.append(("torch.compile gains", "no compiled configuration in this study",
                  "not measured (AOTInductor and torch.compile: pending)"))
     print("## The guides' claims against the measurement\n")
