@@ -15,27 +15,31 @@
 
 static void report_usage(FILE *out)
 {
-    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
-                 "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
-                 "                      [--nvtx RANGE] [--warmup N] FILE [FILE...]\n\n"
-                 "  Several files (one per process or rank): each process's report, then the\n"
-                 "  phases, kernels and memory of all of them combined.\n\n"
-                 "  --format F  text (default), json, csv or md\n"
-                 "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
-                 "              the first phase that ran the model), as 'no_grad/bf16' or\n"
-                 "              'no_grad | autocast bf16'\n"
-                 "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
-                 "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
-                 "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
-                 "              full), full (demangled) or mangled (as CUPTI gives them)\n"
-                 "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
-                 "              from the data, docs/report.md)\n"
-                 "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
-                 " all in json and csv; 0: all)\n"
-                 "  --by-phase  kernels per phase\n"
-                 "  --phase P   kernels of phase P only\n"
-                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
-                 "  --wide      do not shorten long names\n");
+    fprintf(out,
+            "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
+            "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
+            "                      [--nvtx RANGE] [--warmup N] [--detect allocations|kernels]\n"
+            "                      FILE [FILE...]\n\n"
+            "  Several files (one per process or rank): each process's report, then the\n"
+            "  phases, kernels and memory of all of them combined.\n\n"
+            "  --format F  text (default), json, csv or md\n"
+            "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
+            "              the first phase that ran the model), as 'no_grad/bf16' or\n"
+            "              'no_grad | autocast bf16'\n"
+            "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
+            "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
+            "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
+            "              full), full (demangled) or mangled (as CUPTI gives them)\n"
+            "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
+            "              from the data, docs/report.md)\n"
+            "  --detect S  where iterations of a phase with no mark are looked for first:\n"
+            "              kernels (default; GPU time) or allocations (host time)\n"
+            "  --top N     kernels, API calls and ranges listed (default 20 in text and md,"
+            " all in json and csv; 0: all)\n"
+            "  --by-phase  kernels per phase\n"
+            "  --phase P   kernels of phase P only\n"
+            "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
+            "  --wide      do not shorten long names\n");
 }
 
 int cmd_report(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "../base/cli.h"
 #include "../base/names.h"
+#include "../run/detect.h"
 #include "../sections/sections.h"
 
 #include <stdlib.h>
@@ -58,6 +59,14 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
             names_set_style(NAMES_MANGLED);
         else
             cli_fail("--names takes short, full or mangled, not '%s'", v);
+    } else if (!strcmp(a, "--detect")) {
+        if (++*i == argc) cli_fail("--detect needs allocations or kernels");
+        if (!strcmp(argv[*i], "kernels"))
+            detect_prefer(1);
+        else if (!strcmp(argv[*i], "allocations"))
+            detect_prefer(0);
+        else
+            cli_fail("--detect takes allocations or kernels, not '%s'", argv[*i]);
     } else if (!strcmp(a, "--warmup")) {
         if (++*i == argc) cli_fail("--warmup needs a number of iterations");
         iterations_set_warmup(parse_count("--warmup", argv[*i]));

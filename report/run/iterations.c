@@ -496,6 +496,7 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         }
         ph->detected_period = d->period;
         ph->detected_repeats = d->repeats;
+        ph->detected_kernels = d->from_kernels;
         any = 1;
     }
     free(d);

@@ -300,9 +300,13 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         }
         if (ph->iterations) {
             table_set_text(t, C_BASIS,
-                           ph->gpu_latency && !ph->detected_period ? "gpu completion" : "host");
+                           ph->detected_kernels                      ? "gpu kernels"
+                           : ph->gpu_latency && !ph->detected_period ? "gpu completion"
+                                                                     : "host");
             table_set_text(t, C_SOURCE,
-                           ph->detected_period ? "detected from the allocations" : "marked");
+                           !ph->detected_period   ? "marked"
+                           : ph->detected_kernels ? "detected from the kernel sequence"
+                                                  : "detected from the allocations");
             table_set_int(t, C_ALL_P50, ph->lat_all_p50);
         }
         if (ph->nsteady) {
@@ -526,12 +530,15 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         phase_short_label(ph, label, sizeof label);
         size_t len = strlen(note);
         if (ph->detected_period)
-            len +=
-                (size_t)snprintf(note + len, sizeof note - len,
-                                 "%s%s: iterations detected from the allocator's reports (no"
-                                 " mark; %d reports a period, %d periods matched exactly;"
-                                 " host time)",
-                                 len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
+            len += (size_t)snprintf(
+                note + len, sizeof note - len,
+                ph->detected_kernels ? "%s%s: iterations detected from the kernel sequence (no"
+                                       " mark; %d kernels a period, %d periods matched exactly;"
+                                       " GPU time, first kernel's start to last one's end)"
+                                     : "%s%s: iterations detected from the allocator's reports (no"
+                                       " mark; %d reports a period, %d periods matched exactly;"
+                                       " host time)",
+                len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
         if (ph->nseries > 1 && len < sizeof note)
             snprintf(note + len, sizeof note - len,
                      "%s%s pools %d series (iteration marks of different names): each one's"

@@ -77,8 +77,8 @@ class Case(unittest.TestCase):
                            capture_output=True, timeout=timeout)
         return Run(p, self.dir)
 
-    def report_json(self, db):
-        r = self.cli("report", "--format", "json", db)
+    def report_json(self, db, *options):
+        r = self.cli("report", "--format", "json", *options, db)
         self.assertEqual(r.rc, 0, r.err.decode())
         return json.loads(r.out)
 

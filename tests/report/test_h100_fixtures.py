@@ -372,15 +372,26 @@ class H100(Case):
     def test_eager_iterations_found_without_a_mark(self):
         # py_infer.py plain 1 40: 5 warm-up and 40 timed forwards of an eager ResNet-50 in
         # inference_mode + autocast bf16, no mark; its own figure: 10.41 ms a forward (mean,
-        # README). Found from the allocator's reports (host time): most of the 45 forwards,
-        # p50 within 10% of that mean.
-        r = self.report_json(self.db["resnet50-b1-python-eager"])
-        ph = {p["label"]: p for p in r["phases"]}["inference_mode | autocast bf16"]
-        self.assertEqual(ph["iteration_source"], "detected from the allocations")
-        self.assertGreaterEqual(ph["iterations"], 35)
-        self.assertLessEqual(ph["iterations"], 45)
-        self.assertLess(abs(ph["latency_p50_ns"] / 1e6 - 10.41), 1.05, ph["latency_p50_ns"])
-        self.assertNotIn("no iteration", r["summary"]["fastest"])
+        # README). Found from the kernel sequence (GPU time, the default: 348 kernels a period,
+        # 44 of the 45 forwards) and, with --detect allocations, from the allocator's reports
+        # (host time: 38, the first forwards allocate differently); p50 within 10% of that mean.
+        for detect, source, least in ((None, "detected from the kernel sequence", 42),
+                                      ("allocations", "detected from the allocations", 35)):
+            args = ("--detect", detect) if detect else ()
+            r = self.report_json(self.db["resnet50-b1-python-eager"], *args)
+            ph = {p["label"]: p for p in r["phases"]}["inference_mode | autocast bf16"]
+            self.assertEqual(ph["iteration_source"], source)
+            self.assertGreaterEqual(ph["iterations"], least)
+            self.assertLessEqual(ph["iterations"], 45)
+            self.assertLess(abs(ph["latency_p50_ns"] / 1e6 - 10.41), 1.05, ph["latency_p50_ns"])
+            self.assertNotIn("no iteration", r["summary"]["fastest"])
+            # The set-up phases before the loop (model built, moved to the GPU) get none.
+            for other in r["phases"]:
+                if other["label"] != ph["label"]:
+                    self.assertIn(other["iterations"], (None, 0), other)
+        bad = self.cli("report", "--detect", "ops", self.db["resnet50-b1-python-eager"])
+        self.assertEqual(bad.rc, 2)
+        self.assertIn(b"--detect takes allocations or kernels, not 'ops'", bad.err)
 
 
 if __name__ == "__main__":
