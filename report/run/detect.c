@@ -19,8 +19,11 @@
  * last one's end: GPU time, the latency to GPU completion less the first launch's delay. It sees
  * what the allocations cannot (CUDA graph replays allocate nothing) and counts the forwards whose
  * allocations differ (on the H100 eager ResNet-50: 44 of the program's 45 forwards, 38 from the
- * allocations). A phase with no kernel period, or none at all (CPU), is searched in its
- * allocations. `infprof report --detect allocations` (detect_prefer) searches those first.
+ * allocations). A phase with no kernel period, or none at all (CPU), is searched next in its
+ * outermost PyTorch operators when they were recorded (INFPROF_OPERATORS=1: their names on the
+ * busiest thread, cut before the longest host idle; host time, first operator's start to last
+ * one's end), then in its allocations. `infprof report --detect allocations` (detect_prefer)
+ * searches the allocations first, then the operators, then the kernels.
  */
 #include "detect.h"
 
@@ -103,8 +106,8 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         int64_t med = median(v, m);
         if (j == 0 || med < best_v) best_v = med, best = j;
     }
-    /* Kernels: at least MIN_KERNELS a period: a run of one or two kernels repeated (a
-     * micro-benchmark, a kernel in a loop of its own) is no loop of forwards. Where the cut falls
+    /* Kernels and operators: at least MIN_KERNELS a period: one or two repeated (a
+     * micro-benchmark, a kernel in a loop of its own) are no loop of forwards. Where the cut falls
      * in the period matters little to the figures: each window spans one period. */
     if (!closing && p < MIN_KERNELS) {
         free(v);
@@ -125,7 +128,11 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         out->end[out->n] = s[a + p - 1].end;
         out->n++;
     }
-    if (out->n >= 4) return 1;
+    /* Kernels and operators: the iterations cover at least half of the sequence's time (model
+     * building repeats its initialisers layer after layer, briefly, in a long phase). */
+    int64_t covered = 0, span = s[n - 1].end - s[0].ts;
+    for (size_t k = 0; k < out->n; k++) covered += out->end[k] - out->start[k];
+    if (out->n >= 4 && (closing || 2 * covered >= span)) return 1;
     out->n = 0;
     return 0;
 }
@@ -155,7 +162,7 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
     }
     sqlite3_finalize(st);
     int found = cut_periods(s, n, 1, out);
-    if (found) out->tid = tid, out->from_kernels = 0;
+    if (found) out->tid = tid, out->from = DETECT_ALLOCATIONS;
     free(s);
     return found;
 }
@@ -193,7 +200,42 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
     }
     sqlite3_finalize(st);
     int found = cut_periods(s, n, 0, out);
-    if (found) out->tid = 0, out->from_kernels = 1;
+    if (found) out->tid = 0, out->from = DETECT_KERNELS;
+    free(s);
+    return found;
+}
+
+/* The outermost PyTorch operators of the phase's busiest thread (INFPROF_OPERATORS=1). */
+static int from_operators(sqlite3 *db, int phase, struct detected *out)
+{
+    if (!db_has_table(db, "torch_operators")) return 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT tid, count(*) FROM torch_operators WHERE phase = ?"
+                                      " AND depth = 0 GROUP BY tid ORDER BY count(*) DESC LIMIT 1");
+    sqlite3_bind_int(st, 1, phase);
+    int64_t tid = -1;
+    size_t cap = 0, n = 0;
+    if (db_step(st)) {
+        tid = sqlite3_column_int64(st, 0);
+        cap = (size_t)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (cap < 16) return 0;
+    struct rep *s = malloc(cap * sizeof *s);
+    if (!s) cli_fail("out of memory");
+    st = db_prepare(db, "SELECT start, dur, name_id FROM torch_operators WHERE phase = ? AND"
+                        " tid = ? AND depth = 0 ORDER BY start");
+    sqlite3_bind_int(st, 1, phase);
+    sqlite3_bind_int64(st, 2, tid);
+    while (db_step(st) && n < cap) {
+        s[n].ts = sqlite3_column_int64(st, 0);
+        s[n].end = s[n].ts + sqlite3_column_int64(st, 1);
+        s[n].token = sqlite3_column_int64(st, 2);
+        s[n].key = n ? -(s[n].ts - s[n - 1].end) : 0; /* the host's time between them */
+        n++;
+    }
+    sqlite3_finalize(st);
+    int found = cut_periods(s, n, 0, out);
+    if (found) out->tid = tid, out->from = DETECT_OPERATORS;
     free(s);
     return found;
 }
@@ -201,6 +243,9 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
 int detect_iterations(sqlite3 *db, int phase, struct detected *out)
 {
     memset(out, 0, sizeof *out);
-    if (prefer_kernels) return from_kernels(db, phase, out) || from_allocations(db, phase, out);
-    return from_allocations(db, phase, out) || from_kernels(db, phase, out);
+    if (prefer_kernels)
+        return from_kernels(db, phase, out) || from_operators(db, phase, out) ||
+               from_allocations(db, phase, out);
+    return from_allocations(db, phase, out) || from_operators(db, phase, out) ||
+           from_kernels(db, phase, out);
 }

@@ -12,17 +12,19 @@
 
 #define DETECT_MAX 100000
 
+enum { DETECT_ALLOCATIONS = 1, DETECT_KERNELS = 2, DETECT_OPERATORS = 3 };
+
 struct detected {
-    int64_t tid;      /* the thread (allocations), 0 (kernels) */
-    int from_kernels; /* found in the kernel sequence (GPU times), else the allocations (host) */
-    int period;       /* allocator reports (or kernels) per iteration */
-    int repeats;      /* whole periods that matched exactly */
+    int64_t tid; /* the thread (allocations, operators), 0 (kernels) */
+    int from;    /* DETECT_*: kernels give GPU times, the others host times */
+    int period;  /* allocator reports (or kernels) per iteration */
+    int repeats; /* whole periods that matched exactly */
     size_t n;
     int64_t start[DETECT_MAX], end[DETECT_MAX]; /* ns since t0 */
 };
 
-/* The iterations of `phase` from its kernel sequence, else its allocator reports (the other way
- * round after detect_prefer(0)): 1 when found (out filled), else 0. */
+/* The iterations of `phase` from its kernel sequence, else its operators, else its allocator
+ * reports (the other way round after detect_prefer(0)): 1 when found (out filled), else 0. */
 int detect_iterations(struct sqlite3 *db, int phase, struct detected *out);
 /* Which is searched first: 1 the kernels (the default), 0 the allocations (`--detect`). */
 void detect_prefer(int kernels);

@@ -496,7 +496,7 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         }
         ph->detected_period = d->period;
         ph->detected_repeats = d->repeats;
-        ph->detected_kernels = d->from_kernels;
+        ph->detected_from = d->from;
         any = 1;
     }
     free(d);

@@ -7,6 +7,7 @@
  * section. Definitions: docs/report.md.
  */
 #include "sections.h"
+#include "../run/detect.h"
 #include "../../profiler/phase.h"
 
 #include <stdlib.h>
@@ -299,14 +300,15 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
                            ph->warmup_cause[0] ? ph->warmup_cause : "not visible in the data");
         }
         if (ph->iterations) {
+            static const char *const from[] = {
+                [DETECT_ALLOCATIONS] = "detected from the allocations",
+                [DETECT_KERNELS] = "detected from the kernel sequence",
+                [DETECT_OPERATORS] = "detected from the operator sequence"};
             table_set_text(t, C_BASIS,
-                           ph->detected_kernels                      ? "gpu kernels"
+                           ph->detected_from == DETECT_KERNELS       ? "gpu kernels"
                            : ph->gpu_latency && !ph->detected_period ? "gpu completion"
                                                                      : "host");
-            table_set_text(t, C_SOURCE,
-                           !ph->detected_period   ? "marked"
-                           : ph->detected_kernels ? "detected from the kernel sequence"
-                                                  : "detected from the allocations");
+            table_set_text(t, C_SOURCE, !ph->detected_period ? "marked" : from[ph->detected_from]);
             table_set_int(t, C_ALL_P50, ph->lat_all_p50);
         }
         if (ph->nsteady) {
@@ -532,12 +534,15 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
         if (ph->detected_period)
             len += (size_t)snprintf(
                 note + len, sizeof note - len,
-                ph->detected_kernels ? "%s%s: iterations detected from the kernel sequence (no"
-                                       " mark; %d kernels a period, %d periods matched exactly;"
-                                       " GPU time, first kernel's start to last one's end)"
-                                     : "%s%s: iterations detected from the allocator's reports (no"
-                                       " mark; %d reports a period, %d periods matched exactly;"
-                                       " host time)",
+                ph->detected_from == DETECT_KERNELS
+                    ? "%s%s: iterations detected from the kernel sequence (no mark; %d kernels a"
+                      " period, %d periods matched exactly; GPU time, first kernel's start to last"
+                      " one's end)"
+                : ph->detected_from == DETECT_OPERATORS
+                    ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
+                      " operators a period, %d periods matched exactly; host time)"
+                    : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
+                      " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
         if (ph->nseries > 1 && len < sizeof note)
             snprintf(note + len, sizeof note - len,

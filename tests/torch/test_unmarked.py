@@ -16,10 +16,10 @@ PYTHON = "/usr/bin/python3"
 
 
 class Unmarked(Case):
-    def python(self, what):
+    def python(self, what, **extra):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=f"{what}.db")
+        r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=f"{what}.db", **extra)
         if r.rc != 0 and b"No module named" in r.err:
             raise unittest.SkipTest("python3 has no torch or torchvision")
         self.assertEqual(r.rc, 0, r.err)
@@ -28,7 +28,7 @@ class Unmarked(Case):
     def phases(self, report):
         return {p["grad_mode"]: p for p in report["phases"]}
 
-    def check_against_own(self, r, report):
+    def check_against_own(self, r, report, source="detected from the allocations"):
         """Our p50 against the program's own times (its first 3 forwards left out). The two
         medians are of nearly the same forwards, not quite (ours leaves out the warm-up it
         finds, and the last forward): on a loaded machine, where forwards vary by tens of
@@ -42,7 +42,7 @@ class Unmarked(Case):
         got = self.phases(report)
         for mode, times in own.items():
             ph = got[mode]
-            self.assertEqual(ph["iteration_source"], "detected from the allocations")
+            self.assertEqual(ph["iteration_source"], source)
             self.assertGreaterEqual(ph["steady_iterations"], 8, ph)
             lo, hi = times[int(0.4 * (len(times) - 1))], times[-(-6 * (len(times) - 1) // 10)]
             ours = ph["latency_p50_ns"]
@@ -54,6 +54,15 @@ class Unmarked(Case):
     def test_python_eager_loop(self):
         r, report = self.python("loop")
         self.check_against_own(r, report)
+
+    def test_python_eager_loop_from_operators(self):
+        # With operators recorded (INFPROF_OPERATORS=1) the outermost operators' sequence is
+        # searched before the allocations; the model's construction in grad mode (its
+        # initialisers, layer after layer) is no loop.
+        r, report = self.python("loop", INFPROF_OPERATORS="1")
+        self.check_against_own(r, report, "detected from the operator sequence")
+        grad = self.phases(report).get("grad")
+        self.assertIn(grad["iterations"] if grad else None, (None, 0), grad)
 
     def test_cpp_module_loop(self):
         exe = prog("torch_modes")
