@@ -18,19 +18,23 @@ static void export_usage(FILE *out)
 {
     fprintf(out,
             "usage: infprof export DB -o FILE [--format json|perfetto] [--phase LABEL]\n"
-            "                      [--from T] [--to T] [--flows] [--max-mb N]\n\n"
+            "                      [--from T] [--to T] [--flows] [--all-api] [--max-mb N]\n\n"
             "Write the run as a trace for Perfetto (ui.perfetto.dev): a track per GPU stream,\n"
             "per host thread (with its phases and iterations), memory counters.\n"
             "  -o FILE       the trace; '-' for standard output; an existing FILE is an error\n"
             "  --format F    json: a Chrome trace (also chrome://tracing), the default;\n"
-            "                perfetto: Perfetto's own protobuf, about 60 bytes a kernel (the\n"
-            "                default for FILE.pftrace and FILE.perfetto-trace)\n"
+            "                perfetto: Perfetto's own protobuf, 90-150 bytes a kernel on real\n"
+            "                runs, all included (the default for FILE.pftrace and\n"
+            "                FILE.perfetto-trace; JSON: about 1-1.5 KB a kernel)\n"
             "  --force       overwrite an existing FILE\n"
             "  --phase LABEL only that phase: its spans and the GPU work launched in them\n"
             "                (labels as 'infprof report' prints them, e.g. 'no_grad/off')\n"
             "  --from T      only events that end at or after T (ns, or 1.5ms, 2s, 300us)\n"
             "  --to T        only events that start before T\n"
             "  --flows       arrows from each launch to the GPU work it started (JSON; bigger)\n"
+            "  --all-api     every CUDA API call; by default those under 1 us that launch no\n"
+            "                GPU work (cudaGetDevice and the like: most of a real run's calls)\n"
+            "                are left out, and counted\n"
             "  --max-mb N    JSON: warn when the trace would be over N MiB; perfetto: keep it\n"
             "                under N MiB, leaving out the GPU work past that point and saying\n"
             "                so (default 256; 0: no limit)\n"
@@ -93,6 +97,8 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
             o->force = 1;
         } else if (!strcmp(a, "--flows")) {
             o->flows = 1;
+        } else if (!strcmp(a, "--all-api")) {
+            o->all_api = 1;
         } else if (!strcmp(a, "--estimate")) {
             o->estimate_only = 1;
         } else if (is_opt(a, "--phase")) {

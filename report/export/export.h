@@ -60,6 +60,7 @@ struct export_ctx {
     int phase;        /* -1: all phases */
     int64_t from, to; /* [from, to) in ns; INT64_MIN / INT64_MAX when open */
     int flows;        /* launch -> GPU work arrows */
+    int all_api;      /* every CUDA API call, the trivial ones too (--all-api) */
     /* dimensions */
     struct qstr phase_label[EXPORT_MAX_PHASES];
     struct sig_info *sigs;
@@ -99,6 +100,12 @@ const char *export_memory_kind(int64_t kind);
 /* The cut as SQL: " AND ..." keeping the rows of --phase, --from and --to that also start before
  * `limit` (INT64_MAX: none), for a table whose rows start at `start`, end at `end` and were in
  * phase `phase` (column expressions). Returns its length (export_sources.c). */
+/* The CUDA API calls a trace keeps (" AND ..." on cuda_api t, "" with --all-api): every call of
+ * 1 us or more, and every launch, copy, memset or graph call whatever its length. The rest
+ * (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing: 90% of a real run's calls, a few
+ * hundred ns each) are left out and counted (export_api_left_out). */
+const char *export_api_filter(const struct export_ctx *c);
+int64_t export_api_left_out(const struct export_ctx *c);
 size_t export_cut_sql(const struct export_ctx *c, const char *start, const char *end,
                       const char *phase, int64_t limit, char *out, size_t n);
 
@@ -140,6 +147,7 @@ const char *perfetto_source_what(int i);
 struct export_opts {
     const char *db, *out, *phase;
     int force, flows, estimate_only;
+    int all_api;  /* keep the CUDA API calls that take under 1 us and launch nothing */
     int perfetto; /* --format perfetto (or FILE ends in .pftrace / .perfetto-trace) */
     int direct;   /* FILE is a device or a pipe: written in place, never replaced */
     int64_t from, to;

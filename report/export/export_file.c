@@ -282,6 +282,7 @@ int export_run(const struct export_opts *opts)
     c.from = o.from;
     c.to = o.to;
     c.flows = o.flows;
+    c.all_api = o.all_api;
     tracks_load(&c);
 
     double events, bytes_of[16], events_of[16];
@@ -325,6 +326,12 @@ int export_run(const struct export_opts *opts)
     fprintf(stderr,
             "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n",
             f == stdout ? "the trace to standard output" : o.out, (unsigned long long)c.events, b);
+    int64_t left = export_api_left_out(&c);
+    if (left)
+        fprintf(stderr,
+                "infprof: %lld CUDA API calls under 1 us that launched nothing (cudaGetDevice and"
+                " the like) left out; --all-api keeps them\n",
+                (long long)left);
     tracks_free(&c);
     db_close(c.db);
     return 0;

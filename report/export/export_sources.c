@@ -272,11 +272,31 @@ size_t export_cut_sql(const struct export_ctx *c, const char *start, const char 
     return o < n ? o : n - 1;
 }
 
+#define API_KEPT                                                                                   \
+    " AND (t.dur >= 1000 OR t.name_id IN (SELECT id FROM strings WHERE value LIKE '%Launch%'"      \
+    " OR value LIKE '%Memcpy%' OR value LIKE '%Memset%' OR value LIKE '%Graph%'))"
+
+const char *export_api_filter(const struct export_ctx *c)
+{
+    return c->all_api ? "" : API_KEPT;
+}
+
+int64_t export_api_left_out(const struct export_ctx *c)
+{
+    if (c->all_api || !db_has_table(c->db, "cuda_api")) return 0;
+    char cut[400], sql[1024];
+    export_cut_sql(c, "t.start", "t.start + t.dur", "t.phase", INT64_MAX, cut, sizeof cut);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM cuda_api t WHERE NOT (1%s)%s", API_KEPT, cut);
+    return db_int(c->db, sql, 0);
+}
+
 static char *source_sql(const struct export_ctx *c, const struct source *s, int sample)
 {
     char *sql = malloc(2048);
     if (!sql) cli_fail("out of memory");
     size_t n = (size_t)snprintf(sql, 2048, "%s", c->flows && s->flows_sql ? s->flows_sql : s->sql);
+    if (!strcmp(s->table, "cuda_api"))
+        n += (size_t)snprintf(sql + n, 2048 - n, "%s", export_api_filter(c));
     if (s->start) n += export_cut_sql(c, s->start, s->end, s->phase, INT64_MAX, sql + n, 2048 - n);
     if (sample)
         snprintf(sql + n, 2048 - n, " AND t.rowid = ?");

@@ -343,8 +343,8 @@ static void source_sql(const struct export_ctx *c, int which, int64_t limit, cha
         break;
     case 4:
         snprintf(sql, n,
-                 "SELECT t.start, t.dur, t.tid, t.name_id, t.corr FROM cuda_api t WHERE 1%s",
-                 cut(c, "t.start", "t.start + t.dur", "t.phase", limit));
+                 "SELECT t.start, t.dur, t.tid, t.name_id, t.corr FROM cuda_api t WHERE 1%s%s",
+                 export_api_filter(c), cut(c, "t.start", "t.start + t.dur", "t.phase", limit));
         break;
     case 5:
         snprintf(sql, n,
