@@ -43,7 +43,7 @@ struct ip_ev_torch_memory {
 };
 
 /* One iteration seen by the torch collector (torch_iterations.c). aux: its id. */
-#define IP_ITER_LABEL_MAX 64
+#define IP_ITER_LABEL_MAX 256 /* an iteration's event is about 300 bytes: a few per forward */
 struct ip_ev_torch_iteration {
     struct ip_ev h;
     uint64_t start, end;

@@ -78,17 +78,71 @@ static int is_name(enum col_type t)
     return t == COL_NAME || t == COL_KERNEL;
 }
 
-/* Shorten s to at most w bytes by cutting its middle, never inside a UTF-8 character. */
+/* The columns a UTF-8 character takes on a terminal: 2 for East Asian wide and emoji ranges,
+ * 1 for the rest (continuation bytes 0). */
+static int char_width(const unsigned char *c, int *len)
+{
+    unsigned u = c[0];
+    *len = u < 0x80             ? 1
+           : (u & 0xe0) == 0xc0 ? 2
+           : (u & 0xf0) == 0xe0 ? 3
+           : (u & 0xf8) == 0xf0 ? 4
+                                : 1;
+    for (int i = 1; i < *len; i++)
+        if ((c[i] & 0xc0) != 0x80) return *len = 1, 1; /* invalid: one column a byte */
+    if (*len == 1) return 1;
+    u &= 0xff >> (*len + 1);
+    for (int i = 1; i < *len; i++) u = (u << 6) | (c[i] & 0x3f);
+    return (u >= 0x1100 && u <= 0x115f) || (u >= 0x2e80 && u <= 0xa4cf) ||
+                   (u >= 0xac00 && u <= 0xd7a3) || (u >= 0xf900 && u <= 0xfaff) ||
+                   (u >= 0xfe30 && u <= 0xfe4f) || (u >= 0xff00 && u <= 0xff60) ||
+                   (u >= 0xffe0 && u <= 0xffe6) || (u >= 0x1f300 && u <= 0x1faff) ||
+                   (u >= 0x20000 && u <= 0x3fffd)
+               ? 2
+               : 1;
+}
+
+/* The columns s takes on a terminal. */
+static int disp_width(const char *s)
+{
+    int w = 0, len;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c += len) w += char_width(c, &len);
+    return w;
+}
+
+/* Shorten s to at most w columns by cutting its middle, never inside a UTF-8 character. */
 static void shorten(char *s, int w)
 {
-    int len = (int)strlen(s);
-    if (w < 8 || len <= w) return;
-    int head = (w - 3) / 2, tail = w - 3 - head;
-    int from = len - tail;
-    while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80) head--;
-    while (from < len && ((unsigned char)s[from] & 0xc0) == 0x80) from++;
+    if (w < 8 || disp_width(s) <= w) return;
+    int head_w = (w - 3) / 2, tail_w = w - 3 - head_w, len = (int)strlen(s), cl;
+    int head = 0, used = 0;
+    while (s[head]) {
+        int cw = char_width((const unsigned char *)s + head, &cl);
+        if (used + cw > head_w) break;
+        used += cw, head += cl;
+    }
+    /* The tail: the last characters that fit in tail_w columns. */
+    int from = len;
+    used = 0;
+    while (from > head) {
+        int b = from - 1;
+        while (b > head && ((unsigned char)s[b] & 0xc0) == 0x80) b--;
+        int cw = char_width((const unsigned char *)s + b, &cl);
+        if (used + cw > tail_w) break;
+        used += cw, from = b;
+    }
     memmove(s + head + 3, s + from, (size_t)(len - from) + 1);
     memcpy(s + head, "...", 3);
+}
+
+/* s, padded with spaces to w columns (left-aligned, or right-aligned when right), then tail. */
+static void print_padded(FILE *out, const char *s, int w, int right, const char *tail)
+{
+    int pad = w - disp_width(s);
+    if (right && pad > 0) fprintf(out, "%*s", pad, "");
+    fputs(s, out);
+    if (!right && pad > 0) fprintf(out, "%*s", pad, "");
+    fputs(tail, out);
 }
 
 /* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
@@ -200,11 +254,11 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
     } else {
         int width[TABLE_MAX_COLS], idx[TABLE_MAX_COLS], nv = visible(t, 0, idx);
         char buf[CELL_MAX];
-        for (int k = 0; k < nv; k++) width[k] = (int)strlen(t->cols[idx[k]].title);
+        for (int k = 0; k < nv; k++) width[k] = disp_width(t->cols[idx[k]].title);
         for (int r = 0; r < t->nrows; r++)
             for (int k = 0; k < nv; k++) {
                 cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
-                if ((int)strlen(buf) > width[k]) width[k] = (int)strlen(buf);
+                if (disp_width(buf) > width[k]) width[k] = disp_width(buf);
             }
         /* Names take what the other columns leave of the width. */
         int used = 2;
@@ -233,7 +287,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                 if (r >= 0 && clash[k * t->nrows + r]) {
                     char tag[16];
                     name_tag(t->cells[r * t->ncols + idx[k]].s, tag, sizeof tag);
-                    if (!o->wide) shorten(buf, width[k] - (int)strlen(tag));
+                    if (!o->wide) shorten(buf, width[k] - disp_width(tag));
                     strcat(buf, tag);
                 } else if (is_name(col->type) && !o->wide) {
                     shorten(buf, width[k]);
@@ -245,8 +299,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                     else
                         print_wrapped(out, buf, at, o->width);
                 } else {
-                    fprintf(out, is_left(col->type) ? "%-*s%s" : "%*s%s", width[k], buf,
-                            last ? "\n" : "  ");
+                    print_padded(out, buf, width[k], !is_left(col->type), last ? "\n" : "  ");
                 }
                 at += width[k] + 2;
             }

@@ -60,13 +60,15 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
         else
             cli_fail("--names takes short, full or mangled, not '%s'", v);
     } else if (!strcmp(a, "--detect")) {
-        if (++*i == argc) cli_fail("--detect needs allocations or kernels");
+        if (++*i == argc) cli_fail("--detect needs kernels, operators or allocations");
         if (!strcmp(argv[*i], "kernels"))
-            detect_prefer(1);
+            detect_prefer(DETECT_KERNELS);
+        else if (!strcmp(argv[*i], "operators"))
+            detect_prefer(DETECT_OPERATORS);
         else if (!strcmp(argv[*i], "allocations"))
-            detect_prefer(0);
+            detect_prefer(DETECT_ALLOCATIONS);
         else
-            cli_fail("--detect takes allocations or kernels, not '%s'", argv[*i]);
+            cli_fail("--detect takes kernels, operators or allocations, not '%s'", argv[*i]);
     } else if (!strcmp(a, "--warmup")) {
         if (++*i == argc) cli_fail("--warmup needs a number of iterations");
         iterations_set_warmup(parse_count("--warmup", argv[*i]));

@@ -29,14 +29,19 @@ int compare_operators(struct compare_side *b, struct compare_side *n, const stru
                                            {"self_cpu_ns_base", "Self base"},
                                            {"self_cpu_ns_new", "Self new"},
                                            {"self_cpu_ns_delta", "Delta"},
-                                           {"calls_per_iteration_base", "Calls/it base"},
-                                           {"calls_per_iteration_new", "Calls/it new"},
+                                           {"calls_per_iteration_base", "Per-it base"},
+                                           {"calls_per_iteration_new", "Per-it new"},
                                            {"gpu_ns_delta", "GPU delta"},
                                            {"Change", NULL},
                                            {"operator", "Operator"}};
     struct table *v = table_view(d, "PyTorch operators, by change in self CPU time", cols,
                                  (int)(sizeof cols / sizeof *cols));
-    if (!d->nrows) v->note = "no operator in either run (INFPROF_OPERATORS=1 records them)";
+    if (!d->nrows)
+        v->note = "no operator in either run (INFPROF_OPERATORS=1 records them)";
+    else
+        v->note = pool_printf("%s%sPer-it: calls per iteration in each run; Delta: self CPU time,"
+                              " new less base",
+                              d->note ? d->note : "", d->note ? ". " : "");
     t[0] = d;
     t[1] = v;
     return 2;

@@ -36,13 +36,13 @@ struct rep {
     int64_t key; /* the cut goes before the offset whose median key is lowest */
 };
 
-static int prefer_kernels = 1;
+static int prefer = DETECT_KERNELS;
 
 #define MIN_KERNELS 4
 
-void detect_prefer(int kernels)
+void detect_prefer(int from)
 {
-    prefer_kernels = kernels;
+    prefer = from;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -106,6 +106,26 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         int64_t med = median(v, m);
         if (j == 0 || med < best_v) best_v = med, best = j;
     }
+    /* Allocations: a loop that makes its input before the forward reaches the same lowest
+     * total twice a period (after the old input's free, after the output's): of the offsets at
+     * the lowest total, the cut goes after the one the host idles longest after (the input's
+     * preparation), so the iteration holds the forward and not the preparation. */
+    if (closing) {
+        int64_t longest = -1;
+        size_t pick = best;
+        for (size_t j = 0; j < p; j++) {
+            size_t m = 0;
+            for (size_t k = r0 + j; k < n && m < cycles; k += p) v[m++] = s[k].key;
+            int64_t med = median(v, m);
+            if (med != best_v) continue; /* exactly the lowest: the forward never gets there */
+            m = 0;
+            for (size_t k = r0 + j; k + 1 < n && m < cycles; k += p) v[m++] = s[k + 1].ts - s[k].ts;
+            if (!m) continue;
+            int64_t idle = median(v, m);
+            if (idle > longest) longest = idle, pick = j;
+        }
+        best = pick;
+    }
     /* Kernels and operators: at least MIN_KERNELS a period: one or two repeated (a
      * micro-benchmark, a kernel in a loop of its own) are no loop of forwards. Where the cut falls
      * in the period matters little to the figures: each window spans one period. */
@@ -128,10 +148,11 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         out->end[out->n] = s[a + p - 1].end;
         out->n++;
     }
-    /* Kernels and operators: the iterations cover at least half of the sequence's time (model
-     * building repeats its initialisers layer after layer, briefly, in a long phase). */
-    int64_t covered = 0, span = s[n - 1].end - s[0].ts;
-    for (size_t k = 0; k < out->n; k++) covered += out->end[k] - out->start[k];
+    /* Kernels and operators: the repeating stretch covers at least half of the sequence's
+     * time (model building repeats its initialisers layer after layer, briefly, in a long
+     * phase; a loop that prepares its input between forwards still covers its phase). */
+    int64_t span = s[n - 1].end - s[0].ts;
+    int64_t covered = out->n ? out->end[out->n - 1] - out->start[0] : 0;
     if (out->n >= 4 && (closing || 2 * covered >= span)) return 1;
     out->n = 0;
     return 0;
@@ -167,6 +188,58 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
     return found;
 }
 
+/* Whether the allocated tensor total (the phase's most reported device) is the same at the start
+ * of every iteration found, within 1% + 64 KiB: an inference loop frees what each forward
+ * allocates; building a model, which repeats its initialisers layer after layer, only grows.
+ * 1 too when the phase has no allocator reports (nothing says otherwise). */
+static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
+{
+    if (!db_has_table(db, "tensor_memory") || !d->n) return 1;
+    sqlite3_stmt *st = db_prepare(db, "SELECT device_type, device_index, count(*) FROM"
+                                      " tensor_memory WHERE phase = ? GROUP BY 1, 2"
+                                      " ORDER BY 3 DESC LIMIT 1");
+    sqlite3_bind_int(st, 1, phase);
+    int type = -1, index = 0;
+    size_t cap = 0;
+    if (db_step(st)) {
+        type = sqlite3_column_int(st, 0);
+        index = sqlite3_column_int(st, 1);
+        cap = (size_t)sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (type < 0 || !cap) return 1;
+    int64_t(*v)[2] = malloc(cap * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    st = db_prepare(db, "SELECT ts, allocated FROM tensor_memory WHERE phase = ? AND"
+                        " device_type = ? AND device_index = ? ORDER BY ts, rowid");
+    sqlite3_bind_int(st, 1, phase);
+    sqlite3_bind_int(st, 2, type);
+    sqlite3_bind_int(st, 3, index);
+    while (db_step(st) && n < cap) {
+        v[n][0] = sqlite3_column_int64(st, 0);
+        v[n][1] = sqlite3_column_int64(st, 1);
+        n++;
+    }
+    sqlite3_finalize(st);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < d->n; k++) {
+        size_t a = 0, b = n; /* the last report at or before the iteration's start */
+        while (a < b) {
+            size_t mid = (a + b) / 2;
+            if (v[mid][0] <= d->start[k])
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        if (!a) continue;
+        int64_t x = v[a - 1][1];
+        lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+    }
+    free(v);
+    return lo > hi || hi - lo <= hi / 100 + 65536;
+}
+
 static int from_kernels(sqlite3 *db, int phase, struct detected *out)
 {
     if (!db_has_table(db, "kernel_rows")) return 0;
@@ -199,8 +272,11 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
         n++;
     }
     sqlite3_finalize(st);
-    int found = cut_periods(s, n, 0, out);
-    if (found) out->tid = 0, out->from = DETECT_KERNELS;
+    int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
+    if (found)
+        out->tid = 0, out->from = DETECT_KERNELS;
+    else
+        out->n = 0;
     free(s);
     return found;
 }
@@ -234,8 +310,11 @@ static int from_operators(sqlite3 *db, int phase, struct detected *out)
         n++;
     }
     sqlite3_finalize(st);
-    int found = cut_periods(s, n, 0, out);
-    if (found) out->tid = tid, out->from = DETECT_OPERATORS;
+    int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
+    if (found)
+        out->tid = tid, out->from = DETECT_OPERATORS;
+    else
+        out->n = 0;
     free(s);
     return found;
 }
@@ -243,9 +322,9 @@ static int from_operators(sqlite3 *db, int phase, struct detected *out)
 int detect_iterations(sqlite3 *db, int phase, struct detected *out)
 {
     memset(out, 0, sizeof *out);
-    if (prefer_kernels)
-        return from_kernels(db, phase, out) || from_operators(db, phase, out) ||
-               from_allocations(db, phase, out);
-    return from_allocations(db, phase, out) || from_operators(db, phase, out) ||
-           from_kernels(db, phase, out);
+    /* The one asked for first, then kernels, operators, allocations. */
+    if (prefer == DETECT_OPERATORS && from_operators(db, phase, out)) return 1;
+    if (prefer == DETECT_ALLOCATIONS && from_allocations(db, phase, out)) return 1;
+    return from_kernels(db, phase, out) || from_operators(db, phase, out) ||
+           from_allocations(db, phase, out);
 }

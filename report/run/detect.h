@@ -24,9 +24,9 @@ struct detected {
 };
 
 /* The iterations of `phase` from its kernel sequence, else its operators, else its allocator
- * reports (the other way round after detect_prefer(0)): 1 when found (out filled), else 0. */
+ * reports (the one detect_prefer names first): 1 when found (out filled), else 0. */
 int detect_iterations(struct sqlite3 *db, int phase, struct detected *out);
-/* Which is searched first: 1 the kernels (the default), 0 the allocations (`--detect`). */
-void detect_prefer(int kernels);
+/* Which is searched first (`--detect`): DETECT_KERNELS (the default), _OPERATORS, _ALLOCATIONS. */
+void detect_prefer(int from);
 
 #endif

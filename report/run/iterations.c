@@ -276,17 +276,20 @@ static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, in
  * it apart ("batch=8 cudnn.benchmark=on"). */
 static void series_name(sqlite3 *db, int64_t label, const char *settings, char *out, size_t n)
 {
-    char name[160] = "";
+    char name[352] = "";
     if (label) {
         sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
         sqlite3_bind_int64(st, 1, label);
         if (db_step(st)) {
             const char *v = (const char *)sqlite3_column_text(st, 0);
-            if (v && !strncmp(v, "iteration", 9)) v += 9;
-            while (v && (*v == ' ' || *v == ':' || *v == '_' || *v == '-' || *v == '/' ||
-                         *v == '=' || *v == '|'))
-                v++;
-            snprintf(name, sizeof name, "%.63s", v ? v : "");
+            /* "iteration" and the separators after it, when a separator (or the end) follows:
+             * "iterations plural" keeps its name. */
+            static const char sep[] = " :_-/=|";
+            if (v && !strncmp(v, "iteration", 9) && (!v[9] || strchr(sep, v[9]))) {
+                v += 9;
+                while (*v && strchr(sep, *v)) v++;
+            }
+            snprintf(name, sizeof name, "%.255s", v ? v : "");
         }
         sqlite3_finalize(st);
     }
@@ -363,6 +366,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         if (g == nl && nl < REPORT_MAX_SERIES) {
             labels[nl] = mine[k]->label;
             settings[nl++] = mine[k]->setting;
+        } else if (g == nl) {
+            p->series.left_out++; /* a series past the cap: the phase row still counts it */
         }
     }
     struct iter **gm = malloc(n * sizeof *gm);
@@ -383,7 +388,10 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         size_t w = iterations_warmup(gl, m);
         memset(gw, 0, m);
         for (size_t k = 0; k < w; k++) gw[k] = 1, warm[at[k]] = 1;
-        if (p->series.n >= REPORT_MAX_SERIES) continue;
+        if (p->series.n >= REPORT_MAX_SERIES) {
+            p->series.left_out += (int64_t)m;
+            continue;
+        }
         struct series_info *se = &p->series.v[p->series.n++];
         memset(se, 0, sizeof *se);
         se->phase = pi;

@@ -16,7 +16,7 @@
 
 #define REPORT_MAX_PHASES  16
 #define REPORT_MAX_DEVICES 17
-#define REPORT_MAX_SERIES  32
+#define REPORT_MAX_SERIES  128
 
 struct run_devices {
     int n;
@@ -85,7 +85,7 @@ struct series_iter {
 
 struct series_info {
     int phase;      /* index in run_phases.v */
-    char name[128]; /* the mark's text beyond "iteration", then the settings that tell it apart
+    char name[352]; /* the mark's text beyond "iteration", then the settings that tell it apart
                        (settings.c), "" none */
     int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
@@ -103,7 +103,7 @@ struct series_info {
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
     int64_t kernels, gpu_time, peak_alloc;
-    char rest[128]; /* the name less its "batch=N": series alike but for the batch share it */
+    char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
 };
@@ -111,6 +111,7 @@ struct series_info {
 struct run_series {
     int n;
     struct series_info v[REPORT_MAX_SERIES];
+    int64_t left_out; /* iterations of series past REPORT_MAX_SERIES (in their phase's row only) */
 };
 
 /* settings.c: the libtorch settings the program set (table settings). */
@@ -191,8 +192,9 @@ void series_figures(struct sqlite3 *db, struct run_phases *p);
  * run at one batch size (the one most series share, the largest on a tie; any batch when none
  * is known), the fastest and slowest by p50, when there are two. Batch: among series alike but
  * for their batch size (the same rest), of the groups with two batches or more the one whose
- * best batch gives the most items/s: its smallest batch and that best one, and their items/s
- * ratio. 0 when neither exists. */
+ * best batch gives the most items/s: that best one and the batch it is compared with (`small`:
+ * the smallest, or the largest when the smallest is the best), and their items/s ratio. 0 when
+ * neither exists. */
 struct series_pick {
     const struct series_info *fast, *slow;  /* NULL: no two configurations at one batch */
     const struct series_info *small, *most; /* NULL: no batch sweep */

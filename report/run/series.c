@@ -177,6 +177,15 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
         for (int j = 0; j < n; j++)
             batches += !strcmp(v[j]->rest, v[i]->rest) && v[j]->batch > 0 && small &&
                        v[j]->batch != small->batch;
+        /* The smallest batch the best: against the largest one instead. */
+        if (small && most == small) {
+            const struct series_info *largest = small;
+            for (int j = 0; j < n; j++)
+                if (!strcmp(v[j]->rest, v[i]->rest) && v[j]->batch > largest->batch &&
+                    items_rate(v[j]) > 0)
+                    largest = v[j];
+            small = largest;
+        }
         if (small && most && batches && (!out->most || items_rate(most) > items_rate(out->most))) {
             out->small = small, out->most = most;
             out->items_ratio = items_rate(most) / items_rate(small);

@@ -76,21 +76,23 @@ static void log_load(sqlite3 *db, struct log *l)
     }
 }
 
-/* The settings an iteration [a, b] ran with (pointers into l): those in effect at a, unless the
- * program changed one inside it (a `with torch.backends.cudnn.flags(...)` around the forward):
- * then those after its first change there. */
+/* The settings an iteration [a, b] ran with (pointers into l): those in effect at its middle.
+ * A program that changes one inside the mark (`with torch.backends.cudnn.flags(...)` around the
+ * forward sets all four of its settings just after the start and restores them just before the
+ * end) ran the forward with those; one that changes them between iterations, with the ones set
+ * before. */
 static void values_at(const struct log *l, int64_t a, int64_t b, const char **out)
 {
-    size_t lo = 0, hi = l->n; /* the first change after a */
+    int64_t t = a + (b - a) / 2;
+    size_t lo = 0, hi = l->n; /* the first change after t */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (l->v[mid].t <= a)
+        if (l->v[mid].t <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    size_t i = lo < l->n && l->v[lo].t <= b ? lo + 1 : lo; /* changes that count */
-    for (int k = 0; k < l->nnames; k++) out[k] = i ? l->after[i - 1][k] : l->deflt[k];
+    for (int k = 0; k < l->nnames; k++) out[k] = lo ? l->after[lo - 1][k] : l->deflt[k];
 }
 
 static void append(char *out, size_t n, const char *name, const char *value)
@@ -118,10 +120,10 @@ void settings_of_iterations(sqlite3 *db, const int64_t *start, const int64_t *en
         values_at(&l, start[k], end[k], now);
         for (int j = 0; j < l.nnames; j++) varies[j] |= strcmp(now[j], first[j]) != 0;
     }
-    /* A setting set by the time of the first iteration (or at all, in a run without any). */
+    /* A setting set by the middle of the first iteration (or at all, in a run without any). */
     for (size_t i = 0; i < l.n; i++)
-        if (!n || l.v[i].t <= end[0]) set_before[l.v[i].name] = 1;
-    if (!n) values_at(&l, INT64_MAX, INT64_MAX, first);
+        if (!n || l.v[i].t <= start[0] + (end[0] - start[0]) / 2) set_before[l.v[i].name] = 1;
+    if (!n) values_at(&l, INT64_MAX, INT64_MAX, first); /* the end of the run */
     for (int j = 0; j < l.nnames; j++) {
         if (varies[j]) {
             size_t o = strlen(s->varying);

@@ -26,9 +26,9 @@ void rule_input_bound(const struct run_phases *p, struct advice_list *l)
         if (gpu && idle < INPUT_IDLE_PCT) continue;
         struct advice *a = advice_add(l, "input_bound", ph);
         if (!a) return;
-        char label[32], b1[32], b2[32], name[160];
+        char label[32], b1[32], b2[32], name[400];
         phase_short_label(ph, label, sizeof label);
-        snprintf(name, sizeof name, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+        snprintf(name, sizeof name, "%s%s%.360s", label, s->name[0] ? " " : "", s->name);
         snprintf(a->finding, sizeof a->finding,
                  "%s spent %.0f%% of its wall time between iterations (%s after each, %s in all"
                  " over %lld gaps)%s.",

@@ -11,42 +11,62 @@
 
 #include <string.h>
 
-static const char *label_of(const struct run_phases *p, int id)
+static const struct phase_info *phase_of(const struct run_phases *p, int id)
 {
     for (int k = 0; k < p->n; k++)
-        if (p->v[k].id == id) return p->v[k].label;
-    return "(no phase)";
+        if (p->v[k].id == id) return &p->v[k];
+    return NULL;
+}
+
+/* The phase's full label (JSON, CSV) and its short one (text): "(no phase)" for none. */
+static void phase_cells(struct table *t, const struct run_phases *p, int id, int full, int shrt)
+{
+    const struct phase_info *ph = phase_of(p, id);
+    char s[32];
+    if (ph) phase_short_label(ph, s, sizeof s);
+    table_set_text(t, full, ph ? ph->label : "(no phase)");
+    table_set_text(t, shrt, ph ? s : "(no phase)");
+}
+
+/* Whether any operator launched GPU work: else the GPU columns stay out of text. */
+static int any_gpu(const struct run_operators *r)
+{
+    for (int i = 0; i < r->nphases; i++)
+        if (r->phases[i].kernels) return 1;
+    return 0;
 }
 
 static struct table *phase_table(const struct run_phases *p, const struct run_operators *r)
 {
+    int gpu = any_gpu(r);
     struct table *t = table_new("operator_phases", "PyTorch operators per phase");
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "calls", "Calls", COL_INT);
-    table_col(t, "calls_per_iteration", "Calls/iter", COL_RATIO);
+    table_col(t, "calls_per_iteration", "Calls/it", COL_RATIO);
     table_col(t, "self_cpu_ns", "Op CPU", COL_NS);
-    table_col(t, "casts", "Casts", COL_INT);
-    table_col(t, "casts_per_iteration", "Casts/iter", COL_RATIO);
+    table_col(t, "casts", NULL, COL_INT);
+    table_col(t, "casts_per_iteration", "Casts/it", COL_RATIO);
     table_col(t, "cast_ns", "Cast time", COL_NS);
     table_col(t, "precision", "Precision", COL_TEXT);
-    table_col(t, "kernels", "Kernels", COL_INT);
-    table_col(t, "gpu_ns", "Op GPU", COL_NS);
-    table_col(t, "suspect", "Suspect", COL_TEXT);
-    table_col(t, "memory_peak_operator", "At memory peak", COL_TEXT);
+    table_col(t, "kernels", gpu ? "Kernels" : NULL, COL_INT);
+    table_col(t, "gpu_ns", gpu ? "Op GPU" : NULL, COL_NS);
+    table_col(t, "suspect", r->overflow > 0 ? "Suspect" : NULL, COL_TEXT);
+    table_col(t, "memory_peak_operator", "At memory peak", COL_NAME);
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
-        table_set_text(t, 0, label_of(p, ph->phase));
-        table_set_int(t, 1, ph->calls);
-        if (ph->iterations) table_set_num(t, 2, (double)ph->calls_in_iter / (double)ph->iterations);
-        table_set_int(t, 3, ph->self_ns);
-        table_set_int(t, 4, ph->casts);
-        if (ph->iterations) table_set_num(t, 5, (double)ph->casts_in_iter / (double)ph->iterations);
-        table_set_int(t, 6, ph->cast_ns);
-        if (ph->int8_ns || ph->float_ns) table_set_text(t, 7, ph->int8 ? "int8" : "float");
-        if (r->gpu) table_set_int(t, 8, ph->kernels), table_set_int(t, 9, ph->gpu_ns);
-        if (r->overflow > 0) table_set_text(t, 10, "nested past 64");
-        if (ph->peak_op[0]) table_set_text(t, 11, ph->peak_op);
+        phase_cells(t, p, ph->phase, 0, 1);
+        table_set_int(t, 2, ph->calls);
+        if (ph->iterations) table_set_num(t, 3, (double)ph->calls_in_iter / (double)ph->iterations);
+        table_set_int(t, 4, ph->self_ns);
+        table_set_int(t, 5, ph->casts);
+        if (ph->iterations) table_set_num(t, 6, (double)ph->casts_in_iter / (double)ph->iterations);
+        table_set_int(t, 7, ph->cast_ns);
+        if (ph->int8_ns || ph->float_ns) table_set_text(t, 8, ph->int8 ? "int8" : "float");
+        if (r->gpu) table_set_int(t, 9, ph->kernels), table_set_int(t, 10, ph->gpu_ns);
+        if (r->overflow > 0) table_set_text(t, 11, "nested past 64");
+        if (ph->peak_op[0]) table_set_text(t, 12, ph->peak_op);
     }
     if (!r->nphases)
         t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
@@ -55,6 +75,9 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
             pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"
                         " the self times of the operators around them are too high",
                         (long long)r->overflow);
+    else
+        t->note = "per iteration: of the iterations the program marked (iterations detected"
+                  " without a mark carry no operator, '-')";
     return t;
 }
 
@@ -62,32 +85,34 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
                       struct table **out)
 {
     struct table *t = table_new("operators", "PyTorch operators by phase (self CPU time)");
-    table_col(t, "phase", "Phase", COL_TEXT);
-    table_col(t, "operator", "Operator", COL_TEXT);
+    struct run_operators r;
+    operators_load(db, &r);
+    int gpu = any_gpu(&r);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "operator", "Operator", COL_NAME);
     table_col(t, "calls", "Calls", COL_INT);
-    table_col(t, "calls_per_iteration", "Calls/iter", COL_RATIO);
+    table_col(t, "calls_per_iteration", "Calls/it", COL_RATIO);
     table_col(t, "self_cpu_ns", "Self CPU", COL_NS);
     table_col(t, "self_share_pct", "Self %", COL_PCT);
     table_col(t, "total_cpu_ns", "Total CPU", COL_NS);
-    table_col(t, "gpu_ns", "GPU", COL_NS);
-    table_col(t, "kernels_per_call", "Kernels/call", COL_RATIO);
-    struct run_operators r;
-    operators_load(db, &r);
+    table_col(t, "gpu_ns", gpu ? "GPU" : NULL, COL_NS);
+    table_col(t, "kernels_per_call", gpu ? "Kernels/call" : NULL, COL_RATIO);
     int shown = 0, last = -1;
     for (int i = 0; i < r.n; i++) {
         const struct op_figure *f = &r.v[i];
         if (f->phase != last) shown = 0, last = f->phase;
         if (o->top > 0 && shown++ >= o->top) continue;
         table_row(t);
-        table_set_text(t, 0, label_of(p, f->phase));
-        table_set_text(t, 1, f->name);
-        table_set_int(t, 2, f->calls);
-        if (f->calls_per_iter >= 0) table_set_num(t, 3, f->calls_per_iter);
-        table_set_int(t, 4, f->self_ns);
-        table_set_num(t, 5, f->self_share);
-        table_set_int(t, 6, f->total_ns);
-        if (r.gpu) table_set_int(t, 7, f->gpu_ns);
-        if (r.gpu && f->calls) table_set_num(t, 8, (double)f->kernels / (double)f->calls);
+        phase_cells(t, p, f->phase, 0, 1);
+        table_set_text(t, 2, f->name);
+        table_set_int(t, 3, f->calls);
+        if (f->calls_per_iter >= 0) table_set_num(t, 4, f->calls_per_iter);
+        table_set_int(t, 5, f->self_ns);
+        table_set_num(t, 6, f->self_share);
+        table_set_int(t, 7, f->total_ns);
+        if (r.gpu) table_set_int(t, 8, f->gpu_ns);
+        if (r.gpu && f->calls) table_set_num(t, 9, (double)f->kernels / (double)f->calls);
     }
     if (!r.present)
         t->note = "no operator table (a database older than schema 4)";

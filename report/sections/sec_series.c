@@ -7,6 +7,8 @@
  */
 #include "sections.h"
 
+#include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +50,23 @@ static struct table *series_table(const struct run_phases *p)
     table_col(t, "end_ns", NULL, COL_NS);
     table_col(t, "between_p50_ns", NULL, COL_NS);
     table_col(t, "between_pct", NULL, COL_PCT);
-    table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
+    /* Peak alloc in text only where the series' peaks differ (by more than 5%): else the
+     * phase's memory table says it and the room goes to the names. */
+    int64_t plo = INT64_MAX, phi = -1;
+    for (int i = 0; i < p->series.n; i++) {
+        int64_t x = p->series.v[i].peak_alloc;
+        if (x < 0) continue;
+        plo = x < plo ? x : plo, phi = x > phi ? x : phi;
+    }
+    table_col(t, "peak_allocated_bytes", phi > 0 && phi > plo + plo / 20 ? "Peak alloc" : NULL,
+              COL_BYTES);
     table_col(t, "steady_kernels", NULL, COL_INT);
     table_col(t, "steady_gpu_time_ns", NULL, COL_NS);
-    table_col(t, "kernels_per_iteration", "Kernels/it", COL_RATE);
+    /* Kernels/it in text only when some series has kernels (a CPU run leaves the room to the
+     * names). */
+    int kernels = 0;
+    for (int i = 0; i < p->series.n; i++) kernels |= p->series.v[i].kernels >= 0;
+    table_col(t, "kernels_per_iteration", kernels ? "Kernels/it" : NULL, COL_RATE);
     table_col(t, "gpu_time_per_iteration_ns", NULL, COL_NS);
     if (!series_worth_showing(p)) return t;
     for (int i = 0; i < p->series.n; i++) {
@@ -91,7 +106,28 @@ static struct table *series_table(const struct run_phases *p)
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up";
+    if (p->series.left_out)
+        t->note = pool_printf("%s. %lld iterations of further series are left out of this table"
+                              " (the report holds %d series; their phase's row counts them)",
+                              t->note, (long long)p->series.left_out, REPORT_MAX_SERIES);
     return t;
+}
+
+/* Names in natural order: digits compared as numbers ("width=128" before "width=1024"). */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            char *ea, *eb;
+            unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+            if (x != y) return x < y ? -1 : 1;
+            a = ea, b = eb;
+            continue;
+        }
+        if (*a != *b) return (unsigned char)*a - (unsigned char)*b;
+        a++, b++;
+    }
+    return (unsigned char)*a - (unsigned char)*b;
 }
 
 /* By phase, then what the series are besides their batch size (series.c), then batch. */
@@ -100,7 +136,7 @@ static int by_phase_batch(const void *a, const void *b)
     const struct series_info *x = *(const struct series_info *const *)a;
     const struct series_info *y = *(const struct series_info *const *)b;
     if (x->phase != y->phase) return x->phase - y->phase;
-    int c = strcmp(x->rest, y->rest);
+    int c = natural_cmp(x->rest, y->rest);
     if (c) return c;
     return (x->batch > y->batch) - (x->batch < y->batch);
 }

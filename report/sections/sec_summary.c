@@ -447,11 +447,15 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                  warm == 1 ? "phase" : "phases", x);
         add(t, S_WARMUP, buf);
     } else if (p->n) {
-        int iters = 0;
-        for (int i = 0; i < p->n; i++) iters |= p->v[i].iterations > 0;
+        int iters = 0, detected = 0;
+        for (int i = 0; i < p->n; i++)
+            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected_period > 0;
         add(t, S_WARMUP,
-            iters ? "none: every phase's first iterations were as fast as the rest"
-                  : "no iteration was seen: see the phase table's note");
+            !iters     ? "no iteration was seen: see the phase table's note"
+            : detected ? "none among the iterations: those detected without a mark start where"
+                         " the loop repeats exactly, so a first forward that differs (a slow"
+                         " warm-up) is left out, not counted"
+                       : "none: every phase's first iterations were as fast as the rest");
     }
     findings_line(t, db, p, S_FINDINGS);
 

@@ -10,6 +10,14 @@ configurations in one process, each forward marked with record_function("iterati
                          precision set to "high" first; 12 forwards, then cudnn.benchmark on and
                          12 more, then 12 inside `torch.backends.cudnn.flags(benchmark=False)`
                          (the mark around it): the settings tell the series apart
+  series_prog.py tf32    one MLP, every forward marked "iteration" alone: 12 forwards, then 12
+                         with `torch.backends.cudnn.flags(allow_tf32=False)` inside the mark
+  series_prog.py small   one MLP at batch 1, 12 forwards marked "iteration batch=1", then 12
+                         marked "iteration batch=4" each running 8 forwards at batch 1: the
+                         smallest batch gives the most items/s
+  series_prog.py many    two labels of 80 characters that differ only in their last, 4 forwards
+                         each, then 130 labels "cfg<k>", 2 forwards each: more series than the
+                         report holds (REPORT_MAX_SERIES, 128)
 Prints one line per configuration: its label and its own timer's time (ns) of each forward,
 the figures the report's series must agree with."""
 import sys
@@ -89,11 +97,51 @@ def settings():
         print(label, *times, flush=True)
 
 
+def tf32():
+    m, x = mlp(256), torch.randn(8, 256)
+    own = {"cudnn.allow_tf32=on": [], "cudnn.allow_tf32=off": []}
+    for config in own:
+        for _ in range(12):
+            t0 = time.perf_counter_ns()
+            with torch.autograd.profiler.record_function("iteration"):
+                if config.endswith("off"):
+                    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                        m(x)
+                else:
+                    m(x)
+            own[config].append(time.perf_counter_ns() - t0)
+    for label, times in own.items():
+        print(label, *times, flush=True)
+
+
+def small():
+    m, x = mlp(256), torch.randn(1, 256)
+    own = {"batch=1": [], "batch=4": []}
+    for label, calls in (("batch=1", 1), ("batch=4", 8)):
+        for _ in range(12):
+            t0 = time.perf_counter_ns()
+            with torch.autograd.profiler.record_function(f"iteration {label}"):
+                for _ in range(calls):
+                    m(x)
+            own[label].append(time.perf_counter_ns() - t0)
+    for label, times in own.items():
+        print(label, *times, flush=True)
+
+
+def many():
+    m, x = mlp(16), torch.randn(1, 16)
+    base = "x" * 79
+    for label in (base + "a", base + "b"):
+        timed(m, x, label, 4)
+    for k in range(130):
+        timed(m, x, f"cfg{k}", 2)
+
+
 def main():
     what = sys.argv[1]
     with torch.inference_mode():
-        if what == "settings":
-            return settings()
+        if what in ("settings", "tf32", "small", "many"):
+            return globals()[what]()
         if what == "gaps":
             return gaps()
         if what == "batch":

@@ -3,7 +3,11 @@
                             inference_mode; prints each forward's time (ns) by its own timer
   unmarked_prog.py varying  the same model, 14 forwards at a random batch size each (1-6)
   unmarked_prog.py once     one forward
-  unmarked_prog.py pairs    14 record_function("iteration") marks, each around two forwards"""
+  unmarked_prog.py pairs    14 record_function("iteration") marks, each around two forwards
+  unmarked_prog.py prep     14 forwards under inference_mode, each after making its input and
+                            20 ms of host work preparing it (a busy loop); prints each forward's
+                            time as "inference_mode ..." and each preparation's as "between ..."
+"""
 import random
 import sys
 import time
@@ -32,6 +36,20 @@ if what == "loop":
                 y = model(x)
                 own.append(time.perf_counter_ns() - t0)
             print(name, *own, flush=True)
+elif what == "prep":
+    with torch.inference_mode():
+        own, between = [], []
+        for _ in range(14):
+            t0 = time.perf_counter_ns()
+            x = torch.randn(1, 3, 64, 64)
+            while time.perf_counter_ns() - t0 < 20_000_000:
+                pass
+            t1 = time.perf_counter_ns()
+            y = model(x)
+            own.append(time.perf_counter_ns() - t1)
+            between.append(t1 - t0)
+        print("inference_mode", *own, flush=True)
+        print("between", *between, flush=True)
 elif what == "varying":
     with torch.inference_mode():
         for _ in range(14):

@@ -391,7 +391,7 @@ class H100(Case):
                     self.assertIn(other["iterations"], (None, 0), other)
         bad = self.cli("report", "--detect", "ops", self.db["resnet50-b1-python-eager"])
         self.assertEqual(bad.rc, 2)
-        self.assertIn(b"--detect takes allocations or kernels, not 'ops'", bad.err)
+        self.assertIn(b"--detect takes kernels, operators or allocations, not 'ops'", bad.err)
 
 
 if __name__ == "__main__":

@@ -179,6 +179,47 @@ class Series(Case):
         self.assertTrue(settings.startswith("matmul.precision=high; "), settings)
         self.assertTrue(settings.endswith(": cudnn.benchmark"), settings)
 
+    def test_a_setting_changed_inside_the_mark(self):
+        # `cudnn.flags(allow_tf32=False)` inside the mark sets it after the iteration began and
+        # restores it before it ends: those iterations ran with it off, their own series.
+        own, report = self.run_program("tf32")
+        got = self.check_series(own, self.rows(report, "series"))
+        for label, row in got.items():
+            self.assertEqual(row["steady_iterations"] + row["warmup_iterations"], 12, label)
+        self.assertTrue(report["run"]["settings"].endswith(": cudnn.allow_tf32"),
+                        report["run"]["settings"])
+
+    def test_the_smallest_batch_gives_the_most(self):
+        # "batch=4" marks 8 forwards at batch 1: fewer items/s than batch 1. The Series line names
+        # batch 1 and compares it with the largest batch, from the Series rows.
+        own, report = self.run_program("small")
+        got = self.check_series(own, self.rows(report, "series"))
+        one, four = got["batch=1"], got["batch=4"]
+        self.assertGreater(one["items_per_s"], four["items_per_s"])
+        self.assertRegex(report["summary"]["series"],
+                         rf"^inference/off: batch 1 gives the most items/s,"
+                         rf" {one['items_per_s'] / four['items_per_s']:.2f}x batch 4's, at"
+                         rf" {one['latency_p50_ns'] / four['latency_p50_ns']:.2f}x its p50")
+
+    def test_more_series_than_the_report_holds(self):
+        # 132 labels: two of 80 characters alike but for their last stay two series; past 128
+        # the further series' iterations are left out of the table, counted and said, and
+        # still in their phase's row.
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([PYTHON, PROG, "many"], timeout=300, INFPROF_OUTPUT="many.db")
+        self.assertEqual(r.rc, 0, r.err)
+        report = self.report_json(r.db("many.db"))
+        names = [x["series"] for x in report["series"]]
+        self.assertEqual(len(names), 128)
+        self.assertEqual(names[:2], ["x" * 79 + "a", "x" * 79 + "b"])
+        self.assertEqual(names[-1], "cfg125")
+        ph = {p["label"]: p for p in report["phases"]}["inference_mode | autocast off"]
+        self.assertEqual(ph["iterations"], 8 + 130 * 2)
+        text = " ".join(self.cli("report", r.db("many.db")).out.decode().split())
+        self.assertIn("8 iterations of further series are left out of this table (the report"
+                      " holds 128 series", text)
+
     def test_cpp_two_modules_and_a_setting(self):
         # A C++ program: two TorchScript modules, each call in an NVTX "iteration <name>" range
         # (the TorchScript call inside is part of that iteration, not one more), then

@@ -16,14 +16,15 @@ PYTHON = "/usr/bin/python3"
 
 
 class Unmarked(Case):
-    def python(self, what, **extra):
+    def python(self, what, db=None, **extra):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=f"{what}.db", **extra)
+        db = db or f"{what}.db"
+        r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=db, **extra)
         if r.rc != 0 and b"No module named" in r.err:
             raise unittest.SkipTest("python3 has no torch or torchvision")
         self.assertEqual(r.rc, 0, r.err)
-        return r, self.report_json(r.db(f"{what}.db"))
+        return r, self.report_json(r.db(db))
 
     def phases(self, report):
         return {p["grad_mode"]: p for p in report["phases"]}
@@ -36,7 +37,7 @@ class Unmarked(Case):
         program's 40th to 60th percentile, which on a quiet machine is its p50."""
         own = {}
         for line in r.out.decode().splitlines():
-            if line != "done":
+            if line != "done" and not line.startswith("between"):
                 mode, *times = line.split()
                 own[mode] = sorted(int(t) for t in times[3:])
         got = self.phases(report)
@@ -63,6 +64,20 @@ class Unmarked(Case):
         self.check_against_own(r, report, "detected from the operator sequence")
         grad = self.phases(report).get("grad")
         self.assertIn(grad["iterations"] if grad else None, (None, 0), grad)
+
+    def test_input_preparation_is_not_forward_time(self):
+        # A loop that makes its input and prepares it (20 ms on the host) before each forward:
+        # the iterations hold the forward only (from the allocations, and from the operators),
+        # the preparation shows between them, and input_bound fires.
+        for extra in ({}, {"INFPROF_OPERATORS": "1"}):
+            r, report = self.python("prep", db=f"prep{len(extra)}.db", **extra)
+            source = ("detected from the operator sequence" if extra
+                      else "detected from the allocations")
+            self.check_against_own(r, report, source)
+            between = [b for b in report["between"] if b["phase"] == "inference/off"]
+            self.assertEqual(len(between), 1, report["between"])
+            self.assertGreater(between[0]["between_p50_ns"], 19_000_000, between)
+            self.assertIn("input_bound", [a["rule"] for a in report["advice"]])
 
     def test_cpp_module_loop(self):
         exe = prog("torch_modes")
