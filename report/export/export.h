@@ -137,7 +137,7 @@ static inline void ev_open(struct export_ctx *c)
 uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_error)(int err),
                         uint64_t *events);
 /* Estimated bytes and events of each source (perfetto_source_what names them) and in all. */
-#define PERFETTO_SOURCES 7
+#define PERFETTO_SOURCES 8
 double perfetto_estimate(struct export_ctx *c, double *events, double *bytes_of, double *events_of);
 const char *perfetto_source_what(int i);
 

@@ -210,6 +210,105 @@ class Perfetto(Case):
             events = json.load(f)["traceEvents"]
         self.assertEqual(sum(1 for e in events if e.get("name") == "cudaGetDevice"), 500)
 
+    def events_by_track(self, text):
+        """uuid -> [(timestamp, kind, packet text)] in file order, and uuid -> track name."""
+        names = {}
+        for m in re.finditer(r"track_descriptor \{\n\s*uuid: (\d+)\n(?:\s*name: \"([^\"]*)\")?",
+                             text):
+            names[m.group(1)] = m.group(2) or ""
+        events = {}
+        for p in packets(text):
+            t = re.search(r"track_uuid: (\d+)", p)
+            ts = re.search(r"^\s*timestamp: (\d+)", p, re.M)
+            kind = re.search(r"type: (TYPE_\w+)", p)
+            if t and ts and kind:
+                events.setdefault(t.group(1), []).append((int(ts.group(1)), kind.group(1), p))
+        return events, names
+
+    def test_every_track_in_time_order(self):
+        # Each track's packets stand in time order in the file, so a reader that does not sort
+        # pairs every begin with its own end: the thread tracks carry NVTX ranges, cuDNN and
+        # CUDA API calls, which nest; the GPU tracks' slices pair to their rows' durations.
+        for name in ("resnet50-b1-python-eager", "resnet50-b32-script", "transformer-b8",
+                     "convnet-b32-noeval"):
+            db = self.fixture(name)
+            out = os.path.join(self.dir, name + ".pftrace")
+            r = self.cli("export", db, "-o", out, "--max-mb", "0")
+            self.assertEqual(r.rc, 0, r.err)
+            events, names = self.events_by_track(decode(out))
+            got, open_left = [], 0
+            for uuid, evs in events.items():
+                stamps = [ts for ts, _, _ in evs]
+                self.assertEqual(stamps, sorted(stamps), (name, names.get(uuid)))
+                stack = []
+                for ts, kind, _ in evs:  # file order, as it stands
+                    if kind == "TYPE_SLICE_BEGIN":
+                        stack.append(ts)
+                    elif kind == "TYPE_SLICE_END":
+                        begun = stack.pop()
+                        if names.get(uuid, "").startswith("GPU "):
+                            got.append(ts - begun)
+                open_left += len(stack)
+            want = [d for (d,) in self.query(db, "SELECT dur FROM kernel_rows UNION ALL"
+                                                 " SELECT dur FROM memcpy UNION ALL"
+                                                 " SELECT dur FROM memset")]
+            self.assertEqual(sorted(got), sorted(want), name)
+            # Slices left open are those whose rows never ended (NVTX ranges, phase spans).
+            unended = self.query(db, "SELECT (SELECT count(*) FROM nvtx_ranges WHERE end IS NULL"
+                                     " AND kind != 3)")[0][0]
+            self.assertLessEqual(open_left, unended + 8, name)
+
+    def test_arguments_and_counters_as_in_the_json(self):
+        # What the JSON trace has, the .pftrace has: each kernel's launch (grid, block,
+        # registers, shared memory, phase) as an interned annotation, each copy's bytes, and the
+        # tensor and device memory counters with the JSON's values.
+        import sqlite3
+        db = self.fixture("convnet-b32-noeval")
+        out = os.path.join(self.dir, "c.pftrace")
+        self.assertEqual(self.cli("export", db, "-o", out, "--max-mb", "0").rc, 0)
+        text = decode(out)
+        values = dict(re.findall(r"debug_annotation_string_values \{\n\s*iid: (\d+)\n"
+                                 r"\s*str: \"([^\"]*)\"", text))
+        con = sqlite3.connect(db)
+        want = {}
+        for corr, gx, gy, gz, bx, by, bz in con.execute(
+                "SELECT k.corr, grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernels k"
+                " JOIN launch_sigs g ON g.id = k.sig"):
+            want[corr] = f"grid {gx}x{gy}x{gz}, block {bx}x{by}x{bz}, "
+        events, names = self.events_by_track(text)
+        kernels = 0
+        for uuid, evs in events.items():
+            if not names.get(uuid, "").startswith("GPU "):
+                continue
+            for _, kind, p in evs:
+                if kind != "TYPE_SLICE_BEGIN":
+                    continue
+                corr = int(re.search(r"correlation_id: (\d+)", p).group(1))
+                iid = re.search(r"string_value_iid: (\d+)", p)
+                if corr in want and iid:
+                    self.assertTrue(values[iid.group(1)].startswith(want[corr]), (p, want[corr]))
+                    kernels += 1
+                elif not iid:
+                    self.assertRegex(p, r"int_value: \d+")  # a copy's or memset's bytes
+        self.assertEqual(kernels, len(want))
+        # Counters: every value of each JSON counter, in the same order.
+        js = os.path.join(self.dir, "c.json")
+        self.assertEqual(self.cli("export", db, "-o", js).rc, 0)
+        with open(js) as f:
+            jev = json.load(f)["traceEvents"]
+        series = {"tensor memory allocated cuda:0": ("GPU 0 tensors", "allocated"),
+                  "GPU 0 device memory": ("GPU 0 device memory", "bytes")}
+        by_name = {v: k for k, v in names.items()}
+        for ours, (jname, key) in series.items():
+            self.assertIn(ours, by_name, ours)
+            got = [int(re.search(r"counter_value: (-?\d+)", p).group(1))
+                   for _, kind, p in events[by_name[ours]] if kind == "TYPE_COUNTER"]
+            theirs = [e["args"][key] for e in jev if e.get("ph") == "C" and e["name"] == jname
+                      and key in e["args"]]
+            dedup = [v for i, v in enumerate(theirs) if i == 0 or v != theirs[i - 1]]
+            self.assertGreater(len(got), 1, ours)
+            self.assertEqual(got, dedup, ours)
+
     def test_bad_input(self):
         db = self.fixture("resnet50-b1-python-eager")
         r = self.cli("export", db, "-o", os.path.join(self.dir, "t"), "--format", "xml")
