@@ -32,6 +32,7 @@ static const struct diff_spec phases_spec = {
 static const struct diff_spec series_spec = {
     .key = "series",
     .match = {"phase", "series"},
+    .show = {"Phase"},
     .figs = {{"steady_iterations", 1, 0},
              {"throughput_per_s", 0, 1},
              {"items_per_s", 0, 1},
@@ -138,6 +139,33 @@ static struct table *view(const struct table *d, const char *title, const struct
 
 #define VIEW(d, title, cols, always) view(d, title, cols, (int)(sizeof cols / sizeof *cols), always)
 
+/* The phases that pool several series in either run ("a (base), b (new)"), for the Phases view's
+ * note: their ratios mix configurations. */
+static void pooled_phases(struct compare_side *b, struct compare_side *n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    struct compare_side *sides[2] = {b, n};
+    for (int k = 0; k < 2; k++) {
+        const struct table *t = side_table(sides[k], "series");
+        for (int r = 0; r < t->nrows; r++) {
+            const struct cell *c = table_cell(t, r, "Phase"), *prev; /* the short label */
+            if (!c || !c->s) continue;
+            int count = 0, first = 1;
+            for (int q = 0; q < t->nrows; q++) {
+                prev = table_cell(t, q, "Phase");
+                if (prev && prev->s && !strcmp(prev->s, c->s)) {
+                    count++;
+                    if (q < r) first = 0;
+                }
+            }
+            if (count > 1 && first && len + 80 < cap)
+                len += (size_t)snprintf(out + len, cap - len, "%s%s in the %s run (%d series)",
+                                        len ? ", " : "", c->s, k ? "new" : "base", count);
+        }
+    }
+}
+
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                      const char *phase, struct table **t)
 {
@@ -160,11 +188,18 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                                           {"peak_allocated_bytes_new", "Peak new"},
                                           {"peak_allocated_bytes_pct", "Peak delta%"}};
     t[k++] = VIEW(d, "Phases: throughput and latency, new / base (above 1.00x: more)", ph1, 1);
-    if (!d->nrows) t[k - 1]->note = "no libtorch phase was seen in either run";
+    char pooled[1024];
+    pooled_phases(b, n, pooled, sizeof pooled);
+    if (!d->nrows)
+        t[k - 1]->note = "no libtorch phase was seen in either run";
+    else if (pooled[0])
+        t[k - 1]->note = pool_printf("pooling several configurations: %s; their ratios mix them"
+                                     " (the Series table below compares each one)",
+                                     pooled);
     t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
 
     d = t[k++] = diff(&series_spec, b, n, 0);
-    static const struct view_col se[] = {{"phase", "Phase"},
+    static const struct view_col se[] = {{"Phase", NULL},
                                          {"series", "Series"},
                                          {"Change", NULL},
                                          {"latency_p50_ns_base", "p50 base"},

@@ -18,16 +18,6 @@ static const struct phase_info *phase_of(const struct run_phases *p, int id)
     return NULL;
 }
 
-/* The phase's full label (JSON, CSV) and its short one (text): "(no phase)" for none. */
-static void phase_cells(struct table *t, const struct run_phases *p, int id, int full, int shrt)
-{
-    const struct phase_info *ph = phase_of(p, id);
-    char s[32];
-    if (ph) phase_short_label(ph, s, sizeof s);
-    table_set_text(t, full, ph ? ph->label : "(no phase)");
-    table_set_text(t, shrt, ph ? s : "(no phase)");
-}
-
 /* Whether any operator launched GPU work: else the GPU columns stay out of text. */
 static int any_gpu(const struct run_operators *r)
 {
@@ -56,7 +46,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
-        phase_cells(t, p, ph->phase, 0, 1);
+        phase_cells(t, phase_of(p, ph->phase), 0, 1);
         table_set_int(t, 2, ph->calls);
         if (ph->iterations) table_set_num(t, 3, (double)ph->calls_in_iter / (double)ph->iterations);
         table_set_int(t, 4, ph->self_ns);
@@ -104,7 +94,7 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         if (f->phase != last) shown = 0, last = f->phase;
         if (o->top > 0 && shown++ >= o->top) continue;
         table_row(t);
-        phase_cells(t, p, f->phase, 0, 1);
+        phase_cells(t, phase_of(p, f->phase), 0, 1);
         table_set_text(t, 2, f->name);
         table_set_int(t, 3, f->calls);
         if (f->calls_per_iter >= 0) table_set_num(t, 4, f->calls_per_iter);

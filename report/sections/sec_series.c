@@ -32,7 +32,8 @@ static struct table *series_table(const struct run_phases *p)
 {
     struct table *t = table_new("series", "Series (a phase, the iteration mark's name and the"
                                           " settings that changed)");
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "batch", NULL, COL_INT); /* batch and items/s: the batch sweep's, in text */
     table_col(t, "steady_iterations", "Iters", COL_INT);
@@ -68,39 +69,39 @@ static struct table *series_table(const struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) kernels |= p->series.v[i].kernels >= 0;
     table_col(t, "kernels_per_iteration", kernels ? "Kernels/it" : NULL, COL_RATE);
     table_col(t, "gpu_time_per_iteration_ns", NULL, COL_NS);
-    if (!series_worth_showing(p)) return t;
+    /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
+     * more than one or a mark has a name: else the phase table says it all. */
+    t->quiet = !series_worth_showing(p);
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
-        char label[32];
-        phase_short_label(&p->v[s->phase], label, sizeof label);
         table_row(t);
-        table_set_text(t, 0, label);
-        table_set_text(t, 1, s->name[0] ? s->name : "(unnamed)");
-        if (s->batch > 0) table_set_int(t, 2, s->batch);
-        table_set_int(t, 3, (int64_t)s->nsteady);
-        table_set_int(t, 4, s->warmup);
-        table_set_int(t, 5, s->warmup_ns);
-        if (s->nsteady && s->lat_mean > 0) table_set_num(t, 6, 1e9 / (double)s->lat_mean);
-        if (items_per_s(s) > 0) table_set_num(t, 7, items_per_s(s));
+        phase_cells(t, &p->v[s->phase], 0, 1);
+        table_set_text(t, 2, s->name[0] ? s->name : "(unnamed)");
+        if (s->batch > 0) table_set_int(t, 3, s->batch);
+        table_set_int(t, 4, (int64_t)s->nsteady);
+        table_set_int(t, 5, s->warmup);
+        table_set_int(t, 6, s->warmup_ns);
+        if (s->nsteady && s->lat_mean > 0) table_set_num(t, 7, 1e9 / (double)s->lat_mean);
+        if (items_per_s(s) > 0) table_set_num(t, 8, items_per_s(s));
         if (s->nsteady) {
-            table_set_int(t, 8, s->lat_p50);
-            table_set_int(t, 9, s->lat_p95);
-            table_set_int(t, 10, s->lat_p99);
-            table_set_int(t, 11, s->lat_mean);
+            table_set_int(t, 9, s->lat_p50);
+            table_set_int(t, 10, s->lat_p95);
+            table_set_int(t, 11, s->lat_p99);
+            table_set_int(t, 12, s->lat_mean);
         }
-        table_set_int(t, 12, s->start);
-        table_set_int(t, 13, s->end);
+        table_set_int(t, 13, s->start);
+        table_set_int(t, 14, s->end);
         if (s->gaps) {
-            table_set_int(t, 14, s->gap_p50);
-            table_set_num(t, 15, series_between_pct(s));
+            table_set_int(t, 15, s->gap_p50);
+            table_set_num(t, 16, series_between_pct(s));
         }
-        if (s->peak_alloc >= 0) table_set_int(t, 16, s->peak_alloc);
+        if (s->peak_alloc >= 0) table_set_int(t, 17, s->peak_alloc);
         if (s->kernels >= 0) {
-            table_set_int(t, 17, s->kernels);
-            table_set_int(t, 18, s->gpu_time);
+            table_set_int(t, 18, s->kernels);
+            table_set_int(t, 19, s->gpu_time);
             if (s->nsteady) {
-                table_set_num(t, 19, (double)s->kernels / (double)s->nsteady);
-                table_set_int(t, 20, s->gpu_time / (int64_t)s->nsteady);
+                table_set_num(t, 20, (double)s->kernels / (double)s->nsteady);
+                table_set_int(t, 21, s->gpu_time / (int64_t)s->nsteady);
             }
         }
     }
@@ -144,7 +145,8 @@ static int by_phase_batch(const void *a, const void *b)
 static struct table *sweep_table(const struct run_phases *p)
 {
     struct table *t = table_new("batch_sweep", "Batch sweep (series of a phase by batch size)");
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "items_per_s", "Items/s", COL_RATE);
@@ -164,19 +166,17 @@ static struct table *sweep_table(const struct run_phases *p)
             b++;
         }
         for (int k = a; batches > 1 && k < b; k++) {
-            char label[32];
-            phase_short_label(&p->v[v[k]->phase], label, sizeof label);
             table_row(t);
-            table_set_text(t, 0, label);
-            table_set_text(t, 1, v[k]->name[0] ? v[k]->name : "(unnamed)");
-            table_set_int(t, 2, v[k]->batch);
-            if (items_per_s(v[k]) > 0) table_set_num(t, 3, items_per_s(v[k]));
-            table_set_int(t, 4, v[k]->lat_p50);
-            table_set_int(t, 5, v[k]->lat_p95);
+            phase_cells(t, &p->v[v[k]->phase], 0, 1);
+            table_set_text(t, 2, v[k]->name[0] ? v[k]->name : "(unnamed)");
+            table_set_int(t, 3, v[k]->batch);
+            if (items_per_s(v[k]) > 0) table_set_num(t, 4, items_per_s(v[k]));
+            table_set_int(t, 5, v[k]->lat_p50);
+            table_set_int(t, 6, v[k]->lat_p95);
             /* Against the next smaller batch: what the step buys and what it costs. */
             if (k > a && items_per_s(v[k - 1]) > 0 && v[k - 1]->lat_p50 > 0) {
-                table_set_num(t, 6, items_per_s(v[k]) / items_per_s(v[k - 1]));
-                table_set_num(t, 7, (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
+                table_set_num(t, 7, items_per_s(v[k]) / items_per_s(v[k - 1]));
+                table_set_num(t, 8, (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
             }
         }
         a = b;
@@ -198,7 +198,8 @@ static struct table *between_table(const struct run_phases *p)
 {
     struct table *t = table_new("between", "Between iterations (host time from the end of one"
                                            " steady iteration to the next)");
-    table_col(t, "phase", "Phase", COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "gaps", "Gaps", COL_INT);
     table_col(t, "between_p50_ns", "p50", COL_NS);
@@ -210,18 +211,16 @@ static struct table *between_table(const struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
         if (!s->gaps) continue;
-        char label[32];
-        phase_short_label(&p->v[s->phase], label, sizeof label);
         table_row(t);
-        table_set_text(t, 0, label);
-        table_set_text(t, 1, s->name[0] ? s->name : "(unnamed)");
-        table_set_int(t, 2, s->gaps);
-        table_set_int(t, 3, s->gap_p50);
-        table_set_int(t, 4, s->gap_total);
-        table_set_num(t, 5, series_between_pct(s));
+        phase_cells(t, &p->v[s->phase], 0, 1);
+        table_set_text(t, 2, s->name[0] ? s->name : "(unnamed)");
+        table_set_int(t, 3, s->gaps);
+        table_set_int(t, 4, s->gap_p50);
+        table_set_int(t, 5, s->gap_total);
+        table_set_num(t, 6, series_between_pct(s));
         if (s->gap_gpu_busy >= 0 && s->gap_total > 0) {
-            table_set_int(t, 6, s->gap_total - s->gap_gpu_busy);
-            table_set_num(t, 7,
+            table_set_int(t, 7, s->gap_total - s->gap_gpu_busy);
+            table_set_num(t, 8,
                           100.0 * (double)(s->gap_total - s->gap_gpu_busy) / (double)s->gap_total);
         }
         shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;

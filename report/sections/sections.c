@@ -20,6 +20,14 @@ void device_name(int type, int index, char *out, size_t n)
         snprintf(out, n, "device%d:%d", type, index);
 }
 
+void phase_cells(struct table *t, const struct phase_info *ph, int full, int shrt)
+{
+    char s[32] = "(no phase)";
+    if (ph) phase_short_label(ph, s, sizeof s);
+    table_set_text(t, full, ph ? ph->label : "(no phase)");
+    table_set_text(t, shrt, s);
+}
+
 static void meta_text_col(struct table *t, struct sqlite3 *db, int col, const char *key)
 {
     char *v = db_meta_text(db, key);

@@ -17,6 +17,9 @@ struct report_opts {
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p);
+/* A row's phase: its full label in column `full` (JSON, CSV: as the phase table's `label`) and
+ * its short one in `shrt` (text); "(no phase)" for none (sections.c). */
+void phase_cells(struct table *t, const struct phase_info *ph, int full, int shrt);
 /* The phase ran the model: it has steady iterations, or (when no phase has any) at least a tenth
  * of the busiest phase's GEMM and convolution time; not a phase that only loaded it. */
 int phase_ran_model(const struct run_phases *p, const struct phase_info *ph);

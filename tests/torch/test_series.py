@@ -136,6 +136,9 @@ class Series(Case):
             self.assertLess(x["latency_p50_ns_ratio"], 2, x)
         text = self.cli("compare", base, self.db_path).out.decode()
         self.assertIn("Series: latency and throughput", text)
+        # The phase row pools the three batches: its ratio mixes them, and the note says so.
+        self.assertIn("pooling several configurations: inference/off in the base run (3 series),"
+                      " inference/off in the new run (3 series)", " ".join(text.split()))
 
     def test_configurations_and_batches_apart(self):
         # samples/py_series.py: an MLP in fp32 and int8 at batch 1 and 8 in one process. The

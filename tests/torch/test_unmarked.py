@@ -74,7 +74,8 @@ class Unmarked(Case):
             source = ("detected from the operator sequence" if extra
                       else "detected from the allocations")
             self.check_against_own(r, report, source)
-            between = [b for b in report["between"] if b["phase"] == "inference/off"]
+            between = [b for b in report["between"]
+                       if b["phase"] == "inference_mode | autocast off"]
             self.assertEqual(len(between), 1, report["between"])
             self.assertGreater(between[0]["between_p50_ns"], 19_000_000, between)
             self.assertIn("input_bound", [a["rule"] for a in report["advice"]])
