@@ -24,6 +24,10 @@
  * busiest thread, cut before the longest host idle; host time, first operator's start to last
  * one's end), then in its allocations. `infprof report --detect allocations` (detect_prefer)
  * searches the allocations first, then the operators, then the kernels.
+ *
+ * A phase that runs one loop after another (a batch size, then another) repeats no period over
+ * half of it: each loop is then looked for on its own, from the last back (at least 8 periods
+ * and 16 reports each, together half the reports), and each is a series ("loop 1", ...).
  */
 #include "detect.h"
 
@@ -59,9 +63,10 @@ static size_t run_back(const struct rep *s, size_t n, size_t p)
     return run;
 }
 
-/* The smallest period of s (0 none). Candidates are the distances back from the last report to
- * earlier reports of the same token: a period is always one of them. */
-static size_t period_of(const struct rep *s, size_t n, size_t *run_out)
+/* The smallest period of s (0 none) whose matching run reaches back at least 3 periods and
+ * min_run reports. Candidates are the distances back from the last report to earlier reports of
+ * the same token: a period is always one of them. */
+static size_t period_of(const struct rep *s, size_t n, size_t min_run, size_t *run_out)
 {
     if (n < 16) return 0;
     int64_t last = s[n - 1].token;
@@ -70,7 +75,7 @@ static size_t period_of(const struct rep *s, size_t n, size_t *run_out)
         if (p > n / 4) break;
         if (s[k].token != last) continue;
         size_t run = run_back(s, n, p);
-        if (run >= 3 * p && run >= n / 2) {
+        if (run >= 3 * p && run >= min_run) {
             *run_out = run;
             return p;
         }
@@ -84,18 +89,16 @@ static int64_t median(int64_t *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Cut s[0..n) at its period (0: none): out filled, 1 when at least four iterations. closing:
- * the key at the cut must be the same in every period within 1% (a loop that frees what it
- * allocates). */
-static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
+/* The iterations of one repeating stretch s[r0..n) of period p (run: reports that matched),
+ * appended to out as loop `loop`: their count, 0 when the stretch is no loop of forwards.
+ * closing (allocations): the key at the cut must be the same in every period within 1% (a loop
+ * that frees what it allocates). */
+static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int closing, int loop,
+                          struct detected *out)
 {
-    /* The end of a phase may hold a few events of no iteration (the last output freed, the
-     * program's clean-up): the period is looked for with up to a quarter of them left off. */
-    size_t run = 0, p = 0;
-    for (size_t cut = 0; !p && cut <= n / 4 && cut < 256 && n - cut >= 16; cut++)
-        if ((p = period_of(s, n - cut, &run))) n -= cut;
-    if (!p) return 0;
-    size_t r0 = n - p - run; /* s[r0 ..] repeats with period p */
+    /* Kernels and operators: at least MIN_KERNELS a period: one or two repeated (a
+     * micro-benchmark, a kernel in a loop of its own) are no loop of forwards. */
+    if (!closing && p < MIN_KERNELS) return 0;
     /* The offset in the period where the key is lowest (median over periods). */
     size_t cycles = (n - r0) / p, best = 0;
     int64_t best_v = 0, *v = malloc(cycles * sizeof *v);
@@ -126,34 +129,111 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         }
         best = pick;
     }
-    /* Kernels and operators: at least MIN_KERNELS a period: one or two repeated (a
-     * micro-benchmark, a kernel in a loop of its own) are no loop of forwards. Where the cut falls
-     * in the period matters little to the figures: each window spans one period. */
-    if (!closing && p < MIN_KERNELS) {
-        free(v);
-        return 0;
-    }
     size_t m = 0;
     for (size_t k = r0 + best; k < n && m < cycles; k += p) v[m++] = s[k].key;
     int64_t lo = v[0], hi = v[0];
     for (size_t k = 1; k < m; k++) lo = v[k] < lo ? v[k] : lo, hi = v[k] > hi ? v[k] : hi;
     free(v);
     if (closing && hi - lo > (hi > 0 ? hi / 100 : 0)) return 0;
-    out->period = (int)p;
-    out->repeats = (int)(run / p);
-    /* The allocations' cut is after their lowest point; the kernels' before the longest idle. */
-    size_t first = closing ? r0 + best + 1 : r0 + best;
+    /* The allocations' cut is after their lowest point; the kernels' before the longest idle.
+     * Where the cut falls matters little to the figures: each window spans one period. */
+    size_t first = closing ? r0 + best + 1 : r0 + best, before = out->n;
     for (size_t a = first; a + p - 1 < n && out->n < DETECT_MAX; a += p) {
         out->start[out->n] = s[a].ts;
         out->end[out->n] = s[a + p - 1].end;
+        out->loop[out->n] = (unsigned char)loop;
         out->n++;
     }
-    /* Kernels and operators: the repeating stretch covers at least half of the sequence's
-     * time (model building repeats its initialisers layer after layer, briefly, in a long
-     * phase; a loop that prepares its input between forwards still covers its phase). */
-    int64_t span = s[n - 1].end - s[0].ts;
-    int64_t covered = out->n ? out->end[out->n - 1] - out->start[0] : 0;
-    if (out->n >= 4 && (closing || 2 * covered >= span)) return 1;
+    if (out->n - before < 4) out->n = before;
+    return out->n - before;
+}
+
+/* The stretch of s[0..n) that repeats up to its end (up to a quarter of it, at most `most`
+ * reports, left off the end: a phase's clean-up, the next loop's set-up and first forward),
+ * with at least min_run reports matched: its start *r0 and new end *n, its period (0 none). */
+static size_t find_stretch(const struct rep *s, size_t *n, size_t min_run, size_t most, size_t *r0)
+{
+    size_t run = 0, p = 0;
+    for (size_t cut = 0; cut <= *n / 4 && cut < most && *n - cut >= 16; cut++)
+        if ((p = period_of(s, *n - cut, min_run, &run))) {
+            *n -= cut;
+            *r0 = *n - p - run;
+            return p;
+        }
+    return 0;
+}
+
+/* Whether the iterations cover half the sequence's time, loop by loop (kernels and operators:
+ * model building repeats its initialisers layer after layer, briefly, in a long phase; a loop
+ * that prepares its input between forwards still covers its phase). */
+static int covers_half(const struct rep *s, size_t n, const struct detected *d)
+{
+    int64_t covered = 0;
+    for (size_t k = 0, a = 0; k < d->n; k++)
+        if (k + 1 == d->n || d->loop[k + 1] != d->loop[k]) {
+            covered += d->end[k] - d->start[a]; /* loops are appended whole, in start order */
+            a = k + 1;
+        }
+    return 2 * covered >= s[n - 1].end - s[0].ts;
+}
+
+/* Cut s[0..n) into iterations: 1 when found (out filled). One period repeating over at least
+ * half of the sequence first; else loops of their own (a batch size or a model after another:
+ * each a stretch of at least 8 periods and 16 reports, found from the end back), together over
+ * half of the sequence's reports, each loop its own series. */
+static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
+{
+    out->n = 0, out->nloops = 0;
+    size_t end = n, r0 = 0, p = find_stretch(s, &end, n / 2, 256, &r0);
+    if (p) {
+        if (!cut_stretch(s, r0, end, p, closing, 0, out)) return 0;
+        out->period = (int)p;
+        out->repeats = (int)((end - r0) / p);
+        out->nloops = 1;
+        if (closing || covers_half(s, n, out)) return 1;
+        out->n = 0;
+        return 0;
+    }
+    /* Loops of their own, from the last back. */
+    size_t matched = 0, at = n;
+    int loops = 0, repeats = 0, period = 0;
+    size_t bounds[16];
+    size_t skip = 256; /* before a loop: the next one's set-up and its first, odd, forward */
+    while (loops < 16 && at >= 16) {
+        size_t e = at, start;
+        size_t q = find_stretch(s, &e, 16, skip, &start);
+        if (!q || (e - start) / q < 8) break;
+        size_t got = cut_stretch(s, start, e, q, closing, loops, out);
+        if (!got) break;
+        bounds[loops] = got;
+        matched += e - start, repeats += (int)((e - start) / q), period = (int)q;
+        loops++;
+        at = start;
+        skip = 256 + 2 * q;
+    }
+    if (loops < 2 || 2 * matched < n) {
+        out->n = 0;
+        return 0;
+    }
+    /* Found last first: put the loops in time order, numbered so. */
+    size_t total = out->n, o = 0;
+    int64_t *st = malloc(total * sizeof *st), *en = malloc(total * sizeof *en);
+    if (!st || !en) cli_fail("out of memory");
+    for (int l = loops - 1; l >= 0; l--) { /* the loop found last is the earliest */
+        size_t a = 0;
+        for (int q = 0; q < l; q++) a += bounds[q];
+        for (size_t k = a; k < a + bounds[l]; k++, o++) {
+            st[o] = out->start[k], en[o] = out->end[k];
+            out->loop[o] = (unsigned char)(loops - 1 - l);
+        }
+    }
+    memcpy(out->start, st, total * sizeof *st);
+    memcpy(out->end, en, total * sizeof *en);
+    free(st), free(en);
+    out->period = period; /* the earliest loop's */
+    out->repeats = repeats;
+    out->nloops = loops;
+    if (closing || covers_half(s, n, out)) return 1;
     out->n = 0;
     return 0;
 }
@@ -191,7 +271,8 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
 /* Whether the allocated tensor total (the phase's most reported device) is the same at the start
  * of every iteration found, within 1% + 64 KiB: an inference loop frees what each forward
  * allocates; building a model, which repeats its initialisers layer after layer, only grows.
- * 1 too when the phase has no allocator reports (nothing says otherwise). */
+ * Loop by loop (each its own batch size or model). 1 too when the phase has no allocator reports
+ * (nothing says otherwise). */
 static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
 {
     if (!db_has_table(db, "tensor_memory") || !d->n) return 1;
@@ -222,22 +303,27 @@ static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
         n++;
     }
     sqlite3_finalize(st);
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t k = 0; k < d->n; k++) {
-        size_t a = 0, b = n; /* the last report at or before the iteration's start */
-        while (a < b) {
-            size_t mid = (a + b) / 2;
-            if (v[mid][0] <= d->start[k])
-                a = mid + 1;
-            else
-                b = mid;
+    int ok = 1;
+    for (int l = 0; l < d->nloops && ok; l++) { /* loop by loop: another batch, another total */
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t k = 0; k < d->n; k++) {
+            if (d->loop[k] != l) continue;
+            size_t a = 0, b = n; /* the last report at or before the iteration's start */
+            while (a < b) {
+                size_t mid = (a + b) / 2;
+                if (v[mid][0] <= d->start[k])
+                    a = mid + 1;
+                else
+                    b = mid;
+            }
+            if (!a) continue;
+            int64_t x = v[a - 1][1];
+            lo = x < lo ? x : lo, hi = x > hi ? x : hi;
         }
-        if (!a) continue;
-        int64_t x = v[a - 1][1];
-        lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+        ok = lo > hi || hi - lo <= hi / 100 + 65536;
     }
     free(v);
-    return lo > hi || hi - lo <= hi / 100 + 65536;
+    return ok;
 }
 
 static int from_kernels(sqlite3 *db, int phase, struct detected *out)

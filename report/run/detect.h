@@ -17,10 +17,12 @@ enum { DETECT_ALLOCATIONS = 1, DETECT_KERNELS = 2, DETECT_OPERATORS = 3 };
 struct detected {
     int64_t tid; /* the thread (allocations, operators), 0 (kernels) */
     int from;    /* DETECT_*: kernels give GPU times, the others host times */
-    int period;  /* allocator reports (or kernels) per iteration */
-    int repeats; /* whole periods that matched exactly */
+    int period;  /* allocator reports (or kernels) per iteration (the first loop's) */
+    int repeats; /* whole periods that matched exactly (all loops) */
+    int nloops;  /* loops of their own (a batch size, a model after another): 1 or more */
     size_t n;
-    int64_t start[DETECT_MAX], end[DETECT_MAX]; /* ns since t0 */
+    int64_t start[DETECT_MAX], end[DETECT_MAX]; /* ns since t0, in time order */
+    unsigned char loop[DETECT_MAX];             /* the loop of each, 0 .. nloops - 1 */
 };
 
 /* The iterations of `phase` from its kernel sequence, else its operators, else its allocator

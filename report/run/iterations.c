@@ -277,7 +277,9 @@ static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, in
 static void series_name(sqlite3 *db, int64_t label, const char *settings, char *out, size_t n)
 {
     char name[352] = "";
-    if (label) {
+    if (label < 0) /* a loop detected without a mark (add_detected) */
+        snprintf(name, sizeof name, "loop %lld", (long long)-label);
+    if (label > 0) {
         sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
         sqlite3_bind_int64(st, 1, label);
         if (db_step(st)) {
@@ -501,7 +503,10 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
             x->host = d->end[k] - d->start[k];
             x->kernels = -1;
             x->batch = -1;
+            /* Loops of their own (another batch size, another model): a series each. */
+            if (d->nloops > 1) x->label = -(int64_t)d->loop[k] - 1;
         }
+        ph->detected_loops = d->nloops;
         ph->detected_period = d->period;
         ph->detected_repeats = d->repeats;
         ph->detected_from = d->from;

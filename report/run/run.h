@@ -64,6 +64,7 @@ struct phase_info {
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
+    int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
     int detected_from; /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
     /* The steady iterations shift level mid-run (iterations.c): their median before and after
      * the shift, 0 when they do not. A ratio against such a phase is no verdict. */

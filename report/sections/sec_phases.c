@@ -488,7 +488,9 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
             phase_short_label(&p->v[i], s, sizeof s);
             o += snprintf(folded + o, sizeof folded - (size_t)o, "%s%s", o ? ", " : "", s);
         }
-    const char *how = "no iteration was seen, so no latency or throughput: mark each forward call"
+    const char *how = "no iteration was seen, so no latency or throughput: no phase repeats the"
+                      " same work exactly (its kernels, operators, allocations: a loop whose"
+                      " batch or inputs change every forward, or no loop); mark each forward call"
                       " with an NVTX range named 'iteration' (Python:"
                       " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
                       " torch.profiler.record_function('iteration'); C++: nvtxRangePushA), or give"
@@ -544,7 +546,13 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                     : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
-        if (ph->nseries > 1 && len < sizeof note)
+        len = strlen(note);
+        if (ph->detected_loops > 1 && len < sizeof note)
+            len += (size_t)snprintf(note + len, sizeof note - len,
+                                    ", in %d loops of their own, each a series (loop 1 to loop %d:"
+                                    " another batch size or model; the period above is loop 1's)",
+                                    ph->detected_loops, ph->detected_loops);
+        else if (ph->nseries > 1 && len < sizeof note)
             snprintf(note + len, sizeof note - len,
                      "%s%s pools %d series (iteration marks of different names): each one's"
                      " figures are in the Series table",

@@ -7,6 +7,8 @@
   unmarked_prog.py prep     14 forwards under inference_mode, each after making its input and
                             20 ms of host work preparing it (a busy loop); prints each forward's
                             time as "inference_mode ..." and each preparation's as "between ..."
+  unmarked_prog.py twoloops 12 forwards under inference_mode at batch 1, then 12 at batch 3;
+                            prints each loop's forward times as "loop1 ..." and "loop2 ..."
 """
 import random
 import sys
@@ -54,6 +56,15 @@ elif what == "varying":
     with torch.inference_mode():
         for _ in range(14):
             y = forward(random.randint(1, 6))
+elif what == "twoloops":
+    with torch.inference_mode():
+        for name, batch in (("loop1", 1), ("loop2", 3)):
+            x, own = torch.randn(batch, 3, 64, 64), []
+            for _ in range(12):
+                t0 = time.perf_counter_ns()
+                y = model(x)
+                own.append(time.perf_counter_ns() - t0)
+            print(name, *own, flush=True)
 elif what == "once":
     with torch.inference_mode():
         y = forward(1)

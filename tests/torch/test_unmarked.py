@@ -80,6 +80,28 @@ class Unmarked(Case):
             self.assertGreater(between[0]["between_p50_ns"], 19_000_000, between)
             self.assertIn("input_bound", [a["rule"] for a in report["advice"]])
 
+    def test_two_loops_two_series(self):
+        # One phase, a loop at batch 1 then a loop at batch 3, no mark: each loop repeats on its
+        # own (no period covers the phase), so each is a series ("loop 1", "loop 2") with its
+        # own p50, against the program's own timer (its first 3 forwards of each left out).
+        r, report = self.python("twoloops")
+        own = {}
+        for line in r.out.decode().splitlines():
+            if line.startswith("loop"):
+                name, *times = line.split()
+                own["loop " + name[4:]] = sorted(int(t) for t in times[3:])
+        got = {s["series"]: s for s in report["series"]
+               if s["phase"] == "inference_mode | autocast off"}
+        self.assertEqual(sorted(got), ["loop 1", "loop 2"], report["series"])
+        for name, times in own.items():
+            lo, hi = times[int(0.4 * (len(times) - 1))], times[-(-6 * (len(times) - 1) // 10)]
+            ours = got[name]["latency_p50_ns"]
+            self.assertGreaterEqual(got[name]["steady_iterations"], 8, got[name])
+            self.assertGreater(ours, 0.95 * lo - 500_000, (name, ours, lo, hi))
+            self.assertLess(ours, 1.05 * hi + 500_000, (name, ours, lo, hi))
+        ph = self.phases(report)["inference_mode"]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+
     def test_cpp_module_loop(self):
         exe = prog("torch_modes")
         if not os.path.exists(exe):
