@@ -106,6 +106,18 @@ static const char *template_dtype(const char *s, size_t len)
     return NULL;
 }
 
+/* The length of s[0..len) without its parameter list (the trailing "(...)" at depth 0). */
+static size_t without_parameters(const char *s, size_t len)
+{
+    if (!len || s[len - 1] != ')') return len;
+    int depth = 0;
+    for (size_t i = len; i-- > 0;) {
+        depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+        if (depth == 0) return i > 0 ? i : len;
+    }
+    return len;
+}
+
 void name_short(const char *raw, char *out, size_t n)
 {
     char full[4096];
@@ -113,17 +125,7 @@ void name_short(const char *raw, char *out, size_t n)
     const char *s = full;
     size_t len = strlen(s);
     if (!strncmp(s, "void ", 5)) s += 5, len -= 5;
-    /* The trailing "(...)" at depth 0 is the parameter list. */
-    if (len && s[len - 1] == ')') {
-        int depth = 0;
-        for (size_t i = len; i-- > 0;) {
-            depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
-            if (depth == 0) {
-                if (i > 0) len = i;
-                break;
-            }
-        }
-    }
+    len = without_parameters(s, len);
     /* Template arguments at depth 0 collapse to "<…>", or to the operation they name when
      * they name one ("operator<" aside: a '<' right after "operator" is part of the name). */
     size_t o = 0;
@@ -156,6 +158,57 @@ void name_short(const char *raw, char *out, size_t n)
         if (depth == 0) out[o++] = c;
     }
     out[o < n ? o : n - 1] = 0;
+}
+
+/* The whole demangled name (malloc'd), whatever its length; raw when it is not a mangled one. */
+static char *demangle_whole(const char *raw)
+{
+    raw = raw ? raw : "";
+    int status = -1;
+    char *d = raw[0] == '_' && raw[1] == 'Z' ? __cxa_demangle(raw, NULL, NULL, &status) : NULL;
+    if (status == 0 && d) return d;
+    free(d);
+    d = strdup(raw);
+    if (!d) abort(); /* out of memory */
+    return d;
+}
+
+void name_base(const char *raw, char *out, size_t n)
+{
+    if (!n) return;
+    char *full = demangle_whole(raw);
+    const char *s = full;
+    size_t len = strlen(s);
+    len = without_parameters(s, len);
+    /* Template arguments at depth 0 out ("operator<" keeps its '<'); the name starts after
+     * the last space (a return type) or "::" at depth 0. */
+    char *flat = malloc(len + 1);
+    if (!flat) abort(); /* out of memory */
+    size_t o = 0, from = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '<' && !(i >= 8 && !strncmp(s + i - 8, "operator", 8))) {
+            depth++;
+            continue;
+        }
+        if (c == '>' && depth > 0) {
+            depth--;
+            continue;
+        }
+        if (depth) continue;
+        flat[o++] = c;
+        if (c == ' ' || (c == ':' && o >= 2 && flat[o - 2] == ':')) from = o;
+    }
+    flat[o] = 0;
+    snprintf(out, n, "%s", flat[from] ? flat + from : flat);
+    free(flat);
+    free(full);
+}
+
+char *name_demangled_whole(const char *raw)
+{
+    return demangle_whole(raw);
 }
 
 void name_for(const char *raw, int text, char *out, size_t n)

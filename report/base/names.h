@@ -16,6 +16,11 @@ void name_demangled(const char *raw, char *out, size_t n);
 /* "at::native::vectorized_elementwise_kernel<…>": no return type, parameters or template
  * arguments. */
 void name_short(const char *raw, char *out, size_t n);
+/* The base name, as Nsight Systems' shortName: "vectorized_elementwise_kernel" (no namespace,
+ * return type, template arguments or parameters); a plain C name stays itself. */
+void name_base(const char *raw, char *out, size_t n);
+/* The whole demangled name, whatever --names says: malloc'd, the caller frees it. */
+char *name_demangled_whole(const char *raw);
 /* The name a rendering shows (text: 1 for text and Markdown) under the chosen style. */
 void name_for(const char *raw, int text, char *out, size_t n);
 /* The name JSON and CSV carry under the chosen style (full or mangled), whole however long:

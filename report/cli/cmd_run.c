@@ -7,6 +7,7 @@
  * Afterwards the program's exit status is written into the database and its path printed on
  * stderr, with the databases of any programs it executed.
  */
+#include "commands.h"
 #include "../base/cli.h"
 #include "../base/db.h"
 #include "../base/table.h"
@@ -218,6 +219,14 @@ int cmd_run(int argc, char **argv)
         return code;
     }
     note_exit(final, code);
+    /* The nsys-named views' kernel names (demangled, base): SQL for nsys runs as is. */
+    char err[256];
+    int names;
+    if (views_write(final, &names, err, sizeof err) != 0)
+        fprintf(stderr,
+                "infprof: the kernel names of the nsys views were not filled in (%s);"
+                " 'infprof views %s' does it\n",
+                err, final);
     char children[512];
     int nchild = child_databases(final, started, children, sizeof children);
     if (nchild)

@@ -17,6 +17,7 @@ static const struct cli_command commands[] = {
     {"compare", cmd_compare, "two runs side by side: infprof compare BASE.db NEW.db"},
     {"info", cmd_info, "list every INFPROF_* setting, or describe a database"},
     {"export", cmd_export, "write a run as a Chrome trace for Perfetto: infprof export DB -o FILE"},
+    {"views", cmd_views, "add Nsight Systems' table names to a database: infprof views DB"},
 };
 
 static void usage(FILE *out)

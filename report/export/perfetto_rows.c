@@ -6,7 +6,7 @@
  * and phase, one interned string per launch signature; a transfer's bytes). A kernel's iteration
  * is not an argument (7 bytes a kernel): the iterations track above shows it, as in the JSON.
  */
-#include "perfetto.h"
+#include "perfetto_rows.h"
 #include "../base/names.h"
 
 #include <stdlib.h>

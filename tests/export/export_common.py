@@ -2,7 +2,9 @@
 trace exactly (times as Decimal, so nanoseconds are compared exactly), and check the rules
 Perfetto's JSON importer relies on."""
 import json
+import lzma
 import os
+import shutil
 from decimal import Decimal
 
 from harness import Case, prog
@@ -26,6 +28,17 @@ def load(path_or_bytes):
         with open(path_or_bytes, "rb") as f:
             data = f.read()
     return json.loads(data.decode("utf-8"), parse_float=Decimal)
+
+
+H100 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "h100")
+
+
+def h100_copy(directory, name):
+    """A fresh copy of the H100 fixture `name` (tests/data/h100/NAME.db.xz) in directory."""
+    db = os.path.join(directory, name + ".db")
+    with lzma.open(os.path.join(H100, name + ".db.xz")) as src, open(db, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return db
 
 
 class ExportCase(Case):

@@ -3,17 +3,16 @@ that protoc decodes against Perfetto's field numbers (perfetto_subset.proto) wit
 unknown, at most 150 bytes per kernel, every GPU activity on its stream's track, the phases and
 memory counters on theirs; --max-mb keeps it under the cap and says what it left out."""
 import json
-import lzma
 import os
 import re
 import shutil
 import subprocess
 import unittest
 
+from export_common import h100_copy
 from harness import Case, main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "data", "h100")
 PROTOC = shutil.which("protoc")  # Debian's protobuf-compiler (scripts/deps.sh)
 
 
@@ -35,10 +34,7 @@ def packets(text):
 @unittest.skipUnless(PROTOC, "protoc is missing: apt-get install protobuf-compiler")
 class Perfetto(Case):
     def fixture(self, name):
-        db = os.path.join(self.dir, name + ".db")
-        with lzma.open(os.path.join(DATA, name + ".db.xz")) as src, open(db, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        return db
+        return h100_copy(self.dir, name)
 
     def test_python_fixture(self):
         db = self.fixture("resnet50-b1-python-eager")

@@ -1,10 +1,11 @@
 /*
- * perfetto.h: what the two halves of the Perfetto writer share: perfetto.c (packets, interning,
- * tracks, time order, the cap) and perfetto_rows.c (the database's rows as events). Not for
- * other files: export.h declares the writer's entry points.
+ * perfetto_writer.h: the Perfetto writer's primitives (perfetto_writer.c: packets, interning,
+ * tracks, time order), for perfetto_rows.c (the database's rows as events) and perfetto.c (the
+ * sources merged in time order, the estimate, the cap). Not for other files: export.h declares
+ * the writer's entry points.
  */
-#ifndef INFPROF_PERFETTO_H
-#define INFPROF_PERFETTO_H
+#ifndef INFPROF_PERFETTO_WRITER_H
+#define INFPROF_PERFETTO_WRITER_H
 
 #include "export.h"
 #include "../base/proto.h"
@@ -83,7 +84,7 @@ struct pf {
     int64_t tensor_last[2][2][32]; /* tensor memory's last value + 1, [reserved][type][index] */
 };
 
-/* ---- perfetto.c ----------------------------------------------------------------------------- */
+/* ---- perfetto_writer.c ---------------------------------------------------------------------- */
 
 /* The iid of an event name (interned on first use: the InternedData rides on the next packet). */
 uint64_t pf_intern(struct pf *w, uint64_t key, const char *name);
@@ -106,39 +107,18 @@ void pf_put_event(struct pf *w, int64_t ts, int interned);
  * at start and queues its end (end < 0: left open, Perfetto shows it as not ended). */
 void pf_slice_begin(struct pf *w, uint64_t track, uint64_t name_iid, int64_t correlation);
 void pf_slice_commit(struct pf *w, uint64_t track, int64_t start, int64_t end);
+/* Every held end at or before t (those at t before a begin at t: touching slices). */
+void pf_ends_until(struct pf *w, int64_t t);
 
 /* Tracks, described on first use. Call before an event is begun: describing uses w->ev. */
 uint64_t pf_track_of(struct pf *w, uint64_t key, int *fresh);
+/* The host and GPU processes, and the threads' names for their tracks. */
+void pf_describe_processes(struct pf *w);
 void pf_describe(struct pf *w, uint64_t uuid, uint64_t parent, const char *name, int part);
 uint64_t pf_thread_track(struct pf *w, int64_t tid);
 uint64_t pf_thread_child(struct pf *w, uint64_t key, int64_t tid, const char *what);
 uint64_t pf_stream_track(struct pf *w, int64_t device, int64_t stream);
 /* A counter track: name, under the GPU process (gpu) or the host one. */
 uint64_t pf_counter_track(struct pf *w, uint64_t key, const char *name, int gpu);
-
-/* ---- perfetto_rows.c ------------------------------------------------------------------------ */
-
-enum {
-    SRC_PHASES,
-    SRC_ITERS,
-    SRC_NVTX,
-    SRC_CUDNN,
-    SRC_API,
-    SRC_MEMORY,
-    SRC_DEVICE_MEMORY,
-    SRC_GPU,
-    SRC_COUNT
-};
-
-/* Whether source `which` has its table in this database. */
-int pf_source_present(const struct export_ctx *c, int which);
-/* Its query (with the cut and the cap's limit), in time order when ordered. */
-void pf_source_sql(const struct export_ctx *c, int which, int64_t limit, int ordered, char *sql,
-                   size_t n);
-/* A row's start and end (end = start for counters, INT64_MAX for open ranges). */
-void pf_row_span(int which, sqlite3_stmt *st, int64_t *start, int64_t *end);
-/* The row's events. */
-void pf_write_row(struct pf *w, int which, sqlite3_stmt *st);
-const char *pf_source_what(int which);
 
 #endif
