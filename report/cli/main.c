@@ -23,7 +23,7 @@ static const struct cli_command commands[] = {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: infprof COMMAND [ARGS]\n\n"
-                 "A profiler for PyTorch C++ (libtorch) inference on NVIDIA GPUs.\n\n"
+                 "A profiler for PyTorch inference (C++ and Python) on NVIDIA GPUs and CPUs.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
