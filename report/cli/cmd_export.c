@@ -23,7 +23,7 @@ static void export_usage(FILE *out)
             "per host thread (with its phases and iterations), memory counters.\n"
             "  -o FILE       the trace; '-' for standard output; an existing FILE is an error\n"
             "  --format F    json: a Chrome trace (also chrome://tracing), the default;\n"
-            "                perfetto: Perfetto's own protobuf, 100-160 bytes a kernel on real\n"
+            "                perfetto: Perfetto's own protobuf, 100-180 bytes a kernel on real\n"
             "                runs, all included (the default for FILE.pftrace and\n"
             "                FILE.perfetto-trace; JSON: about 1-1.5 KB a kernel)\n"
             "  --force       overwrite an existing FILE\n"

@@ -1,7 +1,7 @@
 /*
  * perfetto.c: `infprof export --format perfetto`: the run as a Perfetto-native trace (protobuf
  * TracePackets of TrackEvents, https://perfetto.dev/docs/reference/synthetic-track-event), which
- * ui.perfetto.dev and trace_processor open directly, 100-160 bytes per kernel where the
+ * ui.perfetto.dev and trace_processor open directly, 100-180 bytes per kernel where the
  * JSON trace takes several hundred (docs/export.md has the sizes of the H100 fixtures).
  *
  * Tracks: the host process with a track per thread (NVTX push/pop ranges and marks, cuDNN and
@@ -24,10 +24,11 @@
 #include <string.h>
 
 /* Bytes a row takes, for the estimate and the cap (measured on the H100 fixtures: a slice's
- * begin 22 and end 14, a kernel's arguments 10 more; a memory row, one counter value, 20). */
-#define SLICE_BYTES   38.0
-#define GPU_BYTES     48.0
-#define COUNTER_BYTES 20.0
+ * begin 22 and end 16, a kernel's arguments 10 more; a memory row, one counter value, 22; a little
+ * over, so that the cap holds). */
+#define SLICE_BYTES   41.0
+#define GPU_BYTES     52.0
+#define COUNTER_BYTES 23.0
 
 /* ---- estimate, cap, write ----------------------------------------------------------------- */
 

@@ -205,15 +205,16 @@ static void counter_value(struct pf *w, uint64_t track, int64_t ts, int64_t v)
 static void write_memory(struct pf *w, sqlite3_stmt *st)
 {
     int type = (int)I64(st, 1), index = (int)I64(st, 2);
-    if (type < 0 || type > 1 || index < 0 || index >= 32) return;
+    int slot = index < 0 ? 0 : index; /* the CPU's device index is -1 */
+    if (type < 0 || type > 1 || slot >= 32) return;
     for (int r = 0; r < 2; r++) {
         int64_t v = I64(st, 3 + r);
-        if (IS_NULL(st, 3 + r) || v == w->tensor_last[r][type][index] - 1) continue;
-        w->tensor_last[r][type][index] = v + 1;
+        if (IS_NULL(st, 3 + r) || v == w->tensor_last[r][type][slot] - 1) continue;
+        w->tensor_last[r][type][slot] = v + 1;
         char dev[32], name[96];
         device_name(type, index, dev, sizeof dev);
         snprintf(name, sizeof name, "tensor memory %s %s", r ? "reserved" : "allocated", dev);
-        uint64_t key = ((uint64_t)type << 16 | (uint64_t)index) << 1 | (uint64_t)r;
+        uint64_t key = ((uint64_t)type << 16 | (uint64_t)slot) << 1 | (uint64_t)r;
         counter_value(w, pf_counter_track(w, key, name, type == 1), I64(st, 0), v);
     }
 }
