@@ -36,7 +36,7 @@ static void export_usage(FILE *out)
             "                GPU work (cudaGetDevice and the like: most of a real run's calls)\n"
             "                are left out, and counted\n"
             "  --max-mb N    JSON: warn when the trace would be over N MiB; perfetto: keep it\n"
-            "                under N MiB, leaving out the GPU work past that point and saying\n"
+            "                under N MiB, leaving out every event past that point and saying\n"
             "                so (default 256; 0: no limit)\n"
             "  --estimate    print the estimated size and write nothing\n");
 }

@@ -14,8 +14,8 @@
  * time order and slice ends are held back until their time comes, so the packets of every track
  * stand in time order in the file (one sequence, id 1).
  *
- * --max-mb caps the file: the host-side events are kept whole and GPU work is kept from the start
- * up to where the budget ends; what was left out is said on stderr and in the trace (a track
+ * --max-mb caps the file: every event is kept from the start up to the time where the budget
+ * ends, none after it; what was left out is said on stderr and in the trace (a track
  * "infprof: trace cut").
  */
 #include "perfetto_rows.h"

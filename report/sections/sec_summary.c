@@ -312,10 +312,13 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
         if (f != base) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         /* A phase that pools configurations has a p50 of none of them: the Series line has. */
-        if (f->nseries > 1 || base->nseries > 1)
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
-                     "; pools %d series: see the Series line",
-                     f->nseries > 1 ? f->nseries : base->nseries);
+        if (f->nseries > 1 || base->nseries > 1) {
+            const struct phase_info *pooled = f->nseries > 1 ? f : base;
+            struct series_pick k;
+            int line = series_pick(p, (int)(pooled - p->v), &k); /* else no Series line */
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; pools %d series: see the %s",
+                     pooled->nseries, line ? "Series line" : "Series table");
+        }
         add(t, S_FASTEST, buf);
     } else if (p->n) {
         add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
