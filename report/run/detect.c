@@ -326,6 +326,30 @@ static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
     return ok;
 }
 
+/* Kernels or operators: the rows of st (start, dur, token), at most cap, into s, cut into
+ * iterations (the cut before the longest idle), kept when the allocated total comes back at
+ * each iteration's start. s is freed. */
+static int cut_spans(sqlite3 *db, int phase, sqlite3_stmt *st, struct rep *s, size_t cap,
+                     int64_t tid, int from, struct detected *out)
+{
+    size_t n = 0;
+    while (db_step(st) && n < cap) {
+        s[n].ts = sqlite3_column_int64(st, 0);
+        s[n].end = s[n].ts + sqlite3_column_int64(st, 1);
+        s[n].token = sqlite3_column_int64(st, 2);
+        s[n].key = n ? -(s[n].ts - s[n - 1].end) : 0; /* the idle before it, negated */
+        n++;
+    }
+    sqlite3_finalize(st);
+    int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
+    if (found)
+        out->tid = tid, out->from = from;
+    else
+        out->n = 0;
+    free(s);
+    return found;
+}
+
 static int from_kernels(sqlite3 *db, int phase, struct detected *out)
 {
     if (!db_has_table(db, "kernel_rows")) return 0;
@@ -334,7 +358,7 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
                                       " GROUP BY device, stream ORDER BY count(*) DESC LIMIT 1");
     sqlite3_bind_int(st, 1, phase);
     int64_t device = -1, stream = -1;
-    size_t cap = 0, n = 0;
+    size_t cap = 0;
     if (db_step(st)) {
         device = sqlite3_column_int64(st, 0);
         stream = sqlite3_column_int64(st, 1);
@@ -349,22 +373,7 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
     sqlite3_bind_int(st, 1, phase);
     sqlite3_bind_int64(st, 2, device);
     sqlite3_bind_int64(st, 3, stream);
-    while (db_step(st) && n < cap) {
-        s[n].ts = sqlite3_column_int64(st, 0);
-        s[n].end = s[n].ts + sqlite3_column_int64(st, 1);
-        s[n].token = sqlite3_column_int64(st, 2);
-        /* The idle before it, negated: the cut goes before the longest. */
-        s[n].key = n ? -(s[n].ts - s[n - 1].end) : 0;
-        n++;
-    }
-    sqlite3_finalize(st);
-    int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
-    if (found)
-        out->tid = 0, out->from = DETECT_KERNELS;
-    else
-        out->n = 0;
-    free(s);
-    return found;
+    return cut_spans(db, phase, st, s, cap, 0, DETECT_KERNELS, out);
 }
 
 /* The outermost PyTorch operators of the phase's busiest thread (INFPROF_OPERATORS=1). */
@@ -375,7 +384,7 @@ static int from_operators(sqlite3 *db, int phase, struct detected *out)
                                       " AND depth = 0 GROUP BY tid ORDER BY count(*) DESC LIMIT 1");
     sqlite3_bind_int(st, 1, phase);
     int64_t tid = -1;
-    size_t cap = 0, n = 0;
+    size_t cap = 0;
     if (db_step(st)) {
         tid = sqlite3_column_int64(st, 0);
         cap = (size_t)sqlite3_column_int64(st, 1);
@@ -388,21 +397,7 @@ static int from_operators(sqlite3 *db, int phase, struct detected *out)
                         " tid = ? AND depth = 0 ORDER BY start");
     sqlite3_bind_int(st, 1, phase);
     sqlite3_bind_int64(st, 2, tid);
-    while (db_step(st) && n < cap) {
-        s[n].ts = sqlite3_column_int64(st, 0);
-        s[n].end = s[n].ts + sqlite3_column_int64(st, 1);
-        s[n].token = sqlite3_column_int64(st, 2);
-        s[n].key = n ? -(s[n].ts - s[n - 1].end) : 0; /* the host's time between them */
-        n++;
-    }
-    sqlite3_finalize(st);
-    int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
-    if (found)
-        out->tid = tid, out->from = DETECT_OPERATORS;
-    else
-        out->n = 0;
-    free(s);
-    return found;
+    return cut_spans(db, phase, st, s, cap, tid, DETECT_OPERATORS, out);
 }
 
 int detect_iterations(sqlite3 *db, int phase, struct detected *out)
