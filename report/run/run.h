@@ -65,7 +65,7 @@ struct phase_info {
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
     int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
-    int detected_from; /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
+    int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
     /* The steady iterations shift level mid-run (iterations.c): their median before and after
      * the shift, 0 when they do not. A ratio against such a phase is no verdict. */
     int64_t shift_before, shift_after;
@@ -206,6 +206,9 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
 double series_between_pct(const struct series_info *s);
+/* Items a second over the series' steady iterations (0 unknown): the Series line's and the
+ * tables' one figure. */
+double series_items_per_s(const struct series_info *s);
 /* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
 void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */

@@ -135,7 +135,7 @@ void series_figures(struct sqlite3 *db, struct run_phases *p)
     peaks_of(db, p);
 }
 
-static double items_rate(const struct series_info *s)
+double series_items_per_s(const struct series_info *s)
 {
     if (!s->nsteady || s->lat_mean <= 0 || !s->items) return 0;
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
@@ -168,10 +168,10 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
     for (int i = 0; i < n; i++) {
         const struct series_info *small = NULL, *most = NULL;
         for (int j = 0; j < n; j++) {
-            if (strcmp(v[j]->rest, v[i]->rest) || v[j]->batch <= 0 || items_rate(v[j]) <= 0)
+            if (strcmp(v[j]->rest, v[i]->rest) || v[j]->batch <= 0 || series_items_per_s(v[j]) <= 0)
                 continue;
             if (!small || v[j]->batch < small->batch) small = v[j];
-            if (!most || items_rate(v[j]) > items_rate(most)) most = v[j];
+            if (!most || series_items_per_s(v[j]) > series_items_per_s(most)) most = v[j];
         }
         int batches = 0;
         for (int j = 0; j < n; j++)
@@ -182,13 +182,14 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
             const struct series_info *largest = small;
             for (int j = 0; j < n; j++)
                 if (!strcmp(v[j]->rest, v[i]->rest) && v[j]->batch > largest->batch &&
-                    items_rate(v[j]) > 0)
+                    series_items_per_s(v[j]) > 0)
                     largest = v[j];
             small = largest;
         }
-        if (small && most && batches && (!out->most || items_rate(most) > items_rate(out->most))) {
+        if (small && most && batches &&
+            (!out->most || series_items_per_s(most) > series_items_per_s(out->most))) {
             out->small = small, out->most = most;
-            out->items_ratio = items_rate(most) / items_rate(small);
+            out->items_ratio = series_items_per_s(most) / series_items_per_s(small);
         }
     }
     return out->fast || out->most;

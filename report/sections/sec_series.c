@@ -13,12 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double items_per_s(const struct series_info *s)
-{
-    if (!s->nsteady || s->lat_mean <= 0 || !s->items) return 0;
-    return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
-}
-
 /* Any phase with more than one series, or a series with a name: else the phase table says it
  * all and this section stays empty. */
 static int series_worth_showing(const struct run_phases *p)
@@ -82,7 +76,7 @@ static struct table *series_table(const struct run_phases *p)
         table_set_int(t, 5, s->warmup);
         table_set_int(t, 6, s->warmup_ns);
         if (s->nsteady && s->lat_mean > 0) table_set_num(t, 7, 1e9 / (double)s->lat_mean);
-        if (items_per_s(s) > 0) table_set_num(t, 8, items_per_s(s));
+        if (series_items_per_s(s) > 0) table_set_num(t, 8, series_items_per_s(s));
         if (s->nsteady) {
             table_set_int(t, 9, s->lat_p50);
             table_set_int(t, 10, s->lat_p95);
@@ -170,12 +164,12 @@ static struct table *sweep_table(const struct run_phases *p)
             phase_cells(t, &p->v[v[k]->phase], 0, 1);
             table_set_text(t, 2, v[k]->name[0] ? v[k]->name : "(unnamed)");
             table_set_int(t, 3, v[k]->batch);
-            if (items_per_s(v[k]) > 0) table_set_num(t, 4, items_per_s(v[k]));
+            if (series_items_per_s(v[k]) > 0) table_set_num(t, 4, series_items_per_s(v[k]));
             table_set_int(t, 5, v[k]->lat_p50);
             table_set_int(t, 6, v[k]->lat_p95);
             /* Against the next smaller batch: what the step buys and what it costs. */
-            if (k > a && items_per_s(v[k - 1]) > 0 && v[k - 1]->lat_p50 > 0) {
-                table_set_num(t, 7, items_per_s(v[k]) / items_per_s(v[k - 1]));
+            if (k > a && series_items_per_s(v[k - 1]) > 0 && v[k - 1]->lat_p50 > 0) {
+                table_set_num(t, 7, series_items_per_s(v[k]) / series_items_per_s(v[k - 1]));
                 table_set_num(t, 8, (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
             }
         }
