@@ -111,6 +111,16 @@ static void findings_line(struct table *t, struct sqlite3 *db, const struct run_
         } else {                                                /* at a word, marked */
             size_t cut = sizeof text - 4;
             while (cut > 0 && best->finding[cut] != ' ') cut--;
+            /* Not inside a parenthesis: before the one left open, at its space. */
+            size_t open = 0;
+            int depth = 0;
+            for (size_t i = 0; i < cut; i++)
+                if (best->finding[i] == '(' && depth++ == 0)
+                    open = i;
+                else if (best->finding[i] == ')' && depth > 0)
+                    depth--;
+            if (depth && open > 0) cut = open - (best->finding[open - 1] == ' ');
+            while (cut > 0 && best->finding[cut - 1] == ',') cut--;
             snprintf(text, sizeof text, "%.*s...", (int)cut, best->finding);
         }
         char times[32] = "";
