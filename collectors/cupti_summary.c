@@ -181,7 +181,7 @@ static void graph_write(struct ip_store *s, size_t n)
         if (g->issue_ts && g->api_name && g->start >= g->issue_ts)
             ip_cupti_sum_latency(g->api_name, (int64_t)(g->start - g->issue_ts));
     }
-    memmove(sum.graphs, sum.graphs + n, (sum.ngraphs - n) * sizeof *sum.graphs);
+    if (sum.graphs) memmove(sum.graphs, sum.graphs + n, (sum.ngraphs - n) * sizeof *sum.graphs);
     sum.ngraphs -= n;
     ip_map_free(&sum.graph_index);
     for (size_t i = 0; i < sum.ngraphs; i++) {

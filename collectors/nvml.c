@@ -17,6 +17,7 @@
 #include "nvml_api.h"
 #include "nvml_internal.h"
 #include "../profiler/clock.h"
+#include "../profiler/process.h"
 #include "../profiler/config.h"
 #include "../profiler/log.h"
 #include "../profiler/watch.h"
@@ -92,6 +93,7 @@ static struct {
     int cuda_map[64]; /* CUDA ordinal -> index in gpu[], -1 unmapped, -2 not found */
     uint64_t mapped_mask;
     int cpu_ok, nvml_tried;
+    char cpu_why[200]; /* what the CPU side reads, or why not */
     struct ip_energy_facts facts;
 } es;
 
@@ -348,10 +350,11 @@ static void *sampler_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "infprof-energy");
+    atomic_fetch_add(&ip_our_threads, 1);
     es.facts.tid = (int)syscall(SYS_gettid);
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
-    char gpu_why[200] = "not loaded: the process used no GPU", cpu_why[200];
-    es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), cpu_why, sizeof cpu_why);
+    char gpu_why[200] = "not loaded: the process used no GPU";
+    const char *cpu_why = es.cpu_why; /* the files were opened at start (energy_start) */
     if (gpu_wanted()) gpu_load(gpu_why, sizeof gpu_why);
     sampler_status(gpu_why, cpu_why);
     if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
@@ -399,6 +402,7 @@ static void *sampler_main(void *arg)
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         es.facts.cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+    atomic_fetch_sub(&ip_our_threads, 1);
     atomic_store(&es.done, 1);
     atomic_store(&es.done_word, 1);
     ip_futex_wake(&es.done_word);
@@ -415,12 +419,15 @@ static void energy_start(void)
         ip_collector_status(IP_COLLECTOR_ENERGY, "off", "INFPROF_ENERGY_MS=0");
         return;
     }
+    /* The CPU's files now, before the program runs (nvml_cpu.c). */
+    es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), es.cpu_why, sizeof es.cpu_why);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256u << 10); /* not RLIMIT_STACK's 8 MiB */
     atomic_store(&es.running, 1);
     int rc = pthread_create(&es.thread, &attr, sampler_main, NULL);
     pthread_attr_destroy(&attr);
@@ -440,11 +447,13 @@ static void energy_stop(void)
     ip_watch_kick();
     uint64_t deadline = ip_clock_now() + 2000000000ull;
     while (!atomic_load(&es.done) && ip_clock_now() < deadline) ip_futex_wait(&es.done_word, 0, 50);
+    if (atomic_load(&es.done)) ip_energy_cpu_close();
 }
 
 /* The sampler thread is the parent's: the child reads nothing (its parent's file has the GPUs). */
 static void energy_atfork_child(void)
 {
+    ip_energy_cpu_forget();
     atomic_store(&es.running, 0);
     atomic_store(&ip_watch_waiters, 0);
     es.ngpu = 0;

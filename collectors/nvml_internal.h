@@ -55,7 +55,10 @@ struct ip_energy_facts {
 void ip_energy_facts(struct ip_energy_facts *f);
 
 /* nvml_cpu.c: the CPU side. open returns 1 if anything can be read, reason filled either way. */
+/* Open the CPU's counters (at start, before the program runs: see nvml_cpu.c). */
 int ip_energy_cpu_open(const char *sysfs, char *reason, size_t n);
+void ip_energy_cpu_close(void);
+void ip_energy_cpu_forget(void);
 void ip_energy_cpu_read(struct ip_energy_reading *r);
 
 /* nvml_ingest.c: writer side. */

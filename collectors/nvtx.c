@@ -117,7 +117,10 @@ static int guard(void)
  * unless it is our own phase range (emitted from inside a hook on purpose). */
 static int guard_counted(uint64_t domain)
 {
-    if (!ip_recording()) return 0;
+    if (!ip_recording()) {
+        ip_note_after_end(); /* a range or mark after the finish: counted, not stored */
+        return 0;
+    }
     if (ip_hook_enter()) return 1;
     if (!domain || domain != (uint64_t)(uintptr_t)ip_emit_domain_peek()) ip_ring_note_skipped();
     return 0;
@@ -379,8 +382,16 @@ static const NvtxExportTableCallbacks *callbacks_of(NvtxGetExportTableFunc_t get
     return cb && cb->GetModuleFunctionTable ? cb : NULL;
 }
 
+/* The preloaded library's start (preload/preload.c); absent where the core is linked into a
+ * program (tests), which starts it itself. */
+void ip_preload_start(void) __attribute__((weak));
+
 IP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 {
+    /* A library's constructor may reach NVTX before ours ran (its loader found us through
+     * NVTX_INJECTION64_PATH, set by `infprof run` before exec, or through
+     * InitializeInjectionNvtx2_fnptr, preload/preload.c): start now, so its ranges are recorded. */
+    if (atomic_load(&ip_state_v) == IP_STATE_UNINIT && ip_preload_start) ip_preload_start();
     const NvtxExportTableCallbacks *cb = callbacks_of(get_table);
     NvtxFunctionTable t;
     unsigned n;

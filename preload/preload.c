@@ -1,9 +1,10 @@
 /*
  * preload.c: what exists only in the preloaded libinfprof.so, the top of the library: the
  * constructor that hands the collectors (collectors/registry.c) to the core and starts it, the
- * destructor, and the libc hooks that keep the lifecycle whole: _exit, _Exit and exit (flush and
- * record the status), the exec family (finish before the image is replaced), sigaction and signal
- * (our flush-on-signal handlers stay invisible to the program), and close, close_range and
+ * destructor, and the libc hooks that keep the lifecycle whole: _exit, _Exit, exit and quick_exit
+ * (flush and record the status), the exec family (finish before the image is replaced),
+ * sigaction, signal, bsd_signal, sysv_signal and sigset (our flush-on-signal handlers stay
+ * invisible to the program), and close, close_range and
  * closefrom (the database's own descriptors stay open when a program closes everything, fdguard.h).
  *
  * Every hook fails open: it forwards to the real function whatever happens to us.
@@ -12,6 +13,7 @@
 #include "../profiler/fdguard.h"
 #include "../profiler/lifecycle.h"
 #include "../profiler/log.h"
+#include "../profiler/writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,17 +33,40 @@
 static const char copy_self; /* this copy's own address (a reference to it is never interposed) */
 IP_EXPORT const void *const infprof_active_copy = &copy_self;
 
-__attribute__((constructor)) static void preload_init(void)
+/* NVTX3's static-injection pointer: a library built with default visibility whose NVTX is
+ * initialised before NVTX_INJECTION64_PATH is set (its constructor runs before ours) binds its
+ * weak definition of this name to ours, the first in the lookup order after the program. */
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)); /* collectors/nvtx.c */
+IP_EXPORT int (*InitializeInjectionNvtx2_fnptr)(const void *(*)(uint32_t)) =
+    InitializeInjectionNvtx2;
+
+/* Start once: from our constructor, or earlier, from a library whose constructor runs before
+ * ours and initialises NVTX (its loader calls our InitializeInjectionNvtx2, collectors/nvtx.c). */
+static void preload_resolve(void);
+
+void ip_preload_start(void)
 {
+    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return;
+    preload_resolve();
     const void *const *first = dlsym(RTLD_DEFAULT, "infprof_active_copy");
     if (first && *first != &copy_self) return;
-    struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
+    static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
     ip_lifecycle_start(&opts);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return;
+    preload_resolve();
+    const void *const *first = dlsym(RTLD_DEFAULT, "infprof_active_copy");
+    if (first && *first != &copy_self) return;
+    static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
+    ip_lifecycle_start_aside(&opts);
 }
 
 __attribute__((destructor)) static void preload_fini(void)
 {
-    ip_lifecycle_finish("exit", 0);
+    ip_lifecycle_exit_finish();
 }
 
 static void *real(const char *name)
@@ -66,6 +91,20 @@ IP_EXPORT void _Exit(int status)
     _exit(status);
 }
 
+/* quick_exit runs the at_quick_exit handlers and then _Exit, past atexit and the destructors:
+ * the run finishes first, as at exit (the handlers are the program's; what they record after
+ * is counted as after the end). */
+IP_EXPORT void quick_exit(int status)
+{
+    if (ip_recording() && ip_process_owns()) {
+        ip_process_set_exit_status(status);
+        ip_lifecycle_finish("quick_exit", 0);
+    }
+    void (*fn)(int) = (void (*)(int))real("quick_exit");
+    if (fn) fn(status);
+    for (;;) syscall(SYS_exit_group, status);
+}
+
 IP_EXPORT void exit(int status)
 {
     if (ip_process_owns()) ip_process_set_exit_status(status);
@@ -74,12 +113,37 @@ IP_EXPORT void exit(int status)
     for (;;) syscall(SYS_exit_group, status);
 }
 
+/* main ending with pthread_exit: the process lives while other threads do; the writer ends it
+ * once the program's last thread is gone (writer.h), as glibc's last thread would. */
+IP_EXPORT void pthread_exit(void *value)
+{
+    if (ip_recording() && ip_process_owns() && syscall(SYS_gettid) == getpid())
+        ip_writer_main_thread_ended();
+    void (*fn)(void *) = (void (*)(void *))real("pthread_exit");
+    if (fn) fn(value);
+    for (;;) syscall(SYS_exit, 0);
+}
+
 /* ---- close: the database's descriptors stay ours ------------------------------------------- */
+
+/* The real close family, looked up at start (preload_resolve): a lookup takes the loader's lock,
+ * which a dlopen on another thread may hold while it runs our constructor and waits for our
+ * writer (whose SQLite closes come through here). */
+static int (*real_close)(int);
+static int (*real_close_range)(unsigned, unsigned, int);
+static void (*real_closefrom)(int);
+
+static void preload_resolve(void)
+{
+    if (!real_close) real_close = (int (*)(int))real("close");
+    if (!real_close_range) real_close_range = (int (*)(unsigned, unsigned, int))real("close_range");
+    if (!real_closefrom) real_closefrom = (void (*)(int))real("closefrom");
+}
 
 IP_EXPORT int close(int fd)
 {
-    static int (*fn)(int);
-    if (!fn) fn = (int (*)(int))real("close");
+    if (!real_close) preload_resolve();
+    int (*fn)(int) = real_close;
     ip_fdguard_close_enter(); /* not while one of ours is on its way up (fdguard.h) */
     int rc = 0;
     if (!ip_fdguard_is_ours(fd)) /* ours: as if closed, the program never knew it */
@@ -93,8 +157,8 @@ IP_EXPORT int close(int fd)
 /* The real close_range over [first, last], skipping our descriptors. */
 static int close_range_skipping(unsigned first, unsigned last, int flags)
 {
-    static int (*fn)(unsigned, unsigned, int);
-    if (!fn) fn = (int (*)(unsigned, unsigned, int))real("close_range");
+    if (!real_close_range) preload_resolve();
+    int (*fn)(unsigned, unsigned, int) = real_close_range;
     int ours[16], n = 0, count = ip_fdguard_count();
     for (int i = 0; i < count && n < 16; i++) {
         int fd = ip_fdguard_fd(i);
@@ -122,8 +186,8 @@ static int close_range_skipping(unsigned first, unsigned last, int flags)
 static int close_range_gated(unsigned first, unsigned last, int flags)
 {
     if (!ip_fdguard_count() || (flags & 4 /* CLOSE_RANGE_CLOEXEC */) || first > last) {
-        static int (*fn)(unsigned, unsigned, int);
-        if (!fn) fn = (int (*)(unsigned, unsigned, int))real("close_range");
+        if (!real_close_range) preload_resolve();
+        int (*fn)(unsigned, unsigned, int) = real_close_range;
         return fn ? fn(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
     }
     return close_range_skipping(first, last, flags);
@@ -144,8 +208,8 @@ IP_EXPORT void closefrom(int lowfd)
     if (lowfd < 0) lowfd = 0;
     int saved = errno;
     ip_fdguard_close_enter();
-    static void (*fn)(int);
-    if (!fn) fn = (void (*)(int))real("closefrom");
+    if (!real_closefrom) preload_resolve();
+    void (*fn)(int) = real_closefrom;
     if (!ip_fdguard_count() && fn)
         fn(lowfd);
     else
@@ -275,10 +339,15 @@ IP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     return rc;
 }
 
-IP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+/* signal() and its relatives (bsd_signal is signal; sysv_signal resets after one delivery;
+ * sigset may hold the signal instead): the same bookkeeping around the real call. */
+static sighandler_t signal_like(const char *name, int sig, sighandler_t handler)
 {
-    static sighandler_t (*fn)(int, sighandler_t);
-    if (!fn) fn = (sighandler_t(*)(int, sighandler_t))real("signal");
+    sighandler_t (*fn)(int, sighandler_t) = (sighandler_t(*)(int, sighandler_t))real(name);
+    if (!fn) {
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
     int ours = ip_lifecycle_signal_is_ours(sig);
     sighandler_t prev = fn(sig, handler);
     if (prev != SIG_ERR && ours) {
@@ -287,4 +356,24 @@ IP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
     }
     if (prev != SIG_ERR && handler == SIG_DFL) ip_lifecycle_signal_keep(sig);
     return prev;
+}
+
+IP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    return signal_like("signal", sig, handler);
+}
+
+IP_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+    return signal_like("bsd_signal", sig, handler);
+}
+
+IP_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+    return signal_like("sysv_signal", sig, handler);
+}
+
+IP_EXPORT sighandler_t sigset(int sig, sighandler_t handler)
+{
+    return signal_like("sigset", sig, handler);
 }

@@ -38,8 +38,11 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
         "Writer period, ms: how often buffers are drained (the database is committed at least"
         " every second)."},
     [IP_CFG_FINISH_TIMEOUT_MS] = {"INFPROF_FINISH_TIMEOUT_MS", IP_CFG_INT, "10000", 100,
-        600000, NULL, "Longest wait at exit for the last events to be written, ms (2 s at most on"
-        " a fatal signal)."},
+        600000, NULL, "Longest wait at exit for the last events to be written, ms (100 ms at most"
+        " on a fatal signal: the process dies on time, the database keeps its last commit)."},
+    [IP_CFG_DISK_RESERVE_MB] = {"INFPROF_DISK_RESERVE_MB", IP_CFG_INT, "256", 0, 1 << 20, NULL,
+        "Free space, MiB, that infprof leaves on the disk of its database for the program: it"
+        " does not start below twice this, and stops recording (counted, shown) below it."},
     [IP_CFG_CUPTI] = {"INFPROF_CUPTI", IP_CFG_BOOL, "1", 0, 1, NULL,
         "CUDA activity through CUPTI. 0 is passive mode: no CUPTI (leave it to Nsight or"
         " torch.profiler); interposers and NVTX keep working."},

@@ -10,9 +10,11 @@
 #include "clock.h"
 #include "config.h"
 #include "fdguard.h"
+#include "futex.h"
 #include "log.h"
 #include "phase.h"
 #include "ring.h"
+#include "rlimits.h"
 #include "runinfo.h"
 #include "thread.h"
 #include "writer.h"
@@ -54,17 +56,26 @@ int ip_lifecycle_library_path(char *out, size_t n)
     return 0;
 }
 
+static void life_on_signal(int sig, siginfo_t *si, void *uc);
+
 int ip_lifecycle_signal_is_ours(int sig)
 {
-    return sig > 0 && sig < 32 && (atomic_load(&life_signals_ours) & (1u << sig));
+    if (sig <= 0 || sig >= 32 || !(atomic_load(&life_signals_ours) & (1u << sig))) return 0;
+    /* The program may have replaced it past our hooks (a raw rt_sigaction, a libc entry we do
+     * not hook): then its handler is what it reads back, and ours is forgotten. */
+    struct sigaction cur;
+    if (life_sigaction && life_sigaction(sig, NULL, &cur) == 0 &&
+        (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != life_on_signal)) {
+        atomic_fetch_and(&life_signals_ours, ~(1u << sig));
+        return 0;
+    }
+    return 1;
 }
 
 void ip_lifecycle_signal_released(int sig)
 {
     if (sig > 0 && sig < 32) atomic_fetch_and(&life_signals_ours, ~(1u << sig));
 }
-
-static void life_on_signal(int sig, siginfo_t *si, void *uc);
 
 int ip_lifecycle_signal_keep(int sig)
 {
@@ -84,15 +95,18 @@ int ip_lifecycle_signal_keep(int sig)
 
 static uint64_t finish_timeout(int from_signal)
 {
+    /* A fatal signal: the process dies within this, written or not (the last commit stands). */
     uint64_t t = (uint64_t)ip_cfg_int(IP_CFG_FINISH_TIMEOUT_MS);
-    return from_signal && t > 2000 ? 2000 : t;
+    return from_signal && t > IP_SIGNAL_FINISH_MS ? IP_SIGNAL_FINISH_MS : t;
 }
 
 void ip_lifecycle_finish(const char *reason, int from_signal)
 {
     if (!ip_process_owns()) return; /* a vfork child: the memory is the parent's */
     int expect = IP_STATE_ACTIVE;
+    ip_finisher = 1; /* this thread's last records still count; no other thread's do */
     if (!atomic_compare_exchange_strong(&ip_state_v, &expect, IP_STATE_FINISHING)) {
+        ip_finisher = 0;
         /* Someone else is finishing (an exit racing a signal): give them the same time. */
         if (expect == IP_STATE_FINISHING) ip_writer_stop(reason, finish_timeout(from_signal));
         return;
@@ -105,6 +119,7 @@ void ip_lifecycle_finish(const char *reason, int from_signal)
     if (ip_writer_stop(reason, finish_timeout(from_signal)) != 0)
         ip_info("the last events were not all written before exit (%s)", reason);
     atomic_store(&ip_state_v, IP_STATE_DONE);
+    ip_finisher = 0;
 }
 
 static void life_on_signal(int sig, siginfo_t *si, void *uc)
@@ -145,9 +160,25 @@ static void life_install_signals(void)
     }
 }
 
-static void life_atexit(void)
+/* After every destructor (registered from ours, during exit: glibc runs an exit function
+ * registered while the others run): what came after the finish (a library's destructor and the
+ * atexit handlers it registered, which glibc runs with its destructors) is counted in the file. */
+static void life_after_destructors(void *arg)
 {
+    (void)arg;
+    ip_writer_count_late();
+}
+
+/* With no DSO handle, as the program's own: atexit() from a library ties the function to that
+ * library, whose finalisation (during our destructor) would run it too early. */
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+void ip_lifecycle_exit_finish(void)
+{
+    if (!ip_process_owns()) return;
+    int was_active = atomic_load(&ip_state_v) == IP_STATE_ACTIVE;
     ip_lifecycle_finish("exit", 0);
+    if (was_active) __cxa_atexit(life_after_destructors, NULL, NULL);
 }
 
 static void life_fork_prepare(void)
@@ -201,10 +232,98 @@ static int life_session_role(void)
     return IP_ROLE_ROOT;
 }
 
+/* The program's resource limits or disk leave no room for us (rlimits.h): off, one line. */
+static int life_limits_forbid(void)
+{
+    char dir[PATH_MAX], why[400];
+    snprintf(dir, sizeof dir, "%s", life_output && *life_output ? life_output : "infprof.db");
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (ip_limits_check(dir, why, sizeof why) == 0) return 0;
+    ip_warn("profiling off: %s", why);
+    return 1;
+}
+
+/* ---- start on a thread of our own --------------------------------------------------------
+ * The constructor runs on the program's main thread, whose stack may be tiny (`ulimit -s 16`)
+ * and where a file-size limit's SIGXFSZ would kill the program: the start runs on a short-lived
+ * thread with a stack of its own and every signal blocked, while the constructor waits. */
+static int life_checked; /* configuration and limits read by ip_lifecycle_start_aside */
+
+/* The boot thread's progress: it first takes the loader's lock once (a lookup). A constructor
+ * run inside a dlopen (a library's NVTX loading us by path) holds that lock: the boot thread
+ * would wait for it and the constructor for the boot thread. Whoever moves the phase first
+ * decides: the boot thread starts the run, or the constructor, seeing no progress, starts it
+ * itself and the boot thread leaves. */
+enum { BOOT_PROBING, BOOT_RUNNING, BOOT_ABANDONED, BOOT_DONE };
+static struct life_boot {
+    const struct ip_start_opts *opts;
+    int rc;
+    _Atomic uint32_t phase;
+} life_boot; /* static: an abandoned boot thread still reads it */
+
+static void *life_boot_main(void *arg)
+{
+    (void)arg;
+    dlsym(RTLD_DEFAULT, "infprof_boot_probe");
+    uint32_t expect = BOOT_PROBING;
+    if (!atomic_compare_exchange_strong(&life_boot.phase, &expect, BOOT_RUNNING)) return NULL;
+    ip_futex_wake(&life_boot.phase);
+    life_boot.rc = ip_lifecycle_start(life_boot.opts);
+    atomic_store(&life_boot.phase, BOOT_DONE);
+    ip_futex_wake(&life_boot.phase);
+    return NULL;
+}
+
+int ip_lifecycle_start_aside(const struct ip_start_opts *opts)
+{
+    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return 0;
+    /* The limits first, here: a thread of ours, even short-lived, counts against them. */
+    ip_cfg_load();
+    life_checked = 1;
+    if (!ip_cfg_int(IP_CFG_ENABLE)) {
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return 0;
+    }
+    life_output = opts->output ? opts->output : ip_cfg_str(IP_CFG_OUTPUT);
+    if (life_limits_forbid()) {
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return 0;
+    }
+    life_boot.opts = opts;
+    atomic_store(&life_boot.phase, BOOT_PROBING);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, life_boot_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) return ip_lifecycle_start(opts); /* here, then */
+    uint64_t deadline = ip_clock_now() + 200000000ull;
+    while (atomic_load(&life_boot.phase) == BOOT_PROBING && ip_clock_now() < deadline)
+        ip_futex_wait(&life_boot.phase, BOOT_PROBING, 10);
+    uint32_t expect = BOOT_PROBING;
+    if (atomic_compare_exchange_strong(&life_boot.phase, &expect, BOOT_ABANDONED))
+        return ip_lifecycle_start(opts);
+    while (atomic_load(&life_boot.phase) != BOOT_DONE)
+        ip_futex_wait(&life_boot.phase, BOOT_RUNNING, 100);
+    return life_boot.rc;
+}
+
 int ip_lifecycle_start(const struct ip_start_opts *opts)
 {
     if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return 0;
-    ip_cfg_load();
+    if (!life_checked) ip_cfg_load();
     ip_process_take();
     ip_collectors_use(opts->collectors, opts->n_collectors);
     if (!ip_cfg_int(IP_CFG_ENABLE)) {
@@ -212,6 +331,10 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
         return 0;
     }
     life_output = opts->output ? opts->output : ip_cfg_str(IP_CFG_OUTPUT);
+    if (opts->install_process_hooks && !life_checked && life_limits_forbid()) {
+        atomic_store(&ip_state_v, IP_STATE_OFF);
+        return 0;
+    }
     int role = opts->install_process_hooks ? life_session_role() : IP_ROLE_ROOT;
     ip_process_begin(ip_clock_now(), (enum ip_role)role);
     if (opts->install_process_hooks) {
@@ -231,7 +354,6 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
         return -1;
     }
     if (opts->install_process_hooks) {
-        atexit(life_atexit);
         pthread_atfork(life_fork_prepare, life_fork_parent, life_fork_child);
         life_install_signals();
     }

@@ -1,7 +1,7 @@
 /*
  * lifecycle.h: the one lifecycle of the library: uninit -> active -> finishing -> done (or off),
- * and the one idempotent finish, reached from atexit, the destructor, fatal signals, _exit and
- * exec.
+ * and the one idempotent finish, reached from the destructor (at exit), fatal signals, _exit,
+ * quick_exit and exec.
  */
 #ifndef INFPROF_LIFECYCLE_H
 #define INFPROF_LIFECYCLE_H
@@ -22,10 +22,21 @@ struct ip_start_opts {
 
 /* Start the pipeline (reads the configuration; starts the writer thread). 0 on success. */
 int ip_lifecycle_start(const struct ip_start_opts *opts);
+/* The same from the preloaded library's constructor: the resource limits checked on the calling
+ * thread (rlimits.h), then the start on a short-lived thread of ours (its own stack, every
+ * signal blocked), joined before returning. */
+int ip_lifecycle_start_aside(const struct ip_start_opts *opts);
 /* The program's main is about to run (preload.c): tell the collectors. */
 void ip_lifecycle_main_begins(void);
 /* Finish once: stop collectors (unless from_signal), write the last events, close. */
 void ip_lifecycle_finish(const char *reason, int from_signal);
+/* A fatal signal's finish waits at most this long: the process dies on time, the database
+ * keeping its last commit. */
+#define IP_SIGNAL_FINISH_MS 100
+/* The finish at exit, from the library's destructor: after every atexit handler (a library's
+ * NVTX in its own atexit handler is recorded), before the destructors that follow ours, whose
+ * events are counted as after the end. */
+void ip_lifecycle_exit_finish(void);
 
 /* The real path of the shared library infprof runs from (libinfprof.so), for the injection
  * variables; -1 when the core is linked into the program itself (tests, benchmarks), where

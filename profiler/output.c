@@ -96,17 +96,30 @@ static int claim(const char *path)
     /* Through the fd guard's gate: never a number the program could close or be given. */
     int fd = ip_fdguard_open_own(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd < 0) return -errno;
+    /* Under a umask such as 0777 the file would be ours and yet unreadable to SQLite: it keeps
+     * at least read and write for its owner (SQLite gives its -wal and -shm the same mode). */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (st.st_mode & 0600) != 0600) fchmod(fd, (st.st_mode & 07777) | 0600);
     ip_fdguard_close_own(fd);
     return 0;
+}
+
+/* A device, a pipe or a socket is never a database (INFPROF_OUTPUT=/dev/stdout): and a name
+ * beside it (/dev/stdout-2) would be a file in /dev. */
+static int not_a_file(const char *path)
+{
+    struct stat st;
+    if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5))
+        return 1;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 static void absolute(const char *path, char *out, size_t n)
 {
     char cwd[PATH_MAX];
-    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
-        snprintf(out, n, "%s/%s", cwd, path);
-    else
-        snprintf(out, n, "%s", path);
+    int len = -1;
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd)) len = snprintf(out, n, "%s/%s", cwd, path);
+    if (len < 0 || (size_t)len >= n) snprintf(out, n, "%s", path); /* too long: as given */
 }
 
 /* The path cut for a message: its first and last characters around "...". */
@@ -147,6 +160,12 @@ int ip_output_claim(const char *pattern, int role, char *path, size_t n)
     }
     if (!strcmp(name, "/dev/null")) {
         ip_info("INFPROF_OUTPUT is /dev/null: profiling off");
+        return -1;
+    }
+    if (not_a_file(name)) {
+        ip_warn("INFPROF_OUTPUT=%s is a device or a system path, not a file; profiling off (give"
+                " a file path)",
+                shown(name, cut, sizeof cut));
         return -1;
     }
     /* A directory gets the database inside it, never a file beside it. */
@@ -196,5 +215,22 @@ int ip_output_claim(const char *pattern, int role, char *path, size_t n)
         return -1;
     }
     absolute(name, path, n);
+    ip_output_announce(path);
     return 0;
+}
+
+void ip_output_announce(const char *path)
+{
+    /* `infprof run` lists every database its program and the program's children wrote,
+     * wherever they went: each one's absolute path is appended to INFPROF_RUN_LIST. */
+    const char *list = getenv("INFPROF_RUN_LIST");
+    if (!list || list[0] != '/') return;
+    int fd = ip_fdguard_open_own(list, O_WRONLY | O_APPEND, 0);
+    if (fd < 0) return;
+    char line[PATH_MAX + 2];
+    int len = snprintf(line, sizeof line, "%s\n", path);
+    if (len > 0 && (size_t)len < sizeof line && write(fd, line, (size_t)len) < 0) {
+        /* nothing to do: the run's summary just misses this name */
+    }
+    ip_fdguard_close_own(fd);
 }

@@ -27,5 +27,7 @@ int ip_output_expand(const char *pattern, int pid, char *out, size_t n);
 int ip_output_claim(const char *pattern, int role, char *path, size_t n);
 /* The next free name for `path`: stem-2.ext, stem-3.ext, ... Returns 0 or -1. */
 int ip_output_fresh_name(const char *path, char *out, size_t n);
+/* Tell `infprof run` (INFPROF_RUN_LIST) that the database at this absolute path was created. */
+void ip_output_announce(const char *path);
 
 #endif

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 _Atomic int ip_state_v = IP_STATE_UNINIT;
+__thread int ip_finisher __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t ip_events_after_end;
+_Atomic int ip_our_threads;
 
 static uint64_t proc_t0;
 static int proc_role;

@@ -19,12 +19,30 @@ enum ip_role {
 };
 
 extern _Atomic int ip_state_v;
+/* The thread that is finishing the run: while finishing, it alone still records (its collectors'
+ * last records); every other thread's events stop at once, so the final drain never chases
+ * producers that keep running during exit. */
+extern __thread int ip_finisher __attribute__((tls_model("initial-exec")));
+/* Events that came after the run stopped taking them (a library's NVTX in its destructor, other
+ * threads during exit): counted, written as meta events_after_end. */
+extern _Atomic uint64_t ip_events_after_end;
+
+/* Threads of ours alive now (the writer, the energy sampler). */
+extern _Atomic int ip_our_threads;
 
 /* True while hooks should record. Cheap: one relaxed load. */
 static inline int ip_recording(void)
 {
     int s = atomic_load_explicit(&ip_state_v, memory_order_relaxed);
-    return s == IP_STATE_ACTIVE || s == IP_STATE_FINISHING;
+    return s == IP_STATE_ACTIVE || (s == IP_STATE_FINISHING && ip_finisher);
+}
+
+/* A hook turned away an event because the run has ended (or is ending on another thread). */
+static inline void ip_note_after_end(void)
+{
+    int s = atomic_load_explicit(&ip_state_v, memory_order_relaxed);
+    if (s == IP_STATE_FINISHING || s == IP_STATE_DONE)
+        atomic_fetch_add_explicit(&ip_events_after_end, 1, memory_order_relaxed);
 }
 
 /* The run's start on the monotonic clock, and this process's role. */

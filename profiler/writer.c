@@ -21,6 +21,14 @@
 #include "runinfo.h"
 #include "store.h"
 #include "process.h"
+#include "fdguard.h"
+#include "store_vfs.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <limits.h>
 #include <pthread.h>
@@ -134,8 +142,22 @@ static int writer_open(void)
 /* Between turns over the rings: commit at least every IP_WRITER_BACKLOG_COMMIT_MS while a
  * backlog drains, so that no single commit stalls the writer (and the threads waiting on it)
  * for long. */
+static _Atomic uint32_t writer_forks; /* fork()s waiting for writer_lock */
+static uint64_t writer_late_written;   /* ip_events_after_end as written at close */
+
+/* A fork waits for the writer to be outside SQLite, never for a whole backlog: between turns
+ * over the rings the writer lets it in. */
+static void writer_let_forks_in(void)
+{
+    if (!atomic_load(&writer_forks)) return;
+    pthread_mutex_unlock(&writer_lock);
+    while (atomic_load(&writer_forks)) sched_yield();
+    pthread_mutex_lock(&writer_lock);
+}
+
 static void writer_between_turns(void *ctx)
 {
+    writer_let_forks_in();
     struct ip_store *s = ctx;
     uint64_t now = ip_clock_now();
     if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return;
@@ -193,6 +215,8 @@ static void writer_close(void)
         if (ip_collector_at(i) && ip_collector_at(i)->finish) ip_collector_at(i)->finish(s);
     ip_iter_finish(s); /* after the collectors' last records: every GPU end is known */
     writer_meta(s);
+    writer_late_written = atomic_load(&ip_events_after_end);
+    ip_store_meta_int(s, "events_after_end", (int64_t)writer_late_written);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         ip_store_meta_int(s, "writer_cpu_ns", (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec);
@@ -201,20 +225,88 @@ static void writer_close(void)
     writer_store = NULL;
 }
 
+/* The writer's open at start: 1 while pending, then 0 (opened) or 2 (failed). */
+static _Atomic uint32_t writer_boot;
+
+/* ---- main ended with pthread_exit --------------------------------------------------------
+ * The process lives on while any thread does, ours included: once the program's last thread is
+ * gone, the writer finishes and ends the process as glibc's last thread would (exit(0)). The
+ * group leader stays counted in /proc/self/stat while it is a zombie. */
+static _Atomic int writer_main_gone;
+static int writer_stat_fd = -1;
+
+void ip_writer_main_thread_ended(void)
+{
+    atomic_store(&writer_main_gone, 1);
+    ip_writer_wake();
+}
+
+/* The process's thread count (field 20 of /proc/self/stat), or -1. */
+static int writer_thread_count(void)
+{
+    if (writer_stat_fd < 0) writer_stat_fd = ip_fdguard_open_own("/proc/self/stat", O_RDONLY, 0);
+    char buf[1024];
+    ssize_t n = writer_stat_fd < 0 ? -1 : pread(writer_stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    return p ? atoi(p + 1) : -1;
+}
+
+/* Only the zombie leader and our own threads are left. */
+static int writer_orphaned(void)
+{
+    if (!atomic_load(&writer_main_gone)) return 0;
+    int n = writer_thread_count();
+    return n > 0 && n <= 1 + atomic_load(&ip_our_threads);
+}
+
+static void writer_end_orphan(void)
+{
+    int expect = IP_STATE_ACTIVE;
+    if (!atomic_compare_exchange_strong(&ip_state_v, &expect, IP_STATE_FINISHING)) return;
+    ip_finisher = 1;
+    atomic_store(&writer_end_reason, "exit");
+    ip_process_set_exit_status(0);
+    pthread_mutex_lock(&writer_lock);
+    writer_cycle(1);
+    writer_close();
+    pthread_mutex_unlock(&writer_lock);
+    atomic_store(&ip_state_v, IP_STATE_DONE);
+    atomic_store(&writer_alive, 0);
+    atomic_store(&writer_done, 1);
+    ip_futex_wake(&writer_done);
+    exit(0);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "infprof-writer");
     ip_ring_mark_writer();
+    atomic_fetch_add(&ip_our_threads, 1);
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_FLUSH_MS);
     if (!writer_lazy) {
+        /* The database is created here, not on the program's thread: a file-size limit's
+         * SIGXFSZ stays pending on this thread (every signal blocked) and the write fails
+         * instead; SQLite's stack and its other opens (/dev/urandom) are this thread's. */
         pthread_mutex_lock(&writer_lock);
-        writer_open();
+        int ok = writer_open();
         pthread_mutex_unlock(&writer_lock);
+        atomic_store(&writer_boot, ok ? 0 : 2);
+        ip_futex_wake(&writer_boot);
+        if (!ok) {
+            atomic_store(&writer_alive, 0);
+            atomic_fetch_sub(&ip_our_threads, 1);
+            return NULL;
+        }
     }
     for (;;) {
         uint32_t seq = atomic_load(&writer_wake_seq);
-        if (!atomic_load(&writer_final)) ip_futex_wait(&writer_wake_seq, seq, period);
+        uint64_t wait = atomic_load(&writer_main_gone) ? IP_WRITER_ORPHAN_POLL_MS : period;
+        if (!atomic_load(&writer_final)) ip_futex_wait(&writer_wake_seq, seq, wait);
+        if (!atomic_load(&writer_final) && writer_orphaned()) writer_end_orphan();
         int final = atomic_load(&writer_final) != 0;
         pthread_mutex_lock(&writer_lock);
         writer_cycle(final);
@@ -222,6 +314,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&writer_lock);
         if (final) break;
     }
+    atomic_fetch_sub(&ip_our_threads, 1);
     atomic_store(&writer_alive, 0);
     atomic_store(&writer_done, 1);
     ip_futex_wake(&writer_done);
@@ -243,20 +336,18 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     memset(&wt, 0, sizeof wt);
     ip_ring_set_waker(writer_wake_for_ring);
 
-    /* The database is created and opened here, on the program's thread, before it runs on: its
-     * descriptors are at their high numbers and registered before main (a program that closes
-     * everything in its first microseconds has nothing of ours to race with), and a warning
-     * that it cannot be (a directory that does not exist, no permission) reaches stderr before
-     * the program can close it. A forked child's writer creates its file on its first event. */
-    if (!lazy && !writer_open()) return -1;
-    /* The thread starts with every signal blocked and keeps them blocked. */
+    /* The thread starts with every signal blocked and keeps them blocked, on a stack of its own
+     * size (the default is RLIMIT_STACK: 8 MiB of the program's address space, or too little
+     * under `ulimit -s 16`). */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
     atomic_store(&writer_alive, 1);
+    atomic_store(&writer_boot, lazy ? 0 : 1);
     int rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -265,7 +356,18 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
         ip_warn("cannot start the writer thread (%s); profiling off", strerror(rc));
         return -1;
     }
-    return 0;
+    /* The database exists, with its descriptors at their high numbers and registered, before
+     * the program runs on (before main, at start): a program that closes everything in its
+     * first microseconds has nothing of ours to race with, and a warning that it cannot be
+     * created reaches stderr before the program can close it. A forked child's writer creates
+     * its file on its first event. */
+    /* Bounded: the writer may need the loader's lock, held by a dlopen on this very thread
+     * that runs our constructor (a library's NVTX loading us by path); it then opens the file
+     * as soon as that dlopen returns. */
+    uint64_t deadline = ip_clock_now() + IP_WRITER_BOOT_WAIT_MS * 1000000ull;
+    while (atomic_load(&writer_boot) == 1 && ip_clock_now() < deadline)
+        ip_futex_wait(&writer_boot, 1, 20);
+    return atomic_load(&writer_boot) == 2 ? -1 : 0;
 }
 
 void ip_writer_wake(void)
@@ -292,7 +394,56 @@ int ip_writer_stop(const char *reason, uint64_t timeout_ms)
 
 void ip_writer_atfork_prepare(void)
 {
+    atomic_fetch_add(&writer_forks, 1);
     pthread_mutex_lock(&writer_lock);
+    atomic_fetch_sub(&writer_forks, 1);
+}
+
+/* ---- after the end ----------------------------------------------------------------------- */
+
+static _Atomic uint32_t late_done;
+
+static void *late_main(void *arg)
+{
+    (void)arg;
+    ip_ring_mark_writer(); /* its opens go to high numbers, as the writer's */
+    uint64_t n = atomic_load(&ip_events_after_end);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(writer_path, &db, SQLITE_OPEN_READWRITE, ip_store_vfs()) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 50);
+        char sql[120];
+        snprintf(sql, sizeof sql,
+                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('events_after_end', %llu)",
+                 (unsigned long long)n);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    ip_fdguard_release(); /* our own closes follow */
+    sqlite3_close(db);
+    atomic_store(&late_done, 1);
+    ip_futex_wake(&late_done);
+    return NULL;
+}
+
+void ip_writer_count_late(void)
+{
+    if (!writer_path[0] || atomic_load(&ip_events_after_end) == writer_late_written ||
+        !atomic_load(&writer_done))
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
+    pthread_t t;
+    atomic_store(&late_done, 0);
+    int rc = pthread_create(&t, &attr, late_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    uint64_t deadline = ip_clock_now() + 200000000ull;
+    while (rc == 0 && !atomic_load(&late_done) && ip_clock_now() < deadline)
+        ip_futex_wait(&late_done, 0, 20);
 }
 
 void ip_writer_atfork_parent(void)

@@ -12,6 +12,10 @@
 #define IP_WRITER_COMMIT_MS 500
 /* While a backlog drains: a commit at least this often, each one small. */
 #define IP_WRITER_BACKLOG_COMMIT_MS 50
+/* The writer thread's stack: SQLite's deepest statement needs well under this. */
+#define IP_WRITER_STACK (512u << 10)
+/* How long the start waits for the database to be created. */
+#define IP_WRITER_BOOT_WAIT_MS 1000
 
 /* Start the thread. role: enum ip_role; lazy: create the database only once there is an event
  * (a forked child that only execs leaves no file). 0 on success. */
@@ -24,6 +28,16 @@ int ip_writer_stop(const char *reason, uint64_t timeout_ms);
 /* The database path (empty until created). */
 const char *ip_writer_path(void);
 int ip_writer_running(void);
+
+/* After the finish and every destructor: events turned away since the database was closed (a
+ * library's NVTX in its destructor) are counted in it (meta events_after_end), by a short-lived
+ * thread of ours; at most 200 ms. */
+void ip_writer_count_late(void);
+
+/* The program's main thread called pthread_exit: the writer ends the process once the program's
+ * last thread is gone (polled every IP_WRITER_ORPHAN_POLL_MS). */
+void ip_writer_main_thread_ended(void);
+#define IP_WRITER_ORPHAN_POLL_MS 5
 
 void ip_writer_atfork_prepare(void);
 void ip_writer_atfork_parent(void);

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh
+INFPROF_WERROR=ON scripts/build.sh
 cd build
 ctest --output-on-failure -j"$(nproc)" "$@"

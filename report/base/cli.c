@@ -36,3 +36,12 @@ const char *cli_self_dir(void)
     }
     return dir;
 }
+
+void cli_escape_into(char *buf, size_t n)
+{
+    char *tmp = malloc(n * 4 + 8);
+    if (!tmp) return;
+    fmt_escape(tmp, n * 4 + 8, buf);
+    snprintf(buf, n, "%s", tmp);
+    free(tmp);
+}

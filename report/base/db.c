@@ -190,3 +190,24 @@ int db_meta_int(struct sqlite3 *db, const char *key, int64_t *out)
     sqlite3_finalize(st);
     return found;
 }
+
+char *db_text_whole(struct sqlite3_stmt *st, int col)
+{
+    const unsigned char *p = sqlite3_column_text(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    if (!p) return strdup("");
+    size_t nul = 0;
+    for (int i = 0; i < n; i++) nul += p[i] == 0;
+    char *out = malloc((size_t)n + nul + 1), *o = out;
+    if (!out) cli_fail("out of memory");
+    for (int i = 0; i < n; i++) {
+        if (p[i]) {
+            *o++ = (char)p[i];
+        } else {
+            *o++ = '\\';
+            *o++ = '0';
+        }
+    }
+    *o = 0;
+    return out;
+}

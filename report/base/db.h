@@ -28,4 +28,8 @@ char *db_meta_text(struct sqlite3 *db, const char *key);
 int db_meta_int(struct sqlite3 *db, const char *key, int64_t *out);
 const char *db_path_of(struct sqlite3 *db);
 
+/* A text column whole, malloc'ed: a NUL inside it (a name the program gave) shows as \\0
+ * instead of cutting the name there. */
+char *db_text_whole(struct sqlite3_stmt *st, int col);
+
 #endif

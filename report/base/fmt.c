@@ -32,6 +32,23 @@ size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end)
     return 0;
 }
 
+/* Characters a terminal or an editor does not show but obeys: the bidirectional controls
+ * (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: "Trojan Source"), zero-width ones
+ * (U+200B-U+200D, U+2060-U+2064, U+FEFF) and the line and paragraph separators
+ * (U+2028-U+2029). */
+static int fmt_invisible(unsigned cp)
+{
+    return cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+static unsigned fmt_code_point(const unsigned char *p, size_t len)
+{
+    if (len == 2) return (unsigned)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    if (len == 3) return (unsigned)(p[0] & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    return 0;
+}
+
 void fmt_escape(char *out, size_t n, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : ""),
@@ -46,6 +63,9 @@ void fmt_escape(char *out, size_t n, const char *s)
             /* C1 controls (U+0080..U+009F): a terminal reads U+009B as CSI. */
             o += (size_t)snprintf(out + o, n - o, "\\u%04x", p[1]);
             p += 2;
+        } else if ((len == 2 || len == 3) && fmt_invisible(fmt_code_point(p, len))) {
+            o += (size_t)snprintf(out + o, n - o, "\\u%04x", fmt_code_point(p, len));
+            p += len;
         } else {
             if (o + len + 1 > n) break;
             memcpy(out + o, p, len);

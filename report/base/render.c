@@ -418,6 +418,9 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
         fmt_escape(buf, cap, text);
         free(name);
         fputc('"', out);
+        /* A spreadsheet evaluates a cell that starts with = + - @ (a name such as "=cmd|..."
+         * from the program): it is kept as text, OWASP's rule (a leading '). */
+        if (strchr("=+-@", buf[0]) && buf[0]) fputc('\'', out);
         for (const char *p = buf; *p; p++) {
             if (*p == '"') fputc('"', out);
             fputc(*p, out);

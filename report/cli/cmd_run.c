@@ -22,6 +22,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -132,6 +134,113 @@ static int child_databases(const char *path, time_t since, char *list, size_t n)
     return count;
 }
 
+/* ---- a good parent -------------------------------------------------------------------------
+ * As timeout(1) and nsys do: the signals a supervisor sends (docker stop's SIGTERM, a kill) are
+ * passed on to the program, and its death by a signal is ours too. The terminal's own signals
+ * (Ctrl-C, Ctrl-\) already reach the program, which shares our process group: not sent twice. */
+static volatile sig_atomic_t run_child;
+
+static void run_forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (run_child > 0 && (!si || si->si_code != SI_KERNEL)) kill((pid_t)run_child, sig);
+}
+
+static void run_forward_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = run_forward;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[k], &sa, NULL);
+    }
+}
+
+/* Die of the program's signal, without a core file of our own. */
+static void run_die_like(int sig)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+/* The program's file as execvp would find it; "" when not found. */
+static void run_which(const char *prog, char *out, size_t n)
+{
+    out[0] = 0;
+    if (strchr(prog, '/')) {
+        snprintf(out, n, "%s", prog);
+        return;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char cand[PATH_MAX];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, len ? p : ".", prog);
+        if (access(cand, X_OK) == 0) {
+            snprintf(out, n, "%s", cand);
+            return;
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+}
+
+/* An ELF executable with no program interpreter: LD_PRELOAD never reaches it. */
+static int run_is_static(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) return 0;
+    Elf64_Ehdr eh;
+    int is_static = 0;
+    if (fread(&eh, sizeof eh, 1, f) == 1 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        is_static = 1;
+        for (int k = 0; k < eh.e_phnum && is_static; k++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + (Elf64_Off)k * sizeof ph), SEEK_SET) != 0 ||
+                fread(&ph, sizeof ph, 1, f) != 1) {
+                is_static = 0;
+                break;
+            }
+            if (ph.p_type == PT_INTERP) is_static = 0;
+        }
+    }
+    fclose(f);
+    return is_static;
+}
+
+/* The databases the library announced (INFPROF_RUN_LIST), in order, without repeats. */
+static int run_listed(const char *list, char names[][PATH_MAX], int max)
+{
+    FILE *f = fopen(list, "r");
+    if (!f) return 0;
+    int n = 0;
+    char line[PATH_MAX + 2];
+    while (n < max && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        int seen = !line[0];
+        for (int k = 0; k < n && !seen; k++) seen = !strcmp(names[k], line);
+        struct stat st;
+        if (!seen && strlen(line) < PATH_MAX && stat(line, &st) == 0 && st.st_size > 0)
+            memcpy(names[n++], line, strlen(line) + 1);
+    }
+    fclose(f);
+    return n;
+}
+
+static int run_finish(const char *prog, const char *path, int pattern, pid_t pid, int code,
+                      time_t started, const char *listpath);
+
 int cmd_run(int argc, char **argv)
 {
     const char *output = NULL;
@@ -177,6 +286,36 @@ int cmd_run(int argc, char **argv)
         snprintf(path, sizeof path, "%s", output);
     }
 
+    /* Absolute, fixed at start: a program that changes directory, or its children, still
+     * write where the user asked. */
+    if (path[0] != '/') {
+        char cwd[PATH_MAX], abs[PATH_MAX * 2];
+        if (getcwd(cwd, sizeof cwd)) {
+            snprintf(abs, sizeof abs, "%s/%s", cwd, path);
+            if (strlen(abs) < sizeof path) snprintf(path, sizeof path, "%s", abs);
+        }
+    }
+    char exe[PATH_MAX];
+    run_which(argv[i], exe, sizeof exe);
+    if (exe[0] && run_is_static(exe)) {
+        cli_escape_into(exe, sizeof exe);
+        fprintf(stderr,
+                "infprof: %s is statically linked: LD_PRELOAD cannot load infprof into it, so"
+                " nothing is profiled (it runs as usual)\n",
+                exe);
+    }
+    char list[] = "/tmp/infprof-run-XXXXXX";
+    const char *tmpdir = getenv("TMPDIR");
+    char listpath[PATH_MAX];
+    snprintf(listpath, sizeof listpath, "%s/infprof-run-XXXXXX",
+             tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp");
+    int list_fd = mkstemp(listpath);
+    if (list_fd < 0) {
+        list_fd = mkstemp(list);
+        snprintf(listpath, sizeof listpath, "%s", list_fd >= 0 ? list : "");
+    }
+    if (list_fd >= 0) close(list_fd);
+
     time_t started = time(NULL);
     /* An AddressSanitizer program needs its runtime first, before us. */
     char asan[PATH_MAX];
@@ -194,17 +333,36 @@ int cmd_run(int argc, char **argv)
         setenv("LD_PRELOAD", preload, 1);
         setenv("INFPROF_OUTPUT", path, 1);
         unsetenv("INFPROF_SESSION");
+        if (listpath[0]) setenv("INFPROF_RUN_LIST", listpath, 1);
+        /* NVTX finds us from the first call of any library, even one made before our
+         * constructor (a library's own constructor); a tool set before stays chained. */
+        const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+        if (nvtx && *nvtx && strcmp(nvtx, lib) != 0) setenv("INFPROF_NVTX_NEXT", nvtx, 1);
+        if (!getenv("INFPROF_NVTX") || strcmp(getenv("INFPROF_NVTX"), "0") != 0)
+            setenv("NVTX_INJECTION64_PATH", lib, 1);
         execvp(argv[i], argv + i);
         fprintf(stderr, "infprof: cannot run %s: %s\n", argv[i], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* Like a shell waiting for a job: the keyboard's signals are for the program. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    run_child = pid;
+    run_forward_signals();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    run_child = 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int death = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    int rc = run_finish(argv[i], path, pattern, pid, code, started, listpath);
+    if (listpath[0]) unlink(listpath);
+    if (death) run_die_like(death);
+    return rc;
+}
+
+/* After the program: its exit status into its database, the nsys views' names, and the list of
+ * every database written. Returns the program's exit code. */
+static int run_finish(const char *prog, const char *path, int pattern, pid_t pid, int code,
+                      time_t started, const char *listpath)
+{
 
     char final[PATH_MAX];
     if (pattern) {
@@ -212,11 +370,23 @@ int cmd_run(int argc, char **argv)
     } else {
         snprintf(final, sizeof final, "%s", path);
     }
+    static char listed[64][PATH_MAX];
+    int nlisted = listpath[0] ? run_listed(listpath, listed, 64) : 0;
     struct stat st;
     if (!final[0] || stat(final, &st) != 0 || st.st_size == 0) {
-        fprintf(stderr, "infprof: no database was written for %s (see the messages above)\n",
-                argv[i]);
-        return code;
+        /* The library may have chosen another name (a stale NAME-wal kept beside it). */
+        if (nlisted) {
+            snprintf(final, sizeof final, "%s", listed[0]);
+        } else {
+            char shown_prog[PATH_MAX];
+            snprintf(shown_prog, sizeof shown_prog, "%s", prog);
+            cli_escape_into(shown_prog, sizeof shown_prog);
+            fprintf(stderr,
+                    "infprof: no database was written for %s (%s)\n", shown_prog,
+                    listpath[0] ? "the library did not start in it: see any message above"
+                                : "see the messages above");
+            return code;
+        }
     }
     note_exit(final, code);
     /* The nsys-named views' kernel names (demangled, base): SQL for nsys runs as is. */
@@ -229,6 +399,20 @@ int cmd_run(int argc, char **argv)
                 err, final);
     char children[512];
     int nchild = child_databases(final, started, children, sizeof children);
+    if (nlisted) { /* the library's own list: every one, wherever it went */
+        nchild = 0;
+        size_t o = 0;
+        children[0] = 0;
+        for (int k = 0; k < nlisted; k++) {
+            if (!strcmp(listed[k], final)) continue;
+            if (nchild < 3 && o + strlen(listed[k]) + 3 < sizeof children)
+                o += (size_t)snprintf(children + o, sizeof children - o, "%s%s",
+                                      nchild ? ", " : "", listed[k]);
+            nchild++;
+        }
+    }
+    cli_escape_into(final, sizeof final);
+    cli_escape_into(children, sizeof children);
     if (nchild)
         fprintf(stderr,
                 "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"

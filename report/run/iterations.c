@@ -97,8 +97,7 @@ static int gpu_from_api(sqlite3 *db, struct iters *it)
 {
     if (!db_int(db, "SELECT EXISTS (SELECT 1 FROM cuda_api)", 0)) return 0;
     static const char *const sql[] = {
-        "SELECT a.tid, a.start, k.start + k.dur FROM kernel_rows k JOIN cuda_api a"
-        " ON a.corr = k.corr",
+        "SELECT a.tid, a.start, k.start + k.dur FROM kernel_rows k JOIN cuda_api a USING (corr)",
         "SELECT a.tid, a.start, m.start + m.dur FROM memcpy m JOIN cuda_api a ON a.corr = m.corr",
         "SELECT a.tid, a.start, m.start + m.dur FROM memset m JOIN cuda_api a ON a.corr = m.corr",
     };

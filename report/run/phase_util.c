@@ -17,6 +17,7 @@ static int cmp_interval(const void *a, const void *b)
 
 int64_t union_length(struct interval *v, size_t n)
 {
+    if (!n) return 0;
     qsort(v, n, sizeof *v, cmp_interval);
     int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
     for (size_t i = 0; i < n; i++) {

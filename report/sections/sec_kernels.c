@@ -26,14 +26,15 @@ struct kernel_rows {
     int n, cap;
 };
 
-static struct kernel_row *row_add(struct kernel_rows *r, const char *name, int phase)
+/* name: malloc'ed (db_text_whole), owned by the row from here. */
+static struct kernel_row *row_add(struct kernel_rows *r, char *name, int phase)
 {
     if (r->n == r->cap &&
         !(r->v = realloc(r->v, (size_t)(r->cap = r->cap ? r->cap * 2 : 64) * sizeof *r->v)))
         cli_fail("out of memory");
     struct kernel_row *k = &r->v[r->n++];
     memset(k, 0, sizeof *k);
-    k->name = strdup(name);
+    k->name = name;
     k->phase = phase;
     return k;
 }
@@ -55,7 +56,7 @@ static void from_summary(struct sqlite3 *db, struct kernel_rows *r, int by_phase
     sqlite3_bind_int(st, 1, by_phase);
     sqlite3_bind_int(st, 2, phase);
     while (db_step(st)) {
-        struct kernel_row *k = row_add(r, (const char *)sqlite3_column_text(st, 0),
+        struct kernel_row *k = row_add(r, db_text_whole(st, 0),
                                        by_phase || phase >= 0 ? sqlite3_column_int(st, 1) : -1);
         k->count = sqlite3_column_int64(st, 2);
         k->total = sqlite3_column_int64(st, 3);
@@ -125,7 +126,7 @@ static void from_rows(struct sqlite3 *db, struct kernel_rows *r, int by_phase, i
         uint64_t *slot = ip_map_put(&index, key);
         if (!slot) cli_fail("out of memory");
         if (!*slot) {
-            row_add(r, (const char *)sqlite3_column_text(st, 1), key_phase);
+            row_add(r, db_text_whole(st, 1), key_phase);
             if (r->n > cap && !(stats = realloc(stats, (size_t)(cap = r->cap) * sizeof *stats)))
                 cli_fail("out of memory");
             ip_stats_init(&stats[r->n - 1], 0);

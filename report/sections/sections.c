@@ -118,6 +118,10 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
              o ? "; " : "", (long long)v);
     if (db_meta_int(db, "cupti_records_not_stored", &v) && v)
         WARN("%s%lld CUPTI records could not be stored", o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "events_after_end", &v) && v)
+        WARN("%s%lld NVTX ranges or marks came after the run ended (a library's destructor or"
+             " atexit handler, other threads during exit): counted, not stored",
+             o ? "; " : "", (long long)v);
     if (db_meta_int(db, "duplicate_rows", &v) && v)
         WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
     if (db_meta_int(db, "write_errors", &v) && v) {

@@ -1,0 +1,338 @@
+"""Never harm the host, part 3 (docs/guarantees.md): resource limits (file size, stack, address
+space, descriptors, processes, a small disk), a program started with its standard descriptors
+closed, a main thread that ends with pthread_exit, exits and deaths while threads record, fork
+while recording, handlers set with sigset and bsd_signal, NVTX from a library's constructor,
+atexit handler and destructor, `infprof run` as a parent, and the messages. Each one harmed a
+program or lost data silently once; each runs here as the program would, with and without the
+library."""
+import os
+import resource
+import select
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+
+from harness import CLI, LIB, Case, main, prog
+
+NOBODY = 65534
+
+
+def limit(kind, value):
+    def set_it():
+        resource.setrlimit(kind, (value, value))
+    return set_it
+
+
+def infprof_lines(err):
+    return [line for line in err.decode(errors="replace").splitlines()
+            if line.startswith("infprof:")]
+
+
+class Hostile3(Case):
+    def run_limited(self, argv, preexec, preload=True, **extra):
+        p = subprocess.run(argv, cwd=self.dir, env=self.env(preload, **extra),
+                           capture_output=True, timeout=60, preexec_fn=preexec)
+        return p
+
+    def assertOffWithOneLine(self, plain, traced, *words):
+        """Profiling stays off: the program's status and output as without us, one line of ours
+        naming the limit, and no database."""
+        self.assertEqual((traced.returncode, traced.stdout), (plain.returncode, plain.stdout),
+                         traced.stderr)
+        lines = infprof_lines(traced.stderr)
+        self.assertEqual(len(lines), 1, traced.stderr)
+        for w in words:
+            self.assertIn(w, lines[0])
+        self.assertEqual([f for f in os.listdir(self.dir) if ".db" in f], [])
+
+    # ---- resource limits ------------------------------------------------------------------
+
+    def test_file_size_limit(self):
+        # The schema used to be written on the program's thread before main: SIGXFSZ killed it.
+        argv = [prog("hostile3"), "write", "out.txt", "100"]
+        plain = self.run_limited(argv, limit(resource.RLIMIT_FSIZE, 256 << 10), preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, b"wrote 100 KiB\n"))
+        r = self.run_limited(argv, limit(resource.RLIMIT_FSIZE, 256 << 10), INFPROF_OUTPUT="f.db")
+        self.assertOffWithOneLine(plain, r, "file-size limit (ulimit -f)")
+
+    def test_small_stack(self):
+        # ulimit -s 20: an older library's constructor needed more (SIGSEGV before main, every
+        # run); the start now runs on a thread of its own. The placement of the stack varies
+        # from run to run: ten runs.
+        for i in range(10):
+            r = self.run_limited([prog("hostile3"), "hello"],
+                                 limit(resource.RLIMIT_STACK, 20 << 10),
+                                 INFPROF_OUTPUT=f"s{i}.db")
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"hello\n", b""), i)
+            self.assertEqual(self.meta(os.path.join(self.dir, f"s{i}.db"), "finished"), 1)
+
+    def test_address_space_limit(self):
+        argv = [prog("hostile3"), "alloc"]
+        plain = self.run_limited(argv, limit(resource.RLIMIT_AS, 128 << 20), preload=False)
+        r = self.run_limited(argv, limit(resource.RLIMIT_AS, 128 << 20), INFPROF_OUTPUT="a.db")
+        self.assertOffWithOneLine(plain, r, "address-space limit (ulimit -v)")
+
+    def test_descriptor_limit(self):
+        argv = [prog("hostile3"), "files"]
+        plain = self.run_limited(argv, limit(resource.RLIMIT_NOFILE, 8), preload=False)
+        self.assertEqual(plain.stdout, b"opened 5\n")
+        r = self.run_limited(argv, limit(resource.RLIMIT_NOFILE, 8), INFPROF_OUTPUT="n.db")
+        self.assertOffWithOneLine(plain, r, "descriptor limit (ulimit -n)")
+
+    def test_process_limit(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to run the program as another user")
+        os.chmod(self.dir, 0o777)
+
+        def as_nobody():
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            resource.setrlimit(resource.RLIMIT_NPROC, (3, 3))
+        argv = [prog("hostile3"), "thread"]
+        plain = self.run_limited(argv, as_nobody, preload=False)
+        self.assertEqual(plain.stdout, b"thread ok\n", plain.stderr)
+        r = self.run_limited(argv, as_nobody, INFPROF_OUTPUT="p.db")
+        self.assertOffWithOneLine(plain, r, "process limit (ulimit -u)")
+
+    def test_small_disk(self):
+        # A program and its profile on one 1 MiB disk: the program's own file came first.
+        if os.geteuid() != 0 or not shutil.which("mount"):
+            self.skipTest("needs root to mount a small tmpfs")
+        disk = os.path.join(self.dir, "disk")
+        os.makedirs(disk)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk],
+                          capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a tmpfs here")
+        try:
+            argv = [prog("hostile3"), "write", os.path.join(disk, "data"), "700"]
+            plain = self.run_prog(argv, preload=False)
+            self.assertEqual(plain.out, b"wrote 700 KiB\n")
+            os.unlink(os.path.join(disk, "data"))
+            r = self.run_prog(argv, INFPROF_OUTPUT=os.path.join(disk, "d.db"))
+            self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
+            lines = infprof_lines(r.err)
+            self.assertEqual(len(lines), 1, r.err)
+            self.assertIn("free on the disk of", lines[0])
+            self.assertEqual(sorted(os.listdir(disk)), ["data"])
+        finally:
+            subprocess.run(["umount", disk])
+
+    # ---- descriptors ------------------------------------------------------------------------
+
+    def test_started_with_stdin_closed(self):
+        # `cat <&-`: SQLite's /dev/urandom once landed on fd 0, and SQLite then kept /dev/null
+        # there: the program read an empty file instead of failing.
+        argv = [prog("hostile3"), "stdin"]
+        def close0():
+            os.close(0)
+        plain = self.run_limited(argv, close0, preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (1, b"first open: 0\n"))
+        for i in range(3):
+            r = self.run_limited(argv, close0, INFPROF_OUTPUT=f"i{i}.db")
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (1, b"first open: 0\n", b""))
+
+    def test_redirect_while_the_sampler_reads(self):
+        # 64 CPUs' cpufreq files, read every millisecond: a reading once opened each file at
+        # the lowest free number, so a program's close(0); open() missed fd 0.
+        sysfs = os.path.join(self.dir, "sys")
+        for c in range(64):
+            d = os.path.join(sysfs, f"devices/system/cpu/cpu{c}/cpufreq")
+            os.makedirs(d)
+            with open(os.path.join(d, "scaling_cur_freq"), "w") as f:
+                f.write("2400000\n")
+        r = self.run_prog([prog("hostile3"), "redirect", "1500000"], INFPROF_OUTPUT="r.db",
+                          INFPROF_ENERGY_MS=1, INFPROF_ENERGY_SYSFS=sysfs)
+        self.assertEqual((r.rc, r.out, r.err), (0, b"redirect misses: 0\n", b""))
+        db = r.db("r.db")
+        self.assertGreater(self.meta(db, "energy_readings"), 100)
+        self.assertIn("cpufreq", self.meta(db, "energy.cpu"))
+
+    # ---- threads, exits, deaths ---------------------------------------------------------------
+
+    def test_main_ends_with_pthread_exit(self):
+        argv = [prog("hostile3"), "pexit"]
+        plain = self.run_prog(argv, preload=False)
+        self.assertEqual((plain.rc, plain.out), (0, b"thread done\n"))
+        r = self.run_prog(argv, INFPROF_OUTPUT="p.db", timeout=20)  # hung forever before
+        self.assertUnnoticed(plain, r)
+        db = r.db("p.db")
+        self.assertEqual((self.meta(db, "finished"), self.meta(db, "exit_status")), (1, 0))
+
+    def test_exit_stops_other_threads_recording(self):
+        t0 = time.monotonic()
+        r = self.run_prog([prog("hostile3"), "busyexit", "100"], INFPROF_OUTPUT="b.db")
+        took = time.monotonic() - t0
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("b.db")
+        self.assertEqual(self.meta(db, "finished"), 1)
+        # The other threads' ranges after exit began are turned away and counted, not chased.
+        self.assertGreater(self.meta(db, "events_after_end"), 0)
+        print(f"exit with 4 threads recording: {took:.2f} s")
+
+    def test_quick_exit(self):
+        argv = [prog("hostile3"), "quickexit", "10"]
+        plain = self.run_prog(argv, preload=False)
+        self.assertEqual((plain.rc, plain.out), (3, b"bye\n"))
+        r = self.run_prog(argv, INFPROF_OUTPUT="q.db")
+        self.assertUnnoticed(plain, r)
+        db = r.db("q.db")
+        self.assertEqual(self.meta(db, "end_reason"), "quick_exit")
+        self.assertEqual((self.meta(db, "finished"), self.meta(db, "exit_status")), (1, 3))
+        n = self.query(db, "SELECT count(*) FROM nvtx_ranges n JOIN strings s ON s.id = n.text_id"
+                           " WHERE s.value = 'quick'")[0][0]
+        self.assertEqual(n, 10)
+
+    def test_fork_while_a_thread_records(self):
+        # fork() waited for the writer's whole backlog (1.3 to 3.3 s); now for one turn.
+        for i in range(3):
+            r = self.run_prog([prog("hostile3"), "forkbusy", "20"], INFPROF_OUTPUT=f"f{i}.db")
+            self.assertEqual((r.rc, r.out), (0, b"slowest fork: under 100 ms\n"), r.err)
+
+    def test_sigset_and_bsd_signal_handlers_survive(self):
+        for mode, out in (("sigset", b"handled\n"), ("bsd", b"handled\nhandled\n")):
+            plain = self.run_prog([prog("hostile3"), mode], preload=False)
+            self.assertEqual((plain.rc, plain.out), (0, out))
+            r = self.run_prog([prog("hostile3"), mode], INFPROF_OUTPUT=f"{mode}.db")
+            self.assertUnnoticed(plain, r)
+
+    def test_sigterm_inside_malloc_dies_on_time(self):
+        # Threads allocating flat out; SIGTERM lands inside malloc. The process used to take
+        # 2 s to die (the writer blocked on the arena lock the interrupted thread held).
+        for arena in (None, "1"):
+            extra = {"MALLOC_ARENA_MAX": arena} if arena else {}
+            for i in range(3):
+                p = subprocess.Popen([prog("hostile3"), "mallocloop"], cwd=self.dir,
+                                     env=self.env(INFPROF_OUTPUT=f"m{arena}{i}.db", **extra),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                self.assertEqual(p.stdout.readline(), b"ready\n")
+                time.sleep(0.05)  # the program's own work, not a synchronisation
+                t0 = time.monotonic()
+                p.send_signal(signal.SIGTERM)
+                rc = p.wait(timeout=30)
+                took = time.monotonic() - t0
+                p.stdout.close()
+                p.stderr.close()
+                self.assertEqual(rc, -signal.SIGTERM)
+                self.assertLess(took, 1.0, f"arena {arena} run {i}: {took:.2f} s to die")
+                db = os.path.join(self.dir, f"m{arena}{i}.db")
+                self.assertEqual(sqlite3.connect(db).execute("SELECT 1").fetchall(), [(1,)])
+
+    # ---- NVTX from libraries -----------------------------------------------------------------
+
+    def nvtx_counts(self, db):
+        return dict(self.query(db, "SELECT s.value, count(*) FROM nvtx_ranges n JOIN strings s"
+                                   " ON s.id = n.text_id GROUP BY s.value"))
+
+    def test_nvtx_from_a_library_under_infprof_run(self):
+        # Its constructor initialises NVTX before our constructor runs; its atexit handler and
+        # destructor run after our finish (glibc runs a library's atexit handlers with its
+        # destructors).
+        r = self.cli("run", "-o", "lib.db", "--", prog("nvtxlib_app"),
+                     LD_LIBRARY_PATH=os.path.dirname(prog("nvtxlib_app")))
+        self.assertEqual(r.rc, 0, r.err)
+        db = os.path.join(self.dir, "lib.db")
+        self.assertEqual(self.nvtx_counts(db),
+                         {"lib constructor": 100, "lib domain": 100, "main": 100})
+        self.assertEqual(self.meta(db, "events_after_end"), 200)
+        text = self.cli("report", db).out.decode()
+        self.assertIn("200 NVTX ranges or marks came after the run ended", text)
+
+    # ---- infprof run as a parent -------------------------------------------------------------
+
+    def test_run_forwards_sigterm(self):
+        p = subprocess.Popen([CLI, "run", "-o", "t.db", "--", prog("hostile3"), "mallocloop"],
+                             cwd=self.dir, env=self.env(False), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        self.assertEqual(p.stdout.readline(), b"ready\n")
+        p.send_signal(signal.SIGTERM)  # to `infprof run` alone, as docker stop does
+        self.assertEqual(p.wait(timeout=30), -signal.SIGTERM)
+        p.stdout.close()
+        p.stderr.close()
+        left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True).stdout
+        self.assertEqual(left, b"", "the program was left running")
+        self.assertEqual(self.meta(os.path.join(self.dir, "t.db"), "end_reason"),
+                         "signal SIGTERM")
+
+    def test_run_dies_of_the_programs_signal(self):
+        r = self.cli("run", "-o", "a.db", "--", "sh", "-c", "kill -ABRT $$")
+        self.assertEqual(r.rc, -signal.SIGABRT, r.err)
+        self.assertEqual(self.meta(os.path.join(self.dir, "a.db"), "exit_status"), 134)
+
+    def test_run_lists_every_database(self):
+        os.makedirs(os.path.join(self.dir, "sub"))
+        with open(os.path.join(self.dir, "x.db-wal"), "w") as f:
+            f.write("theirs\n")
+        r = self.cli("run", "-o", "x.db", "--", "sh", "-c",
+                     f"cd sub && {prog('hostile3')} hello && sh -c true")
+        self.assertEqual(r.rc, 0, r.err)
+        written = sorted(f for f in os.listdir(self.dir) if f.endswith(".db"))
+        self.assertEqual(os.listdir(os.path.join(self.dir, "sub")), [])
+        self.assertEqual(len(written), 3, written)  # x-2.db and two children, all here
+        last = r.err.decode().strip().splitlines()[-1]
+        self.assertIn(f"wrote {self.dir}/x-2.db (and 2 for programs it ran", last)
+
+    def test_run_says_a_static_program_is_out_of_reach(self):
+        cc = shutil.which("cc")
+        if not cc:
+            self.skipTest("no C compiler")
+        src = os.path.join(self.dir, "s.c")
+        with open(src, "w") as f:
+            f.write("int main(void) { return 3; }\n")
+        if subprocess.run([cc, "-static", "-o", "s", src], cwd=self.dir).returncode != 0:
+            self.skipTest("no static libc")
+        r = self.cli("run", "-o", "s.db", "--", "./s")
+        self.assertEqual(r.rc, 3)
+        self.assertIn(b"is statically linked: LD_PRELOAD cannot load infprof", r.err)
+
+    # ---- messages ----------------------------------------------------------------------------
+
+    def test_device_output_is_refused(self):
+        existed = os.path.exists("/dev/stdout-2")
+        plain = self.run_prog([prog("nvtx_ranges"), "3"], preload=False)
+        r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT="/dev/stdout")
+        self.assertEqual((r.rc, r.out), (plain.rc, plain.out))
+        lines = infprof_lines(r.err)
+        self.assertEqual(len(lines), 1, r.err)
+        self.assertIn("is a device or a system path, not a file", lines[0])
+        self.assertEqual(os.path.exists("/dev/stdout-2"), existed)
+
+    def test_umask_0777(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to run the program as another user")
+        os.chmod(self.dir, 0o777)
+
+        def strict():
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            os.umask(0o777)
+        r = self.run_limited([prog("nvtx_ranges"), "3"], strict, INFPROF_OUTPUT="u.db")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(self.meta(os.path.join(self.dir, "u.db"), "finished"), 1)
+
+    def test_invisible_characters_are_escaped(self):
+        # A right-to-left override in a range's name reached the terminal raw.
+        name = "iteration \u202eevil"
+        r = self.run_prog([prog("nvtx_ranges"), "3", name], INFPROF_OUTPUT="v.db")
+        self.assertEqual(r.rc, 0, r.err)
+        text = self.cli("report", r.db("v.db")).out.decode()
+        self.assertNotIn("\u202e", text)
+        self.assertIn("\\u202e", text)
+
+    def test_csv_cells_are_not_formulas(self):
+        r = self.run_prog([prog("nvtx_ranges"), "3", "=HYPERLINK(1)"], INFPROF_OUTPUT="c.db")
+        self.assertEqual(r.rc, 0, r.err)
+        csv = self.cli("report", "--format", "csv", r.db("c.db")).out.decode()
+        self.assertNotIn('"=HYPERLINK', csv)
+        self.assertIn("\"'=HYPERLINK(1)\"", csv)
+
+    def test_run_escapes_the_paths_it_prints(self):
+        r = self.cli("run", "-o", "a\x1b[31mred.db", "--", prog("hostile3"), "hello")
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertNotIn(b"\x1b", r.err)
+        self.assertIn(b"\\x1b[31mred.db", r.err)
+
+
+if __name__ == "__main__":
+    main()

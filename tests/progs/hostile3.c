@@ -1,0 +1,275 @@
+/*
+ * hostile3.c: programs that met a resource limit, started with descriptors closed, ended their
+ * main thread early, died fast or forked while busy, and harmed or lost data under the library
+ * (tests/core/test_hostile3.py). Usage: hostile3 MODE [ARGS]; each mode prints what the program
+ * itself would see, so that a run with the library can be compared with one without.
+ *   write FILE KIB        write KIB KiB to FILE in 1 KiB writes; print how many were written
+ *   hello                 print "hello" (a program that needs nothing: for stack and fd limits)
+ *   alloc                 malloc 1 MiB blocks (touched) until one fails; print how many
+ *   files                 open /dev/null until it fails; print how many
+ *   thread                start one thread and join it; print "thread ok" or the error
+ *   stdin                 print the first descriptor open() gives; exit 1 if fd 0 is not
+ *                         readable (as `cat <&-` does)
+ *   redirect US           for US microseconds: close(0), open /dev/null, check it became fd 0;
+ *                         print how many times it did not
+ *   pexit                 main calls pthread_exit while a thread runs for 100 ms and prints
+ *   busyexit MS           4 threads push and pop NVTX ranges flat out; main exits after MS ms
+ *   quickexit N           N NVTX ranges, then quick_exit(3) (at_quick_exit prints "bye")
+ *   forkbusy N            a thread records NVTX flat out; main forks N children that _exit at
+ *                         once; print the slowest fork() in ms (rounded up)
+ *   sigset                handler set by sigset(), saved and restored with sigaction, then
+ *                         SIGTERM raised: prints "handled" and exits 0 if the handler ran
+ *   bsd                   the same with bsd_signal() and sysv_signal()
+ *   mallocloop            threads malloc and free flat out until killed
+ */
+#include <errno.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int write_file(const char *path, int kib)
+{
+    signal(SIGXFSZ, SIG_DFL);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return perror("open"), 1;
+    char block[1024];
+    memset(block, 'x', sizeof block);
+    int n = 0;
+    while (n < kib && write(fd, block, sizeof block) == (ssize_t)sizeof block) n++;
+    close(fd);
+    printf("wrote %d KiB\n", n);
+    return n == kib ? 0 : 1;
+}
+
+static int alloc(void)
+{
+    int n = 0;
+    for (;;) {
+        char *p = malloc(1 << 20);
+        if (!p) break;
+        memset(p, 1, 1 << 20);
+        n++;
+    }
+    printf("allocated %d MiB\n", n / 8 * 8); /* to 8 MiB: the loader's own use varies */
+    return 0;
+}
+
+static int files(void)
+{
+    int n = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) n++;
+    printf("opened %d\n", n);
+    return 0;
+}
+
+static void *noop(void *arg)
+{
+    return arg;
+}
+
+static int thread(void)
+{
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, noop, NULL);
+    if (rc) return printf("thread failed: %s\n", strerror(rc)), 1;
+    pthread_join(t, NULL);
+    printf("thread ok\n");
+    return 0;
+}
+
+static int stdin_closed(void)
+{
+    char c;
+    int bad = read(0, &c, 1) < 0;
+    int fd = open("/dev/null", O_RDONLY);
+    printf("first open: %d\n", fd);
+    return bad;
+}
+
+static int redirect(long us)
+{
+    double end = now_ms() + us / 1000.0;
+    long misses = 0, tries = 0;
+    while (now_ms() < end) {
+        close(0);
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd != 0) misses++;
+        if (fd > 0) close(fd);
+        tries++;
+    }
+    printf("redirect misses: %ld\n", misses);
+    return tries ? 0 : 1;
+}
+
+static void *late_printer(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    printf("thread done\n");
+    fflush(stdout);
+    return NULL;
+}
+
+static int pexit(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, late_printer, NULL);
+    pthread_exit(NULL);
+}
+
+static _Atomic int spin_stop;
+
+static void *nvtx_spin(void *arg)
+{
+    (void)arg;
+    while (!spin_stop) {
+        nvtxRangePushA("spin");
+        nvtxRangePop();
+    }
+    return NULL;
+}
+
+static int busyexit(long ms)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, nvtx_spin, NULL);
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    exit(0);
+}
+
+static void bye(void)
+{
+    printf("bye\n");
+    fflush(stdout);
+}
+
+static int quickexit(int n)
+{
+    at_quick_exit(bye);
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA("quick");
+        nvtxRangePop();
+    }
+    quick_exit(3);
+}
+
+static int forkbusy(int n)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, nvtx_spin, NULL);
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double t0 = now_ms();
+        pid_t pid = fork();
+        if (pid == 0) _exit(0);
+        double dt = now_ms() - t0;
+        if (dt > worst) worst = dt;
+        waitpid(pid, NULL, 0);
+    }
+    spin_stop = 1;
+    pthread_join(t, NULL);
+    printf("slowest fork: %s\n", worst < 100 ? "under 100 ms" : "100 ms or more");
+    fprintf(stderr, "slowest fork %.2f ms\n", worst);
+    return 0;
+}
+
+static volatile sig_atomic_t handled;
+static void on_term(int sig)
+{
+    (void)sig;
+    handled = 1;
+}
+
+/* The program's handler, saved and put back with sigaction as libraries do around a section. */
+static int save_restore_raise(void)
+{
+    struct sigaction mine, saved;
+    memset(&mine, 0, sizeof mine);
+    mine.sa_handler = SIG_IGN;
+    sigaction(SIGTERM, &mine, &saved);
+    sigaction(SIGTERM, &saved, NULL);
+    raise(SIGTERM);
+    printf(handled ? "handled\n" : "not handled\n");
+    return handled ? 0 : 1;
+}
+
+static int sigset_mode(void)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    sigset(SIGTERM, on_term); /* old, and still in programs */
+#pragma GCC diagnostic pop
+    return save_restore_raise();
+}
+
+extern __sighandler_t bsd_signal(int, __sighandler_t);
+static int bsd_mode(void)
+{
+    bsd_signal(SIGTERM, on_term);
+    if (save_restore_raise()) return 1;
+    handled = 0;
+    sysv_signal(SIGTERM, on_term); /* one-shot: reset to the default when it runs */
+    return save_restore_raise();
+}
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        void *p[64];
+        for (int i = 0; i < 64; i++) p[i] = malloc(16 + i * 24);
+        for (int i = 0; i < 64; i++) free(p[i]);
+    }
+    return NULL;
+}
+
+static int mallocloop(void)
+{
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, churn, NULL);
+    printf("ready\n");
+    fflush(stdout);
+    churn(NULL);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *m = argc > 1 ? argv[1] : "";
+    const char *a = argc > 2 ? argv[2] : "0";
+    if (!strcmp(m, "write") && argc > 3) return write_file(argv[2], atoi(argv[3]));
+    if (!strcmp(m, "hello")) return printf("hello\n") < 0;
+    if (!strcmp(m, "alloc")) return alloc();
+    if (!strcmp(m, "files")) return files();
+    if (!strcmp(m, "thread")) return thread();
+    if (!strcmp(m, "stdin")) return stdin_closed();
+    if (!strcmp(m, "redirect")) return redirect(atol(a));
+    if (!strcmp(m, "pexit")) return pexit();
+    if (!strcmp(m, "busyexit")) return busyexit(atol(a));
+    if (!strcmp(m, "quickexit")) return quickexit(atoi(a));
+    if (!strcmp(m, "forkbusy")) return forkbusy(atoi(a));
+    if (!strcmp(m, "sigset")) return sigset_mode();
+    if (!strcmp(m, "bsd")) return bsd_mode();
+    if (!strcmp(m, "mallocloop")) return mallocloop();
+    fprintf(stderr, "hostile3: unknown mode %s\n", m);
+    return 2;
+}
