@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RAPL_MAX 4
-#define CPU_MAX  4096
+#define RAPL_MAX       4
+#define CPU_MAX        4096
 #define IP_CPUFREQ_MAX 8
 
 static struct {

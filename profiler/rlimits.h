@@ -10,11 +10,12 @@
 
 #include <stddef.h>
 
-#define IP_LIMIT_MIN_NOFILE 256           /* our descriptors sit in the top 32 of these */
-#define IP_LIMIT_MIN_NPROC 1024           /* unprivileged; our thread counts against it */
-#define IP_LIMIT_MIN_AS (4ull << 30)      /* rings, the writer's arena and stack: ~1/16 of it */
-#define IP_LIMIT_MIN_FSIZE (1ull << 20)   /* the schema and a first batch; past it, rows that
-                                             do not fit are counted as not written */
+#define IP_LIMIT_MIN_NOFILE 256          /* our descriptors sit in the top 32 of these */
+#define IP_LIMIT_MIN_NPROC  1024         /* unprivileged; our thread counts against it */
+#define IP_LIMIT_MIN_AS     (4ull << 30) /* rings, the writer's arena and stack: ~1/16 of it */
+#define IP_LIMIT_MIN_FSIZE                                                                         \
+    (1ull << 20) /* the schema and a first batch; past it, rows that                               \
+                    do not fit are counted as not written */
 
 /* 0 when profiling may start; else -1 with the one-line reason in why. output_dir: the folder
  * the database goes to (its free space), or NULL. */

@@ -143,7 +143,7 @@ static int writer_open(void)
  * backlog drains, so that no single commit stalls the writer (and the threads waiting on it)
  * for long. */
 static _Atomic uint32_t writer_forks; /* fork()s waiting for writer_lock */
-static uint64_t writer_late_written;   /* ip_events_after_end as written at close */
+static uint64_t writer_late_written;  /* ip_events_after_end as written at close */
 
 /* A fork waits for the writer to be outside SQLite, never for a whole backlog: between turns
  * over the rings the writer lets it in. */

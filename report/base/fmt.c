@@ -45,7 +45,8 @@ static int fmt_invisible(unsigned cp)
 static unsigned fmt_code_point(const unsigned char *p, size_t len)
 {
     if (len == 2) return (unsigned)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-    if (len == 3) return (unsigned)(p[0] & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    if (len == 3)
+        return (unsigned)(p[0] & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
     return 0;
 }
 

@@ -381,8 +381,7 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
             char shown_prog[PATH_MAX];
             snprintf(shown_prog, sizeof shown_prog, "%s", prog);
             cli_escape_into(shown_prog, sizeof shown_prog);
-            fprintf(stderr,
-                    "infprof: no database was written for %s (%s)\n", shown_prog,
+            fprintf(stderr, "infprof: no database was written for %s (%s)\n", shown_prog,
                     listpath[0] ? "the library did not start in it: see any message above"
                                 : "see the messages above");
             return code;
@@ -406,8 +405,8 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
         for (int k = 0; k < nlisted; k++) {
             if (!strcmp(listed[k], final)) continue;
             if (nchild < 3 && o + strlen(listed[k]) + 3 < sizeof children)
-                o += (size_t)snprintf(children + o, sizeof children - o, "%s%s",
-                                      nchild ? ", " : "", listed[k]);
+                o += (size_t)snprintf(children + o, sizeof children - o, "%s%s", nchild ? ", " : "",
+                                      listed[k]);
             nchild++;
         }
     }
