@@ -1,11 +1,12 @@
 /*
- * nvml.c: the energy collector, sampler side. A thread of ours (started with every signal
- * blocked, never a program thread) loads libnvidia-ml.so.1 at run time (never linked), reads
- * every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and at every phase
- * change (it sleeps on the phase-change word of profiler/watch.h) the GPUs the process has used,
- * and once more at the end: energy counter, power, SM and memory clocks, temperature, clock-event
- * (throttle) reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c) are read with them.
- * Readings go to a lock-free queue that the writer drains into energy_samples (nvml_ingest.c).
+ * nvml.c: the energy collector, sampler side. The writer thread (our one thread, every signal
+ * blocked, never a program thread) calls its tick: it loads libnvidia-ml.so.1 at run time (never
+ * linked), reads every GPU once when the process first uses CUDA, then every INFPROF_ENERGY_MS and
+ * at every phase change (the writer sleeps on the word that profiler/watch.h bumps) the GPUs the
+ * process has used, and once more at the end: energy counter, power, SM and memory clocks,
+ * temperature, clock-event (throttle) reasons. The CPU's RAPL energy and cpufreq clock (nvml_cpu.c)
+ * are read with them. Readings go to a lock-free queue that the writer drains into energy_samples
+ * (nvml_ingest.c).
  *
  * NVML is loaded only once the process uses CUDA (the driver calls our InitializeInjection, or the
  * writer notes a device); a CPU-only run never loads it.
@@ -21,6 +22,7 @@
 #include "../profiler/config.h"
 #include "../profiler/log.h"
 #include "../profiler/watch.h"
+#include "../profiler/writer.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -85,9 +87,11 @@ struct gpu {
 };
 
 static struct {
-    pthread_t thread;
-    _Atomic int running, stop, done;
-    _Atomic uint32_t done_word;
+    _Atomic int running, done;
+    int ticked;
+    uint64_t period, next, last;
+    uint32_t seen;     /* ip_watch_phase at the last phase reading */
+    char gpu_why[200]; /* what the GPU side reads, or why not */
     int ngpu;
     struct gpu gpu[IP_ENERGY_GPUS];
     int cuda_map[64]; /* CUDA ordinal -> index in gpu[], -1 unmapped, -2 not found */
@@ -346,67 +350,53 @@ static void sampler_status(const char *gpu_why, const char *cpu_why)
                         gpu_why, cpu_why);
 }
 
-static void *sampler_main(void *arg)
+/* The writer thread calls this at every wake (collector.h, tick): the sampler has no thread of its
+ * own. A reading is due every INFPROF_ENERGY_MS, and at a phase change (at most one per
+ * IP_ENERGY_MIN_GAP_NS); returns when the next one is due. */
+static uint64_t energy_tick(uint64_t now, int final)
 {
-    (void)arg;
-    pthread_setname_np(pthread_self(), "infprof-energy");
-    atomic_fetch_add(&ip_our_threads, 1);
-    es.facts.tid = (int)syscall(SYS_gettid);
-    uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
-    char gpu_why[200] = "not loaded: the process used no GPU";
-    const char *cpu_why = es.cpu_why; /* the files were opened at start (energy_start) */
-    if (gpu_wanted()) gpu_load(gpu_why, sizeof gpu_why);
-    sampler_status(gpu_why, cpu_why);
-    if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
-    uint64_t next = ip_clock_now() + period, last = 0;
-    uint32_t seen = atomic_load(&ip_watch_seq);
-    while (!atomic_load(&es.stop)) {
-        int reading = es.ngpu || es.cpu_ok;
-        uint64_t now = ip_clock_now();
-        if (now < next) {
-            /* Waiters is set only while we sleep and have something to read: a phase change
-             * then costs its thread one futex wake, and none while we read (changes meanwhile
-             * fold into one reading). */
-            uint64_t left_ms = (next - now + 999999) / 1000000;
-            atomic_store(&ip_watch_waiters, reading);
-            ip_futex_wait(&ip_watch_seq, seen, left_ms);
-            atomic_store(&ip_watch_waiters, 0);
-        }
-        if (atomic_load(&es.stop)) break;
-        uint32_t seq = atomic_load(&ip_watch_seq);
-        int kind = seq != seen ? IP_ENERGY_PHASE : IP_ENERGY_PERIODIC;
-        now = ip_clock_now();
-        if (!es.nvml_tried && gpu_wanted()) {
-            gpu_load(gpu_why, sizeof gpu_why);
-            sampler_status(gpu_why, cpu_why);
-        }
-        if (kind == IP_ENERGY_PERIODIC && now < next) {
-            seen = seq;
-            continue; /* early wake-up (a kick) */
-        }
-        if (kind == IP_ENERGY_PHASE && now - last < IP_ENERGY_MIN_GAP_NS) {
-            /* Phases changing faster than this are read at most once per gap. */
-            struct timespec gap = {0, (long)(IP_ENERGY_MIN_GAP_NS - (now - last))};
-            nanosleep(&gap, NULL);
-            seq = atomic_load(&ip_watch_seq);
-        }
-        seen = seq;
-        nv_update_map();
-        read_all(kind, 0, 1);
-        last = ip_clock_now();
-        if (kind == IP_ENERGY_PERIODIC) next = next + period > now ? next + period : now + period;
+    if (!atomic_load(&es.running) || atomic_load(&es.done)) return 0;
+    struct timespec c0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    if (!es.ticked) {
+        es.ticked = 1;
+        es.facts.tid = (int)syscall(SYS_gettid);
+        snprintf(es.gpu_why, sizeof es.gpu_why, "not loaded: the process used no GPU");
+        if (gpu_wanted()) gpu_load(es.gpu_why, sizeof es.gpu_why);
+        sampler_status(es.gpu_why, es.cpu_why);
+        if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
+        es.next = now + es.period;
+        es.seen = atomic_load(&ip_watch_phase);
     }
-    nv_update_map();
-    read_all(IP_ENERGY_END, 0, 1);
-    sampler_status(gpu_why, cpu_why);
-    struct timespec cpu;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
-        es.facts.cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
-    atomic_fetch_sub(&ip_our_threads, 1);
-    atomic_store(&es.done, 1);
-    atomic_store(&es.done_word, 1);
-    ip_futex_wake(&es.done_word);
-    return NULL;
+    if (!es.nvml_tried && gpu_wanted()) {
+        gpu_load(es.gpu_why, sizeof es.gpu_why);
+        sampler_status(es.gpu_why, es.cpu_why);
+    }
+    uint32_t phase = atomic_load(&ip_watch_phase);
+    if (final) {
+        nv_update_map();
+        read_all(IP_ENERGY_END, 0, 1);
+        sampler_status(es.gpu_why, es.cpu_why);
+        atomic_store(&es.done, 1);
+    } else if (phase != es.seen && now - es.last >= IP_ENERGY_MIN_GAP_NS) {
+        es.seen = phase;
+        nv_update_map();
+        read_all(IP_ENERGY_PHASE, 0, 1);
+        es.last = now;
+    } else if (now >= es.next) {
+        nv_update_map();
+        read_all(IP_ENERGY_PERIODIC, 0, 1);
+        es.last = now;
+        es.next = es.next + es.period > now ? es.next + es.period : now + es.period;
+    }
+    struct timespec c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    es.facts.cpu_ns += (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
+    if (final) return 0;
+    /* A phase change seen too soon after the last reading: read at the end of the gap. */
+    if (phase != es.seen && es.last + IP_ENERGY_MIN_GAP_NS < es.next)
+        return es.last + IP_ENERGY_MIN_GAP_NS;
+    return es.next;
 }
 
 /* ---- the collector -------------------------------------------------------------------------- */
@@ -419,43 +409,21 @@ static void energy_start(void)
         ip_collector_status(IP_COLLECTOR_ENERGY, "off", "INFPROF_ENERGY_MS=0");
         return;
     }
+    es.period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
     /* The CPU's files now, before the program runs (nvml_cpu.c). */
     es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), es.cpu_why, sizeof es.cpu_why);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256u << 10); /* not RLIMIT_STACK's 8 MiB */
     atomic_store(&es.running, 1);
-    int rc = pthread_create(&es.thread, &attr, sampler_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        atomic_store(&es.running, 0);
-        ip_collector_status(IP_COLLECTOR_ENERGY, "off", "cannot start the sampler thread");
-    }
+    ip_writer_wake(); /* the first reading, now */
 }
 
-/* Normal exit: the end reading, then the sampler is done (bounded wait: NVML hanging on a lost
- * GPU must not hold the exit). */
-static void energy_stop(void)
-{
-    if (!atomic_load(&es.running)) return;
-    atomic_store(&es.stop, 1);
-    ip_watch_kick();
-    uint64_t deadline = ip_clock_now() + 2000000000ull;
-    while (!atomic_load(&es.done) && ip_clock_now() < deadline) ip_futex_wait(&es.done_word, 0, 50);
-    if (atomic_load(&es.done)) ip_energy_cpu_close();
-}
+/* Normal exit: the end reading is the writer's last tick; the files are closed after it. */
+static void energy_stop(void) {}
 
-/* The sampler thread is the parent's: the child reads nothing (its parent's file has the GPUs). */
+/* The parent's: the child reads nothing (its parent's file has the GPUs). */
 static void energy_atfork_child(void)
 {
     ip_energy_cpu_forget();
     atomic_store(&es.running, 0);
-    atomic_store(&ip_watch_waiters, 0);
     es.ngpu = 0;
     es.facts.tid = 0; /* no sampler here: no energy metadata in the child's file */
     ip_collector_status(IP_COLLECTOR_ENERGY, "off", "forked child (the parent reads the GPUs)");
@@ -464,6 +432,7 @@ static void energy_atfork_child(void)
 int ip_energy_gpu_infos(struct ip_energy_gpu_info *out, int max)
 {
     if (!atomic_load(&es.done) && atomic_load(&es.running)) return 0; /* still sampling */
+    ip_energy_cpu_close(); /* after the end reading (the writer's last tick) */
     int n = 0;
     for (int i = 0; i < es.ngpu && n < max; i++) {
         const struct gpu *g = &es.gpu[i];
@@ -487,6 +456,7 @@ const struct ip_collector ip_collector_energy = {
     .name = "energy",
     .start = energy_start,
     .stop = energy_stop,
+    .tick = energy_tick,
     .atfork_child = energy_atfork_child,
     .prepare = ip_energy_prepare,
     .flush = ip_energy_flush,

@@ -4,7 +4,7 @@
  * preloaded library hands it collectors/registry.c's table, tests and benchmarks their own.
  *
  * App side (any thread):   init, start, main_begins, stop, atfork_child
- * Writer side (one thread): prepare, ingest, flush, finish; all database work happens here.
+ * Writer side (one thread): prepare, ingest, flush, finish, tick; all database work happens here.
  */
 #ifndef INFPROF_COLLECTOR_H
 #define INFPROF_COLLECTOR_H
@@ -45,6 +45,10 @@ struct ip_collector {
     void (*flush)(struct ip_store *s, int final);
     /* Writer thread, once, before the database is closed: summaries and metadata. */
     void (*finish)(struct ip_store *s);
+    /* Writer thread, at every wake-up (a phase change, a period, a ring asking) and once with
+     * final set before the last cycle: sampling that needs no thread of its own (energy).
+     * Returns the clock reading (ip_clock_now) at which it wants the next call; 0 none. */
+    uint64_t (*tick)(uint64_t now, int final);
 };
 
 /* A collector's index is the high byte of its event types (events.h); 0 is the core's own. */

@@ -5,6 +5,7 @@
 #include "watch.h"
 
 _Atomic uint32_t ip_watch_seq;
+_Atomic uint32_t ip_watch_phase;
 _Atomic int ip_watch_waiters;
 _Atomic uint64_t ip_watch_device_mask;
 _Atomic int ip_watch_cuda_started;

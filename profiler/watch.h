@@ -1,8 +1,9 @@
 /*
- * watch.h: two facts that a sampler of ours (the energy collector's thread) watches without
- * reading any collector's state: which CUDA devices the process has used (noted by the writer
- * when it ingests CUPTI work records and allocator reports) and when a thread changed phase (a
- * futex word the app side bumps, so the sampler can read the counters at the edge).
+ * watch.h: the word the writer thread sleeps on, and two facts that its energy sampler (a tick
+ * on the writer, nvml.c) watches without reading any collector's state: which CUDA devices the
+ * process has used (noted by the writer when it ingests CUPTI work records and allocator reports)
+ * and when a thread changed phase (ip_watch_phase, bumped by the app side with the word, so the
+ * counters are read at the edge).
  */
 #ifndef INFPROF_WATCH_H
 #define INFPROF_WATCH_H
@@ -12,9 +13,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Bumped on every phase change, and by ip_watch_kick(); the sampler sleeps on it. */
+/* Bumped on every phase change and every wake-up (ip_watch_kick, ip_writer_wake); the writer
+ * sleeps on it. */
 extern _Atomic uint32_t ip_watch_seq;
-/* Nonzero while the sampler sleeps on ip_watch_seq (no futex call on a phase change otherwise). */
+/* Bumped on every phase change only. */
+extern _Atomic uint32_t ip_watch_phase;
+/* Nonzero while the writer sleeps and the sampler wants phase edges (no futex call on a phase
+ * change otherwise). */
 extern _Atomic int ip_watch_waiters;
 extern _Atomic uint64_t ip_watch_device_mask;
 
@@ -23,11 +28,12 @@ static inline void ip_watch_phase_changed(void)
 {
     /* Sequentially consistent against the sampler's store of waiters before its futex wait: one
      * of the two sees the other (the wait returns at once, or this wakes it). */
+    atomic_fetch_add_explicit(&ip_watch_phase, 1, memory_order_relaxed);
     atomic_fetch_add(&ip_watch_seq, 1);
     if (atomic_load(&ip_watch_waiters)) ip_futex_wake(&ip_watch_seq);
 }
 
-/* Wake the sampler (stop, tests). */
+/* Wake the writer (and its sampler). */
 static inline void ip_watch_kick(void)
 {
     atomic_fetch_add(&ip_watch_seq, 1);

@@ -21,6 +21,7 @@
 #include "runinfo.h"
 #include "store.h"
 #include "process.h"
+#include "watch.h"
 #include "fdguard.h"
 #include "store_vfs.h"
 
@@ -225,6 +226,18 @@ static void writer_close(void)
     writer_store = NULL;
 }
 
+/* The collectors' ticks (collector.h): the earliest time one wants the next call, 0 none. */
+static uint64_t writer_ticks(uint64_t now, int final)
+{
+    uint64_t due = 0;
+    for (int i = 0; i < ip_collector_count(); i++) {
+        const struct ip_collector *c = ip_collector_at(i);
+        uint64_t t = c && c->tick ? c->tick(now, final) : 0;
+        if (t && (!due || t < due)) due = t;
+    }
+    return due;
+}
+
 /* The writer's open at start: 1 while pending, then 0 (opened) or 2 (failed). */
 static _Atomic uint32_t writer_boot;
 
@@ -269,6 +282,7 @@ static void writer_end_orphan(void)
     ip_finisher = 1;
     atomic_store(&writer_end_reason, "exit");
     ip_process_set_exit_status(0);
+    writer_ticks(ip_clock_now(), 1);
     pthread_mutex_lock(&writer_lock);
     writer_cycle(1);
     writer_close();
@@ -302,12 +316,31 @@ static void *writer_main(void *arg)
             return NULL;
         }
     }
+    /* One thread for everything: a cycle (drain, flush, commit) every INFPROF_FLUSH_MS or when a
+     * ring asks, and the collectors' ticks (the energy sampler) when they are due or a phase
+     * changes. The energy sampler's phase edges wake it without a cycle. */
+    uint64_t last_cycle = ip_clock_now(), tick_due = writer_ticks(last_cycle, 0);
+    uint32_t drains_seen = atomic_load(&writer_wake_seq);
     for (;;) {
-        uint32_t seq = atomic_load(&writer_wake_seq);
-        uint64_t wait = atomic_load(&writer_main_gone) ? IP_WRITER_ORPHAN_POLL_MS : period;
-        if (!atomic_load(&writer_final)) ip_futex_wait(&writer_wake_seq, seq, wait);
+        uint32_t seq = atomic_load(&ip_watch_seq);
+        uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
+        if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
+            due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;
+        if (tick_due && tick_due < due) due = tick_due;
+        if (!atomic_load(&writer_final) && atomic_load(&writer_wake_seq) == drains_seen &&
+            now < due) {
+            atomic_store(&ip_watch_waiters, tick_due != 0);
+            ip_futex_wait(&ip_watch_seq, seq, (due - now + 999999) / 1000000);
+            atomic_store(&ip_watch_waiters, 0);
+        }
         if (!atomic_load(&writer_final) && writer_orphaned()) writer_end_orphan();
         int final = atomic_load(&writer_final) != 0;
+        now = ip_clock_now();
+        tick_due = writer_ticks(now, final);
+        uint32_t drains = atomic_load(&writer_wake_seq);
+        if (!final && drains == drains_seen && now < last_cycle + period * 1000000ull) continue;
+        drains_seen = drains;
+        last_cycle = now;
         pthread_mutex_lock(&writer_lock);
         writer_cycle(final);
         if (final) writer_close();
@@ -372,8 +405,8 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
 
 void ip_writer_wake(void)
 {
-    atomic_fetch_add(&writer_wake_seq, 1);
-    ip_futex_wake(&writer_wake_seq);
+    atomic_fetch_add(&writer_wake_seq, 1); /* a cycle is asked for */
+    ip_watch_kick();
 }
 
 int ip_writer_stop(const char *reason, uint64_t timeout_ms)
