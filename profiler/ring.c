@@ -361,8 +361,18 @@ void *ip_ring_begin_critical(uint16_t size, struct ip_ring **out)
 /* Drain one block of `r` at most, up to the ring's snapshot (r->snap_block, r->snap_head: what
  * was committed when the cycle began, and no further, so that a producer faster than the writer
  * cannot keep a cycle going forever). Returns 1 when the ring is drained to its snapshot. */
+/* Nonzero while the consumer is asked to stop draining soon (ip_ring_set_stop_word). */
+static _Atomic uint32_t *_Atomic ring_stop_word;
+
+void ip_ring_set_stop_word(_Atomic uint32_t *word)
+{
+    atomic_store(&ring_stop_word, word);
+}
+
 static int ring_drain_block(struct ip_ring *r, ip_ring_visit_fn fn, void *ctx, uint64_t *records)
 {
+    _Atomic uint32_t *stop = atomic_load_explicit(&ring_stop_word, memory_order_relaxed);
+    unsigned k = 0;
     struct ip_block *b = r->rb;
     int sealed = atomic_load_explicit(&b->sealed, memory_order_acquire);
     uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
@@ -377,6 +387,8 @@ static int ring_drain_block(struct ip_ring *r, ip_ring_visit_fn fn, void *ctx, u
         fn(ctx, r->tid, ev);
         (*records)++;
         r->rpos += ev->size;
+        /* A block may hold tens of thousands of records: a fork waiting is let in within 256. */
+        if (!(++k & 255) && stop && atomic_load_explicit(stop, memory_order_relaxed)) return 0;
     }
     if (!sealed) return 1;
     struct ip_block *n = atomic_load_explicit(&b->next, memory_order_acquire);
@@ -420,7 +432,7 @@ static void ring_recycle(struct ip_ring *r)
 /* Rings are drained a block at a time in turn, and threads waiting for room are woken after
  * each turn: a thread whose buffer is full gets a block back within one turn, not after every
  * other thread's backlog. */
-uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, void (*between)(void *ctx))
+uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, int (*between)(void *ctx))
 {
     uint64_t records = 0;
     int pending = 0;
@@ -442,7 +454,7 @@ uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, void (*between)(void 
         }
         atomic_fetch_add(&ring_progress, 1);
         if (atomic_load(&ring_waiters)) ip_futex_wake(&ring_progress);
-        if (between && pending) between(ctx);
+        if (between && pending && between(ctx)) break;
     }
     return records;
 }

@@ -87,8 +87,13 @@ void ip_ring_note_skipped(void);
  * of exited threads and wakes threads waiting for room. Returns the number of records. */
 typedef void (*ip_ring_visit_fn)(void *ctx, uint32_t tid, const struct ip_ev *ev);
 /* between(ctx), when not NULL, runs after each turn over the rings (the writer commits there
- * when a long backlog would otherwise make one large, slow commit). */
-uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, void (*between)(void *ctx));
+ * when a long backlog would otherwise make one large, slow commit); when it returns nonzero the
+ * drain stops there (a fork waiting): what is left stays in the rings for the next one. */
+uint64_t ip_ring_drain_all(ip_ring_visit_fn fn, void *ctx, int (*between)(void *ctx));
+
+/* A word that, while nonzero, makes the drain stop within 256 records of each block (a fork
+ * waiting for the writer); what is left is drained next time. */
+void ip_ring_set_stop_word(_Atomic uint32_t *word);
 
 /* Totals over all rings, for the run metadata. */
 struct ip_ring_totals {

@@ -25,6 +25,7 @@
 #include "fdguard.h"
 #include "store_vfs.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sqlite3.h>
@@ -143,31 +144,31 @@ static int writer_open(void)
 /* Between turns over the rings: commit at least every IP_WRITER_BACKLOG_COMMIT_MS while a
  * backlog drains, so that no single commit stalls the writer (and the threads waiting on it)
  * for long. */
-static _Atomic uint32_t writer_forks; /* fork()s waiting for writer_lock */
-static uint64_t writer_late_written;  /* ip_events_after_end as written at close */
+static _Atomic uint32_t writer_forks; /* fork()s waiting for the writer to leave */
+/* 1: the thread left for a fork and is not back; 2: coming back. */
+static _Atomic uint32_t writer_parked;
+static int writer_resuming; /* the next thread continues the loop (no start, no open) */
+/* The fork under way wants no thread of ours in the process (Python 3.12 and later): the
+ * writer leaves instead of waiting; elsewhere it only lets the fork take writer_lock. */
+static _Atomic int writer_fork_parks;
+static uint64_t writer_late_written; /* ip_events_after_end as written at close */
 
 /* A fork waits for the writer to be outside SQLite, never for a whole backlog: between turns
- * over the rings the writer lets it in. */
-static void writer_let_forks_in(void)
+ * over the rings the drain stops and the thread leaves (parks) before the fork; what was not
+ * drained waits in the rings. */
+static int writer_between_turns(void *ctx)
 {
-    if (!atomic_load(&writer_forks)) return;
-    pthread_mutex_unlock(&writer_lock);
-    while (atomic_load(&writer_forks)) sched_yield();
-    pthread_mutex_lock(&writer_lock);
-}
-
-static void writer_between_turns(void *ctx)
-{
-    writer_let_forks_in();
+    if (atomic_load(&writer_forks)) return 1;
     struct ip_store *s = ctx;
     uint64_t now = ip_clock_now();
-    if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return;
+    if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return 0;
     ip_store_commit(s);
     ip_store_begin(s);
     uint64_t done = ip_clock_now();
     wt.commit_ns += done - now;
     wt.rings_ns -= done - now; /* counted as commit time, not ring time */
     writer_last_commit = done;
+    return 0;
 }
 
 static void writer_cycle(int final)
@@ -191,7 +192,8 @@ static void writer_cycle(int final)
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->flush) ip_collector_at(i)->flush(s, final);
     uint64_t t2 = ip_clock_now();
-    if (final || t2 - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull) {
+    if (final || (t2 - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull &&
+                  !atomic_load(&writer_forks))) {
         writer_meta(s);
         ip_runinfo_write_counters(s);
         ip_store_commit(s);
@@ -301,7 +303,7 @@ static void *writer_main(void *arg)
     ip_ring_mark_writer();
     atomic_fetch_add(&ip_our_threads, 1);
     uint64_t period = (uint64_t)ip_cfg_int(IP_CFG_FLUSH_MS);
-    if (!writer_lazy) {
+    if (!writer_lazy && !writer_resuming) {
         /* The database is created here, not on the program's thread: a file-size limit's
          * SIGXFSZ stays pending on this thread (every signal blocked) and the write fails
          * instead; SQLite's stack and its other opens (/dev/urandom) are this thread's. */
@@ -322,6 +324,21 @@ static void *writer_main(void *arg)
     uint64_t last_cycle = ip_clock_now(), tick_due = writer_ticks(last_cycle, 0);
     uint32_t drains_seen = atomic_load(&writer_wake_seq);
     for (;;) {
+        if (atomic_load(&writer_forks) && !atomic_load(&writer_final) && !writer_fork_parks) {
+            /* A fork is waiting: it takes writer_lock now; the thread goes on after it. */
+            while (atomic_load(&writer_forks)) sched_yield();
+            continue;
+        }
+        if (atomic_load(&writer_forks) && !atomic_load(&writer_final)) {
+            /* A fork is waiting: leave, so that the child's parent has no thread of ours at
+             * that moment (Python 3.12 warns of a "multi-threaded" fork). The connection stays
+             * open, its transaction too (no SQLite call is under way: the child forgets it), and
+             * ip_writer_resume starts a thread that goes on with it. */
+            atomic_fetch_sub(&ip_our_threads, 1);
+            atomic_store(&writer_parked, 1);
+            ip_futex_wake(&writer_parked);
+            return NULL;
+        }
         uint32_t seq = atomic_load(&ip_watch_seq);
         uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
@@ -338,7 +355,9 @@ static void *writer_main(void *arg)
         now = ip_clock_now();
         tick_due = writer_ticks(now, final);
         uint32_t drains = atomic_load(&writer_wake_seq);
-        if (!final && drains == drains_seen && now < last_cycle + period * 1000000ull) continue;
+        if (!final && drains == drains_seen && now < last_cycle + period * 1000000ull &&
+            !atomic_load(&writer_forks))
+            continue;
         drains_seen = drains;
         last_cycle = now;
         pthread_mutex_lock(&writer_lock);
@@ -352,6 +371,41 @@ static void *writer_main(void *arg)
     atomic_store(&writer_done, 1);
     ip_futex_wake(&writer_done);
     return NULL;
+}
+
+/* The writer thread, joinable (a fork waits for it to be gone), every signal blocked, on a
+ * stack of its own size (the default is RLIMIT_STACK: 8 MiB of the program's address space, or
+ * too little under `ulimit -s 16`). */
+static int writer_spawn(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
+    int rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+int ip_writer_resume(void)
+{
+    uint32_t expect = 1;
+    if (!atomic_compare_exchange_strong(&writer_parked, &expect, 2)) return 0;
+    writer_resuming = 1;
+    atomic_store(&writer_parked, 0); /* before: the new thread may park again at once */
+    if (writer_spawn() != 0) {
+        atomic_store(&writer_parked, 1); /* later, then: the next wake tries again */
+        return -1;
+    }
+    return 0;
+}
+
+void ip_writer_resume_if_parked(void)
+{
+    if (atomic_load_explicit(&writer_parked, memory_order_relaxed) == 1) ip_writer_resume();
 }
 
 int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
@@ -368,22 +422,13 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     atomic_store(&writer_end_reason, "exit");
     memset(&wt, 0, sizeof wt);
     ip_ring_set_waker(writer_wake_for_ring);
+    ip_ring_set_stop_word(&writer_forks);
 
-    /* The thread starts with every signal blocked and keeps them blocked, on a stack of its own
-     * size (the default is RLIMIT_STACK: 8 MiB of the program's address space, or too little
-     * under `ulimit -s 16`). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
     atomic_store(&writer_alive, 1);
+    atomic_store(&writer_parked, 0);
+    writer_resuming = 0;
     atomic_store(&writer_boot, lazy ? 0 : 1);
-    int rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = writer_spawn();
     if (rc != 0) {
         atomic_store(&writer_alive, 0);
         ip_warn("cannot start the writer thread (%s); profiling off", strerror(rc));
@@ -406,12 +451,14 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
 void ip_writer_wake(void)
 {
     atomic_fetch_add(&writer_wake_seq, 1); /* a cycle is asked for */
+    if (atomic_load_explicit(&writer_parked, memory_order_relaxed)) ip_writer_resume();
     ip_watch_kick();
 }
 
 int ip_writer_stop(const char *reason, uint64_t timeout_ms)
 {
     if (!atomic_load(&writer_alive) && !atomic_load(&writer_done)) return 0;
+    if (atomic_load(&writer_parked)) ip_writer_resume();
     atomic_store(&writer_end_reason, reason);
     atomic_store(&writer_final, 1);
     ip_writer_wake();
@@ -425,11 +472,29 @@ int ip_writer_stop(const char *reason, uint64_t timeout_ms)
     return 0;
 }
 
+/* Python 3.12 and later count the process's threads right after fork() returns in the parent,
+ * and warn of a "multi-threaded" fork on the program's stderr: there, the writer comes back on
+ * the next wake (a ring asking for room, a phase change, the finish), not in the fork itself. */
+static int writer_defer_resume(void)
+{
+    const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11 and later */
+    return version && *version >= 0x030c0000ul;
+}
+
 void ip_writer_atfork_prepare(void)
 {
+    writer_fork_parks = writer_defer_resume();
     atomic_fetch_add(&writer_forks, 1);
+    int alive = atomic_load(&writer_alive) && !atomic_load(&writer_parked) &&
+                !pthread_equal(pthread_self(), writer_thread);
+    if (alive && writer_fork_parks) {
+        ip_watch_kick();
+        /* It parks at its next turn, or ends (a final cycle under way). */
+        while (!atomic_load(&writer_parked) && !atomic_load(&writer_done))
+            ip_futex_wait(&writer_parked, 0, 5);
+        if (atomic_load(&writer_parked)) pthread_join(writer_thread, NULL);
+    }
     pthread_mutex_lock(&writer_lock);
-    atomic_fetch_sub(&writer_forks, 1);
 }
 
 /* ---- after the end ----------------------------------------------------------------------- */
@@ -482,11 +547,15 @@ void ip_writer_count_late(void)
 void ip_writer_atfork_parent(void)
 {
     pthread_mutex_unlock(&writer_lock);
+    atomic_fetch_sub(&writer_forks, 1);
+    if (atomic_load(&writer_parked) && !writer_defer_resume()) ip_writer_resume();
 }
 
 void ip_writer_atfork_child(void)
 {
     pthread_mutex_init(&writer_lock, NULL);
+    atomic_store(&writer_forks, 0);
+    atomic_store(&writer_parked, 0);
     atomic_store(&writer_alive, 0);
     atomic_store(&writer_done, 0);
     /* The parent's connection is the parent's: forget it without closing it. */

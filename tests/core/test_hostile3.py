@@ -5,9 +5,9 @@ while recording, handlers set with sigset and bsd_signal, NVTX from a library's 
 atexit handler and destructor, `infprof run` as a parent, and the messages. Each one harmed a
 program or lost data silently once; each runs here as the program would, with and without the
 library."""
+import glob
 import os
 import resource
-import select
 import shutil
 import signal
 import sqlite3
@@ -185,10 +185,41 @@ class Hostile3(Case):
         self.assertEqual(n, 10)
 
     def test_fork_while_a_thread_records(self):
-        # fork() waited for the writer's whole backlog (1.3 to 3.3 s); now for one turn.
+        # fork() waited for the writer's whole backlog (1.3 to 3.3 s); now for its SQLite step under
+        # way and at most 256 records of each ring (24 to 84 ms here while a thread records flat
+        # out, 0.2 ms without the library).
         for i in range(3):
             r = self.run_prog([prog("hostile3"), "forkbusy", "20"], INFPROF_OUTPUT=f"f{i}.db")
-            self.assertEqual((r.rc, r.out), (0, b"slowest fork: under 100 ms\n"), r.err)
+            self.assertEqual((r.rc, r.out), (0, b"slowest fork: under 250 ms\n"), r.err)
+
+    def test_python_312_fork_sees_no_thread_of_ours(self):
+        # Python 3.12 counts the process's threads right after fork() and warns on the program's
+        # stderr when there is more than one: the writer leaves before the fork and comes back
+        # on its next wake (here the phase-free program's exit), with every range kept.
+        pythons = sorted(glob.glob("/root/.pyenv/versions/3.1[2-9]*/bin/python3.1[2-9]"))
+        pythons += [p for p in (shutil.which("python3.12"), shutil.which("python3.13")) if p]
+        if not pythons:
+            self.skipTest("no Python 3.12 or later on this machine")
+        script = os.path.join(self.dir, "fork.py")
+        with open(script, "w") as f:
+            f.write("import ctypes, os, sys\n"
+                    "nvtx = ctypes.CDLL(sys.argv[1])\n"
+                    "for i in range(3):\n"
+                    "    pid = os.fork()\n"
+                    "    if pid == 0:\n"
+                    "        os._exit(0)\n"
+                    "    os.waitpid(pid, 0)\n"
+                    "    nvtx.nvtxlib_work()\n"
+                    "print('forked')\n")
+        lib = os.path.join(os.path.dirname(prog("nvtxlib_app")), "libnvtxlib.so")
+        plain = self.run_prog([pythons[0], script, lib], preload=False)
+        self.assertEqual((plain.rc, plain.out, plain.err), (0, b"forked\n", b""))
+        r = self.run_prog([pythons[0], script, lib], INFPROF_OUTPUT="py.db",
+                          NVTX_INJECTION64_PATH=LIB)
+        self.assertUnnoticed(plain, r)
+        db = r.db("py.db")
+        self.assertEqual(self.meta(db, "finished"), 1)
+        self.assertEqual(self.nvtx_counts(db).get("lib domain"), 300)
 
     def test_sigset_and_bsd_signal_handlers_survive(self):
         for mode, out in (("sigset", b"handled\n"), ("bsd", b"handled\nhandled\n")):
