@@ -82,6 +82,8 @@ void ip_ring_commit(struct ip_ring *r, uint16_t size);
 /* An event the calling thread could not record at all (a signal handler interrupted one of our
  * hooks, whose re-entrancy guard turned it away): counted as a drop, async-signal-safe. */
 void ip_ring_note_skipped(void);
+/* Writer side: n events drained but not stored (the disk reserve reached): counted as dropped. */
+void ip_ring_note_lost(uint64_t n);
 
 /* Writer side. Calls fn for every committed record of every ring, then recycles drained rings
  * of exited threads and wakes threads waiting for room. Returns the number of records. */

@@ -91,10 +91,10 @@ int ip_limits_check(const char *output_dir, char *why, size_t n)
     return 0;
 }
 
-int ip_limits_disk_low(const char *path)
+int ip_limits_disk_low(const char *path, unsigned long long pending)
 {
     unsigned long long reserve = (unsigned long long)ip_cfg_int(IP_CFG_DISK_RESERVE_MB) << 20;
     struct statvfs vfs;
     if (!reserve || !path || !path[0] || statvfs(path, &vfs) != 0) return 0;
-    return (unsigned long long)vfs.f_bavail * vfs.f_frsize < reserve;
+    return (unsigned long long)vfs.f_bavail * vfs.f_frsize < reserve + pending;
 }

@@ -20,7 +20,7 @@
 /* 0 when profiling may start; else -1 with the one-line reason in why. output_dir: the folder
  * the database goes to (its free space), or NULL. */
 int ip_limits_check(const char *output_dir, char *why, size_t n);
-/* The disk of `path` holds less than the reserve. */
-int ip_limits_disk_low(const char *path);
+/* The disk of `path` holds less than the reserve and `pending` bytes about to be written. */
+int ip_limits_disk_low(const char *path, unsigned long long pending);
 
 #endif

@@ -470,3 +470,11 @@ void ip_batch_flush(struct ip_batch *b)
     }
     b->n = 0;
 }
+
+uint64_t ip_store_pending_bytes(struct ip_store *s)
+{
+    int cur = 0, high = 0;
+    if (!s || sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_USED, &cur, &high, 0) != SQLITE_OK)
+        return 0;
+    return cur > 0 ? (uint64_t)cur : 0;
+}

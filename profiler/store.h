@@ -54,6 +54,9 @@ int64_t *ip_batch_row(struct ip_batch *b);
 /* Write the rows gathered so far (ip_store_commit flushes every batch first). */
 void ip_batch_flush(struct ip_batch *b);
 
+/* What the next commit may write at most: the connection's page cache, in bytes. */
+uint64_t ip_store_pending_bytes(struct ip_store *s);
+
 /* Counters of the store itself. */
 uint64_t ip_store_rows(const struct ip_store *s);
 /* Rows of transactions whose commit failed (not in the database). */

@@ -21,6 +21,7 @@
 #include "runinfo.h"
 #include "store.h"
 #include "process.h"
+#include "rlimits.h"
 #include "watch.h"
 #include "fdguard.h"
 #include "store_vfs.h"
@@ -86,6 +87,33 @@ static void writer_dispatch(void *ctx, uint32_t tid, const struct ip_ev *ev)
 static void writer_discard(void *ctx, uint32_t tid, const struct ip_ev *ev)
 {
     (void)ctx, (void)tid, (void)ev;
+}
+
+/* The disk of the database fell below INFPROF_DISK_RESERVE_MB (rlimits.h): from then on the
+ * writer drains and counts, stores nothing more, and still writes the end. */
+static uint64_t writer_reserve_hit_ns;
+
+static void writer_count_lost(void *ctx, uint32_t tid, const struct ip_ev *ev)
+{
+    (void)ctx, (void)tid, (void)ev;
+    ip_ring_note_lost(1);
+}
+
+/* Checked between turns over the rings and before every commit, with what the commit may
+ * write (the page cache) counted as already gone. 1 once the reserve is reached. */
+static uint64_t writer_disk_checked_ns;
+static int writer_disk_low(struct ip_store *s, uint64_t now)
+{
+    if (writer_reserve_hit_ns) return 1;
+    if (now - writer_disk_checked_ns < 1000000ull) return 0; /* a statvfs a millisecond at most */
+    writer_disk_checked_ns = now;
+    if (!ip_limits_disk_low(writer_path, ip_store_pending_bytes(s))) return 0;
+    writer_reserve_hit_ns = now;
+    ip_warn("the disk of %s has less than INFPROF_DISK_RESERVE_MB=%lld MiB free: recording"
+            " stopped (what follows is counted as dropped, not stored)",
+            writer_path, (long long)ip_cfg_int(IP_CFG_DISK_RESERVE_MB));
+    ip_store_meta_int(s, "disk_reserve_stop_ns", ip_store_rel(s, now));
+    return 1;
 }
 
 /* A thread needs room in its buffer: drain now. 0 when no writer runs to do it. */
@@ -161,6 +189,7 @@ static int writer_between_turns(void *ctx)
     if (atomic_load(&writer_forks)) return 1;
     struct ip_store *s = ctx;
     uint64_t now = ip_clock_now();
+    if (writer_disk_low(s, now)) return 1; /* the rest is counted by the next cycles */
     if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return 0;
     ip_store_commit(s);
     ip_store_begin(s);
@@ -184,6 +213,11 @@ static void writer_cycle(int final)
     }
     struct ip_store *s = writer_store;
     uint64_t t0 = ip_clock_now();
+    if (writer_reserve_hit_ns) {
+        ip_ring_drain_all(writer_count_lost, NULL, NULL);
+        if (final) writer_meta(s), ip_runinfo_write_counters(s);
+        return;
+    }
     ip_store_begin(s);
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->snapshot) ip_collector_at(i)->snapshot();
@@ -192,6 +226,7 @@ static void writer_cycle(int final)
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->flush) ip_collector_at(i)->flush(s, final);
     uint64_t t2 = ip_clock_now();
+    writer_disk_low(s, t2);
     if (final || (t2 - writer_last_commit >= IP_WRITER_COMMIT_MS * 1000000ull &&
                   !atomic_load(&writer_forks))) {
         writer_meta(s);

@@ -118,6 +118,10 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
              o ? "; " : "", (long long)v);
     if (db_meta_int(db, "cupti_records_not_stored", &v) && v)
         WARN("%s%lld CUPTI records could not be stored", o ? "; " : "", (long long)v);
+    if (db_meta_int(db, "disk_reserve_stop_ns", &v))
+        WARN("%srecording stopped %.1f s into the run: the disk fell below the free space left to"
+             " the program (INFPROF_DISK_RESERVE_MB); what followed is counted as dropped",
+             o ? "; " : "", v / 1e9);
     if (db_meta_int(db, "events_after_end", &v) && v)
         WARN("%s%lld NVTX ranges or marks came after the run ended (a library's destructor or"
              " atexit handler, other threads during exit): counted, not stored",

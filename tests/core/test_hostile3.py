@@ -119,6 +119,38 @@ class Hostile3(Case):
         finally:
             subprocess.run(["umount", disk])
 
+    def test_disk_reserve_reached_while_running(self):
+        # 8 MiB disk, 2 MiB left to the program: the run starts (8 >= 2 x 2); the program writes
+        # a file, 200,000 ranges whose rows would fill the disk, and a second file: recording
+        # stops at the reserve (what the next commit may write counted as gone), the program's
+        # second file has its room.
+        if os.geteuid() != 0 or not shutil.which("mount"):
+            self.skipTest("needs root to mount a small tmpfs")
+        disk = os.path.join(self.dir, "disk")
+        os.makedirs(disk)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", disk],
+                          capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a tmpfs here")
+        try:
+            data = os.path.join(disk, "data")
+            r = self.run_prog([prog("hostile3"), "fill", data, "1500", "200000"],
+                              INFPROF_OUTPUT=os.path.join(disk, "d.db"),
+                              INFPROF_DISK_RESERVE_MB=2)
+            self.assertEqual((r.rc, r.out), (0, b"wrote 1500 KiB\nwrote 1500 KiB\n"), r.err)
+            lines = infprof_lines(r.err)
+            self.assertEqual(len(lines), 1, r.err)
+            self.assertIn("recording stopped", lines[0])
+            db = os.path.join(disk, "d.db")
+            self.assertEqual(self.meta(db, "finished"), 1)
+            stored = self.query(db, "SELECT count(*) FROM nvtx_ranges")[0][0]
+            dropped = self.meta(db, "dropped_events")
+            self.assertGreater(dropped, 0)
+            self.assertEqual(stored + dropped // 2, 200000)  # a range is a push and a pop
+            text = self.cli("report", db).out.decode()
+            self.assertIn("recording stopped", text)
+        finally:
+            subprocess.run(["umount", disk])
+
     # ---- descriptors ------------------------------------------------------------------------
 
     def test_started_with_stdin_closed(self):

@@ -4,6 +4,7 @@
  * (tests/core/test_hostile3.py). Usage: hostile3 MODE [ARGS]; each mode prints what the program
  * itself would see, so that a run with the library can be compared with one without.
  *   write FILE KIB        write KIB KiB to FILE in 1 KiB writes; print how many were written
+ *   fill FILE KIB N       the same, then N NVTX ranges, then the same again to FILE.2
  *   hello                 print "hello" (a program that needs nothing: for stack and fd limits)
  *   alloc                 malloc 1 MiB blocks (touched) until one fails; print how many
  *   files                 open /dev/null until it fails; print how many
@@ -54,6 +55,23 @@ static int write_file(const char *path, int kib)
     close(fd);
     printf("wrote %d KiB\n", n);
     return n == kib ? 0 : 1;
+}
+
+static void ranges(const char *name, int n)
+{
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA(name);
+        nvtxRangePop();
+    }
+}
+
+static int fill(const char *path, int kib, int n)
+{
+    int rc = write_file(path, kib);
+    ranges("after fill", n);
+    char second[4096];
+    snprintf(second, sizeof second, "%s.2", path);
+    return rc | write_file(second, kib);
 }
 
 static int alloc(void)
@@ -257,6 +275,7 @@ int main(int argc, char **argv)
     const char *m = argc > 1 ? argv[1] : "";
     const char *a = argc > 2 ? argv[2] : "0";
     if (!strcmp(m, "write") && argc > 3) return write_file(argv[2], atoi(argv[3]));
+    if (!strcmp(m, "fill") && argc > 4) return fill(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (!strcmp(m, "hello")) return printf("hello\n") < 0;
     if (!strcmp(m, "alloc")) return alloc();
     if (!strcmp(m, "files")) return files();
