@@ -392,7 +392,11 @@ static uint64_t energy_tick(uint64_t now, int final)
     struct timespec c1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     es.facts.cpu_ns += (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
-    if (final) return 0;
+    /* Nothing to read (no GPU used yet, no CPU counters): no timed wake-ups and no wake on
+     * phase changes; the first CUDA use wakes the writer (ip_watch_cuda_init). */
+    int reading = es.ngpu || es.cpu_ok;
+    atomic_store(&ip_watch_wants_edges, reading);
+    if (final || !reading) return 0;
     /* A phase change seen too soon after the last reading: read at the end of the gap. */
     if (phase != es.seen && es.last + IP_ENERGY_MIN_GAP_NS < es.next)
         return es.last + IP_ENERGY_MIN_GAP_NS;

@@ -4,7 +4,6 @@
  */
 #include "phase.h"
 #include "watch.h"
-#include "writer.h"
 #include "attrib.h"
 #include "clock.h"
 #include "emit.h"
@@ -86,7 +85,6 @@ void ip_phase_set(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac)
     e->cpu_autocast = cpu_ac;
     ip_ring_commit(r, sizeof *e);
     ip_watch_phase_changed();
-    ip_writer_resume_if_parked();
 }
 
 void ip_phase_leave(void)
@@ -101,7 +99,6 @@ void ip_phase_leave(void)
     e->cuda_autocast = e->cpu_autocast = 0;
     ip_ring_commit(r, sizeof *e);
     ip_watch_phase_changed();
-    ip_writer_resume_if_parked();
 }
 
 static _Atomic(nvtxStringHandle_t) emit_labels[IP_PHASE_COUNT];

@@ -21,11 +21,22 @@ extern _Atomic uint32_t ip_watch_phase;
 /* Nonzero while the writer sleeps and the sampler wants phase edges (no futex call on a phase
  * change otherwise). */
 extern _Atomic int ip_watch_waiters;
+/* The sampler has something to read at phase edges (a GPU, the CPU's counters): set by it. */
+extern _Atomic int ip_watch_wants_edges;
 extern _Atomic uint64_t ip_watch_device_mask;
+
+/* Nonzero while the writer thread is away for a fork (writer.c); ip_watch_resume brings it back.
+ * Set by the writer, read on a phase change. */
+extern _Atomic int ip_watch_parked;
+extern void (*_Atomic ip_watch_resume)(void);
 
 /* App side, on a phase change: lock-free; one futex wake (no lock) only when a sampler runs. */
 static inline void ip_watch_phase_changed(void)
 {
+    if (atomic_load_explicit(&ip_watch_parked, memory_order_relaxed)) {
+        void (*resume)(void) = atomic_load(&ip_watch_resume);
+        if (resume) resume();
+    }
     /* Sequentially consistent against the sampler's store of waiters before its futex wait: one
      * of the two sees the other (the wait returns at once, or this wakes it). */
     atomic_fetch_add_explicit(&ip_watch_phase, 1, memory_order_relaxed);

@@ -328,7 +328,11 @@ static void writer_end_orphan(void)
     atomic_store(&writer_alive, 0);
     atomic_store(&writer_done, 1);
     ip_futex_wake(&writer_done);
-    exit(0);
+    /* The process's exit, as glibc's last thread calls it (through the process-wide lookup:
+     * the preloaded exit hook records the status, then libc's runs the exit handlers). */
+    void (*process_exit)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "exit");
+    if (process_exit) process_exit(0);
+    _exit(0);
 }
 
 static void *writer_main(void *arg)
@@ -370,6 +374,7 @@ static void *writer_main(void *arg)
              * open, its transaction too (no SQLite call is under way: the child forgets it), and
              * ip_writer_resume starts a thread that goes on with it. */
             atomic_fetch_sub(&ip_our_threads, 1);
+            atomic_store(&ip_watch_parked, 1);
             atomic_store(&writer_parked, 1);
             ip_futex_wake(&writer_parked);
             return NULL;
@@ -381,7 +386,7 @@ static void *writer_main(void *arg)
         if (tick_due && tick_due < due) due = tick_due;
         if (!atomic_load(&writer_final) && atomic_load(&writer_wake_seq) == drains_seen &&
             now < due) {
-            atomic_store(&ip_watch_waiters, tick_due != 0);
+            atomic_store(&ip_watch_waiters, tick_due != 0 && atomic_load(&ip_watch_wants_edges));
             ip_futex_wait(&ip_watch_seq, seq, (due - now + 999999) / 1000000);
             atomic_store(&ip_watch_waiters, 0);
         }
@@ -430,17 +435,19 @@ int ip_writer_resume(void)
     uint32_t expect = 1;
     if (!atomic_compare_exchange_strong(&writer_parked, &expect, 2)) return 0;
     writer_resuming = 1;
+    atomic_store(&ip_watch_parked, 0);
     atomic_store(&writer_parked, 0); /* before: the new thread may park again at once */
     if (writer_spawn() != 0) {
         atomic_store(&writer_parked, 1); /* later, then: the next wake tries again */
+        atomic_store(&ip_watch_parked, 1);
         return -1;
     }
     return 0;
 }
 
-void ip_writer_resume_if_parked(void)
+static void writer_resume_quietly(void)
 {
-    if (atomic_load_explicit(&writer_parked, memory_order_relaxed) == 1) ip_writer_resume();
+    ip_writer_resume();
 }
 
 int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
@@ -458,6 +465,7 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     memset(&wt, 0, sizeof wt);
     ip_ring_set_waker(writer_wake_for_ring);
     ip_ring_set_stop_word(&writer_forks);
+    atomic_store(&ip_watch_resume, writer_resume_quietly);
 
     atomic_store(&writer_alive, 1);
     atomic_store(&writer_parked, 0);
@@ -591,6 +599,7 @@ void ip_writer_atfork_child(void)
     pthread_mutex_init(&writer_lock, NULL);
     atomic_store(&writer_forks, 0);
     atomic_store(&writer_parked, 0);
+    atomic_store(&ip_watch_parked, 0);
     atomic_store(&writer_alive, 0);
     atomic_store(&writer_done, 0);
     /* The parent's connection is the parent's: forget it without closing it. */

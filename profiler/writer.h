@@ -24,8 +24,6 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0);
 void ip_writer_wake(void);
 /* A writer that left for a fork comes back (writer.c: deferred in Python 3.12 and later). */
 int ip_writer_resume(void);
-/* The same where it is cheap to ask often (a phase change): one relaxed load when not parked. */
-void ip_writer_resume_if_parked(void);
 /* Ask for the final cycle (reason goes to meta 'end_reason') and wait up to timeout_ms.
  * Returns 0 when the database was closed in time. Callable from a signal handler. */
 int ip_writer_stop(const char *reason, uint64_t timeout_ms);
