@@ -382,16 +382,26 @@ static const NvtxExportTableCallbacks *callbacks_of(NvtxGetExportTableFunc_t get
     return cb && cb->GetModuleFunctionTable ? cb : NULL;
 }
 
-/* The preloaded library's start (preload/preload.c); absent where the core is linked into a
- * program (tests), which starts it itself. */
-void ip_preload_start(void) __attribute__((weak));
+/* A library's NVTX reached us before our constructor ran: start the preloaded library's run now,
+ * with its collectors (the same start as preload/preload.c's). Never where the core is linked
+ * into a program (tests), which starts it itself. */
+static void nvtx_start_early(void)
+{
+    char self[PATH_MAX];
+    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT ||
+        ip_lifecycle_library_path(self, sizeof self) != 0)
+        return;
+    static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
+    ip_lifecycle_start(&opts);
+}
 
 IP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 {
     /* A library's constructor may reach NVTX before ours ran (its loader found us through
      * NVTX_INJECTION64_PATH, set by `infprof run` before exec, or through
-     * InitializeInjectionNvtx2_fnptr, preload/preload.c): start now, so its ranges are recorded. */
-    if (atomic_load(&ip_state_v) == IP_STATE_UNINIT && ip_preload_start) ip_preload_start();
+     * InitializeInjectionNvtx2_fnptr, preload/preload.c): start now, so its ranges are recorded
+     * (the first copy of the library in the process is the one NVTX finds). */
+    nvtx_start_early();
     const NvtxExportTableCallbacks *cb = callbacks_of(get_table);
     NvtxFunctionTable t;
     unsigned n;

@@ -40,20 +40,10 @@ int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)); /* coll
 IP_EXPORT int (*InitializeInjectionNvtx2_fnptr)(const void *(*)(uint32_t)) =
     InitializeInjectionNvtx2;
 
-/* Start once: from our constructor, or earlier, from a library whose constructor runs before
- * ours and initialises NVTX (its loader calls our InitializeInjectionNvtx2, collectors/nvtx.c). */
 static void preload_resolve(void);
 
-void ip_preload_start(void)
-{
-    if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return;
-    preload_resolve();
-    const void *const *first = dlsym(RTLD_DEFAULT, "infprof_active_copy");
-    if (first && *first != &copy_self) return;
-    static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
-    ip_lifecycle_start(&opts);
-}
-
+/* Start once, from our constructor (or earlier, from a library whose constructor runs before ours
+ * and initialises NVTX: collectors/nvtx.c starts the run there). */
 __attribute__((constructor)) static void preload_init(void)
 {
     if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return;

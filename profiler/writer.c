@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -332,7 +333,7 @@ static void writer_end_orphan(void)
      * the preloaded exit hook records the status, then libc's runs the exit handlers). */
     void (*process_exit)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "exit");
     if (process_exit) process_exit(0);
-    _exit(0);
+    syscall(SYS_exit_group, 0);
 }
 
 static void *writer_main(void *arg)
