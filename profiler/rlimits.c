@@ -76,7 +76,11 @@ int ip_limits_check(const char *output_dir, char *why, size_t n)
     }
     unsigned long long reserve = (unsigned long long)ip_cfg_int(IP_CFG_DISK_RESERVE_MB) << 20;
     struct statvfs vfs;
-    if (reserve && output_dir && statvfs(output_dir, &vfs) == 0) {
+    /* A device or system path is refused by name where the file is claimed (output.c). */
+    int system =
+        output_dir && (!strncmp(output_dir, "/dev", 4) || !strncmp(output_dir, "/proc", 5) ||
+                       !strncmp(output_dir, "/sys", 4));
+    if (reserve && output_dir && !system && statvfs(output_dir, &vfs) == 0) {
         unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
         if (avail < 2 * reserve) {
             lim_size(a, sizeof a, avail);

@@ -50,6 +50,7 @@ struct ip_store {
     uint64_t rows, errors, duplicates;
     uint64_t rows_at_begin, rows_lost; /* rows of transactions that could not be committed */
     int error_logged;
+    int hurry; /* close without the checkpoint (ip_store_hurry) */
     struct ip_batch batches[STORE_MAX_BATCHES];
     int nbatches;
     sqlite3_stmt *stmts[STORE_MAX_STMTS];
@@ -215,8 +216,10 @@ void ip_store_close(struct ip_store *s)
      * hook must let them through. A descriptor taken over stays refused for writes. */
     int intact = ip_fdguard_intact();
     ip_fdguard_release();
-    /* Leave one self-contained file behind (no -wal, no -shm). */
-    if (intact) {
+    /* Leave one self-contained file behind (no -wal, no -shm), unless the finish is out of time
+     * (ip_store_hurry): then the WAL stays beside it, complete, for the next reader to fold. */
+    if (intact && s->hurry) sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+    if (intact && !s->hurry) {
         /* Everything is committed: folding the WAL back is tidiness, not data. A reader holding
          * the database (a report on the live run) must not hold the program's exit for seconds:
          * a short wait, then the file stays in WAL mode, whole, with its -wal beside it. */
@@ -477,4 +480,9 @@ uint64_t ip_store_pending_bytes(struct ip_store *s)
     if (!s || sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_USED, &cur, &high, 0) != SQLITE_OK)
         return 0;
     return cur > 0 ? (uint64_t)cur : 0;
+}
+
+void ip_store_hurry(struct ip_store *s)
+{
+    if (s) s->hurry = 1;
 }

@@ -185,11 +185,22 @@ static uint64_t writer_late_written; /* ip_events_after_end as written at close 
 /* A fork waits for the writer to be outside SQLite, never for a whole backlog: between turns
  * over the rings the drain stops and the thread leaves (parks) before the fork; what was not
  * drained waits in the rings. */
+/* The finish's own deadline (ip_writer_stop): past it the last drain stops storing, counts what is
+ * left as dropped and writes the end, so a backlog larger than the time allowed never costs the
+ * run its end. */
+static _Atomic uint64_t writer_soft_deadline;
+static uint64_t writer_cut_ns;
+
 static int writer_between_turns(void *ctx)
 {
     if (atomic_load(&writer_forks)) return 1;
     struct ip_store *s = ctx;
     uint64_t now = ip_clock_now();
+    uint64_t soft = atomic_load(&writer_soft_deadline);
+    if (soft && now >= soft) {
+        writer_cut_ns = now;
+        return 1;
+    }
     if (writer_disk_low(s, now)) return 1; /* the rest is counted by the next cycles */
     if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return 0;
     ip_store_commit(s);
@@ -247,6 +258,18 @@ static void writer_close(void)
 {
     struct ip_store *s = writer_store;
     if (!s) return;
+    if (writer_cut_ns) {
+        /* What the deadline left in the buffers: counted, not stored. */
+        struct ip_ring_totals before, after;
+        ip_ring_totals(&before);
+        ip_ring_drain_all(writer_count_lost, NULL, NULL);
+        ip_ring_totals(&after);
+        ip_store_meta_int(s, "finish_cut_ns", ip_store_rel(s, writer_cut_ns));
+        ip_store_hurry(s);
+        ip_info("the finish ran out of time (INFPROF_FINISH_TIMEOUT_MS): the last %llu events are"
+                " counted as dropped, not stored",
+                (unsigned long long)(after.lost - before.lost));
+    }
     uint64_t end = ip_clock_now();
     ip_store_begin(s);
     ip_phase_finish(s, end);
@@ -504,6 +527,8 @@ int ip_writer_stop(const char *reason, uint64_t timeout_ms)
     if (!atomic_load(&writer_alive) && !atomic_load(&writer_done)) return 0;
     if (atomic_load(&writer_parked)) ip_writer_resume();
     atomic_store(&writer_end_reason, reason);
+    /* Four fifths of the time for the drain, the rest for the end and the close. */
+    atomic_store(&writer_soft_deadline, ip_clock_now() + timeout_ms * 800000ull);
     atomic_store(&writer_final, 1);
     ip_writer_wake();
     uint64_t deadline = ip_clock_now() + timeout_ms * 1000000ull;

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 extern const char ip_views_sql[]; /* schema/views.sql, embedded at build time */
@@ -156,8 +157,11 @@ int cmd_views(int argc, char **argv)
         int names;
         if (views_write(argv[i], &names, err, sizeof err) != 0)
             cli_fail("cannot add the views to %s: %s (is it read-only or in use?)", argv[i], err);
+        char shown[PATH_MAX];
+        snprintf(shown, sizeof shown, "%s", argv[i]);
+        cli_escape_into(shown, sizeof shown);
         fprintf(stderr, "infprof: %s: the Nsight Systems views are there, %d kernel name%s added\n",
-                argv[i], names, names == 1 ? "" : "s");
+                shown, names, names == 1 ? "" : "s");
     }
     return 0;
 }

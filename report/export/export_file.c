@@ -296,12 +296,15 @@ int export_run(const struct export_opts *opts)
     }
     if (!o.perfetto && o.max_mb > 0 && bytes > o.max_mb * 1048576.0) warn_size(&c, &o, bytes);
     /* An arrow starts at the launch's API call, which only a run with API records kept. */
+    char db_shown[PATH_MAX];
+    snprintf(db_shown, sizeof db_shown, "%s", o.db);
+    cli_escape_into(db_shown, sizeof db_shown);
     if (o.flows && !db_int(c.db, "SELECT EXISTS (SELECT 1 FROM cuda_api)", 0))
         fprintf(stderr,
                 "infprof: --flows: %s kept no CUDA API calls (INFPROF_CUDA_API=0, the"
                 " default): the trace has no launch arrows; profile with"
                 " INFPROF_CUDA_API=1 for them\n",
-                o.db);
+                db_shown);
 
     FILE *f = open_output(&o);
     uint64_t written;
@@ -321,11 +324,13 @@ int export_run(const struct export_opts *opts)
     }
     finish_output(&o, f);
 
-    char b[32];
+    char b[32], shown[PATH_MAX];
     fmt_bytes(b, sizeof b, (double)written);
+    snprintf(shown, sizeof shown, "%s", f == stdout ? "the trace to standard output" : o.out);
+    cli_escape_into(shown, sizeof shown); /* a name with ESC in it reaches no terminal raw */
     fprintf(stderr,
-            "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n",
-            f == stdout ? "the trace to standard output" : o.out, (unsigned long long)c.events, b);
+            "infprof: wrote %s (%llu events, %s); open it with Perfetto (ui.perfetto.dev)\n", shown,
+            (unsigned long long)c.events, b);
     int64_t left = export_api_left_out(&c);
     if (left)
         fprintf(stderr,

@@ -122,6 +122,10 @@ static void warnings_text(struct sqlite3 *db, char *out, size_t n)
         WARN("%srecording stopped %.1f s into the run: the disk fell below the free space left to"
              " the program (INFPROF_DISK_RESERVE_MB); what followed is counted as dropped",
              o ? "; " : "", v / 1e9);
+    if (db_meta_int(db, "finish_cut_ns", &v))
+        WARN("%sthe finish ran out of time (INFPROF_FINISH_TIMEOUT_MS) at %.1f s: the events still"
+             " buffered then are counted as dropped, not stored",
+             o ? "; " : "", v / 1e9);
     if (db_meta_int(db, "events_after_end", &v) && v)
         WARN("%s%lld NVTX ranges or marks came after the run ended (a library's destructor or"
              " atexit handler, other threads during exit): counted, not stored",

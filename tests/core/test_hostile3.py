@@ -6,6 +6,7 @@ atexit handler and destructor, `infprof run` as a parent, and the messages. Each
 program or lost data silently once; each runs here as the program would, with and without the
 library."""
 import glob
+import lzma
 import os
 import resource
 import shutil
@@ -395,6 +396,33 @@ class Hostile3(Case):
         self.assertEqual(r.rc, 0, r.err)
         self.assertNotIn(b"\x1b", r.err)
         self.assertIn(b"\\x1b[31mred.db", r.err)
+
+    def test_export_and_views_escape_the_paths_they_print(self):
+        r = self.run_prog([prog("nvtx_ranges"), "3"], INFPROF_OUTPUT="e.db")
+        self.assertEqual(r.rc, 0, r.err)
+        odd = os.path.join(self.dir, "x\x1b[31m.db")
+        shutil.copy(r.db("e.db"), odd)
+        for args in (("export", odd, "-o", os.path.join(self.dir, "t\x1b[1m.json")),
+                     ("views", odd)):
+            out = self.cli(*args)
+            self.assertEqual(out.rc, 0, out.err)
+            self.assertNotIn(b"\x1b", out.err)
+            self.assertIn(b"\\x1b[", out.err)
+
+    def test_a_nul_in_a_kernel_name_is_shown(self):
+        # A name with a NUL inside was cut there, silently.
+        data = os.path.join(os.path.dirname(__file__), "..", "data", "h100")
+        db = os.path.join(self.dir, "t.db")
+        with lzma.open(os.path.join(data, "transformer-b8.db.xz")) as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        con = sqlite3.connect(db)
+        top = con.execute("SELECT name_id FROM kernel_summary WHERE phase = -1"
+                          " ORDER BY total DESC LIMIT 1").fetchone()[0]
+        con.execute("UPDATE strings SET value = ? WHERE id = ?", ("my_kernel\x00hidden", top))
+        con.commit()
+        con.close()
+        text = self.cli("report", db).out.decode()
+        self.assertIn("my_kernel\\0hidden", text)
 
 
 if __name__ == "__main__":
