@@ -219,20 +219,23 @@ static int run_is_static(const char *file)
     return is_static;
 }
 
-/* The databases the library announced (INFPROF_RUN_LIST), in order, without repeats. */
-static int run_listed(const char *list, char names[][PATH_MAX], int max)
+/* The databases the library announced (INFPROF_RUN_LIST), in order: the first `max` kept in
+ * names, every one counted in *total (each process announces its own once). */
+static int run_listed(const char *list, char names[][PATH_MAX], int max, int *total)
 {
+    *total = 0;
     FILE *f = fopen(list, "r");
     if (!f) return 0;
     int n = 0;
     char line[PATH_MAX + 2];
-    while (n < max && fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         int seen = !line[0];
         for (int k = 0; k < n && !seen; k++) seen = !strcmp(names[k], line);
         struct stat st;
-        if (!seen && strlen(line) < PATH_MAX && stat(line, &st) == 0 && st.st_size > 0)
-            memcpy(names[n++], line, strlen(line) + 1);
+        if (seen || strlen(line) >= PATH_MAX || stat(line, &st) != 0 || st.st_size == 0) continue;
+        (*total)++;
+        if (n < max) memcpy(names[n++], line, strlen(line) + 1);
     }
     fclose(f);
     return n;
@@ -371,7 +374,8 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
         snprintf(final, sizeof final, "%s", path);
     }
     static char listed[64][PATH_MAX];
-    int nlisted = listpath[0] ? run_listed(listpath, listed, 64) : 0;
+    int total = 0;
+    int nlisted = listpath[0] ? run_listed(listpath, listed, 64, &total) : 0;
     struct stat st;
     if (!final[0] || stat(final, &st) != 0 || st.st_size == 0) {
         /* The library may have chosen another name (a stale NAME-wal kept beside it). */
@@ -402,13 +406,18 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
         nchild = 0;
         size_t o = 0;
         children[0] = 0;
+        int final_listed = 0;
         for (int k = 0; k < nlisted; k++) {
-            if (!strcmp(listed[k], final)) continue;
+            if (!strcmp(listed[k], final)) {
+                final_listed = 1;
+                continue;
+            }
             if (nchild < 3 && o + strlen(listed[k]) + 3 < sizeof children)
                 o += (size_t)snprintf(children + o, sizeof children - o, "%s%s", nchild ? ", " : "",
                                       listed[k]);
             nchild++;
         }
+        nchild = total - final_listed; /* past the 64 kept, counted all the same */
     }
     cli_escape_into(final, sizeof final);
     cli_escape_into(children, sizeof children);
