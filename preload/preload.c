@@ -149,8 +149,8 @@ static int close_range_skipping(unsigned first, unsigned last, int flags)
 {
     if (!real_close_range) preload_resolve();
     int (*fn)(unsigned, unsigned, int) = real_close_range;
-    int ours[16], n = 0, count = ip_fdguard_count();
-    for (int i = 0; i < count && n < 16; i++) {
+    int ours[IP_FDGUARD_MAX], n = 0, count = ip_fdguard_count();
+    for (int i = 0; i < count && n < IP_FDGUARD_MAX; i++) {
         int fd = ip_fdguard_fd(i);
         if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last) ours[n++] = fd;
     }

@@ -32,7 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define GUARD_MAX 32 /* the database (3), the CPU energy files (12), /proc/self/stat */
+#define GUARD_MAX IP_FDGUARD_MAX
 
 /* Registered descriptors. A slot's fd is -1 once forgotten; readers (the close hooks, any
  * thread) take no lock; adders and forgetters hold guard_lock. */

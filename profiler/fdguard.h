@@ -4,6 +4,10 @@
 #ifndef INFPROF_FDGUARD_H
 #define INFPROF_FDGUARD_H
 
+/* Descriptors registered at most: the database (3), the CPU energy files (12), /proc/self/stat;
+ * one past it stays unregistered (a program's close then reaches it). */
+#define IP_FDGUARD_MAX 32
+
 /* Register the open descriptors of the database at `path` (and its -wal, -shm) not registered
  * yet. */
 void ip_fdguard_protect(const char *path);

@@ -15,7 +15,13 @@ build() { # NAME CMAKE-ARGS...
     shift
     echo "ci_builds: $name" >&2
     cmake -S . -B "$root/$name" -G Ninja -DINFPROF_WERROR=ON "$@" >/dev/null
-    cmake --build "$root/$name" --target "${targets[@]}" >/dev/null
+    quiet cmake --build "$root/$name" --target "${targets[@]}"
+}
+quiet() { # a command's output only when it fails
+    local log
+    log=$(mktemp)
+    "$@" >"$log" 2>&1 || { tail -40 "$log" >&2; rm -f "$log"; return 1; }
+    rm -f "$log"
 }
 build release -DCMAKE_BUILD_TYPE=Release
 build minsizerel -DCMAKE_BUILD_TYPE=MinSizeRel
@@ -27,6 +33,6 @@ fi
 echo "ci_builds: debug-asan (unit tier)" >&2
 cmake -S . -B "$root/asan" -G Ninja -DINFPROF_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
     -DINFPROF_SANITIZE=address,undefined >/dev/null
-cmake --build "$root/asan" >/dev/null
+quiet cmake --build "$root/asan"
 (cd "$root/asan" && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$(nproc)" -R '^(core\.(stats|attrib|classify_kernel_names|energy_queue)|report\.)' -E 'report\.test_shape')

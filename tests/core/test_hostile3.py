@@ -182,6 +182,30 @@ class Hostile3(Case):
         self.assertGreater(self.meta(db, "energy_readings"), 100)
         self.assertIn("cpufreq", self.meta(db, "energy.cpu"))
 
+    def test_close_everything_while_the_sampler_holds_its_files(self):
+        # The database's 3 descriptors and the sampler's 8 cpufreq files sit high and are
+        # registered: close_range, closefrom and a close loop skip all of them, the program's own
+        # file gets every line, and the sampler still reads its files after the close.
+        sysfs = os.path.join(self.dir, "sys")
+        for c in range(64):
+            d = os.path.join(sysfs, f"devices/system/cpu/cpu{c}/cpufreq")
+            os.makedirs(d)
+            with open(os.path.join(d, "scaling_cur_freq"), "w") as f:
+                f.write("2400000\n")
+        for how in ("range", "from", "loop"):
+            path = os.path.join(self.dir, f"data-{how}.txt")
+            r = self.run_prog([prog("hostile2"), "earlyclose", "20000", path, how],
+                              INFPROF_OUTPUT=f"c-{how}.db", INFPROF_ENERGY_MS=1,
+                              INFPROF_ENERGY_SYSFS=sysfs)
+            self.assertEqual((r.rc, r.err), (0, b""), how)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read().count(b"\n"), 500, how)
+            db = r.db(f"c-{how}.db")
+            self.assertEqual(self.meta(db, "finished"), 1)
+            # The end reading (kind 3), after the close: the files were still ours to read.
+            end = self.query(db, "SELECT sm_clock FROM energy_samples WHERE kind = 3")
+            self.assertEqual(end, [(2400,)], how)
+
     # ---- threads, exits, deaths ---------------------------------------------------------------
 
     def test_main_ends_with_pthread_exit(self):
