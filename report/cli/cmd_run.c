@@ -295,7 +295,8 @@ int cmd_run(int argc, char **argv)
         char cwd[PATH_MAX], abs[PATH_MAX * 2];
         if (getcwd(cwd, sizeof cwd)) {
             snprintf(abs, sizeof abs, "%s/%s", cwd, path);
-            if (strlen(abs) < sizeof path) snprintf(path, sizeof path, "%s", abs);
+            size_t len = strlen(abs);
+            if (len < sizeof path) memcpy(path, abs, len + 1);
         }
     }
     char exe[PATH_MAX];
