@@ -398,9 +398,8 @@ static void nvtx_start_early(void)
 IP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 {
     /* A library's constructor may reach NVTX before ours ran (its loader found us through
-     * NVTX_INJECTION64_PATH, set by `infprof run` before exec, or through
-     * InitializeInjectionNvtx2_fnptr, preload/preload.c): start now, so its ranges are recorded
-     * (the first copy of the library in the process is the one NVTX finds). */
+     * NVTX_INJECTION64_PATH, which `infprof run` sets before exec): start now, so its ranges are
+     * recorded (the copy of the library NVTX loads by that path is the active one). */
     nvtx_start_early();
     const NvtxExportTableCallbacks *cb = callbacks_of(get_table);
     NvtxFunctionTable t;

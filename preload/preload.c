@@ -33,13 +33,6 @@
 static const char copy_self; /* this copy's own address (a reference to it is never interposed) */
 IP_EXPORT const void *const infprof_active_copy = &copy_self;
 
-/* NVTX3's static-injection pointer: a library built with default visibility whose NVTX is
- * initialised before NVTX_INJECTION64_PATH is set (its constructor runs before ours) binds its
- * weak definition of this name to ours, the first in the lookup order after the program. */
-int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t)); /* collectors/nvtx.c */
-IP_EXPORT int (*InitializeInjectionNvtx2_fnptr)(const void *(*)(uint32_t)) =
-    InitializeInjectionNvtx2;
-
 static void preload_resolve(void);
 
 /* Start once, from our constructor (or earlier, from a library whose constructor runs before ours
