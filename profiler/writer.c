@@ -384,6 +384,9 @@ static void *writer_main(void *arg)
     /* One thread for everything: a cycle (drain, flush, commit) every INFPROF_FLUSH_MS or when a
      * ring asks, and the collectors' ticks (the energy sampler) when they are due or a phase
      * changes. The energy sampler's phase edges wake it without a cycle. */
+    /* The word is read before the ticks run: a phase change during them or during a cycle makes
+     * the next wait return at once (its reading is not left for the next period). */
+    uint32_t seq = atomic_load(&ip_watch_seq);
     uint64_t last_cycle = ip_clock_now(), tick_due = writer_ticks(last_cycle, 0);
     uint32_t drains_seen = atomic_load(&writer_wake_seq);
     for (;;) {
@@ -403,7 +406,6 @@ static void *writer_main(void *arg)
             ip_futex_wake(&writer_parked);
             return NULL;
         }
-        uint32_t seq = atomic_load(&ip_watch_seq);
         uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
             due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;
@@ -417,6 +419,7 @@ static void *writer_main(void *arg)
         if (!atomic_load(&writer_final) && writer_orphaned()) writer_end_orphan();
         int final = atomic_load(&writer_final) != 0;
         now = ip_clock_now();
+        seq = atomic_load(&ip_watch_seq);
         tick_due = writer_ticks(now, final);
         uint32_t drains = atomic_load(&writer_wake_seq);
         if (!final && drains == drains_seen && now < last_cycle + period * 1000000ull &&
