@@ -297,18 +297,8 @@ int ip_lifecycle_start_aside(const struct ip_start_opts *opts)
     }
     life_boot.opts = opts;
     atomic_store(&life_boot.phase, BOOT_PROBING);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, life_boot_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) return ip_lifecycle_start(opts); /* here, then */
+    if (ip_thread_spawn(NULL, life_boot_main, NULL, 1) != 0)
+        return ip_lifecycle_start(opts); /* here, then */
     uint64_t deadline = ip_clock_now() + 200000000ull;
     while (atomic_load(&life_boot.phase) == BOOT_PROBING && ip_clock_now() < deadline)
         ip_futex_wait(&life_boot.phase, BOOT_PROBING, 10);

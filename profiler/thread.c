@@ -3,6 +3,7 @@
  */
 #include "thread.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,4 +20,20 @@ void ip_thread_atfork_child(void)
 {
     ip_self.tid = 0;
     ip_self.emit_range = 0; /* the parent's NVTX range is not ours to end */
+}
+
+int ip_thread_spawn(pthread_t *out, void *(*fn)(void *), void *arg, int detached)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, IP_THREAD_STACK);
+    if (detached) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(out ? out : &t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

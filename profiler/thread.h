@@ -6,6 +6,7 @@
 #ifndef INFPROF_THREAD_H
 #define INFPROF_THREAD_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #define IP_NVTX_STACK_MAX 64
@@ -68,5 +69,12 @@ static inline uint64_t ip_thread_nvtx_top(void)
 
 /* In a forked child: forget the parent's thread id. */
 void ip_thread_atfork_child(void);
+
+/* Start a thread of ours: every signal blocked (the program's handlers run on its own threads;
+ * a file-size limit's SIGXFSZ stays pending here), a stack of IP_THREAD_STACK (not
+ * RLIMIT_STACK's 8 MiB, nor too little under `ulimit -s 16`), detached or joinable (out may then
+ * be NULL only when detached). 0 or pthread_create's error. */
+#define IP_THREAD_STACK (512u << 10)
+int ip_thread_spawn(pthread_t *out, void *(*fn)(void *), void *arg, int detached);
 
 #endif

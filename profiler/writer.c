@@ -22,6 +22,7 @@
 #include "store.h"
 #include "process.h"
 #include "rlimits.h"
+#include "thread.h"
 #include "watch.h"
 #include "fdguard.h"
 #include "store_vfs.h"
@@ -440,21 +441,10 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* The writer thread, joinable (a fork waits for it to be gone), every signal blocked, on a
- * stack of its own size (the default is RLIMIT_STACK: 8 MiB of the program's address space, or
- * too little under `ulimit -s 16`). */
+/* The writer thread, joinable: a fork waits for it to be gone. */
 static int writer_spawn(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
-    int rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    return ip_thread_spawn(&writer_thread, writer_main, NULL, 0);
 }
 
 int ip_writer_resume(void)
@@ -599,18 +589,8 @@ void ip_writer_count_late(void)
     if (!writer_path[0] || atomic_load(&ip_events_after_end) == writer_late_written ||
         !atomic_load(&writer_done))
         return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, IP_WRITER_STACK);
-    pthread_t t;
     atomic_store(&late_done, 0);
-    int rc = pthread_create(&t, &attr, late_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = ip_thread_spawn(NULL, late_main, NULL, 1);
     uint64_t deadline = ip_clock_now() + 200000000ull;
     while (rc == 0 && !atomic_load(&late_done) && ip_clock_now() < deadline)
         ip_futex_wait(&late_done, 0, 20);

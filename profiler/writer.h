@@ -12,8 +12,6 @@
 #define IP_WRITER_COMMIT_MS 500
 /* While a backlog drains: a commit at least this often, each one small. */
 #define IP_WRITER_BACKLOG_COMMIT_MS 50
-/* The writer thread's stack: SQLite's deepest statement needs well under this. */
-#define IP_WRITER_STACK (512u << 10)
 /* How long the start waits for the database to be created. */
 #define IP_WRITER_BOOT_WAIT_MS 1000
 
