@@ -327,6 +327,7 @@ static void torch_init(void)
     }
     ip_torch_state_init();
     torch_cpu_memory();
+    ip_torch_python_init();
 }
 
 static void torch_start(void)

@@ -1,7 +1,7 @@
 /*
  * torch_ingest.c: the libtorch collector, writer side. Allocator reports become tensor_memory
- * rows, TorchScript calls become iterations (source 1, in the phase the thread spent most of the
- * call in), at::Context setters become settings rows, and what the app side found becomes the run
+ * rows, TorchScript calls and Python module calls become iterations (in the phase the thread spent
+ * most of the call in), DataLoader waits input_waits rows, at::Context setters become settings rows, and what the app side found becomes the run
  * metadata: torch_api (which API and symbols) and the collector's status, including a libtorch
  * linked statically into the program, which interposition cannot see.
  */
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 static struct {
-    struct ip_batch *memory, *settings;
+    struct ip_batch *memory, *settings, *waits;
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
@@ -38,6 +38,7 @@ void ip_torch_ingest_prepare(struct ip_store *s)
     memset(&ti, 0, sizeof ti);
     ti.memory = ip_batch_open(s, "tensor_memory", 10);
     ti.settings = ip_batch_open(s, "settings", 4);
+    ti.waits = ip_batch_open(s, "input_waits", 4);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
     ip_torch_ops_prepare(s);
 }
@@ -69,6 +70,16 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         ip_iter_row(s, e->h.aux, tid, e->start, e->end, (int)e->source, batch,
                     e->nvtx ? (int64_t)e->nvtx : IP_NULL,
                     len ? (int64_t)ip_store_intern(s, e->label, len) : IP_NULL);
+        break;
+    }
+    case IP_EV_TORCH_INPUT_WAIT: {
+        const struct ip_ev_torch_input_wait *e = (const struct ip_ev_torch_input_wait *)ev;
+        if (!ti.waits) return;
+        int64_t *row = ip_batch_row(ti.waits);
+        row[0] = tid;
+        row[1] = e->h.aux;
+        row[2] = ip_store_rel(s, e->start);
+        row[3] = (int64_t)(e->end - e->start);
         break;
     }
     case IP_EV_TORCH_OP:
@@ -204,6 +215,8 @@ void ip_torch_ingest_flush(struct ip_store *s, int final)
 void ip_torch_ingest_finish(struct ip_store *s)
 {
     write_metadata(s, atomic_load(&ip_torch_found), 1);
+    const char *py = ip_torch_python_status();
+    if (py[0]) ip_store_meta_text(s, "python_module_hooks", py);
     /* Setter calls made by libtorch's own guards, which left the phase alone. */
     ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());
     ip_torch_ops_finish(s);

@@ -26,7 +26,8 @@ enum {
     IP_EV_TORCH_MEMORY = 1,
     IP_EV_TORCH_ITERATION = 2,
     IP_EV_TORCH_OP = 3,
-    IP_EV_TORCH_SETTING = 4
+    IP_EV_TORCH_SETTING = 4,
+    IP_EV_TORCH_INPUT_WAIT = 5
 };
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
@@ -49,7 +50,8 @@ struct ip_ev_torch_iteration {
     uint64_t start, end;
     uint64_t nvtx;   /* innermost NVTX push/pop range of the thread at the call, 0 none */
     int64_t batch;   /* from the scope's name ('batch=N'), 0 unknown */
-    uint32_t source; /* the iterations table's: 1 TorchScript, 3 record_function, 4 AOTInductor */
+    uint32_t source; /* the iterations table's: 1 TorchScript, 3 record_function, 4 AOTInductor,
+                        5 Python module call */
     uint32_t len;    /* bytes of label */
     char label[IP_ITER_LABEL_MAX]; /* the record_function scope's name (cut), "" none */
 };
@@ -69,6 +71,27 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source);
 void ip_torch_call_end(struct ip_torch_call *c);
 /* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
+/* An iteration begins on the calling thread now (its phase's NVTX range moved first): its id, with
+ * its start and the thread's innermost NVTX range. */
+uint32_t ip_torch_iter_open(uint64_t *start, uint64_t *nvtx);
+/* Its event, once ended (batch 0 unknown, label NULL none). */
+void ip_torch_iter_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx, int64_t batch,
+                        uint32_t source, const char *label);
+
+/* One wait for data: a DataLoader's __next__ scope (torch_iterations.c). aux: phase. */
+struct ip_ev_torch_input_wait {
+    struct ip_ev h;
+    uint64_t start, end;
+};
+
+/* ---- torch_python.c: the Python bridge (docs/python.md) ---- */
+
+/* Collector init: in a Python interpreter, our sitecustomize's directory on PYTHONPATH. */
+void ip_torch_python_init(void);
+/* The thread is inside torch.jit.trace (its check calls are set-up, never iterations). */
+int ip_torch_python_setup(void);
+/* Writer side: what became of the module hooks, for the run metadata ("" not Python). */
+const char *ip_torch_python_status(void);
 
 /* ---- torch_ops.c: operator calls (INFPROF_OPERATORS) ---- */
 

@@ -7,11 +7,15 @@
  *    (torch.profiler.record_function("iteration"), C++ RECORD_USER_SCOPE) is an iteration,
  *    source 3, exactly like an NVTX range of that name: for Python programs that mark their steps
  *    for torch.profiler but give no NVTX range.
+ *  - DataLoader: the user scope a DataLoader opens around each __next__ is the loop's wait for
+ *    data (an input-wait event, table input_waits), not an iteration.
  *  - TorchScript from Python: calling a scripted module from Python never goes through
  *    Method::operator(); libtorch opens a TorchScript-function scope named after the method
  *    instead. The outermost "forward" of a thread, outside any hooked call, is an iteration,
  *    source 1 (a call that raises counts too: a scope cannot tell). Other names are left out:
- *    compiling a module runs functions of its own ("defaults").
+ *    compiling a module runs functions of its own ("defaults"). Inside torch.jit.trace (its
+ *    check calls, torch_python.c) and inside a Python module call that is an iteration
+ *    (jit_depth), none is.
  *
  * libtorch calls its RecordFunction callbacks only for the scopes they ask for: ours ask for user
  * scopes, and in a Python process TorchScript-function scopes, alone, so operators (scope FUNCTION)
@@ -44,8 +48,8 @@
 
 /* ---- the iteration event ------------------------------------------------------------------ */
 
-static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx,
-                           int64_t batch, uint32_t source, const char *label)
+void ip_torch_iter_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx, int64_t batch,
+                        uint32_t source, const char *label)
 {
     struct ip_ring *r;
     struct ip_ev_torch_iteration *e = ip_ring_begin_critical(sizeof *e, &r);
@@ -63,9 +67,7 @@ static void iteration_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t
     ip_ring_commit(r, sizeof *e);
 }
 
-/* An iteration begins on the calling thread now (its phase's NVTX range moved first): its id,
- * with its start and the thread's innermost NVTX range. */
-static uint32_t iteration_open(uint64_t *start, uint64_t *nvtx)
+uint32_t ip_torch_iter_open(uint64_t *start, uint64_t *nvtx)
 {
     ip_phase_emit();
     *nvtx = ip_thread_nvtx_top();
@@ -89,7 +91,7 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
     if (c.depth == 2) {
         if (ip_torch_ready(1)) ip_torch_scope_arm();
         if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
-        c.iter = iteration_open(&c.start, &c.nvtx);
+        c.iter = ip_torch_iter_open(&c.start, &c.nvtx);
     }
     ip_hook_leave();
     return c;
@@ -104,7 +106,7 @@ void ip_torch_call_end(struct ip_torch_call *c)
     if (!c->returned) return;
     uint64_t end = ip_clock_now();
     if (!ip_recording() || !ip_hook_enter()) return;
-    iteration_emit(c->iter, c->start, end, c->nvtx, 0, c->source, NULL);
+    ip_torch_iter_emit(c->iter, c->start, end, c->nvtx, 0, c->source, NULL);
     ip_hook_leave();
 }
 
@@ -127,13 +129,38 @@ static __thread struct {
     struct open_scope v[SCOPE_MAX];
 } scopes __attribute__((tls_model("initial-exec")));
 
+/* source: the iterations table's, or SOURCE_INPUT: a DataLoader's wait for data. */
+#define SOURCE_INPUT 100
 static void scope_open(const void *rf, uint8_t source, int64_t batch)
 {
     struct open_scope *o = &scopes.v[scopes.n++];
     o->rf = rf;
     o->source = source;
     o->batch = batch;
-    o->iter = iteration_open(&o->start, &o->nvtx);
+    if (source == SOURCE_INPUT) {
+        o->iter = 0;
+        o->nvtx = 0;
+        o->start = ip_clock_now();
+        return;
+    }
+    o->iter = ip_torch_iter_open(&o->start, &o->nvtx);
+}
+
+/* The scope torch.utils.data's DataLoader opens around each __next__ (every version from 1.x to
+ * 2.x: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"): the loop's wait for
+ * data, whether the batch is made here or by worker processes. */
+static const char input_scope[] = "enumerate(DataLoader)#";
+
+static void input_wait_emit(uint64_t start, uint64_t end)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_input_wait *e = ip_ring_begin(sizeof *e, &r);
+    if (!e) return;
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_INPUT_WAIT), sizeof *e,
+                          ip_self.phase};
+    e->start = start;
+    e->end = end;
+    ip_ring_commit(r, sizeof *e);
 }
 
 static void **user_start(void **ret, const void *rf)
@@ -141,7 +168,10 @@ static void **user_start(void **ret, const void *rf)
     *ret = NULL;
     if (!ip_recording() || !ip_hook_enter()) return ret;
     const char *name = rf_name(rf);
-    if (name && scopes.n < SCOPE_MAX && ip_glob_match(ip_cfg_str(IP_CFG_ITERATION_RANGE), name))
+    const char *mark = ip_cfg_str(IP_CFG_ITERATION_RANGE);
+    if (name && scopes.n < SCOPE_MAX && !strncmp(name, input_scope, sizeof input_scope - 1))
+        scope_open(rf, SOURCE_INPUT, 0);
+    else if (name && scopes.n < SCOPE_MAX && mark[0] && ip_glob_match(mark, name))
         scope_open(rf, 3, ip_iter_batch_in(name));
     ip_hook_leave();
     return ret;
@@ -152,7 +182,8 @@ static void **user_start(void **ret, const void *rf)
 static void **script_start(void **ret, const void *rf)
 {
     *ret = NULL;
-    if (ip_self.jit_depth || !ip_recording() || !ip_hook_enter()) return ret;
+    if (ip_self.jit_depth || ip_torch_python_setup() || !ip_recording() || !ip_hook_enter())
+        return ret;
     const char *name = rf_name(rf);
     if (name && !strcmp(name, "forward") && scopes.n < SCOPE_MAX) {
         if (ip_torch_ready(0) && ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
@@ -173,10 +204,16 @@ static void scope_end(const void *rf, void *ctx)
     if (!i) return;
     struct open_scope o = scopes.v[i - 1];
     scopes.n = i - 1; /* scopes opened inside it and left open are dropped with it */
+    if (o.source == SOURCE_INPUT) {
+        if (!ip_recording() || !ip_hook_enter()) return;
+        input_wait_emit(o.start, end);
+        ip_hook_leave();
+        return;
+    }
     if (o.source == 1) ip_self.jit_depth = 0;
     ip_iter_end(o.iter);
     if (!ip_recording() || !ip_hook_enter()) return;
-    iteration_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source,
+    ip_torch_iter_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source,
                    o.source == 3 ? rf_name(rf) : NULL);
     ip_hook_leave();
 }
@@ -201,7 +238,8 @@ void ip_torch_scope_arm(void)
         script.scopes[RF_SCOPE_TORCHSCRIPT] = true;
         add(script);
     }
-    if (ip_cfg_str(IP_CFG_ITERATION_RANGE)[0]) {
+    /* User scopes: the program's marks, and in Python the DataLoader's wait. */
+    if (ip_cfg_str(IP_CFG_ITERATION_RANGE)[0] || dlsym(RTLD_DEFAULT, "Py_IsInitialized")) {
         struct rf_callback user = {user_start, scope_end, 1.0, {0}, false, false, false};
         user.scopes[RF_SCOPE_USER] = true;
         add(user);

@@ -95,6 +95,10 @@ const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT] = {
     [IP_CFG_CUDNN_NVTX] = {"INFPROF_CUDNN_NVTX", IP_CFG_BOOL, "0", 0, 1, NULL,
         "Wrap each cuDNN call in an NVTX range in domain 'infprof', named after the operation,"
         " for Nsight Systems (1 with INFPROF_MODE=full)."},
+    [IP_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
+        "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
+        " __next__ the wait for data: PyTorch's global module hooks, installed by our"
+        " sitecustomize (PYTHONPATH, restored at once) when the program imports torch."},
     [IP_CFG_OPERATORS] = {"INFPROF_OPERATORS", IP_CFG_BOOL, "0", 0, 1, NULL,
         "Record every PyTorch operator call (RecordFunction scope FUNCTION: name, thread, start,"
         " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call (libtorch"

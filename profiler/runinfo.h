@@ -12,7 +12,7 @@
 struct ip_store;
 
 #define INFPROF_VERSION        "0.1.0"
-#define INFPROF_SCHEMA_VERSION 4
+#define INFPROF_SCHEMA_VERSION 5
 
 /* At start, before main: what the run's metadata will say of the process (its command line). */
 void ip_runinfo_capture(void);

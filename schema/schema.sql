@@ -211,4 +211,10 @@ ALTER TABLE tensor_memory ADD COLUMN op INTEGER;
 -- has no row (the library's default). The report's series are told apart by them.
 CREATE TABLE settings (t INTEGER, tid INTEGER, name_id INTEGER, value_id INTEGER);
 
-PRAGMA user_version = 4;
+-- Schema 5, input_waits (collectors/torch_iterations.c): each wait of a Python loop for its data,
+-- the scope a torch.utils.data.DataLoader opens around __next__ (the batch made here, or taken
+-- from its worker processes): thread, phase, start (ns since t0), dur. The report splits the time
+-- between iterations into data loading and other host time with it.
+CREATE TABLE input_waits (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER);
+
+PRAGMA user_version = 5;

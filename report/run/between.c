@@ -3,7 +3,8 @@
  * iterations.c measures, per series, the host time from the end of each steady iteration to the
  * start of its thread's next one (input preparation, data loading, post-processing on the host);
  * here, how much of that time the GPU was busy with the phase's kernels, so the rest is GPU time
- * lost waiting for the host (the seeds' "fix data loading first").
+ * lost waiting for the host (the seeds' "fix data loading first"); and how much of it the program
+ * waited for a DataLoader's next batch (input_waits, schema 5), the rest being its other host work.
  */
 #include "run.h"
 
@@ -70,6 +71,30 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
         }
         sqlite3_finalize(st);
         se->gap_gpu_busy = union_length(v, n);
+        free(v);
+    }
+}
+
+void series_between_data(struct sqlite3 *db, struct run_phases *p)
+{
+    int have = db_has_table(db, "input_waits");
+    for (int i = 0; i < p->series.n; i++) {
+        struct series_info *se = &p->series.v[i];
+        se->gap_data = have ? 0 : -1;
+        if (!have || !se->gaps) continue;
+        qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
+        struct interval *v = NULL;
+        size_t n = 0, cap = 0;
+        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM input_waits"
+                                          " WHERE start < ? AND start + dur > ?");
+        sqlite3_bind_int64(st, 1, se->gapv[se->gaps - 1].end);
+        sqlite3_bind_int64(st, 2, se->gapv[0].start);
+        while (db_step(st)) {
+            int64_t s0 = sqlite3_column_int64(st, 0);
+            clip(se->gapv, (size_t)se->gaps, s0, s0 + sqlite3_column_int64(st, 1), &v, &n, &cap);
+        }
+        sqlite3_finalize(st);
+        se->gap_data = union_length(v, n);
         free(v);
     }
 }

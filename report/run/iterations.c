@@ -41,6 +41,7 @@ struct iter {
     int64_t batch; /* -1 unknown */
     int64_t label; /* the mark's name (strings id), 0 none */
     int setting;   /* the varying settings it ran with (settings.c: 1 + combo index), 0 none */
+    int source;    /* iterations.source: 5 a Python module call, 0 detected */
     int64_t gap;   /* host time to its thread's next iteration of its series, -1 none */
 };
 
@@ -165,12 +166,15 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iterations", 0);
     it->v = calloc(cap ? cap : 1, sizeof *it->v);
     if (!it->v) cli_fail("out of memory");
+    /* A mark wins: where the program marks its iterations (an NVTX range, a record_function
+     * scope), the Python module calls are not iterations of their own. */
+    int marked = db_int(db, "SELECT count(*) FROM iterations WHERE source IN (2, 3)", 0) > 0;
     sqlite3_stmt *st = db_prepare(db, v4   ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
-                                             " gpu_items, label_id FROM iterations"
+                                             " gpu_items, label_id, source FROM iterations"
                                       : v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
-                                             " gpu_items, NULL FROM iterations"
+                                             " gpu_items, NULL, source FROM iterations"
                                            : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
-                                             " NULL, NULL FROM iterations");
+                                             " NULL, NULL, source FROM iterations");
     int have_end = 0;
     while (db_step(st) && it->n < cap) {
         struct iter *x = &it->v[it->n++];
@@ -183,6 +187,11 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
         x->gpu_end = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6);
         x->kernels = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
         x->label = sqlite3_column_int64(st, 8);
+        x->source = sqlite3_column_int(st, 9);
+        if (marked && x->source == 5) {
+            it->n--;
+            continue;
+        }
         have_end |= x->gpu_end != 0;
     }
     sqlite3_finalize(st);
@@ -607,6 +616,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         for (size_t k = 0; k < n; k++) w += warm[k] != 0;
         ph->iterations = (int64_t)n;
         ph->warmup = (int64_t)w;
+        for (size_t k = 0; k < n; k++) ph->module_iterations += mine[k]->source == 5;
         for (size_t k = 0; k < n; k++)
             if (warm[k]) ph->warmup_ns += lat[k];
         size_t s = n - w;

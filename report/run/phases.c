@@ -312,6 +312,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     mark_transient(p);
     phases_steady_gpu(db, p);
     series_between_gpu(db, p);
+    series_between_data(db, p);
     series_figures(db, p);
     phases_suspect(db, p);
 }

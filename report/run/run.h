@@ -66,6 +66,7 @@ struct phase_info {
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
     int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
     int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
+    int64_t module_iterations; /* of its iterations, Python module calls (source 5) */
     /* The steady iterations shift level mid-run (iterations.c): their median before and after
      * the shift, 0 when they do not. A ratio against such a phase is no verdict. */
     int64_t shift_before, shift_after;
@@ -100,6 +101,9 @@ struct series_info {
      * gap, and the GPU time busy inside them (-1 unknown: no kernels recorded). */
     int64_t gaps, gap_p50, gap_total, gap_host, gap_gpu_busy;
     struct interval *gapv;
+    /* Of gap_total, the time the program waited for a DataLoader's next batch (input_waits;
+     * -1 unknown: no such table, a database before schema 5). */
+    int64_t gap_data;
     /* series.c: its steady iterations' kernels and GPU time (-1 unknown: no kernel rows tied to
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
@@ -209,6 +213,12 @@ double series_between_pct(const struct series_info *s);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the
  * tables' one figure. */
 double series_items_per_s(const struct series_info *s);
+/* What the loop delivered: items (iterations when the batch is unknown: *unit 0, else 1) a
+ * second over the wall time of its steady iterations, first start to last end, waits between
+ * them included. 0 when fewer than two steady iterations. */
+double series_delivered_per_s(const struct series_info *s, int *items);
+/* between.c: each series' time waiting for a DataLoader inside its gaps (phases_load calls it). */
+void series_between_data(struct sqlite3 *db, struct run_phases *p);
 /* suspect.c: mark the phases whose figures lost events (phases_load calls it). */
 void phases_suspect(struct sqlite3 *db, struct run_phases *p);
 /* "cpu", "cuda:0", ... */

@@ -141,6 +141,20 @@ double series_items_per_s(const struct series_info *s)
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
 }
 
+double series_delivered_per_s(const struct series_info *s, int *items)
+{
+    int64_t first = -1, last = -1, n = 0;
+    for (size_t k = 0; k < s->nits; k++) {
+        if (!s->its[k].steady) continue;
+        if (first < 0) first = s->its[k].start;
+        if (s->its[k].end > last) last = s->its[k].end;
+        n++;
+    }
+    *items = s->items > 0;
+    if (n < 2 || last <= first) return 0;
+    return (double)(s->items > 0 ? s->items : n) * 1e9 / (double)(last - first);
+}
+
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
 {
     memset(out, 0, sizeof *out);

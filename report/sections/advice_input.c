@@ -2,7 +2,8 @@
  * advice_input.c: the advice rule input_bound (docs/advice.md): a series whose iterations wait
  * on the host between them, input preparation, data loading or post-processing, for a large
  * share of its wall time while the GPU idles through it (report/run/between.c). On a run with no
- * kernels recorded (a CPU model) the time between is the host's alone and the rule says so.
+ * kernels recorded (a CPU model) the time between is the host's alone and the rule says so. The
+ * part spent waiting for a DataLoader (input_waits) is named.
  */
 #include "advice.h"
 
@@ -26,17 +27,23 @@ void rule_input_bound(const struct run_phases *p, struct advice_list *l)
         if (gpu && idle < INPUT_IDLE_PCT) continue;
         struct advice *a = advice_add(l, "input_bound", ph);
         if (!a) return;
-        char label[32], b1[32], b2[32], name[400];
+        char label[32], b1[32], b2[32], b3[32], name[400], data[96] = "";
         phase_short_label(ph, label, sizeof label);
         snprintf(name, sizeof name, "%s%s%.360s", label, s->name[0] ? " " : "", s->name);
+        if (s->gap_data > 0)
+            snprintf(data, sizeof data, ", %s of it (%.0f%%) waiting for the DataLoader's next batch",
+                     advice_ns_text(b3, sizeof b3, (double)s->gap_data),
+                     advice_pct(s->gap_data, s->gap_total));
         snprintf(a->finding, sizeof a->finding,
                  "%s spent %.0f%% of its wall time between iterations (%s after each, %s in all"
-                 " over %lld gaps)%s.",
+                 " over %lld gaps%s)%s",
                  name, share, advice_ns_text(b1, sizeof b1, (double)s->gap_p50),
-                 advice_ns_text(b2, sizeof b2, (double)s->gap_total), (long long)s->gaps,
+                 advice_ns_text(b2, sizeof b2, (double)s->gap_total), (long long)s->gaps, data,
                  gpu ? ", the GPU idle through most of it"
                      : "; no GPU work was recorded: the host's own time outside the model");
         if (gpu) advice_append(a->finding, sizeof a->finding, " (%.0f%% idle)", idle);
+        advice_append(a->finding, sizeof a->finding, ".");
+        if (s->gap_data >= 0) advice_ev_int(a, "data_loading_ns", s->gap_data);
         advice_ev_text(a, "series", s->name);
         advice_ev_int(a, "gaps", s->gaps);
         advice_ev_int(a, "between_p50_ns", s->gap_p50);

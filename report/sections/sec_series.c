@@ -63,6 +63,11 @@ static struct table *series_table(const struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) kernels |= p->series.v[i].kernels >= 0;
     table_col(t, "kernels_per_iteration", kernels ? "Kernels/it" : NULL, COL_RATE);
     table_col(t, "gpu_time_per_iteration_ns", NULL, COL_NS);
+    /* Two rates, named apart (series.c): the model's, 1 / mean latency, and what the loop
+     * delivered over its wall time, waits for data included. */
+    table_col(t, "model_rate_per_s", "Model rate", COL_RATE);
+    table_col(t, "delivered_per_s", "Loop rate", COL_RATE);
+    table_col(t, "rate_unit", "Unit", COL_TEXT);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -98,9 +103,19 @@ static struct table *series_table(const struct run_phases *p)
                 table_set_int(t, 21, s->gpu_time / (int64_t)s->nsteady);
             }
         }
+        int items;
+        double loop = series_delivered_per_s(s, &items);
+        double model = items ? series_items_per_s(s)
+                       : s->nsteady && s->lat_mean > 0 ? 1e9 / (double)s->lat_mean
+                                                       : 0;
+        if (model > 0) table_set_num(t, 22, model);
+        if (loop > 0) table_set_num(t, 23, loop);
+        if (model > 0 || loop > 0) table_set_text(t, 24, items ? "items/s" : "iter/s");
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
-              " of its own, never the first one's warm-up";
+              " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"
+              " model alone could do; Loop rate: what the loop delivered, over the wall time of"
+              " its steady iterations, the waits between them included";
     if (p->series.left_out)
         t->note = pool_printf("%s. %lld iterations of further series are left out of this table"
                               " (the report holds %d series; their phase's row counts them)",
@@ -201,6 +216,8 @@ static struct table *between_table(const struct run_phases *p)
     table_col(t, "between_pct", "Wall %", COL_PCT);
     table_col(t, "gpu_idle_between_ns", "GPU idle", COL_NS);
     table_col(t, "gpu_idle_between_pct", "Idle %", COL_PCT);
+    table_col(t, "data_loading_ns", "DataLoader", COL_NS);
+    table_col(t, "other_host_ns", "Other", COL_NS);
     int shown = 0;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
@@ -217,12 +234,17 @@ static struct table *between_table(const struct run_phases *p)
             table_set_num(t, 8,
                           100.0 * (double)(s->gap_total - s->gap_gpu_busy) / (double)s->gap_total);
         }
+        if (s->gap_data >= 0) {
+            table_set_int(t, 9, s->gap_data);
+            table_set_int(t, 10, s->gap_total - s->gap_data);
+        }
         shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;
     }
     t->quiet = !shown;
     t->note = "Wall %: of the series' steady iterations and the time after them; GPU idle: the"
-              " part of that time no kernel of the phase ran ('-': no kernels recorded). Input"
-              " preparation, data loading and host post-processing show here";
+              " part of that time no kernel of the phase ran ('-': no kernels recorded); DataLoader:"
+              " the part spent waiting for a DataLoader's next batch, Other: the rest (input"
+              " preparation, host post-processing)";
     return t;
 }
 

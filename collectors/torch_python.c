@@ -1,0 +1,177 @@
+/*
+ * torch_python.c: the libtorch collector's Python bridge (docs/python.md). A Python program
+ * marks no iteration; its outermost nn.Module call is one. collectors/python/ holds the Python
+ * half: a sitecustomize that, once the program imports torch, installs PyTorch's global module
+ * hooks (collectors/python/infprof_hooks.py) and calls the functions below through ctypes.
+ *
+ *  - init (constructor time): in a Python interpreter (Py_IsInitialized is in the process) with
+ *    INFPROF_PYTHON on, our Python directory goes first on PYTHONPATH; the program's own value is
+ *    kept in INFPROF_PYTHONPATH_WAS ("-" unset, "+value") and the sitecustomize puts it back at
+ *    once, then runs the program's own sitecustomize.
+ *  - infprof_py_begin / infprof_py_end: a module call that is an iteration, source 5, labelled
+ *    with the series name the Python side gives (the module's class, "#2" for a second instance)
+ *    and its batch. Calls inside it (TorchScript scopes) are not iterations of their own.
+ *  - infprof_py_setup: the thread is inside torch.jit.trace; its check calls are set-up.
+ *  - infprof_py_state: what the Python side did (installed, or why not; a DataLoader worker),
+ *    for the run metadata (python_module_hooks).
+ *    A Python process where it never reported ran without site or ignored PYTHONPATH (python -S,
+ *    -I, -E): the metadata and the report say so.
+ *
+ * Every entry fails open: before the pipeline runs, or with the torch collector off, it returns.
+ */
+#include "registry.h"
+#include "torch_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/iteration.h"
+#include "../profiler/log.h"
+#include "../profiler/phase.h"
+#include "../profiler/process.h"
+#include "../profiler/thread.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define IP_EXPORT __attribute__((visibility("default")))
+
+/* 0 not a Python process (or INFPROF_PYTHON=0), 1 PYTHONPATH set, the Python side not heard from
+ * yet, then the state it reported (PY_*). */
+enum { PY_NONE, PY_WAITING, PY_SITE, PY_HOOKED, PY_NO_HOOKS, PY_NO_DIR, PY_WORKER };
+static _Atomic int py_state;
+
+/* Our Python directory: <libdir>/../share/infprof/python (an install and the build tree alike). */
+static int python_dir(char *out, size_t n)
+{
+    Dl_info info;
+    if (!dladdr((void *)python_dir, &info) || !info.dli_fname) return 0;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (!slash) return 0;
+    int len = snprintf(out, n, "%.*s/../share/infprof/python", (int)(slash - info.dli_fname),
+                       info.dli_fname);
+    if (len < 0 || (size_t)len >= n) return 0;
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/sitecustomize.py", out);
+    return access(probe, R_OK) == 0;
+}
+
+void ip_torch_python_init(void)
+{
+    if (!ip_cfg_int(IP_CFG_PYTHON) || !dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return;
+    char dir[4096];
+    if (!python_dir(dir, sizeof dir)) {
+        atomic_store(&py_state, PY_NO_DIR);
+        ip_info("python: our sitecustomize.py was not found beside the library; module calls are"
+                " not iterations");
+        return;
+    }
+    const char *was = getenv("PYTHONPATH");
+    size_t need = strlen(dir) + (was ? strlen(was) : 0) + 2;
+    char *path = malloc(need), *keep = malloc((was ? strlen(was) : 0) + 2);
+    if (!path || !keep) {
+        free(path);
+        free(keep);
+        return;
+    }
+    snprintf(path, need, "%s%s%s", dir, was && was[0] ? ":" : "", was ? was : "");
+    snprintf(keep, (was ? strlen(was) : 0) + 2, "%s%s", was ? "+" : "-", was ? was : "");
+    if (setenv("INFPROF_PYTHONPATH_WAS", keep, 1) == 0 && setenv("PYTHONPATH", path, 1) == 0)
+        atomic_store(&py_state, PY_WAITING);
+    free(path);
+    free(keep);
+}
+
+const char *ip_torch_python_status(void)
+{
+    switch (atomic_load(&py_state)) {
+    case PY_WAITING:
+        return "off: our sitecustomize never ran (python -S, -I or -E, or PYTHONPATH replaced):"
+               " module calls are not iterations, detection is used instead";
+    case PY_SITE: return "waiting: torch was never imported";
+    case PY_HOOKED: return "on: the outermost nn.Module call is an iteration";
+    case PY_NO_HOOKS:
+        return "off: this torch has no global module hooks; detection is used instead";
+    case PY_NO_DIR: return "off: our sitecustomize.py was not found beside the library";
+    case PY_WORKER: return "worker: a DataLoader worker process, it makes batches (no iterations)";
+    default: return "";
+    }
+}
+
+/* ---- the bridge (ctypes, under the GIL) ---------------------------------------------------- */
+
+/* The module calls open on this thread that are iterations (nested ones: a second thread's
+ * model called from inside a forward, counted only). */
+#define PY_OPEN_MAX 4
+static __thread struct {
+    uint32_t n, over;
+    uint8_t setup;
+    struct {
+        uint32_t iter;
+        uint64_t start, nvtx;
+    } v[PY_OPEN_MAX];
+} py __attribute__((tls_model("initial-exec")));
+
+IP_EXPORT int infprof_py_state(int state);
+int infprof_py_state(int state)
+{
+    if ((state == PY_WORKER || (state >= PY_SITE && state <= PY_NO_HOOKS)) &&
+        atomic_load(&py_state) != PY_NONE)
+        atomic_store(&py_state, state);
+    return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) != 0;
+}
+
+IP_EXPORT void infprof_py_begin(void);
+void infprof_py_begin(void)
+{
+    if (py.setup || !ip_torch_enter()) return;
+    if (py.n >= PY_OPEN_MAX) {
+        py.over++;
+        ip_hook_leave();
+        return;
+    }
+    if (ip_torch_ready(1)) {
+        ip_torch_scope_arm();
+        if (ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
+    }
+    if (ip_self.jit_depth < UINT8_MAX) ip_self.jit_depth++; /* its TorchScript is inside it */
+    uint32_t k = py.n++;
+    py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
+    ip_hook_leave();
+}
+
+/* The innermost open module call ended. label: the series' name; batch: the leading dimension of
+ * its first tensor argument, 0 unknown; ok: 0 when it raised (not an iteration). */
+IP_EXPORT void infprof_py_end(const char *label, long long batch, int ok);
+void infprof_py_end(const char *label, long long batch, int ok)
+{
+    uint64_t end = ip_clock_now();
+    if (py.over) {
+        py.over--;
+        return;
+    }
+    if (!py.n) return;
+    uint32_t k = --py.n;
+    if (ip_self.jit_depth) ip_self.jit_depth--;
+    ip_iter_end(py.v[k].iter);
+    if (!ok || !ip_recording() || !ip_hook_enter()) return;
+    ip_torch_iter_emit(py.v[k].iter, py.v[k].start, end, py.v[k].nvtx, batch > 0 ? batch : 0, 5,
+                       label);
+    ip_hook_leave();
+}
+
+IP_EXPORT void infprof_py_setup(int on);
+void infprof_py_setup(int on)
+{
+    if (on)
+        py.setup = py.setup < UINT8_MAX ? (uint8_t)(py.setup + 1) : py.setup;
+    else if (py.setup)
+        py.setup--;
+}
+
+int ip_torch_python_setup(void)
+{
+    return py.setup != 0;
+}

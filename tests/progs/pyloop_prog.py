@@ -1,0 +1,139 @@
+"""Python programs shaped like real ones, unmarked (tests/torch/test_pyloop.py). Each prints what
+it measures itself as one JSON line: the forward's time (perf_counter around model(x), ns), the
+wait for the DataLoader's next batch, the loop's wall time and how many items went through.
+
+  pyloop_prog.py loader   a DataLoader (num_workers=0, batch 4) whose dataset decodes a PNG,
+                          resizes, converts and normalises it (torchvision transforms), around
+                          torchvision's mobilenet_v3_small under no_grad, 16 batches
+  pyloop_prog.py quant    an MLP: 25 fp32 forwards, then 25 of its quantize_dynamic int8 copy
+  pyloop_prog.py sleep MS the MLP, MS ms of time.sleep inside forward(), 30 forwards (a class
+                          of its own, SleepyMLP, whatever MS: one series name for compare)
+  pyloop_prog.py jit      a traced MLP and its frozen copy, called in turn in one loop, 20 each
+  pyloop_prog.py twice    two instances of the MLP class in turn, 20 each
+  pyloop_prog.py workers  the loader, num_workers=2
+"""
+import io
+import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+
+
+def p50(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) // 2
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(512, 1024)
+        self.b = nn.Linear(1024, 1024)
+        self.c = nn.Linear(1024, 10)
+
+    def forward(self, x):
+        return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+class SleepyMLP(MLP):
+    def __init__(self, sleep_ms):
+        super().__init__()
+        self.sleep = sleep_ms / 1000.0
+
+    def forward(self, x):
+        if self.sleep:
+            time.sleep(self.sleep)
+        return super().forward(x)
+
+
+def timed(model, x, n):
+    own = []
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        model(x)
+        own.append(time.perf_counter_ns() - t0)
+    return own
+
+
+def loader_run(workers):
+    import torchvision
+    import torchvision.transforms as T
+    from PIL import Image
+
+    class Pictures(torch.utils.data.Dataset):
+        def __init__(self):
+            g = torch.Generator().manual_seed(1)
+            self.png = []
+            for _ in range(8):
+                img = (torch.rand(3, 384, 384, generator=g) * 255).to(torch.uint8)
+                buf = io.BytesIO()
+                Image.fromarray(img.permute(1, 2, 0).numpy()).save(buf, format="PNG")
+                self.png.append(buf.getvalue())
+            self.t = T.Compose([T.Resize(128), T.CenterCrop(112), T.ToTensor(),
+                                T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            return self.t(Image.open(io.BytesIO(self.png[i % 8])).convert("RGB")), i % 10
+
+    model = torchvision.models.mobilenet_v3_small().eval()
+    dl = torch.utils.data.DataLoader(Pictures(), batch_size=4, num_workers=workers)
+    fw, wait, items = [], [], 0
+    with torch.no_grad():
+        t_start = time.perf_counter_ns()
+        it = iter(dl)
+        while True:
+            t0 = time.perf_counter_ns()
+            try:
+                x, _ = next(it)
+            except StopIteration:
+                break
+            t1 = time.perf_counter_ns()
+            model(x)
+            t2 = time.perf_counter_ns()
+            wait.append(t1 - t0)
+            fw.append(t2 - t1)
+            items += x.shape[0]
+        wall = time.perf_counter_ns() - t_start
+    return {"forward_p50": p50(fw), "n": len(fw), "wait_p50": p50(wait), "wait_total": sum(wait),
+            "forward_total": sum(fw), "wall": wall, "items": items}
+
+
+what = sys.argv[1]
+x = torch.randn(16, 512)
+if what in ("loader", "workers"):
+    out = loader_run(2 if what == "workers" else 0)
+elif what == "quant":
+    m = MLP().eval()
+    q = torch.quantization.quantize_dynamic(m, {nn.Linear}, dtype=torch.qint8)
+    with torch.no_grad():
+        a = timed(m, x, 25)
+        b = timed(q, x, 25)
+    out = {"fp32_p50": p50(a), "int8_p50": p50(b), "n": [len(a), len(b)]}
+elif what == "sleep":
+    m = SleepyMLP(float(sys.argv[2])).eval()
+    with torch.no_grad():
+        a = timed(m, x, 30)
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what in ("jit", "twice"):
+    m = MLP().eval()
+    with torch.no_grad():
+        if what == "jit":
+            first = torch.jit.trace(m, x)
+            second = torch.jit.freeze(torch.jit.script(MLP().eval()))
+        else:
+            first, second = m, MLP().eval()
+        a, b = [], []
+        for _ in range(20):
+            a += timed(first, x, 1)
+            b += timed(second, x, 1)
+    out = {"first_p50": p50(a), "second_p50": p50(b), "n": [len(a), len(b)]}
+print(json.dumps(out), flush=True)
