@@ -7,7 +7,8 @@
  *  - init (constructor time): in a Python interpreter (Py_IsInitialized is in the process) with
  *    INFPROF_PYTHON on, our Python directory goes first on PYTHONPATH; the program's own value is
  *    kept in INFPROF_PYTHONPATH_WAS ("-" unset, "+value") and the sitecustomize puts it back at
- *    once, then runs the program's own sitecustomize.
+ *    once, then runs the program's own sitecustomize. Under -S, -I or -E (read from the command
+ *    line) nothing could take it back off: it is never put there, and the metadata says why.
  *  - infprof_py_begin / infprof_py_end: a module call that is an iteration, source 5, labelled
  *    with the series name the Python side gives (the module's class, "#2" for a second instance)
  *    and its batch. Calls inside it (TorchScript scopes) are not iterations of their own.
@@ -23,6 +24,7 @@
 #include "torch_internal.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
+#include "../profiler/fdguard.h"
 #include "../profiler/iteration.h"
 #include "../profiler/log.h"
 #include "../profiler/phase.h"
@@ -30,6 +32,7 @@
 #include "../profiler/thread.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +43,7 @@
 
 /* 0 not a Python process (or INFPROF_PYTHON=0), 1 PYTHONPATH set, the Python side not heard from
  * yet, then the state it reported (PY_*). */
-enum { PY_NONE, PY_WAITING, PY_SITE, PY_HOOKED, PY_NO_HOOKS, PY_NO_DIR, PY_WORKER };
+enum { PY_NONE, PY_WAITING, PY_SITE, PY_HOOKED, PY_NO_HOOKS, PY_NO_DIR, PY_WORKER, PY_FLAGS };
 static _Atomic int py_state;
 
 /* Our Python directory: <libdir>/../share/infprof/python (an install and the build tree alike). */
@@ -58,9 +61,45 @@ static int python_dir(char *out, size_t n)
     return access(probe, R_OK) == 0;
 }
 
+/* The interpreter's own options (before the script, -c or -m) hold -S, -I or -E: no site to run
+ * our sitecustomize, or PYTHONPATH ignored, so nothing would take our directory back off the path
+ * and the environment: it is never put there. */
+static int python_flags_forbid(void)
+{
+    char buf[4096];
+    int fd = ip_fdguard_open_own("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ip_fdguard_close_own(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *arg = buf, *end = buf + n;
+    arg += strlen(arg) + 1; /* the interpreter */
+    for (; arg < end; arg += strlen(arg) + 1) {
+        if (arg[0] != '-' || !arg[1] || !strcmp(arg, "--")) return 0; /* the script, stdin */
+        if (arg[1] == '-') {                                             /* --long options */
+            if (!strcmp(arg, "--check-hash-based-pycs")) arg += strlen(arg) + 1;
+            continue;
+        }
+        for (const char *c = arg + 1; *c; c++) {
+            if (*c == 'S' || *c == 'I' || *c == 'E') return 1;
+            if (*c == 'c' || *c == 'm') return 0; /* the program follows */
+            if (*c == 'W' || *c == 'X') {         /* their value: the rest, or the next one */
+                if (!c[1]) arg += strlen(arg) + 1;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 void ip_torch_python_init(void)
 {
     if (!ip_cfg_int(IP_CFG_PYTHON) || !dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return;
+    if (python_flags_forbid()) {
+        atomic_store(&py_state, PY_FLAGS);
+        return;
+    }
     char dir[4096];
     if (!python_dir(dir, sizeof dir)) {
         atomic_store(&py_state, PY_NO_DIR);
@@ -88,6 +127,9 @@ const char *ip_torch_python_status(void)
 {
     switch (atomic_load(&py_state)) {
     case PY_WAITING:
+        /* The sitecustomize takes INFPROF_PYTHONPATH_WAS out of the environment first thing
+         * (imports nothing to tell us more): still there, it never ran. */
+        if (!getenv("INFPROF_PYTHONPATH_WAS")) return "waiting: torch was never imported";
         return "off: our sitecustomize never ran (python -S, -I or -E, or PYTHONPATH replaced):"
                " module calls are not iterations, detection is used instead";
     case PY_SITE: return "waiting: torch was never imported";
@@ -96,6 +138,10 @@ const char *ip_torch_python_status(void)
         return "off: this torch has no global module hooks; detection is used instead";
     case PY_NO_DIR: return "off: our sitecustomize.py was not found beside the library";
     case PY_WORKER: return "worker: a DataLoader worker process, it makes batches (no iterations)";
+    case PY_FLAGS:
+        return "off: python ran with -S, -I or -E (no site, or PYTHONPATH ignored), so our"
+               " sitecustomize could not run: module calls are not iterations, detection is used"
+               " instead";
     default: return "";
     }
 }

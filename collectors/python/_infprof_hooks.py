@@ -8,8 +8,8 @@
 # iteration and re-arms them. A new root (a second model, an int8 copy) is seen at its first call.
 #
 # Not iterations: calls made while a DataLoader makes a batch (the library knows: its scope is
-# open), inside torch.jit.trace (its check calls are set-up), torchvision transforms and loss
-# modules. DataLoader worker processes say so and record no iteration.
+# open), inside torch.jit.trace (its check calls are set-up), torchvision transforms, losses and
+# quantization observers (quantize_dynamic calls them). DataLoader worker processes say so and record no iteration.
 #
 # Series: the module's class ("ResNet"), its precision when not float32 ("MLP float16"), a
 # quantized copy ("MLP quantized"), TorchScript ("MLP traced", "MLP scripted", "MLP frozen", or
@@ -28,7 +28,7 @@ import torch
 import torch.utils.hooks
 from torch.nn.modules import module as _mm
 
-_lib = ctypes.CDLL(None)
+_lib = ctypes.PyDLL(None)  # the GIL stays held: no release and retake per call
 _begin = _lib.infprof_py_begin
 _begin.argtypes = ()
 _begin.restype = ctypes.c_int
@@ -49,7 +49,8 @@ _pre_global = _mm._global_forward_pre_hooks
 _ID = torch.utils.hooks.RemovableHandle(collections.OrderedDict()).id  # a key of our own in torch's dicts
 _exc_info = sys.exc_info
 
-_root = None  # the module whose call is the open iteration
+_root = None  # the module whose call is the open iteration, its label and batch
+_root_label = b""
 _root_batch = 0
 _names = {}  # id(module) -> (weakref, label bytes, or None: never an iteration)
 _taken = {}  # label -> instances named so far
@@ -69,10 +70,14 @@ def _disarm():
     _armed = False
 
 
+_NEVER = ("torchvision.transforms", "torch.nn.modules.loss", "torch.ao.quantization",
+          "torch.quantization")
+
+
 def _skip(m):
-    """Modules that are never an iteration: input transforms and losses."""
+    """Modules that are never an iteration: input transforms, losses, quantization observers."""
     mod = type(m).__module__ or ""
-    if mod.startswith("torchvision.transforms") or mod == "torch.nn.modules.loss":
+    if mod.startswith(_NEVER):
         return True
     kids = list(m.children())
     return bool(kids) and all(_skip(k) for k in kids)
@@ -118,52 +123,70 @@ def _name_of(m):
     return label
 
 
-def _batch_of(inputs):
-    for a in inputs:
-        if isinstance(a, _Tensor):
-            return a.shape[0] if a.dim() else 0
-        if isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
-            return len(a)
-        return 0
-    return 0
+# PyTorch 2.1+ calls a forward hook marked "always called" when forward raises; before, a pre-hook
+# on the root notices its next call instead (_again).
+_ALWAYS = "_forward_hooks_always_called" in torch.nn.Module().__dict__
 
 
 def _pre(module, inputs):
     """Global pre-hook, armed only while no iteration is open: module is the outermost call."""
-    global _root, _root_batch
+    global _root, _root_batch, _root_label, _armed
     if _root is not None:
         return None
-    label = _name_of(module)
+    got = _names.get(id(module))
+    label = got[1] if got is not None and got[0]() is module else _name_of(module)
     if label is None or not _begin():
         return None
     _root = module
-    _root_batch = _batch_of(inputs)
-    _disarm()
+    _root_label = label
+    b = 0
+    if inputs:
+        a = inputs[0]
+        if isinstance(a, _Tensor):
+            b = a.shape[0] if a.dim() else 0
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
+            b = len(a)
+    _root_batch = b
+    _pre_global.pop(_ID, None)
+    _armed = False
+    d = module.__dict__
     try:
-        module._forward_hooks[_ID] = _post
-        always = getattr(module, "_forward_hooks_always_called", None)
-        if always is not None:
-            always[_ID] = True  # PyTorch 2.1+: called when forward raises too
-        module._forward_pre_hooks[_ID] = _again
+        d["_forward_hooks"][_ID] = _post
+        if _ALWAYS:
+            d["_forward_hooks_always_called"][_ID] = True
+        else:
+            d["_forward_pre_hooks"][_ID] = _again
     except Exception:
         _finish(module, 0)
     return None
 
 
+_SECOND = "_forward_hooks_always_called" if _ALWAYS else "_forward_pre_hooks"
+
+
 def _finish(module, ok):
-    global _root
-    _end(_names[id(module)][1], _root_batch, ok)
-    for d in ("_forward_hooks", "_forward_hooks_always_called", "_forward_pre_hooks"):
-        hooks = getattr(module, d, None)
-        if hooks is not None:
-            hooks.pop(_ID, None)
+    global _root, _armed
+    _end(_root_label, _root_batch, ok)
+    d = module.__dict__
+    d["_forward_hooks"].pop(_ID, None)
+    d[_SECOND].pop(_ID, None)
     _root = None
-    _arm()
+    _pre_global[_ID] = _pre
+    _armed = True
 
 
 def _post(module, inputs, output):
-    if module is _root:
-        _finish(module, _exc_info()[0] is None)
+    """The root's own forward hook, there only while its call is open: the iteration ends."""
+    global _root, _armed
+    if module is not _root:
+        return None
+    _end(_root_label, _root_batch, _exc_info()[0] is None)
+    d = module.__dict__
+    d["_forward_hooks"].pop(_ID, None)
+    d[_SECOND].pop(_ID, None)
+    _root = None
+    _pre_global[_ID] = _pre
+    _armed = True
     return None
 
 

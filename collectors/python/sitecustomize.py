@@ -6,7 +6,8 @@
 #  - the program's own sitecustomize (one later on the path: the distribution's, a virtualenv's)
 #    runs as it would have, its errors reported by site exactly as without us;
 #  - a finder waits for `import torch` and, once torch is loaded, installs the module hooks of
-#    _infprof_hooks.py (loaded from this directory by path, never from sys.path).
+#    _infprof_hooks.py (loaded from this directory by path, never from sys.path). Nothing else
+#    is imported before that (not even ctypes): a program without torch runs as it would.
 import os as _os
 import sys as _sys
 
@@ -78,19 +79,11 @@ def _infprof_hook_torch(here):
 
 
 def _infprof_site():
-    here = _infprof_restore()
-    try:
-        import ctypes
-
-        state = ctypes.CDLL(None).infprof_py_state
-        state.argtypes = (ctypes.c_int,)
-        on = state(2)  # PY_SITE
-    except Exception:
-        on = 0
-    if on and "torch" not in _sys.modules:
-        _sys.meta_path.insert(0, _InfprofTorchWatch(here))
-    elif on:
+    here = _infprof_restore()  # the library sees INFPROF_PYTHONPATH_WAS gone: we ran
+    if "torch" in _sys.modules:
         _infprof_hook_torch(here)
+    else:
+        _sys.meta_path.insert(0, _InfprofTorchWatch(here))
 
 
 _infprof_site()

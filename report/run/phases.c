@@ -314,6 +314,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     series_between_gpu(db, p);
     series_between_data(db, p);
     series_figures(db, p);
+    series_loop_walls(p);
     phases_suspect(db, p);
 }
 

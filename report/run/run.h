@@ -104,6 +104,9 @@ struct series_info {
     /* Of gap_total, the time the program waited for a DataLoader's next batch (input_waits;
      * -1 unknown: no such table, a database before schema 5). */
     int64_t gap_data;
+    /* series.c: the wall time of its steady iterations, first start to last end, less other
+     * series' iterations inside it, and how many there were (the loop rate's, below). */
+    int64_t loop_wall, loop_n;
     /* series.c: its steady iterations' kernels and GPU time (-1 unknown: no kernel rows tied to
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
@@ -213,10 +216,11 @@ double series_between_pct(const struct series_info *s);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the
  * tables' one figure. */
 double series_items_per_s(const struct series_info *s);
-/* What the loop delivered: items (iterations when the batch is unknown: *unit 0, else 1) a
- * second over the wall time of its steady iterations, first start to last end, waits between
- * them included. 0 when fewer than two steady iterations. */
+/* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a
+ * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
+ * iterations. */
 double series_delivered_per_s(const struct series_info *s, int *items);
+void series_loop_walls(struct run_phases *p);
 /* between.c: each series' time waiting for a DataLoader inside its gaps (phases_load calls it). */
 void series_between_data(struct sqlite3 *db, struct run_phases *p);
 /* suspect.c: mark the phases whose figures lost events (phases_load calls it). */

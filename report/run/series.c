@@ -141,18 +141,39 @@ double series_items_per_s(const struct series_info *s)
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
 }
 
+/* The wall time of each series' steady iterations, first start to last end, less the other
+ * series' iterations inside it (two models called in turn: each one's loop is its own time). */
+void series_loop_walls(struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++) {
+        struct series_info *se = &p->series.v[i];
+        int64_t first = -1, last = -1, n = 0;
+        for (size_t k = 0; k < se->nits; k++) {
+            if (!se->its[k].steady) continue;
+            if (first < 0) first = se->its[k].start;
+            if (se->its[k].end > last) last = se->its[k].end;
+            n++;
+        }
+        se->loop_n = n;
+        se->loop_wall = n >= 2 && last > first ? last - first : 0;
+        for (int j = 0; j < p->series.n && se->loop_wall; j++) {
+            const struct series_info *o = &p->series.v[j];
+            if (j == i || o->end <= first || o->start >= last) continue;
+            for (size_t k = 0; k < o->nits; k++) {
+                int64_t a = o->its[k].start > first ? o->its[k].start : first;
+                int64_t b = o->its[k].end < last ? o->its[k].end : last;
+                if (b > a) se->loop_wall -= b - a;
+            }
+        }
+        if (se->loop_wall < 0) se->loop_wall = 0;
+    }
+}
+
 double series_delivered_per_s(const struct series_info *s, int *items)
 {
-    int64_t first = -1, last = -1, n = 0;
-    for (size_t k = 0; k < s->nits; k++) {
-        if (!s->its[k].steady) continue;
-        if (first < 0) first = s->its[k].start;
-        if (s->its[k].end > last) last = s->its[k].end;
-        n++;
-    }
     *items = s->items > 0;
-    if (n < 2 || last <= first) return 0;
-    return (double)(s->items > 0 ? s->items : n) * 1e9 / (double)(last - first);
+    if (s->loop_n < 2 || s->loop_wall <= 0) return 0;
+    return (double)(s->items > 0 ? s->items : s->loop_n) * 1e9 / (double)s->loop_wall;
 }
 
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out)

@@ -191,6 +191,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"collector_nvtx", "NVTX", COL_TEXT},
         {"collector_cudnn", "cuDNN", COL_TEXT},
         {"collector_energy", "Energy", COL_TEXT},
+        {"python_module_hooks", "Python modules", COL_TEXT},
         {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
@@ -240,6 +241,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_text_col(t, db, c++, "collector.nvtx");
     meta_text_col(t, db, c++, "collector.cudnn");
     meta_text_col(t, db, c++, "collector.energy");
+    meta_text_col(t, db, c++, "python_module_hooks"); /* Python processes only */
     /* The libtorch settings the program set (report/run/settings.c). */
     const struct run_settings *set = &p->settings;
     if (set->constant[0] || set->varying[0]) {

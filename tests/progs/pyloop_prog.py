@@ -11,6 +11,8 @@ wait for the DataLoader's next batch, the loop's wall time and how many items we
   pyloop_prog.py jit      a traced MLP and its frozen copy, called in turn in one loop, 20 each
   pyloop_prog.py twice    two instances of the MLP class in turn, 20 each
   pyloop_prog.py workers  the loader, num_workers=2
+  pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
+                          raises; the program catches it)
 """
 import io
 import json
@@ -123,6 +125,20 @@ elif what == "sleep":
     with torch.no_grad():
         a = timed(m, x, 30)
     out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "raises":
+    m = MLP().eval()
+    bad = torch.randn(16, 7)
+    a = []
+    with torch.no_grad():
+        for i in range(20):
+            if i % 5 == 4:
+                try:
+                    m(bad)
+                except RuntimeError:
+                    pass
+                continue
+            a += timed(m, x, 1)
+    out = {"forward_p50": p50(a), "ok": len(a)}
 elif what in ("jit", "twice"):
     m = MLP().eval()
     with torch.no_grad():

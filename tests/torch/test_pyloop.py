@@ -1,0 +1,223 @@
+"""Python programs understood without a mark (collectors/torch_python.c, docs/python.md): the
+outermost nn.Module call is the iteration, the DataLoader's scope the wait for data. Each program
+(tests/progs/pyloop_prog.py) times itself: the forward alone (perf_counter around model(x)), the
+wait for the DataLoader, the loop's wall time; the report must agree with those timers, the way a
+user would check it. Then what the program must never notice: its output, exit status, sys.path,
+PYTHONPATH, its own sitecustomize and its own module hooks, python -S, a program without torch."""
+import json
+import os
+import unittest
+
+from harness import Case, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROG = os.path.join(HERE, "..", "progs", "pyloop_prog.py")
+PYTHON = "/usr/bin/python3"
+
+
+def near(ours, own, pct=5.0, abs_ns=500_000):
+    return abs(ours - own) <= own * pct / 100.0 + abs_ns
+
+
+class PyLoop(Case):
+    def python(self, *argv, db="run.db", **extra):
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([PYTHON, PROG, *argv], timeout=300, INFPROF_OUTPUT=db, **extra)
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch or torchvision")
+        self.assertEqual(r.rc, 0, r.err)
+        own = json.loads(r.out.decode().strip().splitlines()[-1])
+        return own, self.report_json(r.db(db)), r.db(db)
+
+    def series(self, report):
+        return {s["series"]: s for s in report["series"]}
+
+    def test_dataloader_loop(self):
+        # JPEG-like decode, resize, ToTensor, Normalize in the dataset (torchvision transforms,
+        # nn.Modules themselves: never iterations), mobilenet_v3_small under no_grad.
+        own, rep, db = self.python("loader")
+        s = self.series(rep)
+        self.assertEqual(list(s), ["MobileNetV3"], s)
+        mob = s["MobileNetV3"]
+        self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
+        self.assertEqual(mob["batch"], 4)
+        self.assertTrue(near(mob["latency_p50_ns"], own["forward_p50"]),
+                        (mob["latency_p50_ns"], own))
+        ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
+        self.assertEqual(ph["iteration_source"], "python module calls")
+        # The wait for data: between iterations, almost all of it inside the DataLoader.
+        b = [x for x in rep["between"] if x["series"] == "MobileNetV3"][0]
+        self.assertTrue(near(b["between_p50_ns"], own["wait_p50"], 10.0, 1_000_000),
+                        (b, own["wait_p50"]))
+        self.assertGreater(b["data_loading_ns"], 0.9 * b["between_total_ns"], b)
+        self.assertEqual(b["data_loading_ns"] + b["other_host_ns"], b["between_total_ns"])
+        waits = self.query(db, "SELECT count(*) FROM input_waits")[0][0]
+        self.assertEqual(waits, own["n"] + 1)  # the last one ends the loop (StopIteration)
+        # What the loop delivered against what the program's own wall clock says.
+        self.assertEqual(mob["rate_unit"], "items/s")
+        loop = own["items"] * 1e9 / own["wall"]
+        self.assertLess(abs(mob["delivered_per_s"] - loop) / loop, 0.10, (mob, loop))
+        self.assertGreater(mob["model_rate_per_s"], mob["delivered_per_s"])
+        rules = {a["rule"]: a for a in rep["advice"]}
+        self.assertIn("input_bound", rules, rep["advice"])
+        self.assertGreater(rules["input_bound"]["evidence"]["data_loading_ns"], 0)
+
+    def test_two_configurations_unmarked(self):
+        # 25 fp32 forwards, then 25 of the quantize_dynamic copy: two series, each as its own
+        # timer says (quantize_dynamic's observers are no iterations).
+        own, rep, _ = self.python("quant")
+        s = self.series(rep)
+        self.assertEqual(sorted(s), ["MLP", "MLP quantized"], s)
+        for name, key in (("MLP", "fp32_p50"), ("MLP quantized", "int8_p50")):
+            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 25)
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000),
+                            (name, s[name]["latency_p50_ns"], own))
+
+    def test_sleep_inside_forward_is_in_the_latency(self):
+        # compare reads the program's own change, about +2 ms.
+        own0, _, db0 = self.python("sleep", "0", db="s0.db")
+        own2, _, db2 = self.python("sleep", "2", db="s2.db")
+        r = self.cli("compare", "--format", "json", db0, db2)
+        self.assertEqual(r.rc, 0, r.err)
+        rows = [x for x in json.loads(r.out)["series"] if x["series"] == "SleepyMLP"]
+        self.assertEqual(len(rows), 1, json.loads(r.out)["series"])
+        ours = rows[0]["latency_p50_ns_delta"]
+        theirs = own2["forward_p50"] - own0["forward_p50"]
+        self.assertGreater(theirs, 1_500_000)
+        self.assertLess(abs(ours - theirs), 0.3 * theirs + 300_000, (ours, theirs))
+
+    def test_torchscript_modules_are_series_of_their_own(self):
+        # A traced MLP and a frozen scripted one, called in turn; torch.jit.trace's own calls
+        # (tracing and its check) are set-up, never iterations or warm-up.
+        own, rep, db = self.python("jit")
+        s = self.series(rep)
+        self.assertEqual(sorted(s), ["MLP frozen", "MLP traced"], s)
+        for name, key in (("MLP traced", "first_p50"), ("MLP frozen", "second_p50")):
+            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key]), (name, s[name], own))
+        self.assertEqual(self.query(db, "SELECT count(*) FROM iterations")[0][0], 40)
+
+    def test_two_instances_of_one_class(self):
+        own, rep, _ = self.python("twice")
+        s = self.series(rep)
+        self.assertEqual(sorted(s), ["MLP", "MLP #2"], s)
+        for name in s:
+            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+            # Called in turn: each one's loop rate is over its own time, not the other's.
+            self.assertLess(abs(s[name]["delivered_per_s"] / s[name]["model_rate_per_s"] - 1),
+                            0.15, s[name])
+
+    def test_a_forward_that_raises_is_no_iteration(self):
+        own, rep, _ = self.python("raises")
+        s = self.series(rep)["MLP"]
+        self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["ok"], s)
+        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (s, own))
+
+    def test_dataloader_workers_are_workers(self):
+        r = self.run_prog([PYTHON, PROG, "workers"], timeout=300, INFPROF_OUTPUT="w%p.db")
+        self.assertEqual(r.rc, 0, r.err)
+        own = json.loads(r.out.decode().strip().splitlines()[-1])
+        dbs = [os.path.join(self.dir, f) for f in os.listdir(self.dir) if f.endswith(".db")]
+        main_db = [d for d in dbs if self.meta(d, "python_module_hooks").startswith("on")]
+        workers = [d for d in dbs if self.meta(d, "python_module_hooks").startswith("worker")]
+        self.assertEqual(len(main_db), 1, [(d, self.meta(d, "python_module_hooks")) for d in dbs])
+        self.assertEqual(len(workers), 2)
+        for w in workers:
+            self.assertEqual(self.query(w, "SELECT count(*) FROM iterations")[0][0], 0)
+        rep = self.report_json(main_db[0])
+        mob = self.series(rep)["MobileNetV3"]
+        self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
+
+
+class Unnoticed(Case):
+    """The program sees what it would see without us."""
+
+    SCRIPT = (
+        "import os, sys, json\n"
+        "import torch\n"
+        "from torch.nn.modules import module as mm\n"
+        "seen = []\n"
+        "h = mm.register_module_forward_hook(lambda m, i, o: seen.append(type(m).__name__))\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())\n"
+        "for _ in range(5):\n"
+        "    m(torch.ones(2, 4))\n"
+        "h.remove()\n"
+        "print(json.dumps({'path': sys.path[1:], 'pp': os.environ.get('PYTHONPATH'),\n"
+        "  'was': os.environ.get('INFPROF_PYTHONPATH_WAS'), 'seen': seen,\n"
+        "  'site': sys.modules.get('sitecustomize').__name__ if 'sitecustomize' in sys.modules\n"
+        "          else None, 'mine': os.environ.get('MINE_RAN'),\n"
+        "  'user_hooks': len(mm._global_forward_hooks)}))\n"
+        "sys.exit(3)\n")
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def both(self, argv, **extra):
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        plain = self.run_prog(argv, preload=False, timeout=120, **extra)
+        traced = self.run_prog(argv, timeout=120, INFPROF_OUTPUT="t.db", **extra)
+        if plain.rc != 3 and b"No module named" in plain.err:
+            raise unittest.SkipTest("python3 has no torch")
+        return plain, traced
+
+    def test_output_path_hooks_and_own_sitecustomize(self):
+        site = os.path.join(self.dir, "site")
+        os.mkdir(site)
+        self.write("site/sitecustomize.py", "import os\nos.environ['MINE_RAN'] = 'yes'\n")
+        prog = self.write("prog.py", self.SCRIPT)
+        plain, traced = self.both([PYTHON, prog], PYTHONPATH=site)
+        self.assertUnnoticed(plain, traced)
+        self.assertEqual(plain.rc, 3)
+        got = json.loads(traced.out)
+        self.assertEqual(got["mine"], "yes")
+        self.assertEqual(got["pp"], site)
+        self.assertIsNone(got["was"])
+        self.assertEqual(got["seen"].count("Sequential"), 5)
+        self.assertEqual(self.meta(traced.db("t.db"), "python_module_hooks")[:3], "on:")
+        self.assertEqual(self.query(traced.db("t.db"), "SELECT count(*) FROM iterations")[0][0], 5)
+
+    def test_no_pythonpath_and_no_own_sitecustomize(self):
+        prog = self.write("prog.py", self.SCRIPT)
+        plain, traced = self.both([PYTHON, prog])
+        self.assertUnnoticed(plain, traced)
+
+    def test_python_dash_s_says_what_it_could_not_do(self):
+        # Without site, Debian's torch is off the path: the program adds it itself.
+        prog = self.write("prog.py", "import sys\nsys.path.append('/usr/lib/python3/dist-packages')"
+                                     "\n" + self.SCRIPT)
+        for flags in (["-S"], ["-I"], ["-E"], ["-BsE"], ["-W", "ignore", "-S"], ["-Wignore", "-I"]):
+            plain, traced = self.both([PYTHON, *flags, prog])
+            self.assertUnnoticed(plain, traced)
+            status = self.meta(traced.db("t.db"), "python_module_hooks")
+            self.assertTrue(status.startswith("off: python ran with -S, -I or -E"), status)
+            r = self.cli("report", traced.db("t.db"))
+            self.assertIn("Python modules", r.out.decode())
+            os.remove(traced.db("t.db"))
+
+    def test_a_program_without_torch_never_imports_it(self):
+        prog = self.write("prog.py", "import sys, json\nprint(json.dumps(sorted(m for m in"
+                                     " sys.modules if m.startswith(('torch', 'ctypes')))))\n")
+        plain, traced = self.both([PYTHON, prog])
+        self.assertUnnoticed(plain, traced)
+        self.assertEqual(json.loads(traced.out), [])
+        self.assertTrue(self.meta(traced.db("t.db"), "python_module_hooks").startswith("waiting"))
+
+    def test_another_python_without_torch(self):
+        py312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(py312):
+            raise unittest.SkipTest("no pyenv Python 3.12")
+        prog = self.write("prog.py", "import sys, os\nprint(sys.path[1:], os.environ.get("
+                                     "'PYTHONPATH'))\nraise SystemExit(5)\n")
+        plain = self.run_prog([py312, prog], preload=False)
+        traced = self.run_prog([py312, prog], INFPROF_OUTPUT="t.db")
+        self.assertUnnoticed(plain, traced)
+        self.assertEqual(traced.rc, 5)
+
+
+if __name__ == "__main__":
+    main()
