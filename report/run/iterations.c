@@ -159,6 +159,14 @@ static void drop_nested(struct iters *it)
     it->n = w;
 }
 
+const char *iterations_counted(sqlite3 *db)
+{
+    if (!db_has_table(db, "iterations")) return "1";
+    return db_int(db, "SELECT count(*) FROM iterations WHERE source IN (2, 3)", 0) > 0
+               ? "(source IS NOT 5)"
+               : "1";
+}
+
 static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
@@ -168,7 +176,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     if (!it->v) cli_fail("out of memory");
     /* A mark wins: where the program marks its iterations (an NVTX range, a record_function
      * scope), the Python module calls are not iterations of their own. */
-    int marked = db_int(db, "SELECT count(*) FROM iterations WHERE source IN (2, 3)", 0) > 0;
+    int marked = strcmp(iterations_counted(db), "1") != 0;
     sqlite3_stmt *st = db_prepare(db, v4   ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
                                              " gpu_items, label_id, source FROM iterations"
                                       : v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"

@@ -27,7 +27,10 @@ static int is_float_gemm(const char *n)
 
 static void op_phases_load(sqlite3 *db, struct run_operators *r)
 {
-    sqlite3_stmt *st = db_prepare(db, "SELECT phase, count(*) FROM iterations GROUP BY phase");
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT phase, count(*) FROM iterations WHERE %s GROUP BY phase",
+             iterations_counted(db));
+    sqlite3_stmt *st = db_prepare(db, sql);
     for (int i = 0; i < r->n; i++) {
         const struct op_figure *f = &r->v[i];
         if (!r->nphases || r->phases[r->nphases - 1].phase != f->phase) {
@@ -109,14 +112,17 @@ void operators_load(sqlite3 *db, struct run_operators *r)
     memset(r, 0, sizeof *r);
     if (!db_has_table(db, "torch_operators")) return;
     r->present = 1;
-    sqlite3_stmt *st = db_prepare(
-        db, "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
-            " it AS (SELECT phase, count(*) AS n FROM iterations GROUP BY phase)"
-            " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur),"
-            " sum(o.iter > 0), coalesce(it.n, 0), ph.self"
-            " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
-            " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
-            " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC");
+    char sql[640];
+    snprintf(sql, sizeof sql,
+             "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
+             " it AS (SELECT phase, count(*) AS n FROM iterations WHERE %s GROUP BY phase)"
+             " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur),"
+             " sum(o.iter > 0), coalesce(it.n, 0), ph.self"
+             " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+             " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
+             " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
+             iterations_counted(db));
+    sqlite3_stmt *st = db_prepare(db, sql);
     size_t cap = 0;
     while (db_step(st)) {
         if ((size_t)r->n == cap &&

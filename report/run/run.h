@@ -147,6 +147,10 @@ struct run_phases {
 void phases_load(struct sqlite3 *db, struct run_phases *p);
 /* iterations.c: each phase's iterations (phases_load calls it). */
 void iterations_load(struct sqlite3 *db, struct run_phases *p);
+/* The rows of table iterations the report counts, as an SQL condition on its columns: a mark
+ * wins (where the program marks its iterations, an NVTX range or a record_function scope, the
+ * Python module calls inside are no iterations of their own); "1" all of them. */
+const char *iterations_counted(struct sqlite3 *db);
 /* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
 void iterations_set_warmup(int n);
 size_t iterations_warmup(const int64_t *lat, size_t n);

@@ -80,11 +80,13 @@ void drops_where(struct sqlite3 *db, char *out, size_t n)
         o += (size_t)snprintf(out + o, n - o, "%s%s %lld", o ? ", " : "in ",
                               sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1));
     sqlite3_finalize(st);
-    int64_t iters = db_int(db,
-                           "SELECT count(*) FROM iterations i WHERE EXISTS (SELECT 1 FROM"
-                           " event_drops d WHERE d.tid = i.tid AND d.first <= i.start + i.dur"
-                           " AND d.last >= i.start)",
-                           0);
+    char sql[320];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM iterations i WHERE %s AND EXISTS (SELECT 1 FROM"
+             " event_drops d WHERE d.tid = i.tid AND d.first <= i.start + i.dur"
+             " AND d.last >= i.start)",
+             iterations_counted(db));
+    int64_t iters = db_int(db, sql, 0);
     if (iters && o + 48 < n)
         snprintf(out + o, n - o, "; up to %lld %s touched", (long long)iters,
                  iters == 1 ? "iteration" : "iterations");

@@ -1,7 +1,8 @@
 """A Python PyTorch program (samples/py_infer.py with Debian's python3-torch) under the library:
 libtorch found though Python loads it privately, every phase of the program in its order, tensor
 memory per phase, the program unaffected; with no iteration marked, a report that says how to
-mark them; with each forward in a torch.profiler.record_function scope, those iterations."""
+mark them (its module calls unseen: INFPROF_PYTHON=0), or, seen, its outermost module calls as
+iterations; with each forward in a torch.profiler.record_function scope, those iterations."""
 import os
 import shutil
 import unittest
@@ -14,20 +15,20 @@ PYTHON = "/usr/bin/python3"
 
 
 class PythonProgram(TorchCase):
-    def run_sample(self, *args):
+    def run_sample(self, *args, **env):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
         argv = [PYTHON, SAMPLE, "--device", "cpu", "--model", "conv", *args]
         plain = self.run_prog(argv, preload=False, timeout=300)
         if plain.rc != 0 and b"No module named 'torch'" in plain.err:
             raise unittest.SkipTest("python3 has no torch")
-        traced = self.run_prog(argv, timeout=300)
+        traced = self.run_prog(argv, timeout=300, **env)
         self.assertEqual(plain.rc, 0, plain.err)
         self.assertEqual(traced.rc, 0, traced.err)
         return traced
 
     def test_phases_memory_and_iteration_hint(self):
-        traced = self.run_sample("--iters", "3", "--warmup", "1")
+        traced = self.run_sample("--iters", "3", "--warmup", "1", INFPROF_PYTHON="0")
         self.assertEqual([x["phase"] for x in refs(traced.out)], CPU_PHASES)
         db = traced.db()
         self.assertRegex(self.meta(db, "collector.torch"), r"^on: .*libc10")
@@ -42,16 +43,33 @@ class PythonProgram(TorchCase):
         self.assertIn("no iteration was seen", text)
         self.assertIn("torch.cuda.nvtx.range_push('iteration')", text.replace("\n  ", " "))
 
+    def test_module_calls_are_iterations(self):
+        # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
+        # iteration of its phase, the model's class its series, its input's batch the batch.
+        traced = self.run_sample("--iters", "3", "--warmup", "1")
+        db = traced.db()
+        rows = self.query(db, "SELECT phase, source, batch, count(*) FROM iterations"
+                              " GROUP BY 1, 2, 3 ORDER BY 1")
+        self.assertEqual([(LABEL[p], s, n) for p, s, b, n in rows],
+                         [(label, 5, 4) for label in CPU_PHASES])
+        for ph in self.report_json(db)["phases"]:
+            if ph["iterations"]:
+                self.assertEqual(ph["iteration_source"], "python module calls")
+
     def test_scripted_module_calls_are_iterations(self):
         # torch.jit.script(model) called from Python: no Method::operator() call, no mark; each
-        # call (1 warm-up + 6 timed) is one TorchScript iteration of its phase, and compiling the
-        # module (its "defaults" functions) is none.
-        traced = self.run_sample("--iters", "6", "--warmup", "1", "--mark", "none", "--script")
-        db = traced.db()
-        rows = self.query(db, "SELECT phase, source, count(*) FROM iterations GROUP BY 1, 2"
-                              " ORDER BY 1")
-        self.assertEqual([(LABEL[p], s, n) for p, s, n in rows],
-                         [(label, 1, 7) for label in CPU_PHASES])
+        # call (1 warm-up + 6 timed) is one iteration of its phase, and compiling the module (its
+        # "defaults" functions) is none. Seen as a module call (source 5), the TorchScript scope
+        # inside it is no second iteration; unseen (INFPROF_PYTHON=0), the scope is (source 1).
+        for source, env in ((5, {}), (1, {"INFPROF_PYTHON": "0"})):
+            traced = self.run_sample("--iters", "6", "--warmup", "1", "--mark", "none",
+                                     "--script", **env)
+            db = traced.db()
+            rows = self.query(db, "SELECT phase, source, count(*) FROM iterations GROUP BY 1, 2"
+                                  " ORDER BY 1")
+            self.assertEqual([(LABEL[p], s, n) for p, s, n in rows],
+                             [(label, source, 7) for label in CPU_PHASES])
+            os.remove(db)
 
     def test_record_function_scopes_are_iterations(self):
         # Each timed forward inside torch.profiler.record_function("iteration batch=1"): no NVTX,
@@ -60,15 +78,20 @@ class PythonProgram(TorchCase):
         traced = self.run_sample("--iters", "8", "--warmup", "1", "--mark", "record_function")
         db = traced.db()
         self.assertIn("record_function scopes: on", self.meta(db, "torch_api"))
+        # (The module calls inside the marks are recorded too, source 5; the marks win.)
         rows = self.query(db, "SELECT phase, source, batch, count(*) FROM iterations"
-                              " GROUP BY 1, 2, 3 ORDER BY 1")
+                              " WHERE source = 3 GROUP BY 1, 2, 3 ORDER BY 1")
         self.assertEqual([(LABEL[p], s, b, n) for p, s, b, n in rows],
                          [(label, 3, 1, 8) for label in CPU_PHASES])
+        for ph in self.report_json(db)["phases"]:
+            if ph["iterations"]:
+                self.assertEqual(ph["iteration_source"], "marked")
         # The same 8 forwards as the program timed them (the report's p50 sets warm-up apart,
         # which on a loaded machine may take a slow first one out: compared elsewhere).
         for ref in refs(traced.out):
             durs = sorted(d for (d,) in self.query(
-                db, "SELECT dur FROM iterations WHERE phase = ?", PHASE[ref["phase"]]))
+                db, "SELECT dur FROM iterations WHERE phase = ? AND source = 3",
+                PHASE[ref["phase"]]))
             self.assertAlmostEqual(durs[(len(durs) - 1) // 2] / 1e6, ref["p50_ms"],
                                    delta=0.1 * ref["p50_ms"] + 0.5, msg=ref["phase"])
         self.assertNotIn("no iteration was seen", self.cli("report", db).out.decode())

@@ -5,7 +5,10 @@ program's own timer around each forward within 5% + 0.5 ms (of its 40th-60th per
 a loaded machine needs: check_against_own). A body that varies gets no
 iterations, nor does a program with no loop. Where the program marks its iterations, the marks
 win: here each mark holds two forwards, so the detected period (one forward) would halve the
-latency; the mark says what the program calls an iteration, and that is what is counted."""
+latency; the mark says what the program calls an iteration, and that is what is counted.
+
+These Python programs run with INFPROF_PYTHON=0: their module calls unseen, as in a C++ loop or
+under python -S (test_pyloop.py has them seen)."""
 import os
 import unittest
 
@@ -20,6 +23,9 @@ class Unmarked(Case):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
         db = db or f"{what}.db"
+        # Detection is the fallback for programs whose module calls are not seen (C++ torch::nn
+        # loops, python -S): INFPROF_PYTHON=0 makes these Python programs such programs.
+        extra.setdefault("INFPROF_PYTHON", "0")
         r = self.run_prog([PYTHON, PROG, what], timeout=300, INFPROF_OUTPUT=db, **extra)
         if r.rc != 0 and b"No module named" in r.err:
             raise unittest.SkipTest("python3 has no torch or torchvision")
