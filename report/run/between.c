@@ -77,7 +77,9 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
 
 void series_between_data(struct sqlite3 *db, struct run_phases *p)
 {
-    int have = db_has_table(db, "input_waits");
+    /* No wait recorded: no DataLoader in this run (or a database before schema 5), unknown. */
+    int have = db_has_table(db, "input_waits") &&
+               db_int(db, "SELECT count(*) FROM (SELECT 1 FROM input_waits LIMIT 1)", 0) > 0;
     for (int i = 0; i < p->series.n; i++) {
         struct series_info *se = &p->series.v[i];
         se->gap_data = have ? 0 : -1;

@@ -102,7 +102,7 @@ struct series_info {
     int64_t gaps, gap_p50, gap_total, gap_host, gap_gpu_busy;
     struct interval *gapv;
     /* Of gap_total, the time the program waited for a DataLoader's next batch (input_waits;
-     * -1 unknown: no such table, a database before schema 5). */
+     * -1 unknown: no wait in the run, no DataLoader, or a database before schema 5). */
     int64_t gap_data;
     /* series.c: the wall time of its steady iterations, first start to last end, less other
      * series' iterations inside it, and how many there were (the loop rate's, below). */

@@ -216,8 +216,11 @@ static struct table *between_table(const struct run_phases *p)
     table_col(t, "between_pct", "Wall %", COL_PCT);
     table_col(t, "gpu_idle_between_ns", "GPU idle", COL_NS);
     table_col(t, "gpu_idle_between_pct", "Idle %", COL_PCT);
-    table_col(t, "data_loading_ns", "DataLoader", COL_NS);
-    table_col(t, "other_host_ns", "Other", COL_NS);
+    /* The DataLoader's share in text only where the run has one (input_waits). */
+    int data = 0;
+    for (int i = 0; i < p->series.n; i++) data |= p->series.v[i].gap_data >= 0;
+    table_col(t, "data_loading_ns", data ? "DataLoader" : NULL, COL_NS);
+    table_col(t, "other_host_ns", data ? "Other" : NULL, COL_NS);
     int shown = 0;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
@@ -241,10 +244,14 @@ static struct table *between_table(const struct run_phases *p)
         shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;
     }
     t->quiet = !shown;
-    t->note = "Wall %: of the series' steady iterations and the time after them; GPU idle: the"
-              " part of that time no kernel of the phase ran ('-': no kernels recorded); DataLoader:"
-              " the part spent waiting for a DataLoader's next batch, Other: the rest (input"
-              " preparation, host post-processing)";
+    t->note = data ? "Wall %: of the series' steady iterations and the time after them; GPU idle:"
+                     " the part of that time no kernel of the phase ran ('-': no kernels"
+                     " recorded); DataLoader: the part spent waiting for a DataLoader's next"
+                     " batch, Other: the rest (input preparation, host post-processing)"
+                   : "Wall %: of the series' steady iterations and the time after them; GPU idle:"
+                     " the part of that time no kernel of the phase ran ('-': no kernels"
+                     " recorded). Input preparation, data loading and host post-processing show"
+                     " here";
     return t;
 }
 
