@@ -79,7 +79,7 @@ int cmd_report(int argc, char **argv)
     free(paths);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[32];
+    struct table *t[48];
     int n = report_build(db, &phases, &o, t, (int)(sizeof t / sizeof t[0]));
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);

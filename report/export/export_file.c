@@ -277,6 +277,7 @@ int export_run(const struct export_opts *opts)
     c.db = db_open(o.db);
     static struct run_phases phases; /* large: not on the stack */
     phases_load(c.db, &phases);
+    iterations_shadow(c.db, &phases); /* detected iterations too; a mark wins, as in the report */
     c.phases = &phases;
     c.phase = o.phase ? resolve_phase(c.db, &phases, o.phase) : -1;
     c.from = o.from;

@@ -27,7 +27,9 @@
  *
  * A phase that runs one loop after another (a batch size, then another) repeats no period over
  * half of it: each loop is then looked for on its own, from the last back (at least 8 periods
- * and 16 reports each, together half the reports), and each is a series ("loop 1", ...).
+ * and 16 reports each, together half the reports), and each is a series ("loop 1", ...). Where
+ * the last loop does cover half of it (an int8 copy's many short forwards after an fp32 model's
+ * few long ones), the loops before it are looked for the same way.
  */
 #include "detect.h"
 
@@ -184,21 +186,20 @@ static int covers_half(const struct rep *s, size_t n, const struct detected *d)
 static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
 {
     out->n = 0, out->nloops = 0;
-    size_t end = n, r0 = 0, p = find_stretch(s, &end, n / 2, 256, &r0);
-    if (p) {
-        if (!cut_stretch(s, r0, end, p, closing, 0, out)) return 0;
-        out->period = (int)p;
-        out->repeats = (int)((end - r0) / p);
-        out->nloops = 1;
-        if (closing || covers_half(s, n, out)) return 1;
-        out->n = 0;
-        return 0;
-    }
-    /* Loops of their own, from the last back. */
-    size_t matched = 0, at = n;
-    int loops = 0, repeats = 0, period = 0;
-    size_t bounds[16];
+    size_t matched = 0, at = n, bounds[16];
+    int loops = 0, repeats = 0, period = 0, half = 0;
     size_t skip = 256; /* before a loop: the next one's set-up and its first, odd, forward */
+    size_t end = n, r0 = 0, p = find_stretch(s, &end, n / 2, 256, &r0);
+    if (p) { /* one loop over half of it: the last, the others (if any) before it */
+        size_t got = cut_stretch(s, r0, end, p, closing, 0, out);
+        if (!got) return 0;
+        bounds[loops++] = got;
+        matched = end - r0, repeats = (int)((end - r0) / p), period = (int)p, half = 1;
+        at = r0;
+        skip = 256 + 2 * p;
+    }
+    /* Loops of their own, from the last back: before the one over half (an fp32 model's few
+     * long forwards before its int8 copy's many short ones), or all of them. */
     while (loops < 16 && at >= 16) {
         size_t e = at, start;
         size_t q = find_stretch(s, &e, 16, skip, &start);
@@ -211,7 +212,15 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         at = start;
         skip = 256 + 2 * q;
     }
-    if (loops < 2 || 2 * matched < n) {
+    if (loops == 1 && half) {
+        out->period = (int)p;
+        out->repeats = repeats;
+        out->nloops = 1;
+        if (closing || covers_half(s, n, out)) return 1;
+        out->n = 0;
+        return 0;
+    }
+    if (loops < 2 || (!half && 2 * matched < n)) {
         out->n = 0;
         return 0;
     }

@@ -42,6 +42,7 @@ struct iter {
     int64_t label; /* the mark's name (strings id), 0 none */
     int setting;   /* the varying settings it ran with (settings.c: 1 + combo index), 0 none */
     int source;    /* iterations.source: 5 a Python module call, 0 detected */
+    int series;    /* its series (run_series index), -1 none */
     int64_t gap;   /* host time to its thread's next iteration of its series, -1 none */
 };
 
@@ -196,6 +197,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
         x->kernels = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
         x->label = sqlite3_column_int64(st, 8);
         x->source = sqlite3_column_int(st, 9);
+        x->series = -1;
         if (marked && x->source == 5) {
             it->n--;
             continue;
@@ -410,6 +412,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
             p->series.left_out += (int64_t)m;
             continue;
         }
+        for (size_t k = 0; k < m; k++) gm[k]->series = p->series.n;
         struct series_info *se = &p->series.v[p->series.n++];
         memset(se, 0, sizeof *se);
         se->phase = pi;
@@ -519,6 +522,7 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
             x->host = d->end[k] - d->start[k];
             x->kernels = -1;
             x->batch = -1;
+            x->series = -1;
             /* Loops of their own (another batch size, another model): a series each. */
             if (d->nloops > 1) x->label = -(int64_t)d->loop[k] - 1;
         }
@@ -640,6 +644,13 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         }
         steady_figures(mine, lat, host, warm, n, &ph->lat_p50, &ph->lat_p95, &ph->lat_p99,
                        &ph->lat_mean, &ph->host_p50, &ph->items, &ph->nsteady);
+        struct run_iter *ri = realloc(p->iters, (p->niters + n) * sizeof *ri);
+        if (!ri) cli_fail("out of memory");
+        p->iters = ri;
+        for (size_t k = 0; k < n; k++)
+            p->iters[p->niters++] = (struct run_iter){
+                mine[k]->id,     mine[k]->tid,    mine[k]->start, mine[k]->host, lat[k],
+                mine[k]->batch,  i,               mine[k]->series, mine[k]->source, !warm[k]};
         /* One series per phase: a shift between series is the program's doing, not a shift. */
         if (ph->nseries <= 1 &&
             !level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
@@ -730,4 +741,60 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
     *hi = r[(size_t)(0.975 * (double)(k - 1))];
     free(r);
     return 1;
+}
+
+/* ---- every iteration, for tables and traces ------------------------------------------------ */
+
+const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x)
+{
+    static const char *const names[] = {"detected", "torchscript call", "nvtx range",
+                                        "record_function scope", "aotinductor run",
+                                        "python module call"};
+    if (x->source == 0) {
+        int from = p->v[x->phase].detected_from;
+        return from == DETECT_KERNELS     ? "detected from the kernel sequence"
+               : from == DETECT_OPERATORS ? "detected from the operator sequence"
+                                          : "detected from the allocations";
+    }
+    return x->source > 0 && x->source <= 5 ? names[x->source] : "other";
+}
+
+static void exec_or_fail(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        cli_fail("cannot list the iterations for the trace: %s", err ? err : "?");
+}
+
+void iterations_shadow(sqlite3 *db, const struct run_phases *p)
+{
+    if (!db_has_table(db, "iterations") && !p->niters) return;
+    exec_or_fail(db, "DROP TABLE IF EXISTS temp.iterations");
+    exec_or_fail(db, "CREATE TEMP TABLE iterations (id INTEGER PRIMARY KEY, tid INTEGER,"
+                     " phase INTEGER, start INTEGER, dur INTEGER, source INTEGER, batch INTEGER,"
+                     " nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER, label_id INTEGER)");
+    exec_or_fail(db, "BEGIN");
+    sqlite3_stmt *st = db_prepare(db, "INSERT INTO temp.iterations (id, tid, phase, start, dur,"
+                                      " source, batch) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    /* Detected iterations take ids past the database's. */
+    int64_t next = 1;
+    for (size_t k = 0; k < p->niters; k++)
+        if (p->iters[k].id >= next) next = p->iters[k].id + 1;
+    for (size_t k = 0; k < p->niters; k++) {
+        const struct run_iter *x = &p->iters[k];
+        sqlite3_bind_int64(st, 1, x->id ? x->id : next++);
+        sqlite3_bind_int64(st, 2, x->tid);
+        sqlite3_bind_int(st, 3, p->v[x->phase].id);
+        sqlite3_bind_int64(st, 4, x->start);
+        sqlite3_bind_int64(st, 5, x->host);
+        sqlite3_bind_int(st, 6, x->source);
+        if (x->batch >= 0)
+            sqlite3_bind_int64(st, 7, x->batch);
+        else
+            sqlite3_bind_null(st, 7);
+        db_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    exec_or_fail(db, "COMMIT");
 }

@@ -136,9 +136,23 @@ struct run_settings {
 void settings_of_iterations(struct sqlite3 *db, const int64_t *start, const int64_t *end, size_t n,
                             int *combo, struct run_settings *s);
 
+/* One iteration the report counts (iterations.c), marked, a module call or detected, in time
+ * order within its phase: where it begins and ends, so that tables and traces show them. */
+struct run_iter {
+    int64_t id;    /* iterations.id; 0 detected */
+    int64_t tid, start, host, lat; /* its thread; start (ns since t0); host time; latency */
+    int64_t batch; /* -1 unknown */
+    int phase;     /* index in run_phases.v */
+    int series;    /* index in run_series.v, -1 past the cap */
+    int source;    /* iterations.source; 0 detected (the phase's detected_from says from what) */
+    int steady;    /* 0: warm-up */
+};
+
 struct run_phases {
     int n;
     struct phase_info v[REPORT_MAX_PHASES];
+    struct run_iter *iters; /* every iteration the report counts, phase by phase */
+    size_t niters;
     struct run_devices devices;
     struct run_series series;     /* every phase's, in phase order */
     struct run_settings settings; /* the run's, and what tells its series apart */
@@ -151,6 +165,11 @@ void iterations_load(struct sqlite3 *db, struct run_phases *p);
  * wins (where the program marks its iterations, an NVTX range or a record_function scope, the
  * Python module calls inside are no iterations of their own); "1" all of them. */
 const char *iterations_counted(struct sqlite3 *db);
+/* For the traces: a TEMP table `iterations`, shadowing the database's, that holds p->iters, the
+ * iterations the report counts (detected ones with source 0 and no id of the database's). */
+void iterations_shadow(struct sqlite3 *db, const struct run_phases *p);
+/* "python module call", "nvtx range", ..., "detected from the allocations". */
+const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x);
 /* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
 void iterations_set_warmup(int n);
 size_t iterations_warmup(const int64_t *lat, size_t n);

@@ -560,6 +560,14 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                      "%s%s pools %d series (iteration marks of different names): each one's"
                      " figures are in the Series table",
                      len ? ". " : "", label, ph->nseries);
+        len = strlen(note);
+        /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
+        if (ph->detected_period && ph->detected_from != DETECT_KERNELS && len < sizeof note)
+            snprintf(note + len, sizeof note - len,
+                     ". %s: a detected iteration may include input preparation that repeats with"
+                     " it (a DataLoader's transforms and collate): mark the forward to leave it"
+                     " out",
+                     label);
     }
     /* The set-up line: the phases folded away, each with what it holds. */
     for (int i = 0, first = 1; i < p->n; i++) {

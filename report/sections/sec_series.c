@@ -255,10 +255,50 @@ static struct table *between_table(const struct run_phases *p)
     return t;
 }
 
+/* Every iteration the report counts, where it begins and ends and how it was found (JSON and
+ * CSV; text only with --section iterations): a detected one can be checked against the code. */
+static struct table *iterations_table(const struct run_phases *p)
+{
+    struct table *t = table_new("iterations", "Iterations (each one the report counts)");
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "id", "Id", COL_INT);
+    table_col(t, "tid", "Thread", COL_INT);
+    table_col(t, "start_ns", "Start", COL_NS);
+    table_col(t, "host_ns", "Host", COL_NS);
+    table_col(t, "latency_ns", "Latency", COL_NS);
+    table_col(t, "batch", "Batch", COL_INT);
+    table_col(t, "steady", "Steady", COL_INT);
+    table_col(t, "source", "Source", COL_TEXT);
+    for (size_t k = 0; k < p->niters; k++) {
+        const struct run_iter *x = &p->iters[k];
+        table_row(t);
+        phase_cells(t, &p->v[x->phase], 0, 1);
+        if (x->series >= 0) {
+            const char *name = p->series.v[x->series].name;
+            table_set_text(t, 2, name[0] ? name : "(unnamed)");
+        }
+        if (x->id) table_set_int(t, 3, x->id);
+        table_set_int(t, 4, x->tid);
+        table_set_int(t, 5, x->start);
+        table_set_int(t, 6, x->host);
+        table_set_int(t, 7, x->lat);
+        if (x->batch >= 0) table_set_int(t, 8, x->batch);
+        table_set_int(t, 9, x->steady);
+        table_set_text(t, 10, iterations_source_name(p, x));
+    }
+    t->quiet = 1;
+    t->note = "Id: iterations.id in the database (none: detected by the report); Start: ns since"
+              " the run began; a mark wins over the module calls inside it";
+    return t;
+}
+
 int section_series(const struct run_phases *p, struct table **out)
 {
     out[0] = series_table(p);
     out[1] = sweep_table(p);
     out[2] = between_table(p);
-    return 3;
+    out[3] = iterations_table(p);
+    return 4;
 }

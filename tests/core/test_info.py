@@ -26,7 +26,7 @@ class Info(Case):
         self.run_prog([prog("nvtx_ranges"), "1"], INFPROF_OUTPUT="i.db")
         r = self.cli("info", "i.db")
         self.assertEqual(r.rc, 0, r.err)
-        self.assertIn(b"schema version 4", r.out)
+        self.assertIn(b"schema version 5", r.out)
         self.assertRegex(r.out.decode(), r"nvtx_ranges\s+5")
 
     def test_help_and_version(self):

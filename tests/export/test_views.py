@@ -70,7 +70,7 @@ class NsysViews(ExportCase):
         for view, cols in NSYS_COLUMNS.items():
             have = [r[1] for r in self.q(f"PRAGMA table_info({view})")]
             self.assertEqual([c for c in cols if c not in have], [], view)
-        self.assertEqual(self.q("PRAGMA user_version"), [(4,)])
+        self.assertEqual(self.q("PRAGMA user_version"), [(5,)])
 
     def test_kernel_summary(self):
         rows = self.q("SELECT s.value, count(*), sum(k.end - k.start) FROM"
@@ -157,7 +157,7 @@ class NsysViews(ExportCase):
         self.assertEqual(views, set(NSYS_COLUMNS) | {"kernels", "ENUM_CUDA_MEMCPY_OPER",
                                                      "ENUM_CUDA_MEM_KIND", "ENUM_NSYS_EVENT_TYPE",
                                                      "META_DATA_EXPORT"})
-        self.assertEqual(self.query(db, "PRAGMA user_version"), [(4,)])
+        self.assertEqual(self.query(db, "PRAGMA user_version"), [(5,)])
         counts = self.query(db, "SELECT eventType, count(*) FROM NVTX_EVENTS GROUP BY 1")
         self.assertEqual(counts, [(34, 1), (59, 7), (60, 1), (75, 1)])
         # The example from the issue on the core fixture.

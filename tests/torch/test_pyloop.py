@@ -62,6 +62,41 @@ class PyLoop(Case):
         rules = {a["rule"]: a for a in rep["advice"]}
         self.assertIn("input_bound", rules, rep["advice"])
         self.assertGreater(rules["input_bound"]["evidence"]["data_loading_ns"], 0)
+        # Each iteration, where it begins and ends and how it was found: JSON and the trace.
+        its = rep["iterations"]
+        self.assertEqual(len(its), own["n"])
+        self.assertEqual({i["source"] for i in its}, {"python module call"})
+        self.assertEqual(self.trace_sources(db), {"python module call": own["n"]})
+
+    def trace_sources(self, db):
+        out = os.path.join(self.dir, "trace.json")
+        r = self.cli("export", db, "-o", out)
+        self.assertEqual(r.rc, 0, r.err)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        os.remove(out)
+        got = {}
+        for e in events:
+            if e.get("cat") == "iteration":
+                got[e["args"]["found as"]] = got.get(e["args"]["found as"], 0) + 1
+        return got
+
+    def test_detection_fallback_finds_both_loops(self):
+        # The module calls unseen (a C++ loop, python -S): detection finds the fp32 loop and the
+        # int8 loop after it, each a series, each as the program's own timer says; the report
+        # says a detected iteration may hold input preparation, and shows each one (JSON, trace).
+        own, rep, db = self.python("quant", INFPROF_PYTHON="0")
+        s = self.series(rep)
+        self.assertEqual(sorted(s), ["loop 1", "loop 2"], s)
+        for name, key in (("loop 1", "fp32_p50"), ("loop 2", "int8_p50")):
+            self.assertGreaterEqual(s[name]["steady_iterations"], 15, s[name])
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000),
+                            (name, s[name]["latency_p50_ns"], own))
+        its = rep["iterations"]
+        self.assertEqual({i["source"] for i in its}, {"detected from the allocations"})
+        self.assertEqual(self.trace_sources(db), {"detected": len(its)})
+        text = self.cli("report", db).out.decode().replace("\n  ", " ")
+        self.assertIn("a detected iteration may include input preparation", text)
 
     def test_two_configurations_unmarked(self):
         # 25 fp32 forwards, then 25 of the quantize_dynamic copy: two series, each as its own
