@@ -264,7 +264,6 @@ static struct table *iterations_table(const struct run_phases *p)
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "id", "Id", COL_INT);
-    table_col(t, "tid", "Thread", COL_INT);
     table_col(t, "start_ns", "Start", COL_NS);
     table_col(t, "host_ns", "Host", COL_NS);
     table_col(t, "latency_ns", "Latency", COL_NS);
@@ -280,13 +279,12 @@ static struct table *iterations_table(const struct run_phases *p)
             table_set_text(t, 2, name[0] ? name : "(unnamed)");
         }
         if (x->id) table_set_int(t, 3, x->id);
-        table_set_int(t, 4, x->tid);
-        table_set_int(t, 5, x->start);
-        table_set_int(t, 6, x->host);
-        table_set_int(t, 7, x->lat);
-        if (x->batch >= 0) table_set_int(t, 8, x->batch);
-        table_set_int(t, 9, x->steady);
-        table_set_text(t, 10, iterations_source_name(p, x));
+        table_set_int(t, 4, x->start);
+        table_set_int(t, 5, x->host);
+        table_set_int(t, 6, x->lat);
+        if (x->batch >= 0) table_set_int(t, 7, x->batch);
+        table_set_int(t, 8, x->steady);
+        table_set_text(t, 9, iterations_source_name(p, x));
     }
     t->quiet = 1;
     t->note = "Id: iterations.id in the database (none: detected by the report); Start: ns since"
