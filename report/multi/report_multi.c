@@ -21,6 +21,12 @@ static const char *label_of(struct sqlite3 *db)
     int64_t pid = 0;
     db_meta_int(db, "pid", &pid);
     char *host = db_meta_text(db, "host"), *role = db_meta_text(db, "role");
+    char *py = db_meta_text(db, "python_module_hooks");
+    if (py && !strncmp(py, "worker", 6)) { /* a DataLoader worker: named so, whatever its role */
+        free(role);
+        role = strdup("DataLoader worker");
+    }
+    free(py);
     const char *label =
         pool_printf("pid %lld on %s%s%s%s", (long long)pid, pool_escaped(host ? host : "?", 40),
                     role && strcmp(role, "root") ? " (" : "",

@@ -316,6 +316,9 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     series_figures(db, p);
     series_loop_walls(p);
     phases_suspect(db, p);
+    char *py = db_meta_text(db, "python_module_hooks");
+    p->dataloader_worker = py && !strncmp(py, "worker", 6);
+    free(py);
 }
 
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)

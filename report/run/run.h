@@ -153,6 +153,8 @@ struct run_phases {
     struct phase_info v[REPORT_MAX_PHASES];
     struct run_iter *iters; /* every iteration the report counts, phase by phase */
     size_t niters;
+    int dataloader_worker; /* a DataLoader worker process (meta python_module_hooks): no
+                              iterations of its own, no inference advice */
     struct run_devices devices;
     struct run_series series;     /* every phase's, in phase order */
     struct run_settings settings; /* the run's, and what tells its series apart */

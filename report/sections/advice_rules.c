@@ -588,6 +588,11 @@ static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
 
 void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
 {
+    /* A DataLoader worker makes batches: what it lost is said, no inference rule applies. */
+    if (p->dataloader_worker) {
+        rule_dropped(db, l);
+        return;
+    }
     struct names k[REPORT_MAX_PHASES];
     names_load(db, p, k);
     struct cudnn_findings f;

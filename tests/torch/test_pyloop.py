@@ -163,6 +163,12 @@ class PyLoop(Case):
         rep = self.report_json(main_db[0])
         mob = self.series(rep)["MobileNetV3"]
         self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
+        # Together: the workers are named so, and get no inference advice.
+        multi = json.loads(self.cli("report", "--format", "json", *dbs).out)
+        names = {r["process"] for r in multi["runs"]}
+        self.assertEqual(sum("(DataLoader worker)" in n for n in names), 2, names)
+        for a in multi["advice"]:
+            self.assertNotIn("DataLoader worker", a["process"], a)
 
 
 class Unnoticed(Case):
