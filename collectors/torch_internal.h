@@ -78,6 +78,8 @@ uint32_t ip_torch_iter_open(uint64_t *start, uint64_t *nvtx);
 void ip_torch_iter_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nvtx, int64_t batch,
                         uint32_t source, const char *label);
 
+/* A DataLoader's __next__ scope is open on the calling thread (it makes a batch). */
+int ip_torch_in_input_wait(void);
 /* One wait for data: a DataLoader's __next__ scope (torch_iterations.c). aux: phase. */
 struct ip_ev_torch_input_wait {
     struct ip_ev h;

@@ -151,6 +151,13 @@ static void scope_open(const void *rf, uint8_t source, int64_t batch)
  * data, whether the batch is made here or by worker processes. */
 static const char input_scope[] = "enumerate(DataLoader)#";
 
+int ip_torch_in_input_wait(void)
+{
+    for (uint32_t i = 0; i < scopes.n; i++)
+        if (scopes.v[i].source == SOURCE_INPUT) return 1;
+    return 0;
+}
+
 static void input_wait_emit(uint64_t start, uint64_t end)
 {
     struct ip_ring *r;

@@ -148,11 +148,11 @@ const char *ip_torch_python_status(void)
 
 /* ---- the bridge (ctypes, under the GIL) ---------------------------------------------------- */
 
-/* The module calls open on this thread that are iterations (nested ones: a second thread's
- * model called from inside a forward, counted only). */
+/* The module calls open on this thread that are iterations (the Python side opens one at a
+ * time; a few more are room to spare). */
 #define PY_OPEN_MAX 4
 static __thread struct {
-    uint32_t n, over;
+    uint32_t n;
     uint8_t setup;
     struct {
         uint32_t iter;
@@ -169,15 +169,14 @@ int infprof_py_state(int state)
     return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) != 0;
 }
 
-IP_EXPORT void infprof_py_begin(void);
-void infprof_py_begin(void)
+/* A module call that may be an iteration begins on this thread: 1 it is one (the Python side
+ * then ends it with infprof_py_end), 0 it is not: inside torch.jit.trace, while a DataLoader
+ * makes a batch (a transform of the dataset's), not recording, or no room. */
+IP_EXPORT int infprof_py_begin(void);
+int infprof_py_begin(void)
 {
-    if (py.setup || !ip_torch_enter()) return;
-    if (py.n >= PY_OPEN_MAX) {
-        py.over++;
-        ip_hook_leave();
-        return;
-    }
+    if (py.setup || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() || !ip_torch_enter())
+        return 0;
     if (ip_torch_ready(1)) {
         ip_torch_scope_arm();
         if (ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
@@ -186,6 +185,7 @@ void infprof_py_begin(void)
     uint32_t k = py.n++;
     py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
     ip_hook_leave();
+    return 1;
 }
 
 /* The innermost open module call ended. label: the series' name; batch: the leading dimension of
@@ -194,10 +194,6 @@ IP_EXPORT void infprof_py_end(const char *label, long long batch, int ok);
 void infprof_py_end(const char *label, long long batch, int ok)
 {
     uint64_t end = ip_clock_now();
-    if (py.over) {
-        py.over--;
-        return;
-    }
     if (!py.n) return;
     uint32_t k = --py.n;
     if (ip_self.jit_depth) ip_self.jit_depth--;
@@ -220,4 +216,84 @@ void infprof_py_setup(int on)
 int ip_torch_python_setup(void)
 {
     return py.setup != 0;
+}
+
+/* ---- the same two calls as Python builtins --------------------------------------------------
+ * A ctypes call costs about 0.4 us on a small VM, twice per forward. The library can instead
+ * hand Python two builtin functions of its own (CPython's C API, looked up in the process: the
+ * interpreter exports it), whose calls cost what any builtin's do. PyMethodDef's layout and the
+ * calling conventions used (METH_NOARGS, METH_FASTCALL) are CPython's stable ABI (3.10+; the
+ * same in 3.7-3.9). Missing anything, NULL: the Python side keeps ctypes. Under the GIL. */
+struct py_method_def {
+    const char *name;
+    void *meth;
+    int flags;
+    const char *doc;
+};
+enum { PY_METH_NOARGS = 0x0004, PY_METH_FASTCALL = 0x0080 };
+
+static struct {
+    void *(*new_fn)(struct py_method_def *, void *, void *); /* PyCFunction_NewEx */
+    void *(*from_long)(long);                                /* PyBool_FromLong */
+    long long (*as_ll)(void *);                              /* PyLong_AsLongLong */
+    char *(*as_string)(void *);                              /* PyBytes_AsString */
+    void (*incref)(void *);                                  /* Py_IncRef */
+    void (*err_clear)(void);                                 /* PyErr_Clear */
+    void *none;                                              /* &_Py_NoneStruct */
+    void *fn[2];
+} capi;
+
+static void *pyc_begin(void *self, void *unused)
+{
+    (void)self;
+    (void)unused;
+    return capi.from_long(infprof_py_begin());
+}
+
+/* end(label: bytes, batch: int, ok: bool) -> None */
+static void *pyc_end(void *self, void *const *args, intptr_t nargs)
+{
+    (void)self;
+    if (nargs == 3) {
+        const char *label = capi.as_string(args[0]);
+        long long batch = capi.as_ll(args[1]), ok = capi.as_ll(args[2]);
+        if (!label || batch == -1 || ok == -1) capi.err_clear(); /* not ours to raise */
+        infprof_py_end(label ? label : "", batch, ok > 0);
+    }
+    capi.incref(capi.none);
+    return capi.none;
+}
+
+static struct py_method_def pyc_defs[2] = {
+    {"infprof_begin", (void *)pyc_begin, PY_METH_NOARGS, NULL},
+    {"infprof_end", (void *)pyc_end, PY_METH_FASTCALL, NULL},
+};
+
+/* Builtin `which` (0 begin, 1 end), a borrowed reference the library keeps; NULL none. Call it
+ * with the GIL held (ctypes.PyDLL). */
+IP_EXPORT void *infprof_py_builtin(int which);
+void *infprof_py_builtin(int which)
+{
+    if (which < 0 || which > 1) return NULL;
+    if (!capi.fn[0]) {
+        capi.new_fn = (void *(*)(struct py_method_def *, void *, void *))dlsym(
+            RTLD_DEFAULT, "PyCFunction_NewEx");
+        capi.from_long = (void *(*)(long))dlsym(RTLD_DEFAULT, "PyBool_FromLong");
+        capi.as_ll = (long long (*)(void *))dlsym(RTLD_DEFAULT, "PyLong_AsLongLong");
+        capi.as_string = (char *(*)(void *))dlsym(RTLD_DEFAULT, "PyBytes_AsString");
+        capi.incref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_IncRef");
+        capi.err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
+        capi.none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+        if (!capi.new_fn || !capi.from_long || !capi.as_ll || !capi.as_string || !capi.incref ||
+            !capi.err_clear || !capi.none)
+            return NULL;
+        void *b = capi.new_fn(&pyc_defs[0], NULL, NULL), *e = capi.new_fn(&pyc_defs[1], NULL, NULL);
+        if (!b || !e) {
+            capi.err_clear();
+            return NULL; /* a reference leaked at most, once */
+        }
+        capi.fn[1] = e;
+        capi.fn[0] = b;
+    }
+    return capi.fn[which];
 }

@@ -35,6 +35,17 @@ _begin.restype = ctypes.c_int
 _end = _lib.infprof_py_end
 _end.argtypes = (ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int)
 _end.restype = None
+# The same two as builtins the library makes (no ctypes per call), where it can.
+try:
+    _builtin = _lib.infprof_py_builtin
+    _builtin.argtypes = (ctypes.c_int,)
+    _builtin.restype = ctypes.c_void_p
+    _b, _e = _builtin(0), _builtin(1)
+    if _b and _e:
+        _begin = ctypes.cast(_b, ctypes.py_object).value
+        _end = ctypes.cast(_e, ctypes.py_object).value
+except Exception:
+    pass
 _setup = _lib.infprof_py_setup
 _setup.argtypes = (ctypes.c_int,)
 _setup.restype = None

@@ -1,9 +1,11 @@
 """Python programs shaped like real ones, unmarked (tests/torch/test_pyloop.py). Each prints what
 it measures itself as one JSON line: the forward's time (perf_counter around model(x), ns), the
-wait for the DataLoader's next batch, the loop's wall time and how many items went through.
+wait for the DataLoader's next batch, the loop's wall time and how many items went through (the
+loader: each forward's start and end too).
 
   pyloop_prog.py loader   a DataLoader (num_workers=0, batch 4) whose dataset decodes a PNG,
-                          resizes, converts and normalises it (torchvision transforms), around
+                          resizes, converts and normalises it (torchvision transforms, then an
+                          nn.Module of the program's own), around
                           torchvision's mobilenet_v3_small under no_grad, 16 batches
   pyloop_prog.py quant    an MLP: 25 fp32 forwards, then 25 of its quantize_dynamic int8 copy
   pyloop_prog.py sleep MS the MLP, MS ms of time.sleep inside forward(), 30 forwards (a class
@@ -63,6 +65,13 @@ def timed(model, x, n):
     return own
 
 
+class Jitter(nn.Module):
+    """A transform of the program's own, an nn.Module called inside the dataset."""
+
+    def forward(self, x):
+        return x + 0.01 * torch.randn_like(x)
+
+
 def loader_run(workers):
     import torchvision
     import torchvision.transforms as T
@@ -78,7 +87,8 @@ def loader_run(workers):
                 Image.fromarray(img.permute(1, 2, 0).numpy()).save(buf, format="PNG")
                 self.png.append(buf.getvalue())
             self.t = T.Compose([T.Resize(128), T.CenterCrop(112), T.ToTensor(),
-                                T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+                                T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
+                                Jitter()])
 
         def __len__(self):
             return 64
@@ -88,7 +98,7 @@ def loader_run(workers):
 
     model = torchvision.models.mobilenet_v3_small().eval()
     dl = torch.utils.data.DataLoader(Pictures(), batch_size=4, num_workers=workers)
-    fw, wait, items = [], [], 0
+    fw, wait, items, spans = [], [], 0, []
     with torch.no_grad():
         t_start = time.perf_counter_ns()
         it = iter(dl)
@@ -103,10 +113,11 @@ def loader_run(workers):
             t2 = time.perf_counter_ns()
             wait.append(t1 - t0)
             fw.append(t2 - t1)
+            spans.append([t1, t2])
             items += x.shape[0]
         wall = time.perf_counter_ns() - t_start
     return {"forward_p50": p50(fw), "n": len(fw), "wait_p50": p50(wait), "wait_total": sum(wait),
-            "forward_total": sum(fw), "wall": wall, "items": items}
+            "forward_total": sum(fw), "wall": wall, "items": items, "spans": spans}
 
 
 what = sys.argv[1]

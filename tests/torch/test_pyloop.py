@@ -54,10 +54,12 @@ class PyLoop(Case):
         self.assertEqual(b["data_loading_ns"] + b["other_host_ns"], b["between_total_ns"])
         waits = self.query(db, "SELECT count(*) FROM input_waits")[0][0]
         self.assertEqual(waits, own["n"] + 1)  # the last one ends the loop (StopIteration)
-        # What the loop delivered against what the program's own wall clock says.
+        # What the loop delivered against the program's own clock over the same forwards (the
+        # steady ones: the report's warm-up left out), waits between them included.
         self.assertEqual(mob["rate_unit"], "items/s")
-        loop = own["items"] * 1e9 / own["wall"]
-        self.assertLess(abs(mob["delivered_per_s"] - loop) / loop, 0.10, (mob, loop))
+        spans = own["spans"][mob["warmup_iterations"]:]
+        loop = 4 * len(spans) * 1e9 / (spans[-1][1] - spans[0][0])
+        self.assertLess(abs(mob["delivered_per_s"] - loop) / loop, 0.05, (mob, loop))
         self.assertGreater(mob["model_rate_per_s"], mob["delivered_per_s"])
         rules = {a["rule"]: a for a in rep["advice"]}
         self.assertIn("input_bound", rules, rep["advice"])
@@ -119,7 +121,7 @@ class PyLoop(Case):
         self.assertEqual(len(rows), 1, json.loads(r.out)["series"])
         ours = rows[0]["latency_p50_ns_delta"]
         theirs = own2["forward_p50"] - own0["forward_p50"]
-        self.assertGreater(theirs, 1_500_000)
+        self.assertGreater(theirs, 1_000_000)  # time.sleep(0.002) and the rest of the noise
         self.assertLess(abs(ours - theirs), 0.3 * theirs + 300_000, (ours, theirs))
 
     def test_torchscript_modules_are_series_of_their_own(self):
