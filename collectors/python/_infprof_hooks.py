@@ -8,8 +8,9 @@
 # iteration and re-arms them. A new root (a second model, an int8 copy) is seen at its first call.
 #
 # Not iterations: calls made while a DataLoader makes a batch (the library knows: its scope is
-# open), inside torch.jit.trace (its check calls are set-up), torchvision transforms, losses and
-# quantization observers (quantize_dynamic calls them). DataLoader worker processes say so and record no iteration.
+# open), inside torch.jit.trace (its check calls are set-up), torchvision transforms, losses,
+# quantization observers (quantize_dynamic calls them) and a lone layer without weights called on
+# its own (nn.Softmax on the model's output). DataLoader worker processes say so and record no iteration.
 #
 # Series: the module's class ("ResNet"), its precision when not float32 ("MLP float16"), a
 # quantized copy ("MLP quantized"), TorchScript ("MLP traced", "MLP scripted", "MLP frozen", or
@@ -85,13 +86,22 @@ _NEVER = ("torchvision.transforms", "torch.nn.modules.loss", "torch.ao.quantizat
           "torch.quantization")
 
 
-def _skip(m):
-    """Modules that are never an iteration: input transforms, losses, quantization observers."""
-    mod = type(m).__module__ or ""
-    if mod.startswith(_NEVER):
+def _never(m):
+    """Input transforms, losses, quantization observers, or a container of nothing else."""
+    if (type(m).__module__ or "").startswith(_NEVER):
         return True
     kids = list(m.children())
-    return bool(kids) and all(_skip(k) for k in kids)
+    return bool(kids) and all(_never(k) for k in kids)
+
+
+def _skip(m):
+    """Modules that are never an iteration: _never's, and a lone layer with no weights called on
+    its own (nn.Softmax on the model's output: post-processing)."""
+    if _never(m):
+        return True
+    if isinstance(m, torch.jit.ScriptModule) or next(m.children(), None) is not None:
+        return False  # a frozen module's weights are constants, its layers inlined
+    return next(m.parameters(), None) is None and next(m.buffers(), None) is None
 
 
 def _label(m):

@@ -35,9 +35,9 @@ void rule_input_bound(const struct run_phases *p, struct advice_list *l)
                      advice_ns_text(b3, sizeof b3, (double)s->gap_data),
                      advice_pct(s->gap_data, s->gap_total));
         snprintf(a->finding, sizeof a->finding,
-                 "%s spent %.0f%% of its wall time between iterations (%s after each, %s in all"
-                 " over %lld gaps%s)%s",
-                 name, share, advice_ns_text(b1, sizeof b1, (double)s->gap_p50),
+                 "%s spent %.0f%% of its wall time between iterations (%s after each on"
+                 " average, %s in all over %lld gaps%s)%s",
+                 name, share, advice_ns_text(b1, sizeof b1, (double)s->gap_total / (double)s->gaps),
                  advice_ns_text(b2, sizeof b2, (double)s->gap_total), (long long)s->gaps, data,
                  gpu ? ", the GPU idle through most of it"
                      : "; no GPU work was recorded: the host's own time outside the model");

@@ -13,6 +13,10 @@ loader: each forward's start and end too).
   pyloop_prog.py jit      a traced MLP and its frozen copy, called in turn in one loop, 20 each
   pyloop_prog.py twice    two instances of the MLP class in turn, 20 each
   pyloop_prog.py workers  the loader, num_workers=2
+  pyloop_prog.py post     20 steps: 3 ms of host work making the input, the MLP, then an
+                          nn.Softmax module on its output
+  pyloop_prog.py predict  a predictor class (no nn.Module) whose @torch.no_grad() predict()
+                          calls the MLP; the loop around it, in grad mode, makes each input
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
 """
@@ -135,6 +139,33 @@ elif what == "sleep":
     m = SleepyMLP(float(sys.argv[2])).eval()
     with torch.no_grad():
         a = timed(m, x, 30)
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "post":
+    m, post = MLP().eval(), nn.Softmax(dim=1)
+    a, prep = [], []
+    with torch.no_grad():
+        for _ in range(20):
+            t0 = time.perf_counter_ns()
+            xi = torch.randn(16, 512)
+            while time.perf_counter_ns() - t0 < 3_000_000:
+                pass
+            prep.append(time.perf_counter_ns() - t0)
+            a += timed(m, xi, 1)
+            post(m.c.weight[:1])
+    out = {"forward_p50": p50(a), "n": len(a), "prep_p50": p50(prep)}
+elif what == "predict":
+    class Predictor:
+        def __init__(self):
+            self.m = MLP().eval()
+
+        @torch.no_grad()
+        def predict(self, x):
+            return self.m(x)
+
+    pr, a = Predictor(), []
+    for _ in range(30):
+        xi = torch.randn(16, 512) * 2
+        a += timed(pr.predict, xi, 1)
     out = {"forward_p50": p50(a), "n": len(a)}
 elif what == "raises":
     m = MLP().eval()

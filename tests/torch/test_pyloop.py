@@ -145,6 +145,27 @@ class PyLoop(Case):
             self.assertLess(abs(s[name]["delivered_per_s"] / s[name]["model_rate_per_s"] - 1),
                             0.15, s[name])
 
+    def test_a_softmax_module_after_the_model_is_no_iteration(self):
+        # A weightless layer called on its own is post-processing: one series, and the time
+        # between its iterations is the program's own preparation.
+        own, rep, _ = self.python("post")
+        s = self.series(rep)
+        self.assertEqual(list(s), ["MLP"], s)
+        self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
+        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"]), (s, own))
+        b = [x for x in rep["between"] if x["series"] == "MLP"][0]
+        self.assertTrue(near(b["between_p50_ns"], own["prep_p50"], 10.0, 500_000), (b, own))
+
+    def test_no_grad_predictor_leaves_no_false_phase(self):
+        # The loop around a @torch.no_grad() predict() runs in grad mode and only makes inputs:
+        # its allocations are no iterations (detection stays off where module calls are seen).
+        own, rep, _ = self.python("predict")
+        with_iters = [p["label"] for p in rep["phases"] if p["iterations"]]
+        self.assertEqual(with_iters, ["no_grad | autocast off"], rep["phases"])
+        self.assertTrue(rep["summary"]["fastest"].startswith("no_grad/off"), rep["summary"])
+        s = self.series(rep)["MLP"]
+        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (s, own))
+
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
