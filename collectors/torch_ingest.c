@@ -216,7 +216,14 @@ void ip_torch_ingest_finish(struct ip_store *s)
 {
     write_metadata(s, atomic_load(&ip_torch_found), 1);
     const char *py = ip_torch_python_status();
-    if (py[0]) ip_store_meta_text(s, "python_module_hooks", py);
+    if (py[0]) {
+        ip_store_meta_text(s, "python_module_hooks", py);
+        uint64_t unseen;
+        int64_t open;
+        ip_torch_python_counts(&unseen, &open);
+        ip_store_meta_int(s, "python_module_calls_unseen", (int64_t)unseen);
+        ip_store_meta_int(s, "python_module_calls_open_at_end", open > 0 ? open : 0);
+    }
     /* Setter calls made by libtorch's own guards, which left the phase alone. */
     ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());
     ip_torch_ops_finish(s);

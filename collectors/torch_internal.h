@@ -94,6 +94,8 @@ void ip_torch_python_init(void);
 int ip_torch_python_setup(void);
 /* Writer side: what became of the module hooks, for the run metadata ("" not Python). */
 const char *ip_torch_python_status(void);
+/* Module calls not timed (begun before their thread was watched), iterations still open. */
+void ip_torch_python_counts(uint64_t *unseen, int64_t *open);
 
 /* ---- torch_ops.c: operator calls (INFPROF_OPERATORS) ---- */
 

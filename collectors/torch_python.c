@@ -45,6 +45,10 @@
  * yet, then the state it reported (PY_*). */
 enum { PY_NONE, PY_WAITING, PY_SITE, PY_HOOKED, PY_NO_HOOKS, PY_NO_DIR, PY_WORKER, PY_FLAGS };
 static _Atomic int py_state;
+/* Module calls that began before their thread was watched (not timed), and iterations open now
+ * (begun, not ended: one that raised before PyTorch 2.1, or the program ended inside it). */
+static _Atomic uint64_t py_unseen;
+static _Atomic int64_t py_open;
 
 /* Our Python directory: <libdir>/../share/infprof/python (an install and the build tree alike). */
 static int python_dir(char *out, size_t n)
@@ -184,8 +188,21 @@ int infprof_py_begin(void)
     if (ip_self.jit_depth < UINT8_MAX) ip_self.jit_depth++; /* its TorchScript is inside it */
     uint32_t k = py.n++;
     py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
+    atomic_fetch_add_explicit(&py_open, 1, memory_order_relaxed);
     ip_hook_leave();
     return 1;
+}
+
+IP_EXPORT void infprof_py_unseen(void);
+void infprof_py_unseen(void)
+{
+    atomic_fetch_add_explicit(&py_unseen, 1, memory_order_relaxed);
+}
+
+void ip_torch_python_counts(uint64_t *unseen, int64_t *open)
+{
+    *unseen = atomic_load(&py_unseen);
+    *open = atomic_load(&py_open);
 }
 
 /* The innermost open module call ended. label: the series' name; batch: the leading dimension of
@@ -196,6 +213,7 @@ void infprof_py_end(const char *label, long long batch, int ok)
     uint64_t end = ip_clock_now();
     if (!py.n) return;
     uint32_t k = --py.n;
+    atomic_fetch_sub_explicit(&py_open, 1, memory_order_relaxed);
     if (ip_self.jit_depth) ip_self.jit_depth--;
     ip_iter_end(py.v[k].iter);
     if (!ok || !ip_recording() || !ip_hook_enter()) return;

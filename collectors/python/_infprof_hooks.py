@@ -4,8 +4,9 @@
 # Cost (docs/performance.md): PyTorch's global module hooks take every module call off its fast
 # path, so they are armed only while no iteration is open. The first module call seen while armed
 # is the outermost one (the root): the hooks are disarmed for the length of its forward (its inner
-# modules keep their fast path) and a hook on that one module, removed at its end, closes the
-# iteration and re-arms them. A new root (a second model, an int8 copy) is seen at its first call.
+# modules keep their fast path) and hooks on that one module, removed at its end, close the
+# iteration and re-arm them (and see the same model called on another thread meanwhile). A new
+# root (a second model, an int8 copy) is seen at its first call.
 #
 # Not iterations: calls made while a DataLoader makes a batch (the library knows: its scope is
 # open), inside torch.jit.trace (its check calls are set-up), torchvision transforms, losses,
@@ -17,12 +18,15 @@
 # the file it was loaded from), then "#2", "#3" for further instances under one name. Batch: the
 # leading dimension of the first tensor argument (a list of tensors: its length).
 #
-# Threads: one iteration is open at a time in the process; a root called on another thread while
-# one is open is not seen (docs/python.md).
+# Threads: while one thread calls models the hooks are armed only between its iterations; once a
+# second thread does, they stay armed (each thread's iteration of its own, its inner calls paying
+# PyTorch's slow path) and a thread's potential root is checked on its stack: a call that began
+# before its thread was watched is counted as unseen, never timed from the middle.
 import collections
 import ctypes
 import functools
 import sys
+import threading
 import weakref
 
 import torch
@@ -53,6 +57,9 @@ _setup.restype = None
 _state = _lib.infprof_py_state
 _state.argtypes = (ctypes.c_int,)
 _state.restype = ctypes.c_int
+_missed = _lib.infprof_py_unseen  # a module call on a thread not watched yet: not timed
+_missed.argtypes = ()
+_missed.restype = None
 
 PY_HOOKED, PY_NO_HOOKS, PY_WORKER = 3, 4, 6
 
@@ -61,25 +68,25 @@ _pre_global = _mm._global_forward_pre_hooks
 _ID = torch.utils.hooks.RemovableHandle(collections.OrderedDict()).id  # a key of our own in torch's dicts
 _exc_info = sys.exc_info
 
-_root = None  # the module whose call is the open iteration, its label and batch
-_root_label = b""
-_root_batch = 0
+_roots = {}  # thread -> [module, label, batch, pending]: its open iteration
+_owner = None  # the one thread that has called models so far
+_threads = False  # several have: the hooks stay armed, a potential root is checked on the stack
+_unseen = set()  # threads inside a call that began before they were watched
+_hooked = {}  # id(module) -> its open iterations (its own hooks stay while any is open)
 _names = {}  # id(module) -> (weakref, label bytes, or None: never an iteration)
 _taken = {}  # label -> instances named so far
 _origin = weakref.WeakKeyDictionary()  # TorchScript module -> "traced", file name, ...
-_armed = False
+_ident = threading.get_ident
+_getframe = sys._getframe
+_CALL = _mm.Module._call_impl.__code__
 
 
 def _arm():
-    global _armed
     _pre_global[_ID] = _pre
-    _armed = True
 
 
 def _disarm():
-    global _armed
     _pre_global.pop(_ID, None)
-    _armed = False
 
 
 _NEVER = ("torchvision.transforms", "torch.nn.modules.loss", "torch.ao.quantization",
@@ -145,21 +152,43 @@ def _name_of(m):
 
 
 # PyTorch 2.1+ calls a forward hook marked "always called" when forward raises; before, a pre-hook
-# on the root notices its next call instead (_again).
+# on the root notices its next call instead (_enter).
 _ALWAYS = "_forward_hooks_always_called" in torch.nn.Module().__dict__
 
 
+def _nested():
+    """The calling module call is inside another one on this thread (two _call_impl frames)."""
+    f, n = _getframe(2), 0
+    while f is not None:
+        if f.f_code is _CALL:
+            n += 1
+            if n == 2:
+                return True
+        f = f.f_back
+    return False
+
+
 def _pre(module, inputs):
-    """Global pre-hook, armed only while no iteration is open: module is the outermost call."""
-    global _root, _root_batch, _root_label, _armed
-    if _root is not None:
+    """Global pre-hook. One thread: armed only while no iteration is open, so module is the
+    outermost call. Several: armed throughout; a thread's first call is checked on its stack."""
+    global _owner, _threads
+    tid = _ident()
+    if tid in _roots:
+        return None  # several threads: inside this thread's iteration
+    if not _threads and _owner is not None and tid != _owner:
+        _threads = True  # a second thread calls models: stay armed from now on
+        _pre_global[_ID] = _pre
+    if _threads and _nested():
+        if tid not in _unseen:  # it began before we watched this thread: not timed, counted
+            _unseen.add(tid)
+            _missed()
         return None
     got = _names.get(id(module))
     label = got[1] if got is not None and got[0]() is module else _name_of(module)
     if label is None or not _begin():
         return None
-    _root = module
-    _root_label = label
+    if _unseen:
+        _unseen.discard(tid)
     b = 0
     if inputs:
         a = inputs[0]
@@ -167,56 +196,74 @@ def _pre(module, inputs):
             b = a.shape[0] if a.dim() else 0
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
             b = len(a)
-    _root_batch = b
-    _pre_global.pop(_ID, None)
-    _armed = False
+    key = id(module)
+    n = _hooked.get(key, 0)
+    # _enter runs for this very call too when the module's hooks are already there.
+    _roots[tid] = [module, label, b, n > 0]
+    if not _threads:
+        _owner = tid
+        _pre_global.pop(_ID, None)
+    _hooked[key] = n + 1
+    if n:
+        return None
     d = module.__dict__
     try:
         d["_forward_hooks"][_ID] = _post
+        d["_forward_pre_hooks"][_ID] = _enter
         if _ALWAYS:
             d["_forward_hooks_always_called"][_ID] = True
-        else:
-            d["_forward_pre_hooks"][_ID] = _again
     except Exception:
-        _finish(module, 0)
+        _close(module, tid, 0)
     return None
 
 
-_SECOND = "_forward_hooks_always_called" if _ALWAYS else "_forward_pre_hooks"
-
-
-def _finish(module, ok):
-    global _root, _armed
-    _end(_root_label, _root_batch, ok)
-    d = module.__dict__
-    d["_forward_hooks"].pop(_ID, None)
-    d[_SECOND].pop(_ID, None)
-    _root = None
-    _pre_global[_ID] = _pre
-    _armed = True
+def _close(module, tid, ok):
+    """This thread's iteration on module ends; its hooks go when none is open on it."""
+    r = _roots.pop(tid)
+    _end(r[1], r[2], ok)
+    key = id(module)
+    n = _hooked.pop(key, 1) - 1
+    if n > 0:
+        _hooked[key] = n
+    else:
+        d = module.__dict__
+        d["_forward_hooks"].pop(_ID, None)
+        d["_forward_pre_hooks"].pop(_ID, None)
+        if _ALWAYS:
+            d["_forward_hooks_always_called"].pop(_ID, None)
+    if not _threads and not _roots:
+        _pre_global[_ID] = _pre
 
 
 def _post(module, inputs, output):
-    """The root's own forward hook, there only while its call is open: the iteration ends."""
-    global _root, _armed
-    if module is not _root:
-        return None
-    _end(_root_label, _root_batch, _exc_info()[0] is None)
-    d = module.__dict__
-    d["_forward_hooks"].pop(_ID, None)
-    d[_SECOND].pop(_ID, None)
-    _root = None
-    _pre_global[_ID] = _pre
-    _armed = True
+    """The root's own forward hook, there while an iteration on it is open."""
+    tid = _ident()
+    r = _roots.get(tid)
+    if r is not None and r[0] is module:
+        _close(module, tid, _exc_info()[0] is None)
     return None
 
 
-def _again(module, inputs):
-    """The root called again before its end was seen: the last call raised (PyTorch before 2.1
-    calls no forward hook then). It was no iteration; this call is one."""
-    if module is _root:
-        _finish(module, 0)
-        _pre(module, inputs)
+def _enter(module, inputs):
+    """The root's own pre-hook, there while an iteration on it is open. The same thread: before
+    PyTorch 2.1 its last call raised (no forward hook ran): no iteration; this call is one.
+    Another thread: a second thread calls the model (the hooks were disarmed: this call is its
+    outermost); from now on every thread is watched."""
+    tid = _ident()
+    r = _roots.get(tid)
+    if r is not None:
+        if r[0] is not module:
+            return None  # its own iteration's inner call of this module
+        if r[3]:  # the call that _pre just began
+            r[3] = False
+            return None
+        if _ALWAYS:
+            return None
+        _close(module, tid, 0)
+    _pre(module, inputs)
+    r = _roots.get(tid)
+    if r is not None:
+        r[3] = False  # this was its pre-hook
     return None
 
 

@@ -319,6 +319,8 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     char *py = db_meta_text(db, "python_module_hooks");
     p->dataloader_worker = py && !strncmp(py, "worker", 6);
     free(py);
+    db_meta_int(db, "python_module_calls_unseen", &p->py_unseen);
+    db_meta_int(db, "python_module_calls_open_at_end", &p->py_open_at_end);
 }
 
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)

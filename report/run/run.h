@@ -155,6 +155,10 @@ struct run_phases {
     size_t niters;
     int dataloader_worker; /* a DataLoader worker process (meta python_module_hooks): no
                               iterations of its own, no inference advice */
+    /* Python module calls not timed: begun on a thread before it was watched (a model run from
+     * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
+     * calls after it, or the program ended inside it). 0 none, or an older database. */
+    int64_t py_unseen, py_open_at_end;
     struct run_devices devices;
     struct run_series series;     /* every phase's, in phase order */
     struct run_settings settings; /* the run's, and what tells its series apart */

@@ -116,6 +116,18 @@ static struct table *series_table(const struct run_phases *p)
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"
               " model alone could do; Loop rate: what the loop delivered, over the wall time of"
               " its steady iterations, the waits between them included";
+    for (int i = 0; i < p->series.n; i++) {
+        int items;
+        const struct series_info *s = &p->series.v[i];
+        double loop = series_delivered_per_s(s, &items);
+        double model = items ? series_items_per_s(s) : s->lat_mean > 0 ? 1e9 / (double)s->lat_mean : 0;
+        if (model > 0 && loop > 1.05 * model) {
+            t->note = pool_printf("%s. A loop rate above the model rate: iterations overlapped"
+                                  " (the model run from several threads at once)",
+                                  t->note);
+            break;
+        }
+    }
     if (p->series.left_out)
         t->note = pool_printf("%s. %lld iterations of further series are left out of this table"
                               " (the report holds %d series; their phase's row counts them)",

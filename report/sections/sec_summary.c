@@ -493,6 +493,22 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
                  (long long)dropped, (long long)cupti);
         add(t, S_LOSS, buf);
+    } else if (p->py_unseen || p->py_open_at_end) {
+        /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md). */
+        o = (size_t)snprintf(buf, sizeof buf, "no event dropped; ");
+        if (p->py_unseen)
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "at least %lld module call%s not timed (begun on a thread"
+                                  " before it was watched: a model run from several threads)%s",
+                                  (long long)p->py_unseen, p->py_unseen == 1 ? "" : "s",
+                                  p->py_open_at_end ? "; " : "");
+        if (p->py_open_at_end && o < sizeof buf)
+            snprintf(buf + o, sizeof buf - o,
+                     "%lld module call%s never ended (it raised: before PyTorch 2.1 the calls"
+                     " after it go unseen until that module runs again; or the program ended"
+                     " inside it)",
+                     (long long)p->py_open_at_end, p->py_open_at_end == 1 ? "" : "s");
+        add(t, S_LOSS, buf);
     } else {
         add(t, S_LOSS, "nothing");
     }

@@ -17,6 +17,9 @@ loader: each forward's start and end too).
                           nn.Softmax module on its output
   pyloop_prog.py predict  a predictor class (no nn.Module) whose @torch.no_grad() predict()
                           calls the MLP; the loop around it, in grad mode, makes each input
+  pyloop_prog.py threads  a ThreadPoolExecutor of 2 threads, 60 requests, one forward each
+  pyloop_prog.py fallback a primary MLP that raises on its 10th call, then 20 calls of a
+                          fallback MLP (the program catches the error)
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
 """
@@ -167,6 +170,44 @@ elif what == "predict":
         xi = torch.randn(16, 512) * 2
         a += timed(pr.predict, xi, 1)
     out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "threads":
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    m, lock, a = MLP().eval(), threading.Lock(), []
+
+    def handle(_):
+        xi = torch.randn(16, 512)
+        with torch.no_grad():
+            t0 = time.perf_counter_ns()
+            m(xi)
+            d = time.perf_counter_ns() - t0
+        with lock:
+            a.append(d)
+
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        list(ex.map(handle, range(60)))
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "fallback":
+    class Primary(MLP):
+        calls = 0
+
+        def forward(self, x):
+            Primary.calls += 1
+            if Primary.calls == 10:
+                raise RuntimeError("primary failed")
+            return super().forward(x)
+
+    first, second, a = Primary().eval(), MLP().eval(), []
+    with torch.no_grad():
+        for _ in range(9):
+            first(x)
+        try:
+            first(x)
+        except RuntimeError:
+            pass
+        a += timed(second, x, 20)
+    out = {"fallback_p50": p50(a), "n": [9, len(a)]}
 elif what == "raises":
     m = MLP().eval()
     bad = torch.randn(16, 7)

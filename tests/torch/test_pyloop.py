@@ -166,6 +166,32 @@ class PyLoop(Case):
         s = self.series(rep)["MLP"]
         self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (s, own))
 
+    def test_a_model_run_from_two_threads(self):
+        # Each thread's forward an iteration of its own; what began before the second thread was
+        # watched is counted, never timed from its middle (no inner layer as a series).
+        own, rep, db = self.python("threads")
+        s = self.series(rep)
+        self.assertEqual(list(s), ["MLP"], s)
+        seen = s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"]
+        unseen = int(self.meta(db, "python_module_calls_unseen"))
+        self.assertLessEqual(seen + unseen, own["n"])
+        self.assertGreaterEqual(seen, own["n"] - 4, (seen, unseen))
+        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"], 10.0), (s, own))
+        if unseen:
+            self.assertIn("not timed", rep["summary"]["lost"])
+
+    def test_a_model_that_raises_then_another(self):
+        # PyTorch 1.13 calls no forward hook when forward raises: the fallback model's calls go
+        # unseen, and the report says so instead of "nothing lost". PyTorch 2.1+ sees them all.
+        own, rep, db = self.python("fallback")
+        s = self.series(rep)
+        self.assertEqual(s["Primary"]["steady_iterations"] + s["Primary"]["warmup_iterations"], 9)
+        if "MLP" in s:  # PyTorch 2.1+: always-called hooks
+            self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], 20)
+        else:
+            self.assertEqual(self.meta(db, "python_module_calls_open_at_end"), 1)
+            self.assertIn("never ended", rep["summary"]["lost"])
+
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
