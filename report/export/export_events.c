@@ -281,7 +281,12 @@ int emit_iteration(struct export_ctx *c, sqlite3_stmt *st)
     int64_t start = I64(st, 2);
     ev_open(c);
     json_lit(w, "\"ph\":\"X\",\"cat\":\"iteration\",\"name\":");
-    json_lit(w, "\"iteration\"");
+    /* Its series' name (the model's class, the mark's text), else "iteration". */
+    const unsigned char *series = sqlite3_column_text(st, 5);
+    if (series)
+        json_str(w, (const char *)series, strlen((const char *)series));
+    else
+        json_lit(w, "\"iteration\"");
     host_where(c, I64(st, 1) + EXPORT_ITER_TID_BASE, start);
     json_lit(w, ",\"dur\":");
     json_us(w, I64(st, 3));

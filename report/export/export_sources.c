@@ -216,8 +216,8 @@ static const struct source sources[] = {
      .emit = emit_phase_span},
     {.what = "iterations",
      .table = "iterations",
-     .sql = "SELECT t.rowid, t.tid, t.start, t.dur, t.source, NULL, t.phase FROM iterations t"
-            " WHERE 1",
+     .sql = "SELECT t.rowid, t.tid, t.start, t.dur, t.source, t.name, t.phase FROM iterations t"
+            " WHERE 1", /* the report's shadow (iterations_shadow): its series' names */
      .start = "t.start",
      .end = "t.start + t.dur",
      .phase = "t.phase",

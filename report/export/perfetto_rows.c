@@ -65,7 +65,9 @@ void pf_source_sql(const struct export_ctx *c, int which, int64_t limit, int ord
                  cut(c, "t.start", "coalesce(t.end, " OPEN_END ")", "t.phase", limit), o);
         break;
     case SRC_ITERS:
-        snprintf(sql, n, "SELECT t.rowid, t.tid, t.start, t.dur FROM iterations t WHERE 1%s%s",
+        snprintf(sql, n,
+                 "SELECT t.rowid, t.tid, t.start, t.dur, t.series, t.name FROM iterations t"
+                 " WHERE 1%s%s",
                  cut(c, "t.start", "t.start + coalesce(t.dur, 0)", "t.phase", limit), o);
         break;
     case SRC_NVTX:
@@ -151,7 +153,11 @@ static void write_iteration(struct pf *w, sqlite3_stmt *st)
 {
     int64_t tid = I64(st, 1), start = I64(st, 2);
     uint64_t track = pf_thread_child(w, TRACK_ITERS(tid), tid, "iterations");
-    pf_slice_begin(w, track, pf_own_name(w, 1, "iteration"), 0);
+    /* Named after its series (the report's shadow table, iterations_shadow), else "iteration". */
+    const char *series = (const char *)sqlite3_column_text(st, 5);
+    uint64_t name = series ? pf_own_name(w, 0x200000 + (uint64_t)I64(st, 4), series)
+                           : pf_own_name(w, 1, "iteration");
+    pf_slice_begin(w, track, name, 0);
     pf_annotate_int(w, ANN_ITERATION_ID, I64(st, 0));
     pf_slice_commit(w, track, start, start + I64(st, 3));
 }

@@ -777,10 +777,12 @@ void iterations_shadow(sqlite3 *db, const struct run_phases *p)
     exec_or_fail(db, "DROP TABLE IF EXISTS temp.iterations");
     exec_or_fail(db, "CREATE TEMP TABLE iterations (id INTEGER PRIMARY KEY, tid INTEGER,"
                      " phase INTEGER, start INTEGER, dur INTEGER, source INTEGER, batch INTEGER,"
-                     " nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER, label_id INTEGER)");
+                     " nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER, label_id INTEGER,"
+                     " series INTEGER, name TEXT)");
     exec_or_fail(db, "BEGIN");
     sqlite3_stmt *st = db_prepare(db, "INSERT INTO temp.iterations (id, tid, phase, start, dur,"
-                                      " source, batch) VALUES (?, ?, ?, ?, ?, ?, ?)");
+                                      " source, batch, series, name)"
+                                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     /* Detected iterations take ids past the database's. */
     int64_t next = 1;
     for (size_t k = 0; k < p->niters; k++)
@@ -797,6 +799,12 @@ void iterations_shadow(sqlite3 *db, const struct run_phases *p)
             sqlite3_bind_int64(st, 7, x->batch);
         else
             sqlite3_bind_null(st, 7);
+        const char *name = x->series >= 0 ? p->series.v[x->series].name : "";
+        sqlite3_bind_int(st, 8, x->series);
+        if (name[0])
+            sqlite3_bind_text(st, 9, name, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 9);
         db_step(st);
         sqlite3_reset(st);
     }

@@ -172,7 +172,8 @@ void iterations_load(struct sqlite3 *db, struct run_phases *p);
  * Python module calls inside are no iterations of their own); "1" all of them. */
 const char *iterations_counted(struct sqlite3 *db);
 /* For the traces: a TEMP table `iterations`, shadowing the database's, that holds p->iters, the
- * iterations the report counts (detected ones with source 0 and no id of the database's). */
+ * iterations the report counts (detected ones with source 0 and no id of the database's), with
+ * two columns more: series (run_series index, -1 none) and name (its name, NULL unnamed). */
 void iterations_shadow(struct sqlite3 *db, const struct run_phases *p);
 /* "python module call", "nvtx range", ..., "detected from the allocations". */
 const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x);

@@ -11,6 +11,8 @@ loader: each forward's start and end too).
   pyloop_prog.py sleep MS the MLP, MS ms of time.sleep inside forward(), 30 forwards (a class
                           of its own, SleepyMLP, whatever MS: one series name for compare)
   pyloop_prog.py jit      a traced MLP and its frozen copy, called in turn in one loop, 20 each
+  pyloop_prog.py jitload  the MLP traced, saved to mlp_traced.pt (in the current directory),
+                          loaded with torch.jit.load and called 15 times
   pyloop_prog.py twice    two instances of the MLP class in turn, 20 each
   pyloop_prog.py workers  the loader, num_workers=2
   pyloop_prog.py post     20 steps: 3 ms of host work making the input, the MLP, then an
@@ -208,6 +210,12 @@ elif what == "fallback":
             pass
         a += timed(second, x, 20)
     out = {"fallback_p50": p50(a), "n": [9, len(a)]}
+elif what == "jitload":
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(MLP().eval(), x), "mlp_traced.pt")
+        loaded = torch.jit.load("mlp_traced.pt")
+        a = timed(loaded, x, 15)
+    out = {"forward_p50": p50(a), "n": len(a)}
 elif what == "raises":
     m = MLP().eval()
     bad = torch.randn(16, 7)

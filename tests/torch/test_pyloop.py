@@ -70,6 +70,18 @@ class PyLoop(Case):
         self.assertEqual({i["source"] for i in its}, {"python module call"})
         self.assertEqual(self.trace_sources(db), {"python module call": own["n"]})
 
+    def trace_names(self, db):
+        out = os.path.join(self.dir, "names.json")
+        self.assertEqual(self.cli("export", db, "-o", out).rc, 0)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        os.remove(out)
+        got = {}
+        for e in events:
+            if e.get("cat") == "iteration":
+                got[e["name"]] = got.get(e["name"], 0) + 1
+        return got
+
     def trace_sources(self, db):
         out = os.path.join(self.dir, "trace.json")
         r = self.cli("export", db, "-o", out)
@@ -134,6 +146,14 @@ class PyLoop(Case):
             self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key]), (name, s[name], own))
         self.assertEqual(self.query(db, "SELECT count(*) FROM iterations")[0][0], 40)
+        self.assertEqual(self.trace_names(db), {"MLP traced": 20, "MLP frozen": 20})
+
+    def test_a_loaded_torchscript_file_is_named_after_it(self):
+        own, rep, _ = self.python("jitload")
+        s = self.series(rep)
+        self.assertEqual(list(s), ["mlp_traced.pt"], s)
+        n = s["mlp_traced.pt"]
+        self.assertEqual(n["steady_iterations"] + n["warmup_iterations"], own["n"])
 
     def test_two_instances_of_one_class(self):
         own, rep, _ = self.python("twice")
