@@ -90,8 +90,10 @@ struct ip_ev_torch_input_wait {
 
 /* Collector init: in a Python interpreter, our sitecustomize's directory on PYTHONPATH. */
 void ip_torch_python_init(void);
-/* The thread is inside torch.jit.trace (its check calls are set-up, never iterations). */
-int ip_torch_python_setup(void);
+/* The thread enters (on 1) or leaves (0) torch.jit.trace: its calls are set-up, never iterations
+ * (torch_iterations.c; the Python bridge says when). */
+void ip_torch_setup(int on);
+int ip_torch_in_setup(void);
 /* Writer side: what became of the module hooks, for the run metadata ("" not Python). */
 const char *ip_torch_python_status(void);
 /* Module calls not timed (begun before their thread was watched), iterations still open. */

@@ -151,6 +151,22 @@ static void scope_open(const void *rf, uint8_t source, int64_t batch)
  * data, whether the batch is made here or by worker processes. */
 static const char input_scope[] = "enumerate(DataLoader)#";
 
+/* Nesting of torch.jit.trace on this thread (ip_torch_setup). */
+static __thread uint8_t setup_depth __attribute__((tls_model("initial-exec")));
+
+void ip_torch_setup(int on)
+{
+    if (on && setup_depth < UINT8_MAX)
+        setup_depth++;
+    else if (!on && setup_depth)
+        setup_depth--;
+}
+
+int ip_torch_in_setup(void)
+{
+    return setup_depth != 0;
+}
+
 int ip_torch_in_input_wait(void)
 {
     for (uint32_t i = 0; i < scopes.n; i++)
@@ -189,8 +205,7 @@ static void **user_start(void **ret, const void *rf)
 static void **script_start(void **ret, const void *rf)
 {
     *ret = NULL;
-    if (ip_self.jit_depth || ip_torch_python_setup() || !ip_recording() || !ip_hook_enter())
-        return ret;
+    if (ip_self.jit_depth || setup_depth || !ip_recording() || !ip_hook_enter()) return ret;
     const char *name = rf_name(rf);
     if (name && !strcmp(name, "forward") && scopes.n < SCOPE_MAX) {
         if (ip_torch_ready(0) && ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);

@@ -43,7 +43,17 @@
 
 /* 0 not a Python process (or INFPROF_PYTHON=0), 1 PYTHONPATH set, the Python side not heard from
  * yet, then the state it reported (PY_*). */
-enum { PY_NONE, PY_WAITING, PY_SITE, PY_HOOKED, PY_NO_HOOKS, PY_NO_DIR, PY_WORKER, PY_FLAGS };
+enum {
+    PY_NONE,
+    PY_WAITING,
+    PY_SITE,
+    PY_HOOKED,
+    PY_NO_HOOKS,
+    PY_NO_DIR,
+    PY_WORKER,
+    PY_FLAGS,
+    PY_BROKEN
+};
 static _Atomic int py_state;
 /* Module calls that began before their thread was watched (not timed), and iterations open now
  * (begun, not ended: one that raised before PyTorch 2.1, or the program ended inside it). */
@@ -142,6 +152,9 @@ const char *ip_torch_python_status(void)
         return "off: this torch has no global module hooks; detection is used instead";
     case PY_NO_DIR: return "off: our sitecustomize.py was not found beside the library";
     case PY_WORKER: return "worker: a DataLoader worker process, it makes batches (no iterations)";
+    case PY_BROKEN:
+        return "off: an error inside our module hooks took them out (fail open); iterations"
+               " until then are kept";
     case PY_FLAGS:
         return "off: python ran with -S, -I or -E (no site, or PYTHONPATH ignored), so our"
                " sitecustomize could not run: module calls are not iterations, detection is used"
@@ -157,7 +170,6 @@ const char *ip_torch_python_status(void)
 #define PY_OPEN_MAX 4
 static __thread struct {
     uint32_t n;
-    uint8_t setup;
     struct {
         uint32_t iter;
         uint64_t start, nvtx;
@@ -167,7 +179,7 @@ static __thread struct {
 IP_EXPORT int infprof_py_state(int state);
 int infprof_py_state(int state)
 {
-    if ((state == PY_WORKER || (state >= PY_SITE && state <= PY_NO_HOOKS)) &&
+    if ((state == PY_WORKER || state == PY_BROKEN || (state >= PY_SITE && state <= PY_NO_HOOKS)) &&
         atomic_load(&py_state) != PY_NONE)
         atomic_store(&py_state, state);
     return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) != 0;
@@ -179,7 +191,8 @@ int infprof_py_state(int state)
 IP_EXPORT int infprof_py_begin(void);
 int infprof_py_begin(void)
 {
-    if (py.setup || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() || !ip_torch_enter())
+    if (ip_torch_in_setup() || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() ||
+        !ip_torch_enter())
         return 0;
     if (ip_torch_ready(1)) {
         ip_torch_scope_arm();
@@ -225,15 +238,7 @@ void infprof_py_end(const char *label, long long batch, int ok)
 IP_EXPORT void infprof_py_setup(int on);
 void infprof_py_setup(int on)
 {
-    if (on)
-        py.setup = py.setup < UINT8_MAX ? (uint8_t)(py.setup + 1) : py.setup;
-    else if (py.setup)
-        py.setup--;
-}
-
-int ip_torch_python_setup(void)
-{
-    return py.setup != 0;
+    ip_torch_setup(on);
 }
 
 /* ---- the same two calls as Python builtins --------------------------------------------------

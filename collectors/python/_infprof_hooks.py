@@ -61,7 +61,7 @@ _missed = _lib.infprof_py_unseen  # a module call on a thread not watched yet: n
 _missed.argtypes = ()
 _missed.restype = None
 
-PY_HOOKED, PY_NO_HOOKS, PY_WORKER = 3, 4, 6
+PY_HOOKED, PY_NO_HOOKS, PY_WORKER, PY_BROKEN = 3, 4, 6, 8
 
 _Tensor = torch.Tensor
 _pre_global = _mm._global_forward_pre_hooks
@@ -73,8 +73,9 @@ _owner = None  # the one thread that has called models so far
 _threads = False  # several have: the hooks stay armed, a potential root is checked on the stack
 _unseen = set()  # threads inside a call that began before they were watched
 _hooked = {}  # id(module) -> its open iterations (its own hooks stay while any is open)
+_off = False  # an error of ours took the hooks out (_broken)
 _names = {}  # id(module) -> (weakref, label bytes, or None: never an iteration)
-_taken = {}  # label -> instances named so far
+_taken = {}  # label -> weak references to the instances numbered under it
 _origin = weakref.WeakKeyDictionary()  # TorchScript module -> "traced", file name, ...
 _ident = threading.get_ident
 _getframe = sys._getframe
@@ -131,9 +132,21 @@ def _label(m):
                     base += " " + str(p.dtype).replace("torch.", "")
         except Exception:
             pass
-    n = _taken.get(base, 0) + 1
-    _taken[base] = n
-    text = base if n == 1 else "%s #%d" % (base, n)
+    # The first free number under this name: an instance gone (a model made per request) gives
+    # its number to the next, so a server that rebuilds its model keeps one series.
+    refs = _taken.setdefault(base, [])
+    n = 0
+    while n < len(refs) and refs[n]() is not None:
+        n += 1
+    try:
+        ref = weakref.ref(m)
+    except TypeError:
+        ref = lambda: m  # noqa: E731
+    if n == len(refs):
+        refs.append(ref)
+    else:
+        refs[n] = ref
+    text = base if n == 0 else "%s #%d" % (base, n + 1)
     return text.encode("utf-8", "replace")[:255]
 
 
@@ -172,49 +185,73 @@ def _pre(module, inputs):
     """Global pre-hook. One thread: armed only while no iteration is open, so module is the
     outermost call. Several: armed throughout; a thread's first call is checked on its stack."""
     global _owner, _threads
-    tid = _ident()
-    if tid in _roots:
-        return None  # several threads: inside this thread's iteration
-    if not _threads and _owner is not None and tid != _owner:
-        _threads = True  # a second thread calls models: stay armed from now on
-        _pre_global[_ID] = _pre
-    if _threads and _nested():
-        if tid not in _unseen:  # it began before we watched this thread: not timed, counted
-            _unseen.add(tid)
-            _missed()
-        return None
-    got = _names.get(id(module))
-    label = got[1] if got is not None and got[0]() is module else _name_of(module)
-    if label is None or not _begin():
-        return None
-    if _unseen:
-        _unseen.discard(tid)
-    b = 0
-    if inputs:
-        a = inputs[0]
-        if isinstance(a, _Tensor):
-            b = a.shape[0] if a.dim() else 0
-        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
-            b = len(a)
-    key = id(module)
-    n = _hooked.get(key, 0)
-    # _enter runs for this very call too when the module's hooks are already there.
-    _roots[tid] = [module, label, b, n > 0]
-    if not _threads:
-        _owner = tid
-        _pre_global.pop(_ID, None)
-    _hooked[key] = n + 1
-    if n:
-        return None
-    d = module.__dict__
     try:
-        d["_forward_hooks"][_ID] = _post
-        d["_forward_pre_hooks"][_ID] = _enter
-        if _ALWAYS:
-            d["_forward_hooks_always_called"][_ID] = True
+        tid = _ident()
+        if tid in _roots:
+            return None  # several threads: inside this thread's iteration
+        if not _threads and _owner is not None and tid != _owner:
+            _threads = True  # a second thread calls models: stay armed from now on
+            if not _off:
+                _pre_global[_ID] = _pre
+        if _threads and _nested():
+            if tid not in _unseen:  # it began before we watched this thread: not timed, counted
+                _unseen.add(tid)
+                _missed()
+            return None
+        got = _names.get(id(module))
+        label = got[1] if got is not None and got[0]() is module else _name_of(module)
+        if label is None or not _begin():
+            return None
+        if _unseen:
+            _unseen.discard(tid)
+        b = 0
+        if inputs:
+            a = inputs[0]
+            if isinstance(a, _Tensor):
+                b = a.shape[0] if a.dim() else 0
+            elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
+                b = len(a)
+        key = id(module)
+        n = _hooked.get(key, 0)
+        # _enter runs for this very call too when the module's hooks are already there.
+        _roots[tid] = [module, label, b, n > 0]
+        if not _threads:
+            _owner = tid
+            _pre_global.pop(_ID, None)
+        _hooked[key] = n + 1
+        if n:
+            return None
+        d = module.__dict__
+        try:
+            d["_forward_hooks"][_ID] = _post
+            d["_forward_pre_hooks"][_ID] = _enter
+            if _ALWAYS:
+                d["_forward_hooks_always_called"][_ID] = True
+        except Exception:
+            _close(module, tid, 0)
+        return None
     except Exception:
-        _close(module, tid, 0)
+        _broken()
     return None
+
+
+def _broken():
+    """An error of ours inside a hook: the hooks take themselves out for good (fail open), and
+    the run says so; the program's call goes on as if we were not there."""
+    global _off
+    _off = True
+    _pre_global.pop(_ID, None)
+    for r in list(_roots.values()):
+        d = getattr(r[0], "__dict__", {})
+        for k in ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_always_called"):
+            if isinstance(d.get(k), dict):
+                d[k].pop(_ID, None)
+    _roots.clear()
+    _hooked.clear()
+    try:
+        _state(PY_BROKEN)
+    except Exception:
+        pass
 
 
 def _close(module, tid, ok):
@@ -231,16 +268,20 @@ def _close(module, tid, ok):
         d["_forward_pre_hooks"].pop(_ID, None)
         if _ALWAYS:
             d["_forward_hooks_always_called"].pop(_ID, None)
-    if not _threads and not _roots:
+    if not _threads and not _roots and not _off:
         _pre_global[_ID] = _pre
 
 
 def _post(module, inputs, output):
     """The root's own forward hook, there while an iteration on it is open."""
-    tid = _ident()
-    r = _roots.get(tid)
-    if r is not None and r[0] is module:
-        _close(module, tid, _exc_info()[0] is None)
+    try:
+        tid = _ident()
+        r = _roots.get(tid)
+        if r is not None and r[0] is module:
+            _close(module, tid, _exc_info()[0] is None)
+        return None
+    except Exception:
+        _broken()
     return None
 
 
@@ -249,21 +290,25 @@ def _enter(module, inputs):
     PyTorch 2.1 its last call raised (no forward hook ran): no iteration; this call is one.
     Another thread: a second thread calls the model (the hooks were disarmed: this call is its
     outermost); from now on every thread is watched."""
-    tid = _ident()
-    r = _roots.get(tid)
-    if r is not None:
-        if r[0] is not module:
-            return None  # its own iteration's inner call of this module
-        if r[3]:  # the call that _pre just began
-            r[3] = False
-            return None
-        if _ALWAYS:
-            return None
-        _close(module, tid, 0)
-    _pre(module, inputs)
-    r = _roots.get(tid)
-    if r is not None:
-        r[3] = False  # this was its pre-hook
+    try:
+        tid = _ident()
+        r = _roots.get(tid)
+        if r is not None:
+            if r[0] is not module:
+                return None  # its own iteration's inner call of this module
+            if r[3]:  # the call that _pre just began
+                r[3] = False
+                return None
+            if _ALWAYS:
+                return None
+            _close(module, tid, 0)
+        _pre(module, inputs)
+        r = _roots.get(tid)
+        if r is not None:
+            r[3] = False  # this was its pre-hook
+        return None
+    except Exception:
+        _broken()
     return None
 
 

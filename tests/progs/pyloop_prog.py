@@ -22,6 +22,8 @@ loader: each forward's start and end too).
   pyloop_prog.py threads  a ThreadPoolExecutor of 2 threads, 60 requests, one forward each
   pyloop_prog.py fallback a primary MLP that raises on its 10th call, then 20 calls of a
                           fallback MLP (the program catches the error)
+  pyloop_prog.py rebuild  12 requests, each building a fresh MLP (the last one dropped) and
+                          calling it twice
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
 """
@@ -215,6 +217,17 @@ elif what == "jitload":
         torch.jit.save(torch.jit.trace(MLP().eval(), x), "mlp_traced.pt")
         loaded = torch.jit.load("mlp_traced.pt")
         a = timed(loaded, x, 15)
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "rebuild":
+    import gc
+
+    a = []
+    with torch.no_grad():
+        for _ in range(12):
+            m = MLP().eval()
+            a += timed(m, x, 2)
+            del m
+            gc.collect()
     out = {"forward_p50": p50(a), "n": len(a)}
 elif what == "raises":
     m = MLP().eval()

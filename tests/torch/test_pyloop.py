@@ -212,6 +212,12 @@ class PyLoop(Case):
             self.assertEqual(self.meta(db, "python_module_calls_open_at_end"), 1)
             self.assertIn("never ended", rep["summary"]["lost"])
 
+    def test_a_model_rebuilt_per_request_is_one_series(self):
+        own, rep, _ = self.python("rebuild")
+        s = self.series(rep)
+        self.assertEqual(list(s), ["MLP"], s)
+        self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
+
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
@@ -316,6 +322,23 @@ class Unnoticed(Case):
         self.assertUnnoticed(plain, traced)
         self.assertEqual(json.loads(traced.out), [])
         self.assertTrue(self.meta(traced.db("t.db"), "python_module_hooks").startswith("waiting"))
+
+    def test_an_error_in_our_hooks_fails_open(self):
+        # A module whose children() raises (our naming walks it): the program's forward goes on
+        # as without us, our hooks take themselves out, and the run says so.
+        prog = self.write("prog.py", (
+            "import torch\n"
+            "class Odd(torch.nn.Module):\n"
+            "    def children(self):\n"
+            "        raise RuntimeError('no children here')\n"
+            "    def forward(self, x):\n"
+            "        return x * 2\n"
+            "m = Odd()\n"
+            "print([float(m(torch.ones(1))) for _ in range(5)])\n"))
+        plain, traced = self.both([PYTHON, prog])
+        self.assertUnnoticed(plain, traced)
+        status = self.meta(traced.db("t.db"), "python_module_hooks")
+        self.assertTrue(status.startswith("off: an error inside our module hooks"), status)
 
     def test_another_python_without_torch(self):
         py312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
