@@ -1,9 +1,10 @@
 /*
  * torch_ingest.c: the libtorch collector, writer side. Allocator reports become tensor_memory
  * rows, TorchScript calls and Python module calls become iterations (in the phase the thread spent
- * most of the call in), DataLoader waits input_waits rows, at::Context setters become settings rows, and what the app side found becomes the run
- * metadata: torch_api (which API and symbols) and the collector's status, including a libtorch
- * linked statically into the program, which interposition cannot see.
+ * most of the call in), DataLoader waits input_waits rows, at::Context setters become settings
+ * rows, and what the app side found becomes the run metadata: torch_api (which API and symbols) and
+ * the collector's status, including a libtorch linked statically into the program, which
+ * interposition cannot see.
  */
 #include "registry.h"
 #include "torch_internal.h"

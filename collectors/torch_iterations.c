@@ -236,7 +236,7 @@ static void scope_end(const void *rf, void *ctx)
     ip_iter_end(o.iter);
     if (!ip_recording() || !ip_hook_enter()) return;
     ip_torch_iter_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source,
-                   o.source == 3 ? rf_name(rf) : NULL);
+                       o.source == 3 ? rf_name(rf) : NULL);
     ip_hook_leave();
 }
 

@@ -91,7 +91,7 @@ static int python_flags_forbid(void)
     arg += strlen(arg) + 1; /* the interpreter */
     for (; arg < end; arg += strlen(arg) + 1) {
         if (arg[0] != '-' || !arg[1] || !strcmp(arg, "--")) return 0; /* the script, stdin */
-        if (arg[1] == '-') {                                             /* --long options */
+        if (arg[1] == '-') {                                          /* --long options */
             if (!strcmp(arg, "--check-hash-based-pycs")) arg += strlen(arg) + 1;
             continue;
         }
@@ -146,12 +146,16 @@ const char *ip_torch_python_status(void)
         if (!getenv("INFPROF_PYTHONPATH_WAS")) return "waiting: torch was never imported";
         return "off: our sitecustomize never ran (python -S, -I or -E, or PYTHONPATH replaced):"
                " module calls are not iterations, detection is used instead";
-    case PY_SITE: return "waiting: torch was never imported";
-    case PY_HOOKED: return "on: the outermost nn.Module call is an iteration";
+    case PY_SITE:
+        return "waiting: torch was never imported";
+    case PY_HOOKED:
+        return "on: the outermost nn.Module call is an iteration";
     case PY_NO_HOOKS:
         return "off: this torch has no global module hooks; detection is used instead";
-    case PY_NO_DIR: return "off: our sitecustomize.py was not found beside the library";
-    case PY_WORKER: return "worker: a DataLoader worker process, it makes batches (no iterations)";
+    case PY_NO_DIR:
+        return "off: our sitecustomize.py was not found beside the library";
+    case PY_WORKER:
+        return "worker: a DataLoader worker process, it makes batches (no iterations)";
     case PY_BROKEN:
         return "off: an error inside our module hooks took them out (fail open); iterations"
                " until then are kept";
@@ -159,7 +163,8 @@ const char *ip_torch_python_status(void)
         return "off: python ran with -S, -I or -E (no site, or PYTHONPATH ignored), so our"
                " sitecustomize could not run: module calls are not iterations, detection is used"
                " instead";
-    default: return "";
+    default:
+        return "";
     }
 }
 
@@ -191,8 +196,7 @@ int infprof_py_state(int state)
 IP_EXPORT int infprof_py_begin(void);
 int infprof_py_begin(void)
 {
-    if (ip_torch_in_setup() || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() ||
-        !ip_torch_enter())
+    if (ip_torch_in_setup() || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() || !ip_torch_enter())
         return 0;
     if (ip_torch_ready(1)) {
         ip_torch_scope_arm();
@@ -299,8 +303,8 @@ void *infprof_py_builtin(int which)
 {
     if (which < 0 || which > 1) return NULL;
     if (!capi.fn[0]) {
-        capi.new_fn = (void *(*)(struct py_method_def *, void *, void *))dlsym(
-            RTLD_DEFAULT, "PyCFunction_NewEx");
+        capi.new_fn = (void *(*)(struct py_method_def *, void *, void *))dlsym(RTLD_DEFAULT,
+                                                                               "PyCFunction_NewEx");
         capi.from_long = (void *(*)(long))dlsym(RTLD_DEFAULT, "PyBool_FromLong");
         capi.as_ll = (long long (*)(void *))dlsym(RTLD_DEFAULT, "PyLong_AsLongLong");
         capi.as_string = (char *(*)(void *))dlsym(RTLD_DEFAULT, "PyBytes_AsString");

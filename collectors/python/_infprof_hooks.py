@@ -11,7 +11,8 @@
 # Not iterations: calls made while a DataLoader makes a batch (the library knows: its scope is
 # open), inside torch.jit.trace (its check calls are set-up), torchvision transforms, losses,
 # quantization observers (quantize_dynamic calls them) and a lone layer without weights called on
-# its own (nn.Softmax on the model's output). DataLoader worker processes say so and record no iteration.
+# its own (nn.Softmax on the model's output). DataLoader worker processes say so and record no
+# iteration.
 #
 # Series: the module's class ("ResNet"), its precision when not float32 ("MLP float16"), a
 # quantized copy ("MLP quantized"), TorchScript ("MLP traced", "MLP scripted", "MLP frozen", or
@@ -65,7 +66,8 @@ PY_HOOKED, PY_NO_HOOKS, PY_WORKER, PY_BROKEN = 3, 4, 6, 8
 
 _Tensor = torch.Tensor
 _pre_global = _mm._global_forward_pre_hooks
-_ID = torch.utils.hooks.RemovableHandle(collections.OrderedDict()).id  # a key of our own in torch's dicts
+# A key of our own in torch's hook dicts (the program's handles take the next ones).
+_ID = torch.utils.hooks.RemovableHandle(collections.OrderedDict()).id
 _exc_info = sys.exc_info
 
 _roots = {}  # thread -> [module, label, batch, pending]: its open iteration

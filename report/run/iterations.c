@@ -653,9 +653,16 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         if (!ri) cli_fail("out of memory");
         p->iters = ri;
         for (size_t k = 0; k < n; k++)
-            p->iters[p->niters++] = (struct run_iter){
-                mine[k]->id,     mine[k]->tid,    mine[k]->start, mine[k]->host, lat[k],
-                mine[k]->batch,  i,               mine[k]->series, mine[k]->source, !warm[k]};
+            p->iters[p->niters++] = (struct run_iter){mine[k]->id,
+                                                      mine[k]->tid,
+                                                      mine[k]->start,
+                                                      mine[k]->host,
+                                                      lat[k],
+                                                      mine[k]->batch,
+                                                      i,
+                                                      mine[k]->series,
+                                                      mine[k]->source,
+                                                      !warm[k]};
         /* One series per phase: a shift between series is the program's doing, not a shift. */
         if (ph->nseries <= 1 &&
             !level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
@@ -752,9 +759,9 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
 
 const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x)
 {
-    static const char *const names[] = {"detected", "torchscript call", "nvtx range",
-                                        "record_function scope", "aotinductor run",
-                                        "python module call"};
+    static const char *const names[] = {"detected",        "torchscript call",
+                                        "nvtx range",      "record_function scope",
+                                        "aotinductor run", "python module call"};
     if (x->source == 0) {
         int from = p->v[x->phase].detected_from;
         return from == DETECT_KERNELS     ? "detected from the kernel sequence"

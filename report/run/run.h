@@ -139,13 +139,13 @@ void settings_of_iterations(struct sqlite3 *db, const int64_t *start, const int6
 /* One iteration the report counts (iterations.c), marked, a module call or detected, in time
  * order within its phase: where it begins and ends, so that tables and traces show them. */
 struct run_iter {
-    int64_t id;    /* iterations.id; 0 detected */
+    int64_t id;                    /* iterations.id; 0 detected */
     int64_t tid, start, host, lat; /* its thread; start (ns since t0); host time; latency */
-    int64_t batch; /* -1 unknown */
-    int phase;     /* index in run_phases.v */
-    int series;    /* index in run_series.v, -1 past the cap */
-    int source;    /* iterations.source; 0 detected (the phase's detected_from says from what) */
-    int steady;    /* 0: warm-up */
+    int64_t batch;                 /* -1 unknown */
+    int phase;                     /* index in run_phases.v */
+    int series;                    /* index in run_series.v, -1 past the cap */
+    int source; /* iterations.source; 0 detected (the phase's detected_from says from what) */
+    int steady; /* 0: warm-up */
 };
 
 struct run_phases {

@@ -31,7 +31,8 @@ void rule_input_bound(const struct run_phases *p, struct advice_list *l)
         phase_short_label(ph, label, sizeof label);
         snprintf(name, sizeof name, "%s%s%.360s", label, s->name[0] ? " " : "", s->name);
         if (s->gap_data > 0)
-            snprintf(data, sizeof data, ", %s of it (%.0f%%) waiting for the DataLoader's next batch",
+            snprintf(data, sizeof data,
+                     ", %s of it (%.0f%%) waiting for the DataLoader's next batch",
                      advice_ns_text(b3, sizeof b3, (double)s->gap_data),
                      advice_pct(s->gap_data, s->gap_total));
         snprintf(a->finding, sizeof a->finding,

@@ -309,7 +309,7 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
                            : ph->gpu_latency && !ph->detected_period ? "gpu completion"
                                                                      : "host");
             table_set_text(t, C_SOURCE,
-                           ph->detected_period                     ? from[ph->detected_from]
+                           ph->detected_period                       ? from[ph->detected_from]
                            : ph->module_iterations == ph->iterations ? "python module calls"
                                                                      : "marked");
             table_set_int(t, C_ALL_P50, ph->lat_all_p50);

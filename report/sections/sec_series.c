@@ -105,7 +105,7 @@ static struct table *series_table(const struct run_phases *p)
         }
         int items;
         double loop = series_delivered_per_s(s, &items);
-        double model = items ? series_items_per_s(s)
+        double model = items                           ? series_items_per_s(s)
                        : s->nsteady && s->lat_mean > 0 ? 1e9 / (double)s->lat_mean
                                                        : 0;
         if (model > 0) table_set_num(t, 22, model);
@@ -120,7 +120,9 @@ static struct table *series_table(const struct run_phases *p)
         int items;
         const struct series_info *s = &p->series.v[i];
         double loop = series_delivered_per_s(s, &items);
-        double model = items ? series_items_per_s(s) : s->lat_mean > 0 ? 1e9 / (double)s->lat_mean : 0;
+        double model = items             ? series_items_per_s(s)
+                       : s->lat_mean > 0 ? 1e9 / (double)s->lat_mean
+                                         : 0;
         if (model > 0 && loop > 1.05 * model) {
             t->note = pool_printf("%s. A loop rate above the model rate: iterations overlapped"
                                   " (the model run from several threads at once)",
