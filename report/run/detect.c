@@ -32,6 +32,7 @@
  * few long ones), the loops before it are looked for the same way.
  */
 #include "detect.h"
+#include "run.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -49,12 +50,6 @@ static int prefer = DETECT_KERNELS;
 void detect_prefer(int from)
 {
     prefer = from;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* How far back from the end s[i] == s[i + p] holds (the matching run's length). */
@@ -85,12 +80,6 @@ static size_t period_of(const struct rep *s, size_t n, size_t min_run, size_t *r
     return 0;
 }
 
-static int64_t median(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The iterations of one repeating stretch s[r0..n) of period p (run: reports that matched),
  * appended to out as loop `loop`: their count, 0 when the stretch is no loop of forwards.
  * closing (allocations): the key at the cut must be the same in every period within 1% (a loop
@@ -108,7 +97,7 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     for (size_t j = 0; j < p; j++) {
         size_t m = 0;
         for (size_t k = r0 + j; k < n && m < cycles; k += p) v[m++] = s[k].key;
-        int64_t med = median(v, m);
+        int64_t med = run_median(v, m);
         if (j == 0 || med < best_v) best_v = med, best = j;
     }
     /* Allocations: a loop that makes its input before the forward reaches the same lowest
@@ -121,12 +110,12 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
         for (size_t j = 0; j < p; j++) {
             size_t m = 0;
             for (size_t k = r0 + j; k < n && m < cycles; k += p) v[m++] = s[k].key;
-            int64_t med = median(v, m);
+            int64_t med = run_median(v, m);
             if (med != best_v) continue; /* exactly the lowest: the forward never gets there */
             m = 0;
             for (size_t k = r0 + j; k + 1 < n && m < cycles; k += p) v[m++] = s[k + 1].ts - s[k].ts;
             if (!m) continue;
-            int64_t idle = median(v, m);
+            int64_t idle = run_median(v, m);
             if (idle > longest) longest = idle, pick = j;
         }
         best = pick;

@@ -64,12 +64,6 @@ static int cmp_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The iteration of thread `tid` whose host call holds `ts` (v sorted by tid, start), or NULL. */
 static struct iter *iter_at(struct iters *it, int64_t tid, int64_t ts)
 {
@@ -211,20 +205,8 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     *gpu_known = have_end;
 }
 
-static int64_t median_of(int64_t *v, size_t n) /* sorts v */
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The p50 the report gives: the lower median, a value of the sample (nearest rank, as p95 and
  * p99, and as the samples' own reference lines); sorts v. */
-static int64_t p50_of(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    return n ? v[(n - 1) / 2] : 0;
-}
-
 /* How many leading iterations are warm-up (latencies in time order). */
 size_t iterations_warmup(const int64_t *lat, size_t n)
 {
@@ -234,9 +216,9 @@ size_t iterations_warmup(const int64_t *lat, size_t n)
     int64_t *tail = malloc(m * sizeof *tail);
     if (!tail) cli_fail("out of memory");
     memcpy(tail, lat + half, m * sizeof *tail);
-    int64_t med = median_of(tail, m);
+    int64_t med = run_median(tail, m);
     for (size_t i = 0; i < m; i++) tail[i] = llabs(lat[half + i] - med);
-    int64_t mad = median_of(tail, m);
+    int64_t mad = run_median(tail, m);
     free(tail);
     double margin = fmax(5 * 1.4826 * (double)mad, 0.10 * (double)med);
     /* Under 8 iterations the tail's spread says little (a loaded machine stretches any of them
@@ -347,7 +329,7 @@ static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t
         *p95 = ip_stats_percentile(&st, 95);
         *p99 = ip_stats_percentile(&st, 99);
         *mean = sum / count;
-        *host_p50 = p50_of(h, (size_t)count); /* the rule of lat_p50 (issue 25) */
+        *host_p50 = run_p50(h, (size_t)count); /* the rule of lat_p50 (issue 25) */
         *items = batched ? it : 0;
     }
     ip_stats_free(&st);
@@ -369,7 +351,7 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
         se->gap_total += mine[k]->gap;
         se->gap_host += mine[k]->host;
     }
-    if (se->gaps) se->gap_p50 = p50_of(g, (size_t)se->gaps);
+    if (se->gaps) se->gap_p50 = run_p50(g, (size_t)se->gaps);
     free(g);
 }
 
@@ -460,13 +442,13 @@ static int level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *aft
         size_t k = n / 4 + (n / 2) * (size_t)c / 20;
         if (k < 6 || n - k < 6) continue;
         memcpy(buf, v, k * sizeof *buf);
-        int64_t m1 = median_of(buf, k);
+        int64_t m1 = run_median(buf, k);
         for (size_t i = 0; i < k; i++) buf[i] = llabs(v[i] - m1);
-        int64_t d1 = median_of(buf, k);
+        int64_t d1 = run_median(buf, k);
         memcpy(buf, v + k, (n - k) * sizeof *buf);
-        int64_t m2 = median_of(buf, n - k);
+        int64_t m2 = run_median(buf, n - k);
         for (size_t i = k; i < n; i++) buf[i - k] = llabs(v[i] - m2);
-        int64_t d2 = median_of(buf, n - k);
+        int64_t d2 = run_median(buf, n - k);
         int64_t lo = m1 < m2 ? m1 : m2, diff = llabs(m1 - m2);
         if (lo <= 0 || (double)diff <= 0.15 * (double)lo || diff <= 4 * d1 || diff <= 4 * d2)
             continue;
@@ -627,7 +609,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
         memcpy(all, lat, n * sizeof *lat);
-        ph->lat_all_p50 = p50_of(all, n);
+        ph->lat_all_p50 = run_p50(all, n);
         free(all);
         size_t w = 0;
         for (size_t k = 0; k < n; k++) w += warm[k] != 0;
@@ -680,7 +662,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                 if (!kc) cli_fail("out of memory");
                 for (size_t k = 0, j = 0; k < n; k++)
                     if (!warm[k]) kc[j++] = mine[k]->kernels;
-                steady_k = median_of(kc, s);
+                steady_k = run_median(kc, s);
                 free(kc);
                 for (size_t k = 0; k < n; k++)
                     if (warm[k]) sum += mine[k]->kernels;
@@ -716,7 +698,7 @@ static int cmp_double(const void *a, const void *b)
 static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t *seed)
 {
     for (size_t i = 0; i < n; i++) buf[i] = v[rng_next(seed) % n];
-    return (double)median_of(buf, n);
+    return (double)run_median(buf, n);
 }
 
 enum verdict iterations_verdict(double lo, double hi)

@@ -1,10 +1,11 @@
 /*
  * phase_util.c: the small helpers every part of the run model uses (run.h): a phase by its id,
- * its short label, and the length of a union of intervals. Below phases.c, memory.c, steady.c
+ * its short label, the length of a union of intervals, and the one median and p50 rule. Below phases.c, memory.c, steady.c
  * and suspect.c, so that those can use them while phases.c calls them.
  */
 #include "run.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,4 +45,57 @@ const struct phase_info *phase_by_id(const struct run_phases *p, int id)
     for (int i = 0; i < p->n; i++)
         if (p->v[i].id == id) return &p->v[i];
     return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t run_median(int64_t *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int64_t run_p50(int64_t *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return v[(n - 1) / 2];
+}
+
+void run_check(const struct run_phases *p)
+{
+#ifdef NDEBUG
+    (void)p;
+#else
+    assert(p->n >= 0 && p->n <= REPORT_MAX_PHASES);
+    assert(p->series.n >= 0 && p->series.n <= REPORT_MAX_SERIES);
+    int64_t iters = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        for (int j = 0; j < i; j++) assert(p->v[j].id != ph->id);
+        assert(ph->warmup >= 0 && ph->warmup <= ph->iterations);
+        assert(ph->iterations == 0 || (int64_t)ph->nsteady == ph->iterations - ph->warmup);
+        assert(ph->module_iterations <= ph->iterations);
+        assert(!ph->nsteady || (ph->lat_p50 <= ph->lat_p95 && ph->lat_p95 <= ph->lat_p99));
+        assert(ph->mem_dev >= -1 && ph->mem_dev < p->devices.n);
+        iters += ph->iterations;
+    }
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *se = &p->series.v[i];
+        assert(se->phase >= 0 && se->phase < p->n);
+        assert(se->warmup >= 0 && (int64_t)se->nsteady + se->warmup == se->iterations);
+        assert((int64_t)se->nits == se->iterations);
+        assert(se->gap_data < 0 || se->gap_data <= se->gap_total);
+    }
+    for (size_t k = 0; k < p->niters; k++) {
+        assert(p->iters[k].phase >= 0 && p->iters[k].phase < p->n);
+        assert(p->iters[k].series >= -1 && p->iters[k].series < p->series.n);
+    }
+    assert((int64_t)p->niters == iters);
+#endif
 }

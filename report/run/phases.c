@@ -321,6 +321,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     free(py);
     db_meta_int(db, "python_module_calls_unseen", &p->py_unseen);
     db_meta_int(db, "python_module_calls_open_at_end", &p->py_open_at_end);
+    run_check(p);
 }
 
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)

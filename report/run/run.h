@@ -3,6 +3,16 @@
  * iterations.c, summaries.c) and handed to every section (sections.h), the multi-run and
  * compare reports and the trace export: the phases with their ids, labels and short labels,
  * devices, iterations and their series, peaks and precision mix.
+ *
+ * Invariants (phases_load ends with run_check, which asserts them in debug builds):
+ *   1. 0 <= n <= REPORT_MAX_PHASES, phase ids distinct; 0 <= series.n <= REPORT_MAX_SERIES.
+ *   2. A phase: warmup <= iterations, nsteady == iterations - warmup, module_iterations <=
+ *      iterations; with steady iterations lat_p50 <= lat_p95 <= lat_p99.
+ *   3. A phase's memory device mem_dev is -1 or a device of devices (0 <= mem_dev < devices.n).
+ *   4. A series' phase is one of v; its warm-up and steady iterations add up to its iterations
+ *      (nits == iterations); gap_data, when known (>= 0), is at most gap_total.
+ *   5. Every run_iter's phase is one of v, its series -1 or one of series.v; niters is the sum
+ *      of the phases' iterations.
  */
 #ifndef INFPROF_RUN_H
 #define INFPROF_RUN_H
@@ -165,6 +175,8 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
+void run_check(const struct run_phases *p);
 /* iterations.c: each phase's iterations (phases_load calls it). */
 void iterations_load(struct sqlite3 *db, struct run_phases *p);
 /* The rows of table iterations the report counts, as an SQL condition on its columns: a mark
@@ -199,6 +211,11 @@ size_t phases_overlap(const struct phase_info *fast, const struct phase_info *sl
  * (inference_mode's no_grad twin). */
 const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
                                     const char *grad_mode);
+/* The one median (the mean of the middle two for an even count) and the one p50 (the lower of
+ * the middle two, an observed latency: lat_p50's rule, profiler/stats.h's percentile agrees);
+ * both sort v; 0 for none (phase_util.c). */
+int64_t run_median(int64_t *v, size_t n);
+int64_t run_p50(int64_t *v, size_t n);
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 int64_t union_length(struct interval *v, size_t n);
 /* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP

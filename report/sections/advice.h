@@ -1,7 +1,9 @@
 /*
  * advice.h: what the Advice section's files share (sec_advice.c: the section and its renderings;
- * advice_rules.c: the rules and their evidence; advice_build.c: what rules build findings with). A
- * rule appends a finding with its measured figures; the section renders the list.
+ * advice_rules.c: the shared evidence and the loop over the rules; advice_*.c: one rule or two
+ * each, a descriptor apiece; advice_registry.c: the list; advice_build.c: what rules build
+ * findings with). A rule appends a finding with its measured figures; the section renders the
+ * list.
  */
 #ifndef INFPROF_ADVICE_H
 #define INFPROF_ADVICE_H
@@ -53,10 +55,33 @@ const char *advice_plural(int64_t n, const char *one, const char *many);
 int advice_has(const char *s, const char *word);
 int advice_append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* input_bound (advice_input.c). */
-void rule_input_bound(const struct run_phases *p, struct advice_list *l);
+/* What a rule reads: the run, its model, and the evidence several rules share (advice_rules.c). */
+struct advice_ctx {
+    struct sqlite3 *db;
+    const struct run_phases *p;
+    struct names k[REPORT_MAX_PHASES]; /* per phase, index as in p->v */
+    struct cudnn_findings f;
+};
 
-/* Run every rule over one run (advice_rules.c). */
+/* A rule: its own file holds its code and this descriptor, and advice_registry.c one line naming
+ * it. rank: its place on the first screen's Findings line, lowest first (lost data, then settings
+ * that make the answers wrong, then speed). stage: run-wide before the phases, once per phase
+ * (phase by phase, every such rule for a phase before the next phase), or run-wide after; within
+ * a stage, the registry's order is the Advice section's. ph: the phase (ADVICE_PHASE), else
+ * NULL. */
+enum advice_stage { ADVICE_BEFORE, ADVICE_PHASE, ADVICE_AFTER };
+struct advice_rule {
+    const char *name;
+    int rank;
+    enum advice_stage stage;
+    void (*run)(const struct advice_ctx *c, const struct phase_info *ph, struct advice_list *l);
+};
+extern const struct advice_rule *const advice_rules[];
+extern const int advice_rule_count;
+
+/* Run every registered rule over one run (advice_rules.c). */
 void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_list *l);
+/* A rule's rank on the first screen (its descriptor's; unregistered names come last). */
+int advice_rank(const char *rule);
 
 #endif

@@ -14,8 +14,11 @@
 #define INPUT_MIN_NS    100000 /* p50 gap: shorter is the loop's own overhead */
 #define INPUT_IDLE_PCT  50.0   /* of the time between with no kernel of the phase running */
 
-void rule_input_bound(const struct run_phases *p, struct advice_list *l)
+static void run_input_bound(const struct advice_ctx *c, const struct phase_info *unused,
+                            struct advice_list *l)
 {
+    (void)unused;
+    const struct run_phases *p = c->p;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
         const struct phase_info *ph = &p->v[s->phase];
@@ -59,3 +62,6 @@ void rule_input_bound(const struct run_phases *p, struct advice_list *l)
                  " iterations first");
     }
 }
+
+const struct advice_rule advice_rule_input_bound = {"input_bound", 40, ADVICE_AFTER,
+                                                    run_input_bound};

@@ -73,13 +73,6 @@ static const char *why_no_inference(const struct run_phases *p)
                      : "no no_grad phase with iterations at the same autocast setting";
 }
 
-/* Advice rules in the order the first screen ranks them: lost data first, then settings that
- * make the answers wrong (a model in train() mode, autograd on), then speed. */
-static const char *const rank[] = {
-    "records_dropped", "train_mode_in_inference", "grad_mode_in_inference", "input_bound",
-    "launch_bound",    "layout_conversions",      "cudnn_search_repeats",   "synchronous_copies",
-    "pageable_copies", "cudnn_benchmark_off"};
-
 /* The Findings line: the top three advice rules, each with the phases it fired in and its
  * finding of most grounded saving (else its first), numbers included; the Advice section below
  * has them all. */
@@ -91,12 +84,25 @@ static void findings_line(struct table *t, struct sqlite3 *db, const struct run_
     char buf[2048];
     size_t o = 0;
     int shown = 0;
-    for (size_t r = 0; r < sizeof rank / sizeof *rank; r++) {
+    /* The registered rules by their rank (advice.h): lost data first, then settings that make
+     * the answers wrong (a model in train() mode, autograd on, autocast not casting), then
+     * speed. Every rule that fired is ranked: none can go missing from this line. */
+    const struct advice_rule *order[64];
+    int nr = advice_rule_count < 64 ? advice_rule_count : 64;
+    for (int r = 0; r < nr; r++) {
+        order[r] = advice_rules[r];
+        for (int q = r; q > 0 && order[q - 1]->rank > order[q]->rank; q--) {
+            const struct advice_rule *x = order[q];
+            order[q] = order[q - 1];
+            order[q - 1] = x;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
         const struct advice *best = NULL;
         int n = 0;
         for (int i = 0; i < l->n; i++) {
             const struct advice *a = &l->v[i];
-            if (strcmp(a->rule, rank[r])) continue;
+            if (strcmp(a->rule, order[r]->name)) continue;
             n++;
             if (!best || a->saving_ns > best->saving_ns) best = a;
         }

@@ -1,0 +1,154 @@
+/*
+ * advice_modes.c: the advice rules grad_mode_in_inference and train_mode_in_inference
+ * (docs/report.md, "Advice"): settings that make the answers wrong, autograd left on where the
+ * program only runs forward, a model left in train() mode (dropout, batch statistics).
+ */
+#include "advice.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The no_grad or inference_mode phase to hold a grad phase against: the lowest p50 latency,
+ * the same autocast preferred; without iterations, the lowest peak memory. */
+static const struct phase_info *best_no_grad(const struct run_phases *p, const struct phase_info *g)
+{
+    const struct phase_info *best = NULL;
+    for (int pass = 0; pass < 2 && !best; pass++)
+        for (int i = 0; i < p->n; i++) {
+            const struct phase_info *c = &p->v[i];
+            if (!strcmp(c->grad_mode, "grad") || (!pass && strcmp(c->autocast, g->autocast)))
+                continue;
+            if (!best)
+                best = c;
+            else if (c->iterations && (!best->iterations || c->lat_p50 < best->lat_p50))
+                best = c;
+            else if (!c->iterations && !best->iterations && c->has_memory &&
+                     c->peak_alloc < best->peak_alloc)
+                best = c;
+        }
+    return best;
+}
+
+static void rule_grad_mode(const struct run_phases *p, const struct phase_info *g,
+                           const struct names *k, struct advice_list *l)
+{
+    /* "No backward kernel" is evidence only where kernels were recorded: without CUDA activity
+     * a training loop would look the same. */
+    if (strcmp(g->grad_mode, "grad") || k->backward || !g->has_kernels || !g->kernels) return;
+    const struct phase_info *n = best_no_grad(p, g);
+    /* Evidence of inference: iterations in grad mode, or forward work also done without grad. */
+    if (!g->iterations && !(k->forward && n)) return;
+    struct advice *a = advice_add(l, "grad_mode_in_inference", g);
+    if (!a) return;
+    char gs[32], ns[32], b1[32], b2[32], b3[32];
+    phase_short_label(g, gs, sizeof gs);
+    if (g->iterations)
+        snprintf(a->finding, sizeof a->finding,
+                 "%s ran %lld %s with autograd recording and no backward kernel", gs,
+                 (long long)g->iterations, advice_plural(g->iterations, "iteration", "iterations"));
+    else
+        snprintf(a->finding, sizeof a->finding,
+                 "%s launched %lld GEMM, convolution or attention %s with autograd"
+                 " recording and no backward kernel",
+                 gs, (long long)k->forward, advice_plural(k->forward, "kernel", "kernels"));
+    advice_ev_int(a, "iterations", g->iterations);
+    advice_ev_int(a, "forward_kernels", k->forward);
+    advice_ev_int(a, "backward_kernels", k->backward);
+    if (!n) {
+        advice_append(a->finding, sizeof a->finding,
+                      "; no no_grad or inference_mode phase ran to"
+                      " compare with.");
+    } else {
+        phase_short_label(n, ns, sizeof ns);
+        advice_ev_text(a, "compared_with", n->label);
+        const char *sep = ":";
+        if (g->iterations && n->iterations && n->lat_p50 > 0) {
+            advice_append(a->finding, sizeof a->finding,
+                          "%s p50 latency %s against %s in %s (%.2fx)", sep,
+                          advice_ns_text(b1, sizeof b1, (double)g->lat_p50),
+                          advice_ns_text(b2, sizeof b2, (double)n->lat_p50), ns,
+                          (double)g->lat_p50 / (double)n->lat_p50);
+            advice_ev_int(a, "latency_p50_ns", g->lat_p50);
+            advice_ev_int(a, "compared_latency_p50_ns", n->lat_p50);
+            advice_ev_num(a, "latency_ratio", (double)g->lat_p50 / (double)n->lat_p50);
+            if (g->lat_p50 > n->lat_p50) a->saving_ns = (g->lat_p50 - n->lat_p50) * g->iterations;
+            sep = ",";
+        }
+        if (g->has_memory && n->has_memory) {
+            advice_append(a->finding, sizeof a->finding, "%s peak tensor memory %s against %s%s%s",
+                          sep, advice_bytes_text(b1, sizeof b1, (double)g->peak_alloc),
+                          advice_bytes_text(b2, sizeof b2, (double)n->peak_alloc),
+                          *sep == ':' ? " in " : "", *sep == ':' ? ns : "");
+            if (g->peak_alloc > n->peak_alloc) {
+                advice_append(
+                    a->finding, sizeof a->finding, " (%s more)",
+                    advice_bytes_text(b3, sizeof b3, (double)(g->peak_alloc - n->peak_alloc)));
+                a->saving_bytes = g->peak_alloc - n->peak_alloc;
+            }
+            advice_ev_int(a, "peak_allocated_bytes", g->peak_alloc);
+            advice_ev_int(a, "compared_peak_allocated_bytes", n->peak_alloc);
+            advice_ev_int(a, "peak_allocated_more_bytes", g->peak_alloc - n->peak_alloc);
+            sep = ",";
+        }
+        advice_append(a->finding, sizeof a->finding, "%s",
+                      *sep == ':' ? " (no figure to compare)." : ".");
+    }
+    snprintf(a->try_, sizeof a->try_,
+             "run inference under a c10::InferenceMode guard or torch::NoGradGuard"
+             " (torch.inference_mode() in Python)");
+}
+
+static void rule_train_mode(const struct phase_info *ph, const struct names *k,
+                            const struct cudnn_findings *f, struct advice_list *l)
+{
+    if (!strcmp(ph->grad_mode, "grad")) return;
+    int64_t calls = ph->id >= 0 && ph->id < REPORT_MAX_PHASES ? f->bn_train_by_phase[ph->id] : 0;
+    if (!calls && !k->bn_train && !k->dropout) return;
+    struct advice *a = advice_add(l, "train_mode_in_inference", ph);
+    if (!a) return;
+    char s[32], b1[32], b2[32];
+    phase_short_label(ph, s, sizeof s);
+    snprintf(a->finding, sizeof a->finding, "%s ran training-mode layers without grad:", s);
+    const char *sep = "";
+    if (calls || k->bn_train) {
+        advice_append(a->finding, sizeof a->finding,
+                      " batch-norm computing batch statistics (%lld cuDNN training %s, %lld"
+                      " statistics %s, %s)",
+                      (long long)calls, advice_plural(calls, "call", "calls"),
+                      (long long)k->bn_train, advice_plural(k->bn_train, "kernel", "kernels"),
+                      advice_ns_text(b1, sizeof b1, (double)k->bn_train_ns));
+        sep = " and";
+    }
+    if (k->dropout) {
+        advice_append(a->finding, sizeof a->finding, "%s %lld dropout %s (%s)", sep,
+                      (long long)k->dropout, advice_plural(k->dropout, "kernel", "kernels"),
+                      advice_ns_text(b2, sizeof b2, (double)k->dropout_ns));
+        a->saving_ns = k->dropout_ns;
+    }
+    advice_append(a->finding, sizeof a->finding, ": the model is in train() mode.");
+    advice_ev_int(a, "cudnn_bn_training_calls", calls);
+    advice_ev_int(a, "bn_statistics_kernels", k->bn_train);
+    advice_ev_int(a, "bn_statistics_kernel_ns", k->bn_train_ns);
+    advice_ev_int(a, "dropout_kernels", k->dropout);
+    advice_ev_int(a, "dropout_kernel_ns", k->dropout_ns);
+    snprintf(a->try_, sizeof a->try_,
+             "call module.eval() before inference (torch::jit::Module::eval(),"
+             " torch::nn::Module::eval())");
+}
+
+static void run_grad_mode(const struct advice_ctx *c, const struct phase_info *ph,
+                          struct advice_list *l)
+{
+    rule_grad_mode(c->p, ph, &c->k[ph - c->p->v], l);
+}
+
+static void run_train_mode(const struct advice_ctx *c, const struct phase_info *ph,
+                           struct advice_list *l)
+{
+    rule_train_mode(ph, &c->k[ph - c->p->v], &c->f, l);
+}
+
+const struct advice_rule advice_rule_grad_mode = {"grad_mode_in_inference", 30, ADVICE_PHASE,
+                                                  run_grad_mode};
+const struct advice_rule advice_rule_train_mode = {"train_mode_in_inference", 20, ADVICE_PHASE,
+                                                   run_train_mode};
