@@ -252,58 +252,35 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
     }
 }
 
-struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
-                              const struct phase_info *base)
-{
-    struct table *t = table_new("summary", "Summary");
-    t->object = 1;
-    enum {
-        S_FASTEST,
-        S_SERIES,
-        S_INFER,
-        S_PEAK,
-        S_AUTOCAST,
-        S_WARMUP,
-        S_LOSS,
-        S_CLOCKS,
-        S_SUSPECT,
-        S_FINDINGS,
-        S_PEAK_PHASE,
-        S_PEAK_DEVICE,
-        S_PEAK_BYTES,
-        S_SAVED_PHASE,
-        S_SAVED_AGAINST,
-        S_SAVED_BYTES,
-        S_SAVED_PCT,
-        S_SUSPECT_PHASES,
-        S_SUSPECT_LINES,
-        S_COUNT
-    };
-    int hit[S_COUNT] = {0};
-    table_col(t, "fastest", "Fastest phase", COL_TEXT);
-    table_col(t, "series", "Series", COL_TEXT);
-    table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
-    table_col(t, "memory", "Peak memory", COL_TEXT);
-    table_col(t, "autocast", "Autocast", COL_TEXT);
-    table_col(t, "warmup", "Warm-up", COL_TEXT);
-    table_col(t, "lost", "Lost", COL_TEXT);
-    table_col(t, "clocks", "Clocks", COL_TEXT); /* energy.c: throttled, or another clock */
-    table_col(t, "suspect", "Suspect", COL_TEXT);
-    table_col(t, "findings", "Findings", COL_TEXT);
-    /* The numbers beside the prose (JSON and CSV only). */
-    table_col(t, "peak_phase", NULL, COL_TEXT);
-    table_col(t, "peak_device", NULL, COL_TEXT);
-    table_col(t, "peak_allocated_bytes", NULL, COL_BYTES);
-    table_col(t, "saved_phase", NULL, COL_TEXT);
-    table_col(t, "saved_against_phase", NULL, COL_TEXT);
-    table_col(t, "peak_allocated_saved_bytes", NULL, COL_BYTES);
-    table_col(t, "peak_allocated_saved_pct", NULL, COL_PCT);
-    table_col(t, "suspect_phases", NULL, COL_JSON);
-    table_col(t, "suspect_answers", NULL, COL_JSON);
-    table_row(t);
-    char buf[1024], a[64], b[64], x[32], y[32];
-    size_t o;
+enum {
+    S_FASTEST,
+    S_SERIES,
+    S_INFER,
+    S_PEAK,
+    S_AUTOCAST,
+    S_WARMUP,
+    S_LOSS,
+    S_CLOCKS,
+    S_SUSPECT,
+    S_FINDINGS,
+    S_PEAK_PHASE,
+    S_PEAK_DEVICE,
+    S_PEAK_BYTES,
+    S_SAVED_PHASE,
+    S_SAVED_AGAINST,
+    S_SAVED_BYTES,
+    S_SAVED_PCT,
+    S_SUSPECT_PHASES,
+    S_SUSPECT_LINES,
+    S_COUNT
+};
 
+/* Fastest phase: its p50 and how it compares with the baseline, with the 95% band. */
+static void line_fastest(struct table *t, const struct run_phases *p, const struct phase_info *base, int *hit)
+{
+    char buf[1024];
+    char a[64], b[64];
+    char x[32];
     const struct phase_info *f = fastest(p);
     if (f && base && base->nsteady) {
         named(f, a, sizeof a, &hit[S_FASTEST]);
@@ -340,9 +317,13 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
         add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
     }
 
-    series_line(p, buf, sizeof buf);
-    add(t, S_SERIES, buf);
+}
 
+/* inference_mode: each inference_mode phase against its no_grad twin. */
+static void line_inference(struct table *t, const struct run_phases *p, int *hit)
+{
+    char buf[1024];
+    size_t o;
     o = 0;
     buf[0] = 0;
     for (int i = 0; i < p->n; i++) {
@@ -372,6 +353,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     add(t, S_INFER, buf);
     if (!o && p->n) add(t, S_INFER, why_no_inference(p));
 
+}
+
+/* Peak memory: the phase that sets it, and what the least costly setting saves. */
+static void line_memory(struct table *t, const struct run_phases *p, const struct phase_info *base, int *hit)
+{
+    char buf[1024];
+    char a[64], b[64];
+    char x[32], y[32];
     /* The peak and the saving: memory.c's figures, the phase table's (per device, never a
      * sum over devices); the saving is against the baseline, as in the table's Saved column. */
     const struct phase_info *top = NULL, *least = NULL;
@@ -416,6 +405,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
             " hooks off, or no tensor allocated)");
     }
 
+}
+
+/* Autocast: the share of GEMM and convolution time in the type each autocast phase asked for. */
+static void line_autocast(struct table *t, const struct run_phases *p, int *hit)
+{
+    char buf[1024];
+    char a[64];
+    size_t o;
     o = 0;
     buf[0] = 0;
     char foot[160];
@@ -457,6 +454,13 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                       : "no CUDA activity was recorded in the autocast phases");
     }
 
+}
+
+/* Warm-up: the phases with warm-up iterations and their time, or why none. */
+static void line_warmup(struct table *t, const struct run_phases *p)
+{
+    char buf[1024];
+    char x[32];
     int warm = 0;
     int64_t warm_ns = 0;
     for (int i = 0; i < p->n; i++) warm += p->v[i].warmup > 0, warm_ns += p->v[i].warmup_ns;
@@ -476,8 +480,13 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                          " warm-up) is left out, not counted"
                        : "none: every phase's first iterations were as fast as the rest");
     }
-    findings_line(t, db, p, S_FINDINGS);
+}
 
+/* Lost: what the run lost (events, records, rows, Python module calls not timed), or nothing. */
+static void line_lost(struct table *t, struct sqlite3 *db, const struct run_phases *p)
+{
+    char buf[1024];
+    size_t o;
     int64_t dropped = 0, cupti = 0, errors = 0, unwritten = 0;
     db_meta_int(db, "dropped_events", &dropped);
     db_meta_int(db, "cupti_dropped_records", &cupti);
@@ -518,6 +527,48 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     } else {
         add(t, S_LOSS, "nothing");
     }
+}
+
+struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
+                              const struct phase_info *base)
+{
+    struct table *t = table_new("summary", "Summary");
+    t->object = 1;
+    int hit[S_COUNT] = {0};
+    table_col(t, "fastest", "Fastest phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_TEXT);
+    table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
+    table_col(t, "memory", "Peak memory", COL_TEXT);
+    table_col(t, "autocast", "Autocast", COL_TEXT);
+    table_col(t, "warmup", "Warm-up", COL_TEXT);
+    table_col(t, "lost", "Lost", COL_TEXT);
+    table_col(t, "clocks", "Clocks", COL_TEXT); /* energy.c: throttled, or another clock */
+    table_col(t, "suspect", "Suspect", COL_TEXT);
+    table_col(t, "findings", "Findings", COL_TEXT);
+    /* The numbers beside the prose (JSON and CSV only). */
+    table_col(t, "peak_phase", NULL, COL_TEXT);
+    table_col(t, "peak_device", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_bytes", NULL, COL_BYTES);
+    table_col(t, "saved_phase", NULL, COL_TEXT);
+    table_col(t, "saved_against_phase", NULL, COL_TEXT);
+    table_col(t, "peak_allocated_saved_bytes", NULL, COL_BYTES);
+    table_col(t, "peak_allocated_saved_pct", NULL, COL_PCT);
+    table_col(t, "suspect_phases", NULL, COL_JSON);
+    table_col(t, "suspect_answers", NULL, COL_JSON);
+    table_row(t);
+
+    line_fastest(t, p, base, hit);
+    char buf[1024];
+    series_line(p, buf, sizeof buf);
+    add(t, S_SERIES, buf);
+
+    line_inference(t, p, hit);
+    line_memory(t, p, base, hit);
+    line_autocast(t, p, hit);
+    line_warmup(t, p);
+    findings_line(t, db, p, S_FINDINGS);
+
+    line_lost(t, db, p);
     char clocks[512];
     if (energy_clock_note(db, p, base, clocks, sizeof clocks)) add(t, S_CLOCKS, clocks);
     /* The answers a suspect phase can touch, in suspect_line's order. */
