@@ -460,29 +460,12 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
     return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */
 }
 
-int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
-                   struct table **out)
+/* The overview's note: how latency is measured (or how to mark iterations), why a "-", each
+ * phase's detected iterations and pooled series, the set-up phases folded away, the suspect
+ * ones. A static buffer, "" none. */
+static const char *overview_note(struct sqlite3 *db, const struct run_phases *p, int iters,
+                                 int gpu, int transient)
 {
-    const struct phase_info *base = baseline_of(p, o->baseline);
-    struct table *t = table_new("phases", NULL);
-    phase_columns(t);
-    int transient = 0, warm = 0, gpu = 0, iters = 0;
-    for (int i = 0; i < p->n; i++) {
-        phase_row(t, p, &p->v[i], base, &p->devices);
-        transient += p->v[i].transient;
-        warm += p->v[i].warmup > 0;
-        gpu |= p->v[i].gpu_latency;
-        iters |= p->v[i].iterations > 0;
-    }
-    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
-                                   C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
-    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
-                                  C_ALLOC, C_SAVED,      C_SAVED_PCT};
-    static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
-    int n = 0;
-    out[n++] = t;
-    struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview,
-                                  (int)(sizeof overview / sizeof *overview), 1);
     static char note[2048];
     char folded[256] = "";
     for (int i = 0, o = 0; i < p->n && o + 40 < (int)sizeof folded; i++)
@@ -602,28 +585,59 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
                  first ? ". ! suspect, lost events: " : "; ", folded, p->v[i].suspect_why);
         first = 0;
     }
+    return note;
+}
+
+/* The warm-up view: the phases with warm-up iterations only. */
+static struct table *warmup_view(const struct run_phases *p, struct table *t)
+{
+    static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
+    struct table *w = phase_view(p, t, "Warm-up (left out of every figure above and below)",
+                                 warmup, (int)(sizeof warmup / sizeof *warmup), 0);
+    int keep = 0;
+    for (int r = 0; r < w->nrows; r++) {
+        const struct cell *c = &w->cells[r * w->ncols + 1];
+        if (c->null || !c->i) continue;
+        if (keep != r)
+            memcpy(&w->cells[keep * w->ncols], &w->cells[r * w->ncols],
+                   (size_t)w->ncols * sizeof *w->cells);
+        keep++;
+    }
+    w->nrows = keep;
+    w->note = "warm-up: the leading iterations slower than the phase's steady state"
+              " (median + max(5 MAD, 10%) of its second half); --warmup N overrides";
+    return w;
+}
+
+int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
+                   struct table **out)
+{
+    const struct phase_info *base = baseline_of(p, o->baseline);
+    struct table *t = table_new("phases", NULL);
+    phase_columns(t);
+    int transient = 0, warm = 0, gpu = 0, iters = 0;
+    for (int i = 0; i < p->n; i++) {
+        phase_row(t, p, &p->v[i], base, &p->devices);
+        transient += p->v[i].transient;
+        warm += p->v[i].warmup > 0;
+        gpu |= p->v[i].gpu_latency;
+        iters |= p->v[i].iterations > 0;
+    }
+    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
+                                   C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
+    static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
+                                  C_ALLOC, C_SAVED,      C_SAVED_PCT};
+    int n = 0;
+    out[n++] = t;
+    struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview,
+                                  (int)(sizeof overview / sizeof *overview), 1);
+    const char *note = overview_note(db, p, iters, gpu, transient);
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"
                    " INFPROF_TORCH=0)";
     out[n++] = v1;
-    if (warm) {
-        struct table *w = phase_view(p, t, "Warm-up (left out of every figure above and below)",
-                                     warmup, (int)(sizeof warmup / sizeof *warmup), 0);
-        int keep = 0;
-        for (int r = 0; r < w->nrows; r++) {
-            const struct cell *c = &w->cells[r * w->ncols + 1];
-            if (c->null || !c->i) continue;
-            if (keep != r)
-                memcpy(&w->cells[keep * w->ncols], &w->cells[r * w->ncols],
-                       (size_t)w->ncols * sizeof *w->cells);
-            keep++;
-        }
-        w->nrows = keep;
-        w->note = "warm-up: the leading iterations slower than the phase's steady state"
-                  " (median + max(5 MAD, 10%) of its second half); --warmup N overrides";
-        out[n++] = w;
-    }
+    if (warm) out[n++] = warmup_view(p, t);
     int shown = 0;
     for (int i = 0; i < p->n; i++) shown += !p->v[i].transient && !set_up(p, &p->v[i]);
     if (shown >= 2) {
