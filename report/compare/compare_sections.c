@@ -166,8 +166,8 @@ static void pooled_phases(struct compare_side *b, struct compare_side *n, char *
     }
 }
 
-int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
-                     const char *phase, struct table **t)
+/* The phases, two views of one diff (throughput and latency; GPU time and memory). */
+static int compare_phase_tables(struct compare_side *b, struct compare_side *n, struct table **t)
 {
     int k = 0;
     struct table *d = t[k++] = diff(&phases_spec, b, n, 0);
@@ -197,6 +197,66 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                                      " (the Series table below compares each one)",
                                      pooled);
     t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
+
+    return k;
+}
+
+/* The kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */
+static int compare_kernel_tables(struct compare_side *b, struct compare_side *n,
+                                 const struct report_opts *o, const char *phase, struct table **t)
+{
+    int k = 0;
+    /* Kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */
+    struct diff_spec ks = {
+        .key = "kernels", .match = {"name"}, .sort = "total_ns", .what = "kernel names"};
+    memcpy(ks.figs, kernel_figs, sizeof kernel_figs);
+    if (o->by_phase && !phase) {
+        ks.match[0] = "phase", ks.match[1] = "name";
+        ks.show[0] = "Phase";
+        ks.group = "phase";
+    }
+    struct table *kb = side_table(b, "kernels"), *kn = side_table(n, "kernels");
+    if (phase) {
+        kb = table_where(kb, "phase", phase);
+        kn = table_where(kn, "phase", phase);
+    }
+    struct table *d = t[k++] = diff_section(&ks, kb, kn, o->top);
+    if (phase) table_free(kb), table_free(kn);
+    static const struct view_col kcols[] = {{"total_ns_base", "GPU base"},
+                                            {"total_ns_new", "GPU new"},
+                                            {"total_ns_delta", "Delta"},
+                                            {"total_ns_pct", "Delta%"},
+                                            {"instances_base", "Calls base"},
+                                            {"instances_new", "Calls new"},
+                                            {"Change", NULL},
+                                            {"name", "Name"}};
+    static const struct view_col kphase[] = {{"Phase", NULL},
+                                             {"total_ns_base", "GPU base"},
+                                             {"total_ns_new", "GPU new"},
+                                             {"total_ns_delta", "Delta"},
+                                             {"total_ns_pct", "Delta%"},
+                                             {"Change", NULL},
+                                             {"name", "Name"}};
+    const char *title = phase ? pool_printf("CUDA kernels of phase %s, by change in GPU time",
+                                            pool_escaped(phase, 40))
+                        : o->by_phase ? "CUDA kernels by phase, by change in GPU time"
+                                      : "CUDA kernels, by change in GPU time";
+    if (o->nvtx)
+        title = pool_printf("%s, inside NVTX ranges '%s'", title, pool_escaped(o->nvtx, 30));
+    if (o->by_phase && !phase)
+        t[k++] = VIEW(d, title, kphase, 1);
+    else
+        t[k++] = VIEW(d, title, kcols, 1);
+
+    return k;
+}
+
+int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
+                     const char *phase, struct table **t)
+{
+    int k = 0;
+    k += compare_phase_tables(b, n, t + k);
+    struct table *d;
 
     d = t[k++] = diff(&series_spec, b, n, 0);
     static const struct view_col se[] = {{"Phase", NULL},
@@ -231,47 +291,7 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
     t[k++] =
         VIEW(d, "Energy per iteration by phase and device, new / base (below 1.00x: less)", en, 0);
 
-    /* Kernels: by name, or by phase and name; --phase keeps one phase's rows on both sides. */
-    struct diff_spec ks = {
-        .key = "kernels", .match = {"name"}, .sort = "total_ns", .what = "kernel names"};
-    memcpy(ks.figs, kernel_figs, sizeof kernel_figs);
-    if (o->by_phase && !phase) {
-        ks.match[0] = "phase", ks.match[1] = "name";
-        ks.show[0] = "Phase";
-        ks.group = "phase";
-    }
-    struct table *kb = side_table(b, "kernels"), *kn = side_table(n, "kernels");
-    if (phase) {
-        kb = table_where(kb, "phase", phase);
-        kn = table_where(kn, "phase", phase);
-    }
-    d = t[k++] = diff_section(&ks, kb, kn, o->top);
-    if (phase) table_free(kb), table_free(kn);
-    static const struct view_col kcols[] = {{"total_ns_base", "GPU base"},
-                                            {"total_ns_new", "GPU new"},
-                                            {"total_ns_delta", "Delta"},
-                                            {"total_ns_pct", "Delta%"},
-                                            {"instances_base", "Calls base"},
-                                            {"instances_new", "Calls new"},
-                                            {"Change", NULL},
-                                            {"name", "Name"}};
-    static const struct view_col kphase[] = {{"Phase", NULL},
-                                             {"total_ns_base", "GPU base"},
-                                             {"total_ns_new", "GPU new"},
-                                             {"total_ns_delta", "Delta"},
-                                             {"total_ns_pct", "Delta%"},
-                                             {"Change", NULL},
-                                             {"name", "Name"}};
-    const char *title = phase ? pool_printf("CUDA kernels of phase %s, by change in GPU time",
-                                            pool_escaped(phase, 40))
-                        : o->by_phase ? "CUDA kernels by phase, by change in GPU time"
-                                      : "CUDA kernels, by change in GPU time";
-    if (o->nvtx)
-        title = pool_printf("%s, inside NVTX ranges '%s'", title, pool_escaped(o->nvtx, 30));
-    if (o->by_phase && !phase)
-        t[k++] = VIEW(d, title, kphase, 1);
-    else
-        t[k++] = VIEW(d, title, kcols, 1);
+    k += compare_kernel_tables(b, n, o, phase, t + k);
 
     d = t[k++] = diff(&api_spec, b, n, o->top);
     static const struct view_col api[] = {{"total_ns_base", "Base"},

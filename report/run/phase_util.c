@@ -1,7 +1,7 @@
 /*
  * phase_util.c: the small helpers every part of the run model uses (run.h): a phase by its id,
- * its short label, the length of a union of intervals, and the one median and p50 rule. Below phases.c, memory.c, steady.c
- * and suspect.c, so that those can use them while phases.c calls them.
+ * its short label, the length of a union of intervals, and the one median and p50 rule. Below
+ * phases.c, memory.c, steady.c and suspect.c, so that those can use them while phases.c calls them.
  */
 #include "run.h"
 

@@ -189,7 +189,6 @@ static void run_sync_copies(const struct advice_ctx *c, const struct phase_info 
     rule_sync_copies(c->db, l);
 }
 
-const struct advice_rule advice_rule_pageable = {"pageable_copies", 90, ADVICE_AFTER,
-                                                 run_pageable};
+const struct advice_rule advice_rule_pageable = {"pageable_copies", 90, ADVICE_AFTER, run_pageable};
 const struct advice_rule advice_rule_sync_copies = {"synchronous_copies", 80, ADVICE_AFTER,
                                                     run_sync_copies};

@@ -1,7 +1,7 @@
 /*
  * advice_lost.c: the advice rule records_dropped (docs/report.md, "Advice"): events, CUPTI records
- * or database rows were lost, so every figure undercounts; what to raise, with its value now. Ranked
- * first on the first screen: every other answer rests on the data.
+ * or database rows were lost, so every figure undercounts; what to raise, with its value now.
+ * Ranked first on the first screen: every other answer rests on the data.
  */
 #include "advice.h"
 #include "sections.h"
@@ -81,5 +81,4 @@ static void run_dropped(const struct advice_ctx *c, const struct phase_info *ph,
     rule_dropped(c->db, l);
 }
 
-const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE,
-                                                run_dropped};
+const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE, run_dropped};

@@ -65,7 +65,6 @@ static void names_load(sqlite3 *db, const struct run_phases *p, struct names *ou
     sqlite3_finalize(st);
 }
 
-
 void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
 {
     struct advice_ctx *c = calloc(1, sizeof *c);

@@ -463,8 +463,54 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
 /* The overview's note: how latency is measured (or how to mark iterations), why a "-", each
  * phase's detected iterations and pooled series, the set-up phases folded away, the suspect
  * ones. A static buffer, "" none. */
-static const char *overview_note(struct sqlite3 *db, const struct run_phases *p, int iters,
-                                 int gpu, int transient)
+/* Appended to note: per phase, iterations found without a mark (with how well they matched, and
+ * that they may hold input preparation), and a row that pools several configurations. */
+static void detected_note(const struct run_phases *p, char *note, size_t size)
+{
+    /* Per phase: iterations found without a mark (with how well they matched), and a row
+     * that pools several configurations (each has its own figures in Series). */
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        char label[32];
+        phase_short_label(ph, label, sizeof label);
+        size_t len = strlen(note);
+        if (ph->detected_period)
+            len += (size_t)snprintf(
+                note + len, size - len,
+                ph->detected_from == DETECT_KERNELS
+                    ? "%s%s: iterations detected from the kernel sequence (no mark; %d kernels a"
+                      " period, %d periods matched exactly; GPU time, first kernel's start to last"
+                      " one's end)"
+                : ph->detected_from == DETECT_OPERATORS
+                    ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
+                      " operators a period, %d periods matched exactly; host time)"
+                    : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
+                      " a period, %d periods matched exactly; host time)",
+                len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
+        len = strlen(note);
+        if (ph->detected_loops > 1 && len < size)
+            len += (size_t)snprintf(note + len, size - len,
+                                    ", in %d loops of their own, each a series (loop 1 to loop %d:"
+                                    " another batch size or model; the period above is loop 1's)",
+                                    ph->detected_loops, ph->detected_loops);
+        else if (ph->nseries > 1 && len < size)
+            snprintf(note + len, size - len,
+                     "%s%s pools %d series (iteration marks of different names): each one's"
+                     " figures are in the Series table",
+                     len ? ". " : "", label, ph->nseries);
+        len = strlen(note);
+        /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
+        if (ph->detected_period && ph->detected_from != DETECT_KERNELS && len < size)
+            snprintf(note + len, size - len,
+                     ". %s: a detected iteration may include input preparation that repeats with"
+                     " it (a DataLoader's transforms and collate): mark the forward to leave it"
+                     " out",
+                     label);
+    }
+}
+
+static const char *overview_note(struct sqlite3 *db, const struct run_phases *p, int iters, int gpu,
+                                 int transient)
 {
     static char note[2048];
     char folded[256] = "";
@@ -512,46 +558,7 @@ static const char *overview_note(struct sqlite3 *db, const struct run_phases *p,
                  "%sPrecision '-': no GEMM, convolution or attention kernel in that phase",
                  len ? ". " : "");
     }
-    /* Per phase: iterations found without a mark (with how well they matched), and a row
-     * that pools several configurations (each has its own figures in Series). */
-    for (int i = 0; i < p->n; i++) {
-        const struct phase_info *ph = &p->v[i];
-        char label[32];
-        phase_short_label(ph, label, sizeof label);
-        size_t len = strlen(note);
-        if (ph->detected_period)
-            len += (size_t)snprintf(
-                note + len, sizeof note - len,
-                ph->detected_from == DETECT_KERNELS
-                    ? "%s%s: iterations detected from the kernel sequence (no mark; %d kernels a"
-                      " period, %d periods matched exactly; GPU time, first kernel's start to last"
-                      " one's end)"
-                : ph->detected_from == DETECT_OPERATORS
-                    ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
-                      " operators a period, %d periods matched exactly; host time)"
-                    : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
-                      " a period, %d periods matched exactly; host time)",
-                len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
-        len = strlen(note);
-        if (ph->detected_loops > 1 && len < sizeof note)
-            len += (size_t)snprintf(note + len, sizeof note - len,
-                                    ", in %d loops of their own, each a series (loop 1 to loop %d:"
-                                    " another batch size or model; the period above is loop 1's)",
-                                    ph->detected_loops, ph->detected_loops);
-        else if (ph->nseries > 1 && len < sizeof note)
-            snprintf(note + len, sizeof note - len,
-                     "%s%s pools %d series (iteration marks of different names): each one's"
-                     " figures are in the Series table",
-                     len ? ". " : "", label, ph->nseries);
-        len = strlen(note);
-        /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
-        if (ph->detected_period && ph->detected_from != DETECT_KERNELS && len < sizeof note)
-            snprintf(note + len, sizeof note - len,
-                     ". %s: a detected iteration may include input preparation that repeats with"
-                     " it (a DataLoader's transforms and collate): mark the forward to leave it"
-                     " out",
-                     label);
-    }
+    detected_note(p, note, sizeof note);
     /* The set-up line: the phases folded away, each with what it holds. */
     for (int i = 0, first = 1; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
@@ -592,8 +599,8 @@ static const char *overview_note(struct sqlite3 *db, const struct run_phases *p,
 static struct table *warmup_view(const struct run_phases *p, struct table *t)
 {
     static const int warmup[] = {C_SHORT, C_WARM, C_WARM_NS, C_WARM_CAUSE};
-    struct table *w = phase_view(p, t, "Warm-up (left out of every figure above and below)",
-                                 warmup, (int)(sizeof warmup / sizeof *warmup), 0);
+    struct table *w = phase_view(p, t, "Warm-up (left out of every figure above and below)", warmup,
+                                 (int)(sizeof warmup / sizeof *warmup), 0);
     int keep = 0;
     for (int r = 0; r < w->nrows; r++) {
         const struct cell *c = &w->cells[r * w->ncols + 1];

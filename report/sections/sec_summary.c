@@ -276,7 +276,8 @@ enum {
 };
 
 /* Fastest phase: its p50 and how it compares with the baseline, with the 95% band. */
-static void line_fastest(struct table *t, const struct run_phases *p, const struct phase_info *base, int *hit)
+static void line_fastest(struct table *t, const struct run_phases *p, const struct phase_info *base,
+                         int *hit)
 {
     char buf[1024];
     char a[64], b[64];
@@ -316,7 +317,6 @@ static void line_fastest(struct table *t, const struct run_phases *p, const stru
     } else if (p->n) {
         add(t, S_FASTEST, "no iteration was seen: see the phase table's note");
     }
-
 }
 
 /* inference_mode: each inference_mode phase against its no_grad twin. */
@@ -352,11 +352,11 @@ static void line_inference(struct table *t, const struct run_phases *p, int *hit
     }
     add(t, S_INFER, buf);
     if (!o && p->n) add(t, S_INFER, why_no_inference(p));
-
 }
 
 /* Peak memory: the phase that sets it, and what the least costly setting saves. */
-static void line_memory(struct table *t, const struct run_phases *p, const struct phase_info *base, int *hit)
+static void line_memory(struct table *t, const struct run_phases *p, const struct phase_info *base,
+                        int *hit)
 {
     char buf[1024];
     char a[64], b[64];
@@ -404,7 +404,6 @@ static void line_memory(struct table *t, const struct run_phases *p, const struc
             "no allocator report: no tensor memory was recorded (libtorch's allocator"
             " hooks off, or no tensor allocated)");
     }
-
 }
 
 /* Autocast: the share of GEMM and convolution time in the type each autocast phase asked for. */
@@ -453,7 +452,6 @@ static void line_autocast(struct table *t, const struct run_phases *p, int *hit)
             : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
                       : "no CUDA activity was recorded in the autocast phases");
     }
-
 }
 
 /* Warm-up: the phases with warm-up iterations and their time, or why none. */
