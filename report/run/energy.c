@@ -272,15 +272,25 @@ void energy_reason_names(int64_t mask, char *out, size_t n)
             o += (size_t)snprintf(out + o, n - o, "%s%s", o ? ", " : "", names[i].name);
 }
 
+const struct energy_run *run_energy(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (!p->lazy->energy) {
+        struct energy_run *r = malloc(sizeof *r);
+        if (!r) cli_fail("out of memory");
+        energy_load(db, r);
+        p->lazy->energy = r;
+    }
+    return p->lazy->energy;
+}
+
 size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
                          const struct phase_info *base, char *out, size_t n)
 {
     out[0] = 0;
-    struct energy_run r;
-    energy_load(db, &r);
+    const struct energy_run *r = run_energy(db, p);
     size_t o = 0;
-    for (int k = 0; k < r.n; k++) {
-        const struct energy_device *d = &r.d[k];
+    for (int k = 0; k < r->n; k++) {
+        const struct energy_device *d = &r->d[k];
         if (d->gpu < 0) continue; /* the GPUs' clocks decide kernel speed */
         struct energy_phase b = {0};
         int have_base = base && (energy_phase_figures(db, base, d, &b), b.span.sm_mhz > 0);
@@ -307,7 +317,6 @@ size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,
             }
         }
     }
-    energy_free(&r);
     if (o && o + 60 < n) o += (size_t)snprintf(out + o, n - o, ": distrust a small speed-up");
     return o;
 }

@@ -40,6 +40,8 @@ struct energy_run {
  * energy counter or a clock. */
 void energy_load(struct sqlite3 *db, struct energy_run *r);
 void energy_free(struct energy_run *r);
+/* The run's readings, loaded once on first use and kept with the run model (p->lazy). */
+const struct energy_run *run_energy(struct sqlite3 *db, const struct run_phases *p);
 
 struct energy_figures {
     int ok;         /* the readings cover every interval */

@@ -298,6 +298,7 @@ void phases_load(sqlite3 *db, struct run_phases *p)
 {
     summaries_complete(db); /* an unfinished run: its kernel summary, computed once */
     memset(p, 0, sizeof *p);
+    if (!(p->lazy = calloc(1, sizeof *p->lazy))) cli_fail("out of memory");
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);
     if (!duration) duration = db_int(db, "SELECT max(coalesce(end, start)) FROM phase_spans", 0);

@@ -158,6 +158,13 @@ struct run_iter {
     int steady; /* 0: warm-up */
 };
 
+/* What the run model computes on first use, once (energy.c's readings): held behind a pointer
+ * so that readers of a const run model fill it. */
+struct energy_run;
+struct run_lazy {
+    struct energy_run *energy; /* NULL: not loaded yet */
+};
+
 struct run_phases {
     int n;
     struct phase_info v[REPORT_MAX_PHASES];
@@ -169,6 +176,7 @@ struct run_phases {
      * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
      * calls after it, or the program ended inside it). 0 none, or an older database. */
     int64_t py_unseen, py_open_at_end;
+    struct run_lazy *lazy; /* phases_load allocates it */
     struct run_devices devices;
     struct run_series series;     /* every phase's, in phase order */
     struct run_settings settings; /* the run's, and what tells its series apart */

@@ -4,6 +4,7 @@
  * here.
  */
 #include "sections.h"
+#include "advice.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,11 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
 {
     int n = 0;
     if (max < 32) cli_fail("internal: room for 32 report tables needed");
-    t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline));
+    /* The advice, found once: the Summary's Findings line and the Advice section read it. */
+    struct advice_list *advice = calloc(1, sizeof *advice);
+    if (!advice) cli_fail("out of memory");
+    advice_find(db, phases, advice);
+    t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline), advice);
     t[n++] = section_run(db, phases);
     n += section_phases(db, phases, o, t + n);
     n += section_series(phases, t + n);
@@ -31,7 +36,8 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     t[n++] = section_cuda_activity(db);
     n += section_cudnn(db, phases, o, t + n, max - n - 1);
     t[n++] = section_nvtx(db, o);
-    n += section_advice(db, phases, o->format, t + n);
+    n += section_advice(advice, o->format, t + n);
+    free(advice); /* the tables hold copies of its text */
     /* Beyond the run, the phases and the kernels, a section with nothing to say stays out of
      * text and Markdown (the run header says which collectors were off and why). */
     for (int i = 0; i < n; i++)

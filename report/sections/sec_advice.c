@@ -124,14 +124,9 @@ static struct table *data_table(const struct advice_list *l)
     return t;
 }
 
-int section_advice(struct sqlite3 *db, const struct run_phases *p, enum out_format format,
-                   struct table **out)
+int section_advice(const struct advice_list *l, enum out_format format, struct table **out)
 {
-    struct advice_list *l = calloc(1, sizeof *l);
-    if (!l) cli_fail("out of memory");
-    advice_find(db, p, l);
     out[0] = data_table(l);
     out[1] = format == OUT_MD ? md_view(l) : text_view(l, 98);
-    free(l);
     return 2;
 }

@@ -81,10 +81,9 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
     table_col(t, "mj_per_item", "mJ/item", COL_RATE);
     table_col(t, "items_per_j", "Items/J", COL_RATE);
     table_col(t, "source", NULL, COL_TEXT);
-    struct energy_run r;
-    energy_load(db, &r);
-    for (int k = 0; k < r.n; k++) {
-        const struct energy_device *d = &r.d[k];
+    const struct energy_run *r = run_energy(db, p);
+    for (int k = 0; k < r->n; k++) {
+        const struct energy_device *d = &r->d[k];
         for (int i = 0; i < p->n; i++) {
             const struct phase_info *ph = &p->v[i];
             if (ph->transient) continue;
@@ -115,17 +114,16 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
         }
     }
     if (!t->nrows)
-        t->note = why_absent(&r);
+        t->note = why_absent(r);
     else {
         char notes[600] = "";
-        for (int k = 0; k < r.n; k++)
-            if (r.d[k].status[0])
+        for (int k = 0; k < r->n; k++)
+            if (r->d[k].status[0])
                 snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%s%s: %s",
-                         notes[0] ? "; " : "", r.d[k].label, r.d[k].status);
+                         notes[0] ? "; " : "", r->d[k].label, r->d[k].status);
         if (notes[0]) t->note = pool_printf("%s", notes);
     }
     out[0] = t;
-    out[1] = ratio_table(db, p, &r, base);
-    energy_free(&r);
+    out[1] = ratio_table(db, p, r, base);
     return 2;
 }

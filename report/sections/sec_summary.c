@@ -76,11 +76,8 @@ static const char *why_no_inference(const struct run_phases *p)
 /* The Findings line: the top three advice rules, each with the phases it fired in and its
  * finding of most grounded saving (else its first), numbers included; the Advice section below
  * has them all. */
-static void findings_line(struct table *t, struct sqlite3 *db, const struct run_phases *p, int col)
+static void findings_line(struct table *t, const struct advice_list *l, int col)
 {
-    struct advice_list *l = calloc(1, sizeof *l);
-    if (!l) cli_fail("out of memory");
-    advice_find(db, p, l);
     char buf[2048];
     size_t o = 0;
     int shown = 0;
@@ -135,7 +132,6 @@ static void findings_line(struct table *t, struct sqlite3 *db, const struct run_
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s: %s", o ? "; " : "", best->rule,
                                   times, text);
     }
-    free(l);
     if (!o) {
         table_set_text(t, col, "none: no advice rule fired (Advice below)");
         return;
@@ -528,7 +524,7 @@ static void line_lost(struct table *t, struct sqlite3 *db, const struct run_phas
 }
 
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
-                              const struct phase_info *base)
+                              const struct phase_info *base, const struct advice_list *advice)
 {
     struct table *t = table_new("summary", "Summary");
     t->object = 1;
@@ -564,7 +560,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     line_memory(t, p, base, hit);
     line_autocast(t, p, hit);
     line_warmup(t, p);
-    findings_line(t, db, p, S_FINDINGS);
+    findings_line(t, advice, S_FINDINGS);
 
     line_lost(t, db, p);
     char clocks[512];

@@ -26,8 +26,11 @@ int phase_ran_model(const struct run_phases *p, const struct phase_info *ph);
 /* The phase others are held against (--baseline, else one that ran the model; sec_phases.c). */
 const struct phase_info *baseline_of(const struct run_phases *p, const char *want);
 /* The first screen: the answers in a line each (sec_summary.c). */
+struct advice_list;
+/* advice: the run's findings (advice_find), computed once by report_build for this and the
+ * Advice section. */
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
-                              const struct phase_info *base);
+                              const struct phase_info *base, const struct advice_list *advice);
 /* Where a run's dropped events were: "in grad/off 120, ...; up to 7 iterations touched", or "". */
 void drops_where(struct sqlite3 *db, char *out, size_t n);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
@@ -72,8 +75,7 @@ struct cudnn_findings {
 /* Returns f->calls. */
 int cudnn_findings_load(struct sqlite3 *db, const struct run_phases *p, struct cudnn_findings *f);
 /* The advice (sec_advice.c): a data table and the view for `format`; returns how many. */
-int section_advice(struct sqlite3 *db, const struct run_phases *p, enum out_format format,
-                   struct table **out);
+int section_advice(const struct advice_list *l, enum out_format format, struct table **out);
 
 /* ---- the report (build.c) ----------------------------------------------------------------- */
 
