@@ -86,28 +86,31 @@ static void op_gpu_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
 }
 
-static void op_peak_load(sqlite3 *db, struct run_operators *r)
+/* The operator at each phase's memory peak: the first allocator report that reached the peak as
+ * memory.c defines it (on the run's memory device, the phase's peak_alloc), and its operator. */
+static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_operators *r)
 {
     if (!db_has_column(db, "tensor_memory", "op")) return;
     sqlite3_stmt *st = db_prepare(
-        db, "WITH m AS (SELECT phase, max(allocated) AS a FROM tensor_memory GROUP BY phase)"
-            " SELECT t.phase, s.value FROM tensor_memory t JOIN m ON m.phase = t.phase"
-            " AND t.allocated = m.a LEFT JOIN strings s ON s.id = t.op"
-            " ORDER BY t.phase, t.ts");
-    int last = -1;
-    while (db_step(st)) {
-        int phase = sqlite3_column_int(st, 0);
-        if (phase == last) continue; /* the first report that reached it */
-        last = phase;
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        for (int k = 0; name && k < r->nphases; k++)
-            if (r->phases[k].phase == phase)
-                snprintf(r->phases[k].peak_op, sizeof r->phases[k].peak_op, "%s", name);
+        db, "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
+            " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ? AND t.allocated = ?"
+            " ORDER BY t.ts LIMIT 1");
+    for (int k = 0; k < r->nphases; k++) {
+        const struct phase_info *ph = phase_by_id(p, r->phases[k].phase);
+        if (!ph || ph->mem_dev < 0 || ph->peak_alloc <= 0) continue;
+        sqlite3_bind_int(st, 1, ph->id);
+        sqlite3_bind_int(st, 2, p->devices.type[ph->mem_dev]);
+        sqlite3_bind_int(st, 3, p->devices.index[ph->mem_dev]);
+        sqlite3_bind_int64(st, 4, ph->peak_alloc);
+        if (db_step(st) && sqlite3_column_text(st, 0))
+            snprintf(r->phases[k].peak_op, sizeof r->phases[k].peak_op, "%s",
+                     (const char *)sqlite3_column_text(st, 0));
+        sqlite3_reset(st);
     }
     sqlite3_finalize(st);
 }
 
-void operators_load(sqlite3 *db, struct run_operators *r)
+void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operators *r)
 {
     memset(r, 0, sizeof *r);
     if (!db_has_table(db, "torch_operators")) return;
@@ -145,7 +148,7 @@ void operators_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
     op_gpu_load(db, r);
     op_phases_load(db, r);
-    op_peak_load(db, r);
+    op_peak_load(db, p, r);
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
 }
 

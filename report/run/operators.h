@@ -44,7 +44,9 @@ struct run_operators {
                               * self times of the operators around them are too high */
 };
 /* Reads the figures; r->present 0 (and nothing allocated) without the table. */
-void operators_load(struct sqlite3 *db, struct run_operators *r);
+struct run_phases;
+/* p: the run model (the operator at each phase's memory peak, as memory.c defines the peak). */
+void operators_load(struct sqlite3 *db, const struct run_phases *p, struct run_operators *r);
 void operators_free(struct run_operators *r);
 
 #endif

@@ -76,7 +76,7 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
 {
     struct table *t = table_new("operators", "PyTorch operators by phase (self CPU time)");
     struct run_operators r;
-    operators_load(db, &r);
+    operators_load(db, p, &r);
     int gpu = any_gpu(&r);
     table_col(t, "phase", NULL, COL_TEXT);
     table_col(t, NULL, "Phase", COL_TEXT);

@@ -58,6 +58,30 @@ class DeepOperators(TorchCase):
         phases = {p["phase"]: p for p in self.report_json(db)["operator_phases"]}
         self.assertEqual(phases["no_grad | autocast off"]["memory_peak_operator"], "aten::cat")
 
+        # The peak is the memory device's (report/run/memory.c): with a GPU in the run, the
+        # operator at the peak is the one that reached the GPU's peak, even where the CPU's
+        # allocated total was larger (one definition of the peak, never the larger device).
+        import shutil
+        import sqlite3
+        gpu_db = os.path.join(self.dir, "with_gpu.db")
+        shutil.copy(db, gpu_db)
+        con = sqlite3.connect(gpu_db)
+        phase, ts = con.execute("SELECT phase, ts FROM tensor_memory t JOIN strings s"
+                                " ON s.id = t.op WHERE s.value = 'aten::cat'").fetchone()
+        con.execute("INSERT INTO strings (value) VALUES ('aten::gpu_only_op')")
+        sid = con.execute("SELECT id FROM strings WHERE value = 'aten::gpu_only_op'").fetchone()[0]
+        con.execute("INSERT INTO tensor_memory (ts, tid, phase, device_type, device_index, ptr,"
+                    " bytes, allocated, reserved, op) VALUES (?, 1, ?, 1, 0, 1, 4096, 4096,"
+                    " 2097152, ?)", (ts + 1, phase, sid))
+        con.execute("INSERT INTO tensor_memory (ts, tid, phase, device_type, device_index, ptr,"
+                    " bytes, allocated, reserved, op) VALUES (?, 1, ?, 1, 0, 1, -4096, 0,"
+                    " 2097152, ?)", (ts + 2, phase, sid))
+        con.commit()
+        con.close()
+        phases = {p["phase"]: p for p in self.report_json(gpu_db)["operator_phases"]}
+        self.assertEqual(phases["no_grad | autocast off"]["memory_peak_operator"],
+                         "aten::gpu_only_op")
+
 
 if __name__ == "__main__":
     main()
