@@ -169,6 +169,7 @@ def _name_of(m):
 # PyTorch 2.1+ calls a forward hook marked "always called" when forward raises; before, a pre-hook
 # on the root notices its next call instead (_enter).
 _ALWAYS = "_forward_hooks_always_called" in torch.nn.Module().__dict__
+_OURS = ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_always_called")
 
 
 def _nested():
@@ -227,8 +228,9 @@ def _pre(module, inputs):
         try:
             d["_forward_hooks"][_ID] = _post
             d["_forward_pre_hooks"][_ID] = _enter
-            if _ALWAYS:
-                d["_forward_hooks_always_called"][_ID] = True
+            always = d.get("_forward_hooks_always_called") if _ALWAYS else None
+            if always is not None:  # a module unpickled from an older torch has none
+                always[_ID] = True
         except Exception:
             _close(module, tid, 0)
         return None
@@ -266,10 +268,10 @@ def _close(module, tid, ok):
         _hooked[key] = n
     else:
         d = module.__dict__
-        d["_forward_hooks"].pop(_ID, None)
-        d["_forward_pre_hooks"].pop(_ID, None)
-        if _ALWAYS:
-            d["_forward_hooks_always_called"].pop(_ID, None)
+        for k in _OURS:
+            hooks = d.get(k)
+            if hooks is not None:
+                hooks.pop(_ID, None)
     if not _threads and not _roots and not _off:
         _pre_global[_ID] = _pre
 
