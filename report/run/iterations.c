@@ -487,11 +487,11 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
     struct detected *d = malloc(sizeof *d);
     if (!d) cli_fail("out of memory");
     int any = 0;
-    /* Python module calls seen: they are the program's iterations, a phase without any has
-     * none (a loop of input preparation in grad mode around a no_grad predict function). */
-    char *py = db_meta_text(db, "python_module_hooks");
-    int modules = py && !strncmp(py, "on", 2);
-    free(py);
+    /* Python module calls counted as iterations: they are the program's iterations, and a phase
+     * without any has none (a loop of input preparation in grad mode around a no_grad predict
+     * function). A Python program without torch.nn (no module call) is searched as any other. */
+    int modules = 0;
+    for (size_t k = 0; k < it->n && !modules; k++) modules = it->v[k].source == 5;
     for (int i = 0; i < p->n && !modules; i++) {
         struct phase_info *ph = &p->v[i];
         int marked = 0;

@@ -24,6 +24,7 @@ loader: each forward's start and end too).
                           fallback MLP (the program catches the error)
   pyloop_prog.py rebuild  12 requests, each building a fresh MLP (the last one dropped) and
                           calling it twice
+  pyloop_prog.py functional  no nn.Module: 25 forwards of matmuls and relu written by hand
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
 """
@@ -228,6 +229,15 @@ elif what == "rebuild":
             a += timed(m, x, 2)
             del m
             gc.collect()
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what == "functional":
+    w1, w2 = torch.randn(512, 1024), torch.randn(1024, 10)
+
+    def fwd(xi):
+        return torch.relu(xi @ w1) @ w2
+
+    with torch.no_grad():
+        a = timed(fwd, x, 25)
     out = {"forward_p50": p50(a), "n": len(a)}
 elif what == "raises":
     m = MLP().eval()

@@ -218,6 +218,15 @@ class PyLoop(Case):
         self.assertEqual(list(s), ["MLP"], s)
         self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
 
+    def test_a_program_without_torch_nn_falls_back_to_detection(self):
+        # The hooks are on, but no module is ever called: the loop is found from its
+        # allocations, as in a C++ program.
+        own, rep, _ = self.python("functional")
+        ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+        self.assertGreaterEqual(ph["steady_iterations"], 15, ph)
+        self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"]), (ph, own))
+
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
