@@ -217,7 +217,7 @@ def _pre(module, inputs):
         key = id(module)
         n = _hooked.get(key, 0)
         # _enter runs for this very call too when the module's hooks are already there.
-        _roots[tid] = [module, label, b, n > 0]
+        _roots[tid] = [module, label, b, n > 0, 0]
         if not _threads:
             _owner = tid
             _pre_global.pop(_ID, None)
@@ -234,9 +234,35 @@ def _pre(module, inputs):
         except Exception:
             _close(module, tid, 0)
         return None
-    except Exception:
+    except Exception as e:
+        if _from_signal_handler(e):
+            raise  # the program's own handler raised while we ran: its exception, untouched
         _broken()
     return None
+
+
+def _from_signal_handler(e):
+    """The exception came from a Python signal handler of the program's (a SIGTERM handler that
+    raises, a SIGALRM deadline), which ran while our hook did: some frame of its traceback is
+    a handler's."""
+    try:
+        import signal
+
+        codes = set()
+        for n in signal.valid_signals():
+            h = signal.getsignal(n)
+            code = getattr(h, "__code__", None) or getattr(getattr(h, "__func__", None),
+                                                            "__code__", None)
+            if code is not None:
+                codes.add(code)
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code in codes:
+                return True
+            tb = tb.tb_next
+    except Exception:
+        pass
+    return False
 
 
 def _broken():
@@ -277,21 +303,29 @@ def _close(module, tid, ok):
 
 
 def _post(module, inputs, output):
-    """The root's own forward hook, there while an iteration on it is open."""
+    """The root's own forward hook, there while an iteration on it is open: its outermost call
+    on this thread ended (a call of it from inside, recursive or from a hook, only counts)."""
     try:
         tid = _ident()
         r = _roots.get(tid)
         if r is not None and r[0] is module:
-            _close(module, tid, _exc_info()[0] is None)
+            if r[4]:
+                r[4] -= 1
+            else:
+                _close(module, tid, _exc_info()[0] is None)
         return None
-    except Exception:
+    except Exception as e:
+        if _from_signal_handler(e):
+            raise  # the program's own handler raised while we ran: its exception, untouched
         _broken()
     return None
 
 
 def _enter(module, inputs):
-    """The root's own pre-hook, there while an iteration on it is open. The same thread: before
-    PyTorch 2.1 its last call raised (no forward hook ran): no iteration; this call is one.
+    """The root's own pre-hook, there while an iteration on it is open. The same thread: a call
+    from inside its running call (recursion) is part of the iteration; before PyTorch 2.1, with
+    no call of it on the stack, its last call raised (no forward hook ran): no iteration; this
+    call is one.
     Another thread: a second thread calls the model (the hooks were disarmed: this call is its
     outermost); from now on every thread is watched."""
     try:
@@ -303,7 +337,11 @@ def _enter(module, inputs):
             if r[3]:  # the call that _pre just began
                 r[3] = False
                 return None
-            if _ALWAYS:
+            # Called again while its outermost call runs (recursion, a hook of the program's
+            # calling it): inside the iteration. Before 2.1 it may also mean the last call
+            # raised: then no call of it is on the stack.
+            if _ALWAYS or _nested():
+                r[4] += 1
                 return None
             _close(module, tid, 0)
         _pre(module, inputs)
@@ -311,7 +349,9 @@ def _enter(module, inputs):
         if r is not None:
             r[3] = False  # this was its pre-hook
         return None
-    except Exception:
+    except Exception as e:
+        if _from_signal_handler(e):
+            raise  # the program's own handler raised while we ran: its exception, untouched
         _broken()
     return None
 

@@ -25,6 +25,9 @@ loader: each forward's start and end too).
   pyloop_prog.py rebuild  12 requests, each building a fresh MLP (the last one dropped) and
                           calling it twice
   pyloop_prog.py functional  no nn.Module: 25 forwards of matmuls and relu written by hand
+  pyloop_prog.py recursive  a module that calls itself, 3 levels deep, 40 calls
+  pyloop_prog.py hookcall a model whose own forward hook (the program's) calls it once more, 30
+                          calls
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
 """
@@ -238,6 +241,29 @@ elif what == "functional":
 
     with torch.no_grad():
         a = timed(fwd, x, 25)
+    out = {"forward_p50": p50(a), "n": len(a)}
+elif what in ("recursive", "hookcall"):
+    class Tree(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(512, 512)
+
+        def forward(self, xi, depth=3):
+            y = torch.tanh(self.lin(xi))
+            return y + self(y, depth - 1) if what == "recursive" and depth > 0 else y
+
+    m, busy = Tree().eval(), [False]
+
+    def again(mod, inputs, output):
+        if not busy[0]:
+            busy[0] = True
+            mod(output)
+            busy[0] = False
+
+    if what == "hookcall":
+        m.register_forward_hook(again)
+    with torch.no_grad():
+        a = timed(m, x, 40 if what == "recursive" else 30)
     out = {"forward_p50": p50(a), "n": len(a)}
 elif what == "raises":
     m = MLP().eval()

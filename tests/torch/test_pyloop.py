@@ -227,6 +227,15 @@ class PyLoop(Case):
         self.assertGreaterEqual(ph["steady_iterations"], 15, ph)
         self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"]), (ph, own))
 
+    def test_a_model_called_from_inside_its_own_call(self):
+        # Recursion, and the program's own forward hook calling the model again: one iteration
+        # per outermost call, timed whole (before this was fixed: the innermost call alone).
+        for mode in ("recursive", "hookcall"):
+            own, rep, _ = self.python(mode, db=mode + ".db")
+            s = self.series(rep)["Tree"]
+            self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["n"], mode)
+            self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (mode, s, own))
+
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
@@ -348,6 +357,32 @@ class Unnoticed(Case):
         self.assertUnnoticed(plain, traced)
         status = self.meta(traced.db("t.db"), "python_module_hooks")
         self.assertTrue(status.startswith("off: an error inside our module hooks"), status)
+
+    def test_a_signal_handler_exception_reaches_the_program(self):
+        # A per-request deadline: SIGALRM's handler raises TimeoutError, which may land while our
+        # hook runs; it must reach the program every time, and leave our hooks on.
+        prog = self.write("prog.py", (
+            "import signal, torch\n"
+            "def on_alarm(s, f):\n"
+            "    raise TimeoutError('deadline')\n"
+            "signal.signal(signal.SIGALRM, on_alarm)\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(64, 64))\n"
+            "x = torch.randn(1, 64)\n"
+            "late = 0\n"
+            "with torch.no_grad():\n"
+            "    for req in range(60):\n"
+            "        signal.setitimer(signal.ITIMER_REAL, 0.002)\n"
+            "        try:\n"
+            "            for i in range(100000):\n"
+            "                m(x)\n"
+            "            late += 1\n"
+            "        except TimeoutError:\n"
+            "            pass\n"
+            "        signal.setitimer(signal.ITIMER_REAL, 0)\n"
+            "print('finished past the deadline:', late)\n"))
+        plain, traced = self.both([PYTHON, prog])
+        self.assertUnnoticed(plain, traced)
+        self.assertTrue(self.meta(traced.db("t.db"), "python_module_hooks").startswith("on"))
 
     def test_another_python_without_torch(self):
         py312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
