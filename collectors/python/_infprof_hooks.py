@@ -235,9 +235,7 @@ def _pre(module, inputs):
             _close(module, tid, 0)
         return None
     except Exception as e:
-        if _from_signal_handler(e):
-            raise  # the program's own handler raised while we ran: its exception, untouched
-        _broken()
+        _failed(e)
     return None
 
 
@@ -263,6 +261,14 @@ def _from_signal_handler(e):
     except Exception:
         pass
     return False
+
+
+def _failed(e):
+    """An exception inside one of our hooks: the program's own (its signal handler raised while
+    we ran) goes on untouched; ours takes the hooks out (fail open)."""
+    if _from_signal_handler(e):
+        raise e
+    _broken()
 
 
 def _broken():
@@ -315,9 +321,7 @@ def _post(module, inputs, output):
                 _close(module, tid, _exc_info()[0] is None)
         return None
     except Exception as e:
-        if _from_signal_handler(e):
-            raise  # the program's own handler raised while we ran: its exception, untouched
-        _broken()
+        _failed(e)
     return None
 
 
@@ -350,9 +354,7 @@ def _enter(module, inputs):
             r[3] = False  # this was its pre-hook
         return None
     except Exception as e:
-        if _from_signal_handler(e):
-            raise  # the program's own handler raised while we ran: its exception, untouched
-        _broken()
+        _failed(e)
     return None
 
 
