@@ -2,7 +2,8 @@
  * torch_python.c: the libtorch collector's Python bridge (docs/python.md). A Python program
  * marks no iteration; its outermost nn.Module call is one. collectors/python/ holds the Python
  * half: a sitecustomize that, once the program imports torch, installs PyTorch's global module
- * hooks (collectors/python/infprof_hooks.py) and calls the functions below through ctypes.
+ * hooks (collectors/python/_infprof_hooks.py) and calls the functions below (through ctypes, or
+ * begin and end as the builtins infprof_py_builtin makes).
  *
  *  - init (constructor time): in a Python interpreter (Py_IsInitialized is in the process) with
  *    INFPROF_PYTHON on, our Python directory goes first on PYTHONPATH; the program's own value is
@@ -13,10 +14,11 @@
  *    with the series name the Python side gives (the module's class, "#2" for a second instance)
  *    and its batch. Calls inside it (TorchScript scopes) are not iterations of their own.
  *  - infprof_py_setup: the thread is inside torch.jit.trace; its check calls are set-up.
- *  - infprof_py_state: what the Python side did (installed, or why not; a DataLoader worker),
- *    for the run metadata (python_module_hooks).
- *    A Python process where it never reported ran without site or ignored PYTHONPATH (python -S,
- *    -I, -E): the metadata and the report say so.
+ *  - infprof_py_state: what the Python side did (installed, or why not; a DataLoader worker;
+ *    an error of ours), for the run metadata (python_module_hooks). A Python process whose
+ *    sitecustomize never took INFPROF_PYTHONPATH_WAS out ran without it: the metadata says so.
+ *  - infprof_py_unseen: a module call begun before its thread was watched (not timed, counted).
+ *  - infprof_py_builtin: begin and end as Python builtins (no ctypes crossing per call).
  *
  * Every entry fails open: before the pipeline runs, or with the torch collector off, it returns.
  */
@@ -168,7 +170,7 @@ const char *ip_torch_python_status(void)
     }
 }
 
-/* ---- the bridge (ctypes, under the GIL) ---------------------------------------------------- */
+/* ---- the bridge (under the GIL) ------------------------------------------------------------- */
 
 /* The module calls open on this thread that are iterations (the Python side opens one at a
  * time; a few more are room to spare). */
