@@ -322,7 +322,20 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     free(py);
     db_meta_int(db, "python_module_calls_unseen", &p->py_unseen);
     db_meta_int(db, "python_module_calls_open_at_end", &p->py_open_at_end);
+    for (int k = 0; k < RUN_LOST_COUNT; k++) db_meta_int(db, run_lost_key(k), &p->lost[k]);
+    char *cupti = db_meta_text(db, "collector.cupti");
+    snprintf(p->cupti_status, sizeof p->cupti_status, "%s", cupti ? cupti : "");
+    free(cupti);
     run_check(p);
+}
+
+const char *run_lost_key(int which)
+{
+    static const char *const keys[RUN_LOST_COUNT] = {
+        "dropped_events",      "cupti_dropped_records",    "cupti_buffers_refused",
+        "cupti_buffer_errors", "cupti_records_not_stored", "write_errors",
+        "rows_not_written"};
+    return which >= 0 && which < RUN_LOST_COUNT ? keys[which] : "";
 }
 
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)

@@ -158,6 +158,19 @@ struct run_iter {
     int steady; /* 0: warm-up */
 };
 
+/* The run's loss counters (run_phases.lost) and their metadata keys (run_lost_key). */
+enum {
+    RUN_LOST_EVENTS,           /* dropped_events */
+    RUN_LOST_CUPTI_RECORDS,    /* cupti_dropped_records */
+    RUN_LOST_CUPTI_REFUSED,    /* cupti_buffers_refused */
+    RUN_LOST_CUPTI_ERRORS,     /* cupti_buffer_errors */
+    RUN_LOST_CUPTI_NOT_STORED, /* cupti_records_not_stored */
+    RUN_LOST_WRITE_ERRORS,     /* write_errors */
+    RUN_LOST_ROWS,             /* rows_not_written */
+    RUN_LOST_COUNT
+};
+const char *run_lost_key(int which);
+
 /* What the run model computes on first use, once (energy.c's readings): held behind a pointer
  * so that readers of a const run model fill it. */
 struct energy_run;
@@ -176,7 +189,11 @@ struct run_phases {
      * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
      * calls after it, or the program ended inside it). 0 none, or an older database. */
     int64_t py_unseen, py_open_at_end;
-    struct run_lazy *lazy; /* phases_load allocates it */
+    /* What the run lost (run metadata; 0 in databases without the counter): indexes as
+     * RUN_LOST_* below, read once for the Summary's Lost line and the advice records_dropped. */
+    int64_t lost[7];
+    char cupti_status[256]; /* collector.cupti, "" none */
+    struct run_lazy *lazy;  /* phases_load allocates it */
     struct run_devices devices;
     struct run_series series;     /* every phase's, in phase order */
     struct run_settings settings; /* the run's, and what tells its series apart */

@@ -22,7 +22,7 @@ static const char *setting(sqlite3 *db, const char *name, const char *fallback, 
     return out;
 }
 
-static void rule_dropped(sqlite3 *db, struct advice_list *l)
+static void rule_dropped(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
 {
     static const struct {
         const char *key, *one, *many;
@@ -36,8 +36,9 @@ static void rule_dropped(sqlite3 *db, struct advice_list *l)
         {"cupti_records_not_stored", "CUPTI record not stored", "CUPTI records not stored"},
         {"write_errors", "database write failed", "database writes failed"},
     };
+    /* The run model's counters, in this order (RUN_LOST_EVENTS .. RUN_LOST_WRITE_ERRORS). */
     int64_t v[6] = {0}, any = 0;
-    for (int i = 0; i < 6; i++) db_meta_int(db, counters[i].key, &v[i]), any |= v[i];
+    for (int i = 0; i < 6; i++) v[i] = p->lost[i], any |= v[i];
     if (!any) return;
     struct advice *a = advice_add(l, "records_dropped", NULL);
     if (!a) return;
@@ -78,7 +79,7 @@ static void run_dropped(const struct advice_ctx *c, const struct phase_info *ph,
                         struct advice_list *l)
 {
     (void)ph;
-    rule_dropped(c->db, l);
+    rule_dropped(c->db, c->p, l);
 }
 
 const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE, run_dropped};

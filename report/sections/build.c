@@ -21,7 +21,7 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     advice_find(db, phases, advice);
     t[n++] = section_summary(db, phases, baseline_of(phases, o->baseline), advice);
     t[n++] = section_run(db, phases);
-    n += section_phases(db, phases, o, t + n);
+    n += section_phases(phases, o, t + n);
     n += section_series(phases, t + n);
     t[n++] = section_precision(phases);
     t[n++] = section_operations(phases);

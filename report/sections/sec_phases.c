@@ -509,8 +509,7 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
     }
 }
 
-static const char *overview_note(struct sqlite3 *db, const struct run_phases *p, int iters, int gpu,
-                                 int transient)
+static const char *overview_note(const struct run_phases *p, int iters, int gpu, int transient)
 {
     static char note[2048];
     char folded[256] = "";
@@ -545,13 +544,11 @@ static const char *overview_note(struct sqlite3 *db, const struct run_phases *p,
         no_compute += p->v[i].has_kernels && !p->v[i].transient && !kernel_ns(&p->v[i], NULL);
     }
     if (p->n && !kernels) {
-        char *cupti = db_meta_text(db, "collector.cupti");
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len,
                  "%sKernels, GPU time, GPU busy%% and Precision are '-': no CUDA activity was"
                  " recorded (CUPTI %s)",
-                 len ? ". " : "", cupti ? cupti : "off");
-        free(cupti);
+                 len ? ". " : "", p->cupti_status[0] ? p->cupti_status : "off");
     } else if (no_compute) {
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len,
@@ -616,8 +613,7 @@ static struct table *warmup_view(const struct run_phases *p, struct table *t)
     return w;
 }
 
-int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
-                   struct table **out)
+int section_phases(const struct run_phases *p, const struct report_opts *o, struct table **out)
 {
     const struct phase_info *base = baseline_of(p, o->baseline);
     struct table *t = table_new("phases", NULL);
@@ -638,7 +634,7 @@ int section_phases(struct sqlite3 *db, const struct run_phases *p, const struct 
     out[n++] = t;
     struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview,
                                   (int)(sizeof overview / sizeof *overview), 1);
-    const char *note = overview_note(db, p, iters, gpu, transient);
+    const char *note = overview_note(p, iters, gpu, transient);
     v1->note = note[0] ? note : NULL;
     if (!p->n)
         v1->note = "no libtorch phase was seen (the program does not use libtorch, or"

@@ -477,15 +477,12 @@ static void line_warmup(struct table *t, const struct run_phases *p)
 }
 
 /* Lost: what the run lost (events, records, rows, Python module calls not timed), or nothing. */
-static void line_lost(struct table *t, struct sqlite3 *db, const struct run_phases *p)
+static void line_lost(struct table *t, const struct run_phases *p)
 {
     char buf[1024];
     size_t o;
-    int64_t dropped = 0, cupti = 0, errors = 0, unwritten = 0;
-    db_meta_int(db, "dropped_events", &dropped);
-    db_meta_int(db, "cupti_dropped_records", &cupti);
-    db_meta_int(db, "write_errors", &errors);
-    db_meta_int(db, "rows_not_written", &unwritten);
+    int64_t dropped = p->lost[RUN_LOST_EVENTS], cupti = p->lost[RUN_LOST_CUPTI_RECORDS];
+    int64_t errors = p->lost[RUN_LOST_WRITE_ERRORS], unwritten = p->lost[RUN_LOST_ROWS];
     if (errors) {
         /* The database itself is incomplete (a full disk, a file size limit): every figure. */
         if (unwritten)
@@ -562,7 +559,7 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     line_warmup(t, p);
     findings_line(t, advice, S_FINDINGS);
 
-    line_lost(t, db, p);
+    line_lost(t, p);
     char clocks[512];
     if (energy_clock_note(db, p, base, clocks, sizeof clocks)) add(t, S_CLOCKS, clocks);
     /* The answers a suspect phase can touch, in suspect_line's order. */
