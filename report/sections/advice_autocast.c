@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void rule_autocast(sqlite3 *db, const struct phase_info *ph, struct advice_list *l)
+static void rule_autocast(const struct advice_ctx *c, const struct phase_info *ph,
+                          struct advice_list *l)
 {
+    sqlite3 *db = c->db;
     if (!strcmp(ph->autocast, "off")) return;
     int64_t by[PREC_COUNT] = {0}, known = 0;
     for (int prec = 0; prec < PREC_COUNT; prec++)
@@ -54,11 +56,5 @@ static void rule_autocast(sqlite3 *db, const struct phase_info *ph, struct advic
                  strcmp(ph->autocast, "bf16") ? "Half" : "BFloat16");
 }
 
-static void run_autocast(const struct advice_ctx *c, const struct phase_info *ph,
-                         struct advice_list *l)
-{
-    rule_autocast(c->db, ph, l);
-}
-
 const struct advice_rule advice_rule_autocast = {"autocast_fp32_compute", 35, ADVICE_PHASE,
-                                                 run_autocast};
+                                                 rule_autocast};

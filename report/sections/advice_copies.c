@@ -47,8 +47,11 @@ static int inside(int64_t (*v)[2], int n, int64_t t)
     return lo < n && v[lo][0] <= t;
 }
 
-static void rule_pageable(sqlite3 *db, struct advice_list *l)
+static void rule_pageable(const struct advice_ctx *c, const struct phase_info *ph,
+                          struct advice_list *l)
 {
+    (void)ph;
+    sqlite3 *db = c->db;
     /* Copies of the steady state only: loading weights once from pageable memory is the norm.
      * With iterations recorded, only copies that start inside one count. The host side of a
      * copy: the source of HtoD, HtoA, HtoH; the destination of DtoH, AtoH
@@ -113,8 +116,11 @@ static int sync_copy(const char *name)
            !advice_has(name, "Async");
 }
 
-static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
+static void rule_sync_copies(const struct advice_ctx *c, const struct phase_info *ph,
+                             struct advice_list *l)
 {
+    (void)ph;
+    sqlite3 *db = c->db;
     /* Calls: the API records' count, or at the default settings (no API records, count 0) the
      * calls the issue callback saw issue a copy (launches); host time only from API records. */
     int summary = db_int(db, "SELECT count(*) FROM api_summary", 0) > 0;
@@ -175,20 +181,7 @@ static void rule_sync_copies(sqlite3 *db, struct advice_list *l)
              " (tensor.to(device, /*non_blocking=*/true)) and synchronise once per iteration");
 }
 
-static void run_pageable(const struct advice_ctx *c, const struct phase_info *ph,
-                         struct advice_list *l)
-{
-    (void)ph;
-    rule_pageable(c->db, l);
-}
-
-static void run_sync_copies(const struct advice_ctx *c, const struct phase_info *ph,
-                            struct advice_list *l)
-{
-    (void)ph;
-    rule_sync_copies(c->db, l);
-}
-
-const struct advice_rule advice_rule_pageable = {"pageable_copies", 90, ADVICE_AFTER, run_pageable};
+const struct advice_rule advice_rule_pageable = {"pageable_copies", 90, ADVICE_AFTER,
+                                                 rule_pageable};
 const struct advice_rule advice_rule_sync_copies = {"synchronous_copies", 80, ADVICE_AFTER,
-                                                    run_sync_copies};
+                                                    rule_sync_copies};

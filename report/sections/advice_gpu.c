@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void rule_layout(const struct phase_info *ph, const struct names *k, struct advice_list *l)
+static void rule_layout(const struct advice_ctx *c, const struct phase_info *ph,
+                        struct advice_list *l)
 {
+    const struct names *k = &c->k[ph - c->p->v];
     int64_t conv = 0;
     for (int prec = 0; prec < PREC_COUNT; prec++) conv += ph->mix[OP_CONV][prec];
     if (!conv || k->layout < LAYOUT_MIN || k->layout_ns * 100 < LAYOUT_PCT_MIN * conv) return;
@@ -33,9 +35,10 @@ static void rule_layout(const struct phase_info *ph, const struct names *k, stru
              "torch.channels_last) in Python)");
 }
 
-static void rule_launch_bound(const struct phase_info *ph, const struct names *k,
+static void rule_launch_bound(const struct advice_ctx *c, const struct phase_info *ph,
                               struct advice_list *l)
 {
+    const struct names *k = &c->k[ph - c->p->v];
     /* The window: the phase's iterations when it has some (a phase also holds model loading and
      * other idle host work), else its wall time. Its GPU work may spill out of the iterations:
      * that overstates the busy share, so the rule errs towards staying quiet. */
@@ -82,18 +85,6 @@ static void rule_launch_bound(const struct phase_info *ph, const struct names *k
              " batch also helps");
 }
 
-static void run_layout(const struct advice_ctx *c, const struct phase_info *ph,
-                       struct advice_list *l)
-{
-    rule_layout(ph, &c->k[ph - c->p->v], l);
-}
-
-static void run_launch_bound(const struct advice_ctx *c, const struct phase_info *ph,
-                             struct advice_list *l)
-{
-    rule_launch_bound(ph, &c->k[ph - c->p->v], l);
-}
-
-const struct advice_rule advice_rule_layout = {"layout_conversions", 60, ADVICE_PHASE, run_layout};
+const struct advice_rule advice_rule_layout = {"layout_conversions", 60, ADVICE_PHASE, rule_layout};
 const struct advice_rule advice_rule_launch_bound = {"launch_bound", 50, ADVICE_PHASE,
-                                                     run_launch_bound};
+                                                     rule_launch_bound};

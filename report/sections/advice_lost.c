@@ -22,8 +22,12 @@ static const char *setting(sqlite3 *db, const char *name, const char *fallback, 
     return out;
 }
 
-static void rule_dropped(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
+static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph,
+                         struct advice_list *l)
 {
+    (void)ph;
+    sqlite3 *db = c->db;
+    const struct run_phases *p = c->p;
     static const struct {
         const char *key, *one, *many;
     } counters[] = {
@@ -75,11 +79,4 @@ static void rule_dropped(sqlite3 *db, const struct run_phases *p, struct advice_
     a->try_[strlen(a->try_) - 2] = 0;
 }
 
-static void run_dropped(const struct advice_ctx *c, const struct phase_info *ph,
-                        struct advice_list *l)
-{
-    (void)ph;
-    rule_dropped(c->db, c->p, l);
-}
-
-const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE, run_dropped};
+const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE, rule_dropped};

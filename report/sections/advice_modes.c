@@ -29,9 +29,11 @@ static const struct phase_info *best_no_grad(const struct run_phases *p, const s
     return best;
 }
 
-static void rule_grad_mode(const struct run_phases *p, const struct phase_info *g,
-                           const struct names *k, struct advice_list *l)
+static void rule_grad_mode(const struct advice_ctx *c, const struct phase_info *g,
+                           struct advice_list *l)
 {
+    const struct run_phases *p = c->p;
+    const struct names *k = &c->k[g - p->v];
     /* "No backward kernel" is evidence only where kernels were recorded: without CUDA activity
      * a training loop would look the same. */
     if (strcmp(g->grad_mode, "grad") || k->backward || !g->has_kernels || !g->kernels) return;
@@ -98,9 +100,11 @@ static void rule_grad_mode(const struct run_phases *p, const struct phase_info *
              " (torch.inference_mode() in Python)");
 }
 
-static void rule_train_mode(const struct phase_info *ph, const struct names *k,
-                            const struct cudnn_findings *f, struct advice_list *l)
+static void rule_train_mode(const struct advice_ctx *c, const struct phase_info *ph,
+                            struct advice_list *l)
 {
+    const struct names *k = &c->k[ph - c->p->v];
+    const struct cudnn_findings *f = &c->f;
     if (!strcmp(ph->grad_mode, "grad")) return;
     int64_t calls = ph->id >= 0 && ph->id < REPORT_MAX_PHASES ? f->bn_train_by_phase[ph->id] : 0;
     if (!calls && !k->bn_train && !k->dropout) return;
@@ -136,19 +140,7 @@ static void rule_train_mode(const struct phase_info *ph, const struct names *k,
              " torch::nn::Module::eval())");
 }
 
-static void run_grad_mode(const struct advice_ctx *c, const struct phase_info *ph,
-                          struct advice_list *l)
-{
-    rule_grad_mode(c->p, ph, &c->k[ph - c->p->v], l);
-}
-
-static void run_train_mode(const struct advice_ctx *c, const struct phase_info *ph,
-                           struct advice_list *l)
-{
-    rule_train_mode(ph, &c->k[ph - c->p->v], &c->f, l);
-}
-
 const struct advice_rule advice_rule_grad_mode = {"grad_mode_in_inference", 30, ADVICE_PHASE,
-                                                  run_grad_mode};
+                                                  rule_grad_mode};
 const struct advice_rule advice_rule_train_mode = {"train_mode_in_inference", 20, ADVICE_PHASE,
-                                                   run_train_mode};
+                                                   rule_train_mode};

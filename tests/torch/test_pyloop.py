@@ -70,19 +70,8 @@ class PyLoop(Case):
         self.assertEqual({i["source"] for i in its}, {"python module call"})
         self.assertEqual(self.trace_sources(db), {"python module call": own["n"]})
 
-    def trace_names(self, db):
-        out = os.path.join(self.dir, "names.json")
-        self.assertEqual(self.cli("export", db, "-o", out).rc, 0)
-        with open(out) as f:
-            events = json.load(f)["traceEvents"]
-        os.remove(out)
-        got = {}
-        for e in events:
-            if e.get("cat") == "iteration":
-                got[e["name"]] = got.get(e["name"], 0) + 1
-        return got
-
-    def trace_sources(self, db):
+    def trace_iterations(self, db, key):
+        """The Chrome trace's iteration slices, counted by key(slice)."""
         out = os.path.join(self.dir, "trace.json")
         r = self.cli("export", db, "-o", out)
         self.assertEqual(r.rc, 0, r.err)
@@ -92,8 +81,14 @@ class PyLoop(Case):
         got = {}
         for e in events:
             if e.get("cat") == "iteration":
-                got[e["args"]["found as"]] = got.get(e["args"]["found as"], 0) + 1
+                got[key(e)] = got.get(key(e), 0) + 1
         return got
+
+    def trace_names(self, db):
+        return self.trace_iterations(db, lambda e: e["name"])
+
+    def trace_sources(self, db):
+        return self.trace_iterations(db, lambda e: e["args"]["found as"])
 
     def test_detection_fallback_finds_both_loops(self):
         # The module calls unseen (a C++ loop, python -S): detection finds the fp32 loop and the
