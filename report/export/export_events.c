@@ -294,13 +294,9 @@ int emit_iteration(struct export_ctx *c, sqlite3_stmt *st)
     json_int(w, I64(st, 0));
     json_lit(w, ",\"source\":");
     json_int(w, I64(st, 4));
-    /* iterations.source, named (0: detected by the report, report/run/iterations.c). */
-    static const char *const how[] = {"detected",        "torchscript call",
-                                      "nvtx range",      "record_function scope",
-                                      "aotinductor run", "python module call"};
-    int64_t src = I64(st, 4);
+    /* iterations.source in words (0: detected by the report, report/run/iterations.c). */
+    const char *name = iterations_source_text((int)I64(st, 4));
     json_lit(w, ",\"found as\":");
-    const char *name = src >= 0 && src <= 5 ? how[src] : "other";
     json_str(w, name, strlen(name));
     phase_arg(c, I64(st, 6));
     json_lit(w, "}}");

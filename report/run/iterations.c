@@ -739,18 +739,23 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
 
 /* ---- every iteration, for tables and traces ------------------------------------------------ */
 
-const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x)
+const char *iterations_source_text(int source)
 {
     static const char *const names[] = {"detected",        "torchscript call",
                                         "nvtx range",      "record_function scope",
                                         "aotinductor run", "python module call"};
+    return source >= 0 && source <= 5 ? names[source] : "other";
+}
+
+const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x)
+{
     if (x->source == 0) {
         int from = p->v[x->phase].detected_from;
         return from == DETECT_KERNELS     ? "detected from the kernel sequence"
                : from == DETECT_OPERATORS ? "detected from the operator sequence"
                                           : "detected from the allocations";
     }
-    return x->source > 0 && x->source <= 5 ? names[x->source] : "other";
+    return iterations_source_text(x->source);
 }
 
 static void exec_or_fail(sqlite3 *db, const char *sql)

@@ -212,7 +212,9 @@ const char *iterations_counted(struct sqlite3 *db);
  * iterations the report counts (detected ones with source 0 and no id of the database's), with
  * two columns more: series (run_series index, -1 none) and name (its name, NULL unnamed). */
 void iterations_shadow(struct sqlite3 *db, const struct run_phases *p);
-/* "python module call", "nvtx range", ..., "detected from the allocations". */
+/* iterations.source in words: "python module call", "nvtx range", ...; 0 "detected". */
+const char *iterations_source_text(int source);
+/* The same for one iteration, a detected one with what it was detected from. */
 const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x);
 /* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
 void iterations_set_warmup(int n);
