@@ -414,7 +414,7 @@ static int cupti_start_injected(void)
 
 IP_EXPORT int InitializeInjection(void)
 {
-    ip_watch_cuda_init(); /* the energy sampler may load NVML now */
+    ip_watch_cuda_init(); /* the energy sampler reads the GPUs now (never loads NVML from now on) */
     cupti_start_injected();
     return 1; /* the driver goes on either way */
 }

@@ -8,8 +8,15 @@
  * are read with them. Readings go to a lock-free queue that the writer drains into energy_samples
  * (nvml_ingest.c).
  *
- * NVML is loaded only once the process uses CUDA (the driver calls our InitializeInjection, or the
- * writer notes a device); a CPU-only run never loads it.
+ * NVML is loaded before CUDA starts, or never. On an H100 (driver 580.159.04, CUDA 13, PyTorch
+ * 2.11) a process whose NVML was initialised after its CUDA had started hung at its next CUDA
+ * library start (cublasCreate -> cuInit, waiting on a driver mutex), every run; NVML initialised
+ * before the program's first CUDA call did not (docs/validation/2026-11-25-gpu-nvml-hang.md). So
+ * it is loaded, on a thread that holds no CUDA lock, at our start in a process that has a CUDA
+ * library loaded (a libtorch or CUDA runtime program), or when a Python program has imported a
+ * CUDA build of torch (torch_python.c calls ip_watch_gpu_soon); INFPROF_NVML=start loads it at
+ * start in any process, off never. A process whose CUDA started first reads no GPU, and says why.
+ * A CPU-only run never loads it.
  *
  * Failure is never the program's: without NVML, without an energy counter, without permission
  * or on a MIG GPU, the reason goes to the run header (collector.energy, energy.gpu).
@@ -20,11 +27,13 @@
 #include "../profiler/clock.h"
 #include "../profiler/process.h"
 #include "../profiler/config.h"
+#include "../profiler/futex.h"
 #include "../profiler/log.h"
 #include "../profiler/watch.h"
 #include "../profiler/writer.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,12 +100,12 @@ static struct {
     int ticked;
     uint64_t period, next, last;
     uint32_t seen;     /* ip_watch_phase at the last phase reading */
-    char gpu_why[200]; /* what the GPU side reads, or why not */
+    char gpu_why[240]; /* what the GPU side reads, or why not */
     int ngpu;
     struct gpu gpu[IP_ENERGY_GPUS];
     int cuda_map[64]; /* CUDA ordinal -> index in gpu[], -1 unmapped, -2 not found */
     uint64_t mapped_mask;
-    int cpu_ok, nvml_tried;
+    int cpu_ok, gpu_settled;
     char cpu_why[200]; /* what the CPU side reads, or why not */
     struct ip_energy_facts facts;
 } es;
@@ -292,9 +301,107 @@ static void nv_read(int i, int kind, struct ip_energy_reading *r)
     es.facts.readings++;
 }
 
+/* ---- when NVML is loaded (the block at the top says why) ----------------------------------
+ * A thread that wants NVML (our start, the Python bridge) asks, wakes the writer and waits for it:
+ * the library is loaded and initialised on the writer thread, every signal blocked (threads NVML
+ * starts inherit that mask), and the asking thread goes on to CUDA only once it is done. The
+ * writer first takes the loader's lock once (a lookup): an asking thread inside a dlopen (a
+ * start from a library's constructor) holds it, so the writer cannot begin; after
+ * IP_NVML_PICKUP_MS without a beginning the asker gives up (no GPU energy, said so) rather than
+ * wait for a load that would come after its CUDA. A load under way is waited for up to
+ * IP_NVML_WAIT_MS. */
+enum { NV_NONE, NV_WANTED, NV_LOADING, NV_READY, NV_FAILED, NV_TOO_LATE, NV_MISSED, NV_OFF };
+#define IP_NVML_PICKUP_MS 500
+#define IP_NVML_WAIT_MS   10000
+static _Atomic uint32_t nv_state;
+static char nv_why[160]; /* nv_start's words, published with NV_READY or NV_FAILED */
+
+static int nv_cuda_lib(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    static const char *const libs[] = {"libcuda.so", "libcudart.so", "libtorch_cuda.so",
+                                       "libc10_cuda.so"};
+    for (size_t i = 0; base && i < sizeof libs / sizeof libs[0]; i++)
+        if (strncmp(base, libs[i], strlen(libs[i])) == 0) return 1;
+    return 0;
+}
+
+/* A CUDA library is mapped in the process now. */
+static int nv_cuda_libs_loaded(void)
+{
+    return dl_iterate_phdr(nv_cuda_lib, NULL) != 0;
+}
+
+static int nv_cuda_began(void)
+{
+    return atomic_load(&ip_watch_cuda_started) || ip_watch_devices();
+}
+
+static void nv_publish(uint32_t state)
+{
+    atomic_store(&nv_state, state);
+    ip_futex_wake(&nv_state);
+}
+
+/* Writer thread, at each tick: the load asked for, unless CUDA has started meanwhile. */
+static void nv_load_here(void)
+{
+    if (atomic_load(&nv_state) != NV_WANTED) return;
+    dlsym(RTLD_DEFAULT, "infprof_nvml_probe"); /* waits while an asker holds the loader's lock */
+    uint32_t expect = NV_WANTED;
+    if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_LOADING)) return;
+    if (nv_cuda_began()) {
+        nv_publish(NV_TOO_LATE);
+        return;
+    }
+    int ok = nv_start(nv_why, sizeof nv_why) == 0;
+    if (!ok) es.ngpu = 0;
+    nv_publish(ok ? NV_READY : NV_FAILED);
+}
+
+/* Any thread but the writer: asks for NVML now and waits until it is loaded (or failed). */
+static void nv_load_request(void)
+{
+    uint32_t expect = NV_NONE;
+    if (nv_cuda_began()) {
+        atomic_compare_exchange_strong(&nv_state, &expect, NV_TOO_LATE);
+        return;
+    }
+    if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_WANTED)) return;
+    ip_watch_kick();
+    uint64_t asked = ip_clock_now();
+    for (;;) {
+        uint32_t st = atomic_load(&nv_state);
+        if (st != NV_WANTED && st != NV_LOADING) return;
+        uint64_t waited = ip_clock_now() - asked;
+        if (st == NV_WANTED && waited >= IP_NVML_PICKUP_MS * 1000000ull) break;
+        if (waited >= IP_NVML_WAIT_MS * 1000000ull) return; /* NVML hangs: the program goes on */
+        ip_futex_wait(&nv_state, st, 20);
+    }
+    /* Not begun (the writer cannot take the loader's lock, or is gone): never, from now on. */
+    expect = NV_WANTED;
+    atomic_compare_exchange_strong(&nv_state, &expect, NV_MISSED);
+}
+
+/* ip_watch_gpu_soon (INFPROF_NVML=auto): a Python program imported torch; a CUDA build of it
+ * has its CUDA libraries mapped now. */
+static void nv_gpu_soon(void)
+{
+    if (atomic_load(&nv_state) == NV_NONE && nv_cuda_libs_loaded()) nv_load_request();
+}
+
+static int nv_ready(void)
+{
+    return atomic_load(&nv_state) == NV_READY;
+}
+
 /* The GPUs the process used, mapped once each as the writer notes them. */
 static void nv_update_map(void)
 {
+    if (!nv_ready()) return;
     uint64_t used = ip_watch_devices() & ~es.mapped_mask;
     while (used) {
         int k = __builtin_ctzll(used);
@@ -310,7 +417,7 @@ static void nv_update_map(void)
 static void read_all(int kind, int every_gpu, int cpu)
 {
     struct ip_energy_reading r;
-    for (int i = 0; i < es.ngpu; i++) {
+    for (int i = 0; nv_ready() && i < es.ngpu; i++) {
         if (!es.gpu[i].h || (!every_gpu && es.gpu[i].cuda < 0)) continue;
         nv_read(i, kind, &r);
         ip_energy_push(&ip_energy_q, &r);
@@ -323,29 +430,59 @@ static void read_all(int kind, int every_gpu, int cpu)
     }
 }
 
-/* NVML is loaded once the process uses CUDA (a CPU-only run never loads it, and the driver's
- * descriptors NVML opens are then CUDA's own anyway); every GPU is read once at that moment. */
+/* The process uses CUDA: every GPU is read once, if NVML was loaded before; else the reason. */
 static int gpu_wanted(void)
 {
     return ip_watch_devices() != 0 || atomic_load(&ip_watch_cuda_started);
 }
 
-static void gpu_load(char *why, size_t n)
+/* 1 once the GPU side is settled (read from now on, or not and why), 0 while NVML is loading. */
+static int gpu_settle(char *why, size_t n)
 {
-    es.nvml_tried = 1;
-    if (nv_start(why, n) != 0) {
-        es.ngpu = 0;
-        return;
+    uint32_t expect = NV_NONE;
+    atomic_compare_exchange_strong(&nv_state, &expect, NV_TOO_LATE);
+    switch (atomic_load(&nv_state)) {
+    case NV_WANTED:
+    case NV_LOADING:
+        return 0;
+    case NV_READY:
+        snprintf(why, n, "%s", nv_why);
+        nv_update_map();
+        read_all(IP_ENERGY_START, 1, 0);
+        return 1;
+    case NV_FAILED:
+        snprintf(why, n, "%s", nv_why);
+        return 1;
+    case NV_OFF:
+        snprintf(why, n, "not read: INFPROF_NVML=off");
+        return 1;
+    case NV_MISSED:
+        snprintf(why, n,
+                 "not read: NVML could not be loaded before CUDA (infprof started inside a"
+                 " library's load: docs/energy.md)");
+        return 1;
+    default:
+        snprintf(why, n,
+                 "not read: CUDA started before NVML was loaded (loading it then can hang the"
+                 " program; INFPROF_NVML=start loads it at start: docs/energy.md)");
+        return 1;
     }
-    nv_update_map();
-    read_all(IP_ENERGY_START, 1, 0);
+}
+
+/* The GPU side of a process that has used no GPU (yet). */
+static void gpu_unused(char *why, size_t n)
+{
+    if (nv_ready())
+        snprintf(why, n, "%s; the process used no GPU", nv_why);
+    else
+        snprintf(why, n, "not loaded: the process used no GPU");
 }
 
 static void sampler_status(const char *gpu_why, const char *cpu_why)
 {
     snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
     snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
-    ip_collector_status(IP_COLLECTOR_ENERGY, es.ngpu || es.cpu_ok ? "on" : "off",
+    ip_collector_status(IP_COLLECTOR_ENERGY, (nv_ready() && es.ngpu) || es.cpu_ok ? "on" : "off",
                         "every %lld ms; GPU: %s; CPU: %s", (long long)ip_cfg_int(IP_CFG_ENERGY_MS),
                         gpu_why, cpu_why);
 }
@@ -356,24 +493,25 @@ static void sampler_status(const char *gpu_why, const char *cpu_why)
 static uint64_t energy_tick(uint64_t now, int final)
 {
     if (!atomic_load(&es.running) || atomic_load(&es.done)) return 0;
+    nv_load_here();
     struct timespec c0;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     if (!es.ticked) {
         es.ticked = 1;
         es.facts.tid = (int)syscall(SYS_gettid);
-        snprintf(es.gpu_why, sizeof es.gpu_why, "not loaded: the process used no GPU");
-        if (gpu_wanted()) gpu_load(es.gpu_why, sizeof es.gpu_why);
+        gpu_unused(es.gpu_why, sizeof es.gpu_why);
         sampler_status(es.gpu_why, es.cpu_why);
         if (es.cpu_ok) read_all(IP_ENERGY_START, 0, 1);
         es.next = now + es.period;
         es.seen = atomic_load(&ip_watch_phase);
     }
-    if (!es.nvml_tried && gpu_wanted()) {
-        gpu_load(es.gpu_why, sizeof es.gpu_why);
+    if (!es.gpu_settled && gpu_wanted() && gpu_settle(es.gpu_why, sizeof es.gpu_why)) {
+        es.gpu_settled = 1;
         sampler_status(es.gpu_why, es.cpu_why);
     }
     uint32_t phase = atomic_load(&ip_watch_phase);
     if (final) {
+        if (!es.gpu_settled) gpu_unused(es.gpu_why, sizeof es.gpu_why);
         nv_update_map();
         read_all(IP_ENERGY_END, 0, 1);
         sampler_status(es.gpu_why, es.cpu_why);
@@ -394,7 +532,7 @@ static uint64_t energy_tick(uint64_t now, int final)
     es.facts.cpu_ns += (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
     /* Nothing to read (no GPU used yet, no CPU counters): no timed wake-ups and no wake on
      * phase changes; the first CUDA use wakes the writer (ip_watch_cuda_init). */
-    int reading = es.ngpu || es.cpu_ok;
+    int reading = (es.gpu_settled && nv_ready() && es.ngpu) || es.cpu_ok;
     atomic_store(&ip_watch_wants_edges, reading);
     if (final || !reading) return 0;
     /* A phase change seen too soon after the last reading: read at the end of the gap. */
@@ -418,6 +556,14 @@ static void energy_start(void)
     es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), es.cpu_why, sizeof es.cpu_why);
     atomic_store(&es.running, 1);
     ip_writer_wake(); /* the first reading, now */
+    /* NVML before the program runs, where it will use CUDA (the block at the top). */
+    int when = ip_cfg_int(IP_CFG_NVML); /* auto, start, off */
+    if (when == 2)
+        atomic_store(&nv_state, NV_OFF);
+    else if (when == 1 || nv_cuda_libs_loaded())
+        nv_load_request();
+    else
+        atomic_store(&ip_watch_gpu_soon_fn, nv_gpu_soon);
 }
 
 /* Normal exit: the end reading is the writer's last tick; the files are closed after it. */

@@ -15,7 +15,9 @@
  *    and its batch. Calls inside it (TorchScript scopes) are not iterations of their own.
  *  - infprof_py_setup: the thread is inside torch.jit.trace; its check calls are set-up.
  *  - infprof_py_state: what the Python side did (installed, or why not; a DataLoader worker;
- *    an error of ours), for the run metadata (python_module_hooks). A Python process whose
+ *    an error of ours), for the run metadata (python_module_hooks). Its first call, as the hooks
+ *    install right after `import torch`, is when NVML is loaded if torch's CUDA libraries are
+ *    mapped: before CUDA starts (collectors/nvml.c says why). A Python process whose
  *    sitecustomize never took INFPROF_PYTHONPATH_WAS out ran without it: the metadata says so.
  *  - infprof_py_unseen: a module call begun before its thread was watched (not timed, counted).
  *  - infprof_py_builtin: begin and end as Python builtins (no ctypes crossing per call).
@@ -32,6 +34,7 @@
 #include "../profiler/phase.h"
 #include "../profiler/process.h"
 #include "../profiler/thread.h"
+#include "../profiler/watch.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -186,6 +189,9 @@ static __thread struct {
 IP_EXPORT int infprof_py_state(int state);
 int infprof_py_state(int state)
 {
+    /* 0: the hooks are being installed, torch just imported: a CUDA build of it has its CUDA
+     * libraries mapped, and NVML must be loaded before CUDA starts (nvml.c). */
+    if (state == 0) ip_watch_gpu_soon();
     if ((state == PY_WORKER || state == PY_BROKEN || (state >= PY_SITE && state <= PY_NO_HOOKS)) &&
         atomic_load(&py_state) != PY_NONE)
         atomic_store(&py_state, state);

@@ -41,6 +41,7 @@ enum ip_cfg_id {
     IP_CFG_OPERATORS,
     IP_CFG_PYTHON,
     IP_CFG_ENERGY_MS,
+    IP_CFG_NVML,
     IP_CFG_NVML_PATH,
     IP_CFG_ENERGY_SYSFS,
     IP_CFG_COUNT

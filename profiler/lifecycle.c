@@ -235,7 +235,9 @@ static int life_session_role(void)
 /* The program's resource limits or disk leave no room for us (rlimits.h): off, one line. */
 static int life_limits_forbid(void)
 {
-    char dir[PATH_MAX], why[400];
+    /* Not on the stack: this runs on the program's main thread, whose stack may be 16 KiB
+     * (`ulimit -s 16`); the start runs once, so one copy is enough. */
+    static char dir[PATH_MAX], why[400];
     snprintf(dir, sizeof dir, "%s", life_output && *life_output ? life_output : "infprof.db");
     char *slash = strrchr(dir, '/');
     if (!slash)

@@ -12,3 +12,4 @@ _Atomic int ip_watch_waiters;
 _Atomic int ip_watch_wants_edges;
 _Atomic uint64_t ip_watch_device_mask;
 _Atomic int ip_watch_cuda_started;
+void (*_Atomic ip_watch_gpu_soon_fn)(void);

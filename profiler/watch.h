@@ -52,7 +52,7 @@ static inline void ip_watch_kick(void)
 }
 
 /* Writer side: CUDA device `ordinal` (0..63) did work for the process. The first time, the
- * sampler is woken (it loads NVML on the first CUDA use). */
+ * sampler is woken (its first reading of the GPUs). */
 static inline void ip_watch_device(uint32_t ordinal)
 {
     if (ordinal >= 64) return;
@@ -64,12 +64,21 @@ static inline void ip_watch_device(uint32_t ordinal)
 }
 
 /* CUDA was initialised in this process (the driver called our InitializeInjection): the GPUs
- * will be used, so the sampler may load NVML before the first work is seen. */
+ * will be used; the sampler takes its first reading, and never loads NVML from now on. */
 extern _Atomic int ip_watch_cuda_started;
 static inline void ip_watch_cuda_init(void)
 {
     atomic_store(&ip_watch_cuda_started, 1);
     ip_watch_kick();
+}
+
+/* CUDA is about to be used (a Python program imported a CUDA build of torch): the energy
+ * sampler loads NVML now, on the caller's thread, before CUDA starts (nvml.c says why). */
+extern void (*_Atomic ip_watch_gpu_soon_fn)(void);
+static inline void ip_watch_gpu_soon(void)
+{
+    void (*fn)(void) = atomic_load(&ip_watch_gpu_soon_fn);
+    if (fn) fn();
 }
 
 static inline uint64_t ip_watch_devices(void)

@@ -5,6 +5,7 @@ script's; phase changes are read at their edges; each failure (no NVML, no energ
 function, permission, MIG) gives its documented reason; the sampler never runs on a program
 thread."""
 import os
+import shutil
 from harness import LIB, Case, main, prog
 
 STUBS = os.path.dirname(prog("energy_app"))
@@ -25,7 +26,7 @@ class Energy(Case):
         self.log = os.path.join(self.dir, "nvml.log")
         r = self.run_prog([prog("energy_app"), self.db, STUB, self.tids], preload=False,
                           INFPROF_NVML_PATH=stub, INFPROF_ENERGY_MS=period,
-                          STUB_NVML_LOG=self.log, **env)
+                          STUB_NVML_LOG=self.log, **{"INFPROF_NVML": "start", **env})
         self.assertEqual(r.rc, 0, r.err)
         return r
 
@@ -210,6 +211,38 @@ class Energy(Case):
         self.assertEqual(self.query(self.db, "SELECT mig, status FROM energy_gpus WHERE gpu = 1"),
                          [(1, "MIG mode: figures are the whole GPU's, shared with its other"
                               " instances")])
+
+    # ---- when NVML is loaded: before CUDA starts, or never (docs/energy.md) --------------------
+    # On an H100 a process whose NVML was initialised after its CUDA had started hung at its next
+    # cuBLAS start, every run (docs/validation/2026-11-25-gpu-nvml-hang.md).
+
+    def fake_cuda_lib(self, name):
+        """A library whose file name is a CUDA library's (its contents are any small library's)."""
+        path = os.path.join(self.dir, name)
+        shutil.copy(os.path.join(STUBS, "libnvtxlib.so"), path)
+        return path
+
+    def test_nvml_is_never_loaded_once_cuda_has_started(self):
+        # energy_app has no CUDA library loaded at start: its first CUDA work comes first.
+        self.app(INFPROF_NVML="auto")
+        self.assertIn("GPU: not read: CUDA started before NVML was loaded", self.header())
+        self.assertIn("INFPROF_NVML=start", self.header())
+        self.assertFalse(os.path.exists(self.log))  # not one NVML call
+        self.assertEqual(self.query(self.db, "SELECT count(*) FROM energy_samples WHERE gpu >= 0"),
+                         [(0,)])
+
+    def test_a_cuda_library_at_start_loads_nvml_before_the_program_runs(self):
+        self.app(INFPROF_NVML="auto", LD_PRELOAD=self.fake_cuda_lib("libcudart.so.13"))
+        self.assertIn("GPU: NVML", self.header())
+        watts = self.rows()[(NO_GRAD, "cuda:1")]["avg_power_w"]
+        self.assertNear(watts, SCRIPT[NO_GRAD][0], 0.02, "loaded at start, read at first use")
+        with open(self.log) as f:  # loaded on the sampler's thread, every signal blocked
+            self.assertEqual({line.split()[1] for line in f}, {"1"})
+
+    def test_nvml_off(self):
+        self.app(INFPROF_NVML="off")
+        self.assertIn("GPU: not read: INFPROF_NVML=off", self.header())
+        self.assertFalse(os.path.exists(self.log))
 
     def test_off(self):
         self.app(period=0)

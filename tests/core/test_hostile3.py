@@ -59,14 +59,24 @@ class Hostile3(Case):
         self.assertOffWithOneLine(plain, r, "file-size limit (ulimit -f)")
 
     def test_small_stack(self):
-        # ulimit -s 20: an older library's constructor needed more (SIGSEGV before main, every
-        # run); the start now runs on a thread of its own. The placement of the stack varies
-        # from run to run: ten runs.
+        # A tiny main-thread stack: an older library's constructor needed far more (SIGSEGV
+        # before main, every run at 20 KiB); the start now runs on a thread of its own and keeps
+        # its buffers off the main stack. What is left is the loader's work for our library,
+        # which depends on the C library: the program's own floor is found first (the smallest
+        # limit, in 4 KiB steps, at which it runs ten times in ten: 16 KiB on Debian 12, 20 KiB
+        # on Ubuntu 24.04), and with the library it must run ten times in ten 8 KiB above it.
+        # The placement of the stack varies from run to run: ten runs each.
+        argv = [prog("hostile3"), "hello"]
+        floor = next((kib for kib in range(12, 68, 4)
+                      if all(self.run_limited(argv, limit(resource.RLIMIT_STACK, kib << 10),
+                                              preload=False).returncode == 0
+                             for _ in range(10))), None)
+        self.assertIsNotNone(floor, "the program itself needs more than 64 KiB of stack")
         for i in range(10):
-            r = self.run_limited([prog("hostile3"), "hello"],
-                                 limit(resource.RLIMIT_STACK, 20 << 10),
+            r = self.run_limited(argv, limit(resource.RLIMIT_STACK, (floor + 8) << 10),
                                  INFPROF_OUTPUT=f"s{i}.db")
-            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"hello\n", b""), i)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"hello\n", b""),
+                             (floor + 8, i))
             self.assertEqual(self.meta(os.path.join(self.dir, f"s{i}.db"), "finished"), 1)
 
     def test_address_space_limit(self):
@@ -326,6 +336,32 @@ class Hostile3(Case):
         self.assertEqual(self.meta(db, "events_after_end"), 200)
         text = self.cli("report", db).out.decode()
         self.assertIn("200 NVTX ranges or marks came after the run ended", text)
+
+    def test_a_start_inside_a_library_load_never_loads_nvml_late(self):
+        # NVML comes before CUDA or never (docs/energy.md). Our constructor run inside a dlopen
+        # (the program loads the library itself; glibc's static TLS surplus raised so that it
+        # can) in a process with a CUDA library loaded: the writer cannot take the loader's lock
+        # to load NVML. The start used to wait 10 s and NVML then loaded once the dlopen ended,
+        # when the program's CUDA may already run; now it gives up after half a second.
+        stubs = os.path.dirname(prog("energy_app"))
+        fake = os.path.join(self.dir, "libcudart.so.13")
+        shutil.copy(os.path.join(stubs, "libnvtxlib.so"), fake)
+        script = os.path.join(self.dir, "late.py")
+        with open(script, "w") as f:
+            f.write("import ctypes, sys\n"
+                    "ctypes.CDLL(sys.argv[1])\n"
+                    "if sys.argv[2:]: ctypes.CDLL(sys.argv[2])\n"
+                    "print('done')\n")
+        python = shutil.which("python3") or "/usr/bin/python3"
+        log = os.path.join(self.dir, "nvml.log")
+        r = self.run_prog([python, script, fake, LIB], preload=False, INFPROF_OUTPUT="late.db",
+                          GLIBC_TUNABLES="glibc.rtld.optional_static_tls=65536",
+                          INFPROF_NVML_PATH=os.path.join(stubs, "stubnvml", "libnvidia-ml.so.1"),
+                          STUB_NVML_LOG=log)
+        self.assertEqual((r.rc, r.out), (0, b"done\n"), r.err)
+        db = r.db("late.db")
+        self.assertEqual(self.meta(db, "finished"), 1)
+        self.assertFalse(os.path.exists(log), "NVML was loaded after the program's dlopen")
 
     # ---- infprof run as a parent -------------------------------------------------------------
 

@@ -74,7 +74,9 @@ step_20_build() {
 }
 
 step_30_ctest() {
-    (cd "$BUILD" && INFPROF_GPU_OUT="$OUT" ctest --output-on-failure --timeout 600) \
+    # A hang costs one test's 240 s, not the session (2026-11-25: one test took all 10 minutes).
+    (cd "$BUILD" && INFPROF_GPU_OUT="$OUT" ctest --output-on-failure --timeout 240 \
+        -j "${CTEST_PARALLEL_LEVEL:-8}") \
         >"$OUT/ctest.log" 2>&1
     local rc=$?
     note "$(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"

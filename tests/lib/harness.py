@@ -3,6 +3,7 @@ database, run the CLI. Standard library only; paths come from the environment ct
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import tempfile
@@ -16,6 +17,23 @@ PROGS = os.path.join(BUILD, "tests")
 
 def prog(name):
     return os.path.join(PROGS, name)
+
+
+def python_with(*modules):
+    """The first Python that has these modules: $INFPROF_TEST_PYTHON, Debian's /usr/bin/python3
+    (CI: python3-torch 1.13), then python3 on PATH (a GPU machine's, with PyTorch 2.x); None
+    when no Python has them. Found without importing them."""
+    probe = ("import importlib.util, sys; sys.exit(any(importlib.util.find_spec(m) is None"
+             " for m in sys.argv[1:]))")
+    for py in (os.environ.get("INFPROF_TEST_PYTHON"), "/usr/bin/python3", shutil.which("python3")):
+        if py and os.path.exists(py) and subprocess.run(
+                [py, "-c", probe, *modules], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+# The Python the torch tests run (Debian's where it has torch); the tests skip without one.
+TORCH_PYTHON = python_with("torch") or "/usr/bin/python3"
 
 
 # What differs between two runs of the same program without us: the time, thread id and

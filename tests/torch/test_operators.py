@@ -18,11 +18,11 @@ import json
 import os
 import unittest
 
-from harness import main
+from harness import TORCH_PYTHON, main
 from torchlib import SAMPLE_SCRIPT, TorchCase, need, refs
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "ops_profiler.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 ITERS = 50
 
 

@@ -7,12 +7,12 @@ marks the operator figures suspect. And the operator at a phase's tensor-memory 
 import os
 import unittest
 
-from harness import main
+from harness import TORCH_PYTHON, main
 from torchlib import TorchCase
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "ops_recursive.py")
 PEAK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "ops_peak.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 
 
 class DeepOperators(TorchCase):

@@ -8,11 +8,11 @@ import json
 import os
 import unittest
 
-from harness import Case, main
+from harness import Case, TORCH_PYTHON, main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROG = os.path.join(HERE, "..", "progs", "pyloop_prog.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 
 
 def near(ours, own, pct=5.0, abs_ns=500_000):

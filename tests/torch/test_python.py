@@ -7,11 +7,11 @@ import os
 import shutil
 import unittest
 
-from harness import main
+from harness import LIB, TORCH_PYTHON, main, prog
 from torchlib import CPU_PHASES, LABEL, PHASE, TorchCase, refs
 
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "py_infer.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 
 
 class PythonProgram(TorchCase):
@@ -42,6 +42,39 @@ class PythonProgram(TorchCase):
         text = self.cli("report", db).out.decode()
         self.assertIn("no iteration was seen", text)
         self.assertIn("torch.cuda.nvtx.range_push('iteration')", text.replace("\n  ", " "))
+
+    def test_a_cuda_build_of_torch_loads_nvml_when_imported(self):
+        # NVML is loaded before CUDA starts or never (docs/energy.md): in Python, at `import
+        # torch` when torch's CUDA libraries are mapped then (a library named libtorch_cuda.so,
+        # loaded after our start, stands in for them), on our thread; without them, never.
+        stubs = os.path.dirname(prog("energy_app"))
+        fake = os.path.join(self.dir, "libtorch_cuda.so")
+        shutil.copy(os.path.join(stubs, "libnvtxlib.so"), fake)
+        script = os.path.join(self.dir, "cuda_torch.py")
+        with open(script, "w") as f:
+            f.write("import ctypes, sys\n"
+                    "if sys.argv[1:]: ctypes.CDLL(sys.argv[1])\n"
+                    "import torch\n"
+                    "print(torch.nn.Linear(4, 2)(torch.ones(3, 4)).shape)\n")
+        for extra, loaded in (([fake], True), ([], False)):
+            log = os.path.join(self.dir, f"nvml-{loaded}.log")
+            argv = [PYTHON, script, *extra]
+            plain = self.run_prog(argv, preload=False)
+            if b"No module named 'torch'" in plain.err:
+                self.skipTest("python3 has no torch")
+            traced = self.run_prog(argv, INFPROF_OUTPUT=f"e{loaded}.db", STUB_NVML_LOG=log,
+                                   INFPROF_NVML_PATH=os.path.join(stubs, "stubnvml",
+                                                                  "libnvidia-ml.so.1"))
+            self.assertEqual((traced.rc, traced.out), (plain.rc, plain.out), traced.err)
+            energy = self.meta(os.path.join(self.dir, f"e{loaded}.db"), "collector.energy")
+            if loaded:
+                self.assertIn("GPU: NVML driver", energy)
+                self.assertIn("the process used no GPU", energy)
+                with open(log) as f:  # the writer's thread, every signal blocked
+                    self.assertEqual({line.split()[1] for line in f}, {"1"})
+            else:
+                self.assertIn("GPU: not loaded: the process used no GPU", energy)
+                self.assertFalse(os.path.exists(log))
 
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one

@@ -7,10 +7,10 @@ import json
 import os
 import unittest
 
-from harness import Case, main, prog
+from harness import Case, TORCH_PYTHON, main, prog
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "series_prog.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 
 
 class Series(Case):

@@ -9,9 +9,9 @@ import os
 import re
 import unittest
 
-from harness import Case, main
+from harness import Case, TORCH_PYTHON, main
 
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 PROG = """
 import sys, time, torch
 def run(ctx, lengths):

@@ -12,10 +12,10 @@ under python -S (test_pyloop.py has them seen)."""
 import os
 import unittest
 
-from harness import Case, main, prog
+from harness import Case, TORCH_PYTHON, main, prog
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "unmarked_prog.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = TORCH_PYTHON
 
 
 class Unmarked(Case):
