@@ -310,7 +310,18 @@ static void nv_read(int i, int kind, struct ip_energy_reading *r)
  * IP_NVML_PICKUP_MS without a beginning the asker gives up (no GPU energy, said so) rather than
  * wait for a load that would come after its CUDA. A load under way is waited for up to
  * IP_NVML_WAIT_MS. */
-enum { NV_NONE, NV_WANTED, NV_LOADING, NV_READY, NV_FAILED, NV_TOO_LATE, NV_MISSED, NV_OFF };
+enum {
+    NV_NONE,
+    NV_WANTED,    /* asked for, the writer not begun */
+    NV_LOADING,   /* the writer is in nv_start */
+    NV_READY,     /* loaded before CUDA: read the GPUs */
+    NV_FAILED,    /* no NVML, or it refused (nv_why) */
+    NV_TOO_LATE,  /* CUDA started first: never */
+    NV_MISSED,    /* the writer did not begin within IP_NVML_PICKUP_MS: never */
+    NV_ABANDONED, /* the asker stopped waiting during the load (IP_NVML_WAIT_MS) */
+    NV_SLOW,      /* ... and the load ended after that: NVML is up but never read */
+    NV_OFF,       /* INFPROF_NVML=off, or a forked child */
+};
 #define IP_NVML_PICKUP_MS 500
 #define IP_NVML_WAIT_MS   10000
 static _Atomic uint32_t nv_state;
@@ -359,7 +370,11 @@ static void nv_load_here(void)
     }
     int ok = nv_start(nv_why, sizeof nv_why) == 0;
     if (!ok) es.ngpu = 0;
-    nv_publish(ok ? NV_READY : NV_FAILED);
+    /* The asker gave up meanwhile and went on, to CUDA perhaps: no reading, ever. */
+    expect = NV_LOADING;
+    if (!atomic_compare_exchange_strong(&nv_state, &expect, ok ? NV_READY : NV_FAILED))
+        atomic_store(&nv_state, NV_SLOW);
+    ip_futex_wake(&nv_state);
 }
 
 /* Any thread but the writer: asks for NVML now and waits until it is loaded (or failed). */
@@ -371,14 +386,19 @@ static void nv_load_request(void)
         return;
     }
     if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_WANTED)) return;
-    ip_watch_kick();
+    ip_writer_wake(); /* brings back a writer that left for a fork (Python 3.12+) */
     uint64_t asked = ip_clock_now();
     for (;;) {
         uint32_t st = atomic_load(&nv_state);
         if (st != NV_WANTED && st != NV_LOADING) return;
         uint64_t waited = ip_clock_now() - asked;
         if (st == NV_WANTED && waited >= IP_NVML_PICKUP_MS * 1000000ull) break;
-        if (waited >= IP_NVML_WAIT_MS * 1000000ull) return; /* NVML hangs: the program goes on */
+        if (waited >= IP_NVML_WAIT_MS * 1000000ull) {
+            /* NVML's start hangs or crawls: the program goes on, and NVML is never read. */
+            expect = NV_LOADING;
+            atomic_compare_exchange_strong(&nv_state, &expect, NV_ABANDONED);
+            return;
+        }
         ip_futex_wait(&nv_state, st, 20);
     }
     /* Not begun (the writer cannot take the loader's lock, or is gone): never, from now on. */
@@ -436,55 +456,72 @@ static int gpu_wanted(void)
     return ip_watch_devices() != 0 || atomic_load(&ip_watch_cuda_started);
 }
 
+/* Why the GPUs are not read, for a state other than NV_READY (and NV_WANTED, NV_LOADING). */
+static void gpu_not_read(uint32_t state, char *why, size_t n)
+{
+    switch (state) {
+    case NV_FAILED:
+        snprintf(why, n, "%s", nv_why);
+        break;
+    case NV_OFF:
+        snprintf(why, n, "not read: INFPROF_NVML=off");
+        break;
+    case NV_MISSED:
+        snprintf(why, n,
+                 "not read: our thread did not begin NVML's load within %d ms, before CUDA (a"
+                 " start inside a library's load, or a busy writer: docs/energy.md)",
+                 IP_NVML_PICKUP_MS);
+        break;
+    case NV_ABANDONED:
+    case NV_SLOW:
+        snprintf(why, n, "not read: NVML's start outlasted %d s, after which CUDA may have begun",
+                 IP_NVML_WAIT_MS / 1000);
+        break;
+    default:
+        snprintf(why, n,
+                 "not read: CUDA started before NVML was loaded (loading it then can hang the"
+                 " program; INFPROF_NVML=start loads it at start: docs/energy.md)");
+        break;
+    }
+}
+
 /* 1 once the GPU side is settled (read from now on, or not and why), 0 while NVML is loading. */
 static int gpu_settle(char *why, size_t n)
 {
     uint32_t expect = NV_NONE;
     atomic_compare_exchange_strong(&nv_state, &expect, NV_TOO_LATE);
-    switch (atomic_load(&nv_state)) {
-    case NV_WANTED:
-    case NV_LOADING:
-        return 0;
-    case NV_READY:
-        snprintf(why, n, "%s", nv_why);
-        nv_update_map();
-        read_all(IP_ENERGY_START, 1, 0);
-        return 1;
-    case NV_FAILED:
-        snprintf(why, n, "%s", nv_why);
-        return 1;
-    case NV_OFF:
-        snprintf(why, n, "not read: INFPROF_NVML=off");
-        return 1;
-    case NV_MISSED:
-        snprintf(why, n,
-                 "not read: NVML could not be loaded before CUDA (infprof started inside a"
-                 " library's load: docs/energy.md)");
-        return 1;
-    default:
-        snprintf(why, n,
-                 "not read: CUDA started before NVML was loaded (loading it then can hang the"
-                 " program; INFPROF_NVML=start loads it at start: docs/energy.md)");
+    uint32_t state = atomic_load(&nv_state);
+    if (state == NV_WANTED || state == NV_LOADING) return 0;
+    if (state != NV_READY) {
+        gpu_not_read(state, why, n);
         return 1;
     }
+    snprintf(why, n, "%s", nv_why);
+    nv_update_map();
+    read_all(IP_ENERGY_START, 1, 0);
+    return 1;
 }
 
 /* The GPU side of a process that has used no GPU (yet). */
 static void gpu_unused(char *why, size_t n)
 {
-    if (nv_ready())
+    uint32_t state = atomic_load(&nv_state);
+    if (state == NV_READY)
         snprintf(why, n, "%s; the process used no GPU", nv_why);
-    else
+    else if (state == NV_NONE || state == NV_TOO_LATE || state == NV_WANTED || state == NV_LOADING)
         snprintf(why, n, "not loaded: the process used no GPU");
+    else
+        gpu_not_read(state, why, n);
 }
 
 static void sampler_status(const char *gpu_why, const char *cpu_why)
 {
     snprintf(es.facts.gpu_status, sizeof es.facts.gpu_status, "%s", gpu_why);
     snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
-    ip_collector_status(IP_COLLECTOR_ENERGY, (nv_ready() && es.ngpu) || es.cpu_ok ? "on" : "off",
-                        "every %lld ms; GPU: %s; CPU: %s", (long long)ip_cfg_int(IP_CFG_ENERGY_MS),
-                        gpu_why, cpu_why);
+    /* "on" where something is read: a GPU the process used, or the CPU. */
+    int on = (es.gpu_settled && nv_ready() && es.ngpu) || es.cpu_ok;
+    ip_collector_status(IP_COLLECTOR_ENERGY, on ? "on" : "off", "every %lld ms; GPU: %s; CPU: %s",
+                        (long long)ip_cfg_int(IP_CFG_ENERGY_MS), gpu_why, cpu_why);
 }
 
 /* The writer thread calls this at every wake (collector.h, tick): the sampler has no thread of its
@@ -576,6 +613,9 @@ static void energy_atfork_child(void)
     atomic_store(&es.running, 0);
     es.ngpu = 0;
     es.facts.tid = 0; /* no sampler here: no energy metadata in the child's file */
+    /* Nor NVML: the child's `import torch` must not wait for a writer that never loads it. */
+    atomic_store(&ip_watch_gpu_soon_fn, NULL);
+    atomic_store(&nv_state, NV_OFF);
     ip_collector_status(IP_COLLECTOR_ENERGY, "off", "forked child (the parent reads the GPUs)");
 }
 

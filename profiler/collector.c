@@ -13,7 +13,7 @@ static const struct ip_collector *const *coll_table;
 static int coll_count;
 
 static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
-static char status_text[IP_COLLECTOR_MAX][256];
+static char status_text[IP_COLLECTOR_MAX][512];
 
 void ip_collectors_use(const struct ip_collector *const *table, int n)
 {
@@ -34,7 +34,7 @@ const struct ip_collector *ip_collector_at(int index)
 void ip_collector_status(int index, const char *state, const char *reason_fmt, ...)
 {
     if (index < 0 || index >= IP_COLLECTOR_MAX) return;
-    char reason[200];
+    char reason[480];
     va_list ap;
     va_start(ap, reason_fmt);
     vsnprintf(reason, sizeof reason, reason_fmt, ap);

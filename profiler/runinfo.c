@@ -139,7 +139,7 @@ void ip_runinfo_write_counters(struct ip_store *s)
     ip_store_meta_int(s, "write_errors", (int64_t)ip_store_errors(s));
     ip_store_meta_int(s, "rows_not_written", (int64_t)ip_store_rows_lost(s));
     ip_store_meta_int(s, "duplicate_rows", (int64_t)ip_store_duplicates(s));
-    char key[64], status[256];
+    char key[64], status[512];
     for (int i = 0; i < ip_collector_count(); i++) {
         const struct ip_collector *c = ip_collector_at(i);
         if (!c || !c->name) continue;

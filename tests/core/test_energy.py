@@ -227,6 +227,9 @@ class Energy(Case):
         self.app(INFPROF_NVML="auto")
         self.assertIn("GPU: not read: CUDA started before NVML was loaded", self.header())
         self.assertIn("INFPROF_NVML=start", self.header())
+        # The whole line, the CPU's part last (it was cut at 200 bytes once).
+        self.assertTrue(self.header().endswith("; CPU: " + self.meta(self.db, "energy.cpu")),
+                        self.header())
         self.assertFalse(os.path.exists(self.log))  # not one NVML call
         self.assertEqual(self.query(self.db, "SELECT count(*) FROM energy_samples WHERE gpu >= 0"),
                          [(0,)])
@@ -243,6 +246,21 @@ class Energy(Case):
         self.app(INFPROF_NVML="off")
         self.assertIn("GPU: not read: INFPROF_NVML=off", self.header())
         self.assertFalse(os.path.exists(self.log))
+
+    def test_the_header_says_why_in_a_process_that_used_no_gpu(self):
+        # A CPU program: the setting or the failure is named, not "the process used no GPU".
+        stub = os.path.join(self.dir, "missing", "libnvidia-ml.so.1")
+        plain = self.run_prog([prog("host"), "threads"], preload=False)
+        for i, (nvml, path, want) in enumerate((("off", STUB, "off: every 5 ms; GPU: not read: INFPROF_NVML=off"),
+                                 ("start", stub, "off: every 5 ms; GPU: cannot load " + stub),
+                                 ("start", STUB, "off: every 5 ms; GPU: NVML driver 999.99-stub,"
+                                                 " 2 GPUs; the process used no GPU"))):
+            r = self.run_prog([prog("host"), "threads"], INFPROF_NVML=nvml,
+                              INFPROF_NVML_PATH=path, INFPROF_ENERGY_MS=5,
+                              INFPROF_OUTPUT=f"n{i}.db")
+            self.assertUnnoticed(plain, r)
+            energy = self.meta(os.path.join(self.dir, f"n{i}.db"), "collector.energy")
+            self.assertTrue(energy.startswith(want), (nvml, energy))
 
     def test_off(self):
         self.app(period=0)
