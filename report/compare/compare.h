@@ -10,22 +10,6 @@
 
 /* ---- compare (compare_diff.c) ------------------------------------------------------------- */
 
-struct diff_fig {
-    const char *key; /* the section's column */
-    int additive;    /* a row on one side only counts as 0 on the other (totals, counts) */
-    int ratio;       /* also new / base (throughput, latency) */
-};
-
-struct diff_spec {
-    const char *key;          /* the section: its key in both runs and in the result */
-    const char *match[3];     /* columns that identify a row (NULL ends) */
-    const char *show[3];      /* columns copied from the side that has the row (text labels) */
-    struct diff_fig figs[10]; /* compared figures (key NULL ends) */
-    const char *sort;         /* figure whose absolute change orders rows; NULL: as found */
-    const char *group;        /* rows are sorted and cut (--top) within each value of this */
-    const char *what;         /* "kernel names": for the note on rows left out */
-};
-
 /* Rows of base and new matched on the spec's columns; for each figure the base value, the new
  * value, the delta (new - base), the change in % of base and, for ratio figures, new / base;
  * `status` says "both", "added" (new only) or "removed" (base only). top: rows kept per group

@@ -1,11 +1,11 @@
 /*
- * compare_sections.c: which sections `infprof compare` matches, on what, and how text shows them:
- * phases by label (throughput and latency with new/base ratios, GPU time, peak memory), series
- * by phase and name (the same figures per configuration), memory
- * by phase and device, energy by phase and device (J/iter, items/J, power, clocks), kernels by name
- * (and phase), CUDA API functions, memory operations and
- * NVTX ranges by name, each ordered by the absolute change of its time. The data tables carry
- * every figure (compare_diff.c); text views pick what fits in 100 columns.
+ * compare_sections.c: the sections `infprof compare` matches, in the report's order
+ * (report/sections/registry.c): each by its descriptor's spec and text view (series, memory,
+ * energy, memory operations, CUDA API, NVTX: sections.h), and three here, whose views depend on
+ * the options or on both runs: phases by label (throughput and latency with new/base ratios, GPU
+ * time, peak memory, the pooled-series note), kernels by name (and phase; --phase) and the
+ * operators (compare_operators.c). The data tables carry every figure (compare_diff.c); text
+ * views pick what fits in 100 columns.
  */
 #include "compare.h"
 
@@ -27,99 +27,9 @@ static const struct diff_spec phases_spec = {
     .what = "phases",
 };
 
-/* Series (sec_series.c): by phase and name (the mark's text and the settings that changed), so
- * one configuration is compared with itself; a series one run lacks is listed, not dropped. */
-static const struct diff_spec series_spec = {
-    .key = "series",
-    .match = {"phase", "series"},
-    .show = {"Phase"},
-    .figs = {{"steady_iterations", 1, 0},
-             {"throughput_per_s", 0, 1},
-             {"items_per_s", 0, 1},
-             {"latency_p50_ns", 0, 1},
-             {"latency_p95_ns", 0, 1},
-             {"between_pct", 0, 0}},
-    .what = "series",
-};
-
-static const struct diff_spec memory_spec = {
-    .key = "memory",
-    .match = {"label", "device"},
-    .show = {"Phase"},
-    .figs = {{"peak_allocated_bytes", 0, 0},
-             {"peak_reserved_bytes", 0, 0},
-             {"reserved_minus_allocated_at_peak_bytes", 0, 0},
-             {"allocations", 1, 0},
-             {"allocated_bytes", 1, 0},
-             {"largest_bytes", 0, 0}},
-    .what = "rows",
-};
-
-/* Energy (sec_energy.c): per phase and device; the energy ratio beside the throughput one. */
-static const struct diff_spec energy_spec = {
-    .key = "energy",
-    .match = {"phase", "device"},
-    .figs = {{"j_per_iteration", 0, 1},
-             {"items_per_j", 0, 1},
-             {"avg_power_w", 0, 1},
-             {"sm_clock_mhz", 0, 0},
-             {"throttled_pct", 0, 0}},
-    .what = "rows",
-};
-
 static const struct diff_fig kernel_figs[] = {
     {"total_ns", 1, 0}, {"instances", 1, 0}, {"time_pct", 1, 0}, {"avg_ns", 0, 0},
     {"med_ns", 0, 0},   {"min_ns", 0, 0},    {"max_ns", 0, 0},   {"stddev_ns", 0, 0},
-};
-
-static const struct diff_spec api_spec = {
-    .key = "cuda_api",
-    .match = {"name"},
-    .figs = {{"total_ns", 1, 0},
-             {"calls", 1, 0},
-             {"avg_ns", 0, 0},
-             {"med_ns", 0, 0},
-             {"max_ns", 0, 0},
-             {"errors", 1, 0},
-             {"latency_med_ns", 0, 0}},
-    .sort = "total_ns",
-    .what = "API functions",
-};
-
-static const struct diff_spec memops_time_spec = {
-    .key = "memory_ops_time",
-    .match = {"operation", "host_memory"},
-    .show = {"Operation"},
-    .figs =
-        {{"total_ns", 1, 0}, {"count", 1, 0}, {"avg_ns", 0, 0}, {"med_ns", 0, 0}, {"max_ns", 0, 0}},
-    .sort = "total_ns",
-    .what = "operations",
-};
-
-static const struct diff_spec memops_size_spec = {
-    .key = "memory_ops_size",
-    .match = {"operation", "host_memory"},
-    .show = {"Operation"},
-    .figs = {{"total_bytes", 1, 0},
-             {"count", 1, 0},
-             {"avg_bytes", 0, 0},
-             {"med_bytes", 0, 0},
-             {"max_bytes", 0, 0}},
-    .sort = "total_bytes",
-    .what = "operations",
-};
-
-static const struct diff_spec nvtx_spec = {
-    .key = "nvtx",
-    .match = {"range", "style"},
-    .figs = {{"total_ns", 1, 0},
-             {"instances", 1, 0},
-             {"avg_ns", 0, 0},
-             {"med_ns", 0, 0},
-             {"gpu_kernels", 1, 0},
-             {"gpu_time_ns", 1, 0}},
-    .sort = "total_ns",
-    .what = "range names",
 };
 
 static struct table *diff(const struct diff_spec *s, struct compare_side *b, struct compare_side *n,
@@ -251,82 +161,33 @@ static int compare_kernel_tables(struct compare_side *b, struct compare_side *n,
     return k;
 }
 
+/* A section compared by its descriptor: the matched rows and their text view. */
+static int compare_generic(const struct section_compare *sc, struct compare_side *b,
+                           struct compare_side *n, const struct report_opts *o, struct table **t)
+{
+    struct table *d = t[0] = diff(&sc->spec, b, n, sc->top ? o->top : 0);
+    int nc = 0;
+    while (nc < (int)(sizeof sc->cols / sizeof sc->cols[0]) && sc->cols[nc].name) nc++;
+    t[1] = view(d, sc->title, sc->cols, nc, sc->always);
+    if (!d->nrows && sc->empty_note) t[1]->note = sc->empty_note;
+    return 2;
+}
+
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                      const char *phase, struct table **t)
 {
     int k = 0;
-    k += compare_phase_tables(b, n, t + k);
-    struct table *d;
-
-    d = t[k++] = diff(&series_spec, b, n, 0);
-    static const struct view_col se[] = {{"Phase", NULL},
-                                         {"series", "Series"},
-                                         {"Change", NULL},
-                                         {"latency_p50_ns_base", "p50 base"},
-                                         {"latency_p50_ns_new", "p50 new"},
-                                         {"latency_p50_ns_ratio", "Latency"},
-                                         {"throughput_per_s_ratio", "Throughput"}};
-    t[k++] =
-        VIEW(d, "Series: latency and throughput, new / base (matched by phase and name)", se, 0);
-
-    d = t[k++] = diff(&memory_spec, b, n, 0);
-    static const struct view_col mem[] = {{"Phase", NULL},
-                                          {"device", "Device"},
-                                          {"Change", NULL},
-                                          {"peak_allocated_bytes_base", "Peak base"},
-                                          {"peak_allocated_bytes_new", "Peak new"},
-                                          {"peak_allocated_bytes_delta", "Delta"},
-                                          {"peak_allocated_bytes_pct", "Delta%"}};
-    t[k++] = VIEW(d, "Tensor memory by phase and device: peak allocated", mem, 0);
-
-    d = t[k++] = diff(&energy_spec, b, n, 0);
-    static const struct view_col en[] = {{"phase", "Phase"},
-                                         {"device", "Device"},
-                                         {"j_per_iteration_base", "J/iter base"},
-                                         {"j_per_iteration_new", "J/iter new"},
-                                         {"j_per_iteration_ratio", "Energy"},
-                                         {"avg_power_w_ratio", "Power"},
-                                         {"sm_clock_mhz_base", "SM base"},
-                                         {"sm_clock_mhz_new", "SM new"}};
-    t[k++] =
-        VIEW(d, "Energy per iteration by phase and device, new / base (below 1.00x: less)", en, 0);
-
-    k += compare_kernel_tables(b, n, o, phase, t + k);
-
-    d = t[k++] = diff(&api_spec, b, n, o->top);
-    static const struct view_col api[] = {{"total_ns_base", "Base"},
-                                          {"total_ns_new", "New"},
-                                          {"total_ns_delta", "Delta"},
-                                          {"total_ns_pct", "Delta%"},
-                                          {"calls_base", "Calls base"},
-                                          {"calls_new", "Calls new"},
-                                          {"Change", NULL},
-                                          {"name", "Name"}};
-    t[k++] = VIEW(d, "CUDA API calls (host time)", api, 0);
-
-    static const struct view_col ops[] = {{"Operation", NULL},        {"total_ns_base", "Base"},
-                                          {"total_ns_new", "New"},    {"total_ns_delta", "Delta"},
-                                          {"total_ns_pct", "Delta%"}, {"count_base", "Count base"},
-                                          {"count_new", "Count new"}, {"Change", NULL}};
-    d = t[k++] = diff(&memops_time_spec, b, n, o->top);
-    t[k++] = VIEW(d, "CUDA memory operations by time", ops, 0);
-    static const struct view_col size[] = {
-        {"Operation", NULL},           {"total_bytes_base", "Base"},
-        {"total_bytes_new", "New"},    {"total_bytes_delta", "Delta"},
-        {"total_bytes_pct", "Delta%"}, {"Change", NULL}};
-    d = t[k++] = diff(&memops_size_spec, b, n, o->top);
-    t[k++] = VIEW(d, "CUDA memory operations by size", size, 0);
-
-    d = t[k++] = diff(&nvtx_spec, b, n, o->top);
-    static const struct view_col nv[] = {{"total_ns_base", "Base"},
-                                         {"total_ns_new", "New"},
-                                         {"total_ns_delta", "Delta"},
-                                         {"total_ns_pct", "Delta%"},
-                                         {"gpu_time_ns_base", "GPU base"},
-                                         {"gpu_time_ns_new", "GPU new"},
-                                         {"Change", NULL},
-                                         {"range", "Range"}};
-    t[k++] = VIEW(d, "NVTX ranges (CPU time)", nv, 0);
-    k += compare_operators(b, n, o, t + k);
+    /* The report's sections in its order: three by hand here, the others by descriptor. */
+    for (int i = 0; i < report_section_count; i++) {
+        const struct report_section *s = report_sections[i];
+        if (!strcmp(s->key, "phases"))
+            k += compare_phase_tables(b, n, t + k);
+        else if (!strcmp(s->key, "kernels"))
+            k += compare_kernel_tables(b, n, o, phase, t + k);
+        else if (!strcmp(s->key, "operators"))
+            k += compare_operators(b, n, o, t + k);
+        else if (s->compare)
+            k += compare_generic(s->compare, b, n, o, t + k);
+    }
     return k;
 }

@@ -130,3 +130,13 @@ int section_advice(const struct advice_list *l, enum out_format format, struct t
     out[1] = format == OUT_MD ? md_view(l) : text_view(l, 98);
     return 2;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int advice_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    return section_advice(c->advice, c->o->format, out);
+}
+
+const struct report_section sec_advice = {"advice", advice_build, 0, NULL};

@@ -427,3 +427,116 @@ struct table *section_cuda_activity(struct sqlite3 *db)
     if (warn[0]) table_set_text(t, 2 + ncounters, warn);
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int memops_time_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_memops_time(c->db);
+    return 1;
+}
+
+static int memops_size_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_memops_size(c->db);
+    return 1;
+}
+
+static int segments_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_segments(c->db);
+    return 1;
+}
+
+static int api_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_api(c->db, c->o);
+    return 1;
+}
+
+static int activity_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_cuda_activity(c->db);
+    return 1;
+}
+
+static const struct section_compare memops_time_compare = {
+    .spec = {.key = "memory_ops_time",
+             .match = {"operation", "host_memory"},
+             .show = {"Operation"},
+             .figs = {{"total_ns", 1, 0},
+                      {"count", 1, 0},
+                      {"avg_ns", 0, 0},
+                      {"med_ns", 0, 0},
+                      {"max_ns", 0, 0}},
+             .sort = "total_ns",
+             .what = "operations"},
+    .title = "CUDA memory operations by time",
+    .cols = {{"Operation", NULL},
+             {"total_ns_base", "Base"},
+             {"total_ns_new", "New"},
+             {"total_ns_delta", "Delta"},
+             {"total_ns_pct", "Delta%"},
+             {"count_base", "Count base"},
+             {"count_new", "Count new"},
+             {"Change", NULL}},
+    .top = 1,
+};
+
+static const struct section_compare memops_size_compare = {
+    .spec = {.key = "memory_ops_size",
+             .match = {"operation", "host_memory"},
+             .show = {"Operation"},
+             .figs = {{"total_bytes", 1, 0},
+                      {"count", 1, 0},
+                      {"avg_bytes", 0, 0},
+                      {"med_bytes", 0, 0},
+                      {"max_bytes", 0, 0}},
+             .sort = "total_bytes",
+             .what = "operations"},
+    .title = "CUDA memory operations by size",
+    .cols = {{"Operation", NULL},
+             {"total_bytes_base", "Base"},
+             {"total_bytes_new", "New"},
+             {"total_bytes_delta", "Delta"},
+             {"total_bytes_pct", "Delta%"},
+             {"Change", NULL}},
+    .top = 1,
+};
+
+static const struct section_compare api_compare = {
+    .spec = {.key = "cuda_api",
+             .match = {"name"},
+             .figs = {{"total_ns", 1, 0},
+                      {"calls", 1, 0},
+                      {"avg_ns", 0, 0},
+                      {"med_ns", 0, 0},
+                      {"max_ns", 0, 0},
+                      {"errors", 1, 0},
+                      {"latency_med_ns", 0, 0}},
+             .sort = "total_ns",
+             .what = "API functions"},
+    .title = "CUDA API calls (host time)",
+    .cols = {{"total_ns_base", "Base"},
+             {"total_ns_new", "New"},
+             {"total_ns_delta", "Delta"},
+             {"total_ns_pct", "Delta%"},
+             {"calls_base", "Calls base"},
+             {"calls_new", "Calls new"},
+             {"Change", NULL},
+             {"name", "Name"}},
+    .top = 1,
+};
+
+const struct report_section sec_memops_time = {"memory_ops_time", memops_time_build, 0,
+                                               &memops_time_compare};
+const struct report_section sec_memops_size = {"memory_ops_size", memops_size_build, 0,
+                                               &memops_size_compare};
+const struct report_section sec_segments = {"memory_segments", segments_build, 0, NULL};
+const struct report_section sec_api = {"cuda_api", api_build, 0, &api_compare};
+const struct report_section sec_cuda_activity = {"cuda_activity", activity_build, 0, NULL};

@@ -579,3 +579,12 @@ int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct r
     calls_free(&c);
     return n;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int cudnn_build(const struct section_ctx *c, struct table **out, int max)
+{
+    return section_cudnn(c->db, c->p, c->o, out, max);
+}
+
+const struct report_section sec_cudnn = {"cudnn", cudnn_build, 0, NULL};

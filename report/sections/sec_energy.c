@@ -127,3 +127,34 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
     out[1] = ratio_table(db, p, r, base);
     return 2;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int energy_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    return section_energy(c->db, c->p, c->base, out);
+}
+
+/* Per phase and device; the energy ratio beside the throughput one. */
+static const struct section_compare energy_compare = {
+    .spec = {.key = "energy",
+             .match = {"phase", "device"},
+             .figs = {{"j_per_iteration", 0, 1},
+                      {"items_per_j", 0, 1},
+                      {"avg_power_w", 0, 1},
+                      {"sm_clock_mhz", 0, 0},
+                      {"throttled_pct", 0, 0}},
+             .what = "rows"},
+    .title = "Energy per iteration by phase and device, new / base (below 1.00x: less)",
+    .cols = {{"phase", "Phase"},
+             {"device", "Device"},
+             {"j_per_iteration_base", "J/iter base"},
+             {"j_per_iteration_new", "J/iter new"},
+             {"j_per_iteration_ratio", "Energy"},
+             {"avg_power_w_ratio", "Power"},
+             {"sm_clock_mhz_base", "SM base"},
+             {"sm_clock_mhz_new", "SM new"}},
+};
+
+const struct report_section sec_energy = {"energy", energy_build, 0, &energy_compare};

@@ -217,3 +217,15 @@ struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
     free(r.v);
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int kernels_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_kernels(c->db, c->p, c->o);
+    return 1;
+}
+
+/* Compared by report/compare itself (by name, or by phase and name; --phase). */
+const struct report_section sec_kernels = {"kernels", kernels_build, 1, NULL};

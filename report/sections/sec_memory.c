@@ -49,3 +49,35 @@ struct table *section_memory(const struct run_phases *p)
         t->note = "no allocator reports (no libtorch, or INFPROF_TORCH=0 / INFPROF_CPU_MEMORY=0)";
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int memory_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_memory(c->p);
+    return 1;
+}
+
+static const struct section_compare memory_compare = {
+    .spec = {.key = "memory",
+             .match = {"label", "device"},
+             .show = {"Phase"},
+             .figs = {{"peak_allocated_bytes", 0, 0},
+                      {"peak_reserved_bytes", 0, 0},
+                      {"reserved_minus_allocated_at_peak_bytes", 0, 0},
+                      {"allocations", 1, 0},
+                      {"allocated_bytes", 1, 0},
+                      {"largest_bytes", 0, 0}},
+             .what = "rows"},
+    .title = "Tensor memory by phase and device: peak allocated",
+    .cols = {{"Phase", NULL},
+             {"device", "Device"},
+             {"Change", NULL},
+             {"peak_allocated_bytes_base", "Peak base"},
+             {"peak_allocated_bytes_new", "Peak new"},
+             {"peak_allocated_bytes_delta", "Delta"},
+             {"peak_allocated_bytes_pct", "Delta%"}},
+};
+
+const struct report_section sec_memory = {"memory", memory_build, 0, &memory_compare};

@@ -197,3 +197,37 @@ struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o)
     ip_map_free(&v.parent);
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int nvtx_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_nvtx(c->db, c->o);
+    return 1;
+}
+
+static const struct section_compare nvtx_compare = {
+    .spec = {.key = "nvtx",
+             .match = {"range", "style"},
+             .figs = {{"total_ns", 1, 0},
+                      {"instances", 1, 0},
+                      {"avg_ns", 0, 0},
+                      {"med_ns", 0, 0},
+                      {"gpu_kernels", 1, 0},
+                      {"gpu_time_ns", 1, 0}},
+             .sort = "total_ns",
+             .what = "range names"},
+    .title = "NVTX ranges (CPU time)",
+    .cols = {{"total_ns_base", "Base"},
+             {"total_ns_new", "New"},
+             {"total_ns_delta", "Delta"},
+             {"total_ns_pct", "Delta%"},
+             {"gpu_time_ns_base", "GPU base"},
+             {"gpu_time_ns_new", "GPU new"},
+             {"Change", NULL},
+             {"range", "Range"}},
+    .top = 1,
+};
+
+const struct report_section sec_nvtx = {"nvtx", nvtx_build, 0, &nvtx_compare};

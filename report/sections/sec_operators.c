@@ -113,3 +113,14 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     operators_free(&r);
     return 2;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int operators_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    return section_operators(c->db, c->p, c->o, out);
+}
+
+/* Compared by report/compare itself (its notes depend on both runs). */
+const struct report_section sec_operators = {"operators", operators_build, 0, NULL};

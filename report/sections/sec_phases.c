@@ -749,3 +749,30 @@ struct table *section_operations(const struct run_phases *p)
               " convolution, attention, normalisation, elementwise, reduction and copies";
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int phases_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    return section_phases(c->p, c->o, out);
+}
+
+static int precision_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_precision(c->p);
+    return 1;
+}
+
+static int operations_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_operations(c->p);
+    return 1;
+}
+
+/* Compared by report/compare itself (two views, the pooled-series note). */
+const struct report_section sec_phases = {"phases", phases_build, 1, NULL};
+const struct report_section sec_precision = {"precision", precision_build, 0, NULL};
+const struct report_section sec_operations = {"operations", operations_build, 0, NULL};

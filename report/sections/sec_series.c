@@ -314,3 +314,36 @@ int section_series(const struct run_phases *p, struct table **out)
     out[3] = iterations_table(p);
     return 4;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int series_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    return section_series(c->p, out);
+}
+
+/* By phase and name (the mark's text and the settings that changed), so one configuration is
+ * compared with itself; a series one run lacks is listed, not dropped. */
+static const struct section_compare series_compare = {
+    .spec = {.key = "series",
+             .match = {"phase", "series"},
+             .show = {"Phase"},
+             .figs = {{"steady_iterations", 1, 0},
+                      {"throughput_per_s", 0, 1},
+                      {"items_per_s", 0, 1},
+                      {"latency_p50_ns", 0, 1},
+                      {"latency_p95_ns", 0, 1},
+                      {"between_pct", 0, 0}},
+             .what = "series"},
+    .title = "Series: latency and throughput, new / base (matched by phase and name)",
+    .cols = {{"Phase", NULL},
+             {"series", "Series"},
+             {"Change", NULL},
+             {"latency_p50_ns_base", "p50 base"},
+             {"latency_p50_ns_new", "p50 new"},
+             {"latency_p50_ns_ratio", "Latency"},
+             {"throughput_per_s_ratio", "Throughput"}},
+};
+
+const struct report_section sec_series = {"series", series_build, 0, &series_compare};

@@ -567,3 +567,14 @@ struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
     suspect_line(t, p, touched, S_SUSPECT, S_SUSPECT_PHASES, S_SUSPECT_LINES);
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int summary_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_summary(c->db, c->p, c->base, c->advice);
+    return 1;
+}
+
+const struct report_section sec_summary = {"summary", summary_build, 1, NULL};

@@ -269,3 +269,14 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_text_col(t, db, c++, "output_path");
     return t;
 }
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+static int run_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    out[0] = section_run(c->db, c->p);
+    return 1;
+}
+
+const struct report_section sec_run = {"run", run_build, 1, NULL};

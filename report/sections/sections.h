@@ -76,6 +76,65 @@ int cudnn_findings_load(struct sqlite3 *db, const struct run_phases *p, struct c
 /* The advice (sec_advice.c): a data table and the view for `format`; returns how many. */
 int section_advice(const struct advice_list *l, enum out_format format, struct table **out);
 
+/* ---- section descriptors ------------------------------------------------------------------
+ * Each section file exports one descriptor per section it builds (registry.c lists them in the
+ * report's order); `infprof report` (build.c) and `infprof compare` (report/compare) loop over
+ * that one list. */
+
+/* What every section's build reads: the run model, the options, the baseline phase and the
+ * advice found once for the run. */
+struct section_ctx {
+    struct sqlite3 *db;
+    const struct run_phases *p;
+    const struct report_opts *o;
+    const struct phase_info *base;
+    const struct advice_list *advice;
+};
+
+/* How `infprof compare` matches a section's rows in two runs (compare_diff.c): */
+struct diff_fig {
+    const char *key; /* the section's column */
+    int additive;    /* a row on one side only counts as 0 on the other (totals, counts) */
+    int ratio;       /* also new / base (throughput, latency) */
+};
+
+struct diff_spec {
+    const char *key;          /* the section: its key in both runs and in the result */
+    const char *match[3];     /* columns that identify a row (NULL ends) */
+    const char *show[3];      /* columns copied from the side that has the row (text labels) */
+    struct diff_fig figs[10]; /* compared figures (key NULL ends) */
+    const char *sort;         /* figure whose absolute change orders rows; NULL: as found */
+    const char *group;        /* rows are sorted and cut (--top) within each value of this */
+    const char *what;         /* "kernel names": for the note on rows left out */
+};
+
+/* ... and the text view it shows of the result. */
+struct section_compare {
+    struct diff_spec spec;
+    const char *title;        /* the text view's title */
+    struct view_col cols[10]; /* its columns (name NULL ends) */
+    int always;               /* shown in text even when empty */
+    int top;                  /* cut to --top rows */
+    const char *empty_note;   /* the view's note when neither run has a row; NULL none */
+};
+
+struct report_section {
+    const char *key; /* the data table's key (JSON, CSV; compare matches on it) */
+    /* Appends the section's tables (its data table first, then text views) to out; at most
+     * max; returns how many. */
+    int (*build)(const struct section_ctx *c, struct table **out, int max);
+    int shown_empty; /* text and Markdown show it even with nothing to say */
+    /* How compare shows it; NULL: not compared, or compared by report/compare itself (phases,
+     * kernels, operators: views that depend on options or several notes). */
+    const struct section_compare *compare;
+};
+
+/* The report's sections in the order the report shows them (registry.c). */
+extern const struct report_section *const report_sections[];
+extern const int report_section_count;
+/* The descriptor of a key, or NULL. */
+const struct report_section *report_section_find(const char *key);
+
 /* ---- the report (build.c) ----------------------------------------------------------------- */
 
 /* The report's sections of one database, as `infprof report` builds them. */

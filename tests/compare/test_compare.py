@@ -22,8 +22,8 @@ class CompareJson(Runs):
 
     def test_members(self):
         self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "phases",
-                                        "series", "memory", "energy", "kernels", "cuda_api",
-                                        "memory_ops_time", "memory_ops_size", "nvtx", "operators"])
+                                        "series", "memory", "operators", "energy", "kernels",
+                                        "memory_ops_time", "memory_ops_size", "cuda_api", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
                                              "warnings": None})
         self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))
@@ -175,9 +175,9 @@ class CompareRenderings(Runs):
             lines = block.splitlines()
             self.assertTrue(lines[0].startswith("# "), lines[0])
             sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
-        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "series", "memory", "energy",
-                                          "kernels", "cuda_api", "memory_ops_time", "memory_ops_size",
-                                          "nvtx", "operators"])
+        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "series", "memory",
+                                          "operators", "energy", "kernels", "memory_ops_time",
+                                          "memory_ops_size", "cuda_api", "nvtx"])
         k = {row["name"]: row for row in sections["kernels"]}
         g = k["gemm_fp32"]
         self.assertEqual((g["status"], g["total_ns_base"], g["total_ns_new"], g["total_ns_delta"],

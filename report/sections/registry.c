@@ -1,0 +1,27 @@
+/*
+ * registry.c: the report's sections, in the order `infprof report` shows them and `infprof
+ * compare` compares them. Each section's file exports its descriptor (sections.h); a new section
+ * is a file of its own and a line here.
+ */
+#include "sections.h"
+
+#include <string.h>
+
+extern const struct report_section sec_summary, sec_run, sec_phases, sec_series, sec_precision,
+    sec_operations, sec_memory, sec_operators, sec_energy, sec_kernels, sec_memops_time,
+    sec_memops_size, sec_segments, sec_api, sec_cuda_activity, sec_cudnn, sec_nvtx, sec_advice;
+
+const struct report_section *const report_sections[] = {
+    &sec_summary,     &sec_run,         &sec_phases,    &sec_series, &sec_precision,
+    &sec_operations,  &sec_memory,      &sec_operators, &sec_energy, &sec_kernels,
+    &sec_memops_time, &sec_memops_size, &sec_segments,  &sec_api,    &sec_cuda_activity,
+    &sec_cudnn,       &sec_nvtx,        &sec_advice,
+};
+const int report_section_count = (int)(sizeof report_sections / sizeof report_sections[0]);
+
+const struct report_section *report_section_find(const char *key)
+{
+    for (int i = 0; i < report_section_count; i++)
+        if (!strcmp(report_sections[i]->key, key)) return report_sections[i];
+    return NULL;
+}
