@@ -62,18 +62,6 @@ void table_free(struct table *t);
 
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_MD };
 
-struct render_opts {
-    enum out_format format;
-    int wide;            /* do not shorten names */
-    int color;           /* ANSI colour (text on a terminal, NO_COLOR unset) */
-    int width;           /* text width, 100 */
-    const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */
-    const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
-};
-
-/* Render a document made of tables. JSON: one object with a member per table. */
-void render(FILE *out, struct table **tables, int n, const struct render_opts *o);
-
 /* Escaping and units, shared with the commands. */
 /* Control characters (C0, DEL, C1) and bytes that are not UTF-8 -> \xNN or \uNNNN. */
 void fmt_escape(char *out, size_t n, const char *s);
@@ -82,7 +70,6 @@ void fmt_escape(char *out, size_t n, const char *s);
 size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end);
 void fmt_ns(char *out, size_t n, double ns);
 void fmt_bytes(char *out, size_t n, double bytes);
-enum out_format parse_format(const char *s); /* exits 2 on an unknown format */
 
 /* ---- strings that live until the command ends (table_ops.c) ---------------------------- */
 

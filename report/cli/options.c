@@ -6,7 +6,7 @@
 #include "../base/cli.h"
 #include "../base/names.h"
 #include "../run/detect.h"
-#include "../sections/sections.h"
+#include "../render/render.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef INFPROF_COMPARE_H
 #define INFPROF_COMPARE_H
 
-#include "../sections/sections.h"
+#include "../render/render.h"
 
 /* ---- compare (compare_diff.c) ------------------------------------------------------------- */
 

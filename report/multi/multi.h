@@ -7,7 +7,7 @@
 #ifndef INFPROF_MULTI_H
 #define INFPROF_MULTI_H
 
-#include "../sections/sections.h"
+#include "../render/render.h"
 
 struct multi_run {
     const char *path, *label; /* label: "pid 123 on host" (pool), unique among the runs */

@@ -7,7 +7,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int report_build(struct sqlite3 *db, const struct run_phases *phases, const struct report_opts *o,
                  struct table **t, int max)
@@ -31,11 +30,4 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     }
     free(advice); /* the tables hold copies of its text */
     return n;
-}
-
-void report_defaults(struct report_opts *o, struct render_opts *ro)
-{
-    if (o->top < 0) o->top = ro->format == OUT_TEXT || ro->format == OUT_MD ? 20 : 0;
-    ro->color = ro->format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    o->format = ro->format;
 }

@@ -140,7 +140,5 @@ const struct report_section *report_section_find(const char *key);
 /* The report's sections of one database, as `infprof report` builds them. */
 int report_build(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                  struct table **t, int max);
-/* --top's default for the format, and colour on a terminal. */
-void report_defaults(struct report_opts *o, struct render_opts *ro);
 
 #endif

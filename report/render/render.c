@@ -5,10 +5,11 @@
  * pasting into issues. Program strings are escaped everywhere: control characters never reach a
  * terminal raw.
  */
-#include "cli.h"
-#include "json.h"
-#include "names.h"
-#include "table.h"
+#include "render.h"
+#include "../base/cli.h"
+#include "../base/json.h"
+#include "../base/names.h"
+#include "../base/table.h"
 
 #include <errno.h>
 #include <fcntl.h>

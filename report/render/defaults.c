@@ -1,0 +1,15 @@
+/*
+ * defaults.c: the report's options that depend on the output: --top's default for the format,
+ * and colour on a terminal (NO_COLOR honoured).
+ */
+#include "render.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+void report_defaults(struct report_opts *o, struct render_opts *ro)
+{
+    if (o->top < 0) o->top = ro->format == OUT_TEXT || ro->format == OUT_MD ? 20 : 0;
+    ro->color = ro->format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    o->format = ro->format;
+}
