@@ -8,11 +8,23 @@
 #include "advice.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define INPUT_MIN_GAPS  4      /* gaps measured */
 #define INPUT_SHARE_PCT 20.0   /* of the series' wall time spent between iterations */
 #define INPUT_MIN_NS    100000 /* p50 gap: shorter is the loop's own overhead */
 #define INPUT_IDLE_PCT  50.0   /* of the time between with no kernel of the phase running */
+
+/* What the run says of a GPU: 1 kernels were recorded, 0 none although CUPTI was on or CUDA was
+ * never initialised (a CPU model), -1 unknown (CUPTI passive or off by a setting). */
+static int run_gpu(const struct run_phases *p)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].kernels > 0) return 1;
+    if (!strncmp(p->cupti_status, "on", 2) || strstr(p->cupti_status, "did not initialise CUDA"))
+        return 0;
+    return -1;
+}
 
 static void run_input_bound(const struct advice_ctx *c, const struct phase_info *unused,
                             struct advice_list *l)
@@ -55,11 +67,21 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         advice_ev_num(a, "between_pct", share);
         if (gpu) advice_ev_num(a, "gpu_idle_between_pct", idle);
         a->saving_ns = s->gap_total;
-        snprintf(a->try_, sizeof a->try_,
-                 "prepare the next input while the model runs: a DataLoader with num_workers > 0"
-                 " and pin_memory=True, copies with non_blocking=True, post-processing off the"
-                 " critical path (a second thread or stream); profile the host code between"
-                 " iterations first");
+        /* GPU advice only where a GPU is used (or may be: CUPTI not recording). */
+        int on_gpu = gpu ? 1 : run_gpu(p);
+        if (on_gpu == 1)
+            snprintf(a->try_, sizeof a->try_,
+                     "prepare the next input while the model runs: a DataLoader with num_workers"
+                     " > 0 and pin_memory=True, copies with non_blocking=True, post-processing"
+                     " off the critical path (a second thread or stream); profile the host code"
+                     " between iterations first");
+        else
+            snprintf(a->try_, sizeof a->try_,
+                     "prepare the next input while the model runs: a DataLoader with num_workers"
+                     " > 0 (batches made in worker processes), post-processing off the critical"
+                     " path (a second thread); profile the host code between iterations first%s",
+                     on_gpu < 0 ? " (with a GPU: pin_memory=True and non_blocking=True copies)"
+                                : "");
     }
 }
 

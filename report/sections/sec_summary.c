@@ -14,12 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct phase_info *fastest(const struct run_phases *p)
+/* The phase of lowest p50 among those that are one configuration: a phase that pools several
+ * series has a p50 of none of them (in an fp32 + int8 run, the int8 series' p95), so it is not
+ * ranked; *pooled gets the first such phase. */
+static const struct phase_info *fastest(const struct run_phases *p, const struct phase_info **pooled)
 {
     const struct phase_info *best = NULL;
+    *pooled = NULL;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
         if (ph->transient || !ph->nsteady) continue;
+        if (ph->nseries > 1) {
+            if (!*pooled) *pooled = ph;
+            continue;
+        }
         if (!best || ph->lat_p50 < best->lat_p50) best = ph;
     }
     return best;
@@ -271,26 +279,44 @@ enum {
     S_COUNT
 };
 
-/* Fastest phase: its p50 and how it compares with the baseline, with the 95% band. */
+/* The words for a phase that pools several series: where each one's figures are. */
+static void pooled_words(const struct run_phases *p, const struct phase_info *ph, char *out,
+                         size_t n)
+{
+    struct series_pick k;
+    int line = series_pick(p, (int)(ph - p->v), &k); /* else no Series line */
+    char a[64];
+    phase_short_label(ph, a, sizeof a);
+    snprintf(out, n, "%s pools %d series, so it has no p50 of its own: see the %s", a, ph->nseries,
+             line ? "Series line" : "Series table");
+}
+
+/* Fastest phase: its p50 and how it compares with the baseline, with the 95% band; phases that
+ * pool several series are neither ranked nor compared (pooled_words). */
 static void line_fastest(struct table *t, const struct run_phases *p, const struct phase_info *base,
                          int *hit)
 {
     char buf[1024];
     char a[64], b[64];
     char x[32];
-    const struct phase_info *f = fastest(p);
-    if (f && base && base->nsteady) {
+    const struct phase_info *pooled;
+    const struct phase_info *f = fastest(p, &pooled);
+    if (!f && pooled) {
+        pooled_words(p, pooled, buf, sizeof buf);
+        add(t, S_FASTEST, buf);
+    } else if (f && base && base->nsteady) {
         named(f, a, sizeof a, &hit[S_FASTEST]);
         named(base, b, sizeof b, &hit[S_FASTEST]);
         fmt_ns(x, sizeof x, (double)f->lat_p50);
+        int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
         double lo, hi;
-        const struct phase_info *sh = f != base ? phases_shifted(f, base) : NULL;
-        int band =
-            f != base && !sh &&
-            iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
+        const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
+        int band = against && !sh &&
+                   iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo,
+                                       &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
-        if (f != base)
+        if (against)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
                      (double)base->lat_p50 / (double)f->lat_p50, b,
                      !band                  ? ""
@@ -300,14 +326,13 @@ static void line_fastest(struct table *t, const struct run_phases *p, const stru
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
         if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
-        if (f != base) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (against) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         /* A phase that pools configurations has a p50 of none of them: the Series line has. */
-        if (f->nseries > 1 || base->nseries > 1) {
-            const struct phase_info *pooled = f->nseries > 1 ? f : base;
-            struct series_pick k;
-            int line = series_pick(p, (int)(pooled - p->v), &k); /* else no Series line */
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; pools %d series: see the %s",
-                     pooled->nseries, line ? "Series line" : "Series table");
+        const struct phase_info *mixed = f != base && base->nseries > 1 ? base : pooled;
+        if (mixed) {
+            char w[400];
+            pooled_words(p, mixed, w, sizeof w);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; not ranked: %s", w);
         }
         add(t, S_FASTEST, buf);
     } else if (p->n) {

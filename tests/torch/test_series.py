@@ -85,7 +85,10 @@ class Series(Case):
         self.assertGreater(ratio, 2)
         self.assertRegex(report["summary"]["series"],
                          rf"^inference/off: int8 fastest, p50 [0-9.]+[um]s: {ratio:.2f}x fp32 ")
-        self.assertIn("pools 2 series", report["summary"]["fastest"])
+        # The phase pools both: its p50 is neither's (it once quoted the int8 series' p95), so the
+        # Fastest phase line quotes none and points to the Series line.
+        self.assertEqual(report["summary"]["fastest"], "inference/off pools 2 series, so it has"
+                                                       " no p50 of its own: see the Series line")
 
     def test_time_between_iterations(self):
         # 4 ms of input preparation before each forward of "prep", none before "tight": the
@@ -103,6 +106,11 @@ class Series(Case):
         self.assertIsNone(prep["gpu_idle_between_ns"])  # no kernels on CPU
         fired = [a for a in report["advice"] if a["rule"] == "input_bound"]
         self.assertEqual([a["evidence"]["series"] for a in fired], ["prep"], fired)
+        # A CPU model (CUDA never initialised): no GPU advice (it once said pin_memory and
+        # non_blocking), the DataLoader's workers are.
+        self.assertIn("num_workers", fired[0]["try"])
+        for gpu_only in ("pin_memory", "non_blocking", "stream"):
+            self.assertNotIn(gpu_only, fired[0]["try"])
         self.assertIn("input_bound", report["summary"]["findings"])
         text = self.cli("report", self.db_path).out.decode()
         self.assertIn("Between iterations", text)
