@@ -12,6 +12,7 @@
  */
 #include "registry.h"
 #include "nvtx_internal.h"
+#include "../profiler/label.h"
 #include "../profiler/attrib.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
@@ -83,7 +84,9 @@ static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
     uint64_t registered = 0;
     if (a) message_of(a, &text, wide, sizeof wide, &registered);
     uint32_t iter = kind == IP_NVTX_PUSH || kind == IP_NVTX_START ? iteration_of(text) : 0;
-    size_t len = text ? strnlen(text, IP_EV_TEXT_MAX) : 0;
+    /* A longer name is cut on a character, with a hash of the whole (profiler/label.h). */
+    size_t full = text ? strnlen(text, 1 << 16) : 0;
+    size_t len = full > IP_EV_TEXT_MAX ? IP_EV_TEXT_MAX : full;
     uint16_t size = ip_ev_size((uint32_t)(sizeof(struct ip_ev_nvtx) + len + 1));
     struct ip_ring *r;
     struct ip_ev_nvtx *e =
@@ -101,8 +104,13 @@ static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
     e->phase = ip_self.phase;
     e->pad[0] = e->pad[1] = 0;
     e->iter = iter;
-    memcpy(e->text, text ? text : "", len);
-    e->text[len] = 0;
+    if (full > len) {
+        len = ip_label_cut(e->text, IP_EV_TEXT_MAX + 1, text, full);
+        e->h.aux = (uint32_t)len;
+    } else {
+        memcpy(e->text, text ? text : "", len);
+        e->text[len] = 0;
+    }
     ip_ring_commit(r, size);
     return iter;
 }

@@ -30,6 +30,7 @@
  */
 #include "registry.h"
 #include "torch_internal.h"
+#include "../profiler/label.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/glob.h"
@@ -60,10 +61,10 @@ void ip_torch_iter_emit(uint32_t iter, uint64_t start, uint64_t end, uint64_t nv
     e->nvtx = nvtx;
     e->batch = batch;
     e->source = source;
-    size_t len = label ? strnlen(label, IP_ITER_LABEL_MAX - 1) : 0;
-    e->len = (uint32_t)len;
-    memcpy(e->label, label ? label : "", len);
-    e->label[len] = 0;
+    /* Cut on a character, with a hash of the whole name where cut: two long scope names that
+     * differ only at their end stay two series (profiler/label.h). */
+    size_t full = label ? strnlen(label, 1 << 16) : 0;
+    e->len = (uint32_t)ip_label_cut(e->label, sizeof e->label, label ? label : "", full);
     ip_ring_commit(r, sizeof *e);
 }
 

@@ -14,6 +14,7 @@
  */
 #include "registry.h"
 #include "torch_internal.h"
+#include "../profiler/label.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/attrib.h"
@@ -108,9 +109,8 @@ static void op_end(const void *rf, void *ctx)
         e->self = o.child < total ? total - o.child : 0;
         e->iter = ip_iter_current();
         e->depth = (uint16_t)ops.n;
-        size_t len = strnlen(name, IP_OP_NAME_MAX - 1);
-        e->len = (uint16_t)len;
-        memcpy(e->name, name, len);
+        /* Cut on a character, with a hash of the whole where cut (profiler/label.h). */
+        e->len = (uint16_t)ip_label_cut(e->name, sizeof e->name, name, strnlen(name, 4096));
         ip_ring_commit(r, sizeof *e);
     }
     ip_hook_leave();

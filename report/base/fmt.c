@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../profiler/label.h"
+
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, nothing past
  * U+10FFFF), or 0. */
 size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end)
@@ -30,6 +32,16 @@ size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end)
         return 4;
     }
     return 0;
+}
+
+size_t fmt_utf8_cut(const char *s, size_t max)
+{
+    return ip_utf8_cut(s, strlen(s), max);
+}
+
+void fmt_label_cut(char *out, size_t n, const char *s, size_t max)
+{
+    ip_label_cut(out, n < max + 1 ? n : max + 1, s, strlen(s));
 }
 
 /* Characters a terminal or an editor does not show but obeys: the bidirectional controls

@@ -68,6 +68,12 @@ void fmt_escape(char *out, size_t n, const char *s);
 /* Length of the valid UTF-8 sequence at p (no overlongs, surrogates, nothing past U+10FFFF),
  * or 0. */
 size_t fmt_utf8_len(const unsigned char *p, const unsigned char *end);
+/* How many bytes of s, at most max, end on a character boundary (never half a UTF-8 sequence). */
+size_t fmt_utf8_cut(const char *s, size_t max);
+/* s, or, when longer than max bytes, its start cut on a character boundary, "..." and "~" with
+ * six hex digits of a hash of the whole text (at most max bytes in all): two long labels that
+ * differ only at their end stay apart, and the same text gives the same name in every run. */
+void fmt_label_cut(char *out, size_t n, const char *s, size_t max);
 void fmt_ns(char *out, size_t n, double ns);
 void fmt_bytes(char *out, size_t n, double bytes);
 

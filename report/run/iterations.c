@@ -291,12 +291,13 @@ static void series_name(sqlite3 *db, int64_t label, const char *settings, char *
                 v += 9;
                 while (*v && strchr(sep, *v)) v++;
             }
-            snprintf(name, sizeof name, "%.255s", v ? v : "");
+            fmt_label_cut(name, sizeof name, v ? v : "", 255);
         }
         sqlite3_finalize(st);
     }
     size_t o = strlen(name);
-    snprintf(name + o, sizeof name - o, "%s%.95s", o && settings[0] ? " " : "", settings);
+    snprintf(name + o, sizeof name - o, "%s%.*s", o && settings[0] ? " " : "",
+             (int)fmt_utf8_cut(settings, 95), settings);
     size_t len = strlen(name) < n ? strlen(name) : n - 1;
     memcpy(out, name, len);
     out[len] = 0;

@@ -164,7 +164,7 @@ struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
     }
     if (o->nvtx)
         snprintf(title + strlen(title), sizeof title - strlen(title),
-                 ", launched inside NVTX ranges '%.40s'", o->nvtx);
+                 ", launched inside NVTX ranges '%.*s'", (int)fmt_utf8_cut(o->nvtx, 40), o->nvtx);
     struct table *t = table_new("kernels", title);
     if (o->by_phase) table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "phase", NULL, COL_TEXT);

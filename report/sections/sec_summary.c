@@ -17,7 +17,8 @@
 /* The phase of lowest p50 among those that are one configuration: a phase that pools several
  * series has a p50 of none of them (in an fp32 + int8 run, the int8 series' p95), so it is not
  * ranked; *pooled gets the first such phase. */
-static const struct phase_info *fastest(const struct run_phases *p, const struct phase_info **pooled)
+static const struct phase_info *fastest(const struct run_phases *p,
+                                        const struct phase_info **pooled)
 {
     const struct phase_info *best = NULL;
     *pooled = NULL;
@@ -238,10 +239,11 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
         if (k.fast) {
             fmt_ns(x, sizeof x, (double)k.fast->lat_p50);
             fmt_ns(y, sizeof y, (double)k.slow->lat_p50);
-            o += (size_t)snprintf(buf + o, n - o, "%.40s fastest, p50 %s: %.2fx %.40s (%s)",
-                                  k.fast->name[0] ? k.fast->name : "(unnamed)", x,
-                                  (double)k.slow->lat_p50 / (double)k.fast->lat_p50,
-                                  k.slow->name[0] ? k.slow->name : "(unnamed)", y);
+            char fast[48], slow[48]; /* long names cut on a character, kept apart */
+            fmt_label_cut(fast, sizeof fast, k.fast->name[0] ? k.fast->name : "(unnamed)", 40);
+            fmt_label_cut(slow, sizeof slow, k.slow->name[0] ? k.slow->name : "(unnamed)", 40);
+            o += (size_t)snprintf(buf + o, n - o, "%s fastest, p50 %s: %.2fx %s (%s)", fast, x,
+                                  (double)k.slow->lat_p50 / (double)k.fast->lat_p50, slow, y);
         }
         if (k.most && o + 200 < n) {
             fmt_ns(x, sizeof x, (double)k.most->lat_p50);
@@ -311,9 +313,9 @@ static void line_fastest(struct table *t, const struct run_phases *p, const stru
         int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
         double lo, hi;
         const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
-        int band = against && !sh &&
-                   iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo,
-                                       &hi);
+        int band =
+            against && !sh &&
+            iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (against)

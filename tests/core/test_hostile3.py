@@ -323,6 +323,19 @@ class Hostile3(Case):
         return dict(self.query(db, "SELECT s.value, count(*) FROM nvtx_ranges n JOIN strings s"
                                    " ON s.id = n.text_id GROUP BY s.value"))
 
+    def test_long_nvtx_names_stay_apart_and_whole_characters(self):
+        # Two range names of 1500 bytes (two-byte characters) that differ only at their end:
+        # cut at 1024 bytes they once split a character and merged into one name; now each is
+        # cut on a character, with a hash of the whole name.
+        r = self.run_prog([prog("hostile3"), "longnames"], INFPROF_OUTPUT="long.db")
+        self.assertEqual(r.rc, 0, r.err)
+        counts = self.nvtx_counts(r.db("long.db"))
+        self.assertEqual(sorted(counts.values()), [3, 3], [n[-20:] for n in counts])
+        for name in counts:
+            self.assertLessEqual(len(name.encode()), 1024)
+            self.assertTrue(name.startswith("\u00e9" * 500), name[:20])
+            self.assertRegex(name, r"^\u00e9+\.\.\.~[0-9a-f]{6}$")
+
     def test_nvtx_from_a_library_under_infprof_run(self):
         # Its constructor initialises NVTX before our constructor runs; its atexit handler and
         # destructor run after our finish (glibc runs a library's atexit handlers with its

@@ -65,6 +65,19 @@ static void ranges(const char *name, int n)
     }
 }
 
+/* Two range names of 1500 bytes, two-byte characters, that differ only in their last one. */
+static int long_names(void)
+{
+    char name[1504];
+    for (char end = 'A'; end <= 'B'; end++) {
+        for (int i = 0; i < 749; i++) memcpy(name + 2 * i, "\xc3\xa9", 2); /* U+00E9 */
+        name[1498] = end;
+        name[1499] = 0;
+        ranges(name, 3);
+    }
+    return 0;
+}
+
 static int fill(const char *path, int kib, int n)
 {
     int rc = write_file(path, kib);
@@ -289,6 +302,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "sigset")) return sigset_mode();
     if (!strcmp(m, "bsd")) return bsd_mode();
     if (!strcmp(m, "mallocloop")) return mallocloop();
+    if (!strcmp(m, "longnames")) return long_names();
     fprintf(stderr, "hostile3: unknown mode %s\n", m);
     return 2;
 }

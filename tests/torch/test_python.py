@@ -76,6 +76,34 @@ class PythonProgram(TorchCase):
                 self.assertIn("GPU: not loaded: the process used no GPU", energy)
                 self.assertFalse(os.path.exists(log))
 
+    def test_long_marks_stay_apart_and_whole_characters(self):
+        # Two marks of 300 bytes that differ only in their last character, in two-byte
+        # characters: each series keeps a name of its own, cut on a character (once cut at 255
+        # bytes: half a character, and the two merged into one name).
+        script = os.path.join(self.dir, "long_marks.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "x = torch.ones(16, 16)\n"
+                    "with torch.inference_mode():\n"
+                    "    for end in 'AB':\n"
+                    "        for i in range(12):\n"
+                    "            with torch.autograd.profiler.record_function("
+                    "'iteration ' + '\u00e9' * 149 + end):\n"
+                    "                y = x @ x\n")
+        plain = self.run_prog([PYTHON, script], preload=False)
+        if b"No module named 'torch'" in plain.err:
+            self.skipTest("python3 has no torch")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="long.db")
+        self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
+        names = [x["series"] for x in self.report_json(r.db("long.db"))["series"]]
+        self.assertEqual(len(names), 2, names)
+        self.assertNotEqual(names[0], names[1])
+        for name in names:
+            self.assertLessEqual(len(name.encode()), 255, name)
+            self.assertTrue(name.startswith("\u00e9" * 100), name)
+            self.assertNotIn("\\x", name)  # no half character shown escaped
+            self.assertRegex(name, r"\.\.\.~[0-9a-f]{6}$")
+
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
         # iteration of its phase, the model's class its series, its input's batch the batch.

@@ -1,0 +1,53 @@
+/*
+ * label.c: program strings cut on a character boundary, with a hash of the whole text where cut
+ * (label.h).
+ */
+#include "label.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Length of the UTF-8 sequence whose lead byte is c, by its lead byte alone; 1 for a byte that
+ * cannot lead one (shown escaped by the report, one byte). */
+static size_t lead_len(unsigned char c)
+{
+    return c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? (c <= 0xef ? 3 : 1) : c >= 0xc2 ? 2 : 1;
+}
+
+size_t ip_utf8_cut(const char *s, size_t len, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t at = 0;
+    while (at < len) {
+        size_t k = lead_len(p[at]);
+        for (size_t j = 1; j < k; j++) /* a broken sequence: its lead byte alone */
+            if (at + j >= len || (p[at + j] & 0xc0) != 0x80) {
+                k = 1;
+                break;
+            }
+        if (at + k > max) break;
+        at += k;
+    }
+    return at;
+}
+
+size_t ip_label_cut(char *out, size_t n, const char *s, size_t len)
+{
+    if (!n) return 0;
+    if (len < n) {
+        memcpy(out, s, len);
+        out[len] = 0;
+        return len;
+    }
+    uint32_t h = 2166136261u; /* FNV-1a of the whole text */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    static const char tail[] = "...~", hex[] = "0123456789abcdef";
+    size_t room = n - 1 - (sizeof tail - 1) - 6;
+    size_t keep = n > 16 ? ip_utf8_cut(s, len, room) : 0;
+    memcpy(out, s, keep);
+    memcpy(out + keep, tail, sizeof tail - 1);
+    size_t o = keep + sizeof tail - 1;
+    for (int d = 5; d >= 0; d--) out[o++] = hex[(h >> (4 * d)) & 0xf];
+    out[o] = 0;
+    return o;
+}
