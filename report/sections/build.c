@@ -21,7 +21,10 @@ int report_build(struct sqlite3 *db, const struct run_phases *phases, const stru
     for (int i = 0; i < report_section_count; i++) {
         const struct report_section *s = report_sections[i];
         int first = n;
-        n += s->build(&c, t + n, max - n - 1);
+        if (s->build)
+            n += s->build(&c, t + n, max - n - 1);
+        else
+            t[n++] = s->table(&c);
         /* Beyond the run, the summary, the phases and the kernels, a table with nothing to
          * say stays out of text and Markdown (the run header says which collectors were off
          * and why); text views (no key) keep their own choice. */

@@ -139,4 +139,5 @@ static int advice_build(const struct section_ctx *c, struct table **out, int max
     return section_advice(c->advice, c->o->format, out);
 }
 
-const struct report_section sec_advice = {"advice", advice_build, 0, NULL};
+const struct report_section sec_advice = {
+    .key = "advice", .build = advice_build, .shown_empty = 0, .compare = NULL};

@@ -160,14 +160,14 @@ static struct table *memops_table(struct sqlite3 *db, int by_size)
     return t;
 }
 
-struct table *section_memops_time(struct sqlite3 *db)
+static struct table *memops_time(const struct section_ctx *c)
 {
-    return memops_table(db, 0);
+    return memops_table(c->db, 0);
 }
 
-struct table *section_memops_size(struct sqlite3 *db)
+static struct table *memops_size(const struct section_ctx *c)
 {
-    return memops_table(db, 1);
+    return memops_table(c->db, 1);
 }
 
 /* ---- memory segments ---------------------------------------------------------------------- */
@@ -177,8 +177,9 @@ struct seg {
     int64_t allocs, releases, async_allocs, allocated, released, live, peak;
 };
 
-struct table *section_segments(struct sqlite3 *db)
+static struct table *segments(const struct section_ctx *c)
 {
+    struct sqlite3 *db = c->db;
     struct table *t = table_new("memory_segments", "CUDA memory segments (allocations)");
     table_col(t, NULL, "Device", COL_TEXT);
     table_col(t, "device", NULL, COL_INT);
@@ -317,8 +318,10 @@ static int api_load(struct sqlite3 *db, struct api_row **out)
     return n;
 }
 
-struct table *section_api(struct sqlite3 *db, const struct report_opts *o)
+static struct table *api(const struct section_ctx *c)
 {
+    struct sqlite3 *db = c->db;
+    const struct report_opts *o = c->o;
     struct table *t = table_new("cuda_api", "CUDA API calls");
     static const struct stat_cols stat = {"calls", "Calls", 0, 0, 1, 0};
     table_stat_cols(t, &stat);
@@ -370,8 +373,9 @@ struct table *section_api(struct sqlite3 *db, const struct report_opts *o)
 
 /* ---- the collection itself ---------------------------------------------------------------- */
 
-struct table *section_cuda_activity(struct sqlite3 *db)
+static struct table *cuda_activity(const struct section_ctx *c)
 {
+    struct sqlite3 *db = c->db;
     static const struct {
         const char *key, *meta, *warn;
     } counters[] = {
@@ -429,41 +433,6 @@ struct table *section_cuda_activity(struct sqlite3 *db)
 }
 
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
-
-static int memops_time_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_memops_time(c->db);
-    return 1;
-}
-
-static int memops_size_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_memops_size(c->db);
-    return 1;
-}
-
-static int segments_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_segments(c->db);
-    return 1;
-}
-
-static int api_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_api(c->db, c->o);
-    return 1;
-}
-
-static int activity_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_cuda_activity(c->db);
-    return 1;
-}
 
 static const struct section_compare memops_time_compare = {
     .spec = {.key = "memory_ops_time",
@@ -533,10 +502,17 @@ static const struct section_compare api_compare = {
     .top = 1,
 };
 
-const struct report_section sec_memops_time = {"memory_ops_time", memops_time_build, 0,
-                                               &memops_time_compare};
-const struct report_section sec_memops_size = {"memory_ops_size", memops_size_build, 0,
-                                               &memops_size_compare};
-const struct report_section sec_segments = {"memory_segments", segments_build, 0, NULL};
-const struct report_section sec_api = {"cuda_api", api_build, 0, &api_compare};
-const struct report_section sec_cuda_activity = {"cuda_activity", activity_build, 0, NULL};
+const struct report_section sec_memops_time = {.key = "memory_ops_time",
+                                               .shown_empty = 0,
+                                               .compare = &memops_time_compare,
+                                               .table = memops_time};
+const struct report_section sec_memops_size = {.key = "memory_ops_size",
+                                               .shown_empty = 0,
+                                               .compare = &memops_size_compare,
+                                               .table = memops_size};
+const struct report_section sec_segments = {
+    .key = "memory_segments", .shown_empty = 0, .compare = NULL, .table = segments};
+const struct report_section sec_api = {
+    .key = "cuda_api", .shown_empty = 0, .compare = &api_compare, .table = api};
+const struct report_section sec_cuda_activity = {
+    .key = "cuda_activity", .shown_empty = 0, .compare = NULL, .table = cuda_activity};

@@ -587,4 +587,5 @@ static int cudnn_build(const struct section_ctx *c, struct table **out, int max)
     return section_cudnn(c->db, c->p, c->o, out, max);
 }
 
-const struct report_section sec_cudnn = {"cudnn", cudnn_build, 0, NULL};
+const struct report_section sec_cudnn = {
+    .key = "cudnn", .build = cudnn_build, .shown_empty = 0, .compare = NULL};

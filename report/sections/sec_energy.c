@@ -157,4 +157,5 @@ static const struct section_compare energy_compare = {
              {"sm_clock_mhz_new", "SM new"}},
 };
 
-const struct report_section sec_energy = {"energy", energy_build, 0, &energy_compare};
+const struct report_section sec_energy = {
+    .key = "energy", .build = energy_build, .shown_empty = 0, .compare = &energy_compare};

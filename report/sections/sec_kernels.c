@@ -228,4 +228,5 @@ static int kernels_build(const struct section_ctx *c, struct table **out, int ma
 }
 
 /* Compared by report/compare itself (by name, or by phase and name; --phase). */
-const struct report_section sec_kernels = {"kernels", kernels_build, 1, NULL};
+const struct report_section sec_kernels = {
+    .key = "kernels", .build = kernels_build, .shown_empty = 1, .compare = NULL};

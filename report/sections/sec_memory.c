@@ -80,4 +80,5 @@ static const struct section_compare memory_compare = {
              {"peak_allocated_bytes_pct", "Delta%"}},
 };
 
-const struct report_section sec_memory = {"memory", memory_build, 0, &memory_compare};
+const struct report_section sec_memory = {
+    .key = "memory", .build = memory_build, .shown_empty = 0, .compare = &memory_compare};

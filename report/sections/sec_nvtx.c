@@ -230,4 +230,5 @@ static const struct section_compare nvtx_compare = {
     .top = 1,
 };
 
-const struct report_section sec_nvtx = {"nvtx", nvtx_build, 0, &nvtx_compare};
+const struct report_section sec_nvtx = {
+    .key = "nvtx", .build = nvtx_build, .shown_empty = 0, .compare = &nvtx_compare};

@@ -123,4 +123,5 @@ static int operators_build(const struct section_ctx *c, struct table **out, int 
 }
 
 /* Compared by report/compare itself (its notes depend on both runs). */
-const struct report_section sec_operators = {"operators", operators_build, 0, NULL};
+const struct report_section sec_operators = {
+    .key = "operators", .build = operators_build, .shown_empty = 0, .compare = NULL};

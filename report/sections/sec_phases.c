@@ -773,6 +773,9 @@ static int operations_build(const struct section_ctx *c, struct table **out, int
 }
 
 /* Compared by report/compare itself (two views, the pooled-series note). */
-const struct report_section sec_phases = {"phases", phases_build, 1, NULL};
-const struct report_section sec_precision = {"precision", precision_build, 0, NULL};
-const struct report_section sec_operations = {"operations", operations_build, 0, NULL};
+const struct report_section sec_phases = {
+    .key = "phases", .build = phases_build, .shown_empty = 1, .compare = NULL};
+const struct report_section sec_precision = {
+    .key = "precision", .build = precision_build, .shown_empty = 0, .compare = NULL};
+const struct report_section sec_operations = {
+    .key = "operations", .build = operations_build, .shown_empty = 0, .compare = NULL};

@@ -346,4 +346,5 @@ static const struct section_compare series_compare = {
              {"throughput_per_s_ratio", "Throughput"}},
 };
 
-const struct report_section sec_series = {"series", series_build, 0, &series_compare};
+const struct report_section sec_series = {
+    .key = "series", .build = series_build, .shown_empty = 0, .compare = &series_compare};

@@ -604,4 +604,5 @@ static int summary_build(const struct section_ctx *c, struct table **out, int ma
     return 1;
 }
 
-const struct report_section sec_summary = {"summary", summary_build, 1, NULL};
+const struct report_section sec_summary = {
+    .key = "summary", .build = summary_build, .shown_empty = 1, .compare = NULL};

@@ -279,4 +279,5 @@ static int run_build(const struct section_ctx *c, struct table **out, int max)
     return 1;
 }
 
-const struct report_section sec_run = {"run", run_build, 1, NULL};
+const struct report_section sec_run = {
+    .key = "run", .build = run_build, .shown_empty = 1, .compare = NULL};

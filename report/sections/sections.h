@@ -53,11 +53,6 @@ struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
                               const struct report_opts *o);
 /* sec_cuda.c */
-struct table *section_memops_time(struct sqlite3 *db);
-struct table *section_memops_size(struct sqlite3 *db);
-struct table *section_segments(struct sqlite3 *db);
-struct table *section_api(struct sqlite3 *db, const struct report_opts *o);
-struct table *section_cuda_activity(struct sqlite3 *db);
 /* The cuDNN section (sec_cudnn.c): up to `max` tables appended to out; returns how many. */
 int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                   struct table **out, int max);
@@ -121,12 +116,13 @@ struct section_compare {
 struct report_section {
     const char *key; /* the data table's key (JSON, CSV; compare matches on it) */
     /* Appends the section's tables (its data table first, then text views) to out; at most
-     * max; returns how many. */
+     * max; returns how many. A section of one table may give `table` instead. */
     int (*build)(const struct section_ctx *c, struct table **out, int max);
     int shown_empty; /* text and Markdown show it even with nothing to say */
     /* How compare shows it; NULL: not compared, or compared by report/compare itself (phases,
      * kernels, operators: views that depend on options or several notes). */
     const struct section_compare *compare;
+    struct table *(*table)(const struct section_ctx *c); /* one table, where build is NULL */
 };
 
 /* The report's sections in the order the report shows them (registry.c). */
