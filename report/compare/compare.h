@@ -31,6 +31,15 @@ struct table *side_table(struct compare_side *s, const char *key);
  * phase: the label --phase resolved to, or NULL. */
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                      const char *phase, struct table **t);
+/* d with the 95% band of each row's speed-up (speedup_lo, speedup_hi: base latency over new) and
+ * its verdict (compare_verdict.c); kind "phases" (rows by label) or "series" (by phase and
+ * name). d is freed; the result replaces it. */
+struct table *compare_verdicts(struct table *d, const char *kind, const struct compare_side *b,
+                               const struct compare_side *n);
+/* The first screen of compare (compare_verdict.c): from the phases and series of t[0..k), the
+ * changes beyond their 95% band (largest first, with the band, both p50s and the difference),
+ * those with no clear difference, those the same within 1%, and those with no verdict (why). */
+struct table *compare_summary(struct table **t, int k);
 /* The operator deltas (compare_operators.c): data and text view, appended to t; returns 2. */
 int compare_operators(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                       struct table **t);

@@ -163,7 +163,11 @@ int compare_runs(struct compare_runs *r, const char *base_path, const char *new_
 
     int k = header(b, n, t);
     k += compare_sections(b, n, o, phase, t + k);
-    return k;
+    /* The first screen, after the data headers (base, new, compare) and before every view. */
+    struct table *summary = compare_summary(t, k);
+    memmove(t + 4, t + 3, (size_t)(k - 3) * sizeof *t);
+    t[3] = summary;
+    return k + 1;
 }
 
 void compare_runs_free(struct compare_runs *r, struct table **t, int k)

@@ -80,15 +80,15 @@ static void pooled_phases(struct compare_side *b, struct compare_side *n, char *
 static int compare_phase_tables(struct compare_side *b, struct compare_side *n, struct table **t)
 {
     int k = 0;
-    struct table *d = t[k++] = diff(&phases_spec, b, n, 0);
+    struct table *d = t[k++] = compare_verdicts(diff(&phases_spec, b, n, 0), "phases", b, n);
     static const struct view_col ph1[] = {{"Phase", NULL},
                                           {"Change", NULL},
-                                          {"throughput_per_s_base", "Iter/s base"},
-                                          {"throughput_per_s_new", "Iter/s new"},
-                                          {"throughput_per_s_ratio", "Throughput"},
                                           {"latency_p50_ns_base", "p50 base"},
                                           {"latency_p50_ns_new", "p50 new"},
-                                          {"latency_p50_ns_ratio", "Latency"}};
+                                          {"latency_p50_ns_delta", "Delta"},
+                                          {"latency_p50_ns_ratio", "Latency"},
+                                          {"throughput_per_s_ratio", "Throughput"},
+                                          {"verdict", "Verdict"}};
     static const struct view_col ph2[] = {{"Phase", NULL},
                                           {"gpu_time_ns_base", "GPU base"},
                                           {"gpu_time_ns_new", "GPU new"},
@@ -97,7 +97,7 @@ static int compare_phase_tables(struct compare_side *b, struct compare_side *n, 
                                           {"peak_allocated_bytes_base", "Peak base"},
                                           {"peak_allocated_bytes_new", "Peak new"},
                                           {"peak_allocated_bytes_pct", "Peak delta%"}};
-    t[k++] = VIEW(d, "Phases: throughput and latency, new / base (above 1.00x: more)", ph1, 1);
+    t[k++] = VIEW(d, "Phases: latency and throughput, new / base (above 1.00x: more)", ph1, 1);
     char pooled[1024];
     pooled_phases(b, n, pooled, sizeof pooled);
     if (!d->nrows)
@@ -166,6 +166,7 @@ static int compare_generic(const struct section_compare *sc, struct compare_side
                            struct compare_side *n, const struct report_opts *o, struct table **t)
 {
     struct table *d = t[0] = diff(&sc->spec, b, n, sc->top ? o->top : 0);
+    if (sc->verdicts) d = t[0] = compare_verdicts(d, sc->spec.key, b, n);
     int nc = 0;
     while (nc < (int)(sizeof sc->cols / sizeof sc->cols[0]) && sc->cols[nc].name) nc++;
     t[1] = view(d, sc->title, sc->cols, nc, sc->always);

@@ -285,6 +285,9 @@ struct series_pick {
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
+/* The latencies of a series' steady iterations, in time order, into out (room for s->nsteady);
+ * returns how many. */
+size_t series_steady_latencies(const struct series_info *s, int64_t *out);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
 double series_between_pct(const struct series_info *s);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the

@@ -229,3 +229,11 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
     }
     return out->fast || out->most;
 }
+
+size_t series_steady_latencies(const struct series_info *s, int64_t *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < s->nits && n < s->nsteady; k++)
+        if (s->its[k].steady) out[n++] = s->its[k].end - s->its[k].start;
+    return n;
+}

@@ -343,7 +343,8 @@ static const struct section_compare series_compare = {
              {"latency_p50_ns_base", "p50 base"},
              {"latency_p50_ns_new", "p50 new"},
              {"latency_p50_ns_ratio", "Latency"},
-             {"throughput_per_s_ratio", "Throughput"}},
+             {"verdict", "Verdict"}},
+    .verdicts = 1,
 };
 
 const struct report_section sec_series = {

@@ -111,6 +111,7 @@ struct section_compare {
     int always;               /* shown in text even when empty */
     int top;                  /* cut to --top rows */
     const char *empty_note;   /* the view's note when neither run has a row; NULL none */
+    int verdicts;             /* rows are series: the speed-up's band and a verdict each */
 };
 
 struct report_section {

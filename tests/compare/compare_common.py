@@ -22,12 +22,12 @@ def fixture_env(scenario, **extra):
     return env
 
 
-def build(root, name, scenario, *args):
+def build(root, name, scenario, *args, **env):
     """fixture_compare in root/name; returns the database's path."""
     d = os.path.join(root, name)
     os.makedirs(d)
     p = subprocess.run([prog("fixture_compare"), "run.db", *args], cwd=d,
-                       env=fixture_env(scenario), capture_output=True, timeout=60)
+                       env=fixture_env(scenario, **env), capture_output=True, timeout=60)
     if p.returncode != 0:
         raise AssertionError("fixture_compare %s: %r" % (scenario, p.stderr))
     return os.path.join(d, "run.db")

@@ -21,9 +21,10 @@ class CompareJson(Runs):
         self.r = self.json_of("compare", self.base, self.new)
 
     def test_members(self):
-        self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "phases",
-                                        "series", "memory", "operators", "energy", "kernels",
-                                        "memory_ops_time", "memory_ops_size", "cuda_api", "nvtx"])
+        self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "summary",
+                                        "phases", "series", "memory", "operators", "energy",
+                                        "kernels", "memory_ops_time", "memory_ops_size",
+                                        "cuda_api", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
                                              "warnings": None})
         self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))
@@ -124,6 +125,60 @@ class CompareJson(Runs):
         self.assertEqual([x["range"] for x in self.r["nvtx"]], ["iteration batch=2", "iteration"])
 
 
+class CompareVerdicts(Runs):
+    """Latency verdicts by the report's own method (a 95% band of the speed-up, bootstrap):
+    fixture_compare's `latency` runs, two series at a p50 of the test's choosing (40 iterations
+    each, the same +-2% pattern), so each verdict is known."""
+
+    def pair(self, base_us, new_us):
+        name = f"{base_us}-{new_us}"
+        a = build(self.root, f"a{name}", "latency", FIXTURE_P50_US=base_us)
+        b = build(self.root, f"b{name}", "latency", FIXTURE_P50_US=new_us)
+        return self.json_of("compare", a, b), self.text_lines("compare", a, b)
+
+    def test_slower(self):
+        r, text = self.pair(100, 120)
+        rows = {x["series"]: x for x in r["series"]}
+        for name, p50 in (("a", 100_000), ("b", 200_000)):
+            x = rows[name]
+            self.assertEqual(x["verdict"], "slower", x)
+            self.assertLess(x["speedup_hi"], 1, x)  # base latency over new: below 1, slower
+            self.assertAlmostEqual(x["latency_p50_ns_ratio"], 1.2, places=2)
+            self.assertEqual(x["latency_p50_ns_delta"], p50 // 5)
+        # The phase pools both series: its p50 is neither's, so no verdict.
+        self.assertEqual([x["verdict"] for x in r["phases"]], ["no verdict: pools series"])
+        changes = r["summary"]["changes"]
+        self.assertTrue(changes.startswith("grad/off a slower, latency 1.20x (95%: "), changes)
+        self.assertIn("p50 200.00us -> 240.00us (+40.00us)", changes)
+        self.assertIsNone(r["summary"]["same"])
+        self.assertIn("Summary: the changes the data supports", text.splitlines()[0])
+
+    def test_faster(self):
+        r, _ = self.pair(100, 80)
+        self.assertEqual({x["series"]: x["verdict"] for x in r["series"]},
+                         {"a": "faster", "b": "faster"})
+        self.assertIn("grad/off b faster, latency 0.80x", r["summary"]["changes"])
+
+    def test_the_same(self):
+        r, _ = self.pair(100, 100.4)
+        self.assertEqual({x["series"]: x["verdict"] for x in r["series"]},
+                         {"a": "the same within 1%", "b": "the same within 1%"})
+        self.assertTrue(r["summary"]["changes"].startswith("none: "), r["summary"])
+        self.assertEqual(r["summary"]["same"], "grad/off a; grad/off b")
+
+    def test_four_iterations_a_side_halved_is_no_clear_difference(self):
+        # base and new: 4 iterations in grad/off (1-4 us, then 0.5-2 us): the p50 halves, but
+        # four iterations a side give a band that holds 1, so not "faster" (the ratio alone said
+        # 0.50x with nothing to weigh it).
+        r = self.json_of("compare", self.base, self.new)
+        row = {x["label"]: x for x in r["phases"]}["grad | autocast off"]
+        self.assertEqual(row["verdict"], "no clear difference")
+        self.assertLess(row["speedup_lo"], 1)
+        self.assertGreater(row["speedup_hi"], 1)
+        self.assertEqual(r["summary"]["no_clear_difference"], "grad/off; grad/off batch=2")
+        self.assertTrue(r["summary"]["changes"].startswith("none: "))
+
+
 class CompareOptions(Runs):
     def test_by_phase(self):
         r = self.json_of("compare", "--by-phase", self.base, self.new)
@@ -175,9 +230,10 @@ class CompareRenderings(Runs):
             lines = block.splitlines()
             self.assertTrue(lines[0].startswith("# "), lines[0])
             sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
-        self.assertEqual(list(sections), ["base", "new", "compare", "phases", "series", "memory",
-                                          "operators", "energy", "kernels", "memory_ops_time",
-                                          "memory_ops_size", "cuda_api", "nvtx"])
+        self.assertEqual(list(sections), ["base", "new", "compare", "summary", "phases", "series",
+                                          "memory", "operators", "energy", "kernels",
+                                          "memory_ops_time", "memory_ops_size", "cuda_api",
+                                          "nvtx"])
         k = {row["name"]: row for row in sections["kernels"]}
         g = k["gemm_fp32"]
         self.assertEqual((g["status"], g["total_ns_base"], g["total_ns_new"], g["total_ns_delta"],
@@ -199,8 +255,9 @@ class CompareRenderings(Runs):
         self.assertIn("| 6.00us | 3.00us | -3.00us | -50.0 | 3 | 3 |  | gemm_fp32 |", md)
         self.assertIn("| 500ns | - | -500ns | -100.0 | 1 | - | removed | old_kernel |", md)
         self.assertIn("| - | 800ns | 800ns | - | - | 1 | added | new_kernel |", md)
-        self.assertIn("| grad/off |  | 400000 | 800000 | 2.00x | 2.00us | 1.00us | 0.50x |", md)
-        self.assertIn("| inference/bf16 | added | - | 1111111 | - | - | 900ns | - |", md)
+        self.assertIn("| grad/off |  | 2.00us | 1.00us | -1.00us | 0.50x | 2.00x |"
+                      " no clear difference |", md)
+        self.assertIn("| inference/bf16 | added | - | 900ns | - | - | - | - |", md)
         self.assertIn("## Base: " + self.base, md)
         self.assertNotIn("\x1b", md)
 
@@ -214,8 +271,9 @@ class CompareRenderings(Runs):
         for row in (r"6\.00us\s+3\.00us\s+-3\.00us\s+-50\.0\s+3\s+3\s+gemm_fp32",
                     r"500ns\s+-\s+-500ns\s+-100\.0\s+1\s+-\s+removed\s+old_kernel",
                     r"-\s+800ns\s+800ns\s+-\s+-\s+1\s+added\s+new_kernel",
-                    r"grad/off\s+400000\s+800000\s+2\.00x\s+2\.00us\s+1\.00us\s+0\.50x",
-                    r"no_grad/fp16\s+removed\s+1666667\s+-\s+-\s+500ns\s+-\s+-\n",
+                    r"grad/off\s+2\.00us\s+1\.00us\s+-1\.00us\s+0\.50x\s+2\.00x\s+"
+                    r"no clear difference",
+                    r"no_grad/fp16\s+removed\s+500ns\s+-\s+-\s+-\s+-\s+-\n",
                     r"grad/off\s+6\.90us\s+4\.25us\s+-2\.65us\s+-38\.4\s+8\.00MiB\s+6\.00MiB\s+"
                     r"-25\.0",
                     r"grad/off\s+cuda:0\s+8\.00MiB\s+6\.00MiB\s+-2\.00MiB\s+-25\.0",

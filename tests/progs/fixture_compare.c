@@ -15,6 +15,9 @@
  *          memory peaking at 6 MiB (reserved 8 MiB); inference/bf16 on a second thread: 1
  *          iteration (900 ns), gemm_bf16 (400 ns). Same GPU.
  *   other  base's figures on "Fake A100", 3 CUPTI records dropped.
+ *   latency grad/off: two series, "iteration a" at FIXTURE_P50_US (100 by default) and
+ *          "iteration b" at twice that, 40 iterations each, one after the other, each latency
+ *          the p50 times a fixed pattern within 2% (no kernels).
  *
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
@@ -199,11 +202,31 @@ static int scenario_new(struct ip_replay_buf *b)
     return 0;
 }
 
+static int scenario_latency(void)
+{
+    const char *us = getenv("FIXTURE_P50_US");
+    uint64_t p50 = (uint64_t)((us ? atof(us) : 100.0) * 1000.0);
+    ip_phase_set(IP_GRAD, 0, 0);
+    static const int pct[] = {-2, -1, 0, 1, 2, 0, -1, 1, 0, 0};
+    uint64_t t = ip_clock_now();
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 40; i++) {
+            uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
+            uint64_t id = __atomic_fetch_add(&next_range, 1, __ATOMIC_RELAXED);
+            nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : "iteration a");
+            nvtx_ev(IP_NVTX_POP, id, t + dur, NULL);
+            t += dur + 10000;
+        }
+    }
+    while (ip_clock_now() < t) continue; /* the phase's span holds every iteration */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *scenario = getenv("FIXTURE_SCENARIO");
     if (argc < 2 || !scenario) {
-        fprintf(stderr, "usage: FIXTURE_SCENARIO=base|new|other fixture_compare OUTPUT.db\n");
+        fprintf(stderr, "usage: FIXTURE_SCENARIO=base|new|other|latency fixture_compare OUTPUT.db\n");
         return 2;
     }
     struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
@@ -216,6 +239,7 @@ int main(int argc, char **argv)
     int rc = 2;
     if (!strcmp(scenario, "base") || other) rc = scenario_base(&b);
     if (!strcmp(scenario, "new")) rc = scenario_new(&b);
+    if (!strcmp(scenario, "latency")) rc = scenario_latency();
     ip_replay_complete(&b, other ? 3 : 0);
     const char *wait = getenv("FIXTURE_WAIT");
     if (rc == 0 && wait && !strcmp(wait, "1")) {

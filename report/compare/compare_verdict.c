@@ -1,0 +1,205 @@
+/*
+ * compare_verdict.c: what `infprof compare` says of a latency change, by the report's own method
+ * (report/run: iterations_ratio_ci, iterations_verdict, phases_shifted): for each phase and each
+ * series that both runs have, the 95% band of the speed-up (median latency of the base run's
+ * steady iterations over the new run's, bootstrap) and a verdict: faster, slower, the same within
+ * 1%, or no clear difference; no verdict where too few iterations, where a run's phase shifted
+ * level mid-run, or where a phase pools several series (its p50 is of none of them).
+ */
+#include "compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The phase of a side with this full label, or NULL. */
+static const struct phase_info *phase_named(const struct compare_side *s, const char *label)
+{
+    for (int i = 0; i < s->phases.n; i++)
+        if (!strcmp(s->phases.v[i].label, label)) return &s->phases.v[i];
+    return NULL;
+}
+
+static const struct series_info *series_named(const struct compare_side *s, const char *phase,
+                                              const char *name)
+{
+    const struct run_phases *p = &s->phases;
+    for (int i = 0; i < p->series.n; i++)
+        if (!strcmp(p->v[p->series.v[i].phase].label, phase) && !strcmp(p->series.v[i].name, name))
+            return &p->series.v[i];
+    return NULL;
+}
+
+static const char *verdict_words(enum verdict v)
+{
+    return v == VERDICT_FASTER   ? "faster"
+           : v == VERDICT_SLOWER ? "slower"
+           : v == VERDICT_SAME   ? "the same within 1%"
+                                 : "no clear difference";
+}
+
+/* The band and verdict of base against new latencies; 0 (why in *why) where there is none. */
+static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn, double *lo,
+                   double *hi, const char **why)
+{
+    /* median(base) / median(new): above 1, the new run is faster */
+    if (!iterations_ratio_ci(new, nn, base, nb, lo, hi)) {
+        *why = "no verdict: too few iterations";
+        return 0;
+    }
+    return 1;
+}
+
+/* One row's verdict: writes the band (or leaves it null) and the words into the row. */
+static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
+                        const struct compare_side *b, const struct compare_side *n)
+{
+    const struct cell *st = table_cell(t, r, "status");
+    if (!st || !st->s || strcmp(st->s, "both")) return;
+    double lo = 0, hi = 0;
+    const char *why = NULL;
+    int ok = 0;
+    if (!strcmp(kind, "phases")) {
+        const struct cell *l = table_cell(t, r, "label");
+        const struct phase_info *pb = l && l->s ? phase_named(b, l->s) : NULL;
+        const struct phase_info *pn = l && l->s ? phase_named(n, l->s) : NULL;
+        if (!pb || !pn) return;
+        const struct phase_info *sh = phases_shifted(pb, pn);
+        if (pb->nseries > 1 || pn->nseries > 1)
+            why = "no verdict: pools series";
+        else if (sh)
+            why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
+                           : "no verdict: the new run's phase shifted level mid-run";
+        else
+            ok = band_of(pb->steady, pb->nsteady, pn->steady, pn->nsteady, &lo, &hi, &why);
+    } else {
+        const struct cell *ph = table_cell(t, r, "phase"), *nm = table_cell(t, r, "series");
+        if (!ph || !ph->s || !nm || !nm->s) return;
+        const struct series_info *sb = series_named(b, ph->s, nm->s);
+        const struct series_info *sn = series_named(n, ph->s, nm->s);
+        if (!sb || !sn) return;
+        int64_t *lb = malloc((sb->nsteady + 1) * sizeof *lb);
+        int64_t *ln = malloc((sn->nsteady + 1) * sizeof *ln);
+        if (!lb || !ln) cli_fail("out of memory");
+        size_t nb = series_steady_latencies(sb, lb), nn = series_steady_latencies(sn, ln);
+        ok = band_of(lb, nb, ln, nn, &lo, &hi, &why);
+        free(lb);
+        free(ln);
+    }
+    if (ok) {
+        table_set_num(t, lo_col, lo);
+        table_set_num(t, hi_col, hi);
+        why = verdict_words(iterations_verdict(lo, hi));
+    }
+    if (why) table_set_text(t, v_col, why);
+}
+
+struct table *compare_verdicts(struct table *d, const char *kind, const struct compare_side *b,
+                               const struct compare_side *n)
+{
+    struct table *t = table_new(d->key, d->title);
+    t->optional = d->optional;
+    t->note = d->note;
+    for (int c = 0; c < d->ncols; c++)
+        table_col(t, d->cols[c].key, d->cols[c].title, d->cols[c].type);
+    int lo_col = t->ncols, hi_col = t->ncols + 1, v_col = t->ncols + 2;
+    table_col(t, "speedup_lo", NULL, COL_RATIO);
+    table_col(t, "speedup_hi", NULL, COL_RATIO);
+    table_col(t, "verdict", NULL, COL_TEXT);
+    for (int r = 0; r < d->nrows; r++) {
+        table_row(t);
+        for (int c = 0; c < d->ncols; c++) table_copy_cell(t, c, d, r, c);
+        row_verdict(t, r, lo_col, hi_col, v_col, kind, b, n);
+    }
+    d->note = NULL; /* now t's */
+    table_free(d);
+    return t;
+}
+
+/* ---- the first screen of compare ------------------------------------------------------------ */
+
+struct change {
+    char name[160];
+    double lat, lo, hi; /* latency new / base, its 95% band */
+    int64_t base, new;
+};
+
+static int by_size(const void *a, const void *b)
+{
+    const struct change *x = a, *y = b;
+    double dx = x->lat > 1 ? x->lat : 1 / x->lat, dy = y->lat > 1 ? y->lat : 1 / y->lat;
+    return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+static void append(char *out, size_t n, const char *s)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, n - len, "%s%s", len ? "; " : "", s);
+}
+
+struct table *compare_summary(struct table **t, int k)
+{
+    struct change ch[64];
+    int nch = 0;
+    char unclear[1024] = "", same[1024] = "", none[1024] = "";
+    static const char *const kinds[] = {"phases", "series"};
+    for (int q = 0; q < 2; q++) {
+        const struct table *d = table_by_key(t, k, kinds[q]);
+        if (!d) continue;
+        for (int r = 0; r < d->nrows; r++) {
+            const struct cell *v = table_cell(d, r, "verdict"), *ph = table_cell(d, r, "Phase");
+            const struct cell *se = table_cell(d, r, "series");
+            if (!v || !v->s) continue;
+            char name[160];
+            snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?",
+                     se && se->s && se->s[0] ? " " : "", se && se->s ? se->s : "");
+            if (!strcmp(v->s, "faster") || !strcmp(v->s, "slower")) {
+                if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
+                struct change *c = &ch[nch++];
+                snprintf(c->name, sizeof c->name, "%s", name);
+                c->base = table_cell(d, r, "latency_p50_ns_base")->i;
+                c->new = table_cell(d, r, "latency_p50_ns_new")->i;
+                c->lat = c->base ? (double)c->new / (double)c->base : 1;
+                c->lo = 1 / table_cell(d, r, "speedup_hi")->d; /* latency band: 1 / speed-up */
+                c->hi = 1 / table_cell(d, r, "speedup_lo")->d;
+            } else if (!strcmp(v->s, "no clear difference")) {
+                append(unclear, sizeof unclear, name);
+            } else if (!strcmp(v->s, "the same within 1%")) {
+                append(same, sizeof same, name);
+            } else if (q == 1 || !strstr(v->s, "pools")) {
+                snprintf(name + strlen(name), sizeof name - strlen(name), " (%s)", v->s + 12);
+                append(none, sizeof none, name); /* "no verdict: " left out */
+            }
+        }
+    }
+    qsort(ch, (size_t)nch, sizeof ch[0], by_size);
+    char changes[2048] = "";
+    for (int i = 0; i < nch && i < 8; i++) {
+        const struct change *c = &ch[i];
+        char b[32], n[32], dlt[32], one[sizeof c->name + 160];
+        fmt_ns(b, sizeof b, (double)c->base);
+        fmt_ns(n, sizeof n, (double)c->new);
+        fmt_ns(dlt, sizeof dlt, (double)(c->new - c->base));
+        snprintf(one, sizeof one,
+                 "%.159s %s, latency %.2fx (95%%: %.2f-%.2fx), p50 %s -> %s (%s%s)", c->name,
+                 c->lat > 1 ? "slower" : "faster", c->lat, c->lo, c->hi, b, n,
+                 c->new >= c->base ? "+" : "", dlt);
+        append(changes, sizeof changes, one);
+    }
+    if (nch > 8)
+        snprintf(changes + strlen(changes), sizeof changes - strlen(changes),
+                 "; %d more in the tables below", nch - 8);
+    struct table *s = table_new("summary", "Summary: the changes the data supports");
+    s->object = 1;
+    table_col(s, "changes", "Changes", COL_TEXT);
+    table_col(s, "no_clear_difference", "No clear difference", COL_TEXT);
+    table_col(s, "same", "The same within 1%", COL_TEXT);
+    table_col(s, "no_verdict", "No verdict", COL_TEXT);
+    table_row(s);
+    table_set_text(s, 0,
+                   changes[0] ? changes
+                              : "none: no phase or series is faster or slower beyond its 95% band");
+    if (unclear[0]) table_set_text(s, 1, unclear);
+    if (same[0]) table_set_text(s, 2, same);
+    if (none[0]) table_set_text(s, 3, none);
+    return s;
+}
