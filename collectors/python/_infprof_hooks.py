@@ -76,7 +76,11 @@ _threads = False  # several have: the hooks stay armed, a potential root is chec
 _unseen = set()  # threads inside a call that began before they were watched
 _hooked = {}  # id(module) -> its open iterations (its own hooks stay while any is open)
 _off = False  # an error of ours took the hooks out (_broken)
-_names = {}  # id(module) -> (weakref, label bytes, or None: never an iteration)
+_names = {}  # id(module) -> (weakref, label bytes or None (never an iteration), training flag)
+# Layers that act otherwise in train(): a model called in train() mode with one of them is named
+# "Net train()", and the report says so where it ran without grad (advice train_mode_in_inference).
+_TRAIN_LAYERS = tuple(c for c in (getattr(torch.nn.modules.dropout, "_DropoutNd", None),
+                                  getattr(torch.nn.modules.batchnorm, "_BatchNorm", None)) if c)
 _taken = {}  # label -> weak references to the instances numbered under it
 _origin = weakref.WeakKeyDictionary()  # TorchScript module -> "traced", file name, ...
 _ident = threading.get_ident
@@ -132,6 +136,8 @@ def _label(m):
                 p = next(m.parameters(), None)
                 if p is not None and p.dtype != torch.float32:
                     base += " " + str(p.dtype).replace("torch.", "")
+            if m.training and any(isinstance(s, _TRAIN_LAYERS) for s in m.modules()):
+                base += " train()"
         except Exception:
             pass
     # The first free number under this name: an instance gone (a model made per request) gives
@@ -155,14 +161,14 @@ def _label(m):
 def _name_of(m):
     key = id(m)
     got = _names.get(key)
-    if got is not None and got[0]() is m:
+    if got is not None and got[0]() is m and got[2] == getattr(m, "training", False):
         return got[1]
     label = None if _skip(m) else _label(m)
     try:
         ref = weakref.ref(m)
     except TypeError:
         ref = lambda: m  # noqa: E731
-    _names[key] = (ref, label)
+    _names[key] = (ref, label, getattr(m, "training", False))  # a frozen module has none
     return label
 
 
@@ -202,7 +208,10 @@ def _pre(module, inputs):
                 _missed()
             return None
         got = _names.get(id(module))
-        label = got[1] if got is not None and got[0]() is module else _name_of(module)
+        if got is not None and got[0]() is module and got[2] == getattr(module, "training", False):
+            label = got[1]
+        else:
+            label = _name_of(module)  # new, or train() / eval() since
         if label is None or not _begin():
             return None
         if _unseen:

@@ -100,6 +100,18 @@ static void rule_grad_mode(const struct advice_ctx *c, const struct phase_info *
              " (torch.inference_mode() in Python)");
 }
 
+/* The phase's first series named "... train()" by the Python module hooks, or NULL. */
+static const struct series_info *train_series(const struct run_phases *p,
+                                              const struct phase_info *ph)
+{
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *se = &p->series.v[i];
+        const char *t = strstr(se->name, " train()");
+        if (&p->v[se->phase] == ph && t && (t[8] == 0 || t[8] == ' ')) return se;
+    }
+    return NULL;
+}
+
 static void rule_train_mode(const struct advice_ctx *c, const struct phase_info *ph,
                             struct advice_list *l)
 {
@@ -107,11 +119,26 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
     const struct cudnn_findings *f = &c->f;
     if (!strcmp(ph->grad_mode, "grad")) return;
     int64_t calls = ph->id >= 0 && ph->id < REPORT_MAX_PHASES ? f->bn_train_by_phase[ph->id] : 0;
-    if (!calls && !k->bn_train && !k->dropout) return;
+    /* A Python model called in train() mode with dropout or batch-norm layers: its series is
+     * named "... train()" by the module hooks (collectors/python), the evidence on a CPU. */
+    const struct series_info *py = train_series(c->p, ph);
+    if (!calls && !k->bn_train && !k->dropout && !py) return;
     struct advice *a = advice_add(l, "train_mode_in_inference", ph);
     if (!a) return;
     char s[32], b1[32], b2[32];
     phase_short_label(ph, s, sizeof s);
+    if (py && !calls && !k->bn_train && !k->dropout) {
+        snprintf(a->finding, sizeof a->finding,
+                 "%s called %.200s in train() mode without grad (%lld %s): its dropout layers"
+                 " drop activations and its batch-norm layers use each batch's statistics, so"
+                 " the outputs are not the model's.",
+                 s, py->name, (long long)py->iterations,
+                 advice_plural(py->iterations, "call", "calls"));
+        advice_ev_text(a, "series", py->name);
+        advice_ev_int(a, "train_mode_calls", py->iterations);
+        snprintf(a->try_, sizeof a->try_, "call model.eval() before inference");
+        return;
+    }
     snprintf(a->finding, sizeof a->finding, "%s ran training-mode layers without grad:", s);
     const char *sep = "";
     if (calls || k->bn_train) {

@@ -104,6 +104,41 @@ class PythonProgram(TorchCase):
             self.assertNotIn("\\x", name)  # no half character shown escaped
             self.assertRegex(name, r"\.\.\.~[0-9a-f]{6}$")
 
+    def test_train_mode_on_a_cpu_is_flagged(self):
+        # 30 forwards of model.train() under no_grad on a CPU (dropout and batch-norm in training
+        # mode), then 30 after model.eval(): no GPU kernel says so, the module hooks do (the
+        # series "Net train()"), and the advice names it; the eval() series is not flagged.
+        script = os.path.join(self.dir, "train_mode.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "class Net(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.fc = torch.nn.Linear(32, 32)\n"
+                    "        self.bn = torch.nn.BatchNorm1d(32)\n"
+                    "        self.drop = torch.nn.Dropout(0.5)\n"
+                    "    def forward(self, x):\n"
+                    "        return self.drop(self.bn(self.fc(x)))\n"
+                    "model, x = Net(), torch.randn(16, 32)\n"
+                    "with torch.no_grad():\n"
+                    "    for i in range(30):\n"
+                    "        model(x)\n"
+                    "    model.eval()\n"
+                    "    for i in range(30):\n"
+                    "        model(x)\n")
+        plain = self.run_prog([PYTHON, script], preload=False)
+        if b"No module named 'torch'" in plain.err:
+            self.skipTest("python3 has no torch")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="train.db")
+        self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
+        report = self.report_json(r.db("train.db"))
+        self.assertEqual(sorted((x["series"], x["steady_iterations"] + x["warmup_iterations"])
+                                for x in report["series"]), [("Net", 30), ("Net train()", 30)])
+        fired = [a for a in report["advice"] if a["rule"] == "train_mode_in_inference"]
+        self.assertEqual(len(fired), 1, report["advice"])
+        self.assertEqual(fired[0]["evidence"]["series"], "Net train()")
+        self.assertIn("model.eval()", fired[0]["try"])
+
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
         # iteration of its phase, the model's class its series, its input's batch the batch.
