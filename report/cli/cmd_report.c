@@ -6,6 +6,7 @@
  * then the combined ones.
  */
 #include "commands.h"
+#include "../run/detect.h"
 #include "../multi/multi.h"
 #include "../sections/sections.h"
 
@@ -77,6 +78,8 @@ int cmd_report(int argc, char **argv)
 
     struct sqlite3 *db = db_open(paths[0]);
     free(paths);
+    const char *missing = detect_prefer_missing(db);
+    if (missing) fprintf(stderr, "infprof: %s\n", missing);
     struct run_phases phases;
     phases_load(db, &phases);
     struct table *t[48];

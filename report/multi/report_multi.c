@@ -7,6 +7,7 @@
  * combined sections as `combined_*`.
  */
 #include "multi.h"
+#include "../run/detect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,8 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     for (int i = 0; i < n; i++) {
         struct multi_run *r = &d.runs[i];
         struct sqlite3 *db = db_open(paths[i]);
+        const char *missing = detect_prefer_missing(db);
+        if (missing) fprintf(stderr, "infprof: %s: %s\n", paths[i], missing);
         r->path = paths[i];
         r->label = label_of(db);
         db_meta_int(db, "start_unix_ns", &r->start_unix);

@@ -52,6 +52,17 @@ void detect_prefer(int from)
     prefer = from;
 }
 
+const char *detect_prefer_missing(struct sqlite3 *db)
+{
+    if (prefer != DETECT_OPERATORS) return NULL;
+    if (db_has_table(db, "torch_operators") &&
+        db_int(db, "SELECT count(*) FROM torch_operators", 0) > 0)
+        return NULL;
+    return "--detect operators: this run recorded no PyTorch operators (INFPROF_OPERATORS=1"
+           " records them); a phase without marked iterations is searched in its kernels and"
+           " allocations instead";
+}
+
 /* How far back from the end s[i] == s[i + p] holds (the matching run's length). */
 static size_t run_back(const struct rep *s, size_t n, size_t p)
 {

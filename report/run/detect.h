@@ -30,5 +30,8 @@ struct detected {
 int detect_iterations(struct sqlite3 *db, int phase, struct detected *out);
 /* Which is searched first (`--detect`): DETECT_KERNELS (the default), _OPERATORS, _ALLOCATIONS. */
 void detect_prefer(int from);
+/* The words for a preferred source the run does not hold (--detect operators without
+ * INFPROF_OPERATORS=1), or NULL: said, not fallen back from silently. */
+const char *detect_prefer_missing(struct sqlite3 *db);
 
 #endif

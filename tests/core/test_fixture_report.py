@@ -79,6 +79,18 @@ class FixtureBasic(Case):
                          [(p["label"], p["kernels"], p["gpu_time_ns"]) for p in want["phases"]])
         self.assertEqual(self.query(killed, "SELECT count(*) FROM kernel_summary")[0][0], 0)
 
+    def test_detect_operators_without_operators_says_so(self):
+        # --detect operators on a run without INFPROF_OPERATORS=1: it used to fall back to the
+        # kernels and allocations in silence; now one line on stderr says so (the report as
+        # without the option, exit 0).
+        plain = self.cli("report", "--format", "json", self.db)
+        r = self.cli("report", "--format", "json", "--detect", "operators", self.db)
+        self.assertEqual((r.rc, r.out), (0, plain.out))
+        self.assertEqual(r.err.decode(), "infprof: --detect operators: this run recorded no"
+                         " PyTorch operators (INFPROF_OPERATORS=1 records them); a phase without"
+                         " marked iterations is searched in its kernels and allocations instead\n")
+        self.assertEqual(plain.err, b"")
+
     def test_report_text_escapes_control_characters(self):
         r = self.cli("report", self.db)
         self.assertEqual(r.rc, 0)
