@@ -509,6 +509,8 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
     }
 }
 
+/* gpu: how latency was timed: 0 on the host, 1 to GPU completion, 2 on the GPU from the kernel
+ * sequence (detected), 3 from the kernel sequence in some phases and on the host in others. */
 static const char *overview_note(const struct run_phases *p, int iters, int gpu, int transient)
 {
     static char note[2048];
@@ -528,14 +530,21 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
                       " your own range's name in INFPROF_ITERATION_RANGE; TorchScript calls count"
                       " on their own";
     snprintf(note, sizeof note, "%s%s%s",
-             !p->n    ? ""
-             : !iters ? how
-             : gpu    ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
-                        " the whole phase); latency to GPU completion (host call returned and its"
-                        " GPU work done)"
-                      : "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
-                        " the whole phase); latency is host time (no GPU work tied to the"
-                        " iterations)",
+             !p->n      ? ""
+             : !iters   ? how
+             : gpu == 1 ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                          " the whole phase); latency to GPU completion (host call returned and"
+                          " its GPU work done)"
+             : gpu == 2 ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                          " the whole phase); latency is GPU time, first kernel's start to last"
+                          " one's end (iterations found in the kernel sequence)"
+             : gpu == 3 ? "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                          " the whole phase); latency is GPU time where iterations were found in"
+                          " the kernel sequence (first kernel's start to last one's end), host"
+                          " time elsewhere (no GPU work tied to the iterations)"
+                        : "Iters to GPU busy%: steady state, warm-up apart (Kernels and GPU time:"
+                          " the whole phase); latency is host time (no GPU work tied to the"
+                          " iterations)",
              transient ? "; phases under 1 ms with nothing in them are not shown: " : "", folded);
     /* Every "-" says why. */
     int kernels = 0, no_compute = 0;
@@ -618,14 +627,24 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
     const struct phase_info *base = baseline_of(p, o->baseline);
     struct table *t = table_new("phases", NULL);
     phase_columns(t);
-    int transient = 0, warm = 0, gpu = 0, iters = 0;
+    int transient = 0, warm = 0, gpu = 0, iters = 0, kernel_found = 0, host = 0;
     for (int i = 0; i < p->n; i++) {
-        phase_row(t, p, &p->v[i], base, &p->devices);
-        transient += p->v[i].transient;
-        warm += p->v[i].warmup > 0;
-        gpu |= p->v[i].gpu_latency;
-        iters |= p->v[i].iterations > 0;
+        const struct phase_info *ph = &p->v[i];
+        phase_row(t, p, ph, base, &p->devices);
+        transient += ph->transient;
+        warm += ph->warmup > 0;
+        gpu |= ph->gpu_latency;
+        iters |= ph->iterations > 0;
+        /* Iterations found in the kernel sequence are timed on the GPU, the others (marked
+         * without GPU work tied to them, found in operators or allocations) on the host. */
+        if (ph->iterations > 0 && !ph->gpu_latency) {
+            if (ph->detected_period && ph->detected_from == DETECT_KERNELS)
+                kernel_found = 1;
+            else
+                host = 1;
+        }
     }
+    if (!gpu && kernel_found) gpu = host ? 3 : 2;
     static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
                                    C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,

@@ -385,6 +385,12 @@ class H100(Case):
             self.assertLessEqual(ph["iterations"], 45)
             self.assertLess(abs(ph["latency_p50_ns"] / 1e6 - 10.41), 1.05, ph["latency_p50_ns"])
             self.assertNotIn("no iteration", r["summary"]["fastest"])
+            # The phase table's note says how the latency was timed: on the GPU for iterations
+            # found in the kernel sequence (it said "host time" once), on the host otherwise.
+            text = " ".join(self.cli("report", *args, self.db["resnet50-b1-python-eager"])
+                            .out.decode().split())
+            self.assertIn("latency is GPU time, first kernel's start to last one's end"
+                          if not detect else "latency is host time", text)
             # The set-up phases before the loop (model built, moved to the GPU) get none.
             for other in r["phases"]:
                 if other["label"] != ph["label"]:
