@@ -677,8 +677,9 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
             setup += !p->v[i].transient && !set_up(p, &p->v[i]) && p->v[i].has_memory &&
                      !phase_ran_model(p, &p->v[i]);
         if (setup)
-            v->note = "Speed-up and Memory saved '-': the phase did not run the model (no steady"
-                      " iterations: loading or setting it up)";
+            v->note = "Speed-up and Memory saved '-': no steady iterations in that phase (the model"
+                      " set up, or forwards unlike each other that no mark names: the note above"
+                      " says how to mark them)";
         out[n++] = v;
     }
     /* JSON and CSV carry it in every run (a fixed shape); text where a pair ran. */

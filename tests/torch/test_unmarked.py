@@ -117,9 +117,14 @@ class Unmarked(Case):
         self.check_against_own(r, self.report_json(r.db("c.db")))
 
     def test_a_varying_body_gets_no_false_iterations(self):
-        _, report = self.python("varying")
+        r, report = self.python("varying")
         for ph in report["phases"]:
             self.assertIn(ph["iterations"], (None, 0), ph)
+        # 14 forwards ran in inference_mode: not "the phase did not run the model" (it said so).
+        text = " ".join(self.cli("report", r.db("varying.db")).out.decode().split())
+        self.assertNotIn("did not run the model", text)
+        self.assertIn("no steady iterations in that phase (the model set up, or forwards unlike"
+                      " each other that no mark names", text)
 
     def test_no_loop_no_iterations(self):
         _, report = self.python("once")
