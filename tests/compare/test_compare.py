@@ -145,6 +145,8 @@ class CompareVerdicts(Runs):
             self.assertLess(x["speedup_hi"], 1, x)  # base latency over new: below 1, slower
             self.assertAlmostEqual(x["latency_p50_ns_ratio"], 1.2, places=2)
             self.assertEqual(x["latency_p50_ns_delta"], p50 // 5)
+            # Time between iterations, compared too: 10 us after each in both runs.
+            self.assertEqual((x["between_p50_ns_base"], x["between_p50_ns_new"]), (10000, 10000))
         # The phase pools both series: its p50 is neither's, so no verdict.
         self.assertEqual([x["verdict"] for x in r["phases"]], ["no verdict: pools series"])
         changes = r["summary"]["changes"]
