@@ -305,19 +305,20 @@ static void nv_read(int i, int kind, struct ip_energy_reading *r)
  * A thread that wants NVML (our start, the Python bridge) asks, wakes the writer and waits for it:
  * the library is loaded and initialised on the writer thread, every signal blocked (threads NVML
  * starts inherit that mask), and the asking thread goes on to CUDA only once it is done. The
- * writer first takes the loader's lock once (a lookup): an asking thread inside a dlopen (a
- * start from a library's constructor) holds it, so the writer cannot begin; after
- * IP_NVML_PICKUP_MS without a beginning the asker gives up (no GPU energy, said so) rather than
- * wait for a load that would come after its CUDA. A load under way is waited for up to
- * IP_NVML_WAIT_MS. */
+ * writer first takes the loader's lock once (a lookup, NV_PROBING): an asking thread inside a
+ * dlopen (a start from a library's constructor) holds it, so the writer cannot begin; after
+ * IP_NVML_PICKUP_MS stuck there the asker gives up (no GPU energy, said so) rather than wait for
+ * a load that would come after its CUDA. A writer slow to come (a loaded machine) and a load
+ * under way are waited for up to IP_NVML_WAIT_MS. */
 enum {
     NV_NONE,
     NV_WANTED,    /* asked for, the writer not begun */
+    NV_PROBING,   /* the writer takes the loader's lock once (an asker inside a dlopen holds it) */
     NV_LOADING,   /* the writer is in nv_start */
     NV_READY,     /* loaded before CUDA: read the GPUs */
     NV_FAILED,    /* no NVML, or it refused (nv_why) */
     NV_TOO_LATE,  /* CUDA started first: never */
-    NV_MISSED,    /* the writer did not begin within IP_NVML_PICKUP_MS: never */
+    NV_MISSED,    /* the loader's lock held past IP_NVML_PICKUP_MS, or no writer: never */
     NV_ABANDONED, /* the asker stopped waiting during the load (IP_NVML_WAIT_MS) */
     NV_SLOW,      /* ... and the load ended after that: NVML is up but never read */
     NV_OFF,       /* INFPROF_NVML=off, or a forked child */
@@ -360,9 +361,11 @@ static void nv_publish(uint32_t state)
 /* Writer thread, at each tick: the load asked for, unless CUDA has started meanwhile. */
 static void nv_load_here(void)
 {
-    if (atomic_load(&nv_state) != NV_WANTED) return;
-    dlsym(RTLD_DEFAULT, "infprof_nvml_probe"); /* waits while an asker holds the loader's lock */
     uint32_t expect = NV_WANTED;
+    if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_PROBING)) return;
+    ip_futex_wake(&nv_state);
+    dlsym(RTLD_DEFAULT, "infprof_nvml_probe"); /* waits while an asker holds the loader's lock */
+    expect = NV_PROBING;
     if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_LOADING)) return;
     if (nv_cuda_began()) {
         nv_publish(NV_TOO_LATE);
@@ -387,13 +390,22 @@ static void nv_load_request(void)
     }
     if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_WANTED)) return;
     ip_writer_wake(); /* brings back a writer that left for a fork (Python 3.12+) */
-    uint64_t asked = ip_clock_now();
+    uint64_t asked = ip_clock_now(), probing = 0;
     for (;;) {
         uint32_t st = atomic_load(&nv_state);
-        if (st != NV_WANTED && st != NV_LOADING) return;
-        uint64_t waited = ip_clock_now() - asked;
-        if (st == NV_WANTED && waited >= IP_NVML_PICKUP_MS * 1000000ull) break;
-        if (waited >= IP_NVML_WAIT_MS * 1000000ull) {
+        if (st != NV_WANTED && st != NV_PROBING && st != NV_LOADING) return;
+        uint64_t now = ip_clock_now(), waited = now - asked;
+        if (st == NV_PROBING && !probing) probing = now;
+        /* Stuck on the loader's lock (this thread inside a dlopen holds it), or no writer came
+         * at all (gone, parked): never, from now on. A writer merely slow to come (a loaded
+         * machine) is waited for as long as a load. */
+        if ((st == NV_PROBING && now - probing >= IP_NVML_PICKUP_MS * 1000000ull) ||
+            (st == NV_WANTED && waited >= IP_NVML_WAIT_MS * 1000000ull)) {
+            expect = st;
+            if (atomic_compare_exchange_strong(&nv_state, &expect, NV_MISSED)) return;
+            continue;
+        }
+        if (st == NV_LOADING && waited >= IP_NVML_WAIT_MS * 1000000ull) {
             /* NVML's start hangs or crawls: the program goes on, and NVML is never read. */
             expect = NV_LOADING;
             atomic_compare_exchange_strong(&nv_state, &expect, NV_ABANDONED);
@@ -401,9 +413,6 @@ static void nv_load_request(void)
         }
         ip_futex_wait(&nv_state, st, 20);
     }
-    /* Not begun (the writer cannot take the loader's lock, or is gone): never, from now on. */
-    expect = NV_WANTED;
-    atomic_compare_exchange_strong(&nv_state, &expect, NV_MISSED);
 }
 
 /* ip_watch_gpu_soon (INFPROF_NVML=auto): a Python program imported torch; a CUDA build of it
@@ -468,9 +477,8 @@ static void gpu_not_read(uint32_t state, char *why, size_t n)
         break;
     case NV_MISSED:
         snprintf(why, n,
-                 "not read: our thread did not begin NVML's load within %d ms, before CUDA (a"
-                 " start inside a library's load, or a busy writer: docs/energy.md)",
-                 IP_NVML_PICKUP_MS);
+                 "not read: our thread could not begin NVML's load before CUDA (a start inside"
+                 " a library's load holds the loader's lock: docs/energy.md)");
         break;
     case NV_ABANDONED:
     case NV_SLOW:
@@ -491,7 +499,7 @@ static int gpu_settle(char *why, size_t n)
     uint32_t expect = NV_NONE;
     atomic_compare_exchange_strong(&nv_state, &expect, NV_TOO_LATE);
     uint32_t state = atomic_load(&nv_state);
-    if (state == NV_WANTED || state == NV_LOADING) return 0;
+    if (state == NV_WANTED || state == NV_PROBING || state == NV_LOADING) return 0;
     if (state != NV_READY) {
         gpu_not_read(state, why, n);
         return 1;
@@ -508,7 +516,8 @@ static void gpu_unused(char *why, size_t n)
     uint32_t state = atomic_load(&nv_state);
     if (state == NV_READY)
         snprintf(why, n, "%s; the process used no GPU", nv_why);
-    else if (state == NV_NONE || state == NV_TOO_LATE || state == NV_WANTED || state == NV_LOADING)
+    else if (state == NV_NONE || state == NV_TOO_LATE || state == NV_WANTED ||
+             state == NV_PROBING || state == NV_LOADING)
         snprintf(why, n, "not loaded: the process used no GPU");
     else
         gpu_not_read(state, why, n);
