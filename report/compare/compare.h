@@ -31,11 +31,24 @@ struct table *side_table(struct compare_side *s, const char *key);
  * phase: the label --phase resolved to, or NULL. */
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
                      const char *phase, struct table **t);
+/* Series a changed setting renamed (compare_rename.c): in a phase where exactly one series of
+ * each run has no partner by name, the new run's is matched under the base run's name. */
+#define SERIES_RENAMES_MAX 16
+struct series_renames {
+    int n;
+    const char *phase[SERIES_RENAMES_MAX], *base[SERIES_RENAMES_MAX], *new[SERIES_RENAMES_MAX];
+    int row[SERIES_RENAMES_MAX]; /* in the new run's table */
+};
+/* A copy of the new run's series table with those series under the base run's names. */
+struct table *series_match_renames(const struct table *base, const struct table *new,
+                                   struct series_renames *rn);
+/* The new run's name of the base run's series (phase, name) where renamed, else NULL. */
+const char *series_renamed_to(const struct series_renames *rn, const char *phase, const char *name);
 /* d with the 95% band of each row's speed-up (speedup_lo, speedup_hi: base latency over new) and
  * its verdict (compare_verdict.c); kind "phases" (rows by label) or "series" (by phase and
  * name). d is freed; the result replaces it. */
 struct table *compare_verdicts(struct table *d, const char *kind, const struct compare_side *b,
-                               const struct compare_side *n);
+                               const struct compare_side *n, const struct series_renames *rn);
 /* The first screen of compare (compare_verdict.c): from the phases and series of t[0..k), the
  * changes beyond their 95% band (largest first, with the band, both p50s and the difference),
  * those with no clear difference, those the same within 1%, and those with no verdict (why). */

@@ -9,6 +9,7 @@
  */
 #include "compare.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Figures: {column, additive (a missing row counts as 0), ratio}. */
@@ -80,7 +81,7 @@ static void pooled_phases(struct compare_side *b, struct compare_side *n, char *
 static int compare_phase_tables(struct compare_side *b, struct compare_side *n, struct table **t)
 {
     int k = 0;
-    struct table *d = t[k++] = compare_verdicts(diff(&phases_spec, b, n, 0), "phases", b, n);
+    struct table *d = t[k++] = compare_verdicts(diff(&phases_spec, b, n, 0), "phases", b, n, NULL);
     static const struct view_col ph1[] = {{"Phase", NULL},
                                           {"Change", NULL},
                                           {"latency_p50_ns_base", "p50 base"},
@@ -165,12 +166,31 @@ static int compare_kernel_tables(struct compare_side *b, struct compare_side *n,
 static int compare_generic(const struct section_compare *sc, struct compare_side *b,
                            struct compare_side *n, const struct report_opts *o, struct table **t)
 {
-    struct table *d = t[0] = diff(&sc->spec, b, n, sc->top ? o->top : 0);
-    if (sc->verdicts) d = t[0] = compare_verdicts(d, sc->spec.key, b, n);
+    struct table *d;
+    struct series_renames rn = {0};
+    if (sc->verdicts) { /* series: matched across a setting that renamed them, with verdicts */
+        const struct table *sb = side_table(b, sc->spec.key);
+        struct table *sn = series_match_renames(sb, side_table(n, sc->spec.key), &rn);
+        d = compare_verdicts(diff_section(&sc->spec, sb, sn, sc->top ? o->top : 0), sc->spec.key, b,
+                             n, &rn);
+        table_free(sn);
+    } else {
+        d = diff(&sc->spec, b, n, sc->top ? o->top : 0);
+    }
+    t[0] = d;
     int nc = 0;
     while (nc < (int)(sizeof sc->cols / sizeof sc->cols[0]) && sc->cols[nc].name) nc++;
     t[1] = view(d, sc->title, sc->cols, nc, sc->always);
     if (!d->nrows && sc->empty_note) t[1]->note = sc->empty_note;
+    for (int i = 0; i < rn.n; i++) {
+        char ph[64];
+        snprintf(ph, sizeof ph, "%s", rn.phase[i]);
+        t[1]->note =
+            pool_printf("%s%s%s: '%s' (base) matched to '%s' (new), each the only"
+                        " series of its phase without a partner by name",
+                        t[1]->note ? t[1]->note : "", t[1]->note ? "; " : "", pool_escaped(ph, 40),
+                        pool_escaped(rn.base[i], 60), pool_escaped(rn.new[i], 60));
+    }
     return 2;
 }
 

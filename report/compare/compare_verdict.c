@@ -51,7 +51,8 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
 
 /* One row's verdict: writes the band (or leaves it null) and the words into the row. */
 static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
-                        const struct compare_side *b, const struct compare_side *n)
+                        const struct compare_side *b, const struct compare_side *n,
+                        const struct series_renames *rn)
 {
     const struct cell *st = table_cell(t, r, "status");
     if (!st || !st->s || strcmp(st->s, "both")) return;
@@ -74,8 +75,10 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
     } else {
         const struct cell *ph = table_cell(t, r, "phase"), *nm = table_cell(t, r, "series");
         if (!ph || !ph->s || !nm || !nm->s) return;
+        const char *renamed = series_renamed_to(rn, ph->s, nm->s);
         const struct series_info *sb = series_named(b, ph->s, nm->s);
-        const struct series_info *sn = series_named(n, ph->s, nm->s);
+        const struct series_info *sn = series_named(n, ph->s, renamed ? renamed : nm->s);
+        if (renamed) table_set_text(t, v_col + 1, renamed);
         if (!sb || !sn) return;
         int64_t *lb = malloc((sb->nsteady + 1) * sizeof *lb);
         int64_t *ln = malloc((sn->nsteady + 1) * sizeof *ln);
@@ -94,7 +97,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
 }
 
 struct table *compare_verdicts(struct table *d, const char *kind, const struct compare_side *b,
-                               const struct compare_side *n)
+                               const struct compare_side *n, const struct series_renames *rn)
 {
     struct table *t = table_new(d->key, d->title);
     t->optional = d->optional;
@@ -105,10 +108,11 @@ struct table *compare_verdicts(struct table *d, const char *kind, const struct c
     table_col(t, "speedup_lo", NULL, COL_RATIO);
     table_col(t, "speedup_hi", NULL, COL_RATIO);
     table_col(t, "verdict", NULL, COL_TEXT);
+    if (rn) table_col(t, "new_series", NULL, COL_TEXT); /* the new run's name, where renamed */
     for (int r = 0; r < d->nrows; r++) {
         table_row(t);
         for (int c = 0; c < d->ncols; c++) table_copy_cell(t, c, d, r, c);
-        row_verdict(t, r, lo_col, hi_col, v_col, kind, b, n);
+        row_verdict(t, r, lo_col, hi_col, v_col, kind, b, n, rn);
     }
     d->note = NULL; /* now t's */
     table_free(d);

@@ -168,6 +168,21 @@ class CompareVerdicts(Runs):
         self.assertTrue(r["summary"]["changes"].startswith("none: "), r["summary"])
         self.assertEqual(r["summary"]["same"], "grad/off a; grad/off b")
 
+    def test_a_series_renamed_by_a_setting_is_matched_and_said_so(self):
+        # The new run names its first series "a tf32=on" (a setting changed): the only series of
+        # grad/off without a partner by name in each run, so the same configuration.
+        a = build(self.root, "ren-a", "latency", FIXTURE_P50_US=100)
+        b = build(self.root, "ren-b", "latency", FIXTURE_P50_US=120, FIXTURE_RENAME=1)
+        r = self.json_of("compare", a, b)
+        rows = {x["series"]: x for x in r["series"]}
+        self.assertEqual(sorted(rows), ["a", "b"])
+        self.assertEqual((rows["a"]["status"], rows["a"]["new_series"], rows["a"]["verdict"]),
+                         ("both", "a tf32=on", "slower"))
+        self.assertIsNone(rows["b"]["new_series"])
+        text = " ".join(self.text_lines("compare", a, b).split())
+        self.assertIn("'a' (base) matched to 'a tf32=on' (new), each the only series of its"
+                      " phase without a partner by name", text)
+
     def test_four_iterations_a_side_halved_is_no_clear_difference(self):
         # base and new: 4 iterations in grad/off (1-4 us, then 0.5-2 us): the p50 halves, but
         # four iterations a side give a band that holds 1, so not "faster" (the ratio alone said

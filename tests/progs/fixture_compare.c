@@ -17,7 +17,8 @@
  *   other  base's figures on "Fake A100", 3 CUPTI records dropped.
  *   latency grad/off: two series, "iteration a" at FIXTURE_P50_US (100 by default) and
  *          "iteration b" at twice that, 40 iterations each, one after the other, each latency
- *          the p50 times a fixed pattern within 2% (no kernels).
+ *          the p50 times a fixed pattern within 2% (no kernels); FIXTURE_RENAME=1 names the
+ *          first "iteration a tf32=on" (a setting that renamed it).
  *
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
@@ -213,7 +214,8 @@ static int scenario_latency(void)
         for (int i = 0; i < 40; i++) {
             uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
             uint64_t id = __atomic_fetch_add(&next_range, 1, __ATOMIC_RELAXED);
-            nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : "iteration a");
+            const char *a = getenv("FIXTURE_RENAME") ? "iteration a tf32=on" : "iteration a";
+            nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : a);
             nvtx_ev(IP_NVTX_POP, id, t + dur, NULL);
             t += dur + 10000;
         }
