@@ -23,8 +23,10 @@ static const struct series_info *series_named(const struct compare_side *s, cons
                                               const char *name)
 {
     const struct run_phases *p = &s->phases;
+    /* The Series table shows a series without a name as "(unnamed)" (sec_series.c). */
+    const char *want = strcmp(name, "(unnamed)") ? name : "";
     for (int i = 0; i < p->series.n; i++)
-        if (!strcmp(p->v[p->series.v[i].phase].label, phase) && !strcmp(p->series.v[i].name, name))
+        if (!strcmp(p->v[p->series.v[i].phase].label, phase) && !strcmp(p->series.v[i].name, want))
             return &p->series.v[i];
     return NULL;
 }
@@ -63,7 +65,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct cell *l = table_cell(t, r, "label");
         const struct phase_info *pb = l && l->s ? phase_named(b, l->s) : NULL;
         const struct phase_info *pn = l && l->s ? phase_named(n, l->s) : NULL;
-        if (!pb || !pn) return;
+        if (!pb || !pn || (!pb->nsteady && !pn->nsteady)) return; /* set-up: nothing to weigh */
         const struct phase_info *sh = phases_shifted(pb, pn);
         if (pb->nseries > 1 || pn->nseries > 1)
             why = "no verdict: pools series";
@@ -79,7 +81,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct series_info *sb = series_named(b, ph->s, nm->s);
         const struct series_info *sn = series_named(n, ph->s, renamed ? renamed : nm->s);
         if (renamed) table_set_text(t, v_col + 1, renamed);
-        if (!sb || !sn) return;
+        if (!sb || !sn || (!sb->nsteady && !sn->nsteady)) return;
         int64_t *lb = malloc((sb->nsteady + 1) * sizeof *lb);
         int64_t *ln = malloc((sn->nsteady + 1) * sizeof *ln);
         if (!lb || !ln) cli_fail("out of memory");
@@ -140,6 +142,17 @@ static void append(char *out, size_t n, const char *s)
     snprintf(out + len, n - len, "%s%s", len ? "; " : "", s);
 }
 
+/* Rows of the series table in this phase (short label). */
+static int series_rows(const struct table *d, const char *phase)
+{
+    int n = 0;
+    for (int r = 0; d && r < d->nrows; r++) {
+        const struct cell *c = table_cell(d, r, "Phase");
+        n += c && c->s && !strcmp(c->s, phase);
+    }
+    return n;
+}
+
 struct table *compare_summary(struct table **t, int k)
 {
     struct change ch[64];
@@ -153,9 +166,13 @@ struct table *compare_summary(struct table **t, int k)
             const struct cell *v = table_cell(d, r, "verdict"), *ph = table_cell(d, r, "Phase");
             const struct cell *se = table_cell(d, r, "series");
             if (!v || !v->s) continue;
+            /* A phase of one series in the Series table: that row says the same, named. */
+            if (q == 0 && ph && ph->s && series_rows(table_by_key(t, k, "series"), ph->s) == 1)
+                continue;
             char name[160];
-            snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?",
-                     se && se->s && se->s[0] ? " " : "", se && se->s ? se->s : "");
+            const char *sn = se && se->s && strcmp(se->s, "(unnamed)") ? se->s : "";
+            snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?", sn[0] ? " " : "",
+                     sn);
             if (!strcmp(v->s, "faster") || !strcmp(v->s, "slower")) {
                 if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
                 struct change *c = &ch[nch++];

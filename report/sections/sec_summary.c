@@ -354,6 +354,15 @@ static void line_inference(struct table *t, const struct run_phases *p, int *hit
         if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
         const struct phase_info *ng = phase_twin(p, inf, "no_grad");
         if (!ng || o + 80 > sizeof buf) continue;
+        if (inf->nseries > 1 || ng->nseries > 1) { /* pooled: a p50 of no configuration */
+            const struct phase_info *pooled = inf->nseries > 1 ? inf : ng;
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "%sautocast %s: not compared, %s pools %d series (the Series"
+                                  " table has each)",
+                                  o ? "; " : "", inf->autocast,
+                                  pooled == inf ? "inference_mode" : "no_grad", pooled->nseries);
+            continue;
+        }
         static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
                                             [VERDICT_FASTER] = ", faster",
                                             [VERDICT_SLOWER] = ", slower",

@@ -139,6 +139,31 @@ class PythonProgram(TorchCase):
         self.assertEqual(fired[0]["evidence"]["series"], "Net train()")
         self.assertIn("model.eval()", fired[0]["try"])
 
+    def test_pooled_phases_are_not_compared_on_the_first_screen(self):
+        # Two models, each in no_grad then in inference_mode: every phase pools two series, so
+        # no phase p50 is a configuration's; the inference_mode line compares none (it quoted
+        # pooled ratios) and the Fastest phase line ranks none.
+        script = os.path.join(self.dir, "pooled.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "small, big = torch.nn.Linear(64, 64), torch.nn.Linear(64, 2048)\n"
+                    "x = torch.randn(32, 64)\n"
+                    "for mode in (torch.no_grad, torch.inference_mode):\n"
+                    "    with mode():\n"
+                    "        for i in range(20):\n"
+                    "            small(x)\n"
+                    "            big(x)\n")
+        plain = self.run_prog([PYTHON, script], preload=False)
+        if b"No module named 'torch'" in plain.err:
+            self.skipTest("python3 has no torch")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="pooled.db")
+        self.assertEqual(r.rc, 0, r.err)
+        summary = self.report_json(r.db("pooled.db"))["summary"]
+        self.assertEqual(summary["inference_vs_no_grad"],
+                         "autocast off: not compared, inference_mode pools 2 series (the Series"
+                         " table has each)")
+        self.assertIn("pools 2 series, so it has no p50 of its own", summary["fastest"])
+
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
         # iteration of its phase, the model's class its series, its input's batch the batch.

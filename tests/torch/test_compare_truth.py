@@ -1,0 +1,86 @@
+"""infprof compare against known truth (issue 36): the same Python program with a known 2 ms
+regression inside its forward reads "slower" with a band that excludes 1.0 and a p50 difference
+of 2 ms, marked (record_function) and unmarked (module calls); the same program twice unchanged
+reads neither faster nor slower in at least 9 of 10 pairs."""
+import os
+import unittest
+
+from harness import TORCH_PYTHON, Case, main
+
+PYTHON = TORCH_PYTHON
+PROGRAM = """import os, sys, time, torch
+torch.set_num_threads(1)
+mark = sys.argv[1] == "marked"
+extra = float(os.environ.get("REGRESS_MS", "0")) / 1000
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                       torch.nn.Linear(512, 256))
+    def forward(self, x):
+        if extra:  # the regression: busy, inside the forward
+            t = time.perf_counter() + extra
+            while time.perf_counter() < t:
+                pass
+        return self.net(x)
+model, x = MLP().eval(), torch.randn(32, 256)
+with torch.inference_mode():
+    for i in range(60):
+        if mark:
+            with torch.autograd.profiler.record_function("iteration"):
+                model(x)
+        else:
+            model(x)
+"""
+
+
+class CompareTruth(Case):
+    def setUp(self):
+        super().setUp()
+        self.prog = os.path.join(self.dir, "prog.py")
+        with open(self.prog, "w") as f:
+            f.write(PROGRAM)
+
+    def run_once(self, name, how, **env):
+        r = self.run_prog([PYTHON, self.prog, how], timeout=300, INFPROF_OUTPUT=name, **env)
+        if b"No module named 'torch'" in r.err:
+            self.skipTest("no Python with torch")
+        self.assertEqual(r.rc, 0, r.err)
+        return r.db(name)
+
+    def series(self, base, new):
+        r = self.report_json_compare(base, new)
+        rows = [x for x in r["series"] if x["status"] == "both"]
+        self.assertEqual(len(rows), 1, r["series"])
+        return rows[0], r["summary"]
+
+    def report_json_compare(self, base, new):
+        import json
+        r = self.cli("compare", "--format", "json", base, new)
+        self.assertEqual(r.rc, 0, r.err)
+        return json.loads(r.out)
+
+    def test_a_2ms_regression_reads_slower(self):
+        for how in ("marked", "unmarked"):
+            base = self.run_once(f"b-{how}.db", how)
+            new = self.run_once(f"n-{how}.db", how, REGRESS_MS=2)
+            row, summary = self.series(base, new)
+            self.assertEqual(row["verdict"], "slower", (how, row))
+            self.assertLess(row["speedup_hi"], 1.0, (how, row))  # the band excludes 1.0
+            self.assertLess(abs(row["latency_p50_ns_delta"] - 2_000_000), 300_000, (how, row))
+            self.assertIn("slower", summary["changes"])
+
+    def test_unchanged_reads_no_change_9_of_10(self):
+        base = self.run_once("u0.db", "unmarked")
+        changed = []
+        for k in range(1, 11):
+            row, _ = self.series(base, self.run_once(f"u{k}.db", "unmarked"))
+            if row["verdict"] in ("faster", "slower"):
+                changed.append((k, row["verdict"], row["speedup_lo"], row["speedup_hi"]))
+        self.assertLessEqual(len(changed), 1, changed)
+
+
+if __name__ == "__main__":
+    if not os.path.exists(PYTHON):
+        raise unittest.SkipTest("no Python")
+    main()
