@@ -3,8 +3,14 @@
  * (report/run: iterations_ratio_ci, iterations_verdict, phases_shifted): for each phase and each
  * series that both runs have, the 95% band of the speed-up (median latency of the base run's
  * steady iterations over the new run's, bootstrap) and a verdict: faster, slower, the same within
- * 1%, or no clear difference; no verdict where too few iterations, where a run's phase shifted
- * level mid-run, or where a phase pools several series (its p50 is of none of them).
+ * 1%, or no clear difference; no verdict where too few iterations, where a run's phase or series
+ * shifted level mid-run, or where a phase pools several series (its p50 is of none of them).
+ *
+ * Between two runs a band of the noise within each run is not enough: two processes of one
+ * program differ by a fraction of a percent with tight bands (6 of 15 pairs of a small CPU model
+ * once read faster or slower for 0.5-0.7%). So a change is only a change where its band clears
+ * 1% either way; a median ratio within 1% is the same within 1%; else no clear difference. A
+ * band needs six iterations a side (the exact 95% interval of a median does).
  */
 #include "compare.h"
 
@@ -31,18 +37,32 @@ static const struct series_info *series_named(const struct compare_side *s, cons
     return NULL;
 }
 
-static const char *verdict_words(enum verdict v)
+#define COMPARE_MIN_STEADY 6
+
+/* Between runs (the block at the top): lo, hi the band of the speed-up, r its median ratio. */
+static const char *verdict_words(double lo, double hi, double r)
 {
-    return v == VERDICT_FASTER   ? "faster"
-           : v == VERDICT_SLOWER ? "slower"
-           : v == VERDICT_SAME   ? "the same within 1%"
-                                 : "no clear difference";
+    if (lo > 1.01) return "faster";
+    if (hi < 1 / 1.01) return "slower";
+    if (r >= 1 / 1.01 && r <= 1.01) return "the same within 1%";
+    return "no clear difference";
 }
 
 /* The band and verdict of base against new latencies; 0 (why in *why) where there is none. */
 static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn, double *lo,
                    double *hi, const char **why)
 {
+    int64_t x, y;
+    if (nb < COMPARE_MIN_STEADY || nn < COMPARE_MIN_STEADY) {
+        *why = "no verdict: too few iterations";
+        return 0;
+    }
+    if (iterations_level_shift(base, nb, &x, &y) || iterations_level_shift(new, nn, &x, &y)) {
+        *why = iterations_level_shift(base, nb, &x, &y)
+                   ? "no verdict: the base run's iterations shifted level mid-run"
+                   : "no verdict: the new run's iterations shifted level mid-run";
+        return 0;
+    }
     /* median(base) / median(new): above 1, the new run is faster */
     if (!iterations_ratio_ci(new, nn, base, nb, lo, hi)) {
         *why = "no verdict: too few iterations";
@@ -93,7 +113,12 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
     if (ok) {
         table_set_num(t, lo_col, lo);
         table_set_num(t, hi_col, hi);
-        why = verdict_words(iterations_verdict(lo, hi));
+        const struct cell *b50 = table_cell(t, r, "latency_p50_ns_base");
+        const struct cell *n50 = table_cell(t, r, "latency_p50_ns_new");
+        double ratio = b50 && n50 && !b50->null && !n50->null && n50->i > 0
+                           ? (double)b50->i / (double)n50->i
+                           : (lo + hi) / 2;
+        why = verdict_words(lo, hi, ratio);
     }
     if (why) table_set_text(t, v_col, why);
 }
@@ -127,6 +152,7 @@ struct change {
     char name[160];
     double lat, lo, hi; /* latency new / base, its 95% band */
     int64_t base, new;
+    int slower;
 };
 
 static int by_size(const void *a, const void *b)
@@ -136,10 +162,27 @@ static int by_size(const void *a, const void *b)
     return dx < dy ? 1 : dx > dy ? -1 : 0;
 }
 
-static void append(char *out, size_t n, const char *s)
+/* A list of names: "a; b; c", then "and N more" once it is full (never cut mid-entry). */
+struct list {
+    char text[1024];
+    int left;
+};
+
+static void append(struct list *l, const char *s)
 {
-    size_t len = strlen(out);
-    snprintf(out + len, n - len, "%s%s", len ? "; " : "", s);
+    size_t len = strlen(l->text);
+    if (l->left || len + strlen(s) + 40 > sizeof l->text) {
+        l->left++;
+        return;
+    }
+    snprintf(l->text + len, sizeof l->text - len, "%s%s", len ? "; " : "", s);
+}
+
+static const char *list_text(struct list *l)
+{
+    size_t len = strlen(l->text);
+    if (l->left) snprintf(l->text + len, sizeof l->text - len, "; and %d more", l->left);
+    return l->text[0] ? l->text : NULL;
 }
 
 /* Rows of the series table in this phase (short label). */
@@ -156,8 +199,10 @@ static int series_rows(const struct table *d, const char *phase)
 struct table *compare_summary(struct table **t, int k)
 {
     struct change ch[64];
-    int nch = 0;
-    char unclear[1024] = "", same[1024] = "", none[1024] = "";
+    int nch = 0, changed = 0, compared = 0;
+    static struct list unclear, same, none;
+    memset(&unclear, 0, sizeof unclear), memset(&same, 0, sizeof same);
+    memset(&none, 0, sizeof none);
     static const char *const kinds[] = {"phases", "series"};
     for (int q = 0; q < 2; q++) {
         const struct table *d = table_by_key(t, k, kinds[q]);
@@ -171,24 +216,32 @@ struct table *compare_summary(struct table **t, int k)
                 continue;
             char name[160];
             const char *sn = se && se->s && strcmp(se->s, "(unnamed)") ? se->s : "";
-            snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?", sn[0] ? " " : "",
-                     sn);
+            char cut[96]; /* a long series name cut on a character, its hash kept */
+            fmt_label_cut(cut, sizeof cut, sn, 80);
+            snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?", cut[0] ? " " : "",
+                     cut);
+            compared++;
             if (!strcmp(v->s, "faster") || !strcmp(v->s, "slower")) {
+                changed++;
                 if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
                 struct change *c = &ch[nch++];
                 snprintf(c->name, sizeof c->name, "%s", name);
+                c->slower = !strcmp(v->s, "slower");
                 c->base = table_cell(d, r, "latency_p50_ns_base")->i;
                 c->new = table_cell(d, r, "latency_p50_ns_new")->i;
                 c->lat = c->base ? (double)c->new / (double)c->base : 1;
                 c->lo = 1 / table_cell(d, r, "speedup_hi")->d; /* latency band: 1 / speed-up */
                 c->hi = 1 / table_cell(d, r, "speedup_lo")->d;
             } else if (!strcmp(v->s, "no clear difference")) {
-                append(unclear, sizeof unclear, name);
+                append(&unclear, name);
             } else if (!strcmp(v->s, "the same within 1%")) {
-                append(same, sizeof same, name);
+                append(&same, name);
             } else if (q == 1 || !strstr(v->s, "pools")) {
-                snprintf(name + strlen(name), sizeof name - strlen(name), " (%s)", v->s + 12);
-                append(none, sizeof none, name); /* "no verdict: " left out */
+                static const char lead[] = "no verdict: ";
+                const char *why =
+                    strncmp(v->s, lead, sizeof lead - 1) ? v->s : v->s + sizeof lead - 1;
+                snprintf(name + strlen(name), sizeof name - strlen(name), " (%s)", why);
+                append(&none, name);
             }
         }
     }
@@ -202,13 +255,14 @@ struct table *compare_summary(struct table **t, int k)
         fmt_ns(dlt, sizeof dlt, (double)(c->new - c->base));
         snprintf(one, sizeof one,
                  "%.159s %s, latency %.2fx (95%%: %.2f-%.2fx), p50 %s -> %s (%s%s)", c->name,
-                 c->lat > 1 ? "slower" : "faster", c->lat, c->lo, c->hi, b, n,
+                 c->slower ? "slower" : "faster", c->lat, c->lo, c->hi, b, n,
                  c->new >= c->base ? "+" : "", dlt);
-        append(changes, sizeof changes, one);
+        size_t len = strlen(changes);
+        snprintf(changes + len, sizeof changes - len, "%s%s", len ? "; " : "", one);
     }
-    if (nch > 8)
+    if (changed > 8)
         snprintf(changes + strlen(changes), sizeof changes - strlen(changes),
-                 "; %d more in the tables below", nch - 8);
+                 "; %d more in the tables below", changed - 8);
     struct table *s = table_new("summary", "Summary: the changes the data supports");
     s->object = 1;
     table_col(s, "changes", "Changes", COL_TEXT);
@@ -218,9 +272,13 @@ struct table *compare_summary(struct table **t, int k)
     table_row(s);
     table_set_text(s, 0,
                    changes[0] ? changes
-                              : "none: no phase or series is faster or slower beyond its 95% band");
-    if (unclear[0]) table_set_text(s, 1, unclear);
-    if (same[0]) table_set_text(s, 2, same);
-    if (none[0]) table_set_text(s, 3, none);
+                   : compared ? "none: no phase or series is faster or slower by more than 1%"
+                                " beyond its 95% band"
+                              : "nothing to compare: no phase or series with iterations in both"
+                                " runs (the tables below list what each run alone has)");
+    const char *u = list_text(&unclear), *sm = list_text(&same), *nv = list_text(&none);
+    if (u) table_set_text(s, 1, u);
+    if (sm) table_set_text(s, 2, sm);
+    if (nv) table_set_text(s, 3, nv);
     return s;
 }

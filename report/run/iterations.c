@@ -432,7 +432,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
  * by more than 15% and by more than 4 times the spread (MAD) of each side. 1 and the two medians
  * when there is one. Catches a machine that changed speed in the middle of a phase, which a
  * bootstrap band over the pooled iterations would read as confident. */
-static int level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after)
+int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after)
 {
     if (n < 12) return 0;
     int64_t *buf = malloc(n * sizeof *buf);
@@ -648,7 +648,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                                                       !warm[k]};
         /* One series per phase: a shift between series is the program's doing, not a shift. */
         if (ph->nseries <= 1 &&
-            !level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
+            !iterations_level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
             ph->shift_before = ph->shift_after = 0;
         if (w) {
             /* The window of the warm-up iterations, and their extra kernels. */

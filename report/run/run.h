@@ -226,6 +226,9 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
  * name, however narrow; then faster (lo > 1), slower (hi < 1), else no clear difference. */
 enum verdict { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR };
 enum verdict iterations_verdict(double lo, double hi);
+/* A level shift in steady latencies (time order): 1 and the medians before and after it (a
+ * machine that changed speed mid-way: a band over them all would read confident), else 0. */
+int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after);
 /* The first of a and b whose steady iterations shift level (a slow stretch, a clock change), or
  * NULL: a comparison with it says so instead of a verdict. */
 const struct phase_info *phases_shifted(const struct phase_info *a, const struct phase_info *b);

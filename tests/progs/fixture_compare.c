@@ -18,7 +18,8 @@
  *   latency grad/off: two series, "iteration a" at FIXTURE_P50_US (100 by default) and
  *          "iteration b" at twice that, 40 iterations each, one after the other, each latency
  *          the p50 times a fixed pattern within 2% (no kernels); FIXTURE_RENAME=1 names the
- *          first "iteration a tf32=on" (a setting that renamed it).
+ *          first "iteration a tf32=on" (a setting that renamed it); FIXTURE_SHIFT=1 doubles
+ *          series a's latency from its 21st iteration (a machine that slowed mid-run).
  *
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
@@ -213,6 +214,7 @@ static int scenario_latency(void)
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < 40; i++) {
             uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
+            if (k == 0 && i >= 20 && getenv("FIXTURE_SHIFT")) dur *= 2; /* a, halfway: slower */
             uint64_t id = __atomic_fetch_add(&next_range, 1, __ATOMIC_RELAXED);
             const char *a = getenv("FIXTURE_RENAME") ? "iteration a tf32=on" : "iteration a";
             nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : a);
@@ -228,7 +230,8 @@ int main(int argc, char **argv)
 {
     const char *scenario = getenv("FIXTURE_SCENARIO");
     if (argc < 2 || !scenario) {
-        fprintf(stderr, "usage: FIXTURE_SCENARIO=base|new|other|latency fixture_compare OUTPUT.db\n");
+        fprintf(stderr,
+                "usage: FIXTURE_SCENARIO=base|new|other|latency fixture_compare OUTPUT.db\n");
         return 2;
     }
     struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
