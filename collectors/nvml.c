@@ -28,6 +28,7 @@
 #include "../profiler/process.h"
 #include "../profiler/config.h"
 #include "../profiler/futex.h"
+#include "../profiler/lifecycle.h"
 #include "../profiler/log.h"
 #include "../profiler/watch.h"
 #include "../profiler/writer.h"
@@ -302,29 +303,25 @@ static void nv_read(int i, int kind, struct ip_energy_reading *r)
 }
 
 /* ---- when NVML is loaded (the block at the top says why) ----------------------------------
- * A thread that wants NVML (our start, the Python bridge) asks, wakes the writer and waits for it:
- * the library is loaded and initialised on the writer thread, every signal blocked (threads NVML
- * starts inherit that mask), and the asking thread goes on to CUDA only once it is done. The
- * writer first takes the loader's lock once (a lookup, NV_PROBING): an asking thread inside a
- * dlopen (a start from a library's constructor) holds it, so the writer cannot begin; after
- * IP_NVML_PICKUP_MS stuck there the asker gives up (no GPU energy, said so) rather than wait for
- * a load that would come after its CUDA. A writer slow to come (a loaded machine) and a load
- * under way are waited for up to IP_NVML_WAIT_MS. */
+ * A thread that wants NVML (our start, the Python bridge) asks, wakes the writer and waits for it
+ * (at most IP_NVML_WAIT_MS): the library is loaded and initialised on the writer thread, every
+ * signal blocked (threads NVML starts inherit that mask), and the asking thread goes on to CUDA
+ * only once it is done. A start inside a dlopen (a library's constructor; the boot thread could
+ * not take the loader's lock) asks for nothing: the writer could not load a library until that
+ * dlopen returned, after which the program's CUDA may run. */
 enum {
     NV_NONE,
     NV_WANTED,    /* asked for, the writer not begun */
-    NV_PROBING,   /* the writer takes the loader's lock once (an asker inside a dlopen holds it) */
     NV_LOADING,   /* the writer is in nv_start */
     NV_READY,     /* loaded before CUDA: read the GPUs */
     NV_FAILED,    /* no NVML, or it refused (nv_why) */
     NV_TOO_LATE,  /* CUDA started first: never */
-    NV_MISSED,    /* the loader's lock held past IP_NVML_PICKUP_MS, or no writer: never */
+    NV_MISSED,    /* a start inside a dlopen, or no writer came: never */
     NV_ABANDONED, /* the asker stopped waiting during the load (IP_NVML_WAIT_MS) */
     NV_SLOW,      /* ... and the load ended after that: NVML is up but never read */
     NV_OFF,       /* INFPROF_NVML=off, or a forked child */
 };
-#define IP_NVML_PICKUP_MS 500
-#define IP_NVML_WAIT_MS   10000
+#define IP_NVML_WAIT_MS 10000
 static _Atomic uint32_t nv_state;
 static char nv_why[160]; /* nv_start's words, published with NV_READY or NV_FAILED */
 
@@ -362,10 +359,6 @@ static void nv_publish(uint32_t state)
 static void nv_load_here(void)
 {
     uint32_t expect = NV_WANTED;
-    if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_PROBING)) return;
-    ip_futex_wake(&nv_state);
-    dlsym(RTLD_DEFAULT, "infprof_nvml_probe"); /* waits while an asker holds the loader's lock */
-    expect = NV_PROBING;
     if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_LOADING)) return;
     if (nv_cuda_began()) {
         nv_publish(NV_TOO_LATE);
@@ -390,26 +383,18 @@ static void nv_load_request(void)
     }
     if (!atomic_compare_exchange_strong(&nv_state, &expect, NV_WANTED)) return;
     ip_writer_wake(); /* brings back a writer that left for a fork (Python 3.12+) */
-    uint64_t asked = ip_clock_now(), probing = 0;
+    uint64_t asked = ip_clock_now();
     for (;;) {
         uint32_t st = atomic_load(&nv_state);
-        if (st != NV_WANTED && st != NV_PROBING && st != NV_LOADING) return;
-        uint64_t now = ip_clock_now(), waited = now - asked;
-        if (st == NV_PROBING && !probing) probing = now;
-        /* Stuck on the loader's lock (this thread inside a dlopen holds it), or no writer came
-         * at all (gone, parked): never, from now on. A writer merely slow to come (a loaded
-         * machine) is waited for as long as a load. */
-        if ((st == NV_PROBING && now - probing >= IP_NVML_PICKUP_MS * 1000000ull) ||
-            (st == NV_WANTED && waited >= IP_NVML_WAIT_MS * 1000000ull)) {
+        if (st != NV_WANTED && st != NV_LOADING) return;
+        if (ip_clock_now() - asked >= IP_NVML_WAIT_MS * 1000000ull) {
+            /* No writer came (gone, parked), or NVML's start hangs or crawls: the program goes
+             * on, and NVML is never read. */
             expect = st;
-            if (atomic_compare_exchange_strong(&nv_state, &expect, NV_MISSED)) return;
+            if (atomic_compare_exchange_strong(&nv_state, &expect,
+                                               st == NV_WANTED ? NV_MISSED : NV_ABANDONED))
+                return;
             continue;
-        }
-        if (st == NV_LOADING && waited >= IP_NVML_WAIT_MS * 1000000ull) {
-            /* NVML's start hangs or crawls: the program goes on, and NVML is never read. */
-            expect = NV_LOADING;
-            atomic_compare_exchange_strong(&nv_state, &expect, NV_ABANDONED);
-            return;
         }
         ip_futex_wait(&nv_state, st, 20);
     }
@@ -477,8 +462,8 @@ static void gpu_not_read(uint32_t state, char *why, size_t n)
         break;
     case NV_MISSED:
         snprintf(why, n,
-                 "not read: our thread could not begin NVML's load before CUDA (a start inside"
-                 " a library's load holds the loader's lock: docs/energy.md)");
+                 "not read: NVML could not be loaded before CUDA (infprof started inside a"
+                 " library's load, or its writer thread did not come: docs/energy.md)");
         break;
     case NV_ABANDONED:
     case NV_SLOW:
@@ -499,7 +484,7 @@ static int gpu_settle(char *why, size_t n)
     uint32_t expect = NV_NONE;
     atomic_compare_exchange_strong(&nv_state, &expect, NV_TOO_LATE);
     uint32_t state = atomic_load(&nv_state);
-    if (state == NV_WANTED || state == NV_PROBING || state == NV_LOADING) return 0;
+    if (state == NV_WANTED || state == NV_LOADING) return 0;
     if (state != NV_READY) {
         gpu_not_read(state, why, n);
         return 1;
@@ -516,8 +501,7 @@ static void gpu_unused(char *why, size_t n)
     uint32_t state = atomic_load(&nv_state);
     if (state == NV_READY)
         snprintf(why, n, "%s; the process used no GPU", nv_why);
-    else if (state == NV_NONE || state == NV_TOO_LATE || state == NV_WANTED ||
-             state == NV_PROBING || state == NV_LOADING)
+    else if (state == NV_NONE || state == NV_TOO_LATE || state == NV_WANTED || state == NV_LOADING)
         snprintf(why, n, "not loaded: the process used no GPU");
     else
         gpu_not_read(state, why, n);
@@ -606,6 +590,8 @@ static void energy_start(void)
     int when = ip_cfg_int(IP_CFG_NVML); /* auto, start, off */
     if (when == 2)
         atomic_store(&nv_state, NV_OFF);
+    else if (ip_lifecycle_started_in_loader())
+        atomic_store(&nv_state, NV_MISSED); /* the block above nv_state says why */
     else if (when == 1 || nv_cuda_libs_loaded())
         nv_load_request();
     else

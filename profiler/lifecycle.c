@@ -255,7 +255,13 @@ static int life_limits_forbid(void)
  * The constructor runs on the program's main thread, whose stack may be tiny (`ulimit -s 16`)
  * and where a file-size limit's SIGXFSZ would kill the program: the start runs on a short-lived
  * thread with a stack of its own and every signal blocked, while the constructor waits. */
-static int life_checked; /* configuration and limits read by ip_lifecycle_start_aside */
+static int life_checked;   /* configuration and limits read by ip_lifecycle_start_aside */
+static int life_in_loader; /* the start ran inside a dlopen (lifecycle.h) */
+
+int ip_lifecycle_started_in_loader(void)
+{
+    return life_in_loader;
+}
 
 /* The boot thread's progress: it first takes the loader's lock once (a lookup). A constructor
  * run inside a dlopen (a library's NVTX loading us by path) holds that lock: the boot thread
@@ -305,8 +311,10 @@ int ip_lifecycle_start_aside(const struct ip_start_opts *opts)
     while (atomic_load(&life_boot.phase) == BOOT_PROBING && ip_clock_now() < deadline)
         ip_futex_wait(&life_boot.phase, BOOT_PROBING, 10);
     uint32_t expect = BOOT_PROBING;
-    if (atomic_compare_exchange_strong(&life_boot.phase, &expect, BOOT_ABANDONED))
+    if (atomic_compare_exchange_strong(&life_boot.phase, &expect, BOOT_ABANDONED)) {
+        life_in_loader = 1; /* this thread holds the loader's lock: no thread of ours can load */
         return ip_lifecycle_start(opts);
+    }
     while (atomic_load(&life_boot.phase) != BOOT_DONE)
         ip_futex_wait(&life_boot.phase, BOOT_RUNNING, 100);
     return life_boot.rc;

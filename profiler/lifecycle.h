@@ -26,6 +26,9 @@ int ip_lifecycle_start(const struct ip_start_opts *opts);
  * thread (rlimits.h), then the start on a short-lived thread of ours (its own stack, every
  * signal blocked), joined before returning. */
 int ip_lifecycle_start_aside(const struct ip_start_opts *opts);
+/* 1 when the start ran on a thread inside a dlopen (the boot thread could not take the loader's
+ * lock): until that dlopen returns, no thread of ours can load a library (NVML: nvml.c). */
+int ip_lifecycle_started_in_loader(void);
 /* The program's main is about to run (preload.c): tell the collectors. */
 void ip_lifecycle_main_begins(void);
 /* Finish once: stop collectors (unless from_signal), write the last events, close. */
