@@ -42,8 +42,14 @@ size_t ip_label_cut(char *out, size_t n, const char *s, size_t len)
     uint32_t h = 2166136261u; /* FNV-1a of the whole text */
     for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
     static const char tail[] = "...~", hex[] = "0123456789abcdef";
+    if (n < 16) { /* no room for the hash: a plain cut on a character */
+        size_t keep = ip_utf8_cut(s, len, n - 1);
+        memcpy(out, s, keep);
+        out[keep] = 0;
+        return keep;
+    }
     size_t room = n - 1 - (sizeof tail - 1) - 6;
-    size_t keep = n > 16 ? ip_utf8_cut(s, len, room) : 0;
+    size_t keep = ip_utf8_cut(s, len, room);
     memcpy(out, s, keep);
     memcpy(out + keep, tail, sizeof tail - 1);
     size_t o = keep + sizeof tail - 1;
