@@ -27,6 +27,19 @@ class PythonProgram(TorchCase):
         self.assertEqual(traced.rc, 0, traced.err)
         return traced
 
+    def run_script(self, name, code):
+        """A Python program of the test's own, without the library and then with it (output
+        NAME.db): the report of the second as JSON, once it printed what the first did."""
+        script = os.path.join(self.dir, name + ".py")
+        with open(script, "w") as f:
+            f.write(code)
+        plain = self.run_prog([PYTHON, script], preload=False)
+        if b"No module named 'torch'" in plain.err:
+            self.skipTest("python3 has no torch")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT=name + ".db")
+        self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
+        return self.report_json(r.db(name + ".db"))
+
     def test_phases_memory_and_iteration_hint(self):
         traced = self.run_sample("--iters", "3", "--warmup", "1", INFPROF_PYTHON="0")
         self.assertEqual([x["phase"] for x in refs(traced.out)], CPU_PHASES)
@@ -80,9 +93,7 @@ class PythonProgram(TorchCase):
         # Two marks of 300 bytes that differ only in their last character, in two-byte
         # characters: each series keeps a name of its own, cut on a character (once cut at 255
         # bytes: half a character, and the two merged into one name).
-        script = os.path.join(self.dir, "long_marks.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
+        report = self.run_script("long", "import torch\n"
                     "x = torch.ones(16, 16)\n"
                     "with torch.inference_mode():\n"
                     "    for end in 'AB':\n"
@@ -90,12 +101,7 @@ class PythonProgram(TorchCase):
                     "            with torch.autograd.profiler.record_function("
                     "'iteration ' + '\u00e9' * 149 + end):\n"
                     "                y = x @ x\n")
-        plain = self.run_prog([PYTHON, script], preload=False)
-        if b"No module named 'torch'" in plain.err:
-            self.skipTest("python3 has no torch")
-        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="long.db")
-        self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
-        names = [x["series"] for x in self.report_json(r.db("long.db"))["series"]]
+        names = [x["series"] for x in report["series"]]
         self.assertEqual(len(names), 2, names)
         self.assertNotEqual(names[0], names[1])
         for name in names:
@@ -108,9 +114,7 @@ class PythonProgram(TorchCase):
         # 30 forwards of model.train() under no_grad on a CPU (dropout and batch-norm in training
         # mode), then 30 after model.eval(): no GPU kernel says so, the module hooks do (the
         # series "Net train()"), and the advice names it; the eval() series is not flagged.
-        script = os.path.join(self.dir, "train_mode.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
+        report = self.run_script("train", "import torch\n"
                     "class Net(torch.nn.Module):\n"
                     "    def __init__(self):\n"
                     "        super().__init__()\n"
@@ -126,12 +130,6 @@ class PythonProgram(TorchCase):
                     "    model.eval()\n"
                     "    for i in range(30):\n"
                     "        model(x)\n")
-        plain = self.run_prog([PYTHON, script], preload=False)
-        if b"No module named 'torch'" in plain.err:
-            self.skipTest("python3 has no torch")
-        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="train.db")
-        self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
-        report = self.report_json(r.db("train.db"))
         self.assertEqual(sorted((x["series"], x["steady_iterations"] + x["warmup_iterations"])
                                 for x in report["series"]), [("Net", 30), ("Net train()", 30)])
         fired = [a for a in report["advice"] if a["rule"] == "train_mode_in_inference"]
@@ -143,9 +141,7 @@ class PythonProgram(TorchCase):
         # Two models, each in no_grad then in inference_mode: every phase pools two series, so
         # no phase p50 is a configuration's; the inference_mode line compares none (it quoted
         # pooled ratios) and the Fastest phase line ranks none.
-        script = os.path.join(self.dir, "pooled.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
+        report = self.run_script("pooled", "import torch\n"
                     "small, big = torch.nn.Linear(64, 64), torch.nn.Linear(64, 2048)\n"
                     "x = torch.randn(32, 64)\n"
                     "for mode in (torch.no_grad, torch.inference_mode):\n"
@@ -153,12 +149,7 @@ class PythonProgram(TorchCase):
                     "        for i in range(20):\n"
                     "            small(x)\n"
                     "            big(x)\n")
-        plain = self.run_prog([PYTHON, script], preload=False)
-        if b"No module named 'torch'" in plain.err:
-            self.skipTest("python3 has no torch")
-        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="pooled.db")
-        self.assertEqual(r.rc, 0, r.err)
-        summary = self.report_json(r.db("pooled.db"))["summary"]
+        summary = report["summary"]
         self.assertEqual(summary["inference_vs_no_grad"],
                          "autocast off: not compared, inference_mode pools 2 series (the Series"
                          " table has each)")
