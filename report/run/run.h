@@ -174,8 +174,18 @@ const char *run_lost_key(int which);
 /* What the run model computes on first use, once (energy.c's readings): held behind a pointer
  * so that readers of a const run model fill it. */
 struct energy_run;
-struct run_lazy {
-    struct energy_run *energy; /* NULL: not loaded yet */
+struct cuda_run;
+struct cudnn_run;
+struct kernels_run;
+struct nvtx_run;
+struct runinfo;
+struct run_lazy {                /* each NULL until first use */
+    struct energy_run *energy;   /* energy.c */
+    struct cuda_run *cuda;       /* cuda.c: copies, memsets, memory operations, API calls */
+    struct cudnn_run *cudnn;     /* cudnn.c: cuDNN calls, plans, findings */
+    struct kernels_run *kernels; /* kernels.c: kernel names per phase */
+    struct nvtx_run *nvtx;       /* nvtx.c: NVTX ranges and their GPU time */
+    struct runinfo *info;        /* runinfo.c: the run header's facts */
 };
 
 struct run_phases {
