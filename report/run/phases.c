@@ -48,14 +48,20 @@ static void load_spans(sqlite3 *db, struct run_phases *p, int64_t duration)
     /* Start, end and wall time: the union of each phase's spans (threads may overlap). */
     struct interval *iv = NULL;
     size_t cap = 0;
+    int cuda_ac = db_has_column(db, "phase_spans", "cuda_autocast");
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
-        st = db_prepare(db, "SELECT start, coalesce(end, ?) FROM phase_spans WHERE phase = ?");
+        st = db_prepare(db, cuda_ac ? "SELECT start, coalesce(end, ?), cuda_autocast FROM"
+                                      " phase_spans WHERE phase = ?"
+                                    : "SELECT start, coalesce(end, ?), 0 FROM phase_spans"
+                                      " WHERE phase = ?");
         sqlite3_bind_int64(st, 1, duration);
         sqlite3_bind_int(st, 2, ph->id);
         size_t n = 0;
-        while (db_step(st))
+        while (db_step(st)) {
             push_interval(&iv, &n, &cap, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+            ph->cuda_autocast |= sqlite3_column_int(st, 2) != 0;
+        }
         sqlite3_finalize(st);
         ph->wall = union_length(iv, n);
         ph->start = n ? iv[0].start : 0;

@@ -36,6 +36,7 @@ struct run_devices {
 struct phase_info {
     int id;
     char grad_mode[16], autocast[8], label[64];
+    int cuda_autocast; /* autocast was on for CUDA in one of its spans (not the CPU's alone) */
     int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
     int has_kernels, has_memory, has_reserved, has_iterations;
     int64_t kernels, gpu_time;

@@ -5,14 +5,13 @@
  */
 #include "advice.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 static void rule_autocast(const struct advice_ctx *c, const struct phase_info *ph,
                           struct advice_list *l)
 {
-    sqlite3 *db = c->db;
+    (void)c;
     if (!strcmp(ph->autocast, "off")) return;
     int64_t by[PREC_COUNT] = {0}, known = 0;
     for (int prec = 0; prec < PREC_COUNT; prec++)
@@ -23,10 +22,7 @@ static void rule_autocast(const struct advice_ctx *c, const struct phase_info *p
     if (!known || fp32 * 100 <= FP32_PCT_MIN * known) return;
     struct advice *a = advice_add(l, "autocast_fp32_compute", ph);
     if (!a) return;
-    sqlite3_stmt *st = db_prepare(db, "SELECT max(cuda_autocast) FROM phase_spans WHERE phase = ?");
-    sqlite3_bind_int(st, 1, ph->id);
-    int cuda = db_step(st) && sqlite3_column_int(st, 0) != 0;
-    sqlite3_finalize(st);
+    int cuda = ph->cuda_autocast;
     char s[32], b1[32], b2[32];
     phase_short_label(ph, s, sizeof s);
     snprintf(a->finding, sizeof a->finding,

@@ -4,21 +4,20 @@
  * Ranked first on the first screen: every other answer rests on the data.
  */
 #include "advice.h"
-#include "sections.h"
+#include "../run/runinfo.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* "now 2" when the run set the variable (meta config.NAME), else "default 16". */
-static const char *setting(sqlite3 *db, const char *name, const char *fallback, char *out, size_t n)
+static const char *setting(const struct runinfo *r, const char *name, const char *fallback,
+                           char *out, size_t n)
 {
     char key[64];
     snprintf(key, sizeof key, "config.%s", name);
-    char *v = db_meta_text(db, key);
+    const char *v = runinfo_text(r, key);
     snprintf(out, n, "%s %s", v ? "now" : "default", v ? v : fallback);
-    free(v);
     return out;
 }
 
@@ -26,7 +25,6 @@ static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph
                          struct advice_list *l)
 {
     (void)ph;
-    sqlite3 *db = c->db;
     const struct run_phases *p = c->p;
     static const struct {
         const char *key, *one, *many;
@@ -55,21 +53,20 @@ static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph
     }
     advice_append(a->finding, sizeof a->finding,
                   " so the figures of this report undercount the run.");
+    const struct runinfo *r = run_info(c->db, p);
     char s1[48], s2[48], s3[48];
     if (v[0]) {
-        char where[256];
-        drops_where(db, where, sizeof where);
-        if (where[0])
-            advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", where);
+        if (r->drops[0])
+            advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", r->drops);
         advice_append(a->try_, sizeof a->try_,
                       "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
-                      setting(db, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
+                      setting(r, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
     }
     if (v[1] || v[2])
         advice_append(a->try_, sizeof a->try_,
                       "raise INFPROF_CUPTI_BUFFERS (%s) or INFPROF_CUPTI_BUFFER_KB (%s); ",
-                      setting(db, "INFPROF_CUPTI_BUFFERS", "16", s2, sizeof s2),
-                      setting(db, "INFPROF_CUPTI_BUFFER_KB", "4096", s3, sizeof s3));
+                      setting(r, "INFPROF_CUPTI_BUFFERS", "16", s2, sizeof s2),
+                      setting(r, "INFPROF_CUPTI_BUFFER_KB", "4096", s3, sizeof s3));
     if (v[3])
         advice_append(a->try_, sizeof a->try_,
                       "run again (no setting recovers a buffer CUPTI could not read); ");

@@ -31,8 +31,6 @@ struct advice_list;
  * Advice section. */
 struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
                               const struct phase_info *base, const struct advice_list *advice);
-/* Where a run's dropped events were: "in grad/off 120, ...; up to 7 iterations touched", or "". */
-void drops_where(struct sqlite3 *db, char *out, size_t n);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
 int section_phases(const struct run_phases *p, const struct report_opts *o, struct table **out);
 /* The precision mix per phase: share of kernel time by compute type. */
