@@ -16,6 +16,7 @@
  * makes through an exported name while one of ours runs on the thread pass straight through
  * (counted as nested, not as calls).
  */
+#include "cudnn_config.h"
 #include "registry.h"
 #include "cudnn_internal.h"
 #include "cupti_internal.h"
@@ -491,8 +492,8 @@ IP_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
 
 static void cudnn_init(void)
 {
-    cudnn_enabled = (int)ip_cfg_int(IP_CFG_CUDNN);
-    cudnn_nvtx = (int)ip_cfg_int(IP_CFG_CUDNN_NVTX);
+    cudnn_enabled = (int)ip_cfg_group_int(&ip_cudnn_cfg, IP_CUDNN_CFG_ON);
+    cudnn_nvtx = (int)ip_cfg_group_int(&ip_cudnn_cfg, IP_CUDNN_CFG_NVTX);
     if (cudnn_enabled)
         ip_collector_status(IP_COLLECTOR_CUDNN, "on", "the program made no cuDNN call");
     else
@@ -509,8 +510,13 @@ static void cudnn_atfork_child(void)
     ip_cudnn_classify_atfork_child();
 }
 
+extern const char ip_schema_cudnn[]; /* collectors/cudnn.sql, embedded at build time */
+
 const struct ip_collector ip_collector_cudnn = {
     .name = "cudnn",
+    .title = "cuDNN",
+    .settings = &ip_cudnn_cfg,
+    .schema = ip_schema_cudnn,
     .init = cudnn_init,
     .atfork_child = cudnn_atfork_child,
     .prepare = ip_cudnn_ingest_prepare,

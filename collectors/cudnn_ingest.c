@@ -4,6 +4,7 @@
  * collector's counters and status go to the run metadata. The report joins calls to their
  * kernels itself (cudnn_calls.ext_id -> external_corr -> kernels).
  */
+#include "cudnn_config.h"
 #include "registry.h"
 #include "cudnn_internal.h"
 #include "../profiler/config.h"
@@ -110,7 +111,7 @@ void ip_cudnn_ingest_finish(struct ip_store *s)
     ip_store_meta_int(s, "cudnn_untracked", (int64_t)atomic_load(&k->table_full));
     ip_store_meta_int(s, "cudnn_unclassified_plans", (int64_t)atomic_load(&k->unclassified));
     ip_store_meta_int(s, "cudnn_missing_calls", (int64_t)missing);
-    if (!ip_cfg_int(IP_CFG_CUDNN) || (!cw.ncalls && !missing)) return;
+    if (!ip_cfg_group_int(&ip_cudnn_cfg, IP_CUDNN_CFG_ON) || (!cw.ncalls && !missing)) return;
     char why[160] = "";
     if (missing && first && first <= IP_CUDNN_FN_COUNT)
         snprintf(why, sizeof why,

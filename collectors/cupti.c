@@ -12,6 +12,7 @@
  * (cupti_pool.c); the writer turns them into rows (cupti_ingest.c). No lock of ours is ever held
  * across a CUPTI call.
  */
+#include "cupti_config.h"
 #include "registry.h"
 #include "cupti_internal.h"
 #include "../profiler/attrib.h"
@@ -189,7 +190,7 @@ static int cupti_enable_issue_calls(int records)
 
 static void *cupti_open_library(char *where, size_t n)
 {
-    const char *configured = ip_cfg_str(IP_CFG_CUPTI_PATH);
+    const char *configured = ip_cfg_group_str(&ip_cupti_cfg, IP_CUPTI_CFG_PATH);
     const char *cuda_home = getenv("CUDA_HOME");
     char home_path[PATH_MAX] = "";
     if (cuda_home)
@@ -324,13 +325,13 @@ static int cupti_enable(char *missing, size_t n)
     size_t o = 0;
     missing[0] = 0;
     for (size_t i = 0; i < sizeof cupti_kinds / sizeof cupti_kinds[0]; i++) {
-        if (cupti_kinds[i].api && !ip_cfg_int(IP_CFG_CUDA_API)) continue;
+        if (cupti_kinds[i].api && !ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_CUDA_API)) continue;
         if (CUPTI_CALL(ActivityEnable, cupti_kinds[i].kind) != CUPTI_SUCCESS && o + 32 < n)
             o += (size_t)snprintf(missing + o, n - o, "%s%s", o ? "," : "", cupti_kinds[i].name);
     }
     /* Attribution: API records of the issuing calls, where asked and this CUPTI can enable them
      * call by call (else the callbacks); after the kinds, which would override them. */
-    int records = ip_cfg_int(IP_CFG_ATTRIBUTION) == 1;
+    int records = ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ATTRIBUTION) == 1;
     if (records && (!ip_cupti.ActivityEnableRuntimeApi || !ip_cupti.ActivityEnableDriverApi)) {
         records = 0;
         ip_warn("INFPROF_ATTRIBUTION=records: this CUPTI cannot enable API records call by call;"
@@ -340,8 +341,8 @@ static int cupti_enable(char *missing, size_t n)
         atomic_store(&ip_cupti_by_records, 1);
         if (cupti_enable_issue_calls(1) == 0 && o + 32 < n)
             o += (size_t)snprintf(missing + o, n - o, "%sissue API records", o ? "," : "");
-    } else if (ip_cfg_int(IP_CFG_CUPTI_CALLBACKS) && cupti_enable_issue_calls(0) == 0 &&
-               o + 32 < n) {
+    } else if (ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_CALLBACKS) &&
+               cupti_enable_issue_calls(0) == 0 && o + 32 < n) {
         o += (size_t)snprintf(missing + o, n - o, "%sissue callbacks", o ? "," : "");
     }
     return 0;
@@ -360,7 +361,8 @@ static int cupti_start_injected(void)
 {
     if (atomic_exchange(&cupti_injected, 1)) return atomic_load(&cupti_active) ? 0 : -1;
     /* Passive (INFPROF_CUPTI=0, another tool's injection): whoever calls us, CUPTI is not ours. */
-    if (!ip_recording() || !ip_cfg_int(IP_CFG_CUPTI) || !cupti_chosen) return -1;
+    if (!ip_recording() || !ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ON) || !cupti_chosen)
+        return -1;
     char where[PATH_MAX];
     void *h = cupti_open_library(where, sizeof where);
     if (!h || cupti_resolve(h) != 0) {
@@ -370,8 +372,8 @@ static int cupti_start_injected(void)
     }
     if (ip_cupti.GetVersion) CUPTI_CALL(GetVersion, &ip_cupti_facts.cupti_version);
     if (cupti_subscribe() != 0) return -1;
-    if (ip_cupti_pool_init((size_t)ip_cfg_int(IP_CFG_CUPTI_BUFFER_KB) * 1024,
-                           (uint32_t)ip_cfg_int(IP_CFG_CUPTI_BUFFERS)) != 0) {
+    if (ip_cupti_pool_init((size_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_BUFFER_KB) * 1024,
+                           (uint32_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_BUFFERS)) != 0) {
         ip_collector_status(IP_COLLECTOR_CUPTI, "off", "cannot allocate the buffer pool");
         CUPTI_CALL(Unsubscribe, cupti_subscriber);
         return -1;
@@ -397,8 +399,9 @@ static int cupti_start_injected(void)
         CUPTI_CALL(Unsubscribe, cupti_subscriber);
         return -1;
     }
-    if (ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS))
-        CUPTI_CALL(ActivityFlushPeriod, (uint32_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS));
+    if (ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_FLUSH_MS))
+        CUPTI_CALL(ActivityFlushPeriod,
+                   (uint32_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_FLUSH_MS));
     char missing[256];
     if (cupti_enable(missing, sizeof missing) != 0) {
         cupti_abandon();
@@ -472,12 +475,12 @@ static void cupti_gather_facts(void)
 
 static void cupti_init(void)
 {
-    if (!ip_cfg_int(IP_CFG_CUPTI)) {
+    if (!ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ON)) {
         ip_collector_status(IP_COLLECTOR_CUPTI, "passive", "INFPROF_CUPTI=0");
         return;
     }
     /* Before any hook runs: every change of a thread's state is then in the writer's history. */
-    ip_attrib_by_time = ip_cfg_int(IP_CFG_ATTRIBUTION) == 1;
+    ip_attrib_by_time = ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ATTRIBUTION) == 1;
     if (ip_lifecycle_library_path(cupti_self_path, sizeof cupti_self_path) != 0) {
         /* Linked into a program (tests, benchmarks): CUPTI is driven by the replay path. */
         cupti_self_path[0] = 0;
@@ -558,8 +561,13 @@ static void cupti_atfork_child(void)
     ip_cupti_pool_atfork_child();
 }
 
+extern const char ip_schema_cupti[]; /* collectors/cupti.sql, embedded at build time */
+
 const struct ip_collector ip_collector_cupti = {
     .name = "cupti",
+    .title = "CUPTI",
+    .settings = &ip_cupti_cfg,
+    .schema = ip_schema_cupti,
     .init = cupti_init,
     .stop = cupti_collector_stop,
     .atfork_child = cupti_atfork_child,

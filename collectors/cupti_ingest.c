@@ -18,6 +18,7 @@
  *
  * Aggregates (summaries, graph launches, devices) live in cupti_summary.c.
  */
+#include "cupti_config.h"
 #include "registry.h"
 #include "cupti_internal.h"
 #include "../profiler/watch.h"
@@ -514,7 +515,8 @@ void ip_cupti_ingest_prepare(struct ip_store *s)
 {
     ingest_reset();
     ci.attr = calloc(ATTR_SIZE, sizeof *ci.attr);
-    ci.api_rows = ip_cfg_int(IP_CFG_CUDA_API) || ip_cfg_int(IP_CFG_ATTRIBUTION) != 1;
+    ci.api_rows = ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_CUDA_API) ||
+                  ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ATTRIBUTION) != 1;
     ci.kernels = ip_batch_open(s, "kernel_rows", 7);
     ci.memcpy = ip_batch_open(s, "memcpy", 14);
     ci.memset = ip_batch_open(s, "memset", 12);

@@ -7,6 +7,7 @@
  * (then it is read unattributed, counted). Order is kept: once one record waits, those after it
  * wait behind it, so the GPU busy time still sees records nearly in time order.
  */
+#include "cupti_config.h"
 #include "cupti_internal.h"
 #include "cupti_layout.h"
 #include "../profiler/clock.h"
@@ -87,7 +88,7 @@ static void park_pop(int expired)
 /* How long a work record waits for its call: a few of CUPTI's flush periods. */
 static uint64_t wait_ns(void)
 {
-    uint64_t ms = (uint64_t)ip_cfg_int(IP_CFG_CUPTI_FLUSH_MS);
+    uint64_t ms = (uint64_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_FLUSH_MS);
     ms = ms ? 4 * ms : 10000;
     return (ms < 2000 ? 2000 : ms) * 1000000ull;
 }

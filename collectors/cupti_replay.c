@@ -3,6 +3,7 @@
  * replaced by readers of the synthetic layout (cupti_layout.h); buffers go through the real
  * buffer callbacks and pool.
  */
+#include "cupti_config.h"
 #include "replay.h"
 #include "registry.h"
 #include "cupti_internal.h"
@@ -24,13 +25,14 @@ static CUptiResult replay_dropped_records(CUcontext ctx, uint32_t stream, size_t
 
 int ip_replay_begin(void)
 {
-    if (ip_cupti_pool_init((size_t)ip_cfg_int(IP_CFG_CUPTI_BUFFER_KB) * 1024,
-                           (uint32_t)ip_cfg_int(IP_CFG_CUPTI_BUFFERS)) != 0)
+    if (ip_cupti_pool_init((size_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_BUFFER_KB) * 1024,
+                           (uint32_t)ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_BUFFERS)) != 0)
         return -1;
     ip_cupti.ActivityGetNextRecord = ip_cupti_layout_next;
     ip_cupti.ActivityGetNumDroppedRecords = replay_dropped_records;
     ip_cupti_clock_offset = 0;
-    atomic_store(&ip_cupti_by_records, ip_cfg_int(IP_CFG_ATTRIBUTION) == 1);
+    atomic_store(&ip_cupti_by_records,
+                 ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ATTRIBUTION) == 1);
     ip_collector_status(IP_COLLECTOR_CUPTI, "on", "replay of synthetic records");
     return 0;
 }

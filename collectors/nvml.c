@@ -21,6 +21,7 @@
  * Failure is never the program's: without NVML, without an energy counter, without permission
  * or on a MIG GPU, the reason goes to the run header (collector.energy, energy.gpu).
  */
+#include "nvml_config.h"
 #include "registry.h"
 #include "nvml_api.h"
 #include "nvml_internal.h"
@@ -140,7 +141,7 @@ static const char *nv_hint(nvmlReturn_t rc)
 
 static void *nv_open(char *why, size_t n)
 {
-    const char *configured = ip_cfg_str(IP_CFG_NVML_PATH);
+    const char *configured = ip_cfg_group_str(&ip_nvml_cfg, IP_NVML_CFG_PATH);
     const char *path = configured && *configured ? configured : "libnvidia-ml.so.1";
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -514,7 +515,8 @@ static void sampler_status(const char *gpu_why, const char *cpu_why)
     /* "on" where something is read: a GPU the process used, or the CPU. */
     int on = (es.gpu_settled && nv_ready() && es.ngpu) || es.cpu_ok;
     ip_collector_status(IP_COLLECTOR_ENERGY, on ? "on" : "off", "every %lld ms; GPU: %s; CPU: %s",
-                        (long long)ip_cfg_int(IP_CFG_ENERGY_MS), gpu_why, cpu_why);
+                        (long long)ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_ENERGY_MS), gpu_why,
+                        cpu_why);
 }
 
 /* The writer thread calls this at every wake (collector.h, tick): the sampler has no thread of its
@@ -577,17 +579,18 @@ static void energy_start(void)
 {
     memset(&es, 0, sizeof es);
     for (int k = 0; k < 64; k++) es.cuda_map[k] = -1;
-    if (ip_cfg_int(IP_CFG_ENERGY_MS) == 0) {
+    if (ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_ENERGY_MS) == 0) {
         ip_collector_status(IP_COLLECTOR_ENERGY, "off", "INFPROF_ENERGY_MS=0");
         return;
     }
-    es.period = (uint64_t)ip_cfg_int(IP_CFG_ENERGY_MS) * 1000000ull;
+    es.period = (uint64_t)ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_ENERGY_MS) * 1000000ull;
     /* The CPU's files now, before the program runs (nvml_cpu.c). */
-    es.cpu_ok = ip_energy_cpu_open(ip_cfg_str(IP_CFG_ENERGY_SYSFS), es.cpu_why, sizeof es.cpu_why);
+    es.cpu_ok = ip_energy_cpu_open(ip_cfg_group_str(&ip_nvml_cfg, IP_NVML_CFG_SYSFS), es.cpu_why,
+                                   sizeof es.cpu_why);
     atomic_store(&es.running, 1);
     ip_writer_wake(); /* the first reading, now */
     /* NVML before the program runs, where it will use CUDA (the block at the top). */
-    int when = ip_cfg_int(IP_CFG_NVML); /* auto, start, off */
+    int when = ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_NVML); /* auto, start, off */
     if (when == 2)
         atomic_store(&nv_state, NV_OFF);
     else if (ip_lifecycle_started_in_loader())
@@ -637,8 +640,13 @@ void ip_energy_facts(struct ip_energy_facts *f)
     *f = es.facts;
 }
 
+extern const char ip_schema_nvml[]; /* collectors/nvml.sql, embedded at build time */
+
 const struct ip_collector ip_collector_energy = {
     .name = "energy",
+    .title = "Energy",
+    .settings = &ip_nvml_cfg,
+    .schema = ip_schema_nvml,
     .start = energy_start,
     .stop = energy_stop,
     .tick = energy_tick,

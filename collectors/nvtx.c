@@ -10,6 +10,7 @@
  * Our own NVTX calls (the phase ranges in domain "infprof", cuDNN ranges) run inside a hook,
  * so the re-entrancy guard keeps them out of the capture while they still reach the chained tool.
  */
+#include "nvtx_config.h"
 #include "registry.h"
 #include "nvtx_internal.h"
 #include "../profiler/label.h"
@@ -425,7 +426,7 @@ IP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
         else
             ip_info("NVTX: cannot chain to %s", nvtx_next_path);
     }
-    if (!ip_cfg_int(IP_CFG_NVTX) || !cb) return 1;
+    if (!ip_cfg_group_int(&ip_nvtx_cfg, IP_NVTX_CFG_ON) || !cb) return 1;
     if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n)) {
         NvtxFunctionPointer *x = next_core, *st = stub_core;
         WRAP(t, n, NVTX_CBID_CORE_MarkEx, x, st, w_MarkEx);
@@ -471,11 +472,11 @@ static void nvtx_init(void)
     } else if (inherited && *inherited) {
         snprintf(nvtx_next_path, sizeof nvtx_next_path, "%s", inherited);
     }
-    if (!ip_cfg_int(IP_CFG_NVTX) && !ip_cfg_int(IP_CFG_NVTX_EMIT)) {
+    if (!ip_cfg_group_int(&ip_nvtx_cfg, IP_NVTX_CFG_ON) && !ip_cfg_int(IP_CFG_NVTX_EMIT)) {
         ip_collector_status(IP_COLLECTOR_NVTX, "off", "INFPROF_NVTX=0");
         return;
     }
-    if (!ip_cfg_int(IP_CFG_NVTX)) {
+    if (!ip_cfg_group_int(&ip_nvtx_cfg, IP_NVTX_CFG_ON)) {
         /* Emitting only: leave the injection to whichever tool was set. */
         ip_collector_status(IP_COLLECTOR_NVTX, "off",
                             "INFPROF_NVTX=0 (phase ranges still"
@@ -486,8 +487,13 @@ static void nvtx_init(void)
     ip_collector_status(IP_COLLECTOR_NVTX, "on", "the program made no NVTX call");
 }
 
+extern const char ip_schema_nvtx[]; /* collectors/nvtx.sql, embedded at build time */
+
 const struct ip_collector ip_collector_nvtx = {
     .name = "nvtx",
+    .title = "NVTX",
+    .settings = &ip_nvtx_cfg,
+    .schema = ip_schema_nvtx,
     .init = nvtx_init,
     .prepare = ip_nvtx_ingest_prepare,
     .ingest = ip_nvtx_ingest,

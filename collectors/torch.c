@@ -16,6 +16,7 @@
  * Every hook forwards to the real function whatever happens here (torch_state.c finds it).
  * Before the pipeline runs, or with INFPROF_TORCH=0, hooks only forward.
  */
+#include "torch_config.h"
 #include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/clock.h"
@@ -236,12 +237,9 @@ void ip_torch_report_memory_2x(void *ptr, int64_t bytes, uint64_t allocated, uin
     if (fn) fn(ptr, bytes, allocated, reserved, dev);
 }
 
-static int env_flag(enum ip_cfg_id id)
+static int env_flag(const struct ip_cfg_group *g, int id)
 {
-    const char *v = getenv(ip_cfg_table[id].name);
-    int64_t n = 0;
-    if (!v || ip_cfg_parse(id, v, &n) != 0) ip_cfg_parse(id, ip_cfg_table[id].dflt, &n);
-    return n != 0;
+    return ip_cfg_entry_env(&g->entries[id]) != 0;
 }
 
 static int torch_cpu_memory(void)
@@ -251,10 +249,12 @@ static int torch_cpu_memory(void)
     int want;
     int state = atomic_load(&ip_state_v);
     if (state == IP_STATE_UNINIT) /* asked before our constructor ran: the environment decides */
-        want = env_flag(IP_CFG_ENABLE) && env_flag(IP_CFG_TORCH) && env_flag(IP_CFG_CPU_MEMORY) &&
-               !(getenv("INFPROF_SESSION") && !env_flag(IP_CFG_FOLLOW_EXEC));
+        want = env_flag(&ip_cfg_core, IP_CFG_ENABLE) && env_flag(&ip_torch_cfg, IP_TORCH_CFG_ON) &&
+               env_flag(&ip_torch_cfg, IP_TORCH_CFG_CPU_MEMORY) &&
+               !(getenv("INFPROF_SESSION") && !env_flag(&ip_cfg_core, IP_CFG_FOLLOW_EXEC));
     else
-        want = state != IP_STATE_OFF && ip_cfg_int(IP_CFG_TORCH) && ip_cfg_int(IP_CFG_CPU_MEMORY);
+        want = state != IP_STATE_OFF && ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_ON) &&
+               ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_CPU_MEMORY);
     int expect = -1;
     atomic_compare_exchange_strong(&cpu_memory, &expect, want);
     v = atomic_load(&cpu_memory);
@@ -321,7 +321,7 @@ METHOD_CALL(ip_torch_aoti_runner_boxed, AOTI_RUNNER_BOXED, IP_TORCH_SEEN_AOTI, 4
 
 static void torch_init(void)
 {
-    if (!ip_cfg_int(IP_CFG_TORCH)) {
+    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_ON)) {
         ip_collector_status(IP_COLLECTOR_TORCH, "off", "INFPROF_TORCH=0");
         return;
     }
@@ -332,7 +332,7 @@ static void torch_init(void)
 
 static void torch_start(void)
 {
-    if (!ip_cfg_int(IP_CFG_TORCH)) return;
+    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_ON)) return;
     ip_torch_seen(IP_TORCH_ON);
     ip_torch_resolve();
 }
@@ -340,7 +340,7 @@ static void torch_start(void)
 /* A program linked to libtorch: its user scopes are seen from main's first line. */
 static void torch_main_begins(void)
 {
-    if (ip_cfg_int(IP_CFG_TORCH) && ip_torch_ready(1)) ip_torch_scope_arm();
+    if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_ON) && ip_torch_ready(1)) ip_torch_scope_arm();
 }
 
 static void torch_stop(void)
@@ -359,8 +359,13 @@ static void torch_atfork_child(void)
     ip_phase_set(grad, cuda, cpu);
 }
 
+extern const char ip_schema_torch[]; /* collectors/torch.sql, embedded at build time */
+
 const struct ip_collector ip_collector_torch = {
     .name = "torch",
+    .title = "libtorch hooks",
+    .settings = &ip_torch_cfg,
+    .schema = ip_schema_torch,
     .init = torch_init,
     .start = torch_start,
     .main_begins = torch_main_begins,

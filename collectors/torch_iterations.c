@@ -28,6 +28,7 @@
  * callback returns std::unique_ptr<ObserverContext>, which has a destructor, so it comes back
  * through a hidden pointer: written null (no context).
  */
+#include "torch_config.h"
 #include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/label.h"
@@ -91,7 +92,8 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
     }
     if (c.depth == 2) {
         if (ip_torch_ready(1)) ip_torch_scope_arm();
-        if (ip_cfg_int(IP_CFG_POLL) && ip_torch_ready(1)) ip_torch_poll(IP_POLL_SAFE);
+        if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_POLL) && ip_torch_ready(1))
+            ip_torch_poll(IP_POLL_SAFE);
         c.iter = ip_torch_iter_open(&c.start, &c.nvtx);
     }
     ip_hook_leave();
@@ -209,7 +211,8 @@ static void **script_start(void **ret, const void *rf)
     if (ip_self.jit_depth || setup_depth || !ip_recording() || !ip_hook_enter()) return ret;
     const char *name = rf_name(rf);
     if (name && !strcmp(name, "forward") && scopes.n < SCOPE_MAX) {
-        if (ip_torch_ready(0) && ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
+        if (ip_torch_ready(0) && ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_POLL))
+            ip_torch_poll(IP_POLL_SAFE);
         ip_self.jit_depth = 1;
         scope_open(rf, 1, 0);
     }
@@ -246,7 +249,7 @@ void ip_torch_scope_arm(void)
     if (atomic_load_explicit(&armed, memory_order_relaxed) || !ip_process_in_main()) return;
     if (atomic_exchange(&armed, 1)) return;
     ip_torch_ops_arm();
-    if (!ip_cfg_int(IP_CFG_RECORD_FUNCTION)) return;
+    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_RECORD_FUNCTION)) return;
     uint64_t (*add)(struct rf_callback) =
         (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);
     rf_name = (const char *(*)(const void *))ip_torch_symbol(SYM_NAME);

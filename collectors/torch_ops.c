@@ -12,6 +12,7 @@
  *
  * Writer side: one torch_operators row per call (schema 4).
  */
+#include "torch_config.h"
 #include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/label.h"
@@ -118,7 +119,7 @@ static void op_end(const void *rf, void *ctx)
 
 void ip_torch_ops_arm(void)
 {
-    if (!ip_cfg_int(IP_CFG_OPERATORS)) return;
+    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS)) return;
     uint64_t (*add)(struct rf_callback) =
         (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);
     op_name = (const char *(*)(const void *))ip_torch_symbol(SYM_NAME);
@@ -158,7 +159,7 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 
 void ip_torch_ops_finish(struct ip_store *s)
 {
-    if (ip_cfg_int(IP_CFG_OPERATORS)) {
+    if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS)) {
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());
     }

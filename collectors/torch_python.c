@@ -24,6 +24,7 @@
  *
  * Every entry fails open: before the pipeline runs, or with the torch collector off, it returns.
  */
+#include "torch_config.h"
 #include "registry.h"
 #include "torch_internal.h"
 #include "../profiler/clock.h"
@@ -114,7 +115,9 @@ static int python_flags_forbid(void)
 
 void ip_torch_python_init(void)
 {
-    if (!ip_cfg_int(IP_CFG_PYTHON) || !dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return;
+    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_PYTHON) ||
+        !dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
+        return;
     if (python_flags_forbid()) {
         atomic_store(&py_state, PY_FLAGS);
         return;
@@ -208,7 +211,7 @@ int infprof_py_begin(void)
         return 0;
     if (ip_torch_ready(1)) {
         ip_torch_scope_arm();
-        if (ip_cfg_int(IP_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
+        if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_POLL)) ip_torch_poll(IP_POLL_SAFE);
     }
     if (ip_self.jit_depth < UINT8_MAX) ip_self.jit_depth++; /* its TorchScript is inside it */
     uint32_t k = py.n++;

@@ -5,6 +5,7 @@
  * autocast state from the getters, polls them for the phase tracker, and closes the phase of a
  * thread that exits. Which API was found is left in ip_torch_found for the metadata.
  */
+#include "torch_config.h"
 #include "torch_state.h"
 #include "torch_symbols.h"
 #include "../profiler/config.h"
@@ -245,7 +246,7 @@ void ip_torch_resolve(void)
                        ? IP_TORCH_AUTOCAST_113
                        : 0));
     atomic_store(&ip_torch_getters_ready, 1);
-    if (ip_cfg_int(IP_CFG_POLL)) ip_phase_poller = ip_torch_poll;
+    if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_POLL)) ip_phase_poller = ip_torch_poll;
 out:
     pthread_mutex_unlock(&resolve_lock);
 }

@@ -15,9 +15,17 @@
 #include <stdint.h>
 
 struct ip_store;
+struct ip_cfg_group;
 
 struct ip_collector {
-    const char *name;
+    const char *name;  /* its metadata key: collector.<name> */
+    const char *title; /* the run header's name for it ("CUPTI", "libtorch hooks") */
+    /* Its settings (collectors/<name>_config.c): read at start, before init; written to the
+     * run's metadata; listed by `infprof info`. NULL: none. */
+    const struct ip_cfg_group *settings;
+    /* Its tables (collectors/<name>.sql, embedded at build time): created with the database,
+     * after the core's schema and before the views. NULL: none. */
+    const char *schema;
     /* Constructor time, after the configuration is read: set up what must exist before the
      * program runs (environment for injection). Never touches CUDA, libtorch or SQLite. */
     void (*init)(void);

@@ -1,6 +1,7 @@
 /*
- * config.h: the INFPROF_* settings, from one table (config.c) that the library reads at start
- * and `infprof info` prints. A bad value warns once, naming the variable and the fix, and the
+ * config.h: the INFPROF_* settings: the core's table (config.c) and the reader of every
+ * collector's own (collectors/<name>_config.c), which the library reads at start and `infprof
+ * info` prints. A bad value warns once, naming the variable and the fix, and the
  * default is used.
  */
 #ifndef INFPROF_CONFIG_H
@@ -20,30 +21,9 @@ enum ip_cfg_id {
     IP_CFG_FLUSH_MS,
     IP_CFG_FINISH_TIMEOUT_MS,
     IP_CFG_DISK_RESERVE_MB,
-    IP_CFG_CUPTI,
-    IP_CFG_CUPTI_PATH,
-    IP_CFG_CUPTI_BUFFER_KB,
-    IP_CFG_CUPTI_BUFFERS,
-    IP_CFG_CUPTI_FLUSH_MS,
-    IP_CFG_CUDA_API,
-    IP_CFG_CUPTI_CALLBACKS,
-    IP_CFG_ATTRIBUTION,
-    IP_CFG_TORCH,
-    IP_CFG_CPU_MEMORY,
-    IP_CFG_POLL,
     IP_CFG_ITERATION_RANGE,
-    IP_CFG_RECORD_FUNCTION,
     IP_CFG_BATCH,
-    IP_CFG_NVTX,
     IP_CFG_NVTX_EMIT,
-    IP_CFG_CUDNN,
-    IP_CFG_CUDNN_NVTX,
-    IP_CFG_OPERATORS,
-    IP_CFG_PYTHON,
-    IP_CFG_ENERGY_MS,
-    IP_CFG_NVML,
-    IP_CFG_NVML_PATH,
-    IP_CFG_ENERGY_SYSFS,
     IP_CFG_COUNT
 };
 
@@ -56,17 +36,45 @@ struct ip_cfg_entry {
     int64_t min, max;    /* IP_CFG_INT range */
     const char *choices; /* IP_CFG_ENUM: "a|b|c"; the value is the index */
     const char *doc;
+    const char *full; /* the value under INFPROF_MODE=full, unless set itself; NULL: the same */
 };
 
-extern const struct ip_cfg_entry ip_cfg_table[IP_CFG_COUNT];
+/* What a setting holds once read. */
+struct ip_cfg_value {
+    int64_t num;           /* BOOL, INT, ENUM (the choice's index) */
+    const char *text;      /* the text used: the environment's, or the default */
+    unsigned char present; /* given in the environment */
+};
 
-/* Reads every setting from the environment (warnings once per bad variable). */
+/* The settings of one owner: the core's (ip_cfg_core) or a collector's, which its descriptor
+ * hands to the core (collector.h) and which live in the collector's own files. */
+struct ip_cfg_group {
+    const char *owner; /* "core", or the collector's name */
+    const struct ip_cfg_entry *entries;
+    struct ip_cfg_value *values; /* n of each */
+    int n;
+};
+
+extern const struct ip_cfg_group ip_cfg_core;
+
+/* Reads the core's settings from the environment (warnings once per bad variable). */
 void ip_cfg_load(void);
-/* Sets one setting from a string as if it came from the environment; returns 0 if it is valid. */
-int ip_cfg_parse(enum ip_cfg_id id, const char *text, int64_t *num_out);
+/* Reads a collector's settings (after ip_cfg_load: INFPROF_LOG and INFPROF_MODE apply). */
+void ip_cfg_group_load(const struct ip_cfg_group *g);
+/* Checks one value against its entry; returns 0 if it is valid (*num_out: its number). */
+int ip_cfg_entry_parse(const struct ip_cfg_entry *e, const char *text, int64_t *num_out);
+/* A setting's value before or without ip_cfg_load: the environment's if valid, else the
+ * default (hooks that run before the library starts). */
+int64_t ip_cfg_entry_env(const struct ip_cfg_entry *e);
 
-int64_t ip_cfg_int(enum ip_cfg_id id); /* BOOL, INT and ENUM settings */
+int64_t ip_cfg_group_int(const struct ip_cfg_group *g, int id); /* BOOL, INT and ENUM */
+const char *ip_cfg_group_str(const struct ip_cfg_group *g, int id);
+int ip_cfg_group_is_set(const struct ip_cfg_group *g, int id); /* present in the environment */
+
+/* The core's own, by id. */
+int ip_cfg_parse(enum ip_cfg_id id, const char *text, int64_t *num_out);
+int64_t ip_cfg_int(enum ip_cfg_id id);
 const char *ip_cfg_str(enum ip_cfg_id id);
-int ip_cfg_is_set(enum ip_cfg_id id); /* present in the environment */
+int ip_cfg_is_set(enum ip_cfg_id id);
 
 #endif

@@ -326,6 +326,8 @@ int ip_lifecycle_start(const struct ip_start_opts *opts)
     if (!life_checked) ip_cfg_load();
     ip_process_take();
     ip_collectors_use(opts->collectors, opts->n_collectors);
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i)) ip_cfg_group_load(ip_collector_at(i)->settings);
     if (!ip_cfg_int(IP_CFG_ENABLE)) {
         atomic_store(&ip_state_v, IP_STATE_OFF);
         return 0;

@@ -96,15 +96,20 @@ void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
     uint64_t t0 = ip_t0();
     ip_store_meta_int(s, "t0_monotonic_ns", (int64_t)t0);
     ip_store_meta_int(s, "start_unix_ns", (int64_t)(ip_clock_realtime() - (ip_clock_now() - t0)));
-    /* Settings given in the environment: the value used, and a rejected one beside it. */
-    for (int i = 0; i < IP_CFG_COUNT; i++) {
-        if (!ip_cfg_is_set((enum ip_cfg_id)i)) continue;
-        const char *raw = getenv(ip_cfg_table[i].name);
-        snprintf(buf, sizeof buf, "config.%s", ip_cfg_table[i].name);
-        ip_store_meta_text(s, buf, ip_cfg_str((enum ip_cfg_id)i));
-        if (raw && strcmp(raw, ip_cfg_str((enum ip_cfg_id)i)) != 0) {
-            snprintf(buf, sizeof buf, "config.%s.rejected", ip_cfg_table[i].name);
-            ip_store_meta_text(s, buf, raw);
+    /* Settings given in the environment: the value used, and a rejected one beside it; the
+     * core's, then each collector's. */
+    for (int k = -1; k < ip_collector_count(); k++) {
+        const struct ip_collector *c = k < 0 ? NULL : ip_collector_at(k);
+        const struct ip_cfg_group *g = k < 0 ? &ip_cfg_core : c ? c->settings : NULL;
+        for (int i = 0; g && i < g->n; i++) {
+            if (!ip_cfg_group_is_set(g, i)) continue;
+            const char *raw = getenv(g->entries[i].name);
+            snprintf(buf, sizeof buf, "config.%s", g->entries[i].name);
+            ip_store_meta_text(s, buf, ip_cfg_group_str(g, i));
+            if (raw && strcmp(raw, ip_cfg_group_str(g, i)) != 0) {
+                snprintf(buf, sizeof buf, "config.%s.rejected", g->entries[i].name);
+                ip_store_meta_text(s, buf, raw);
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
  * exclusively, as the benchmark and the tests do). Nothing here is called from a hook.
  */
 #include "store.h"
+#include "collector.h"
 #include "fdguard.h"
 #include "store_vfs.h"
 #include "log.h"
@@ -20,6 +21,16 @@
 
 extern const char ip_schema_sql[];
 extern const char ip_views_sql[]; /* schema/views.sql: nsys-named views, additive */
+
+/* Each collector's tables (its descriptor's fragment), after the core's and before the views. */
+static int store_collector_schemas(struct ip_store *s)
+{
+    for (int i = 0; i < ip_collector_count(); i++) {
+        const struct ip_collector *c = ip_collector_at(i);
+        if (c && c->schema && ip_store_exec(s, c->schema) != 0) return -1;
+    }
+    return 0;
+}
 
 #define STORE_MAX_BATCHES 32
 #define STORE_MAX_STMTS   64
@@ -187,8 +198,9 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0)
                                   "PRAGMA temp_store=MEMORY;";
     s->error_logged = 1; /* one message below says it all */
     if (ip_store_exec(s, pragmas) != 0 || ip_store_exec(s, "BEGIN") != 0 ||
-        ip_store_exec(s, ip_schema_sql) != 0 || ip_store_exec(s, ip_views_sql) != 0 ||
-        ip_store_exec(s, "COMMIT") != 0 || ip_store_exec(s, "PRAGMA synchronous=NORMAL") != 0) {
+        ip_store_exec(s, ip_schema_sql) != 0 || store_collector_schemas(s) != 0 ||
+        ip_store_exec(s, ip_views_sql) != 0 || ip_store_exec(s, "COMMIT") != 0 ||
+        ip_store_exec(s, "PRAGMA synchronous=NORMAL") != 0) {
         store_open_failed(s, path, "cannot create the profile database");
         return NULL;
     }

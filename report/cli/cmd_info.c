@@ -2,6 +2,7 @@
  * cmd_info.c: `infprof info`: every INFPROF_* setting with its default and meaning (from the
  * library's own configuration table), or, given a database, its metadata and schema version.
  */
+#include "../../collectors/registry.h"
 #include "../base/cli.h"
 #include "../base/db.h"
 #include "../base/table.h"
@@ -34,18 +35,30 @@ static void print_wrapped(const char *text, int indent, int width)
     putchar('\n');
 }
 
-static int info_settings(void)
+static void info_group(const struct ip_cfg_group *g)
 {
-    printf("infprof %s settings (environment variables; 'infprof run' passes them on):\n\n",
-           INFPROF_VERSION);
-    for (int i = 0; i < IP_CFG_COUNT; i++) {
-        const struct ip_cfg_entry *e = &ip_cfg_table[i];
+    for (int i = 0; i < g->n; i++) {
+        const struct ip_cfg_entry *e = &g->entries[i];
         const char *type = e->type == IP_CFG_BOOL   ? "0|1"
                            : e->type == IP_CFG_ENUM ? e->choices
                            : e->type == IP_CFG_STR  ? "text"
                                                     : "number";
         printf("%s=%s  (%s)\n", e->name, *e->dflt ? e->dflt : "\"\"", type);
         print_wrapped(e->doc, 4, 100);
+    }
+}
+
+/* The core's settings, then each collector's (its descriptor names them: collector.h). */
+static int info_settings(void)
+{
+    printf("infprof %s settings (environment variables; 'infprof run' passes them on):\n\n",
+           INFPROF_VERSION);
+    info_group(&ip_cfg_core);
+    for (int i = 0; i < IP_COLLECTOR_COUNT; i++) {
+        const struct ip_collector *c = ip_collectors[i];
+        if (!c || !c->settings) continue;
+        printf("\n%s (collector '%s'):\n", c->title, c->name);
+        info_group(c->settings);
     }
     return 0;
 }

@@ -4,6 +4,7 @@
  */
 #include "sections.h"
 #include "../run/runinfo.h"
+#include "../../collectors/registry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,12 +125,8 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"gpus", "GPU", COL_TEXT},
         {"cuda_driver", "CUDA driver", COL_TEXT},
         {"cuda_runtime", "CUDA runtime", COL_TEXT},
-        {"torch_api", NULL, COL_TEXT}, /* long: JSON only; "libtorch hooks" says on or off */
-        {"collector_cupti", "CUPTI", COL_TEXT},
-        {"collector_torch", "libtorch hooks", COL_TEXT},
-        {"collector_nvtx", "NVTX", COL_TEXT},
-        {"collector_cudnn", "cuDNN", COL_TEXT},
-        {"collector_energy", "Energy", COL_TEXT},
+        {"torch_api", NULL, COL_TEXT},  /* long: JSON only; "libtorch hooks" says on or off */
+        {"collectors", NULL, COL_TEXT}, /* one column per collector (collectors/registry.c) */
         {"python_module_hooks", "Python modules", COL_TEXT},
         {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
@@ -142,8 +139,19 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"infprof_version", NULL, COL_TEXT},
         {"output_path", NULL, COL_TEXT},
     };
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-        table_col(t, cols[i].key, cols[i].title, cols[i].type);
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        if (strcmp(cols[i].key, "collectors") != 0) {
+            table_col(t, cols[i].key, cols[i].title, cols[i].type);
+            continue;
+        }
+        /* Each collector's state line, under the title its descriptor gives it. */
+        static char keys[IP_COLLECTOR_COUNT][48]; /* the table keeps the pointer */
+        for (int k = 0; k < IP_COLLECTOR_COUNT; k++) {
+            if (!ip_collectors[k]) continue;
+            snprintf(keys[k], sizeof keys[k], "collector_%s", ip_collectors[k]->name);
+            table_col(t, keys[k], ip_collectors[k]->title, COL_TEXT);
+        }
+    }
     table_row(t);
     char buf[2048];
     int c = 0;
@@ -174,11 +182,12 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         version_text(v, buf, sizeof buf), table_set_text(t, c, buf);
     c++;
     meta_text_col(t, r, c++, "torch_api");
-    meta_text_col(t, r, c++, "collector.cupti");
-    meta_text_col(t, r, c++, "collector.torch");
-    meta_text_col(t, r, c++, "collector.nvtx");
-    meta_text_col(t, r, c++, "collector.cudnn");
-    meta_text_col(t, r, c++, "collector.energy");
+    for (int k = 0; k < IP_COLLECTOR_COUNT; k++) {
+        char key[64];
+        if (!ip_collectors[k]) continue;
+        snprintf(key, sizeof key, "collector.%s", ip_collectors[k]->name);
+        meta_text_col(t, r, c++, key);
+    }
     meta_text_col(t, r, c++, "python_module_hooks"); /* Python processes only */
     /* The libtorch settings the program set (report/run/settings.c). */
     const struct run_settings *set = &p->settings;

@@ -1,24 +1,37 @@
-"""`infprof info` lists every INFPROF_* setting from the library's own table, and describes a
-database; every command answers --help and --version."""
+"""`infprof info` lists every INFPROF_* setting from the library's own tables (the core's and each
+collector's, in its own file), and describes a database; every command answers --help and
+--version."""
+import glob
 import os
 import re
 from harness import Case, main, prog
 
-SOURCE = os.path.join(os.path.dirname(__file__), "..", "..", "profiler", "config.c")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+SOURCES = [os.path.join(ROOT, "profiler", "config.c")] + sorted(
+    glob.glob(os.path.join(ROOT, "collectors", "*_config.c")))
+
+
+def setting_names():
+    names = set()
+    for path in SOURCES:
+        with open(path, encoding="utf-8") as f:
+            names |= set(re.findall(r'"(INFPROF_[A-Z_]+)"', f.read()))
+    return names
 
 
 class Info(Case):
     def test_every_setting_is_listed(self):
-        names = set(re.findall(r'"(INFPROF_[A-Z_]+)"', open(SOURCE).read()))
-        self.assertGreater(len(names), 10)
+        names = setting_names()
+        self.assertGreater(len(names), 30)
         r = self.cli("info")
         self.assertEqual(r.rc, 0)
         listed = set(re.findall(r"^(INFPROF_[A-Z_]+)=", r.out.decode(), re.M))
         self.assertEqual(listed, names)
 
     def test_configuration_doc_lists_every_setting(self):
-        names = set(re.findall(r'"(INFPROF_[A-Z_]+)"', open(SOURCE).read()))
-        doc = open(os.path.join(os.path.dirname(SOURCE), "..", "docs", "configuration.md")).read()
+        names = setting_names()
+        with open(os.path.join(ROOT, "docs", "configuration.md"), encoding="utf-8") as f:
+            doc = f.read()
         documented = set(re.findall(r"^\| `(INFPROF_[A-Z_]+)`", doc, re.M))
         self.assertEqual(documented, names)
 

@@ -17,6 +17,7 @@
  *   names   2100 operators of distinct names, one kernel in each (named like its operator): past
  *           the 2048-name table the kernels carry no operator, and the rest are counted.
  */
+#include "../../collectors/cupti_config.h"
 #include "collectors/registry.h"
 #include "collectors/replay.h"
 #include "collectors/torch_internal.h"
@@ -207,7 +208,7 @@ int main(int argc, char **argv)
     struct ip_start_opts opts = {argv[2], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0) return 1;
     base = ip_t0();
-    by_records = ip_cfg_int(IP_CFG_ATTRIBUTION) == 1;
+    by_records = ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ATTRIBUTION) == 1;
     ip_torch_ops_arm();
     ip_phase_set(IP_INFERENCE_MODE, 0, 0);
     if (!ip_replay_buffer(&buf)) return 1;

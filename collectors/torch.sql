@@ -1,0 +1,37 @@
+-- collectors/torch.sql: the libtorch collector's tables (tensor memory, operators, settings, the
+-- DataLoader's waits), created after schema/schema.sql (conventions there); embedded at build
+-- time.
+
+-- Tensor memory from the PyTorch allocators' own reports (c10::reportMemoryUsageToProfiler):
+-- bytes > 0 allocation, < 0 free; allocated/reserved are the allocator's totals after the event.
+-- device_type follows c10::DeviceType (0 CPU, 1 CUDA).
+CREATE TABLE tensor_memory (
+    ts INTEGER, tid INTEGER, phase INTEGER, device_type INTEGER, device_index INTEGER,
+    ptr INTEGER, bytes INTEGER, allocated INTEGER, reserved INTEGER
+);
+
+-- Schema 4, operators (INFPROF_OPERATORS=1, collectors/torch_ops.c): one row per PyTorch
+-- operator call (RecordFunction scope FUNCTION). self: dur less the calls it made on its thread
+-- (torch.profiler's self CPU time). phase: of the thread at its end; iter: the thread's outermost
+-- open iteration then (0 none); depth: operators open around it (0 outermost).
+CREATE TABLE torch_operators (
+    start INTEGER, dur INTEGER, self INTEGER, tid INTEGER, phase INTEGER, iter INTEGER,
+    depth INTEGER, name_id INTEGER
+);
+
+-- Schema 4, operators (INFPROF_OPERATORS=1): op is the strings id of the thread's innermost
+-- PyTorch operator when the allocator reported; NULL none. Added at the end.
+ALTER TABLE tensor_memory ADD COLUMN op INTEGER;
+
+-- Schema 4, settings (collectors/torch_settings.c): each change of a libtorch setting the program
+-- made (at::Context's setters: torch.backends.cudnn.benchmark, cudnn.allow_tf32, the float32
+-- matmul precision / cuda.matmul.allow_tf32), when (t, ns since t0) and by which thread. name_id,
+-- value_id: strings ('cudnn.benchmark', 'on'; 'matmul.precision', 'high'). A setting never set
+-- has no row (the library's default). The report's series are told apart by them.
+CREATE TABLE settings (t INTEGER, tid INTEGER, name_id INTEGER, value_id INTEGER);
+
+-- Schema 5, input_waits (collectors/torch_iterations.c): each wait of a Python loop for its data,
+-- the scope a torch.utils.data.DataLoader opens around __next__ (the batch made here, or taken
+-- from its worker processes): thread, phase, start (ns since t0), dur. The report splits the time
+-- between iterations into data loading and other host time with it.
+CREATE TABLE input_waits (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER);
