@@ -46,7 +46,7 @@ static void report_usage(FILE *out)
 
 int cmd_report(int argc, char **argv)
 {
-    struct render_opts ro = {OUT_TEXT, 0, 0, 100, NULL, NULL};
+    struct render_opts ro = {.format = OUT_TEXT, .width = 100};
     struct report_opts o = {.top = -1};
     char **paths = calloc((size_t)argc, sizeof *paths);
     int npaths = 0;

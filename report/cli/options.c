@@ -25,9 +25,11 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
     const char *a = argv[*i];
     if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
         if (++*i == argc) cli_fail("--format needs a value (text, json, csv or md)");
-        ro->format = parse_format(argv[*i]);
+        ro->out = parse_format(argv[*i]);
+        ro->format = ro->out->views;
     } else if (!strncmp(a, "--format=", 9)) {
-        ro->format = parse_format(a + 9);
+        ro->out = parse_format(a + 9);
+        ro->format = ro->out->views;
     } else if (!strcmp(a, "--top")) {
         if (++*i == argc) cli_fail("--top needs a number");
         o->top = parse_count("--top", argv[*i]);
@@ -47,6 +49,7 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
     } else if (!strcmp(a, "--csv-dir")) {
         if (++*i == argc) cli_fail("--csv-dir needs a directory");
         ro->csv_dir = argv[*i];
+        ro->out = parse_format("csv");
         ro->format = OUT_CSV;
     } else if (!strcmp(a, "--names")) {
         if (++*i == argc) cli_fail("--names needs short, full or mangled");

@@ -1,7 +1,8 @@
 /*
  * render.h: the outputs, a layer above the sections: a document made of tables (base/table.h)
- * rendered as text, JSON, CSV or Markdown (render.c), and the options the commands set for it
- * (defaults.c). A new output format is a case here and in render.c; nothing below knows it.
+ * rendered in an output format (render.c), and the options the commands set for it
+ * (defaults.c). Each format is a descriptor in a file of its own (render_text.c, render_json.c,
+ * render_csv.c, render_md.c), listed in formats.c; nothing below this layer knows them.
  */
 #ifndef INFPROF_RENDER_H
 #define INFPROF_RENDER_H
@@ -10,19 +11,35 @@
 
 #include <stdio.h>
 
+struct render_opts;
+
+/* An output format. */
+struct output_format {
+    const char *name, *alias; /* what --format accepts ("md", "markdown"); alias NULL none */
+    /* The views the sections build for it (advice: wrapped text, Markdown rows); a new format
+     * takes the nearest of the four. */
+    enum out_format views;
+    /* Writes the document: every table (one with --section). */
+    void (*document)(FILE *out, struct table **tables, int n, const struct render_opts *o);
+};
+
 struct render_opts {
-    enum out_format format;
-    int wide;            /* do not shorten names */
-    int color;           /* ANSI colour (text on a terminal, NO_COLOR unset) */
-    int width;           /* text width, 100 */
+    enum out_format format;          /* the views asked for */
+    const struct output_format *out; /* the format; NULL: the one of `format`'s views */
+    int wide;                        /* do not shorten names */
+    int color;                       /* ANSI colour (text on a terminal, NO_COLOR unset) */
+    int width;                       /* text width, 100 */
     const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */
     const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
 };
 
 /* Render a document made of tables. JSON: one object with a member per table. */
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o);
-/* "text", "json", "csv", "md" (or "markdown"); exits 2 on anything else. */
-enum out_format parse_format(const char *s);
+/* The format --format names ("text", "json", "csv", "md" or "markdown"); exits 2 on anything
+ * else, naming the formats there are. */
+const struct output_format *parse_format(const char *s);
+/* The format whose views are these. */
+const struct output_format *output_format_of(enum out_format views);
 /* --top's default for the format, and colour on a terminal. */
 void report_defaults(struct report_opts *o, struct render_opts *ro);
 

@@ -1,0 +1,172 @@
+/*
+ * render_cells.c: what the text and Markdown renderings share: a cell as text, terminal widths of
+ * UTF-8 text, names shortened in the middle and kept distinct, the columns shown.
+ */
+#include "render_impl.h"
+#include "../base/names.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A cell as text for the text and Markdown renderings. */
+void render_cell_text(const struct col *col, const struct cell *c, char *out, size_t n)
+{
+    if (c->null) {
+        snprintf(out, n, "-");
+        return;
+    }
+    char simple[CELL_MAX];
+    switch (col->type) {
+    case COL_KERNEL:
+        name_for(c->s, 1, simple, sizeof simple);
+        fmt_escape(out, n, simple);
+        break;
+    case COL_TEXT:
+    case COL_NAME:
+    case COL_JSON:
+        fmt_escape(out, n, c->s);
+        break;
+    case COL_INT:
+        snprintf(out, n, "%lld", (long long)c->i);
+        break;
+    case COL_NS:
+        fmt_ns(out, n, c->d);
+        break;
+    case COL_BYTES:
+        fmt_bytes(out, n, c->d);
+        break;
+    case COL_PCT:
+        snprintf(out, n, "%.1f", c->d);
+        break;
+    case COL_RATE:
+        snprintf(out, n, c->d >= 100 ? "%.0f" : "%.2f", c->d);
+        break;
+    case COL_RATIO:
+        snprintf(out, n, "%.2fx", c->d);
+        break;
+    }
+}
+
+int render_is_left(enum col_type t)
+{
+    return t == COL_TEXT || t == COL_NAME || t == COL_KERNEL || t == COL_JSON;
+}
+
+int render_is_name(enum col_type t)
+{
+    return t == COL_NAME || t == COL_KERNEL;
+}
+
+/* The columns a UTF-8 character takes on a terminal: 2 for East Asian wide and emoji ranges,
+ * 1 for the rest (continuation bytes 0). */
+static int char_width(const unsigned char *c, int *len)
+{
+    unsigned u = c[0];
+    *len = u < 0x80             ? 1
+           : (u & 0xe0) == 0xc0 ? 2
+           : (u & 0xf0) == 0xe0 ? 3
+           : (u & 0xf8) == 0xf0 ? 4
+                                : 1;
+    for (int i = 1; i < *len; i++)
+        if ((c[i] & 0xc0) != 0x80) return *len = 1, 1; /* invalid: one column a byte */
+    if (*len == 1) return 1;
+    u &= 0xff >> (*len + 1);
+    for (int i = 1; i < *len; i++) u = (u << 6) | (c[i] & 0x3f);
+    return (u >= 0x1100 && u <= 0x115f) || (u >= 0x2e80 && u <= 0xa4cf) ||
+                   (u >= 0xac00 && u <= 0xd7a3) || (u >= 0xf900 && u <= 0xfaff) ||
+                   (u >= 0xfe30 && u <= 0xfe4f) || (u >= 0xff00 && u <= 0xff60) ||
+                   (u >= 0xffe0 && u <= 0xffe6) || (u >= 0x1f300 && u <= 0x1faff) ||
+                   (u >= 0x20000 && u <= 0x3fffd)
+               ? 2
+               : 1;
+}
+
+/* The columns s takes on a terminal. */
+int render_disp_width(const char *s)
+{
+    int w = 0, len;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c += len) w += char_width(c, &len);
+    return w;
+}
+
+/* Shorten s to at most w columns by cutting its middle, never inside a UTF-8 character. */
+void render_shorten(char *s, int w)
+{
+    if (w < 8 || render_disp_width(s) <= w) return;
+    int head_w = (w - 3) / 2, tail_w = w - 3 - head_w, len = (int)strlen(s), cl;
+    int head = 0, used = 0;
+    while (s[head]) {
+        int cw = char_width((const unsigned char *)s + head, &cl);
+        if (used + cw > head_w) break;
+        used += cw, head += cl;
+    }
+    /* The tail: the last characters that fit in tail_w columns. */
+    int from = len;
+    used = 0;
+    while (from > head) {
+        int b = from - 1;
+        while (b > head && ((unsigned char)s[b] & 0xc0) == 0x80) b--;
+        int cw = char_width((const unsigned char *)s + b, &cl);
+        if (used + cw > tail_w) break;
+        used += cw, from = b;
+    }
+    memmove(s + head + 3, s + from, (size_t)(len - from) + 1);
+    memcpy(s + head, "...", 3);
+}
+
+/* s, padded with spaces to w columns (left-aligned, or right-aligned when right), then tail. */
+void render_print_padded(FILE *out, const char *s, int w, int right, const char *tail)
+{
+    int pad = w - render_disp_width(s);
+    if (right && pad > 0) fprintf(out, "%*s", pad, "");
+    fputs(s, out);
+    if (!right && pad > 0) fprintf(out, "%*s", pad, "");
+    fputs(tail, out);
+}
+
+/* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
+ * to w, w < 0: not shortened) equals another row's while their names differ get a tag, a short
+ * hash of the name (the same kernel has the same tag in every table). need[r]: 1 for those. */
+void render_name_clashes(const struct table *t, int c, int w, int *need)
+{
+    memset(need, 0, (size_t)t->nrows * sizeof *need);
+    if (t->nrows > 4000) return; /* quadratic: a table that long is read as data */
+    char **shown = calloc((size_t)t->nrows, sizeof *shown);
+    if (!shown) return;
+    char buf[CELL_MAX];
+    for (int r = 0; r < t->nrows; r++) {
+        render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], buf, sizeof buf);
+        if (w >= 0) render_shorten(buf, w);
+        shown[r] = strdup(buf);
+    }
+    for (int r = 0; r < t->nrows; r++) {
+        const struct cell *a = &t->cells[r * t->ncols + c];
+        for (int q = r + 1; q < t->nrows && shown[r]; q++) {
+            const struct cell *b = &t->cells[q * t->ncols + c];
+            if (a->null || b->null || !shown[q] || strcmp(shown[r], shown[q]) ||
+                !strcmp(a->s, b->s))
+                continue;
+            need[r] = need[q] = 1;
+        }
+    }
+    for (int r = 0; r < t->nrows; r++) free(shown[r]);
+    free(shown);
+}
+
+/* " #a3f1": FNV-1a of the name, folded to 16 bits. */
+void render_name_tag(const char *s, char *out, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    snprintf(out, n, " #%04x", (unsigned)((h >> 16) ^ (h & 0xffff)));
+}
+
+/* The columns a rendering shows: text and Markdown those with a title, data those with a key. */
+int render_visible(const struct table *t, int data, int *idx)
+{
+    int n = 0;
+    for (int c = 0; c < t->ncols; c++)
+        if (data ? t->cols[c].key != NULL : t->cols[c].title != NULL) idx[n++] = c;
+    return n;
+}

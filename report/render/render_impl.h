@@ -1,0 +1,35 @@
+/*
+ * render_impl.h: what the output formats' files share inside the render layer: their
+ * descriptors' registry (formats.c) and the helpers of the text and Markdown renderings
+ * (render_cells.c).
+ */
+#ifndef INFPROF_RENDER_IMPL_H
+#define INFPROF_RENDER_IMPL_H
+
+#include "render.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CELL_MAX 4096
+
+/* The formats, in the order `--format`'s message names them (formats.c). */
+extern const struct output_format *const output_formats[];
+extern const int output_format_count;
+
+/* The table is shown in text and Markdown: titled, not an empty optional one, or the one
+ * --section asked for. */
+int render_shown(const struct table *t, const struct render_opts *o);
+
+/* render_cells.c */
+void render_cell_text(const struct col *col, const struct cell *c, char *out, size_t n);
+int render_is_left(enum col_type t);
+int render_is_name(enum col_type t);
+int render_disp_width(const char *s);
+void render_shorten(char *s, int w);
+void render_print_padded(FILE *out, const char *s, int w, int right, const char *tail);
+void render_name_clashes(const struct table *t, int c, int w, int *need);
+void render_name_tag(const char *s, char *out, size_t n);
+int render_visible(const struct table *t, int data, int *idx);
+
+#endif
