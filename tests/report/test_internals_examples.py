@@ -1,52 +1,144 @@
-"""The worked examples of docs/internals.md (adding a report section, an advice rule) compile
-against the headers as they are: a C block of that page is a file of its own in the folder it
-names, built with the project's warnings as errors. An example that drifts from the code fails
-here, not in a contributor's first build."""
+"""The worked examples of docs/internals.md (adding a report section, an advice rule, an output
+format, a collector) compile against the headers as they are: a C block of that page is a file of
+its own in the folder it belongs to, built with the project's warnings as errors. An example that
+drifts from the code fails here, not in a contributor's first build. The collector goes further:
+registered with the one line the page shows (in a copy of the registry), linked with the core and
+run, it gets its setting read, its table created and its status line written."""
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import unittest
 
-from harness import main
+from harness import BUILD, main
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOC = os.path.join(ROOT, "docs", "internals.md")
+CUDA = os.environ.get("INFPROF_CUDA_INCLUDE", "/usr/local/cuda/include")
+FOLDER = {"sec_": "report/sections", "advice_": "report/sections", "render_": "report/render",
+          "collector_": "collectors"}
+WARN = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
+
+
+def doc_text():
+    with open(DOC, encoding="utf-8") as f:
+        return f.read()
 
 
 def examples():
     """Each ```c block of the page with the file name its first comment gives."""
-    with open(DOC) as f:
-        text = f.read()
     out = []
-    for block in re.findall(r"```c\n(.*?)```", text, re.S):
+    for block in re.findall(r"```c\n(.*?)```", doc_text(), re.S):
         m = re.match(r"/\* (\w+\.c):", block)
         if m:
             out.append((m.group(1), block))
     return out
 
 
+def folder_of(name):
+    return next(d for p, d in FOLDER.items() if name.startswith(p))
+
+
+def registration():
+    """The two registration lines the page gives for the collector."""
+    lines = re.findall(r"^(    .*?)\s+/\* collectors/(registry\.[ch]) \*/$", doc_text(), re.M)
+    return {path: line.rstrip() for line, path in lines}
+
+
 class InternalsExamples(unittest.TestCase):
-    def test_every_example_compiles(self):
-        cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        if not cc:
+    def setUp(self):
+        self.cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        if not self.cc:
             self.skipTest("no C compiler")
+
+    def test_every_example_compiles(self):
         found = examples()
-        self.assertEqual(sorted(name for name, _ in found), ["advice_example.c", "sec_example.c"])
-        cuda = os.environ.get("INFPROF_CUDA_INCLUDE", "/usr/local/cuda/include")
+        self.assertEqual(sorted(name for name, _ in found),
+                         ["advice_example.c", "collector_example.c", "render_example.c",
+                          "sec_example.c"])
         with tempfile.TemporaryDirectory() as tmp:
             for name, code in found:
-                # Where the file would live: the report's sections.
-                path = os.path.join(ROOT, "report", "sections", name)
+                where = os.path.join(ROOT, folder_of(name))
                 src = os.path.join(tmp, name)
                 with open(src, "w") as f:
                     f.write(code)
-                r = subprocess.run([cc, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                                    "-Wno-unused-function", "-fsyntax-only",
-                                    "-iquote", os.path.dirname(path), "-I", ROOT, "-I", cuda, src],
+                r = subprocess.run([self.cc, *WARN, "-fsyntax-only", "-iquote", where, "-I", ROOT,
+                                    "-I", CUDA, "-DIP_COLLECTOR_EXAMPLE=6", src],
                                    capture_output=True, text=True)
                 self.assertEqual(r.returncode, 0, f"{name}:\n{r.stderr}")
+
+    def build_collector(self, tmp):
+        """The example collector in a copy of collectors/ with the page's two lines added, linked
+        with the core the build made."""
+        core = os.path.join(BUILD, "libinfprof_core.a")
+        base = os.path.join(BUILD, "libinfprof_base.a")
+        if not (os.path.exists(core) and os.path.exists(base)):
+            self.skipTest(f"no {core}: build first")
+        reg = registration()
+        self.assertEqual(sorted(reg), ["registry.c", "registry.h"])
+        col = os.path.join(tmp, "collectors")
+        os.makedirs(col)
+        os.symlink(os.path.join(ROOT, "profiler"), os.path.join(tmp, "profiler"))
+        with open(os.path.join(ROOT, "collectors", "registry.h")) as f:
+            h = f.read()
+        self.assertIn("    IP_COLLECTOR_COUNT", h)
+        h = h.replace("    IP_COLLECTOR_COUNT", reg["registry.h"] + "\n    IP_COLLECTOR_COUNT", 1)
+        with open(os.path.join(col, "registry.h"), "w") as f:
+            f.write(h)
+        with open(os.path.join(ROOT, "collectors", "registry.c")) as f:
+            c = f.read()
+        c = c.replace("const struct ip_collector *const ip_collectors",
+                      "extern const struct ip_collector ip_collector_example;\n\n"
+                      "const struct ip_collector *const ip_collectors", 1)
+        c = re.sub(r"\n};", "\n" + reg["registry.c"] + "\n};", c, count=1)
+        with open(os.path.join(col, "registry.c"), "w") as f:
+            f.write(c)
+        code = dict(examples())["collector_example.c"]
+        with open(os.path.join(col, "collector_example.c"), "w") as f:
+            f.write(code)
+        with open(os.path.join(tmp, "driver.c"), "w") as f:
+            f.write('#include "collectors/registry.h"\n#include "profiler/lifecycle.h"\n'
+                    "int main(int argc, char **argv)\n{\n    (void)argc;\n"
+                    "    struct ip_start_opts o = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};\n"
+                    "    if (ip_lifecycle_start(&o) != 0) return 1;\n"
+                    '    ip_lifecycle_finish("exit", 0);\n    return 0;\n}\n')
+        exe = os.path.join(tmp, "driver")
+        r = subprocess.run([self.cc, *WARN, "-I", tmp, "-I", ROOT, "-I", CUDA, "-o", exe,
+                            os.path.join(tmp, "driver.c"), os.path.join(col, "registry.c"),
+                            os.path.join(col, "collector_example.c"), core, base, "-lsqlite3",
+                            "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return exe
+
+    def run_collector(self, exe, db, **env):
+        e = dict(os.environ, INFPROF_LOG="0", INFPROF_CUPTI="0", **env)
+        r = subprocess.run([exe, db], env=e, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        con = sqlite3.connect(db)
+        try:
+            rows = con.execute("SELECT count(*), max(value) FROM example_rows").fetchone()
+            meta = dict(con.execute("SELECT key, value FROM meta WHERE key LIKE '%xample%'"))
+        finally:
+            con.close()
+        return rows, meta
+
+    def test_collector_example_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = self.build_collector(tmp)
+            rows, meta = self.run_collector(exe, os.path.join(tmp, "a.db"))
+            self.assertEqual(rows, (3, 42))  # the setting's default
+            self.assertEqual(meta.get("collector.example"), "on: 3 rows")
+            self.assertNotIn("config.INFPROF_EXAMPLE_ROWS", meta)
+            rows, meta = self.run_collector(exe, os.path.join(tmp, "b.db"),
+                                            INFPROF_EXAMPLE_ROWS="2")
+            self.assertEqual(rows, (2, 42))
+            self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS"), "2")
+            rows, meta = self.run_collector(exe, os.path.join(tmp, "c.db"),
+                                            INFPROF_EXAMPLE_ROWS="many")
+            self.assertEqual(rows, (3, 42))  # rejected, the default used and the value kept
+            self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS.rejected"), "many")
 
 
 if __name__ == "__main__":
