@@ -1,4 +1,342 @@
 /*
- * cudnn.c: the run model's cuDNN calls, plans and findings (cudnn.h).
+ * cudnn.c: the run model's cuDNN figures (cudnn.h): cudnn_calls and cudnn_plans read once, the
+ * calls grouped the ways the cuDNN section shows them, and the findings that section and the
+ * advice rules share (computed here once per report, not once per reader).
  */
 #include "cudnn.h"
+#include "../../profiler/stats.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum cudnn_role role_of(const char *fn)
+{
+    if (!strcmp(fn, "cudnnBackendExecute") || !strcmp(fn, "cudnnConvolutionForward") ||
+        !strcmp(fn, "cudnnConvolutionBiasActivationForward") ||
+        !strncmp(fn, "cudnnBatchNormalizationForward", 30))
+        return CUDNN_ROLE_COMPUTE;
+    if (!strncmp(fn, "cudnnFindConvolutionForwardAlgorithm", 36)) return CUDNN_ROLE_SEARCH;
+    if (!strcmp(fn, "cudnnGetConvolutionForwardAlgorithm_v7")) return CUDNN_ROLE_HEURISTIC;
+    if (!strcmp(fn, "cudnnBackendFinalize")) return CUDNN_ROLE_FINALIZE;
+    return CUDNN_ROLE_OTHER;
+}
+
+/* ---- the rows ----------------------------------------------------------------------------- */
+
+static int fn_index(struct cudnn_run *r, const char *name)
+{
+    for (int i = 0; i < r->nfns; i++)
+        if (!strcmp(r->fns[i], name)) return i;
+    r->fns = realloc(r->fns, sizeof *r->fns * (size_t)(r->nfns + 1));
+    if (!r->fns || !(r->fns[r->nfns] = strdup(name))) cli_fail("out of memory");
+    return r->nfns++;
+}
+
+static void calls_load(sqlite3 *db, struct cudnn_run *r)
+{
+    if (!db_has_table(db, "cudnn_calls")) return;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT c.start, c.dur, c.status, g.gpu, g.nk, %s, c.plan, c.op_kind, c.phase,"
+             " c.dtype, c.ext_id IS NOT NULL, s.value FROM cudnn_calls c"
+             " JOIN strings s ON s.id = c.fn_id LEFT JOIN (SELECT e.ext_id AS ext,"
+             " sum(k.dur) AS gpu, count(*) AS nk FROM external_corr e JOIN kernels k"
+             " ON k.corr = e.corr WHERE e.kind = 4 GROUP BY e.ext_id) g ON g.ext = c.ext_id"
+             " ORDER BY c.start",
+             db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
+    sqlite3_stmt *st = db_prepare(db, sql);
+    int cap = 0;
+    while (db_step(st)) {
+        if (r->n == cap &&
+            !(r->v = realloc(r->v, sizeof *r->v * (size_t)(cap = cap ? cap * 2 : 256))))
+            cli_fail("out of memory");
+        struct cudnn_call *k = &r->v[r->n++];
+        k->start = sqlite3_column_int64(st, 0);
+        k->dur = sqlite3_column_int64(st, 1);
+        k->status = sqlite3_column_int64(st, 2);
+        k->gpu = sqlite3_column_int64(st, 3);
+        k->kernels = sqlite3_column_int64(st, 4);
+        k->shape = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
+        k->plan = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6);
+        k->op =
+            sqlite3_column_type(st, 7) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 7);
+        if (k->op < 0 || k->op >= CUDNN_OP_COUNT) k->op = CUDNN_OP_OTHER;
+        k->phase = sqlite3_column_int(st, 8);
+        k->dtype = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 9);
+        k->linked = sqlite3_column_int(st, 10);
+        k->fn = fn_index(r, (const char *)sqlite3_column_text(st, 11));
+        k->role = role_of(r->fns[k->fn]);
+        r->linked |= k->linked;
+    }
+    sqlite3_finalize(st);
+}
+
+/* Read only when some call was recorded: an older database need not have cudnn_plans at all. */
+static void plans_load(sqlite3 *db, struct cudnn_run *r)
+{
+    sqlite3_stmt *st = db_prepare(db, "SELECT p.plan, p.op_kind, p.dtype, s.value, p.first_ns,"
+                                      " p.source FROM cudnn_plans p LEFT JOIN strings s"
+                                      " ON s.id = p.detail_id");
+    while (db_step(st)) {
+        if (!(r->plans = realloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1))))
+            cli_fail("out of memory");
+        struct cudnn_plan *x = &r->plans[r->nplans++];
+        x->plan = sqlite3_column_int64(st, 0);
+        x->op = sqlite3_column_int(st, 1);
+        x->dtype = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2);
+        snprintf(x->detail, sizeof x->detail, "%s",
+                 sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "");
+        x->first_ns = sqlite3_column_int64(st, 4);
+        x->source = sqlite3_column_int(st, 5);
+    }
+    sqlite3_finalize(st);
+}
+
+/* ---- groups ------------------------------------------------------------------------------- */
+
+/* Groups being summed: each one's host times apart (host[i] is v[i]'s), for its p95. */
+struct acc {
+    struct cudnn_group *v;
+    struct ip_stats *host;
+    int n, cap;
+};
+
+static int group_of(struct acc *g, int64_t a, int64_t b, int64_t c)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->v[i].key[0] == a && g->v[i].key[1] == b && g->v[i].key[2] == c) return i;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 32;
+        g->v = realloc(g->v, sizeof *g->v * (size_t)g->cap);
+        g->host = realloc(g->host, sizeof *g->host * (size_t)g->cap);
+        if (!g->v || !g->host) cli_fail("out of memory");
+    }
+    struct cudnn_group *x = &g->v[g->n];
+    memset(x, 0, sizeof *x);
+    x->key[0] = a, x->key[1] = b, x->key[2] = c;
+    x->gpu_pct = -1;
+    x->plan_row = -1;
+    ip_stats_init(&g->host[g->n], 0);
+    return g->n++;
+}
+
+static void group_add(struct acc *g, int i, const struct cudnn_call *k)
+{
+    struct cudnn_group *x = &g->v[i];
+    x->calls++;
+    x->errors += k->status != 0;
+    x->host_total += k->dur;
+    ip_stats_add(&g->host[i], k->dur);
+    if (k->linked) x->linked++, x->gpu += k->gpu, x->kernels += k->kernels;
+}
+
+/* The groups' host figures, then the groups in `cmp`'s order into *out (the sums kept). */
+static void group_end(struct acc *g, int (*cmp)(const void *, const void *),
+                      struct cudnn_group **out, int *n)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct cudnn_group *x = &g->v[i];
+        if (x->calls) {
+            x->host_avg = (double)x->host_total / (double)x->calls;
+            ip_stats_median(&g->host[i], NULL); /* sorts the samples the percentile reads */
+            x->host_p95 = ip_stats_percentile(&g->host[i], 95);
+        }
+        ip_stats_free(&g->host[i]);
+    }
+    free(g->host);
+    if (g->n) qsort(g->v, (size_t)g->n, sizeof *g->v, cmp);
+    *out = g->v;
+    *n = g->n;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct cudnn_group *x = a, *y = b;
+    for (int i = 0; i < 3; i++) {
+        /* An operation kind of 0 (no operation) sorts last. The precision list's key[0] is a
+         * phase id, whose 0 (no phase) sorts the same way: as the report has always ordered it. */
+        int64_t p = i == 0 && !x->key[0] ? CUDNN_OP_COUNT : x->key[i],
+                q = i == 0 && !y->key[0] ? CUDNN_OP_COUNT : y->key[i];
+        if (p != q) return (p > q) - (p < q);
+    }
+    return 0;
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+    const struct cudnn_group *x = a, *y = b;
+    if (x->gpu != y->gpu) return (x->gpu < y->gpu) - (x->gpu > y->gpu);
+    if (x->calls != y->calls) return (x->calls < y->calls) - (x->calls > y->calls);
+    return (x->key[0] > y->key[0]) - (x->key[0] < y->key[0]);
+}
+
+static void group_calls(struct cudnn_run *r)
+{
+    struct acc g = {0};
+    for (int i = 0; i < r->n; i++) {
+        const struct cudnn_call *k = &r->v[i];
+        group_add(&g, group_of(&g, k->op, k->fn, k->phase), k);
+    }
+    group_end(&g, cmp_key, &r->by_call, &r->nby_call);
+}
+
+/* Every plan cudnn_plans holds (executed or not), and every plan a compute call ran. */
+static void group_plans(struct cudnn_run *r)
+{
+    struct acc g = {0};
+    for (int i = 0; i < r->nplans; i++) group_of(&g, r->plans[i].plan, 0, 0);
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].plan && r->v[i].role == CUDNN_ROLE_COMPUTE)
+            group_add(&g, group_of(&g, r->v[i].plan, 0, 0), &r->v[i]);
+    group_end(&g, cmp_gpu, &r->by_plan, &r->nby_plan);
+    for (int i = 0; i < r->nby_plan; i++)
+        for (int k = 0; k < r->nplans && r->by_plan[i].plan_row < 0; k++)
+            if (r->plans[k].plan == r->by_plan[i].key[0]) r->by_plan[i].plan_row = k;
+}
+
+static void group_precision(struct cudnn_run *r)
+{
+    struct acc g = {0};
+    for (int i = 0; i < r->n; i++) {
+        const struct cudnn_call *k = &r->v[i];
+        if (k->op != CUDNN_OP_NONE && k->role == CUDNN_ROLE_COMPUTE)
+            group_add(&g, group_of(&g, k->phase, k->op, k->dtype), k);
+    }
+    group_end(&g, cmp_key, &r->precision, &r->nprecision);
+    for (int i = 0; i < r->nprecision; i++) {
+        struct cudnn_group *x = &r->precision[i];
+        int64_t phase_gpu = 0, phase_linked = 0;
+        for (int k = 0; k < r->nprecision; k++)
+            if (r->precision[k].key[0] == x->key[0])
+                phase_gpu += r->precision[k].gpu, phase_linked += r->precision[k].linked;
+        if (phase_linked && phase_gpu > 0) x->gpu_pct = 100.0 * (double)x->gpu / (double)phase_gpu;
+    }
+}
+
+/* ---- findings ----------------------------------------------------------------------------- */
+
+struct shape_seen {
+    int64_t shape, first_compute, first_search;
+    int searches, after_use, plans, late;
+};
+
+static struct shape_seen *shape_of(struct shape_seen **v, int *n, int64_t shape)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*v)[i].shape == shape) return &(*v)[i];
+    if (!(*v = realloc(*v, sizeof **v * (size_t)(*n + 1)))) cli_fail("out of memory");
+    struct shape_seen *s = &(*v)[(*n)++];
+    *s = (struct shape_seen){shape, -1, -1, 0, 0, 0, 0};
+    return s;
+}
+
+/* Warm-up: the first iteration when iterations are known, else the first half of the cuDNN
+ * compute calls. Searches after it mean shapes that keep changing while the program runs. */
+static int64_t warm_up_end(sqlite3 *db, const struct cudnn_run *r)
+{
+    int64_t end = db_int(db, "SELECT min(start + dur) FROM iterations", -1);
+    if (end >= 0) return end;
+    int compute = 0, seen = 0;
+    for (int i = 0; i < r->n; i++) compute += r->v[i].role == CUDNN_ROLE_COMPUTE;
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].role == CUDNN_ROLE_COMPUTE && ++seen > compute / 2) return r->v[i].start;
+    return INT64_MAX;
+}
+
+/* Each phase's own warm-up: the end of its first iteration. A phase is a new setting (autocast's
+ * new dtype, another grad mode): its first searches and plans are its warm-up, not a shape that
+ * changed. -1 where the phase has no iteration (the run's warm-up then applies). */
+static void phase_warm_ends(sqlite3 *db, int64_t *end)
+{
+    for (int i = 0; i < REPORT_MAX_PHASES; i++) end[i] = -1;
+    sqlite3_stmt *st = db_prepare(db, "SELECT phase, min(start + dur) FROM iterations GROUP BY"
+                                      " phase");
+    while (db_step(st)) {
+        int ph = sqlite3_column_int(st, 0);
+        if (ph >= 0 && ph < REPORT_MAX_PHASES) end[ph] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The shapes' figures, summed into the findings. */
+static void shapes_sum(const struct shape_seen *shapes, int n, struct cudnn_findings *f)
+{
+    for (int i = 0; i < n; i++) {
+        f->searched += shapes[i].searches > 0;
+        f->researched += shapes[i].after_use > 0;
+        f->plan_shapes += shapes[i].plans > 0;
+        if (shapes[i].plans > f->max_plans) f->max_plans = shapes[i].plans;
+        f->late_shapes += shapes[i].late;
+    }
+}
+
+static void findings_compute(sqlite3 *db, const struct cudnn_run *r, struct cudnn_findings *f)
+{
+    memset(f, 0, sizeof *f);
+    f->calls = r->n;
+    f->warm_end = warm_up_end(db, r);
+    int64_t warm[REPORT_MAX_PHASES];
+    phase_warm_ends(db, warm);
+    int nshapes = 0;
+    struct shape_seen *shapes = NULL;
+    for (int i = 0; i < r->n; i++) {
+        const struct cudnn_call *k = &r->v[i];
+        enum cudnn_role role = k->role;
+        int build = role == CUDNN_ROLE_FINALIZE && k->plan;
+        /* Phases 4..9 are no_grad and inference_mode (phase.h). */
+        if (role == CUDNN_ROLE_COMPUTE && k->op == CUDNN_OP_BN_TRAIN && k->phase >= 4) {
+            f->bn_train++;
+            if (k->phase < REPORT_MAX_PHASES) f->bn_train_by_phase[k->phase]++;
+        }
+        if (role == CUDNN_ROLE_COMPUTE && k->op == CUDNN_OP_CONV) f->conv_computes++;
+        if (role == CUDNN_ROLE_HEURISTIC) f->heuristics++;
+        if (role == CUDNN_ROLE_SEARCH) f->searches++, f->search_ns += k->dur;
+        /* Plan build time has one definition: the host time of every cudnnBackendFinalize
+         * (operation graphs, engine configs and plans: what building a plan costs), the sum of
+         * the calls table's BackendFinalize rows; plan_builds counts the plans. */
+        if (role == CUDNN_ROLE_FINALIZE) f->build_ns += k->dur;
+        if (build) f->builds++;
+        int64_t end = k->phase >= 0 && k->phase < REPORT_MAX_PHASES && warm[k->phase] >= 0
+                          ? warm[k->phase]
+                          : f->warm_end;
+        int late = k->start > end;
+        if ((role == CUDNN_ROLE_SEARCH || build) && late) f->late++, f->late_ns += k->dur;
+        if (!k->shape || (role != CUDNN_ROLE_COMPUTE && role != CUDNN_ROLE_SEARCH && !build))
+            continue;
+        struct shape_seen *s = shape_of(&shapes, &nshapes, k->shape);
+        if (role == CUDNN_ROLE_COMPUTE) {
+            if (s->first_compute < 0) s->first_compute = k->start;
+            continue;
+        }
+        s->searches += role == CUDNN_ROLE_SEARCH;
+        s->plans += build;
+        s->after_use += s->first_compute >= 0;
+        if (s->first_search < 0) s->first_search = k->start, s->late = late;
+    }
+    shapes_sum(shapes, nshapes, f);
+    free(shapes);
+}
+
+/* ---- the run model's part ----------------------------------------------------------------- */
+
+const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (!p->lazy->cudnn) {
+        struct cudnn_run *r = calloc(1, sizeof *r);
+        if (!r) cli_fail("out of memory");
+        calls_load(db, r);
+        /* No call: no plan is read and the findings stay 0 (nothing is known), but every list
+         * is there, empty. */
+        if (r->n) {
+            plans_load(db, r);
+            findings_compute(db, r, &r->findings);
+        }
+        group_calls(r);
+        group_plans(r);
+        group_precision(r);
+        p->lazy->cudnn = r;
+    }
+    return p->lazy->cudnn;
+}

@@ -1,9 +1,111 @@
 /*
- * cudnn.h: the run model's cuDNN calls, plans and findings, read from the database once (run.h's lazy part).
+ * cudnn.h: the run model's cuDNN figures (cudnn.c), read once from cudnn_calls and cudnn_plans
+ * on first use and kept with the run model (run.h's lazy part), for the cuDNN section and the
+ * advice rules alike:
+ *  - the calls, in time order, with the GPU time of the kernels each launched (cudnn_calls.ext_id
+ *    -> external_corr (kind 4, CUSTOM1) -> kernels.corr);
+ *  - the calls grouped per operation kind, API function and phase; per execution plan (with the
+ *    plan's cudnn_plans row); per phase, operation kind and data type (the precision mix);
+ *  - the findings only this collector sees: batch-norm training during no_grad/inference_mode,
+ *    convolution algorithm search (benchmark mode) and whether it recurs.
+ * A group's GPU time is unknown (not 0) when none of its calls could be linked to its kernels
+ * (linked 0: no CUPTI).
  */
 #ifndef INFPROF_RUN_CUDNN_H
 #define INFPROF_RUN_CUDNN_H
 
 #include "run.h"
+
+#include <stdint.h>
+
+/* cudnn_calls.op_kind codes (collectors/cudnn_internal.h); a code out of range reads as OTHER,
+ * NULL as NONE (the call is no operation). */
+enum cudnn_op {
+    CUDNN_OP_NONE,
+    CUDNN_OP_CONV,
+    CUDNN_OP_BN_INF,
+    CUDNN_OP_BN_TRAIN,
+    CUDNN_OP_ATTN,
+    CUDNN_OP_MATMUL,
+    CUDNN_OP_PW,
+    CUDNN_OP_OTHER,
+    CUDNN_OP_UNK,
+    CUDNN_OP_COUNT
+};
+
+/* What an API function does, told by its name: runs work, searches algorithms (find), asks the
+ * v7 heuristics, finalizes a backend descriptor (builds a plan), or anything else. */
+enum cudnn_role {
+    CUDNN_ROLE_OTHER,
+    CUDNN_ROLE_COMPUTE,
+    CUDNN_ROLE_SEARCH,
+    CUDNN_ROLE_HEURISTIC,
+    CUDNN_ROLE_FINALIZE
+};
+
+/* One cudnn_calls row. */
+struct cudnn_call {
+    int64_t start, dur, status; /* ns since t0; status: cudnnStatus_t, 0 success */
+    int64_t gpu, kernels;       /* the kernels it launched and their GPU time (linked only) */
+    int64_t shape, plan;        /* 0 none */
+    int op, phase, dtype;       /* enum cudnn_op; phase id; cudnnDataType_t, -1 unknown */
+    int linked;                 /* it pushed a correlation id (ext_id) */
+    int fn;                     /* its API function: index into cudnn_run.fns */
+    enum cudnn_role role;       /* the function's */
+};
+
+/* Calls grouped by key (what the key holds depends on the list, struct cudnn_run). */
+struct cudnn_group {
+    int64_t key[3];
+    int64_t calls, errors;
+    int64_t host_total, host_p95; /* host time */
+    double host_avg;
+    int64_t gpu, kernels, linked; /* over the linked calls; linked: how many */
+    double gpu_pct;               /* precision: of the phase's GPU time, in %; < 0 none */
+    int plan_row;                 /* plans: its row in cudnn_run.plans, -1 none */
+};
+
+/* One cudnn_plans row. */
+struct cudnn_plan {
+    int64_t plan, first_ns;
+    int op, dtype, source; /* dtype -1 unknown; source 0 none, 1 build, 2 read */
+    char detail[256];      /* what the plan's graph holds, "" unknown */
+};
+
+/* What the cuDNN calls show, for the findings table and the advice rules. Phases 4..9 are
+ * no_grad and inference_mode (phase.h). */
+struct cudnn_findings {
+    int calls;                                    /* cuDNN calls recorded; 0: nothing is known */
+    int64_t bn_train;                             /* batch-norm training in no_grad/inference */
+    int64_t bn_train_by_phase[REPORT_MAX_PHASES]; /* the same by phase id */
+    int64_t conv_computes;                        /* convolution forward executions */
+    int64_t searches, search_ns, heuristics, builds, build_ns, warm_end;
+    int64_t late, late_ns; /* searches and plan builds after warm-up, and their host time */
+    int searched, researched, plan_shapes, max_plans, late_shapes;
+};
+
+struct cudnn_run {
+    struct cudnn_call *v; /* every call, in time order */
+    int n;
+    char **fns; /* the distinct API function names */
+    int nfns;
+    int linked; /* some call could be linked to its kernels */
+    /* key: op (enum cudnn_op), fn, phase id; ordered by them, op NONE last. */
+    struct cudnn_group *by_call;
+    int nby_call;
+    /* key[0]: plan: every plan of cudnn_plans and every plan a compute call ran, by GPU time
+     * (then executions) descending. */
+    struct cudnn_group *by_plan;
+    int nby_plan;
+    struct cudnn_plan *plans; /* cudnn_plans (read only when there are calls) */
+    int nplans;
+    /* key: phase id, op, dtype, over the compute calls of an operation; ordered by them. */
+    struct cudnn_group *precision;
+    int nprecision;
+    struct cudnn_findings findings; /* all 0 when there is no call */
+};
+
+/* The run's cuDNN figures, loaded once on first use and kept with the run model (p->lazy). */
+const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p);
 
 #endif

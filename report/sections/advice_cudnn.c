@@ -61,14 +61,14 @@ static void run_search_repeats(const struct advice_ctx *c, const struct phase_in
                                struct advice_list *l)
 {
     (void)ph;
-    rule_cudnn(&c->f, 0, l);
+    rule_cudnn(c->f, 0, l);
 }
 
 static void run_benchmark_off(const struct advice_ctx *c, const struct phase_info *ph,
                               struct advice_list *l)
 {
     (void)ph;
-    rule_cudnn(&c->f, 1, l);
+    rule_cudnn(c->f, 1, l);
 }
 
 const struct advice_rule advice_rule_cudnn_search = {"cudnn_search_repeats", 70, ADVICE_AFTER,

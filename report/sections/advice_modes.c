@@ -116,7 +116,7 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
                             struct advice_list *l)
 {
     const struct names *k = &c->k[ph - c->p->v];
-    const struct cudnn_findings *f = &c->f;
+    const struct cudnn_findings *f = c->f;
     if (!strcmp(ph->grad_mode, "grad")) return;
     int64_t calls = ph->id >= 0 && ph->id < REPORT_MAX_PHASES ? f->bn_train_by_phase[ph->id] : 0;
     /* A Python model called in train() mode with dropout or batch-norm layers: its series is

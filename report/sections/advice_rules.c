@@ -71,10 +71,12 @@ void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
     if (!c) cli_fail("out of memory");
     c->db = db;
     c->p = p;
+    static const struct cudnn_findings none; /* a DataLoader worker's: nothing is known */
+    c->f = &none;
     /* A DataLoader worker makes batches: what it lost is said, no inference rule applies. */
     if (!p->dataloader_worker) {
         names_load(db, p, c->k);
-        cudnn_findings_load(db, p, &c->f);
+        c->f = &run_cudnn(db, p)->findings;
     }
     /* The registry's order: run-wide rules first, then phase by phase, then run-wide again. */
     for (int stage = ADVICE_BEFORE; stage <= ADVICE_AFTER; stage++) {

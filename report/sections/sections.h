@@ -54,18 +54,6 @@ struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
 /* The cuDNN section (sec_cudnn.c): up to `max` tables appended to out; returns how many. */
 int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                   struct table **out, int max);
-/* What the cuDNN calls show (sec_cudnn.c), for its findings table and the advice rules. */
-struct cudnn_findings {
-    int calls;                                    /* cuDNN calls recorded; 0: nothing is known */
-    int64_t bn_train;                             /* batch-norm training in no_grad/inference */
-    int64_t bn_train_by_phase[REPORT_MAX_PHASES]; /* the same by phase id */
-    int64_t conv_computes;                        /* convolution forward executions */
-    int64_t searches, search_ns, heuristics, builds, build_ns, warm_end;
-    int64_t late, late_ns; /* searches and plan builds after warm-up, and their host time */
-    int searched, researched, plan_shapes, max_plans, late_shapes;
-};
-/* Returns f->calls. */
-int cudnn_findings_load(struct sqlite3 *db, const struct run_phases *p, struct cudnn_findings *f);
 /* The advice (sec_advice.c): a data table and the view for `format`; returns how many. */
 int section_advice(const struct advice_list *l, enum out_format format, struct table **out);
 
