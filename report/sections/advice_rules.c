@@ -3,13 +3,14 @@
  * (advice_*.c) as a descriptor, registered in advice_registry.c; each looks for one known waste in
  * the run's own figures and appends a finding only when its evidence passes the threshold that
  * docs/report.md states. Here: the evidence several rules share (what kernel names say per
- * phase, cuDNN's findings), the loop over the registry, and each rule's rank on the first screen.
+ * phase, from the names the run model reads once, run/kernels.c; cuDNN's findings), the loop over
+ * the registry, and each rule's rank on the first screen.
  */
 #include "advice.h"
 #include "../base/json.h"
 #include "sections.h"
+#include "../run/kernels.h"
 
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,27 +46,18 @@ static void names_add(struct names *k, const char *name, int64_t count, int64_t 
         k->mixed += count;
 }
 
-static void names_load(sqlite3 *db, const struct run_phases *p, struct names *out)
+static void names_load(struct sqlite3 *db, const struct run_phases *p, struct names *out)
 {
     memset(out, 0, sizeof *out * REPORT_MAX_PHASES);
-    int summary = db_int(db, "SELECT count(*) FROM kernel_summary", 0) > 0;
-    sqlite3_stmt *st = db_prepare(
-        db, summary ? "SELECT k.phase, s.value, k.count, k.total, k.min, k.max FROM"
-                      " kernel_summary k JOIN strings s ON s.id = k.name_id WHERE k.phase >= 0"
-                    : "SELECT k.phase, s.value, count(*), sum(k.dur), min(k.dur), max(k.dur)"
-                      " FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1, 2");
-    while (db_step(st)) {
-        int id = sqlite3_column_int(st, 0);
-        for (int i = 0; i < p->n; i++)
-            if (p->v[i].id == id && sqlite3_column_text(st, 1))
-                names_add(&out[i], (const char *)sqlite3_column_text(st, 1),
-                          sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                          sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
-    }
-    sqlite3_finalize(st);
+    const struct kernels_run *r = run_kernels(db, p);
+    for (int i = 0; i < p->n; i++)
+        for (size_t j = 0; j < r->phase[i].n; j++) {
+            const struct kernels_name *k = &r->phase[i].v[j];
+            names_add(&out[i], k->name, k->count, k->total, k->min, k->max);
+        }
 }
 
-void advice_find(sqlite3 *db, const struct run_phases *p, struct advice_list *l)
+void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_list *l)
 {
     struct advice_ctx *c = calloc(1, sizeof *c);
     if (!c) cli_fail("out of memory");

@@ -47,7 +47,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
  * (sec_energy.c): two tables; returns how many. */
 int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct phase_info *base,
                    struct table **out);
-struct table *section_nvtx(struct sqlite3 *db, const struct report_opts *o);
+struct table *section_nvtx(struct sqlite3 *db, const struct run_phases *p,
+                           const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
                               const struct report_opts *o);
 /* sec_cuda.c */
