@@ -34,7 +34,8 @@ const struct output_format *output_format_of(enum out_format views)
 
 int render_shown(const struct table *t, const struct render_opts *o)
 {
-    return (t->title && !(t->optional && !t->nrows) && !t->quiet) || o->section;
+    if (o->section && t->key && !strcmp(t->key, o->section)) return 1;
+    return t->title && !(t->optional && !t->nrows) && !t->quiet;
 }
 
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o)
@@ -50,8 +51,12 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
                                     len ? ", " : "", tables[i]->key);
             cli_fail("--section %s: no such section (sections: %s)", o->section, known);
         }
+        /* The table, and the text views its section built right after it (phases: the
+         * comparison against the baseline): JSON and CSV carry keyed tables only. */
+        int views = 0;
+        while (k + 1 + views < n && !tables[k + 1 + views]->key) views++;
         tables += k;
-        n = 1;
+        n = 1 + views;
     }
     const struct output_format *f = o->out ? o->out : output_format_of(o->format);
     f->document(out, tables, n, o);

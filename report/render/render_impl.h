@@ -17,8 +17,8 @@
 extern const struct output_format *const output_formats[];
 extern const int output_format_count;
 
-/* The table is shown in text and Markdown: titled, not an empty optional one, or the one
- * --section asked for. */
+/* The table is shown in text and Markdown: the one --section asked for, or titled and not an
+ * empty optional one. */
 int render_shown(const struct table *t, const struct render_opts *o);
 
 /* render_cells.c */

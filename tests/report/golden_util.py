@@ -1,5 +1,6 @@
-"""Golden files for whole reports: normalise what legitimately differs between two runs of the
-same fixture, and compare the rest exactly, with a unified diff on failure.
+"""Golden files for reports, one per section (`--section KEY`, golden/KEY/SCENARIO.EXT): normalise
+what legitimately differs between two runs of the same fixture, and compare the rest exactly,
+with a unified diff on failure. A new section adds its own files and changes no other.
 
 What is normalised, and nothing else: the run header's command line (build and scratch paths),
 pid, host, start time (text and Unix ns), the run's own duration, the database path and the
@@ -50,9 +51,12 @@ def _csv_fields(line):
     return fields
 
 
-def _csv(text):
+def _csv(text, tidy=False):
     lines = text.split("\n")
     at = lines.index("# run") if "# run" in lines else -1
+    if tidy and lines and lines[0].startswith("command,"):  # --section run: header and row
+        lines.insert(0, "# run")
+        at = 0
     if at >= 0 and len(lines) > at + 2:
         header = lines[at + 1].split(",")
         row = _csv_fields(lines[at + 2])
@@ -61,6 +65,8 @@ def _csv(text):
             if key in RUN_KEYS and row[i]:
                 row[i] = f"<{key}>"
         lines[at + 2] = ",".join(row)
+    if tidy and at == 0:
+        lines.pop(0)
     return "\n".join(lines)
 
 
@@ -83,11 +89,12 @@ def _titled(text, fmt):
     return "\n".join(out)
 
 
-def normalise(fmt, text):
+def normalise(fmt, text, section=None):
+    """section: the output is `--section KEY`'s (CSV: one tidy table, no '# key' line)."""
     if fmt == "json":
         return _json(text)
     if fmt == "csv":
-        return _csv(text)
+        return _csv(text, tidy=section == "run")
     return _titled(text, fmt)
 
 

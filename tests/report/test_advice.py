@@ -1,7 +1,8 @@
 """The Advice section on databases built by tests/progs/fixture_advice.c through the real writer:
 each rule fires on the scenario built to trigger it, with the exact figures it measured, and stays
-quiet on the healthy scenario, whose near misses sit just under every threshold. The whole report
-of every scenario is held to golden files in text, JSON, CSV and Markdown (golden_util.py).
+quiet on the healthy scenario, whose near misses sit just under every threshold. Every scenario's
+report is held, section by section, to golden files in text, JSON, CSV and Markdown
+(golden/SECTION/SCENARIO.EXT, golden_util.py).
 
 Regenerate the golden files after an intended change with
     INFPROF_UPDATE_GOLDEN=1 ctest -R report.   (or: python3 test_advice.py --update)
@@ -81,15 +82,27 @@ class AdviceCase(Case):
 
 
 class Golden(AdviceCase):
-    """Every scenario's whole report, normalised only where a run legitimately differs."""
+    """Every scenario's report, section by section (`--section KEY` for every key of its JSON,
+    golden/KEY/SCENARIO.EXT), normalised only where a run legitimately differs: a new section adds
+    its own files and changes no other."""
 
 
 def _golden_test(name):
     def test(self):
-        for fmt, ext in FORMATS.items():
-            with self.subTest(format=fmt):
-                got = golden_util.normalise(fmt, self.raw(name, fmt))
-                golden_util.check(self, os.path.join(GOLDEN, f"{name}.{ext}"), got)
+        keys = [k for k in self.report(name) if k != "json_schema_version"]
+        self.assertGreater(len(keys), 20)
+        for key in keys:
+            for fmt, ext in FORMATS.items():
+                with self.subTest(section=key, format=fmt):
+                    r = self.cli("report", "--format", fmt, "--section", key, db_of(name))
+                    self.assertEqual(r.rc, 0, r.err.decode())
+                    got = golden_util.normalise(fmt, r.out.decode(), key)
+                    golden_util.check(self, os.path.join(GOLDEN, key, f"{name}.{ext}"), got)
+        # No file left for a section the report no longer has.
+        for key in os.listdir(GOLDEN):
+            if os.path.isdir(os.path.join(GOLDEN, key)) and key not in keys:
+                self.assertFalse(os.path.exists(os.path.join(GOLDEN, key, f"{name}.json")),
+                                 f"golden/{key} is for a section the report no longer has")
     return test
 
 
