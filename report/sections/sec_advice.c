@@ -131,6 +131,78 @@ int section_advice(const struct advice_list *l, enum out_format format, struct t
     return 2;
 }
 
+/* The Findings line: the top three advice rules, each with the phases it fired in and its
+ * finding of most grounded saving (else its first), numbers included; the Advice section below
+ * has them all. */
+static void fill_findings(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct advice_list *l = c->advice;
+    char buf[2048];
+    size_t o = 0;
+    int shown = 0;
+    /* The registered rules by their rank (advice.h): lost data first, then settings that make
+     * the answers wrong (a model in train() mode, autograd on, autocast not casting), then
+     * speed. Every rule that fired is ranked: none can go missing from this line. */
+    const struct advice_rule *order[64];
+    int nr = advice_rule_count < 64 ? advice_rule_count : 64;
+    for (int r = 0; r < nr; r++) {
+        order[r] = advice_rules[r];
+        for (int q = r; q > 0 && order[q - 1]->rank > order[q]->rank; q--) {
+            const struct advice_rule *x = order[q];
+            order[q] = order[q - 1];
+            order[q - 1] = x;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        const struct advice *best = NULL;
+        int n = 0;
+        for (int i = 0; i < l->n; i++) {
+            const struct advice *a = &l->v[i];
+            if (strcmp(a->rule, order[r]->name)) continue;
+            n++;
+            if (!best || a->saving_ns > best->saving_ns) best = a;
+        }
+        if (!n) continue;
+        if (shown == 3) break;
+        shown++;
+        char text[200];
+        size_t len = strlen(best->finding);
+        if (len < sizeof text) {
+            memcpy(text, best->finding, len + 1);
+            if (len && text[len - 1] == '.') text[len - 1] = 0; /* the list goes on */
+        } else {                                                /* at a word, marked */
+            size_t cut = sizeof text - 4;
+            while (cut > 0 && best->finding[cut] != ' ') cut--;
+            /* Not inside a parenthesis: before the one left open, at its space. */
+            size_t open = 0;
+            int depth = 0;
+            for (size_t i = 0; i < cut; i++)
+                if (best->finding[i] == '(' && depth++ == 0)
+                    open = i;
+                else if (best->finding[i] == ')' && depth > 0)
+                    depth--;
+            if (depth && open > 0) cut = open - (best->finding[open - 1] == ' ');
+            while (cut > 0 && best->finding[cut - 1] == ',') cut--;
+            snprintf(text, sizeof text, "%.*s...", (int)cut, best->finding);
+        }
+        char times[32] = "";
+        if (n > 1) snprintf(times, sizeof times, " (%d phases)", n);
+        if (o + 300 < sizeof buf)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s: %s", o ? "; " : "", best->rule,
+                                  times, text);
+    }
+    if (!o) {
+        summary_set(so, "none: no advice rule fired (Advice below)");
+        return;
+    }
+    snprintf(buf + o, sizeof buf - o, " (Advice below has them all)");
+    summary_set(so, buf);
+}
+
+static const struct summary_line line_findings = {
+    .key = "findings", .title = "Findings", .rank = 100, .fill = fill_findings};
+static const struct summary_line *const advice_summary[] = {&line_findings, NULL};
+
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int advice_build(const struct section_ctx *c, struct table **out, int max)
@@ -139,5 +211,8 @@ static int advice_build(const struct section_ctx *c, struct table **out, int max
     return section_advice(c->advice, c->o->format, out);
 }
 
-const struct report_section sec_advice = {
-    .key = "advice", .build = advice_build, .shown_empty = 0, .compare = NULL};
+const struct report_section sec_advice = {.summary = advice_summary,
+                                          .key = "advice",
+                                          .build = advice_build,
+                                          .shown_empty = 0,
+                                          .compare = NULL};

@@ -128,6 +128,17 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
     return 2;
 }
 
+/* Clocks: a phase that ran throttled, or at another SM clock than the baseline (energy.c). */
+static void fill_clocks(const struct section_ctx *c, struct summary_out *so)
+{
+    char clocks[512];
+    if (energy_clock_note(c->db, c->p, c->base, clocks, sizeof clocks)) summary_set(so, clocks);
+}
+
+static const struct summary_line line_clocks = {
+    .key = "clocks", .title = "Clocks", .rank = 80, .fill = fill_clocks};
+static const struct summary_line *const energy_summary[] = {&line_clocks, NULL};
+
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int energy_build(const struct section_ctx *c, struct table **out, int max)
@@ -157,5 +168,8 @@ static const struct section_compare energy_compare = {
              {"sm_clock_mhz_new", "SM new"}},
 };
 
-const struct report_section sec_energy = {
-    .key = "energy", .build = energy_build, .shown_empty = 0, .compare = &energy_compare};
+const struct report_section sec_energy = {.summary = energy_summary,
+                                          .key = "energy",
+                                          .build = energy_build,
+                                          .shown_empty = 0,
+                                          .compare = &energy_compare};

@@ -6,6 +6,7 @@
 #include "sections.h"
 
 #include <stdio.h>
+#include <string.h>
 
 struct table *section_memory(const struct run_phases *p)
 {
@@ -50,6 +51,71 @@ struct table *section_memory(const struct run_phases *p)
     return t;
 }
 
+/* Peak memory: the phase that sets it, and what the least costly setting saves. */
+static void fill_memory(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    const struct phase_info *base = c->base;
+    char buf[1024];
+    char a[64], b[64];
+    char x[32], y[32];
+    /* The peak and the saving: memory.c's figures, the phase table's (per device, never a
+     * sum over devices); the saving is against the baseline, as in the table's Saved column. */
+    const struct phase_info *top = NULL, *least = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->has_memory || ph->transient || ph->mem_dev < 0) continue;
+        if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
+        /* What a setting saves: among the phases that ran the model, not their setup. */
+        if (phase_ran_model(p, ph) && (!least || ph->peak_alloc < least->peak_alloc)) least = ph;
+    }
+    if (top && top->peak_alloc > 0) {
+        char dev[32];
+        device_name(p->devices.type[top->mem_dev], p->devices.index[top->mem_dev], dev, sizeof dev);
+        summary_named(so, top, a, sizeof a);
+        fmt_bytes(x, sizeof x, (double)top->peak_alloc);
+        snprintf(buf, sizeof buf, "%s sets the peak, %s allocated%s%s", a, x,
+                 p->devices.n > 1 ? " on " : "", p->devices.n > 1 ? dev : "");
+        table_set_text(so->t, so->extra + 0, top->label);
+        table_set_text(so->t, so->extra + 1, dev);
+        table_set_int(so->t, so->extra + 2, top->peak_alloc);
+        const struct phase_info *against = base && base->has_memory ? base : top;
+        int64_t saved;
+        double pct;
+        if (least && least != against && memory_saving(against, least, &saved, &pct) && saved > 0) {
+            summary_named(so, least, b, sizeof b);
+            fmt_bytes(y, sizeof y, (double)saved);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; %s needs %s less", b, y);
+            if (against != top) {
+                summary_named(so, against, a, sizeof a);
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " than %s", a);
+            }
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (%.0f%%)", pct);
+            table_set_text(so->t, so->extra + 3, least->label);
+            table_set_text(so->t, so->extra + 4, against->label);
+            table_set_int(so->t, so->extra + 5, saved);
+            table_set_num(so->t, so->extra + 6, pct);
+        }
+        summary_set(so, buf);
+    } else if (p->n) {
+        summary_set(so, "no allocator report: no tensor memory was recorded (libtorch's allocator"
+                        " hooks off, or no tensor allocated)");
+    }
+}
+
+static const struct summary_line line_memory = {"memory",
+                                                "Peak memory",
+                                                40,
+                                                fill_memory,
+                                                {{"peak_phase", COL_TEXT},
+                                                 {"peak_device", COL_TEXT},
+                                                 {"peak_allocated_bytes", COL_BYTES},
+                                                 {"saved_phase", COL_TEXT},
+                                                 {"saved_against_phase", COL_TEXT},
+                                                 {"peak_allocated_saved_bytes", COL_BYTES},
+                                                 {"peak_allocated_saved_pct", COL_PCT}}};
+static const struct summary_line *const memory_summary[] = {&line_memory, NULL};
+
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int memory_build(const struct section_ctx *c, struct table **out, int max)
@@ -80,5 +146,8 @@ static const struct section_compare memory_compare = {
              {"peak_allocated_bytes_pct", "Delta%"}},
 };
 
-const struct report_section sec_memory = {
-    .key = "memory", .build = memory_build, .shown_empty = 0, .compare = &memory_compare};
+const struct report_section sec_memory = {.summary = memory_summary,
+                                          .key = "memory",
+                                          .build = memory_build,
+                                          .shown_empty = 0,
+                                          .compare = &memory_compare};

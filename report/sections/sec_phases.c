@@ -793,9 +793,18 @@ static int operations_build(const struct section_ctx *c, struct table **out, int
 }
 
 /* Compared by report/compare itself (two views, the pooled-series note). */
-const struct report_section sec_phases = {
-    .key = "phases", .build = phases_build, .shown_empty = 1, .compare = NULL};
-const struct report_section sec_precision = {
-    .key = "precision", .build = precision_build, .shown_empty = 0, .compare = NULL};
+/* Their first-screen lines (sec_phases_lines.c). */
+extern const struct summary_line *const phases_summary[], *const precision_summary[];
+
+const struct report_section sec_phases = {.summary = phases_summary,
+                                          .key = "phases",
+                                          .build = phases_build,
+                                          .shown_empty = 1,
+                                          .compare = NULL};
+const struct report_section sec_precision = {.summary = precision_summary,
+                                             .key = "precision",
+                                             .build = precision_build,
+                                             .shown_empty = 0,
+                                             .compare = NULL};
 const struct report_section sec_operations = {
     .key = "operations", .build = operations_build, .shown_empty = 0, .compare = NULL};

@@ -315,6 +315,52 @@ int section_series(const struct run_phases *p, struct table **out)
     return 4;
 }
 
+/* The Series line: per phase with several configurations (series.c picks them), the fastest
+ * configuration at one batch size against the slowest, then the batch that gives the most
+ * items/s against the smallest batch of the same configuration. */
+static void series_line(const struct run_phases *p, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n && o + 300 < n; i++) {
+        struct series_pick k;
+        if (!series_pick(p, i, &k)) continue;
+        char label[32], x[32], y[32];
+        phase_short_label(&p->v[i], label, sizeof label);
+        o += (size_t)snprintf(buf + o, n - o, "%s%s: ", o ? "; " : "", label);
+        if (k.fast) {
+            fmt_ns(x, sizeof x, (double)k.fast->lat_p50);
+            fmt_ns(y, sizeof y, (double)k.slow->lat_p50);
+            char fast[48], slow[48]; /* long names cut on a character, kept apart */
+            fmt_label_cut(fast, sizeof fast, k.fast->name[0] ? k.fast->name : "(unnamed)", 40);
+            fmt_label_cut(slow, sizeof slow, k.slow->name[0] ? k.slow->name : "(unnamed)", 40);
+            o += (size_t)snprintf(buf + o, n - o, "%s fastest, p50 %s: %.2fx %s (%s)", fast, x,
+                                  (double)k.slow->lat_p50 / (double)k.fast->lat_p50, slow, y);
+        }
+        if (k.most && o + 200 < n) {
+            fmt_ns(x, sizeof x, (double)k.most->lat_p50);
+            o +=
+                (size_t)snprintf(buf + o, n - o,
+                                 "%s%s%sbatch %lld gives the most items/s, %.2fx batch %lld's, at"
+                                 " %.2fx its p50 (%s)",
+                                 k.fast ? "; " : "", k.most->rest, k.most->rest[0] ? ": " : "",
+                                 (long long)k.most->batch, k.items_ratio, (long long)k.small->batch,
+                                 (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
+        }
+    }
+}
+
+static void fill_series(const struct section_ctx *c, struct summary_out *so)
+{
+    char buf[1024];
+    series_line(c->p, buf, sizeof buf);
+    summary_set(so, buf);
+}
+
+static const struct summary_line line_series = {
+    .key = "series", .title = "Series", .rank = 20, .fill = fill_series};
+static const struct summary_line *const series_summary[] = {&line_series, NULL};
+
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int series_build(const struct section_ctx *c, struct table **out, int max)
@@ -350,5 +396,8 @@ static const struct section_compare series_compare = {
     .verdicts = 1,
 };
 
-const struct report_section sec_series = {
-    .key = "series", .build = series_build, .shown_empty = 0, .compare = &series_compare};
+const struct report_section sec_series = {.summary = series_summary,
+                                          .key = "series",
+                                          .build = series_build,
+                                          .shown_empty = 0,
+                                          .compare = &series_compare};

@@ -213,6 +213,55 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     return t;
 }
 
+/* Lost: what the run lost (events, records, rows, Python module calls not timed), or nothing. */
+static void fill_lost(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    char buf[1024];
+    size_t o;
+    int64_t dropped = p->lost[RUN_LOST_EVENTS], cupti = p->lost[RUN_LOST_CUPTI_RECORDS];
+    int64_t errors = p->lost[RUN_LOST_WRITE_ERRORS], unwritten = p->lost[RUN_LOST_ROWS];
+    if (errors) {
+        /* The database itself is incomplete (a full disk, a file size limit): every figure. */
+        if (unwritten)
+            snprintf(buf, sizeof buf,
+                     "%lld database writes failed, %lld rows not written: every figure below is"
+                     " incomplete; see Warnings",
+                     (long long)errors, (long long)unwritten);
+        else
+            snprintf(buf, sizeof buf,
+                     "%lld database writes failed: figures may be incomplete; see Warnings",
+                     (long long)errors);
+        summary_set(so, buf);
+    } else if (dropped || cupti) {
+        snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
+                 (long long)dropped, (long long)cupti);
+        summary_set(so, buf);
+    } else if (p->py_unseen || p->py_open_at_end) {
+        /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md). */
+        o = (size_t)snprintf(buf, sizeof buf, "no event dropped; ");
+        if (p->py_unseen)
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "at least %lld module call%s not timed (begun on a thread"
+                                  " before it was watched: a model run from several threads)%s",
+                                  (long long)p->py_unseen, p->py_unseen == 1 ? "" : "s",
+                                  p->py_open_at_end ? "; " : "");
+        if (p->py_open_at_end && o < sizeof buf)
+            snprintf(buf + o, sizeof buf - o,
+                     "%lld module call%s never ended (it raised: before PyTorch 2.1 the calls"
+                     " after it go unseen until that module runs again; or the program ended"
+                     " inside it)",
+                     (long long)p->py_open_at_end, p->py_open_at_end == 1 ? "" : "s");
+        summary_set(so, buf);
+    } else {
+        summary_set(so, "nothing");
+    }
+}
+
+static const struct summary_line line_lost = {
+    .key = "lost", .title = "Lost", .rank = 70, .fill = fill_lost};
+static const struct summary_line *const run_summary[] = {&line_lost, NULL};
+
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int run_build(const struct section_ctx *c, struct table **out, int max)
@@ -223,4 +272,4 @@ static int run_build(const struct section_ctx *c, struct table **out, int max)
 }
 
 const struct report_section sec_run = {
-    .key = "run", .build = run_build, .shown_empty = 1, .compare = NULL};
+    .summary = run_summary, .key = "run", .build = run_build, .shown_empty = 1, .compare = NULL};

@@ -25,12 +25,7 @@ void phase_cells(struct table *t, const struct phase_info *ph, int full, int shr
 int phase_ran_model(const struct run_phases *p, const struct phase_info *ph);
 /* The phase others are held against (--baseline, else one that ran the model; sec_phases.c). */
 const struct phase_info *baseline_of(const struct run_phases *p, const char *want);
-/* The first screen: the answers in a line each (sec_summary.c). */
 struct advice_list;
-/* advice: the run's findings (advice_find), computed once by report_build for this and the
- * Advice section. */
-struct table *section_summary(struct sqlite3 *db, const struct run_phases *p,
-                              const struct phase_info *base, const struct advice_list *advice);
 /* The phase comparison: a data table ("phases") and two text views; returns how many. */
 int section_phases(const struct run_phases *p, const struct report_opts *o, struct table **out);
 /* The precision mix per phase: share of kernel time by compute type. */
@@ -101,8 +96,37 @@ struct section_compare {
     int verdicts;             /* rows are series: the speed-up's band and a verdict each */
 };
 
+/* A line of the first screen (the Summary) that a section answers: the Summary gathers every
+ * section's lines, orders them by rank and gives each its column (sec_summary.c). */
+struct summary_out {
+    struct table *t; /* the Summary, one row */
+    int col;         /* the line's column */
+    int extra;       /* its first extra column (summary_line.extra), if any */
+    int hit;         /* set by the line when it quotes a phase whose figures are suspect */
+};
+
+struct summary_col {
+    const char *key; /* NULL ends */
+    enum col_type type;
+};
+
+struct summary_line {
+    const char *key, *title; /* its column: JSON and CSV key, the text's title */
+    int rank;                /* its place on the first screen, lowest first */
+    /* Writes the line (summary_set) and its extra columns; an empty line is null. */
+    void (*fill)(const struct section_ctx *c, struct summary_out *o);
+    struct summary_col extra[8]; /* figures beside the prose, JSON and CSV only */
+};
+
+/* The line's text, unless empty. */
+void summary_set(struct summary_out *o, const char *text);
+/* A phase's short label for a line, " (suspect)" added (and o->hit set) when its figures lost
+ * events (suspect.c). */
+void summary_named(struct summary_out *o, const struct phase_info *ph, char *out, size_t n);
+
 struct report_section {
     const char *key; /* the data table's key (JSON, CSV; compare matches on it) */
+    const struct summary_line *const *summary; /* its Summary lines, NULL-ended; NULL none */
     /* Appends the section's tables (its data table first, then text views) to out; at most
      * max; returns how many. A section of one table may give `table` instead. */
     int (*build)(const struct section_ctx *c, struct table **out, int max);

@@ -1,0 +1,287 @@
+/*
+ * sec_phases_lines.c: the first screen's lines that the phases and precision sections answer
+ * (sections.h, summary_line): which phase is fastest and by how much against the baseline (with
+ * its band), inference_mode against no_grad, what the warm-up cost, and whether autocast ran the
+ * GEMMs and convolutions in the type it was asked for. Every figure comes from the same
+ * computations as the tables below them.
+ */
+#include "sections.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The phase of lowest p50 among those that are one configuration: a phase that pools several
+ * series has a p50 of none of them (in an fp32 + int8 run, the int8 series' p95), so it is not
+ * ranked; *pooled gets the first such phase. */
+static const struct phase_info *fastest(const struct run_phases *p,
+                                        const struct phase_info **pooled)
+{
+    const struct phase_info *best = NULL;
+    *pooled = NULL;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (ph->transient || !ph->nsteady) continue;
+        if (ph->nseries > 1) {
+            if (!*pooled) *pooled = ph;
+            continue;
+        }
+        if (!best || ph->lat_p50 < best->lat_p50) best = ph;
+    }
+    return best;
+}
+
+/* ", no verdict: no_grad/off shifted 714us -> 479us mid-run": what stands in for a verdict
+ * against a phase whose steady iterations shift level (docs/report.md, "Verdicts the run cannot
+ * support"). */
+static size_t shift_words(const struct phase_info *ph, char *out, size_t n)
+{
+    char l[32], a[32], b[32];
+    phase_short_label(ph, l, sizeof l);
+    fmt_ns(a, sizeof a, (double)ph->shift_before);
+    fmt_ns(b, sizeof b, (double)ph->shift_after);
+    int w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
+/* " (caution: 2 of 19 inference/off iterations at grad/off's 514us)": some of the faster phase's
+ * iterations ran at the slower one's speed. */
+static size_t overlap_words(const struct phase_info *fast, const struct phase_info *slow, char *out,
+                            size_t n)
+{
+    size_t k = phases_overlap(fast, slow);
+    if (!k || !n) return 0;
+    char f[32], s[32], x[32];
+    phase_short_label(fast, f, sizeof f);
+    phase_short_label(slow, s, sizeof s);
+    fmt_ns(x, sizeof x, (double)slow->lat_p50);
+    int w = snprintf(out, n, " (caution: %zu of %zu %s iterations at %s's %s)", k, fast->nsteady, f,
+                     s, x);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
+/* The words for a phase that pools several series: where each one's figures are. */
+static void pooled_words(const struct run_phases *p, const struct phase_info *ph, char *out,
+                         size_t n)
+{
+    struct series_pick k;
+    int line = series_pick(p, (int)(ph - p->v), &k); /* else no Series line */
+    char a[64];
+    phase_short_label(ph, a, sizeof a);
+    snprintf(out, n, "%s pools %d series, so it has no p50 of its own: see the %s", a, ph->nseries,
+             line ? "Series line" : "Series table");
+}
+
+/* Fastest phase: its p50 and how it compares with the baseline, with the 95% band; phases that
+ * pool several series are neither ranked nor compared (pooled_words). */
+static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    const struct phase_info *base = c->base;
+    char buf[1024];
+    char a[64], b[64];
+    char x[32];
+    const struct phase_info *pooled;
+    const struct phase_info *f = fastest(p, &pooled);
+    if (!f && pooled) {
+        pooled_words(p, pooled, buf, sizeof buf);
+        summary_set(so, buf);
+    } else if (f && base && base->nsteady) {
+        summary_named(so, f, a, sizeof a);
+        summary_named(so, base, b, sizeof b);
+        fmt_ns(x, sizeof x, (double)f->lat_p50);
+        int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
+        double lo, hi;
+        const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
+        int band =
+            against && !sh &&
+            iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
+        enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
+        snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
+        if (against)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
+                     (double)base->lat_p50 / (double)f->lat_p50, b,
+                     !band                  ? ""
+                     : v == VERDICT_SAME    ? " (the same within 1%)"
+                     : v == VERDICT_UNCLEAR ? " (no clear difference)"
+                                            : "");
+        if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
+        if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (against) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
+        /* A phase that pools configurations has a p50 of none of them: the Series line has. */
+        const struct phase_info *mixed = f != base && base->nseries > 1 ? base : pooled;
+        if (mixed) {
+            char w[400];
+            pooled_words(p, mixed, w, sizeof w);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "; not ranked: %s", w);
+        }
+        summary_set(so, buf);
+    } else if (p->n) {
+        summary_set(so, "no iteration was seen: see the phase table's note");
+    }
+}
+
+/* Why the inference_mode line has no answer. */
+static const char *why_no_inference(const struct run_phases *p)
+{
+    int inf = 0, steady = 0;
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].grad_mode, "inference_mode") && !p->v[i].transient)
+            inf = 1, steady |= p->v[i].nsteady > 0;
+    return !inf      ? "no inference_mode phase ran"
+           : !steady ? "no iteration was seen in inference_mode: see the phase table's note"
+                     : "no no_grad phase with iterations at the same autocast setting";
+}
+
+/* inference_mode: each inference_mode phase against its no_grad twin. */
+static void fill_inference(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    char buf[1024];
+    size_t o;
+    o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *inf = &p->v[i];
+        if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
+        const struct phase_info *ng = phase_twin(p, inf, "no_grad");
+        if (!ng || o + 80 > sizeof buf) continue;
+        if (inf->nseries > 1 || ng->nseries > 1) { /* pooled: a p50 of no configuration */
+            const struct phase_info *pooled = inf->nseries > 1 ? inf : ng;
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "%sautocast %s: not compared, %s pools %d series (the Series"
+                                  " table has each)",
+                                  o ? "; " : "", inf->autocast,
+                                  pooled == inf ? "inference_mode" : "no_grad", pooled->nseries);
+            continue;
+        }
+        static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
+                                            [VERDICT_FASTER] = ", faster",
+                                            [VERDICT_SLOWER] = ", slower",
+                                            [VERDICT_UNCLEAR] = ", no clear difference"};
+        double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
+        const struct phase_info *sh = phases_shifted(inf, ng);
+        int band = !sh && iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady,
+                                              &lo, &hi);
+        int bad = inf->suspect || ng->suspect;
+        so->hit |= bad;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
+                              o ? "; " : "", inf->autocast, r,
+                              band ? words[iterations_verdict(lo, hi)] : "",
+                              bad ? " (suspect)" : "");
+        if (sh && o < sizeof buf) o += shift_words(sh, buf + o, sizeof buf - o);
+        if (o < sizeof buf)
+            o += inf->lat_p50 < ng->lat_p50 ? overlap_words(inf, ng, buf + o, sizeof buf - o)
+                                            : overlap_words(ng, inf, buf + o, sizeof buf - o);
+    }
+    summary_set(so, buf);
+    if (!o && p->n) summary_set(so, why_no_inference(p));
+}
+
+/* Warm-up: the phases with warm-up iterations and their time, or why none. */
+static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    char buf[1024];
+    char x[32];
+    int warm = 0;
+    int64_t warm_ns = 0;
+    for (int i = 0; i < p->n; i++) warm += p->v[i].warmup > 0, warm_ns += p->v[i].warmup_ns;
+    if (warm) {
+        fmt_ns(x, sizeof x, (double)warm_ns);
+        snprintf(buf, sizeof buf, "%d %s, %s in all, left out of every figure (table below)", warm,
+                 warm == 1 ? "phase" : "phases", x);
+        summary_set(so, buf);
+    } else if (p->n) {
+        int iters = 0, detected = 0;
+        for (int i = 0; i < p->n; i++)
+            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected_period > 0;
+        summary_set(so, !iters ? "no iteration was seen: see the phase table's note"
+                        : detected
+                            ? "none among the iterations: those detected without a mark start where"
+                              " the loop repeats exactly, so a first forward that differs (a slow"
+                              " warm-up) is left out, not counted"
+                            : "none: every phase's first iterations were as fast as the rest");
+    }
+}
+
+/* The share of a phase's GEMM/conv/attention time in precision `want`, among the time whose
+ * type the names say; -1 when there is no such time. *unknown: the share of all that time whose
+ * type they do not say (Triton kernels, unknown names), -1 when there is none at all. */
+static double compute_share(const struct phase_info *ph, enum precision want, double *unknown)
+{
+    int64_t total = 0, in = 0, dark = 0;
+    static const int ops[] = {OP_GEMM, OP_CONV, OP_ATTENTION};
+    for (size_t k = 0; k < 3; k++)
+        for (int prec = 0; prec < PREC_COUNT; prec++) {
+            int64_t ns = ph->mix[ops[k]][prec];
+            if (prec == PREC_UNKNOWN)
+                dark += ns;
+            else
+                total += ns;
+            if (prec == (int)want) in += ns;
+        }
+    *unknown = total + dark ? 100.0 * (double)dark / (double)(total + dark) : -1;
+    return total ? 100.0 * (double)in / (double)total : -1;
+}
+
+/* Autocast: the share of GEMM and convolution time in the type each autocast phase asked for. */
+static void fill_autocast(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    char buf[1024];
+    char a[64];
+    size_t o;
+    o = 0;
+    buf[0] = 0;
+    char foot[160];
+    size_t fo = 0;
+    int triton = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!strcmp(ph->autocast, "off") || ph->transient || o + 80 > sizeof buf) continue;
+        enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
+        double unknown, share = compute_share(ph, want, &unknown);
+        if (unknown < 0) continue;
+        summary_named(so, ph, a, sizeof a);
+        if (share < 0)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown*", o ? ", " : "", a);
+        else
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%%s", o ? ", " : "", a, share,
+                                  unknown >= 0.5 ? "*" : "");
+        /* The footnote: how much of the time the answer covers, and why not all of it. */
+        if (unknown >= 0.5 && fo + 80 < sizeof foot)
+            fo += (size_t)snprintf(foot + fo, sizeof foot - fo, "%s%s %.0f%%", fo ? ", " : "", a,
+                                   100 - unknown);
+        triton |= ph->triton_compute_ns > 0 && unknown >= 0.5;
+    }
+    if (o)
+        o += (size_t)snprintf(buf + o, sizeof buf - o,
+                              " of GEMM and convolution time in the type asked for");
+    if (o && fo && o + fo + 120 < sizeof buf)
+        snprintf(buf + o, sizeof buf - o, "; * of the time whose type the kernel names say: %s%s",
+                 foot, triton ? " (the rest is Triton kernels, which name no dtype)" : "");
+    summary_set(so, buf);
+    if (!o && p->n) {
+        int any = 0, kernels = 0;
+        for (int i = 0; i < p->n; i++)
+            if (strcmp(p->v[i].autocast, "off") && !p->v[i].transient)
+                any = 1, kernels |= p->v[i].has_kernels;
+        summary_set(so, !any      ? "no autocast phase ran"
+                        : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
+                                  : "no CUDA activity was recorded in the autocast phases");
+    }
+}
+
+static const struct summary_line line_fastest = {
+    .key = "fastest", .title = "Fastest phase", .rank = 10, .fill = fill_fastest};
+static const struct summary_line line_inference = {
+    .key = "inference_vs_no_grad", .title = "inference_mode", .rank = 30, .fill = fill_inference};
+static const struct summary_line line_warmup = {
+    .key = "warmup", .title = "Warm-up", .rank = 60, .fill = fill_warmup};
+static const struct summary_line line_autocast = {
+    .key = "autocast", .title = "Autocast", .rank = 50, .fill = fill_autocast};
+
+const struct summary_line *const phases_summary[] = {&line_fastest, &line_inference, &line_warmup,
+                                                     NULL};
+const struct summary_line *const precision_summary[] = {&line_autocast, NULL};
