@@ -3,8 +3,8 @@
  * numbers and infprof prints measured: per phase (grad mode x autocast) iterations, throughput,
  * latency, kernels, GPU time, peak memory and the measured precision mix; against a baseline
  * phase the speed-up with its 95% band and verdict, and the memory saved; the warm-up of each
- * phase apart; inference_mode against no_grad at each autocast setting. Also the precision-mix
- * section. Definitions: docs/report.md.
+ * phase apart; inference_mode against no_grad at each autocast setting. Its first-screen lines
+ * are in sec_phases_lines.c. Definitions: docs/report.md.
  */
 #include "sections.h"
 #include "../run/detect.h"
@@ -692,84 +692,6 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
     return n;
 }
 
-struct table *section_precision(const struct run_phases *p)
-{
-    struct table *t = table_new("precision", "Precision mix: share of kernel time (GEMM and conv)");
-    table_col(t, NULL, "Phase", COL_TEXT);
-    table_col(t, "label", NULL, COL_TEXT);
-    table_col(t, "operation", "Operation", COL_TEXT);
-    for (int prec = 0; prec < PREC_COUNT; prec++)
-        table_col(t, precision_name((enum precision)prec), precision_name((enum precision)prec),
-                  COL_PCT);
-    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
-    for (int i = 0; i < p->n; i++) {
-        const struct phase_info *ph = &p->v[i];
-        if (!ph->has_kernels) continue;
-        /* Rows: all kernels, then GEMM and conv, the work autocast is meant to move. */
-        for (int row = -1; row < OP_COUNT; row++) {
-            if (row >= 0 && row != OP_GEMM && row != OP_CONV && row != OP_ATTENTION) continue;
-            int64_t by[PREC_COUNT] = {0}, total = 0;
-            for (int prec = 0; prec < PREC_COUNT; prec++)
-                for (int op = 0; op < OP_COUNT; op++)
-                    if (row < 0 || op == row) by[prec] += ph->mix[op][prec];
-            for (int prec = 0; prec < PREC_COUNT; prec++) total += by[prec];
-            if (!total) continue;
-            char label[64];
-            phase_short_label(ph, label, sizeof label);
-            table_row(t);
-            table_set_text(t, 0, label);
-            table_set_text(t, 1, ph->label);
-            table_set_text(t, 2, row < 0 ? "all" : opclass_name((enum opclass)row));
-            for (int prec = 0; prec < PREC_COUNT; prec++)
-                table_set_num(t, 3 + prec, 100.0 * (double)by[prec] / (double)total);
-            table_set_int(t, 3 + PREC_COUNT, total);
-        }
-    }
-    int64_t triton = 0;
-    for (int i = 0; i < p->n; i++) triton += p->v[i].triton_compute_ns;
-    t->note = triton ? "compute type from kernel names (docs/report.md lists the rules); unknown:"
-                       " the name does not say, as with every Triton kernel (torch.compile,"
-                       " AOTInductor): Inductor names them after the operations they fuse, never"
-                       " a dtype, and neither the kernel records nor the allocator carry one"
-                     : "compute type from kernel names (docs/report.md lists the rules); unknown:"
-                       " the name does not say";
-    return t;
-}
-
-struct table *section_operations(const struct run_phases *p)
-{
-    struct table *t = table_new("operations", "Kernel time by operation (% of the phase's)");
-    static const int order[] = {OP_GEMM,      OP_CONV, OP_ATTENTION, OP_NORM,    OP_ELEMENTWISE,
-                                OP_REDUCTION, OP_COPY, OP_LAYOUT,    OP_DROPOUT, OP_OTHER};
-    static const char *const titles[] = {"GEMM",   "Conv", "Attn",   "Norm", "Elem",
-                                         "Reduce", "Copy", "Layout", "Drop", "Other"};
-    table_col(t, NULL, "Phase", COL_TEXT);
-    table_col(t, "label", NULL, COL_TEXT);
-    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
-        table_col(t, opclass_name((enum opclass)order[k]), titles[k], COL_PCT);
-    table_col(t, "gpu_time_ns", "GPU time", COL_NS);
-    for (int i = 0; i < p->n; i++) {
-        const struct phase_info *ph = &p->v[i];
-        if (!ph->has_kernels || ph->transient) continue;
-        int64_t by[OP_COUNT] = {0}, total = 0;
-        for (int op = 0; op < OP_COUNT; op++)
-            for (int prec = 0; prec < PREC_COUNT; prec++) by[op] += ph->mix[op][prec];
-        for (int op = 0; op < OP_COUNT; op++) total += by[op];
-        if (!total) continue;
-        char label[64];
-        phase_short_label(ph, label, sizeof label);
-        table_row(t);
-        table_set_text(t, 0, label);
-        table_set_text(t, 1, ph->label);
-        for (size_t k = 0; k < sizeof order / sizeof *order; k++)
-            table_set_num(t, 2 + (int)k, 100.0 * (double)by[order[k]] / (double)total);
-        table_set_int(t, 2 + (int)(sizeof order / sizeof *order), total);
-    }
-    t->note = "operation from kernel names (docs/report.md): what torch.profiler groups as GEMM,"
-              " convolution, attention, normalisation, elementwise, reduction and copies";
-    return t;
-}
-
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */
 
 static int phases_build(const struct section_ctx *c, struct table **out, int max)
@@ -778,33 +700,12 @@ static int phases_build(const struct section_ctx *c, struct table **out, int max
     return section_phases(c->p, c->o, out);
 }
 
-static int precision_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_precision(c->p);
-    return 1;
-}
-
-static int operations_build(const struct section_ctx *c, struct table **out, int max)
-{
-    (void)max;
-    out[0] = section_operations(c->p);
-    return 1;
-}
-
 /* Compared by report/compare itself (two views, the pooled-series note). */
-/* Their first-screen lines (sec_phases_lines.c). */
-extern const struct summary_line *const phases_summary[], *const precision_summary[];
+/* Its first-screen lines (sec_phases_lines.c). */
+extern const struct summary_line *const phases_summary[];
 
 const struct report_section sec_phases = {.summary = phases_summary,
                                           .key = "phases",
                                           .build = phases_build,
                                           .shown_empty = 1,
                                           .compare = NULL};
-const struct report_section sec_precision = {.summary = precision_summary,
-                                             .key = "precision",
-                                             .build = precision_build,
-                                             .shown_empty = 0,
-                                             .compare = NULL};
-const struct report_section sec_operations = {
-    .key = "operations", .build = operations_build, .shown_empty = 0, .compare = NULL};

@@ -1,9 +1,8 @@
 /*
- * sec_phases_lines.c: the first screen's lines that the phases and precision sections answer
+ * sec_phases_lines.c: the first screen's lines that the phases section answers
  * (sections.h, summary_line): which phase is fastest and by how much against the baseline (with
- * its band), inference_mode against no_grad, what the warm-up cost, and whether autocast ran the
- * GEMMs and convolutions in the type it was asked for. Every figure comes from the same
- * computations as the tables below them.
+ * its band), inference_mode against no_grad and what the warm-up cost. Every figure comes from
+ * the same computations as the tables below them.
  */
 #include "sections.h"
 
@@ -205,83 +204,12 @@ static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
     }
 }
 
-/* The share of a phase's GEMM/conv/attention time in precision `want`, among the time whose
- * type the names say; -1 when there is no such time. *unknown: the share of all that time whose
- * type they do not say (Triton kernels, unknown names), -1 when there is none at all. */
-static double compute_share(const struct phase_info *ph, enum precision want, double *unknown)
-{
-    int64_t total = 0, in = 0, dark = 0;
-    static const int ops[] = {OP_GEMM, OP_CONV, OP_ATTENTION};
-    for (size_t k = 0; k < 3; k++)
-        for (int prec = 0; prec < PREC_COUNT; prec++) {
-            int64_t ns = ph->mix[ops[k]][prec];
-            if (prec == PREC_UNKNOWN)
-                dark += ns;
-            else
-                total += ns;
-            if (prec == (int)want) in += ns;
-        }
-    *unknown = total + dark ? 100.0 * (double)dark / (double)(total + dark) : -1;
-    return total ? 100.0 * (double)in / (double)total : -1;
-}
-
-/* Autocast: the share of GEMM and convolution time in the type each autocast phase asked for. */
-static void fill_autocast(const struct section_ctx *c, struct summary_out *so)
-{
-    const struct run_phases *p = c->p;
-    char buf[1024];
-    char a[64];
-    size_t o;
-    o = 0;
-    buf[0] = 0;
-    char foot[160];
-    size_t fo = 0;
-    int triton = 0;
-    for (int i = 0; i < p->n; i++) {
-        const struct phase_info *ph = &p->v[i];
-        if (!strcmp(ph->autocast, "off") || ph->transient || o + 80 > sizeof buf) continue;
-        enum precision want = !strcmp(ph->autocast, "bf16") ? PREC_BF16 : PREC_FP16;
-        double unknown, share = compute_share(ph, want, &unknown);
-        if (unknown < 0) continue;
-        summary_named(so, ph, a, sizeof a);
-        if (share < 0)
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s unknown*", o ? ", " : "", a);
-        else
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f%%%s", o ? ", " : "", a, share,
-                                  unknown >= 0.5 ? "*" : "");
-        /* The footnote: how much of the time the answer covers, and why not all of it. */
-        if (unknown >= 0.5 && fo + 80 < sizeof foot)
-            fo += (size_t)snprintf(foot + fo, sizeof foot - fo, "%s%s %.0f%%", fo ? ", " : "", a,
-                                   100 - unknown);
-        triton |= ph->triton_compute_ns > 0 && unknown >= 0.5;
-    }
-    if (o)
-        o += (size_t)snprintf(buf + o, sizeof buf - o,
-                              " of GEMM and convolution time in the type asked for");
-    if (o && fo && o + fo + 120 < sizeof buf)
-        snprintf(buf + o, sizeof buf - o, "; * of the time whose type the kernel names say: %s%s",
-                 foot, triton ? " (the rest is Triton kernels, which name no dtype)" : "");
-    summary_set(so, buf);
-    if (!o && p->n) {
-        int any = 0, kernels = 0;
-        for (int i = 0; i < p->n; i++)
-            if (strcmp(p->v[i].autocast, "off") && !p->v[i].transient)
-                any = 1, kernels |= p->v[i].has_kernels;
-        summary_set(so, !any      ? "no autocast phase ran"
-                        : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
-                                  : "no CUDA activity was recorded in the autocast phases");
-    }
-}
-
 static const struct summary_line line_fastest = {
     .key = "fastest", .title = "Fastest phase", .rank = 10, .fill = fill_fastest};
 static const struct summary_line line_inference = {
     .key = "inference_vs_no_grad", .title = "inference_mode", .rank = 30, .fill = fill_inference};
 static const struct summary_line line_warmup = {
     .key = "warmup", .title = "Warm-up", .rank = 60, .fill = fill_warmup};
-static const struct summary_line line_autocast = {
-    .key = "autocast", .title = "Autocast", .rank = 50, .fill = fill_autocast};
 
 const struct summary_line *const phases_summary[] = {&line_fastest, &line_inference, &line_warmup,
                                                      NULL};
-const struct summary_line *const precision_summary[] = {&line_autocast, NULL};
