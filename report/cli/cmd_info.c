@@ -3,6 +3,7 @@
  * library's own configuration table), or, given a database, its metadata and schema version.
  */
 #include "../../collectors/registry.h"
+#include "../sections/advice.h"
 #include "../base/cli.h"
 #include "../base/db.h"
 #include "../base/table.h"
@@ -89,14 +90,38 @@ static int info_database(const char *path)
     return 0;
 }
 
+/* The advice rules, by their rank on the first screen, with when each fires. */
+static int info_rules(void)
+{
+    static const char *const stages[] = {
+        [ADVICE_BEFORE] = "run", [ADVICE_PHASE] = "phase", [ADVICE_AFTER] = "run"};
+    printf("infprof %s advice rules (rank on the first screen, per phase or per run; thresholds:"
+           " docs/report.md, \"Advice\"):\n\n",
+           INFPROF_VERSION);
+    int done[64] = {0}, n = advice_rule_count < 64 ? advice_rule_count : 64;
+    for (int shown = 0; shown < n; shown++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!done[i] && (best < 0 || advice_rules[i]->rank < advice_rules[best]->rank))
+                best = i;
+        done[best] = 1;
+        const struct advice_rule *r = advice_rules[best];
+        printf("%3d  %s (%s)\n", r->rank, r->name, stages[r->stage]);
+        print_wrapped(r->when, 5, 100);
+    }
+    return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: infprof info [DATABASE]\n\n"
+        printf("usage: infprof info [DATABASE | --rules]\n\n"
                "Without a database: every INFPROF_* setting, its default and meaning.\n"
-               "With one: its metadata, schema version and row counts.\n");
+               "With one: its metadata, schema version and row counts.\n"
+               "--rules: the advice rules, their rank on the first screen and when each fires.\n");
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "--rules")) return info_rules();
     if (argc > 2) cli_fail("info takes at most one database (try 'infprof info --help')");
     if (argc == 2) {
         if (argv[1][0] == '-') cli_fail("unknown option '%s' (try 'infprof info --help')", argv[1]);

@@ -14,16 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Thresholds, as docs/report.md states them. */
-#define BUSY_PCT_MAX     50    /* launch_bound: GPU busy below this share of the window */
-#define LAUNCH_MIN       100   /* launch_bound: kernels in the phase, at least */
-#define SHORT_NS         10000 /* launch_bound: a short kernel, every launch under 10 us */
-#define SHORT_PCT_MIN    50    /* launch_bound: launches of short kernels, at least */
-#define LAYOUT_PCT_MIN   5     /* layout_conversions: share of the phase's convolution time */
-#define LAYOUT_MIN       2     /* layout_conversions: conversion kernels, at least */
-#define FP32_PCT_MIN     50    /* autocast_fp32_compute: fp32/tf32 share above this */
-#define PAGEABLE_PCT_MIN 1     /* pageable_copies: share of the GPU's busy time, at least */
-#define SYNC_COPIES_MIN  10    /* synchronous_copies: calls, at least */
+/* A threshold the rules' shared evidence uses (advice_rules.c: kernel names per phase); each
+ * rule's own are in its file, as docs/report.md states them. */
+#define SHORT_NS 10000 /* launch_bound: a short kernel, every launch under 10 us */
 
 struct advice {
     const char *rule;
@@ -73,9 +66,10 @@ struct advice_ctx {
 enum advice_stage { ADVICE_BEFORE, ADVICE_PHASE, ADVICE_AFTER };
 struct advice_rule {
     const char *name;
-    int rank;
+    int rank; /* on the first screen's Findings line, lowest first */
     enum advice_stage stage;
     void (*run)(const struct advice_ctx *c, const struct phase_info *ph, struct advice_list *l);
+    const char *when; /* when it fires, with its thresholds, in a line (infprof info --rules) */
 };
 extern const struct advice_rule *const advice_rules[];
 extern const int advice_rule_count;

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Thresholds, as docs/report.md states them. */
+#define FP32_PCT_MIN 50 /* autocast_fp32_compute: fp32/tf32 share above this */
+
 static void rule_autocast(const struct advice_ctx *c, const struct phase_info *ph,
                           struct advice_list *l)
 {
@@ -53,4 +56,6 @@ static void rule_autocast(const struct advice_ctx *c, const struct phase_info *p
 }
 
 const struct advice_rule advice_rule_autocast = {"autocast_fp32_compute", 35, ADVICE_PHASE,
-                                                 rule_autocast};
+                                                 rule_autocast,
+                                                 "an autocast phase ran over 50% of its GEMM and "
+                                                 "convolution time of known type in fp32 or tf32"};

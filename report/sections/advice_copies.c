@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Thresholds, as docs/report.md states them. */
+#define PAGEABLE_PCT_MIN 1  /* pageable_copies: share of the GPU's busy time, at least */
+#define SYNC_COPIES_MIN  10 /* synchronous_copies: calls, at least */
+
 static void rule_pageable(const struct advice_ctx *c, const struct phase_info *ph,
                           struct advice_list *l)
 {
@@ -113,7 +117,9 @@ static void rule_sync_copies(const struct advice_ctx *c, const struct phase_info
              " (tensor.to(device, /*non_blocking=*/true)) and synchronise once per iteration");
 }
 
-const struct advice_rule advice_rule_pageable = {"pageable_copies", 90, ADVICE_AFTER,
-                                                 rule_pageable};
-const struct advice_rule advice_rule_sync_copies = {"synchronous_copies", 80, ADVICE_AFTER,
-                                                    rule_sync_copies};
+const struct advice_rule advice_rule_pageable = {
+    "pageable_copies", 90, ADVICE_AFTER, rule_pageable,
+    "copies to or from pageable host memory took at least 1% of the GPU's busy time"};
+const struct advice_rule advice_rule_sync_copies = {
+    "synchronous_copies", 80, ADVICE_AFTER, rule_sync_copies,
+    "the program called copy functions without Async at least 10 times"};

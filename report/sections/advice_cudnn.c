@@ -71,7 +71,9 @@ static void run_benchmark_off(const struct advice_ctx *c, const struct phase_inf
     rule_cudnn(c->f, 1, l);
 }
 
-const struct advice_rule advice_rule_cudnn_search = {"cudnn_search_repeats", 70, ADVICE_AFTER,
-                                                     run_search_repeats};
-const struct advice_rule advice_rule_cudnn_benchmark = {"cudnn_benchmark_off", 100, ADVICE_AFTER,
-                                                        run_benchmark_off};
+const struct advice_rule advice_rule_cudnn_search = {
+    "cudnn_search_repeats", 70, ADVICE_AFTER, run_search_repeats,
+    "cuDNN searched algorithms again for a shape it had used, or for a new shape after warm-up"};
+const struct advice_rule advice_rule_cudnn_benchmark = {
+    "cudnn_benchmark_off", 100, ADVICE_AFTER, run_benchmark_off,
+    "cuDNN ran convolutions and never searched, and no shape came after warm-up"};

@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Thresholds, as docs/report.md states them. */
+#define BUSY_PCT_MAX   50  /* launch_bound: GPU busy below this share of the window */
+#define LAUNCH_MIN     100 /* launch_bound: kernels in the phase, at least */
+#define SHORT_PCT_MIN  50  /* launch_bound: launches of short kernels, at least */
+#define LAYOUT_PCT_MIN 5   /* layout_conversions: share of the phase's convolution time */
+#define LAYOUT_MIN     2   /* layout_conversions: conversion kernels, at least */
+
 static void rule_layout(const struct advice_ctx *c, const struct phase_info *ph,
                         struct advice_list *l)
 {
@@ -85,6 +92,11 @@ static void rule_launch_bound(const struct advice_ctx *c, const struct phase_inf
              " batch also helps");
 }
 
-const struct advice_rule advice_rule_layout = {"layout_conversions", 60, ADVICE_PHASE, rule_layout};
-const struct advice_rule advice_rule_launch_bound = {"launch_bound", 50, ADVICE_PHASE,
-                                                     rule_launch_bound};
+const struct advice_rule advice_rule_layout = {
+    "layout_conversions", 60, ADVICE_PHASE, rule_layout,
+    "a phase ran at least 2 NCHW/NHWC conversion kernels taking at least 5% of its convolution "
+    "time"};
+const struct advice_rule advice_rule_launch_bound = {
+    "launch_bound", 50, ADVICE_PHASE, rule_launch_bound,
+    "a phase of at least 100 kernels kept the GPU busy under 50% of its window, at least 50% of "
+    "its launches of kernels always under 10 us"};

@@ -85,5 +85,7 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
     }
 }
 
-const struct advice_rule advice_rule_input_bound = {"input_bound", 40, ADVICE_AFTER,
-                                                    run_input_bound};
+const struct advice_rule advice_rule_input_bound = {
+    "input_bound", 40, ADVICE_AFTER, run_input_bound,
+    "a series spent at least 20% of its wall time between iterations (at least 4 gaps of p50"
+    " 100 us or more) with the GPU idle through at least half of it"};

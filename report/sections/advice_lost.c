@@ -76,4 +76,6 @@ static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph
     a->try_[strlen(a->try_) - 2] = 0;
 }
 
-const struct advice_rule advice_rule_dropped = {"records_dropped", 10, ADVICE_BEFORE, rule_dropped};
+const struct advice_rule advice_rule_dropped = {
+    "records_dropped", 10, ADVICE_BEFORE, rule_dropped,
+    "events, CUPTI records or database rows were lost (any counter above 0)"};

@@ -167,7 +167,11 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
              " torch::nn::Module::eval())");
 }
 
-const struct advice_rule advice_rule_grad_mode = {"grad_mode_in_inference", 30, ADVICE_PHASE,
-                                                  rule_grad_mode};
-const struct advice_rule advice_rule_train_mode = {"train_mode_in_inference", 20, ADVICE_PHASE,
-                                                   rule_train_mode};
+const struct advice_rule advice_rule_grad_mode = {
+    "grad_mode_in_inference", 30, ADVICE_PHASE, rule_grad_mode,
+    "a grad phase ran kernels, none of them backward, with iterations or beside a no_grad or"
+    " inference_mode phase"};
+const struct advice_rule advice_rule_train_mode = {
+    "train_mode_in_inference", 20, ADVICE_PHASE, rule_train_mode,
+    "a no_grad or inference_mode phase ran batch-norm training or dropout, or called a model in"
+    " train() mode that has such layers"};

@@ -35,6 +35,21 @@ class Info(Case):
         documented = set(re.findall(r"^\| `(INFPROF_[A-Z_]+)`", doc, re.M))
         self.assertEqual(documented, names)
 
+    def test_rules_listed_as_documented(self):
+        """`infprof info --rules` lists every registered advice rule, ranked, each with when it
+        fires; docs/report.md's table of rules names the same ones."""
+        r = self.cli("info", "--rules")
+        self.assertEqual(r.rc, 0, r.err)
+        listed = re.findall(r"^ *(\d+)  ([a-z0-9_]+) \((run|phase)\)\n {5}\S", r.out.decode(), re.M)
+        ranks = [int(rank) for rank, _, _ in listed]
+        self.assertEqual(ranks, sorted(ranks))
+        with open(os.path.join(ROOT, "docs", "report.md"), encoding="utf-8") as f:
+            documented = set(re.findall(r"^\| `([a-z0-9_]+)` \| .* \| (?:-|`saving_ns`.*) \|$",
+                                        f.read(), re.M))
+        self.assertEqual({name for _, name, _ in listed}, documented)
+        self.assertGreaterEqual(len(listed), 11)
+        self.assertEqual(self.cli("info", "--bogus").rc, 2)
+
     def test_database(self):
         self.run_prog([prog("nvtx_ranges"), "1"], INFPROF_OUTPUT="i.db")
         r = self.cli("info", "i.db")
