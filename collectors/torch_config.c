@@ -22,8 +22,9 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " iterations: RecordFunction callbacks on those two scope kinds only."},
     [IP_TORCH_CFG_OPERATORS] = {"INFPROF_OPERATORS", IP_CFG_BOOL, "0", 0, 1, NULL,
         "Record every PyTorch operator call (RecordFunction scope FUNCTION: name, thread, start,"
-        " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call (libtorch"
-        " leaves its fast path; about 4% of the CPU sample's bf16 iteration; docs/performance.md)."},
+        " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call"
+        " (libtorch leaves its fast path; about 4% of the CPU sample's bf16 iteration;"
+        " docs/performance.md)."},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

@@ -9,7 +9,7 @@
 #define INFPROF_ADVICE_H
 
 #include "sections.h"
-#include "../run/cudnn.h"
+#include "../run/cudnn_run.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,7 +54,7 @@ struct advice_ctx {
     struct sqlite3 *db;
     const struct run_phases *p;
     struct names k[REPORT_MAX_PHASES]; /* per phase, index as in p->v */
-    const struct cudnn_findings *f;    /* the run model's (run/cudnn.h), read once per report */
+    const struct cudnn_findings *f;    /* the run model's (run/cudnn_run.h), read once per report */
 };
 
 /* A rule: its own file holds its code and this descriptor, and advice_registry.c one line naming

@@ -2,11 +2,11 @@
  * advice_copies.c: the advice rules pageable_copies and synchronous_copies (docs/report.md,
  * "Advice"): host-device copies of the steady state from pageable memory, and copies made with
  * the synchronous CUDA calls that stall the host. The figures come from the run model
- * (run/cuda.h).
+ * (run/cuda_run.h).
  */
 #include "advice.h"
 #include "../base/json.h"
-#include "../run/cuda.h"
+#include "../run/cuda_run.h"
 #include "sections.h"
 
 #include <stdio.h>
@@ -22,7 +22,7 @@ static void rule_pageable(const struct advice_ctx *c, const struct phase_info *p
 {
     (void)ph;
     /* Copies of the steady state only: loading weights once from pageable memory is the norm
-     * (cuda.h's cuda_pageable says which count). */
+     * (cuda_run.h's cuda_pageable says which count). */
     const struct cuda_run *r = run_cuda(c->db, c->p);
     const struct cuda_pageable *pg = &r->pageable;
     int64_t busy = r->gpu_busy;

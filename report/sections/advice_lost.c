@@ -4,19 +4,19 @@
  * Ranked first on the first screen: every other answer rests on the data.
  */
 #include "advice.h"
-#include "../run/runinfo.h"
+#include "../run/runfacts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* "now 2" when the run set the variable (meta config.NAME), else "default 16". */
-static const char *setting(const struct runinfo *r, const char *name, const char *fallback,
+static const char *setting(const struct runfacts *r, const char *name, const char *fallback,
                            char *out, size_t n)
 {
     char key[64];
     snprintf(key, sizeof key, "config.%s", name);
-    const char *v = runinfo_text(r, key);
+    const char *v = runfacts_text(r, key);
     snprintf(out, n, "%s %s", v ? "now" : "default", v ? v : fallback);
     return out;
 }
@@ -53,7 +53,7 @@ static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph
     }
     advice_append(a->finding, sizeof a->finding,
                   " so the figures of this report undercount the run.");
-    const struct runinfo *r = run_info(c->db, p);
+    const struct runfacts *r = run_facts(c->db, p);
     char s1[48], s2[48], s3[48];
     if (v[0]) {
         if (r->drops[0])

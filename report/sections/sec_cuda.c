@@ -3,10 +3,10 @@
  * size (nsys cuda_gpu_mem_time_sum / cuda_gpu_mem_size_sum), memory segments (cudaMalloc,
  * pools, cuMemCreate), the CUDA API summary (nsys cuda_api_sum, plus launch latency: a call's
  * start to the start of the GPU work it issued), and what the CUPTI collection itself counted.
- * The figures come from the run model (run/cuda.h); this file only names and lays them out.
+ * The figures come from the run model (run/cuda_run.h); this file only names and lays them out.
  */
 #include "sections.h"
-#include "../run/cuda.h"
+#include "../run/cuda_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>

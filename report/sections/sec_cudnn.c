@@ -1,6 +1,6 @@
 /*
  * sec_cudnn.c: the report's cuDNN section (sections.h): the run model's cuDNN figures
- * (run/cudnn.h) as four tables:
+ * (run/cudnn_run.h) as four tables:
  *  - calls per operation kind, API function and phase: count, errors, host time (total, avg,
  *    p95) and the GPU time of the kernels the calls launched;
  *  - execution plans: what each is, how often it ran, its host and GPU time;
@@ -10,7 +10,7 @@
  * GPU time is null (not 0) when no call of a row could be linked to its kernels (no CUPTI).
  */
 #include "sections.h"
-#include "../run/cudnn.h"
+#include "../run/cudnn_run.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * kernel summary (nsys cuda_gpu_kern_sum columns).
  */
 #include "sections.h"
-#include "../run/runinfo.h"
+#include "../run/runfacts.h"
 #include "../../collectors/registry.h"
 
 #include <stdlib.h>
@@ -28,16 +28,16 @@ void phase_cells(struct table *t, const struct phase_info *ph, int full, int shr
     table_set_text(t, shrt, s);
 }
 
-static void meta_text_col(struct table *t, const struct runinfo *r, int col, const char *key)
+static void meta_text_col(struct table *t, const struct runfacts *r, int col, const char *key)
 {
-    const char *v = runinfo_text(r, key);
+    const char *v = runfacts_text(r, key);
     if (v) table_set_text(t, col, v);
 }
 
-static int meta_int_col(struct table *t, const struct runinfo *r, int col, const char *key)
+static int meta_int_col(struct table *t, const struct runfacts *r, int col, const char *key)
 {
     int64_t v;
-    if (!runinfo_int(r, key, &v)) return 0;
+    if (!runfacts_int(r, key, &v)) return 0;
     table_set_int(t, col, v);
     return 1;
 }
@@ -47,48 +47,48 @@ static void version_text(int64_t v, char *out, size_t n)
     snprintf(out, n, "%lld.%lld", (long long)(v / 1000), (long long)(v % 1000 / 10));
 }
 
-static void warnings_text(const struct runinfo *r, char *out, size_t n)
+static void warnings_text(const struct runfacts *r, char *out, size_t n)
 {
     size_t o = 0;
     int64_t v;
     out[0] = 0;
 #define WARN(...) (o += (size_t)snprintf(out + o, o < n ? n - o : 0, __VA_ARGS__))
-    if (!runinfo_int(r, "finished", &v) || !v)
+    if (!runfacts_int(r, "finished", &v) || !v)
         WARN("%sthe run did not finish writing (killed, or still running): figures cover what"
              " was committed",
              o ? "; " : "");
-    if (runinfo_int(r, "dropped_events", &v) && v)
+    if (runfacts_int(r, "dropped_events", &v) && v)
         WARN("%s%lld events dropped, the writer falling behind (%s%sraise INFPROF_BUFFER_MB or"
              " INFPROF_BUFFER_WAIT_MS)",
              o ? "; " : "", (long long)v, r->drops, r->drops[0] ? "; " : "");
-    if (runinfo_int(r, "cupti_dropped_records", &v) && v)
+    if (runfacts_int(r, "cupti_dropped_records", &v) && v)
         WARN("%s%lld CUPTI records dropped (raise INFPROF_CUPTI_BUFFERS or _BUFFER_KB)",
              o ? "; " : "", (long long)v);
-    if (runinfo_int(r, "cupti_buffers_refused", &v) && v)
+    if (runfacts_int(r, "cupti_buffers_refused", &v) && v)
         WARN("%s%lld CUPTI buffer requests refused: the pool was empty", o ? "; " : "",
              (long long)v);
-    if (runinfo_int(r, "cupti_buffer_errors", &v) && v)
+    if (runfacts_int(r, "cupti_buffer_errors", &v) && v)
         WARN("%s%lld CUPTI buffers could not be read to the end (their last records are lost)",
              o ? "; " : "", (long long)v);
-    if (runinfo_int(r, "cupti_records_not_stored", &v) && v)
+    if (runfacts_int(r, "cupti_records_not_stored", &v) && v)
         WARN("%s%lld CUPTI records could not be stored", o ? "; " : "", (long long)v);
-    if (runinfo_int(r, "disk_reserve_stop_ns", &v))
+    if (runfacts_int(r, "disk_reserve_stop_ns", &v))
         WARN("%srecording stopped %.1f s into the run: the disk fell below the free space left to"
              " the program (INFPROF_DISK_RESERVE_MB); what followed is counted as dropped",
              o ? "; " : "", v / 1e9);
-    if (runinfo_int(r, "finish_cut_ns", &v))
+    if (runfacts_int(r, "finish_cut_ns", &v))
         WARN("%sthe finish ran out of time (INFPROF_FINISH_TIMEOUT_MS) at %.1f s: the events still"
              " buffered then are counted as dropped, not stored",
              o ? "; " : "", v / 1e9);
-    if (runinfo_int(r, "events_after_end", &v) && v)
+    if (runfacts_int(r, "events_after_end", &v) && v)
         WARN("%s%lld NVTX ranges or marks came after the run ended (a library's destructor or"
              " atexit handler, other threads during exit): counted, not stored",
              o ? "; " : "", (long long)v);
-    if (runinfo_int(r, "duplicate_rows", &v) && v)
+    if (runfacts_int(r, "duplicate_rows", &v) && v)
         WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
-    if (runinfo_int(r, "write_errors", &v) && v) {
+    if (runfacts_int(r, "write_errors", &v) && v) {
         int64_t rows = 0;
-        runinfo_int(r, "rows_not_written", &rows);
+        runfacts_int(r, "rows_not_written", &rows);
         WARN("%s%lld database writes failed", o ? "; " : "", (long long)v);
         if (rows)
             WARN(" (%lld rows not written: a full disk or a file size limit?)", (long long)rows);
@@ -97,7 +97,7 @@ static void warnings_text(const struct runinfo *r, char *out, size_t n)
         WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
              " not in this report",
              o ? "; " : "", r->missing);
-    const char *cupti = runinfo_text(r, "collector.cupti");
+    const char *cupti = runfacts_text(r, "collector.cupti");
     /* A program that never used CUDA lost nothing; anything else off or passive is a gap. */
     if (cupti && strncmp(cupti, "on", 2) != 0 && !strstr(cupti, "did not initialise CUDA"))
         WARN("%sCUDA activity not recorded (%s)", o ? "; " : "", cupti);
@@ -106,7 +106,7 @@ static void warnings_text(const struct runinfo *r, char *out, size_t n)
 
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
 {
-    const struct runinfo *r = run_info(db, p);
+    const struct runfacts *r = run_facts(db, p);
     struct table *t = table_new("run", "Run");
     t->object = 1;
     static const struct {
@@ -159,7 +159,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_int_col(t, r, c++, "pid");
     meta_text_col(t, r, c++, "host");
     int64_t start;
-    if (runinfo_int(r, "start_unix_ns", &start)) {
+    if (runfacts_int(r, "start_unix_ns", &start)) {
         time_t secs = (time_t)(start / 1000000000);
         struct tm tm;
         strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", localtime_r(&secs, &tm));
@@ -175,10 +175,10 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     if (r->gpus[0]) table_set_text(t, c, r->gpus);
     c++;
     int64_t v;
-    if (runinfo_int(r, "cuda_driver_version", &v))
+    if (runfacts_int(r, "cuda_driver_version", &v))
         version_text(v, buf, sizeof buf), table_set_text(t, c, buf);
     c++;
-    if (runinfo_int(r, "cuda_runtime_version", &v))
+    if (runfacts_int(r, "cuda_runtime_version", &v))
         version_text(v, buf, sizeof buf), table_set_text(t, c, buf);
     c++;
     meta_text_col(t, r, c++, "torch_api");

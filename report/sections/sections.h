@@ -46,7 +46,6 @@ struct table *section_nvtx(struct sqlite3 *db, const struct run_phases *p,
                            const struct report_opts *o);
 struct table *section_kernels(struct sqlite3 *db, const struct run_phases *p,
                               const struct report_opts *o);
-/* sec_cuda.c */
 /* The cuDNN section (sec_cudnn.c): up to `max` tables appended to out; returns how many. */
 int section_cudnn(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                   struct table **out, int max);

@@ -1,8 +1,8 @@
 /*
- * runinfo.c: the run's own facts (runinfo.h), read from the meta, devices, event_drops and
+ * runfacts.c: the run's own facts (runfacts.h), read from the meta, devices, event_drops and
  * iterations tables once.
  */
-#include "runinfo.h"
+#include "runfacts.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -11,17 +11,17 @@
 
 static int cmp_meta(const void *a, const void *b)
 {
-    return strcmp(((const struct runinfo_meta *)a)->key, ((const struct runinfo_meta *)b)->key);
+    return strcmp(((const struct runfacts_meta *)a)->key, ((const struct runfacts_meta *)b)->key);
 }
 
-static void load_meta(sqlite3 *db, struct runinfo *r)
+static void load_meta(sqlite3 *db, struct runfacts *r)
 {
     int64_t rows = db_int(db, "SELECT count(*) FROM meta", 0);
     r->meta = calloc(rows > 0 ? (size_t)rows : 1, sizeof *r->meta);
     if (!r->meta) cli_fail("out of memory");
     sqlite3_stmt *st = db_prepare(db, "SELECT key, value FROM meta");
     while (db_step(st) && r->n < rows) {
-        struct runinfo_meta *m = &r->meta[r->n];
+        struct runfacts_meta *m = &r->meta[r->n];
         if (!sqlite3_column_text(st, 0)) continue;
         m->key = strdup((const char *)sqlite3_column_text(st, 0));
         int type = sqlite3_column_type(st, 1);
@@ -35,7 +35,7 @@ static void load_meta(sqlite3 *db, struct runinfo *r)
     qsort(r->meta, (size_t)r->n, sizeof *r->meta, cmp_meta);
 }
 
-static void load_gpus(sqlite3 *db, struct runinfo *r)
+static void load_gpus(sqlite3 *db, struct runfacts *r)
 {
     char *out = r->gpus;
     size_t n = sizeof r->gpus, o = 0;
@@ -53,7 +53,7 @@ static void load_gpus(sqlite3 *db, struct runinfo *r)
 }
 
 /* Where events were dropped, by phase, and how many iterations a drop fell in. */
-static void load_drops(sqlite3 *db, struct runinfo *r)
+static void load_drops(sqlite3 *db, struct runfacts *r)
 {
     char *out = r->drops;
     size_t n = sizeof r->drops, o = 0;
@@ -78,7 +78,7 @@ static void load_drops(sqlite3 *db, struct runinfo *r)
                  iters == 1 ? "iteration" : "iterations");
 }
 
-static void load_missing(sqlite3 *db, struct runinfo *r)
+static void load_missing(sqlite3 *db, struct runfacts *r)
 {
     static const char *const tables[] = {
         "phases",      "phase_spans", "iterations",    "kernel_rows", "launch_sigs",
@@ -94,10 +94,10 @@ static void load_missing(sqlite3 *db, struct runinfo *r)
     }
 }
 
-const struct runinfo *run_info(struct sqlite3 *db, const struct run_phases *p)
+const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p)
 {
     if (p->lazy->info) return p->lazy->info;
-    struct runinfo *r = calloc(1, sizeof *r);
+    struct runfacts *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
     load_meta(db, r);
     load_gpus(db, r);
@@ -105,27 +105,27 @@ const struct runinfo *run_info(struct sqlite3 *db, const struct run_phases *p)
     r->kernels = db_int(db, "SELECT sum(count) FROM kernel_summary WHERE phase = -1", -1);
     if (r->kernels < 0) r->kernels = db_int(db, "SELECT count(*) FROM kernels", 0);
     int64_t dropped = 0;
-    if (runinfo_int(r, "dropped_events", &dropped) && dropped) load_drops(db, r);
+    if (runfacts_int(r, "dropped_events", &dropped) && dropped) load_drops(db, r);
     load_missing(db, r);
     p->lazy->info = r;
     return r;
 }
 
-static const struct runinfo_meta *find(const struct runinfo *r, const char *key)
+static const struct runfacts_meta *find(const struct runfacts *r, const char *key)
 {
-    struct runinfo_meta k = {.key = (char *)key};
+    struct runfacts_meta k = {.key = (char *)key};
     return bsearch(&k, r->meta, (size_t)r->n, sizeof *r->meta, cmp_meta);
 }
 
-const char *runinfo_text(const struct runinfo *r, const char *key)
+const char *runfacts_text(const struct runfacts *r, const char *key)
 {
-    const struct runinfo_meta *m = find(r, key);
+    const struct runfacts_meta *m = find(r, key);
     return m ? m->text : NULL;
 }
 
-int runinfo_int(const struct runinfo *r, const char *key, int64_t *out)
+int runfacts_int(const struct runfacts *r, const char *key, int64_t *out)
 {
-    const struct runinfo_meta *m = find(r, key);
+    const struct runfacts_meta *m = find(r, key);
     if (!m || !m->is_int) return 0;
     *out = m->value;
     return 1;

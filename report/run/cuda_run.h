@@ -1,5 +1,5 @@
 /*
- * cuda.h: the run model's CUDA work besides kernels, read from the database once on first use
+ * cuda_run.h: the run model's CUDA work besides kernels, read from the database once on first use
  * (run.h's lazy part): copies and memsets by kind, memory segments, the CUDA API calls, what the
  * CUPTI collection counted, and the copy figures the advice weighs. The CUDA sections
  * (sec_cuda.c) turn it into tables and the copy advice (advice_copies.c) reads it; neither

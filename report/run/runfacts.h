@@ -1,25 +1,25 @@
 /*
- * runinfo.h: the run's own facts as the run header and the advice read them: the metadata the
+ * runfacts.h: the run's own facts as the run header and the advice read them: the metadata the
  * library wrote (meta table: command, versions, collector states, counters of what was lost, the
  * settings it ran with), the GPUs, where events were dropped and which tables are gone. Read
- * once, on first use (run_info); sections and rules read it, never the database.
+ * once, on first use (run_facts); sections and rules read it, never the database.
  */
-#ifndef INFPROF_RUN_RUNINFO_H
-#define INFPROF_RUN_RUNINFO_H
+#ifndef INFPROF_RUN_RUNFACTS_H
+#define INFPROF_RUN_RUNFACTS_H
 
 #include "run.h"
 
 #include <stdint.h>
 
-struct runinfo_meta {
+struct runfacts_meta {
     char *key, *text; /* text: the value as text, NULL when it is NULL */
-    int is_int;       /* stored as an integer (what runinfo_int accepts) */
+    int is_int;       /* stored as an integer (what runfacts_int accepts) */
     int64_t value;
 };
 
-struct runinfo {
+struct runfacts {
     int n;
-    struct runinfo_meta *meta; /* sorted by key */
+    struct runfacts_meta *meta; /* sorted by key */
     /* "0: NVIDIA H100 (sm_90, 132 SMs, 79.19GiB)" for each device, joined; "" none. */
     char gpus[1024];
     /* Kernels recorded: the end-of-run summary's count, else the rows'. */
@@ -32,10 +32,10 @@ struct runinfo {
 };
 
 /* The run's facts, read on first use and kept in p's lazy part. */
-const struct runinfo *run_info(struct sqlite3 *db, const struct run_phases *p);
+const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p);
 /* A metadata value as text, NULL when absent or NULL. */
-const char *runinfo_text(const struct runinfo *r, const char *key);
+const char *runfacts_text(const struct runfacts *r, const char *key);
 /* A metadata value stored as an integer: 1 and *out set, else 0 (out untouched). */
-int runinfo_int(const struct runinfo *r, const char *key, int64_t *out);
+int runfacts_int(const struct runfacts *r, const char *key, int64_t *out);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * cuda.c: the run model's CUDA work besides kernels (cuda.h): copies and memsets by kind with
- * the pageable ones of the steady state, memory segments, CUDA API calls and the CUPTI
+ * cuda_run.c: the run model's CUDA work besides kernels (cuda_run.h): copies and memsets by kind
+ * with the pageable ones of the steady state, memory segments, CUDA API calls and the CUPTI
  * collection's counters, each table read once (memcpy serves both the operations and the
  * pageable copies).
  */
-#include "cuda.h"
+#include "cuda_run.h"
 #include "../../profiler/stats.h"
 
 #include <sqlite3.h>

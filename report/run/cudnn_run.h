@@ -1,7 +1,7 @@
 /*
- * cudnn.h: the run model's cuDNN figures (cudnn.c), read once from cudnn_calls and cudnn_plans
- * on first use and kept with the run model (run.h's lazy part), for the cuDNN section and the
- * advice rules alike:
+ * cudnn_run.h: the run model's cuDNN figures (cudnn_run.c), read once from cudnn_calls and
+ * cudnn_plans on first use and kept with the run model (run.h's lazy part), for the cuDNN section
+ * and the advice rules alike:
  *  - the calls, in time order, with the GPU time of the kernels each launched (cudnn_calls.ext_id
  *    -> external_corr (kind 4, CUSTOM1) -> kernels.corr);
  *  - the calls grouped per operation kind, API function and phase; per execution plan (with the

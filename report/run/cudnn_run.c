@@ -1,9 +1,9 @@
 /*
- * cudnn.c: the run model's cuDNN figures (cudnn.h): cudnn_calls and cudnn_plans read once, the
- * calls grouped the ways the cuDNN section shows them, and the findings that section and the
+ * cudnn_run.c: the run model's cuDNN figures (cudnn_run.h): cudnn_calls and cudnn_plans read once,
+ * the calls grouped the ways the cuDNN section shows them, and the findings that section and the
  * advice rules share (computed here once per report, not once per reader).
  */
-#include "cudnn.h"
+#include "cudnn_run.h"
 #include "../../profiler/stats.h"
 
 #include <sqlite3.h>
