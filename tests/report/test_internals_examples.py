@@ -41,6 +41,18 @@ def folder_of(name):
     return next(d for p, d in FOLDER.items() if name.startswith(p))
 
 
+def build_setting(name):
+    """A value of the build's CMake cache (the sanitizers it was built with, its compiler)."""
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith(name + ":"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def registration():
     """The two registration lines the page gives for the collector."""
     lines = re.findall(r"^(    .*?)\s+/\* collectors/(registry\.[ch]) \*/$", doc_text(), re.M)
@@ -105,7 +117,11 @@ class InternalsExamples(unittest.TestCase):
                     "    if (ip_lifecycle_start(&o) != 0) return 1;\n"
                     '    ip_lifecycle_finish("exit", 0);\n    return 0;\n}\n')
         exe = os.path.join(tmp, "driver")
-        r = subprocess.run([self.cc, *WARN, "-I", tmp, "-I", ROOT, "-I", CUDA, "-o", exe,
+        # Linked as the build compiled the core: a sanitized build's core needs its runtime.
+        sanitize = build_setting("INFPROF_SANITIZE")
+        flags = [f"-fsanitize={sanitize}"] if sanitize else []
+        cc = build_setting("CMAKE_C_COMPILER") or self.cc
+        r = subprocess.run([cc, *WARN, *flags, "-I", tmp, "-I", ROOT, "-I", CUDA, "-o", exe,
                             os.path.join(tmp, "driver.c"), os.path.join(col, "registry.c"),
                             os.path.join(col, "collector_example.c"), core, base, "-lsqlite3",
                             "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
