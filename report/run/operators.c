@@ -158,3 +158,14 @@ void operators_free(struct run_operators *r)
     free(r->phases);
     memset(r, 0, sizeof *r);
 }
+
+const struct run_operators *run_operators(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (!p->lazy->operators) {
+        struct run_operators *r = malloc(sizeof *r);
+        if (!r) cli_fail("out of memory");
+        operators_load(db, p, r);
+        p->lazy->operators = r;
+    }
+    return p->lazy->operators;
+}

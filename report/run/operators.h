@@ -1,6 +1,6 @@
 /*
  * operators.h: the run's PyTorch operator figures (torch_operators, INFPROF_OPERATORS=1), read
- * once per report by operators.c; every output reads them here.
+ * once per report by operators.c (run_operators); every output reads them here.
  */
 #ifndef INFPROF_RUN_OPERATORS_H
 #define INFPROF_RUN_OPERATORS_H
@@ -31,7 +31,7 @@ struct op_phase {
     int int8;                  /* quantized operators did most of the GEMM/conv work */
     int64_t kernels, gpu_ns;   /* kernels launched inside operators, and their GPU time */
     char peak_op[64];          /* innermost operator when tensor memory first reached the
-                                * phase's highest allocated total (any device), "" none */
+                                * phase's peak as memory.c defines it, "" none */
 };
 struct run_operators {
     int present; /* the database has the table (schema 4) */
@@ -48,5 +48,7 @@ struct run_phases;
 /* p: the run model (the operator at each phase's memory peak, as memory.c defines the peak). */
 void operators_load(struct sqlite3 *db, const struct run_phases *p, struct run_operators *r);
 void operators_free(struct run_operators *r);
+/* The figures, read on first use and kept with the run model (run.h's lazy part). */
+const struct run_operators *run_operators(struct sqlite3 *db, const struct run_phases *p);
 
 #endif

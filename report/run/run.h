@@ -180,13 +180,15 @@ struct cudnn_run;
 struct kernels_run;
 struct nvtx_run;
 struct runfacts;
-struct run_lazy {                /* each NULL until first use */
-    struct energy_run *energy;   /* energy.c */
-    struct cuda_run *cuda;       /* cuda_run.c: copies, memsets, memory operations, API calls */
-    struct cudnn_run *cudnn;     /* cudnn_run.c: cuDNN calls, plans, findings */
-    struct kernels_run *kernels; /* kernels.c: kernel names per phase */
-    struct nvtx_run *nvtx;       /* nvtx.c: NVTX ranges and their GPU time */
-    struct runfacts *info;       /* runfacts.c: the run header's facts */
+struct run_operators;
+struct run_lazy {                    /* each NULL until first use */
+    struct energy_run *energy;       /* energy.c */
+    struct cuda_run *cuda;           /* cuda_run.c: copies, memsets, memory operations, API calls */
+    struct cudnn_run *cudnn;         /* cudnn_run.c: cuDNN calls, plans, findings */
+    struct kernels_run *kernels;     /* kernels.c: kernel names per phase */
+    struct nvtx_run *nvtx;           /* nvtx.c: NVTX ranges and their GPU time */
+    struct run_operators *operators; /* operators.c: PyTorch operators per phase */
+    struct runfacts *info;           /* runfacts.c: the run header's facts */
 };
 
 struct run_phases {

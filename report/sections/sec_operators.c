@@ -75,9 +75,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
                       struct table **out)
 {
     struct table *t = table_new("operators", "PyTorch operators by phase (self CPU time)");
-    struct run_operators r;
-    operators_load(db, p, &r);
-    int gpu = any_gpu(&r);
+    const struct run_operators *r = run_operators(db, p);
+    int gpu = any_gpu(r);
     table_col(t, "phase", NULL, COL_TEXT);
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "operator", "Operator", COL_NAME);
@@ -89,8 +88,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     table_col(t, "gpu_ns", gpu ? "GPU" : NULL, COL_NS);
     table_col(t, "kernels_per_call", gpu ? "Kernels/call" : NULL, COL_RATIO);
     int shown = 0, last = -1;
-    for (int i = 0; i < r.n; i++) {
-        const struct op_figure *f = &r.v[i];
+    for (int i = 0; i < r->n; i++) {
+        const struct op_figure *f = &r->v[i];
         if (f->phase != last) shown = 0, last = f->phase;
         if (o->top > 0 && shown++ >= o->top) continue;
         table_row(t);
@@ -101,16 +100,15 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         table_set_int(t, 5, f->self_ns);
         table_set_num(t, 6, f->self_share);
         table_set_int(t, 7, f->total_ns);
-        if (r.gpu) table_set_int(t, 8, f->gpu_ns);
-        if (r.gpu && f->calls) table_set_num(t, 9, (double)f->kernels / (double)f->calls);
+        if (r->gpu) table_set_int(t, 8, f->gpu_ns);
+        if (r->gpu && f->calls) table_set_num(t, 9, (double)f->kernels / (double)f->calls);
     }
-    if (!r.present)
+    if (!r->present)
         t->note = "no operator table (a database older than schema 4)";
-    else if (!r.n)
+    else if (!r->n)
         t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
-    out[0] = phase_table(p, &r);
+    out[0] = phase_table(p, r);
     out[1] = t;
-    operators_free(&r);
     return 2;
 }
 
