@@ -10,7 +10,7 @@
 /* clang-format off */
 static const struct ip_cfg_entry entries[IP_CUDNN_CFG_COUNT] = {
     [IP_CUDNN_CFG_ON] = {"INFPROF_CUDNN", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Record cuDNN calls (interposition)."},
+        "Record cuDNN calls (interposition).", NULL},
     [IP_CUDNN_CFG_NVTX] = {"INFPROF_CUDNN_NVTX", IP_CFG_BOOL, "0", 0, 1, NULL,
         "Wrap each cuDNN call in an NVTX range in domain 'infprof', named after the operation,"
         " for Nsight Systems (1 with INFPROF_MODE=full).", "1"},

@@ -12,16 +12,17 @@ static const struct ip_cfg_entry entries[IP_NVML_CFG_COUNT] = {
     [IP_NVML_CFG_ENERGY_MS] = {"INFPROF_ENERGY_MS", IP_CFG_INT, "20", 0, 10000, NULL,
         "Energy, power, clocks and throttle reasons of the GPUs the process uses (NVML) and of the"
         " CPU (RAPL, cpufreq), read every this many ms by a thread of ours, and at every phase"
-        " change, start and end (docs/energy.md). 0: off."},
+        " change, start and end (docs/energy.md). 0: off.", NULL},
     [IP_NVML_CFG_NVML] = {"INFPROF_NVML", IP_CFG_ENUM, "auto", 0, 0, "auto|start|off",
         "When NVML (GPU energy) is loaded; never once CUDA has started, which hung the program's"
         " next cuBLAS start on an H100 (docs/energy.md). auto: at start in a process that has a"
         " CUDA library loaded (libcudart, libcuda, libtorch_cuda), or when Python imports a CUDA"
-        " build of torch; start: at start in every process; off: never (no GPU energy)."},
+        " build of torch; start: at start in every process; off: never (no GPU energy).", NULL},
     [IP_NVML_CFG_PATH] = {"INFPROF_NVML_PATH", IP_CFG_STR, "", 0, 0, NULL,
-        "libnvidia-ml to load; unset: libnvidia-ml.so.1 from the loader path (the driver's)."},
+        "libnvidia-ml to load; unset: libnvidia-ml.so.1 from the loader path (the driver's).",
+        NULL},
     [IP_NVML_CFG_SYSFS] = {"INFPROF_ENERGY_SYSFS", IP_CFG_STR, "/sys", 0, 0, NULL,
-        "Where the CPU's RAPL counters (class/powercap) and cpufreq files are read (tests)."},
+        "Where the CPU's RAPL counters (class/powercap) and cpufreq files are read (tests).", NULL},
 };
 /* clang-format on */
 

@@ -11,7 +11,7 @@
 static const struct ip_cfg_entry entries[IP_NVTX_CFG_COUNT] = {
     [IP_NVTX_CFG_ON] = {"INFPROF_NVTX", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Capture the program's own NVTX ranges (chained: a tool injected before us still gets"
-        " them)."},
+        " them).", NULL},
 };
 /* clang-format on */
 

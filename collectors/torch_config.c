@@ -10,25 +10,26 @@
 /* clang-format off */
 static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
     [IP_TORCH_CFG_ON] = {"INFPROF_TORCH", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "libtorch awareness: phases, tensor memory, iterations."},
+        "libtorch awareness: phases, tensor memory, iterations.", NULL},
     [IP_TORCH_CFG_CPU_MEMORY] = {"INFPROF_CPU_MEMORY", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Also record CPU tensor memory (turns on c10::memoryProfilingEnabled: a mutex and a hash"
-        " insert per CPU allocation)."},
+        " insert per CPU allocation).", NULL},
     [IP_TORCH_CFG_POLL] = {"INFPROF_POLL", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Confirm the grad mode by polling libtorch's getters at each kernel launch and iteration."},
+        "Confirm the grad mode by polling libtorch's getters at each kernel launch and iteration.",
+        NULL},
     [IP_TORCH_CFG_RECORD_FUNCTION] = {"INFPROF_RECORD_FUNCTION", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Take libtorch's user scopes (torch.profiler.record_function, RECORD_USER_SCOPE) named"
         " like INFPROF_ITERATION_RANGE, and scripted modules' forward called from Python, as"
-        " iterations: RecordFunction callbacks on those two scope kinds only."},
+        " iterations: RecordFunction callbacks on those two scope kinds only.", NULL},
     [IP_TORCH_CFG_OPERATORS] = {"INFPROF_OPERATORS", IP_CFG_BOOL, "0", 0, 1, NULL,
         "Record every PyTorch operator call (RecordFunction scope FUNCTION: name, thread, start,"
         " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call"
         " (libtorch leaves its fast path; about 4% of the CPU sample's bf16 iteration;"
-        " docs/performance.md)."},
+        " docs/performance.md).", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"
-        " sitecustomize (PYTHONPATH, restored at once) when the program imports torch."},
+        " sitecustomize (PYTHONPATH, restored at once) when the program imports torch.", NULL},
 };
 /* clang-format on */
 

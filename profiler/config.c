@@ -13,44 +13,45 @@
 /* clang-format off */
 static const struct ip_cfg_entry entries[IP_CFG_COUNT] = {
     [IP_CFG_ENABLE] = {"INFPROF_ENABLE", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Master switch: 0 leaves the program completely alone."},
+        "Master switch: 0 leaves the program completely alone.", NULL},
     [IP_CFG_MODE] = {"INFPROF_MODE", IP_CFG_ENUM, "default", 0, 0, "default|full",
         "'default' records what the report needs at the least cost (docs/performance.md);"
         " 'full' adds every CUDA API call (INFPROF_CUDA_API=1) and an NVTX range per cuDNN call"
-        " (INFPROF_CUDNN_NVTX=1), unless those are set themselves."},
+        " (INFPROF_CUDNN_NVTX=1), unless those are set themselves.", NULL},
     [IP_CFG_OUTPUT] = {"INFPROF_OUTPUT", IP_CFG_STR, "", 0, 0, NULL,
         "Database path; %p pid, %h host, %% a percent sign. Unset: infprof.db, then infprof-2.db,"
-        " ... An existing file is never overwritten (a warning and a fresh name instead)."},
+        " ... An existing file is never overwritten (a warning and a fresh name instead).", NULL},
     [IP_CFG_LOG] = {"INFPROF_LOG", IP_CFG_INT, "1", 0, 3, NULL,
-        "Messages on stderr: 0 none, 1 warnings (default), 2 info, 3 debug."},
+        "Messages on stderr: 0 none, 1 warnings (default), 2 info, 3 debug.", NULL},
     [IP_CFG_FORK] = {"INFPROF_FORK", IP_CFG_ENUM, "child", 0, 0, "child|off",
         "A forked child: 'child' profiles it into its own file (NAME-PID.db, created on its first"
-        " event), 'off' stops profiling in the child. It never writes the parent's database."},
+        " event), 'off' stops profiling in the child. It never writes the parent's database.",
+        NULL},
     [IP_CFG_FOLLOW_EXEC] = {"INFPROF_FOLLOW_EXEC", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Programs the profiled process executes are profiled too, each into NAME-PID.db."},
+        "Programs the profiled process executes are profiled too, each into NAME-PID.db.", NULL},
     [IP_CFG_BUFFER_MB] = {"INFPROF_BUFFER_MB", IP_CFG_INT, "256", 4, 4096, NULL,
         "Memory for every thread's event buffers together, MiB. A thread's buffer starts at"
-        " 16 KiB and grows while the writer is behind; pages are used only as they fill."},
+        " 16 KiB and grows while the writer is behind; pages are used only as they fill.", NULL},
     [IP_CFG_BUFFER_WAIT_MS] = {"INFPROF_BUFFER_WAIT_MS", IP_CFG_INT, "100", 0, 10000, NULL,
         "When the buffers are full, a thread waits for the writer while it drains; an event is"
         " dropped (counted by phase, shown) only once the writer has been silent this long, ms,"
-        " or after ten times this in all. 0: never wait."},
+        " or after ten times this in all. 0: never wait.", NULL},
     [IP_CFG_FLUSH_MS] = {"INFPROF_FLUSH_MS", IP_CFG_INT, "100", 1, 1000, NULL,
         "Writer period, ms: how often buffers are drained (the database is committed at least"
-        " every second)."},
+        " every second).", NULL},
     [IP_CFG_FINISH_TIMEOUT_MS] = {"INFPROF_FINISH_TIMEOUT_MS", IP_CFG_INT, "10000", 100,
         600000, NULL, "Longest wait at exit for the last events to be written, ms (100 ms at most"
-        " on a fatal signal: the process dies on time, the database keeps its last commit)."},
+        " on a fatal signal: the process dies on time, the database keeps its last commit).", NULL},
     [IP_CFG_DISK_RESERVE_MB] = {"INFPROF_DISK_RESERVE_MB", IP_CFG_INT, "256", 0, 1 << 20, NULL,
         "Free space, MiB, that infprof leaves on the disk of its database for the program: it"
-        " does not start below twice this, and stops recording (counted, shown) below it."},
+        " does not start below twice this, and stops recording (counted, shown) below it.", NULL},
     [IP_CFG_ITERATION_RANGE] = {"INFPROF_ITERATION_RANGE", IP_CFG_STR, "iteration*", 0, 0, NULL,
         "Glob (* and ?) for NVTX ranges and record_function scopes that mark one iteration;"
-        " 'batch=N' in the name gives the batch size. Empty: none."},
+        " 'batch=N' in the name gives the batch size. Empty: none.", NULL},
     [IP_CFG_BATCH] = {"INFPROF_BATCH", IP_CFG_INT, "0", 0, 1000000000, NULL,
-        "Items per iteration, for items/s (0: unknown, unless the range text says batch=N)."},
+        "Items per iteration, for items/s (0: unknown, unless the range text says batch=N).", NULL},
     [IP_CFG_NVTX_EMIT] = {"INFPROF_NVTX_EMIT", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Emit one NVTX range per phase in domain 'infprof' (seen by Nsight Systems)."},
+        "Emit one NVTX range per phase in domain 'infprof' (seen by Nsight Systems).", NULL},
 };
 /* clang-format on */
 
