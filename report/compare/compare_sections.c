@@ -182,6 +182,12 @@ static int compare_generic(const struct section_compare *sc, struct compare_side
     while (nc < (int)(sizeof sc->cols / sizeof sc->cols[0]) && sc->cols[nc].name) nc++;
     t[1] = view(d, sc->title, sc->cols, nc, sc->always);
     if (!d->nrows && sc->empty_note) t[1]->note = sc->empty_note;
+    int k = 2;
+    if (sc->title2) {
+        int n2 = 0;
+        while (n2 < (int)(sizeof sc->cols2 / sizeof sc->cols2[0]) && sc->cols2[n2].name) n2++;
+        t[k++] = view(d, sc->title2, sc->cols2, n2, sc->always);
+    }
     for (int i = 0; i < rn.n; i++) {
         char ph[64];
         snprintf(ph, sizeof ph, "%s", rn.phase[i]);
@@ -191,7 +197,7 @@ static int compare_generic(const struct section_compare *sc, struct compare_side
                         t[1]->note ? t[1]->note : "", t[1]->note ? "; " : "", pool_escaped(ph, 40),
                         pool_escaped(rn.base[i], 60), pool_escaped(rn.new[i], 60));
     }
-    return 2;
+    return k;
 }
 
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,

@@ -710,8 +710,17 @@ enum verdict iterations_verdict(double lo, double hi)
                                     : VERDICT_UNCLEAR;
 }
 
-int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                        double *hi)
+/* The mean of a resample of v (n values) with replacement. */
+static double resample_mean(const int64_t *v, size_t n, uint64_t *seed)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += (double)v[rng_next(seed) % n];
+    return sum / (double)n;
+}
+
+/* The band of stat(b) / stat(a), stat the median or (mean) the mean, bootstrap. */
+static int ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                    double *hi, int mean)
 {
     if (na < 3 || nb < 3) return 0;
     /* Enough resamples for stable 2.5% tails, fewer for very long runs (bounded work). */
@@ -723,7 +732,8 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
     uint64_t seed = 0x9e3779b97f4a7c15ull; /* fixed: the same data gives the same band */
     size_t k = 0;
     for (size_t i = 0; i < reps; i++) {
-        double ma = resample_median(a, na, buf, &seed), mb = resample_median(b, nb, buf, &seed);
+        double ma = mean ? resample_mean(a, na, &seed) : resample_median(a, na, buf, &seed);
+        double mb = mean ? resample_mean(b, nb, &seed) : resample_median(b, nb, buf, &seed);
         if (ma > 0) r[k++] = mb / ma;
     }
     free(buf);
@@ -736,6 +746,18 @@ int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb
     *hi = r[(size_t)(0.975 * (double)(k - 1))];
     free(r);
     return 1;
+}
+
+int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                        double *hi)
+{
+    return ratio_ci(a, na, b, nb, lo, hi, 0);
+}
+
+int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                             double *hi)
+{
+    return ratio_ci(a, na, b, nb, lo, hi, 1);
 }
 
 /* ---- every iteration, for tables and traces ------------------------------------------------ */

@@ -235,6 +235,10 @@ size_t iterations_warmup(const int64_t *lat, size_t n);
 /* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi);
+/* The same of mean(b) / mean(a): for a rate over wall time (a loop's delivered throughput), which
+ * a rare long wait moves as much as its length, where a median would not see it. */
+int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                             double *hi);
 /* What a 95% band [lo, hi] of a speed-up says: inside 1% either way is no difference worth the
  * name, however narrow; then faster (lo > 1), slower (hi < 1), else no clear difference. */
 enum verdict { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR };
@@ -313,6 +317,11 @@ double series_items_per_s(const struct series_info *s);
  * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
  * iterations. */
 double series_delivered_per_s(const struct series_info *s, int *items);
+/* The cycles of a series' loop: from the start of each steady iteration to the start of its next
+ * one, less the other series' iterations inside (what loop_wall sums), into out (room for
+ * s->nsteady); returns how many (steady iterations - 1). Their mean is what the loop rate is the
+ * inverse of, so a band of the loop rate comes from them. */
+size_t series_cycles(const struct run_phases *p, const struct series_info *s, int64_t *out);
 void series_loop_walls(struct run_phases *p);
 /* between.c: each series' time waiting for a DataLoader inside its gaps (phases_load calls it). */
 void series_between_data(struct sqlite3 *db, struct run_phases *p);

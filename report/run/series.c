@@ -141,6 +141,23 @@ double series_items_per_s(const struct series_info *s)
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
 }
 
+/* Time of the other series' iterations inside [from, to). */
+static int64_t others_inside(const struct run_phases *p, const struct series_info *se, int64_t from,
+                             int64_t to)
+{
+    int64_t t = 0;
+    for (int j = 0; j < p->series.n; j++) {
+        const struct series_info *o = &p->series.v[j];
+        if (o == se || o->end <= from || o->start >= to) continue;
+        for (size_t k = 0; k < o->nits; k++) {
+            int64_t a = o->its[k].start > from ? o->its[k].start : from;
+            int64_t b = o->its[k].end < to ? o->its[k].end : to;
+            if (b > a) t += b - a;
+        }
+    }
+    return t;
+}
+
 /* The wall time of each series' steady iterations, first start to last end, less the other
  * series' iterations inside it (two models called in turn: each one's loop is its own time). */
 void series_loop_walls(struct run_phases *p)
@@ -156,17 +173,25 @@ void series_loop_walls(struct run_phases *p)
         }
         se->loop_n = n;
         se->loop_wall = n >= 2 && last > first ? last - first : 0;
-        for (int j = 0; j < p->series.n && se->loop_wall; j++) {
-            const struct series_info *o = &p->series.v[j];
-            if (j == i || o->end <= first || o->start >= last) continue;
-            for (size_t k = 0; k < o->nits; k++) {
-                int64_t a = o->its[k].start > first ? o->its[k].start : first;
-                int64_t b = o->its[k].end < last ? o->its[k].end : last;
-                if (b > a) se->loop_wall -= b - a;
-            }
-        }
+        if (se->loop_wall) se->loop_wall -= others_inside(p, se, first, last);
         if (se->loop_wall < 0) se->loop_wall = 0;
     }
+}
+
+size_t series_cycles(const struct run_phases *p, const struct series_info *s, int64_t *out)
+{
+    size_t n = 0;
+    int64_t prev = -1;
+    for (size_t k = 0; k < s->nits; k++) {
+        if (!s->its[k].steady) continue;
+        int64_t at = s->its[k].start;
+        if (prev >= 0 && at > prev && n < s->nsteady) {
+            int64_t c = at - prev - others_inside(p, s, prev, at);
+            if (c > 0) out[n++] = c;
+        }
+        prev = at;
+    }
+    return n;
 }
 
 double series_delivered_per_s(const struct series_info *s, int *items)

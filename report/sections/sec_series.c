@@ -382,7 +382,8 @@ static const struct section_compare series_compare = {
                       {"latency_p95_ns", 0, 1},
                       {"between_pct", 0, 0},
                       {"between_p50_ns", 0, 0},
-                      {"peak_allocated_bytes", 0, 0}},
+                      {"peak_allocated_bytes", 0, 0},
+                      {"delivered_per_s", 0, 1}},
              .what = "series"},
     .title = "Series: latency and throughput, new / base (matched by phase and name)",
     .cols = {{"Phase", NULL},
@@ -394,6 +395,13 @@ static const struct section_compare series_compare = {
              {"latency_p50_ns_ratio", "Latency"},
              {"verdict", "Verdict"}},
     .verdicts = 1,
+    .title2 = "Series: loop rate, waits for data included, new / base",
+    .cols2 = {{"Phase", NULL},
+              {"series", "Series"},
+              {"between_p50_ns_base", "Between base"},
+              {"between_p50_ns_new", "Between new"},
+              {"delivered_per_s_ratio", "Loop rate"},
+              {"delivered_verdict", "Verdict"}},
 };
 
 const struct report_section sec_series = {.summary = series_summary,

@@ -93,6 +93,10 @@ struct section_compare {
     int top;                  /* cut to --top rows */
     const char *empty_note;   /* the view's note when neither run has a row; NULL none */
     int verdicts;             /* rows are series: the speed-up's band and a verdict each */
+    /* A second text view of the same rows (NULL title: none): a text of 100 columns holds
+     * only so many. */
+    const char *title2;
+    struct view_col cols2[10];
 };
 
 /* A line of the first screen (the Summary) that a section answers: the Summary gathers every

@@ -155,6 +155,32 @@ class CompareVerdicts(Runs):
         self.assertIsNone(r["summary"]["same"])
         self.assertIn("Summary: the changes the data supports", text.splitlines()[0])
 
+    def test_a_longer_wait_for_input_is_a_slower_loop_not_a_slower_model(self):
+        # The same latencies; 100 us after each iteration instead of 10 (a slower data
+        # pipeline): the loop rate is slower, with its band, the latency the same.
+        a = build(self.root, "gap-a", "latency", FIXTURE_P50_US=100)
+        b = build(self.root, "gap-b", "latency", FIXTURE_P50_US=100, FIXTURE_GAP_US=100)
+        r = self.json_of("compare", a, b)
+        rows = {x["series"]: x for x in r["series"]}
+        for name, p50 in (("a", 100), ("b", 200)):
+            x = rows[name]
+            self.assertEqual(x["verdict"], "the same within 1%", x)
+            self.assertEqual(x["delivered_verdict"], "slower", x)
+            # Each cycle: p50 + 10 us before, p50 + 100 us after (the last iteration's wait is
+            # outside the loop's wall time, so the rate's ratio is a little above).
+            self.assertAlmostEqual(x["delivered_per_s_ratio"], (p50 + 10) / (p50 + 100), delta=0.02)
+            self.assertLessEqual(x["delivered_speedup_lo"], x["delivered_per_s_ratio"])
+            self.assertGreaterEqual(x["delivered_speedup_hi"], x["delivered_per_s_ratio"])
+            self.assertLess(x["delivered_speedup_hi"], 1 / 1.01)
+        self.assertIn("grad/off a loop rate slower, 0.5", r["summary"]["changes"])
+        self.assertIn("latency the same within 1%, between p50 10.00us -> 100.00us",
+                      r["summary"]["changes"])
+        # Unchanged waits: the loop rates the same too, and nothing on the first screen.
+        r, _ = self.pair(100, 100.3)
+        self.assertEqual({x["series"]: x["delivered_verdict"] for x in r["series"]},
+                         {"a": "the same within 1%", "b": "the same within 1%"})
+        self.assertNotIn("loop rate", r["summary"]["changes"])
+
     def test_faster(self):
         r, _ = self.pair(100, 80)
         self.assertEqual({x["series"]: x["verdict"] for x in r["series"]},

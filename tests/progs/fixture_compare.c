@@ -19,7 +19,9 @@
  *          "iteration b" at twice that, 40 iterations each, one after the other, each latency
  *          the p50 times a fixed pattern within 2% (no kernels); FIXTURE_RENAME=1 names the
  *          first "iteration a tf32=on" (a setting that renamed it); FIXTURE_SHIFT=1 doubles
- *          series a's latency from its 21st iteration (a machine that slowed mid-run).
+ *          series a's latency from its 21st iteration (a machine that slowed mid-run);
+ *          FIXTURE_GAP_US (10 by default) is the time after each iteration, within 2% by the
+ *          same pattern (a loop waiting for its data).
  *
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
@@ -208,6 +210,8 @@ static int scenario_latency(void)
 {
     const char *us = getenv("FIXTURE_P50_US");
     uint64_t p50 = (uint64_t)((us ? atof(us) : 100.0) * 1000.0);
+    const char *gap_us = getenv("FIXTURE_GAP_US");
+    uint64_t gap = (uint64_t)((gap_us ? atof(gap_us) : 10.0) * 1000.0);
     ip_phase_set(IP_GRAD, 0, 0);
     static const int pct[] = {-2, -1, 0, 1, 2, 0, -1, 1, 0, 0};
     uint64_t t = ip_clock_now();
@@ -219,7 +223,7 @@ static int scenario_latency(void)
             const char *a = getenv("FIXTURE_RENAME") ? "iteration a tf32=on" : "iteration a";
             nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : a);
             nvtx_ev(IP_NVTX_POP, id, t + dur, NULL);
-            t += dur + 10000;
+            t += dur + gap * (uint64_t)(100 + pct[(i + 3) % 10]) / 100;
         }
     }
     while (ip_clock_now() < t) continue; /* the phase's span holds every iteration */

@@ -1,7 +1,9 @@
 """infprof compare against known truth (issue 36): the same Python program with a known 2 ms
 regression inside its forward reads "slower" with a band that excludes 1.0 and a p50 difference
 of 2 ms, marked (record_function) and unmarked (module calls); the same program twice unchanged
-reads neither faster nor slower in at least 9 of 10 pairs."""
+reads neither faster nor slower in at least 9 of 10 pairs. The loop rate (delivered throughput,
+waits included) the same: slower with the regression, and slower alone when only the wait for the
+next input grows (a slower data pipeline, the model as fast)."""
 import os
 import unittest
 
@@ -12,6 +14,7 @@ PROGRAM = """import os, sys, time, torch
 torch.set_num_threads(1)
 mark = sys.argv[1] == "marked"
 extra = float(os.environ.get("REGRESS_MS", "0")) / 1000
+wait = float(os.environ.get("WAIT_MS", "0")) / 1000  # between iterations: the next input
 class MLP(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -26,6 +29,10 @@ class MLP(torch.nn.Module):
 model, x = MLP().eval(), torch.randn(32, 256)
 with torch.inference_mode():
     for i in range(60):
+        if wait:
+            t = time.perf_counter() + wait
+            while time.perf_counter() < t:
+                pass
         if mark:
             with torch.autograd.profiler.record_function("iteration"):
                 model(x)
@@ -69,15 +76,31 @@ class CompareTruth(Case):
             self.assertLess(row["speedup_hi"], 1.0, (how, row))  # the band excludes 1.0
             self.assertLess(abs(row["latency_p50_ns_delta"] - 2_000_000), 300_000, (how, row))
             self.assertIn("slower", summary["changes"])
+            self.assertEqual(row["delivered_verdict"], "slower", (how, row))
+            self.assertLess(row["delivered_speedup_hi"], 1.0, (how, row))
+
+    def test_a_slower_input_reads_loop_slower_model_not(self):
+        base = self.run_once("w0.db", "unmarked")
+        new = self.run_once("w1.db", "unmarked", WAIT_MS=2)
+        row, summary = self.series(base, new)
+        self.assertNotIn(row["verdict"], ("faster", "slower"), row)
+        self.assertEqual(row["delivered_verdict"], "slower", row)
+        self.assertLessEqual(row["delivered_speedup_lo"], row["delivered_per_s_ratio"], row)
+        self.assertGreaterEqual(row["delivered_speedup_hi"], row["delivered_per_s_ratio"], row)
+        self.assertIn("loop rate slower", summary["changes"])
 
     def test_unchanged_reads_no_change_9_of_10(self):
         base = self.run_once("u0.db", "unmarked")
-        changed = []
+        changed, loop = [], []
         for k in range(1, 11):
             row, _ = self.series(base, self.run_once(f"u{k}.db", "unmarked"))
             if row["verdict"] in ("faster", "slower"):
                 changed.append((k, row["verdict"], row["speedup_lo"], row["speedup_hi"]))
+            if row["delivered_verdict"] in ("faster", "slower"):
+                loop.append((k, row["delivered_verdict"], row["delivered_speedup_lo"],
+                             row["delivered_speedup_hi"]))
         self.assertLessEqual(len(changed), 1, changed)
+        self.assertLessEqual(len(loop), 1, loop)
 
 
 if __name__ == "__main__":
