@@ -255,6 +255,37 @@ void energy_phase_figures(struct sqlite3 *db, const struct phase_info *ph,
     }
 }
 
+void energy_series_figures(struct sqlite3 *db, const struct run_phases *p,
+                           const struct series_info *s, double *j_per_iter, double *mj_per_item,
+                           const char **device)
+{
+    *j_per_iter = *mj_per_item = -1;
+    *device = "";
+    const struct energy_run *r = run_energy(db, p);
+    const struct energy_device *d = NULL;
+    for (int k = 0; k < r->n && !d; k++)
+        if (r->d[k].gpu >= 0 && r->d[k].cuda >= 0 && r->d[k].has_energy) d = &r->d[k];
+    for (int k = 0; k < r->n && !d; k++)
+        if (r->d[k].gpu < 0 && r->d[k].has_energy) d = &r->d[k];
+    if (!d || !s->nsteady) return;
+    struct interval *v = calloc(s->nits + 1, sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    for (size_t k = 0; k < s->nits; k++) {
+        if (!s->its[k].steady) continue;
+        struct interval iv = {s->its[k].start, s->its[k].end};
+        if (n && iv.start < v[n - 1].end) iv.start = v[n - 1].end; /* overlap counted once */
+        if (iv.end > iv.start) v[n++] = iv;
+    }
+    struct energy_figures f = {0};
+    if (n) energy_over(d, v, n, &f);
+    free(v);
+    if (!f.ok || !n) return;
+    *device = d->label;
+    *j_per_iter = f.joules / (double)s->nsteady;
+    if (s->items > 0) *mj_per_item = f.joules * 1000 / (double)s->items;
+}
+
 void energy_reason_names(int64_t mask, char *out, size_t n)
 {
     static const struct {

@@ -69,6 +69,14 @@ struct energy_phase {
 void energy_phase_figures(struct sqlite3 *db, const struct phase_info *ph,
                           const struct energy_device *d, struct energy_phase *out);
 
+/* A series' energy over its steady iterations on the run's energy device (the first GPU the
+ * process used, else the CPU when it has an energy counter): J per iteration and mJ per item
+ * (<0 unknown: no readings, none covering the iterations, or no batch known); *device: its label
+ * ("" none). */
+void energy_series_figures(struct sqlite3 *db, const struct run_phases *p,
+                           const struct series_info *s, double *j_per_iter, double *mj_per_item,
+                           const char **device);
+
 /* Clock-event reason bits in words: "SW power cap, HW thermal". */
 void energy_reason_names(int64_t mask, char *out, size_t n);
 /* The Summary's line: phases that ran throttled (over ENERGY_THROTTLED_SHARE of their time) or

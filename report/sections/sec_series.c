@@ -6,6 +6,7 @@
  * what it costs in latency (docs/report.md, "Series").
  */
 #include "sections.h"
+#include "../run/energy.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -22,7 +23,21 @@ static int series_worth_showing(const struct run_phases *p)
     return 0;
 }
 
-static struct table *series_table(const struct run_phases *p)
+/* Energy per iteration and per item on the run's energy device (energy.c), JSON and CSV: what
+ * compare holds two configurations' energy to. Columns 25-27. */
+static void series_energy(struct sqlite3 *db, const struct run_phases *p,
+                          const struct series_info *s, struct table *t)
+{
+    double j, mj;
+    const char *device;
+    energy_series_figures(db, p, s, &j, &mj, &device);
+    if (j < 0) return;
+    table_set_text(t, 25, device);
+    table_set_num(t, 26, j);
+    if (mj >= 0) table_set_num(t, 27, mj);
+}
+
+static struct table *series_table(struct sqlite3 *db, const struct run_phases *p)
 {
     struct table *t = table_new("series", "Series (a phase, the iteration mark's name and the"
                                           " settings that changed)");
@@ -68,6 +83,9 @@ static struct table *series_table(const struct run_phases *p)
     table_col(t, "model_rate_per_s", "Model rate", COL_RATE);
     table_col(t, "delivered_per_s", "Loop rate", COL_RATE);
     table_col(t, "rate_unit", "Unit", COL_TEXT);
+    table_col(t, "energy_device", NULL, COL_TEXT);
+    table_col(t, "j_per_iteration", NULL, COL_RATE);
+    table_col(t, "mj_per_item", NULL, COL_RATE);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -111,6 +129,7 @@ static struct table *series_table(const struct run_phases *p)
         if (model > 0) table_set_num(t, 22, model);
         if (loop > 0) table_set_num(t, 23, loop);
         if (model > 0 || loop > 0) table_set_text(t, 24, items ? "items/s" : "iter/s");
+        series_energy(db, p, s, t);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"
@@ -306,9 +325,9 @@ static struct table *iterations_table(const struct run_phases *p)
     return t;
 }
 
-int section_series(const struct run_phases *p, struct table **out)
+int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out)
 {
-    out[0] = series_table(p);
+    out[0] = series_table(db, p);
     out[1] = sweep_table(p);
     out[2] = between_table(p);
     out[3] = iterations_table(p);
@@ -366,7 +385,7 @@ static const struct summary_line *const series_summary[] = {&line_series, NULL};
 static int series_build(const struct section_ctx *c, struct table **out, int max)
 {
     (void)max;
-    return section_series(c->p, out);
+    return section_series(c->db, c->p, out);
 }
 
 /* By phase and name (the mark's text and the settings that changed), so one configuration is
@@ -383,7 +402,8 @@ static const struct section_compare series_compare = {
                       {"between_pct", 0, 0},
                       {"between_p50_ns", 0, 0},
                       {"peak_allocated_bytes", 0, 0},
-                      {"delivered_per_s", 0, 1}},
+                      {"delivered_per_s", 0, 1},
+                      {"mj_per_item", 0, 1}},
              .what = "series"},
     .title = "Series: latency and throughput, new / base (matched by phase and name)",
     .cols = {{"Phase", NULL},

@@ -34,7 +34,7 @@ struct table *section_precision(const struct run_phases *p);
 struct table *section_operations(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 /* Series and the batch sweep (sec_series.c): two tables; returns how many. */
-int section_series(const struct run_phases *p, struct table **out);
+int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out);
 /* PyTorch operators per phase (sec_operators.c): two tables; returns how many. */
 int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                       struct table **out);

@@ -65,6 +65,7 @@ class Energy(Case):
         # counted at the old values. Bound it by the delay the database shows.
         delay = self.edge_delay(self.db)
         self.assertLess(delay, 30_000_000)  # read at the edge, not at the next period (1 s)
+        series = {s["phase"]: s for s in self.report_json(self.db)["series"]}
         for label, (watts, sm, throttled) in SCRIPT.items():
             e = rows[(label, "cuda:1")]
             off = 2 * delay / 1e9 / e["seconds"]  # the share of the phase that may be misread
@@ -80,6 +81,11 @@ class Energy(Case):
             self.assertNear(e["j_per_iteration"], per_iter, tol, label + " J/iter")
             self.assertNear(e["mj_per_item"], per_iter * 1000 / BATCH, tol, label + " mJ/item")
             self.assertNear(e["items_per_j"], BATCH / per_iter, tol, label + " items/J")
+            # The phase's one series: the same figures, per series (what compare holds).
+            s = series[label]
+            self.assertEqual(s["energy_device"], "cuda:1")
+            self.assertNear(s["j_per_iteration"], e["j_per_iteration"], 0.001, label + " series")
+            self.assertNear(s["mj_per_item"], e["mj_per_item"], 0.001, label + " series mJ")
         self.assertEqual(rows[(INFERENCE, "cuda:1")]["reasons"], 0x4)  # SW power cap
         ratio = self.report_json(self.db)["energy_vs_baseline"]
         self.assertEqual(len(ratio), 1, ratio)
@@ -157,6 +163,11 @@ class Energy(Case):
             self.assertNear(rows[label]["j_per_iteration_ratio"],
                             2.0 * lat_n[label] / lat_b[label], 0.03 + 3 * off, label)
             self.assertNear(rows[label]["avg_power_w_ratio"], 2.0, 0.01 + 3 * off, label)
+        # Per series, energy per item: twice the power over iterations of whatever length.
+        series = {s["phase"]: s for s in json.loads(r.out)["series"]}
+        for label in (NO_GRAD, INFERENCE):
+            self.assertNear(series[label]["mj_per_item_ratio"],
+                            2.0 * lat_n[label] / lat_b[label], 0.03 + 3 * off, label + " series")
 
     # ---- never on a program thread ------------------------------------------------------------
 
