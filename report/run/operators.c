@@ -25,6 +25,27 @@ static int is_float_gemm(const char *n)
            (!strncmp(n, "aten::", 6) && strstr(n, "convolution") && !strstr(n, "quantized"));
 }
 
+/* Each phase's layers in training form (op_phase.dropout_train, bn_train): aten::bernoulli_ is
+ * dropout's only where dropout ran, so at most one per dropout call counts. */
+static void op_training_forms(struct run_operators *r)
+{
+    for (int k = 0; k < r->nphases; k++) {
+        struct op_phase *p = &r->phases[k];
+        int64_t bernoulli = 0, dropout = 0;
+        for (int i = 0; i < r->n; i++) {
+            const struct op_figure *f = &r->v[i];
+            if (f->phase != p->phase) continue;
+            if (!strcmp(f->name, "aten::native_dropout")) p->dropout_train += f->calls;
+            if (!strcmp(f->name, "aten::bernoulli_")) bernoulli += f->calls;
+            if (!strcmp(f->name, "aten::dropout") || !strcmp(f->name, "aten::feature_dropout") ||
+                !strcmp(f->name, "aten::alpha_dropout"))
+                dropout += f->calls;
+            if (!strcmp(f->name, "aten::_native_batch_norm_legit")) p->bn_train += f->calls;
+        }
+        p->dropout_train += bernoulli < dropout ? bernoulli : dropout;
+    }
+}
+
 static void op_phases_load(sqlite3 *db, struct run_operators *r)
 {
     char sql[160];
@@ -62,6 +83,7 @@ static void op_phases_load(sqlite3 *db, struct run_operators *r)
     sqlite3_finalize(st);
     for (int k = 0; k < r->nphases; k++)
         r->phases[k].int8 = r->phases[k].int8_ns > r->phases[k].float_ns;
+    op_training_forms(r);
 }
 
 /* Kernel time by (phase of the launch, innermost operator); operators are matched by name. */

@@ -30,8 +30,14 @@ struct op_phase {
     int64_t int8_ns, float_ns; /* self time of quantized::* and of float GEMM/conv operators */
     int int8;                  /* quantized operators did most of the GEMM/conv work */
     int64_t kernels, gpu_ns;   /* kernels launched inside operators, and their GPU time */
-    char peak_op[64];          /* innermost operator when tensor memory first reached the
-                                * phase's peak as memory.c defines it, "" none */
+    /* Layers in their training form without grad (the train_mode_in_inference advice): dropout
+     * that dropped (aten::native_dropout, or aten::bernoulli_ inside aten::dropout's calls: in
+     * eval mode dropout returns its input and calls nothing) and batch-norm computing batch
+     * statistics (aten::_native_batch_norm_legit, PyTorch 2.1 and later: eval mode calls
+     * ..._no_training). */
+    int64_t dropout_train, bn_train;
+    char peak_op[64]; /* innermost operator when tensor memory first reached the
+                       * phase's peak as memory.c defines it, "" none */
 };
 struct run_operators {
     int present; /* the database has the table (schema 4) */

@@ -4,6 +4,7 @@
  * program only runs forward, a model left in train() mode (dropout, batch statistics).
  */
 #include "advice.h"
+#include "../run/operators.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,37 @@ static const struct series_info *train_series(const struct run_phases *p,
     return NULL;
 }
 
+/* The phase's operators (INFPROF_OPERATORS=1), or NULL. */
+static const struct op_phase *ops_of(const struct advice_ctx *c, const struct phase_info *ph)
+{
+    const struct run_operators *r = run_operators(c->db, c->p);
+    for (int i = 0; i < r->nphases; i++)
+        if (r->phases[i].phase == ph->id) return &r->phases[i];
+    return NULL;
+}
+
+/* The finding from the recorded operators alone (a CPU program run with INFPROF_OPERATORS=1). */
+static void train_by_operators(struct advice *a, const char *s, const struct op_phase *o)
+{
+    snprintf(a->finding, sizeof a->finding,
+             "%s ran training-mode layers without grad, by its"
+             " PyTorch operators:",
+             s);
+    if (o->dropout_train)
+        advice_append(a->finding, sizeof a->finding,
+                      " dropout in its training form (%lld %s that drew a mask: aten::bernoulli_"
+                      " or aten::native_dropout)",
+                      (long long)o->dropout_train,
+                      advice_plural(o->dropout_train, "call", "calls"));
+    if (o->bn_train)
+        advice_append(a->finding, sizeof a->finding,
+                      "%s batch-norm computing batch statistics (%lld"
+                      " aten::_native_batch_norm_legit %s)",
+                      o->dropout_train ? " and" : "", (long long)o->bn_train,
+                      advice_plural(o->bn_train, "call", "calls"));
+    advice_append(a->finding, sizeof a->finding, ": the model is in train() mode.");
+}
+
 static void rule_train_mode(const struct advice_ctx *c, const struct phase_info *ph,
                             struct advice_list *l)
 {
@@ -120,14 +152,36 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
     if (!strcmp(ph->grad_mode, "grad")) return;
     int64_t calls = ph->id >= 0 && ph->id < REPORT_MAX_PHASES ? f->bn_train_by_phase[ph->id] : 0;
     /* A Python model called in train() mode with dropout or batch-norm layers: its series is
-     * named "... train()" by the module hooks (collectors/python), the evidence on a CPU. */
+     * named "... train()" by the module hooks (collectors/python), the evidence on a CPU; and
+     * the operators in their training form where operators were recorded. */
     const struct series_info *py = train_series(c->p, ph);
-    if (!calls && !k->bn_train && !k->dropout && !py) return;
+    const struct op_phase *ops = ops_of(c, ph);
+    int by_ops = ops && (ops->dropout_train || ops->bn_train);
+    int gpu = calls || k->bn_train || k->dropout;
+    if (!gpu && !py && !by_ops) return;
     struct advice *a = advice_add(l, "train_mode_in_inference", ph);
     if (!a) return;
+    /* Which evidence fired, every one that did. */
+    char ev[128] = "";
+    if (calls) advice_append(ev, sizeof ev, "%scuDNN calls", ev[0] ? ", " : "");
+    if (k->bn_train || k->dropout) advice_append(ev, sizeof ev, "%skernels", ev[0] ? ", " : "");
+    if (by_ops) advice_append(ev, sizeof ev, "%soperators", ev[0] ? ", " : "");
+    if (py) advice_append(ev, sizeof ev, "%sPython module hooks", ev[0] ? ", " : "");
+    advice_ev_text(a, "found_by", ev);
+    if (by_ops) {
+        advice_ev_int(a, "dropout_training_operator_calls", ops->dropout_train);
+        advice_ev_int(a, "bn_training_operator_calls", ops->bn_train);
+    }
     char s[32], b1[32], b2[32];
     phase_short_label(ph, s, sizeof s);
-    if (py && !calls && !k->bn_train && !k->dropout) {
+    if (!gpu && by_ops) {
+        train_by_operators(a, s, ops);
+        snprintf(a->try_, sizeof a->try_,
+                 "call module.eval() before inference (model.eval() in Python,"
+                 " torch::nn::Module::eval(), torch::jit::Module::eval())");
+        return;
+    }
+    if (py && !gpu) {
         snprintf(a->finding, sizeof a->finding,
                  "%s called %.200s in train() mode without grad (%lld %s): its dropout layers"
                  " drop activations and its batch-norm layers use each batch's statistics, so"
@@ -173,5 +227,5 @@ const struct advice_rule advice_rule_grad_mode = {
     " inference_mode phase"};
 const struct advice_rule advice_rule_train_mode = {
     "train_mode_in_inference", 20, ADVICE_PHASE, rule_train_mode,
-    "a no_grad or inference_mode phase ran batch-norm training or dropout, or called a model in"
-    " train() mode that has such layers"};
+    "a no_grad or inference_mode phase ran batch-norm training or dropout (cuDNN calls, kernels or"
+    " operators), or called a model in train() mode that has such layers"};

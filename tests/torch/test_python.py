@@ -27,16 +27,17 @@ class PythonProgram(TorchCase):
         self.assertEqual(traced.rc, 0, traced.err)
         return traced
 
-    def run_script(self, name, code):
+    def run_script(self, name, code, **env):
         """A Python program of the test's own, without the library and then with it (output
-        NAME.db): the report of the second as JSON, once it printed what the first did."""
+        NAME.db, env added): the report of the second as JSON, once it printed what the first
+        did."""
         script = os.path.join(self.dir, name + ".py")
         with open(script, "w") as f:
             f.write(code)
         plain = self.run_prog([PYTHON, script], preload=False)
         if b"No module named 'torch'" in plain.err:
             self.skipTest("python3 has no torch")
-        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT=name + ".db")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT=name + ".db", **env)
         self.assertEqual((r.rc, r.out), (plain.rc, plain.out), r.err)
         return self.report_json(r.db(name + ".db"))
 
@@ -135,7 +136,37 @@ class PythonProgram(TorchCase):
         fired = [a for a in report["advice"] if a["rule"] == "train_mode_in_inference"]
         self.assertEqual(len(fired), 1, report["advice"])
         self.assertEqual(fired[0]["evidence"]["series"], "Net train()")
+        self.assertEqual(fired[0]["evidence"]["found_by"], "Python module hooks")
         self.assertIn("model.eval()", fired[0]["try"])
+
+    TRAIN_THEN_EVAL = ("import torch\n"
+                       "model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Dropout(0.5))\n"
+                       "x = torch.randn(16, 32)\n"
+                       "with torch.no_grad():\n"
+                       "    for i in range(30):\n"
+                       "        with torch.autograd.profiler.record_function('iteration'):\n"
+                       "            model(x)\n"
+                       "    model.eval()\n"
+                       "    with torch.inference_mode():\n"
+                       "        for i in range(30):\n"
+                       "            with torch.autograd.profiler.record_function('iteration'):\n"
+                       "                model(x)\n")
+
+    def test_train_mode_on_a_cpu_from_the_operators(self):
+        # Without the module hooks (a C++ program has none), recorded operators say it: dropout
+        # in train() mode draws its mask (aten::bernoulli_ on a CPU); in eval() it calls nothing.
+        # no_grad runs train(), inference_mode eval(): only the first phase is flagged.
+        report = self.run_script("train_ops", self.TRAIN_THEN_EVAL, INFPROF_PYTHON="0",
+                                 INFPROF_OPERATORS="1")
+        fired = [a for a in report["advice"] if a["rule"] == "train_mode_in_inference"]
+        self.assertEqual([a["phase"] for a in fired], ["no_grad | autocast off"], report["advice"])
+        ev = fired[0]["evidence"]
+        self.assertEqual((ev["found_by"], ev["dropout_training_operator_calls"]), ("operators", 30))
+        self.assertIn("dropout in its training form (30 calls", fired[0]["finding"])
+        # Operators not recorded and no module hooks: nothing to go by, nothing said.
+        report = self.run_script("train_none", self.TRAIN_THEN_EVAL, INFPROF_PYTHON="0")
+        self.assertEqual([a for a in report["advice"] if a["rule"] == "train_mode_in_inference"],
+                         [])
 
     def test_pooled_phases_are_not_compared_on_the_first_screen(self):
         # Two models, each in no_grad then in inference_mode: every phase pools two series, so
