@@ -3,6 +3,7 @@
  * options; compare/ reads both runs and matches their sections row by row.
  */
 #include "commands.h"
+#include "../render/render.h"
 #include "../compare/compare.h"
 
 #include <stdlib.h>
@@ -12,19 +13,21 @@
 
 static void compare_usage(FILE *out)
 {
-    fprintf(out, "usage: infprof compare [--format text|json|csv|md] [--top N] [--wide]\n"
-                 "                       [--by-phase] [--phase PHASE] [--nvtx RANGE] BASE NEW\n\n"
-                 "The sections of two runs side by side: for each phase, kernel name, memory\n"
-                 "figure, API function, memory operation and NVTX range the base value, the new\n"
-                 "value, the delta, the change in %% (and new/base for throughput and latency);\n"
-                 "rows in one run only are 'added' or 'removed'.\n\n"
-                 "  --format F  text (default), json, csv or md\n"
-                 "  --top N     rows per section, largest change first (default 20 in text and\n"
-                 "              md, all in json and csv; 0: all)\n"
-                 "  --by-phase  kernels matched by name and phase\n"
-                 "  --phase P   kernels of phase P only ('no_grad/bf16' or its full label)\n"
-                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob)\n"
-                 "  --wide      do not shorten long names\n");
+    fprintf(out,
+            "usage: infprof compare [--format %s] [--top N] [--wide]\n"
+            "                       [--by-phase] [--phase PHASE] [--nvtx RANGE] BASE NEW\n\n"
+            "The sections of two runs side by side: for each phase, kernel name, memory\n"
+            "figure, API function, memory operation and NVTX range the base value, the new\n"
+            "value, the delta, the change in %% (and new/base for throughput and latency);\n"
+            "rows in one run only are 'added' or 'removed'.\n\n"
+            "  --format F  %s (the first is the default)\n"
+            "  --top N     rows per section, largest change first (default 20 in text and\n"
+            "              md, all in json and csv; 0: all)\n"
+            "  --by-phase  kernels matched by name and phase\n"
+            "  --phase P   kernels of phase P only ('no_grad/bf16' or its full label)\n"
+            "  --nvtx R    kernels launched inside NVTX ranges named R (a glob)\n"
+            "  --wide      do not shorten long names\n",
+            output_format_names("|", "|"), output_format_names(", ", " or "));
 }
 
 int cmd_compare(int argc, char **argv)
@@ -51,7 +54,7 @@ int cmd_compare(int argc, char **argv)
     if (npaths < 2) cli_fail("compare needs two databases (usage: infprof compare BASE NEW)");
     report_defaults(&o, &ro);
     static struct compare_runs runs;
-    struct table *t[64];
+    struct table *t[COMPARE_OUT_TABLES];
     int k = compare_runs(&runs, paths[0], paths[1], &o, t);
     render(stdout, t, k, &ro);
     compare_runs_free(&runs, t, k);

@@ -95,8 +95,8 @@ static int info_rules(void)
 {
     static const char *const stages[] = {
         [ADVICE_BEFORE] = "run", [ADVICE_PHASE] = "phase", [ADVICE_AFTER] = "run"};
-    printf("infprof %s advice rules (rank on the first screen, per phase or per run; thresholds:"
-           " docs/report.md, \"Advice\"):\n\n",
+    printf("infprof %s advice rules, by their rank on the first screen (per phase or per run;\n"
+           "docs/report.md, \"Advice\", has the details):\n\n",
            INFPROF_VERSION);
     int done[64] = {0}, n = advice_rule_count < 64 ? advice_rule_count : 64;
     for (int shown = 0; shown < n; shown++) {
@@ -114,7 +114,9 @@ static int info_rules(void)
 
 int cmd_info(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    int help = 0;
+    for (int i = 1; i < argc; i++) help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    if (help) {
         printf("usage: infprof info [DATABASE | --rules]\n\n"
                "Without a database: every INFPROF_* setting, its default and meaning.\n"
                "With one: its metadata, schema version and row counts.\n"
@@ -122,7 +124,9 @@ int cmd_info(int argc, char **argv)
         return 0;
     }
     if (argc == 2 && !strcmp(argv[1], "--rules")) return info_rules();
-    if (argc > 2) cli_fail("info takes at most one database (try 'infprof info --help')");
+    if (argc > 2)
+        cli_fail("info takes one database or --rules, not both nor more (try 'infprof info"
+                 " --help')");
     if (argc == 2) {
         if (argv[1][0] == '-') cli_fail("unknown option '%s' (try 'infprof info --help')", argv[1]);
         return info_database(argv[1]);

@@ -1,11 +1,12 @@
 /*
  * cmd_report.c: `infprof report [options] FILE...`: the report of a run, in text (default), JSON,
  * CSV or Markdown. The run is read by run/ and its sections built by
- * sections/build.c into the table model, rendered by base/render.c, so every format carries the
+ * sections/build.c into the table model, rendered by render/render.c, so every format carries the
  * same content. Several files (one per process or rank) go to multi/: each process's sections,
  * then the combined ones.
  */
 #include "commands.h"
+#include "../render/render.h"
 #include "../run/detect.h"
 #include "../multi/multi.h"
 #include "../sections/sections.h"
@@ -16,32 +17,34 @@
 
 static void report_usage(FILE *out)
 {
-    fprintf(out, "usage: infprof report [--format text|json|csv|md] [--top N] [--wide]\n"
-                 "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
-                 "                      [--nvtx RANGE] [--warmup N]\n"
-                 "                      [--detect kernels|operators|allocations]\n"
-                 "                      FILE [FILE...]\n\n"
-                 "  Several files (one per process or rank): each process's report, then the\n"
-                 "  phases, kernels and memory of all of them combined.\n\n"
-                 "  --format F  text (default), json, csv or md\n"
-                 "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
-                 "              the first phase that ran the model), as 'no_grad/bf16' or\n"
-                 "              'no_grad | autocast bf16'\n"
-                 "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
-                 "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
-                 "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
-                 "              full), full (demangled) or mangled (as CUPTI gives them)\n"
-                 "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
-                 "              from the data, docs/report.md)\n"
-                 "  --detect S  where iterations of a phase with no mark are looked for first:\n"
-                 "              kernels (default; GPU time), operators or allocations (host\n"
-                 "              time); the others are tried after it\n"
-                 "  --top N     kernels, API calls and ranges listed (default 20 in text and\n"
-                 "              md, all in json and csv; 0: all)\n"
-                 "  --by-phase  kernels per phase\n"
-                 "  --phase P   kernels of phase P only\n"
-                 "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
-                 "  --wide      do not shorten long names\n");
+    fprintf(out,
+            "usage: infprof report [--format %s] [--top N] [--wide]\n"
+            "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
+            "                      [--nvtx RANGE] [--warmup N]\n"
+            "                      [--detect kernels|operators|allocations]\n"
+            "                      [--section K | --csv-dir D] [--names S] FILE [FILE...]\n\n"
+            "  Several files (one per process or rank): each process's report, then the\n"
+            "  phases, kernels and memory of all of them combined.\n\n"
+            "  --format F  %s (the first is the default)\n"
+            "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
+            "              the first phase that ran the model), as 'no_grad/bf16' or\n"
+            "              'no_grad | autocast bf16'\n"
+            "  --section K only the section K (JSON key; in CSV a tidy table pandas reads)\n"
+            "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
+            "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
+            "              full), full (demangled) or mangled (as CUPTI gives them)\n"
+            "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
+            "              from the data, docs/report.md)\n"
+            "  --detect S  where iterations of a phase with no mark are looked for first:\n"
+            "              kernels (default; GPU time), operators or allocations (host\n"
+            "              time); the others are tried after it\n"
+            "  --top N     kernels, API calls and ranges listed (default 20 in text and\n"
+            "              md, all in json and csv; 0: all)\n"
+            "  --by-phase  kernels per phase\n"
+            "  --phase P   kernels of phase P only\n"
+            "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
+            "  --wide      do not shorten long names\n",
+            output_format_names("|", "|"), output_format_names(", ", " or "));
 }
 
 int cmd_report(int argc, char **argv)
@@ -82,7 +85,7 @@ int cmd_report(int argc, char **argv)
     if (missing) fprintf(stderr, "infprof: %s\n", missing);
     struct run_phases phases;
     phases_load(db, &phases);
-    struct table *t[48];
+    struct table *t[REPORT_TABLES];
     int n = report_build(db, &phases, &o, t, (int)(sizeof t / sizeof t[0]));
     render(stdout, t, n, &ro);
     for (int i = 0; i < n; i++) table_free(t[i]);

@@ -15,7 +15,9 @@ static const struct cli_command commands[] = {
     {"run", cmd_run, "profile a program: infprof run [-o FILE] [--force] [--] PROGRAM [ARGS]"},
     {"report", cmd_report, "print the report of one or more databases"},
     {"compare", cmd_compare, "two runs side by side: infprof compare BASE.db NEW.db"},
-    {"info", cmd_info, "list every INFPROF_* setting, or describe a database"},
+    {"info", cmd_info,
+     "list every INFPROF_* setting (--rules: the advice rules), or describe a"
+     " database"},
     {"export", cmd_export, "write a run as a Chrome trace for Perfetto: infprof export DB -o FILE"},
     {"views", cmd_views, "add Nsight Systems' table names to a database: infprof views DB"},
 };

@@ -24,7 +24,8 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
 {
     const char *a = argv[*i];
     if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
-        if (++*i == argc) cli_fail("--format needs a value (text, json, csv or md)");
+        if (++*i == argc)
+            cli_fail("--format needs a value (%s)", output_format_names(", ", " or "));
         ro->out = parse_format(argv[*i]);
         ro->format = ro->out->views;
     } else if (!strncmp(a, "--format=", 9)) {

@@ -18,19 +18,20 @@ struct table *diff_section(const struct diff_spec *s, const struct table *base,
                            const struct table *new, int top);
 
 /* One side of a comparison: a database read into the report's tables (compare_runs.c). */
-#define COMPARE_TABLES 32
 struct compare_side {
     const char *path;
     struct run_phases phases;
-    struct table *t[COMPARE_TABLES];
+    struct table *t[REPORT_TABLES];
     int n;
 };
 /* The side's table of a section (compare_diff.c; exits if the report has none: a bug). */
 struct table *side_table(struct compare_side *s, const char *key);
-/* The compared sections, data and text views, appended to t; returns how many (at most 24).
+/* The compared sections, data and text views, appended to t (room for max); returns how many.
  * phase: the label --phase resolved to, or NULL. */
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
-                     const char *phase, struct table **t);
+                     const char *phase, struct table **t, int max);
+/* Room for compare's tables: the headers, the first screen, and every section's compared. */
+#define COMPARE_OUT_TABLES (REPORT_TABLES + 8)
 /* Series a changed setting renamed (compare_rename.c): in a phase where exactly one series of
  * each run has no partner by name, the new run's is matched under the base run's name. */
 #define SERIES_RENAMES_MAX 16

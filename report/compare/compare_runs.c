@@ -16,7 +16,7 @@ static void side_load(struct compare_side *s, const char *path, const struct rep
     s->path = path;
     struct sqlite3 *db = db_open(path);
     phases_load(db, &s->phases);
-    s->n = report_build(db, &s->phases, o, s->t, COMPARE_TABLES);
+    s->n = report_build(db, &s->phases, o, s->t, REPORT_TABLES);
     db_close(db);
 }
 
@@ -162,7 +162,7 @@ int compare_runs(struct compare_runs *r, const char *base_path, const char *new_
     const char *phase = o->phase ? phase_resolve(both, 2, o->phase) : NULL;
 
     int k = header(b, n, t);
-    k += compare_sections(b, n, o, phase, t + k);
+    k += compare_sections(b, n, o, phase, t + k, COMPARE_OUT_TABLES - k - 1);
     /* The first screen, after the data headers (base, new, compare) and before every view. */
     struct table *summary = compare_summary(t, k);
     memmove(t + 4, t + 3, (size_t)(k - 3) * sizeof *t);

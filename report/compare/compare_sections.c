@@ -201,12 +201,15 @@ static int compare_generic(const struct section_compare *sc, struct compare_side
 }
 
 int compare_sections(struct compare_side *b, struct compare_side *n, const struct report_opts *o,
-                     const char *phase, struct table **t)
+                     const char *phase, struct table **t, int max)
 {
     int k = 0;
     /* The report's sections in its order: three by hand here, the others by descriptor. */
     for (int i = 0; i < report_section_count; i++) {
         const struct report_section *s = report_sections[i];
+        if (max - k < SECTION_MAX_TABLES)
+            cli_fail("internal: more compare tables than COMPARE_OUT_TABLES hold, at section %s",
+                     s->key);
         if (!strcmp(s->key, "phases"))
             k += compare_phase_tables(b, n, t + k);
         else if (!strcmp(s->key, "kernels"))

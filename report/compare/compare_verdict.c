@@ -87,6 +87,16 @@ static void loop_verdict(struct table *t, int r, int col, const struct compare_s
     int64_t *cn = malloc((sn->nsteady + 1) * sizeof *cn);
     if (!cb || !cn) cli_fail("out of memory");
     size_t nb = series_cycles(&b->phases, sb, cb), nn = series_cycles(&n->phases, sn, cn);
+    /* Per item where the loop rate counts items (the batch known): two batch sizes compare by
+     * the time each item takes (scaled by 1024 to keep the integer cycles exact enough). */
+    int ib, in;
+    series_delivered_per_s(sb, &ib), series_delivered_per_s(sn, &in);
+    if (ib && in && sb->nsteady && sn->nsteady) {
+        double bb = (double)sb->items / (double)sb->nsteady;
+        double bn = (double)sn->items / (double)sn->nsteady;
+        for (size_t i = 0; i < nb; i++) cb[i] = (int64_t)((double)cb[i] * 1024 / bb);
+        for (size_t i = 0; i < nn; i++) cn[i] = (int64_t)((double)cn[i] * 1024 / bn);
+    }
     double lo, hi, mlo = 0, mhi = 0;
     const char *why = NULL;
     if (band_of(cb, nb, cn, nn, &mlo, &mhi, &why) &&
@@ -145,6 +155,16 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct series_info *sn = series_named(n, ph->s, renamed ? renamed : nm->s);
         if (renamed) table_set_text(t, v_col + 1, renamed);
         if (!sb || !sn || (!sb->nsteady && !sn->nsteady)) return;
+        loop_verdict(t, r, v_col + 1 + (rn != NULL), b, sb, n, sn);
+        if (sb->batch > 0 && sn->batch > 0 && sb->batch != sn->batch) {
+            /* Latency per call of another batch size is no regression nor a gain: the rate per
+             * item (items/s, the loop rate) compares them. */
+            table_set_text(t, v_col,
+                           pool_printf("no verdict: the batch changed %lld -> %lld, items/s"
+                                       " compares them",
+                                       (long long)sb->batch, (long long)sn->batch));
+            return;
+        }
         int64_t *lb = malloc((sb->nsteady + 1) * sizeof *lb);
         int64_t *ln = malloc((sn->nsteady + 1) * sizeof *ln);
         if (!lb || !ln) cli_fail("out of memory");
@@ -152,7 +172,6 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         ok = band_of(lb, nb, ln, nn, &lo, &hi, &why);
         free(lb);
         free(ln);
-        loop_verdict(t, r, v_col + 1 + (rn != NULL), b, sb, n, sn);
     }
     if (ok) {
         table_set_num(t, lo_col, lo);
@@ -254,8 +273,7 @@ static void loop_changes(const struct table *d, char *out, size_t n)
         const struct cell *lv = table_cell(d, r, "delivered_verdict");
         const struct cell *v = table_cell(d, r, "verdict");
         if (!lv || !lv->s || !v || !v->s) continue;
-        int slower = !strcmp(lv->s, "slower");
-        if (!slower && strcmp(lv->s, "faster")) continue;
+        if (strcmp(lv->s, "slower") && strcmp(lv->s, "faster")) continue;
         if (!strcmp(v->s, lv->s)) continue; /* the latency's change says it */
         const struct cell *ph = table_cell(d, r, "Phase"), *se = table_cell(d, r, "series");
         const struct cell *ratio = table_cell(d, r, "delivered_per_s_ratio");
@@ -263,19 +281,24 @@ static void loop_changes(const struct table *d, char *out, size_t n)
         const struct cell *hi = table_cell(d, r, "delivered_speedup_hi");
         const struct cell *gb = table_cell(d, r, "between_p50_ns_base");
         const struct cell *gn = table_cell(d, r, "between_p50_ns_new");
-        char cut[96], between[96] = "", b[32], g[32];
+        const struct cell *bb = table_cell(d, r, "batch_base"), *bn = table_cell(d, r, "batch_new");
+        char cut[96], why[160] = "", b[32], g[32];
         fmt_label_cut(cut, sizeof cut, se && se->s && strcmp(se->s, "(unnamed)") ? se->s : "", 80);
-        if (gb && gn && !gb->null && !gn->null) {
+        if (bb && bn && !bb->null && !bn->null && bb->i != bn->i)
+            snprintf(why, sizeof why, " per item, at batch %lld against %lld", (long long)bn->i,
+                     (long long)bb->i);
+        else
+            snprintf(why, sizeof why, ", latency %s", v->s);
+        if (gb && gn && !gb->null && !gn->null && gb->i != gn->i) {
             fmt_ns(b, sizeof b, (double)gb->i);
             fmt_ns(g, sizeof g, (double)gn->i);
-            snprintf(between, sizeof between, ", between p50 %s -> %s", b, g);
+            snprintf(why + strlen(why), sizeof why - strlen(why), ", between p50 %s -> %s", b, g);
         }
         size_t len = strlen(out);
         if (len + 400 > n) return;
-        snprintf(
-            out + len, n - len, "%s%s%s%s loop rate %s, %.2fx (95%%: %.2f-%.2fx), latency %s%s",
-            len ? "; " : "", ph && ph->s ? ph->s : "?", cut[0] ? " " : "", cut, lv->s,
-            ratio && !ratio->null ? ratio->d : 0, lo ? lo->d : 0, hi ? hi->d : 0, v->s, between);
+        snprintf(out + len, n - len, "%s%s%s%s loop rate %s, %.2fx (95%%: %.2f-%.2fx)%s",
+                 len ? "; " : "", ph && ph->s ? ph->s : "?", cut[0] ? " " : "", cut, lv->s,
+                 ratio && !ratio->null ? ratio->d : 0, lo ? lo->d : 0, hi ? hi->d : 0, why);
     }
 }
 

@@ -13,8 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define RUN_TABLES 32
-#define TITLE_MAX  98 /* a title is one line of text (100 columns) */
+#define TITLE_MAX 98 /* a title is one line of text (100 columns) */
 
 /* "pid 123 on host", and the role when the process was not the one started. */
 static const char *label_of(struct sqlite3 *db)
@@ -158,8 +157,8 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         r->label = label_of(db);
         db_meta_int(db, "start_unix_ns", &r->start_unix);
         phases_load(db, &r->phases);
-        if (!(per[i] = calloc(RUN_TABLES, sizeof **per))) cli_fail("out of memory");
-        nper[i] = report_build(db, &r->phases, &po, per[i], RUN_TABLES);
+        if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
+        nper[i] = report_build(db, &r->phases, &po, per[i], REPORT_TABLES);
         /* Some sections title themselves in static buffers the next database reuses. */
         for (int k = 0; k < nper[i]; k++) {
             struct table *t = per[i][k];
@@ -179,14 +178,14 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     unique_labels(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;
 
-    int cap = RUN_TABLES + 8, nt = 0, ndata = 0;
+    int cap = REPORT_TABLES + 8, nt = 0, ndata = 0;
     for (int i = 0; i < n; i++) cap += nper[i];
-    struct table **t = calloc((size_t)cap, sizeof *t), **data = calloc(RUN_TABLES, sizeof *data);
+    struct table **t = calloc((size_t)cap, sizeof *t), **data = calloc(REPORT_TABLES, sizeof *data);
     if (!t || !data) cli_fail("out of memory");
     /* Data: each section once, rows of every process. */
     for (int i = 0; i < n; i++)
         for (int k = 0; k < nper[i]; k++)
-            if (per[i][k]->key && ndata < RUN_TABLES)
+            if (per[i][k]->key && ndata < REPORT_TABLES)
                 merge_rows(data, &ndata, per[i][k], &d.runs[i]);
     for (int k = 0; k < ndata; k++) t[nt++] = data[k];
     /* Text: the run headers, then each process's sections under its label. */

@@ -9,20 +9,26 @@
 
 #include <string.h>
 
-const struct output_format *parse_format(const char *s)
+const char *output_format_names(const char *sep, const char *last)
 {
     char known[256] = "";
     size_t o = 0;
+    for (int i = 0; i < output_format_count && o < sizeof known; i++)
+        o += (size_t)snprintf(known + o, sizeof known - o, "%s%s",
+                              i == 0                         ? ""
+                              : i + 1 == output_format_count ? last
+                                                             : sep,
+                              output_formats[i]->name);
+    return pool_printf("%s", known);
+}
+
+const struct output_format *parse_format(const char *s)
+{
     for (int i = 0; i < output_format_count; i++) {
         const struct output_format *f = output_formats[i];
         if (!strcmp(s, f->name) || (f->alias && !strcmp(s, f->alias))) return f;
-        o += (size_t)snprintf(known + o, sizeof known - o, "%s%s",
-                              i == 0                         ? ""
-                              : i + 1 == output_format_count ? " or "
-                                                             : ", ",
-                              f->name);
     }
-    cli_fail("unknown format '%s' (use %s)", s, known);
+    cli_fail("unknown format '%s' (use %s)", s, output_format_names(", ", " or "));
 }
 
 const struct output_format *output_format_of(enum out_format views)
@@ -59,5 +65,9 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
         n = 1 + views;
     }
     const struct output_format *f = o->out ? o->out : output_format_of(o->format);
+    /* --section K in text and Markdown: a data table with no title of its own is JSON's and
+     * CSV's; where views of it follow, they are what a reader asked for. */
+    if (o->section && n > 1 && !tables[0]->title && (f->views == OUT_TEXT || f->views == OUT_MD))
+        tables++, n--;
     f->document(out, tables, n, o);
 }

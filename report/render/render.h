@@ -38,6 +38,9 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
 /* The format --format names ("text", "json", "csv", "md" or "markdown"); exits 2 on anything
  * else, naming the formats there are. */
 const struct output_format *parse_format(const char *s);
+/* The formats' names: "text, json, csv or md" (sep ", ", last " or "), or with sep "|" and
+ * last "|" "text|json|csv|md". */
+const char *output_format_names(const char *sep, const char *last);
 /* The format whose views are these. */
 const struct output_format *output_format_of(enum out_format views);
 /* --top's default for the format, and colour on a terminal. */

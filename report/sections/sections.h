@@ -78,7 +78,7 @@ struct diff_spec {
     const char *key;          /* the section: its key in both runs and in the result */
     const char *match[3];     /* columns that identify a row (NULL ends) */
     const char *show[3];      /* columns copied from the side that has the row (text labels) */
-    struct diff_fig figs[10]; /* compared figures (key NULL ends) */
+    struct diff_fig figs[12]; /* compared figures (key NULL ends) */
     const char *sort;         /* figure whose absolute change orders rows; NULL: as found */
     const char *group;        /* rows are sorted and cut (--top) within each value of this */
     const char *what;         /* "kernel names": for the note on rows left out */
@@ -147,6 +147,11 @@ extern const int report_section_count;
 const struct report_section *report_section_find(const char *key);
 
 /* ---- the report (build.c) ----------------------------------------------------------------- */
+
+/* Room for one run's tables: every section's, data and views (report_build stops with a message
+ * naming this rather than run past it), and at most SECTION_MAX_TABLES from one section. */
+#define REPORT_TABLES      64
+#define SECTION_MAX_TABLES 8
 
 /* The report's sections of one database, as `infprof report` builds them. */
 int report_build(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,

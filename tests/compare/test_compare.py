@@ -181,6 +181,25 @@ class CompareVerdicts(Runs):
                          {"a": "the same within 1%", "b": "the same within 1%"})
         self.assertNotIn("loop rate", r["summary"]["changes"])
 
+    def test_a_batch_change_gives_no_latency_verdict_and_compares_items(self):
+        # Batch 8 at 100 us a call, then batch 16 at 150 us: 1.5x the latency is no regression
+        # (each item takes 0.75x the time). No latency verdict, said why; the loop rate, per item,
+        # is faster.
+        a = build(self.root, "bat-a", "latency", FIXTURE_P50_US=100, INFPROF_BATCH=8)
+        b = build(self.root, "bat-b", "latency", FIXTURE_P50_US=150, INFPROF_BATCH=16)
+        r = self.json_of("compare", a, b)
+        x = {s["series"]: s for s in r["series"]}["a"]
+        self.assertEqual((x["batch_base"], x["batch_new"]), (8, 16))
+        self.assertEqual(x["verdict"], "no verdict: the batch changed 8 -> 16, items/s compares"
+                                       " them")
+        self.assertIsNone(x["speedup_lo"])
+        self.assertEqual(x["delivered_verdict"], "faster", x)
+        # (100 + 10) us per 8 items against (150 + 10) per 16: 1.375x the items a second.
+        self.assertAlmostEqual(x["delivered_per_s_ratio"], 110 / 8 / (160 / 16), delta=0.02)
+        self.assertIn("grad/off a loop rate faster, 1.3", r["summary"]["changes"])
+        self.assertIn("per item, at batch 16 against 8", r["summary"]["changes"])
+        self.assertIn("grad/off a (the batch changed 8 -> 16", r["summary"]["no_verdict"])
+
     def test_faster(self):
         r, _ = self.pair(100, 80)
         self.assertEqual({x["series"]: x["verdict"] for x in r["series"]},

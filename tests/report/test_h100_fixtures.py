@@ -52,6 +52,19 @@ class H100(Case):
     def phases(self, name):
         return {p["label"]: p for p in self.report_json(self.db[name])["phases"]}
 
+    def test_every_pair_compares_and_all_report_together(self):
+        # Real runs hold every section's tables (up to the report's room for them): compare
+        # each pair both ways and the multi-run report of all, in every format, to the end.
+        names = sorted(self.db)
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        for fmt in ("text", "json", "csv", "md"):
+            for a, b in pairs if fmt in ("text", "json") else pairs[:1]:
+                r = self.cli("compare", "--format", fmt, self.db[a], self.db[b])
+                self.assertEqual(r.rc, 0, (fmt, a, b, r.err[-300:]))
+                self.assertGreater(len(r.out), 1000, (fmt, a, b))
+            r = self.cli("report", "--format", fmt, *[self.db[x] for x in names])
+            self.assertEqual(r.rc, 0, (fmt, r.err[-300:]))
+
     def test_p50_and_peak_agree_with_the_programs_own(self):
         for name, refs in references().items():
             got = self.phases(name)

@@ -1,9 +1,10 @@
 """The worked examples of docs/internals.md (adding a report section, an advice rule, an output
-format, a collector) compile against the headers as they are: a C block of that page is a file of
-its own in the folder it belongs to, built with the project's warnings as errors. An example that
-drifts from the code fails here, not in a contributor's first build. The collector goes further:
-registered with the one line the page shows (in a copy of the registry), linked with the core and
-run, it gets its setting read, its table created and its status line written."""
+format, a collector) compile against the headers as they are: a block of that page is a file of
+its own in the folder it belongs to, built with the project's warnings as errors by GCC and
+clang. An example that drifts from the code fails here, not in a contributor's first build. The
+collector goes further: registered with the lines the page shows (in a copy of the registry), its
+schema embedded as the build embeds it, linked with the core and run, it gets its setting read,
+its table created and its status line written."""
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOC = os.path.join(ROOT, "docs", "internals.md")
 CUDA = os.environ.get("INFPROF_CUDA_INCLUDE", "/usr/local/cuda/include")
 FOLDER = {"sec_": "report/sections", "advice_": "report/sections", "render_": "report/render",
-          "collector_": "collectors"}
+          "example": "collectors"}
 WARN = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
 
 
@@ -28,17 +29,26 @@ def doc_text():
 
 
 def examples():
-    """Each ```c block of the page with the file name its first comment gives."""
-    out = []
-    for block in re.findall(r"```c\n(.*?)```", doc_text(), re.S):
-        m = re.match(r"/\* (\w+\.c):", block)
+    """Each ```c, ```h and ```sql block of the page with the file name its first comment gives."""
+    out = {}
+    for block in re.findall(r"```(?:c|h|sql)\n(.*?)```", doc_text(), re.S):
+        m = re.match(r"(?:/\*|--) (\w+\.(?:c|h|sql)):", block)
         if m:
-            out.append((m.group(1), block))
+            out[m.group(1)] = block
     return out
 
 
 def folder_of(name):
     return next(d for p, d in FOLDER.items() if name.startswith(p))
+
+
+def registration():
+    """The registration lines the page gives for the collector, by file."""
+    lines = re.findall(r"^(.*?)\s+/\* collectors/(registry\.[ch]) \*/$", doc_text(), re.M)
+    out = {}
+    for line, path in lines:
+        out.setdefault(path, []).append(line.rstrip())
+    return out
 
 
 def build_setting(name):
@@ -53,82 +63,95 @@ def build_setting(name):
     return ""
 
 
-def registration():
-    """The two registration lines the page gives for the collector."""
-    lines = re.findall(r"^(    .*?)\s+/\* collectors/(registry\.[ch]) \*/$", doc_text(), re.M)
-    return {path: line.rstrip() for line, path in lines}
-
-
 class InternalsExamples(unittest.TestCase):
     def setUp(self):
         self.cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
         if not self.cc:
             self.skipTest("no C compiler")
+        self.tmp = tempfile.mkdtemp(prefix="infprof-internals-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
 
-    def test_every_example_compiles(self):
+    def tree(self):
+        """The examples in a copy of the folders they belong to; collectors/ has the registry
+        with the page's lines added (profiler/ is the real one)."""
         found = examples()
-        self.assertEqual(sorted(name for name, _ in found),
-                         ["advice_example.c", "collector_example.c", "render_example.c",
-                          "sec_example.c"])
-        # GCC and clang (CI builds with both; clang warns where GCC does not, e.g. on a field
-        # left out of a positional initializer).
-        compilers = [self.cc] + ([shutil.which("clang")] if shutil.which("clang") else [])
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, code in found:
-                where = os.path.join(ROOT, folder_of(name))
-                src = os.path.join(tmp, name)
-                with open(src, "w") as f:
-                    f.write(code)
-                for cc in compilers:
-                    r = subprocess.run([cc, *WARN, "-fsyntax-only", "-iquote", where, "-I", ROOT,
-                                        "-I", CUDA, "-DIP_COLLECTOR_EXAMPLE=6", src],
-                                       capture_output=True, text=True)
-                    self.assertEqual(r.returncode, 0, f"{name} ({cc}):\n{r.stderr}")
-
-    def build_collector(self, tmp):
-        """The example collector in a copy of collectors/ with the page's two lines added, linked
-        with the core the build made."""
-        core = os.path.join(BUILD, "libinfprof_core.a")
-        base = os.path.join(BUILD, "libinfprof_base.a")
-        if not (os.path.exists(core) and os.path.exists(base)):
-            self.skipTest(f"no {core}: build first")
+        for folder in set(FOLDER.values()):
+            os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+        os.symlink(os.path.join(ROOT, "profiler"), os.path.join(self.tmp, "profiler"))
+        for name, code in found.items():
+            with open(os.path.join(self.tmp, folder_of(name), name), "w") as f:
+                f.write(code)
         reg = registration()
-        self.assertEqual(sorted(reg), ["registry.c", "registry.h"])
-        col = os.path.join(tmp, "collectors")
-        os.makedirs(col)
-        os.symlink(os.path.join(ROOT, "profiler"), os.path.join(tmp, "profiler"))
+        self.assertEqual({k: len(v) for k, v in reg.items()}, {"registry.h": 1, "registry.c": 2})
+        col = os.path.join(self.tmp, "collectors")
         with open(os.path.join(ROOT, "collectors", "registry.h")) as f:
             h = f.read()
         self.assertIn("    IP_COLLECTOR_COUNT", h)
-        h = h.replace("    IP_COLLECTOR_COUNT", reg["registry.h"] + "\n    IP_COLLECTOR_COUNT", 1)
+        h = h.replace("    IP_COLLECTOR_COUNT", reg["registry.h"][0] + "\n    IP_COLLECTOR_COUNT", 1)
         with open(os.path.join(col, "registry.h"), "w") as f:
             f.write(h)
         with open(os.path.join(ROOT, "collectors", "registry.c")) as f:
             c = f.read()
-        c = c.replace("const struct ip_collector *const ip_collectors",
-                      "extern const struct ip_collector ip_collector_example;\n\n"
+        extern, entry = reg["registry.c"]
+        c = c.replace("const struct ip_collector *const ip_collectors", extern + "\n\n"
                       "const struct ip_collector *const ip_collectors", 1)
-        c = re.sub(r"\n};", "\n" + reg["registry.c"] + "\n};", c, count=1)
+        c = re.sub(r"\n};", "\n" + entry + "\n};", c, count=1)
         with open(os.path.join(col, "registry.c"), "w") as f:
             f.write(c)
-        code = dict(examples())["collector_example.c"]
-        with open(os.path.join(col, "collector_example.c"), "w") as f:
-            f.write(code)
-        with open(os.path.join(tmp, "driver.c"), "w") as f:
+        return found
+
+    def compile_only(self, cc, path):
+        where = os.path.dirname(path)
+        real = os.path.join(ROOT, os.path.relpath(where, self.tmp))
+        return subprocess.run([cc, *WARN, "-fsyntax-only", "-iquote", where, "-iquote", real,
+                               "-I", ROOT, "-I", CUDA, path], capture_output=True, text=True)
+
+    def test_every_example_compiles(self):
+        found = self.tree()
+        self.assertEqual(sorted(found), ["advice_example.c", "example.c", "example.sql",
+                                         "example_config.c", "example_config.h",
+                                         "render_example.c", "sec_example.c"])
+        # GCC and clang (CI builds with both; clang warns where GCC does not, e.g. on a field
+        # left out of a positional initializer).
+        compilers = [self.cc] + ([shutil.which("clang")] if shutil.which("clang") else [])
+        for name in found:
+            if not name.endswith(".c"):
+                continue
+            for cc in compilers:
+                r = self.compile_only(cc, os.path.join(self.tmp, folder_of(name), name))
+                self.assertEqual(r.returncode, 0, f"{name} ({cc}):\n{r.stderr}")
+
+    def build_collector(self):
+        """The example collector with the page's registration, its schema embedded by the
+        build's own script, linked with the core the build made (its compiler, its
+        sanitizers)."""
+        core = os.path.join(BUILD, "libinfprof_core.a")
+        base = os.path.join(BUILD, "libinfprof_base.a")
+        if not (os.path.exists(core) and os.path.exists(base)):
+            self.skipTest(f"no {core}: build first")
+        self.tree()
+        col = os.path.join(self.tmp, "collectors")
+        sql_c = os.path.join(self.tmp, "example_sql.c")
+        r = subprocess.run(["cmake", f"-DIN={os.path.join(col, 'example.sql')}",
+                            "-DNAME=ip_schema_example", f"-DOUT={sql_c}", "-P",
+                            os.path.join(ROOT, "cmake", "embed_schema.cmake")],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp, "driver.c"), "w") as f:
             f.write('#include "collectors/registry.h"\n#include "profiler/lifecycle.h"\n'
                     "int main(int argc, char **argv)\n{\n    (void)argc;\n"
                     "    struct ip_start_opts o = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};\n"
                     "    if (ip_lifecycle_start(&o) != 0) return 1;\n"
                     '    ip_lifecycle_finish("exit", 0);\n    return 0;\n}\n')
-        exe = os.path.join(tmp, "driver")
-        # Linked as the build compiled the core: a sanitized build's core needs its runtime.
+        exe = os.path.join(self.tmp, "driver")
         sanitize = build_setting("INFPROF_SANITIZE")
         flags = [f"-fsanitize={sanitize}"] if sanitize else []
         cc = build_setting("CMAKE_C_COMPILER") or self.cc
-        r = subprocess.run([cc, *WARN, *flags, "-I", tmp, "-I", ROOT, "-I", CUDA, "-o", exe,
-                            os.path.join(tmp, "driver.c"), os.path.join(col, "registry.c"),
-                            os.path.join(col, "collector_example.c"), core, base, "-lsqlite3",
-                            "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+        sources = [os.path.join(self.tmp, "driver.c"), sql_c] + [
+            os.path.join(col, n) for n in ("registry.c", "example.c", "example_config.c")]
+        r = subprocess.run([cc, *WARN, *flags, "-I", self.tmp, "-I", ROOT, "-I", CUDA, "-o", exe,
+                            *sources, core, base, "-lsqlite3", "-ldl", "-lpthread", "-lm"],
+                           capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         return exe
 
@@ -145,20 +168,19 @@ class InternalsExamples(unittest.TestCase):
         return rows, meta
 
     def test_collector_example_runs(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            exe = self.build_collector(tmp)
-            rows, meta = self.run_collector(exe, os.path.join(tmp, "a.db"))
-            self.assertEqual(rows, (3, 42))  # the setting's default
-            self.assertEqual(meta.get("collector.example"), "on: 3 rows")
-            self.assertNotIn("config.INFPROF_EXAMPLE_ROWS", meta)
-            rows, meta = self.run_collector(exe, os.path.join(tmp, "b.db"),
-                                            INFPROF_EXAMPLE_ROWS="2")
-            self.assertEqual(rows, (2, 42))
-            self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS"), "2")
-            rows, meta = self.run_collector(exe, os.path.join(tmp, "c.db"),
-                                            INFPROF_EXAMPLE_ROWS="many")
-            self.assertEqual(rows, (3, 42))  # rejected, the default used and the value kept
-            self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS.rejected"), "many")
+        exe = self.build_collector()
+        rows, meta = self.run_collector(exe, os.path.join(self.tmp, "a.db"))
+        self.assertEqual(rows, (3, 42))  # the setting's default
+        self.assertEqual(meta.get("collector.example"), "on: 3 rows")
+        self.assertNotIn("config.INFPROF_EXAMPLE_ROWS", meta)
+        rows, meta = self.run_collector(exe, os.path.join(self.tmp, "b.db"),
+                                        INFPROF_EXAMPLE_ROWS="2")
+        self.assertEqual(rows, (2, 42))
+        self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS"), "2")
+        rows, meta = self.run_collector(exe, os.path.join(self.tmp, "c.db"),
+                                        INFPROF_EXAMPLE_ROWS="many")
+        self.assertEqual(rows, (3, 42))  # rejected, the default used and the value kept
+        self.assertEqual(meta.get("config.INFPROF_EXAMPLE_ROWS.rejected"), "many")
 
 
 if __name__ == "__main__":
