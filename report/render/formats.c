@@ -4,7 +4,8 @@
  */
 #include "render_impl.h"
 
-extern const struct output_format out_text, out_json, out_csv, out_md;
+extern const struct output_format out_text, out_json, out_csv, out_md, out_html;
 
-const struct output_format *const output_formats[] = {&out_text, &out_json, &out_csv, &out_md};
+const struct output_format *const output_formats[] = {&out_text, &out_json, &out_csv, &out_md,
+                                                      &out_html};
 const int output_format_count = (int)(sizeof output_formats / sizeof output_formats[0]);

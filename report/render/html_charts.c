@@ -1,0 +1,461 @@
+/*
+ * html_charts.c: the HTML report's charts, drawn (svg.c) from the same data tables every format
+ * renders: the speed-up of each phase against the baseline with its 95% band, every iteration's
+ * latency over time, the latency distribution, the batch sweep, the precision mix, the time
+ * between iterations, the kernels and operators that take the time, energy; for compare, each
+ * series' and phase's speed-up between the runs. Each chart has its text equivalent under it, and
+ * where there is no data it says why instead of drawing empty axes.
+ */
+#include "render_impl.h"
+#include "svg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHART_W     960
+#define CHART_SLOTS 8    /* series drawn apart (colours, legend); more share the last colour */
+#define BUCKETS     480  /* an iteration chart draws at most this many marks per series */
+#define TEXT_MAX    4096 /* a chart's text equivalent */
+
+static double num(const struct table *t, int r, const char *col)
+{
+    const struct cell *c = table_cell(t, r, col);
+    return !c || c->null ? NAN : c->s ? atof(c->s) : c->d != 0 ? c->d : (double)c->i;
+}
+
+static const char *txt(const struct table *t, int r, const char *col)
+{
+    const struct cell *c = table_cell(t, r, col);
+    return c && !c->null && c->s ? c->s : "";
+}
+
+/* "a; b; c" into a text equivalent, never past its end. */
+static void add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(char *out, const char *fmt, ...)
+{
+    size_t len = strlen(out);
+    if (len + 200 > TEXT_MAX) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + len, TEXT_MAX - len, fmt, ap);
+    va_end(ap);
+}
+
+/* A row's name left of the plot, cut to the room there (the whole name in its tooltip). */
+static void row_label(struct svg_plot *p, double x, double y, const char *name)
+{
+    char cut[128];
+    size_t room = (size_t)((p->left - 10) / 6.2);
+    fmt_label_cut(cut, sizeof cut, name, room < sizeof cut ? room : sizeof cut - 1);
+    svg_text(p, x, y, "end", cut);
+}
+
+/* ---- speed-ups with their bands (the report's phases, compare's series and phases) ----------- */
+
+struct band_row {
+    char name[160];
+    double r, lo, hi; /* ratio; band, NAN none */
+    const char *verdict;
+};
+
+static void forest(FILE *out, const char *id, const char *title, struct band_row *v, int n,
+                   const char *xname)
+{
+    double lo = 1, hi = 1;
+    for (int i = 0; i < n; i++) {
+        double a = isnan(v[i].lo) ? v[i].r : v[i].lo, b = isnan(v[i].hi) ? v[i].r : v[i].hi;
+        lo = fmin(lo, a), hi = fmax(hi, b);
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, id, title, CHART_W, 60 + 26 * n);
+    p.left = 280, p.right = CHART_W - 200;
+    p.x.lo = lo / 1.08, p.x.hi = hi * 1.08, p.x.log = 1;
+    p.y.lo = n, p.y.hi = 0;
+    svg_axes(&p, SVG_RATIO, xname, SVG_NUM, "");
+    svg_line(&p, 1, 0, 1, n, -1, 1, 1);
+    char text[TEXT_MAX] = "", a[32], b[32];
+    for (int i = 0; i < n; i++) {
+        double y = i + 0.5;
+        if (!isnan(v[i].lo)) svg_line(&p, v[i].lo, y, v[i].hi, y, i % SVG_COLOURS, 3, 0);
+        svg_point(&p, v[i].r, y, i % SVG_COLOURS, 0, v[i].name);
+        row_label(&p, p.x.lo, y, v[i].name);
+        svg_text(&p, p.x.hi, y, "start", v[i].verdict);
+        snprintf(a, sizeof a, "%.2fx", v[i].r);
+        if (isnan(v[i].lo))
+            b[0] = 0;
+        else
+            snprintf(b, sizeof b, " (95%%: %.2f-%.2fx)", v[i].lo, v[i].hi);
+        add(text, "%s%s: %s%s, %s", i ? "; " : "", v[i].name, a, b, v[i].verdict);
+    }
+    svg_end(&p, text);
+}
+
+static void chart_speedup(FILE *out, struct table **t, int n)
+{
+    const struct table *ph = table_by_key(t, n, "phases");
+    struct band_row v[32];
+    int k = 0;
+    for (int r = 0; ph && r < ph->nrows && k < 32; r++) {
+        double x = num(ph, r, "throughput_ratio");
+        if (isnan(x)) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s", txt(ph, r, "label"));
+        v[k].r = x, v[k].lo = num(ph, r, "throughput_ratio_low");
+        v[k].hi = num(ph, r, "throughput_ratio_high");
+        if (isnan(v[k].hi)) v[k].lo = NAN;
+        v[k].verdict = txt(ph, r, "verdict");
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-speedup", "Speed-up against the baseline phase",
+                 "no chart: no phase has steady iterations to hold against a baseline (the"
+                 " phase table's note says why)");
+        return;
+    }
+    forest(out, "chart-speedup", "Speed-up against the baseline phase, with its 95% band", v, k,
+           "speed-up: the baseline's p50 latency over the phase's (log scale; 1 = the same)");
+}
+
+/* compare: each series' (else phase's) speed-up from the base run to the new one. */
+static void chart_compare(FILE *out, struct table **t, int n)
+{
+    struct band_row v[32];
+    int k = 0;
+    static const char *const kinds[] = {"series", "phases"};
+    for (int q = 0; q < 2 && !k; q++) {
+        const struct table *d = table_by_key(t, n, kinds[q]);
+        for (int r = 0; d && r < d->nrows && k < 32; r++) {
+            double lat = num(d, r, "latency_p50_ns_ratio");
+            if (isnan(lat) || lat <= 0) continue;
+            if (q == 0)
+                snprintf(v[k].name, sizeof v[k].name, "%s %s", txt(d, r, "Phase"),
+                         txt(d, r, "series"));
+            else
+                snprintf(v[k].name, sizeof v[k].name, "%s", txt(d, r, "label"));
+            v[k].r = 1 / lat;
+            v[k].lo = num(d, r, "speedup_lo"), v[k].hi = num(d, r, "speedup_hi");
+            if (isnan(v[k].hi)) v[k].lo = NAN;
+            v[k].verdict = txt(d, r, "verdict");
+            k++;
+        }
+    }
+    if (!k) {
+        svg_none(out, "chart-compare", "Speed-up, new run against base",
+                 "no chart: no series or phase has iterations in both runs");
+        return;
+    }
+    forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
+           "speed-up: the base run's p50 latency over the new run's (log scale; above 1 faster)");
+}
+
+/* ---- iterations over time and their distribution --------------------------------------------- */
+
+struct group {
+    char name[200];
+    int first, n; /* rows of the iterations table, which lists each series' together */
+};
+
+static int groups_of(const struct table *it, struct group *g, int max)
+{
+    int k = 0;
+    for (int r = 0; r < it->nrows; r++) {
+        char name[200];
+        snprintf(name, sizeof name, "%s %s", txt(it, r, "phase"), txt(it, r, "series"));
+        if (k && !strcmp(g[k - 1].name, name) && g[k - 1].first + g[k - 1].n == r) {
+            g[k - 1].n++;
+            continue;
+        }
+        if (k == max) break;
+        snprintf(g[k].name, sizeof g[k].name, "%s", name);
+        g[k].first = r, g[k].n = 1;
+        k++;
+    }
+    return k;
+}
+
+static void chart_latency(FILE *out, const struct table *it, const struct group *g, int ng)
+{
+    double t0 = INFINITY, t1 = 0, y0 = INFINITY, y1 = 0;
+    for (int r = 0; r < it->nrows; r++) {
+        double s = num(it, r, "start_ns"), l = num(it, r, "latency_ns");
+        if (isnan(s) || isnan(l)) continue;
+        t0 = fmin(t0, s), t1 = fmax(t1, s), y1 = fmax(y1, l);
+        if (l > 0) y0 = fmin(y0, l);
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, "chart-latency", "Latency of every iteration over time", CHART_W, 340);
+    p.x.lo = t0, p.x.hi = t1, p.y.lo = 0, p.y.hi = y1;
+    /* A first iteration 100x the rest (loading, compiling) would flatten them: log scale. */
+    if (y0 > 0 && y1 / y0 > 20)
+        p.y.log = 1, p.y.lo = y0 / 1.2, p.y.hi = y1 * 1.2;
+    else
+        svg_nice(&p.y.lo, &p.y.hi);
+    svg_legend_room(&p, ng < CHART_SLOTS ? ng : CHART_SLOTS);
+    svg_axes(&p, SVG_NS,
+             "time since the run's start (warm-up: rings; found without a mark:"
+             " squares)",
+             SVG_NS, p.y.log ? "latency (log scale)" : "latency");
+    char text[TEXT_MAX] = "", a[32];
+    for (int k = 0; k < ng; k++) {
+        int c = k < CHART_SLOTS ? k : CHART_SLOTS - 1;
+        if (k < CHART_SLOTS) svg_legend(&p, k, c, g[k].name);
+        /* Many iterations: per bucket of time, its range as a line and its median as a dot. */
+        int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1, warm = 0;
+        for (int r = g[k].first; r < g[k].first + g[k].n; r += step) {
+            int m = r + step < g[k].first + g[k].n ? step : g[k].first + g[k].n - r;
+            double lo = INFINITY, hi = 0, s = num(it, r, "start_ns");
+            for (int q = r; q < r + m; q++)
+                lo = fmin(lo, num(it, q, "latency_ns")), hi = fmax(hi, num(it, q, "latency_ns"));
+            int steady = num(it, r, "steady") > 0;
+            warm += !steady;
+            int shape = !steady ? 1 : strstr(txt(it, r, "source"), "detected") ? 2 : 0;
+            if (m > 1) svg_line(&p, s, lo, s, hi, c, 1, 0);
+            svg_point(&p, s, m > 1 ? (lo + hi) / 2 : lo, c, shape, NULL);
+        }
+        fmt_ns(a, sizeof a, num(it, g[k].first + g[k].n / 2, "latency_ns"));
+        add(text, "%s%s: %d iterations%s, the middle one %s", k ? "; " : "", g[k].name, g[k].n,
+            warm ? " (warm-up first)" : "", a);
+    }
+    svg_end(&p, text);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void chart_distribution(FILE *out, const struct table *it, const struct group *g, int ng)
+{
+    for (int k = 0; k < ng && k < 6; k++) {
+        double *v = malloc((size_t)g[k].n * sizeof *v);
+        if (!v) cli_fail("out of memory");
+        int m = 0;
+        for (int r = g[k].first; r < g[k].first + g[k].n; r++)
+            if (num(it, r, "steady") > 0) v[m++] = num(it, r, "latency_ns");
+        char id[32], title[260];
+        snprintf(id, sizeof id, "chart-dist-%d", k);
+        snprintf(title, sizeof title, "Latency distribution, %.200s (steady iterations)",
+                 g[k].name);
+        if (m < 3) {
+            svg_none(out, id, title, "no chart: fewer than three steady iterations");
+            free(v);
+            continue;
+        }
+        qsort(v, (size_t)m, sizeof *v, cmp_double);
+        double lo = v[0], hi = v[m - 1];
+        if (hi - lo < lo * 0.02) /* (nearly) all alike: a range around them to see it */
+            lo *= 0.95, hi = hi * 1.05 + 1;
+        int bins[40] = {0}, top = 0;
+        for (int i = 0; i < m; i++) {
+            int b = (int)((v[i] - lo) / (hi - lo) * 40);
+            bins[b > 39 ? 39 : b]++;
+        }
+        for (int b = 0; b < 40; b++) top = bins[b] > top ? bins[b] : top;
+        struct svg_plot p;
+        svg_begin(&p, out, id, title, CHART_W, 200);
+        p.x.lo = lo, p.x.hi = hi, p.y.lo = 0, p.y.hi = top;
+        svg_nice(&p.y.lo, &p.y.hi);
+        svg_axes(&p, SVG_NS, "latency", SVG_NUM, "iterations");
+        for (int b = 0; b < 40; b++)
+            if (bins[b])
+                svg_rect(&p, lo + (hi - lo) * b / 40, 0, lo + (hi - lo) * (b + 1) / 40, bins[b],
+                         svg_colour[k % SVG_COLOURS], NULL);
+        char p50[32], p95[32], p99[32], text[400];
+        fmt_ns(p50, sizeof p50, v[m / 2]);
+        fmt_ns(p95, sizeof p95, v[(int)(0.95 * (m - 1))]);
+        fmt_ns(p99, sizeof p99, v[(int)(0.99 * (m - 1))]);
+        snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
+                 p99);
+        svg_end(&p, text);
+        free(v);
+    }
+}
+
+static void chart_iterations(FILE *out, struct table **t, int n)
+{
+    const struct table *it = table_by_key(t, n, "iterations");
+    struct group g[64];
+    int ng = it ? groups_of(it, g, 64) : 0;
+    if (!ng) {
+        svg_none(out, "chart-latency", "Latency of every iteration over time",
+                 "no chart: no iteration was found (no mark, and none detected: the phase"
+                 " table's note says why)");
+        return;
+    }
+    chart_latency(out, it, g, ng);
+    chart_distribution(out, it, g, ng);
+}
+
+/* ---- bars --------------------------------------------------------------------------------------
+ */
+
+struct bar {
+    char name[160];
+    double v, part; /* the bar, and a part of it drawn darker (NAN none) */
+};
+
+static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
+                 enum svg_unit u, const char *xname, const char *what)
+{
+    double hi = 0;
+    for (int i = 0; i < n; i++) hi = fmax(hi, v[i].v);
+    struct svg_plot p;
+    svg_begin(&p, out, id, title, CHART_W, 60 + 22 * n);
+    p.left = 330;
+    p.x.lo = 0, p.x.hi = hi > 0 ? hi : 1, p.y.lo = n, p.y.hi = 0;
+    svg_nice(&p.x.lo, &p.x.hi);
+    svg_axes(&p, u, xname, SVG_NUM, "");
+    char text[TEXT_MAX] = "", a[32];
+    for (int i = 0; i < n; i++) {
+        svg_label(a, sizeof a, v[i].v, u);
+        svg_rect(&p, 0, i + 0.15, v[i].v, i + 0.85, "#9ecae1", v[i].name);
+        if (!isnan(v[i].part)) svg_rect(&p, 0, i + 0.15, v[i].part, i + 0.85, "#3182bd", NULL);
+        row_label(&p, 0, i + 0.5, v[i].name);
+        add(text, "%s%s: %s", i ? "; " : "", v[i].name, a);
+    }
+    if (what) add(text, " (%s)", what);
+    svg_end(&p, text);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = ((const struct bar *)a)->v, y = ((const struct bar *)b)->v;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The top entries of a table by one column (kernels by GPU time, operators by self time). */
+static void chart_top(FILE *out, struct table **t, int n, const char *key, const char *name,
+                      const char *col, const char *id, const char *title, const char *none)
+{
+    const struct table *d = table_by_key(t, n, key);
+    struct bar v[12];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows; r++) {
+        double x = num(d, r, col);
+        if (isnan(x) || x <= 0) continue;
+        struct bar b = {.v = x, .part = NAN};
+        char full[CELL_MAX];
+        snprintf(full, sizeof full, "%s", txt(d, r, name));
+        fmt_label_cut(b.name, sizeof b.name, full, 46);
+        if (k < 12) {
+            v[k++] = b;
+        } else if (x > v[11].v) {
+            v[11] = b;
+        } else {
+            continue;
+        }
+        qsort(v, (size_t)k, sizeof *v, by_value);
+    }
+    if (!k) {
+        svg_none(out, id, title, none);
+        return;
+    }
+    bars(out, id, title, v, k, SVG_NS, "time", NULL);
+}
+
+static void chart_precision(FILE *out, struct table **t, int n)
+{
+    static const char *const types[] = {"fp32", "tf32", "fp16",  "bf16",
+                                        "fp8",  "int8", "other", "unknown"};
+    const struct table *d = table_by_key(t, n, "precision");
+    if (!d || !d->nrows) {
+        svg_none(out, "chart-precision", "Precision mix per phase",
+                 "no chart: no GEMM or convolution kernel was recorded (a CPU run, or CUDA"
+                 " activity off)");
+        return;
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, "chart-precision",
+              "Precision mix: share of GEMM and convolution kernel time by type", CHART_W,
+              100 + 22 * d->nrows);
+    p.left = 330;
+    p.x.lo = 0, p.x.hi = 100, p.y.lo = d->nrows, p.y.hi = 0;
+    svg_legend_room(&p, 8);
+    svg_axes(&p, SVG_PCT, "share of the kernel time", SVG_NUM, "");
+    for (int k = 0; k < 8; k++) svg_legend(&p, k, k, types[k]);
+    char text[TEXT_MAX] = "", name[200];
+    for (int r = 0; r < d->nrows; r++) {
+        double at = 0;
+        snprintf(name, sizeof name, "%s %s", txt(d, r, "label"), txt(d, r, "operation"));
+        add(text, "%s%s:", r ? "; " : "", name);
+        for (int k = 0; k < 8; k++) {
+            double s = num(d, r, types[k]);
+            if (isnan(s) || s <= 0) continue;
+            char tip[240];
+            snprintf(tip, sizeof tip, "%s: %s %.1f%%", name, types[k], s);
+            svg_rect(&p, at, r + 0.15, at + s, r + 0.85, svg_colour[k], tip);
+            at += s;
+            add(text, " %s %.0f%%", types[k], s);
+        }
+        row_label(&p, 0, r + 0.5, name);
+    }
+    svg_end(&p, text);
+}
+
+static void chart_between(FILE *out, struct table **t, int n)
+{
+    const struct table *d = table_by_key(t, n, "between");
+    struct bar v[24];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows && k < 24; r++) {
+        double pct = num(d, r, "between_pct"), data = num(d, r, "data_loading_ns");
+        double total = num(d, r, "between_total_ns");
+        if (isnan(pct)) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s %s", txt(d, r, "phase"), txt(d, r, "series"));
+        v[k].v = pct;
+        v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-between", "Time between iterations",
+                 "no chart: no series has two steady iterations in a row to measure between");
+        return;
+    }
+    bars(out, "chart-between",
+         "Time between iterations, share of each series' wall time (dark: waiting for data)", v, k,
+         SVG_PCT, "share of the series' wall time spent between iterations", NULL);
+}
+
+static void chart_energy(FILE *out, struct table **t, int n)
+{
+    const struct table *d = table_by_key(t, n, "energy");
+    struct bar v[24];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows && k < 24; r++) {
+        double w = num(d, r, "avg_power_w");
+        if (isnan(w)) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s on %s", txt(d, r, "phase"), txt(d, r, "device"));
+        v[k].v = w, v[k].part = NAN;
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-energy", "Power per phase",
+                 "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
+                 " INFPROF_ENERGY_MS=0: the run header says which)");
+        return;
+    }
+    bars(out, "chart-energy", "Average power per phase and device (W)", v, k, SVG_NUM, "watts",
+         "the Energy table has joules per iteration and per item");
+}
+
+void html_charts(FILE *out, struct table **t, int n)
+{
+    if (table_by_key(t, n, "base")) { /* infprof compare */
+        chart_compare(out, t, n);
+        return;
+    }
+    chart_speedup(out, t, n);
+    chart_iterations(out, t, n);
+    chart_between(out, t, n);
+    chart_precision(out, t, n);
+    chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
+              "CUDA kernels by GPU time (top 12)",
+              "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
+    chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
+              "PyTorch operators by self CPU time (top 12)",
+              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
+    chart_energy(out, t, n);
+}

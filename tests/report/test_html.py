@@ -1,0 +1,147 @@
+"""`infprof report --format html` and `infprof compare --format html` (docs/report.md, "HTML"):
+one file, offline (no script, font, style or image from anywhere else), rendered by headless
+Chromium without a console message or a request beyond the page; the DOM holds the Summary's
+lines as the text report has them, every chart with its text equivalent (or why there is none),
+and the tables. On the H100 fixtures (each page under 2 MB), the advice fixtures, a compare and a
+CPU run of a real PyTorch program."""
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from harness import TORCH_PYTHON, Case, main, prog
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "h100")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHARTS = ["chart-speedup", "chart-latency", "chart-between", "chart-precision", "chart-kernels",
+          "chart-operators", "chart-energy"]
+CPU_PROGRAM = """import torch
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8))
+with torch.inference_mode():
+    for batch in (1, 16):
+        x = torch.randn(batch, 64)
+        for i in range(25):
+            with torch.autograd.profiler.record_function(f"iteration batch={batch}"):
+                model(x)
+"""
+
+
+class Html(Case):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="infprof-html-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def page(self, *args, command="report"):
+        r = self.cli(command, "--format", "html", *args)
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertEqual(r.err, b"")
+        return r.out.decode()
+
+    def render(self, html, name):
+        """The DOM headless Chromium makes of the page, and the page's console messages."""
+        if not CHROMIUM:
+            self.skipTest("no chromium (scripts/deps.sh installs Debian's)")
+        path = os.path.join(self.tmp, name + ".html")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html)
+        p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--disable-background-networking", "--no-first-run",
+                            "--enable-logging=stderr", "--v=1", "--user-data-dir=" +
+                            os.path.join(self.tmp, "profile-" + name), "--dump-dom",
+                            "file://" + path], capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        log = p.stderr.decode(errors="replace")
+        # No request: the page's Content-Security-Policy lets the browser load nothing, and
+        # says so on the console for anything the page would have loaded (Chromium's own
+        # background fetches, its clock, updates, dictionaries, share its request log, so that
+        # log cannot tell the page's apart).
+        return p.stdout.decode(), re.findall(r"CONSOLE[^\]]*\] (.*)", log)
+
+    def check_page(self, html, name, text_summary=None, min_figures=4):
+        # Offline by construction: nothing refers outside the page.
+        self.assertNotRegex(html, r"<script|<link|<img|<iframe|@import|url\(|src=")
+        self.assertIn("default-src 'none'", html)
+        for href in re.findall(r'href="([^"]*)"', html):
+            self.assertTrue(href.startswith("#"), href)
+            self.assertTrue(f'id="{href[1:]}"' in html, href)  # every link lands
+        dom, console = self.render(html, name)
+        self.assertEqual(console, [])
+        # Every figure has a chart with a title and its text equivalent, or says why it has none.
+        figures = re.findall(r"<figure id=\"([\w-]+)\"( class=\"none\")?>(.*?)</figure>", dom,
+                             re.S)
+        self.assertGreaterEqual(len(figures), min_figures)
+        for fid, none, body in figures:
+            if none:
+                self.assertRegex(body, r'<p class="why">no chart: \S', fid)
+            else:
+                self.assertRegex(body, r"<svg[^>]*role=\"img\"", fid)
+                self.assertRegex(body, r"<title id=\"[\w-]+-t\">\S", fid)
+                self.assertRegex(body, r'<p class="alt">\S', fid)
+        # The first screen's lines, word for word as the text report has them.
+        for title, line in (text_summary or {}).items():
+            self.assertIn(line, dom.replace("&amp;", "&").replace("&lt;", "<")
+                          .replace("&gt;", ">").replace("&quot;", '"'), title)
+        return dom, [f[0] for f in figures]
+
+    def summary_lines(self, *args):
+        summary = self.report_json(*args)["summary"]
+        return {k: v for k, v in summary.items() if isinstance(v, str) and len(v) < 300}
+
+    def test_h100_fixtures(self):
+        sizes = {}
+        for name in sorted(f[:-6] for f in os.listdir(DATA) if f.endswith(".db.xz")):
+            db = os.path.join(self.tmp, name + ".db")
+            with lzma.open(os.path.join(DATA, name + ".db.xz")) as src, open(db, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            html = self.page(db)
+            sizes[name] = len(html.encode())
+            self.assertLess(sizes[name], 2 << 20, name)
+            dom, ids = self.check_page(html, name, self.summary_lines(db))
+            self.assertEqual([i for i in CHARTS if i not in ids], [], name)
+            self.assertIn('id="table-kernels"', dom)
+            self.assertIn('id="table-phases"', dom)
+        print("html sizes:", sizes)
+
+    def test_advice_fixtures_and_compare(self):
+        dbs = {}
+        for scenario in ("healthy", "eval", "dropped"):
+            db = os.path.join(self.tmp, scenario + ".db")
+            p = subprocess.run([prog("fixture_advice"), scenario, db], capture_output=True,
+                               timeout=60, env={**{k: v for k, v in os.environ.items()
+                                                   if not k.startswith("INFPROF_")},
+                                                "INFPROF_ENERGY_MS": "0"})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            dbs[scenario] = db
+            self.check_page(self.page(db), scenario, self.summary_lines(db))
+        dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"], command="compare"),
+                                   "compare", min_figures=1)
+        self.assertIn("chart-compare", ids)
+        self.assertIn("<h1>infprof compare</h1>", dom)
+
+    def test_cpu_run(self):
+        script = os.path.join(self.dir, "cpu.py")
+        with open(script, "w") as f:
+            f.write(CPU_PROGRAM)
+        r = self.run_prog([TORCH_PYTHON, script], timeout=300, INFPROF_OUTPUT="cpu.db")
+        if b"No module named 'torch'" in r.err:
+            self.skipTest("no Python with torch")
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("cpu.db")
+        dom, ids = self.check_page(self.page(db), "cpu", self.summary_lines(db))
+        # A CPU run: iterations, their distribution and the time between them are drawn; the GPU
+        # charts say why they are not.
+        for fid in ("chart-latency", "chart-dist-0", "chart-dist-1", "chart-between"):
+            self.assertRegex(dom, fr'<figure id="{fid}"><figcaption>', fid)
+        self.assertRegex(dom, r'<figure id="chart-kernels" class="none">.*?no CUDA kernel')
+        self.assertIn("inference_mode | autocast off batch=16", dom)
+
+
+if __name__ == "__main__":
+    main()
