@@ -32,6 +32,17 @@ static const char *txt(const struct table *t, int r, const char *col)
     return c && !c->null && c->s ? c->s : "";
 }
 
+/* A phase's label as the text report writes it short: "inference_mode | autocast bf16" ->
+ * "inference/bf16" (a chart's room is for the series' own name). */
+static const char *phase_short(const char *label)
+{
+    const char *bar = strstr(label, " | autocast ");
+    if (!bar) return label;
+    int grad = (int)(bar - label);
+    const char *mode = !strncmp(label, "inference_mode", 14) ? "inference" : NULL;
+    return pool_printf("%.*s/%s", mode ? (int)strlen(mode) : grad, mode ? mode : label, bar + 12);
+}
+
 /* "a; b; c" into a text equivalent, never past its end. */
 static void add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(char *out, const char *fmt, ...)
@@ -101,7 +112,8 @@ static void chart_speedup(FILE *out, struct table **t, int n)
     for (int r = 0; ph && r < ph->nrows && k < 32; r++) {
         double x = num(ph, r, "throughput_ratio");
         if (isnan(x)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s", txt(ph, r, "label"));
+        snprintf(v[k].name, sizeof v[k].name, "%s%s", phase_short(txt(ph, r, "label")),
+                 num(ph, r, "suspect") > 0 ? " (suspect)" : "");
         v[k].r = x, v[k].lo = num(ph, r, "throughput_ratio_low");
         v[k].hi = num(ph, r, "throughput_ratio_high");
         if (isnan(v[k].hi)) v[k].lo = NAN;
@@ -162,7 +174,8 @@ static int groups_of(const struct table *it, struct group *g, int max)
     int k = 0;
     for (int r = 0; r < it->nrows; r++) {
         char name[200];
-        snprintf(name, sizeof name, "%s %s", txt(it, r, "phase"), txt(it, r, "series"));
+        snprintf(name, sizeof name, "%s %s", phase_short(txt(it, r, "phase")),
+                 txt(it, r, "series"));
         if (k && !strcmp(g[k - 1].name, name) && g[k - 1].first + g[k - 1].n == r) {
             g[k - 1].n++;
             continue;
@@ -289,6 +302,62 @@ static void chart_iterations(FILE *out, struct table **t, int n)
     chart_distribution(out, it, g, ng);
 }
 
+/* ---- the batch sweep: items/s against p50 latency, one point per batch ------------------------
+ */
+
+static void chart_sweep(FILE *out, struct table **t, int n)
+{
+    const struct table *d = table_by_key(t, n, "batch_sweep");
+    if (!d || d->nrows < 2) {
+        svg_none(out, "chart-sweep", "Batch sweep: items/s against p50 latency",
+                 "no chart: no configuration ran at two batch sizes or more (or the batch was"
+                 " not known: a mark's 'batch=N', INFPROF_BATCH, or the Python input's first"
+                 " dimension gives it)");
+        return;
+    }
+    double x0 = INFINITY, x1 = 0, y1 = 0;
+    for (int r = 0; r < d->nrows; r++) {
+        x0 = fmin(x0, num(d, r, "latency_p50_ns")), x1 = fmax(x1, num(d, r, "latency_p50_ns"));
+        y1 = fmax(y1, num(d, r, "items_per_s"));
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, "chart-sweep", "Batch sweep: items/s against p50 latency", CHART_W, 340);
+    p.x.lo = x0 / 1.3, p.x.hi = x1 * 1.3, p.x.log = x1 / x0 > 8;
+    if (!p.x.log) p.x.lo = 0, svg_nice(&p.x.lo, &p.x.hi);
+    p.y.lo = 0, p.y.hi = y1 * 1.15;
+    svg_nice(&p.y.lo, &p.y.hi);
+    /* One configuration per phase and name less its batch: the table lists each together. */
+    char text[TEXT_MAX] = "", group[400] = "", prev_group[400] = "", tip[200], a[32];
+    int colour = -1;
+    double px = NAN, py = NAN;
+    int groups = 0;
+    for (int r = 0; r < d->nrows; r++)
+        groups += r == 0 || strcmp(txt(d, r, "phase"), txt(d, r - 1, "phase"));
+    svg_legend_room(&p, groups);
+    svg_axes(&p, SVG_NS, p.x.log ? "p50 latency (log scale)" : "p50 latency", SVG_NUM, "items/s");
+    for (int r = 0; r < d->nrows; r++) {
+        snprintf(group, sizeof group, "%s", phase_short(txt(d, r, "phase")));
+        if (strcmp(group, prev_group)) {
+            colour++, px = py = NAN;
+            svg_legend(&p, colour, colour, group);
+            snprintf(prev_group, sizeof prev_group, "%s", group);
+        }
+        double x = num(d, r, "latency_p50_ns"), y = num(d, r, "items_per_s");
+        long long b = (long long)num(d, r, "batch");
+        if (!isnan(px)) svg_line(&p, px, py, x, y, colour, 1.2, 0);
+        fmt_ns(a, sizeof a, x);
+        snprintf(tip, sizeof tip, "%s batch %lld: %.0f items/s at p50 %s", txt(d, r, "series"), b,
+                 y, a);
+        svg_point(&p, x, y, colour, 0, tip);
+        char lab[32];
+        snprintf(lab, sizeof lab, "%lld", b);
+        svg_text(&p, x, y, "start", lab);
+        add(text, "%s%s", r ? "; " : "", tip);
+        px = x, py = y;
+    }
+    svg_end(&p, text);
+}
+
 /* ---- bars --------------------------------------------------------------------------------------
  */
 
@@ -379,7 +448,8 @@ static void chart_precision(FILE *out, struct table **t, int n)
     char text[TEXT_MAX] = "", name[200];
     for (int r = 0; r < d->nrows; r++) {
         double at = 0;
-        snprintf(name, sizeof name, "%s %s", txt(d, r, "label"), txt(d, r, "operation"));
+        snprintf(name, sizeof name, "%s %s", phase_short(txt(d, r, "label")),
+                 txt(d, r, "operation"));
         add(text, "%s%s:", r ? "; " : "", name);
         for (int k = 0; k < 8; k++) {
             double s = num(d, r, types[k]);
@@ -404,7 +474,8 @@ static void chart_between(FILE *out, struct table **t, int n)
         double pct = num(d, r, "between_pct"), data = num(d, r, "data_loading_ns");
         double total = num(d, r, "between_total_ns");
         if (isnan(pct)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s %s", txt(d, r, "phase"), txt(d, r, "series"));
+        snprintf(v[k].name, sizeof v[k].name, "%s %s", phase_short(txt(d, r, "phase")),
+                 txt(d, r, "series"));
         v[k].v = pct;
         v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
         k++;
@@ -427,7 +498,8 @@ static void chart_energy(FILE *out, struct table **t, int n)
     for (int r = 0; d && r < d->nrows && k < 24; r++) {
         double w = num(d, r, "avg_power_w");
         if (isnan(w)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s on %s", txt(d, r, "phase"), txt(d, r, "device"));
+        snprintf(v[k].name, sizeof v[k].name, "%s on %s", phase_short(txt(d, r, "phase")),
+                 txt(d, r, "device"));
         v[k].v = w, v[k].part = NAN;
         k++;
     }
@@ -449,6 +521,7 @@ void html_charts(FILE *out, struct table **t, int n)
     }
     chart_speedup(out, t, n);
     chart_iterations(out, t, n);
+    chart_sweep(out, t, n);
     chart_between(out, t, n);
     chart_precision(out, t, n);
     chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
