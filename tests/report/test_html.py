@@ -143,7 +143,8 @@ class Html(Case):
         for fid in ("chart-latency", "chart-dist-0", "chart-dist-1", "chart-between"):
             self.assertRegex(dom, fr'<figure id="{fid}"><figcaption>', fid)
         self.assertRegex(dom, r'<figure id="chart-kernels" class="none">.*?no CUDA kernel')
-        self.assertIn("inference_mode | autocast off batch=16", dom)
+        self.assertIn("inference/off batch=16", dom)
+        self.assertIn("chart-sweep\"><figcaption>", dom)  # batch 1 and 16: a sweep
 
 
 if __name__ == "__main__":
