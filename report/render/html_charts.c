@@ -358,6 +358,90 @@ static void chart_sweep(FILE *out, struct table **t, int n)
     svg_end(&p, text);
 }
 
+/* ---- over time: tensor memory, GPU busy, power, with the phases as bands ----------------------
+ */
+
+/* The phases' spans behind a chart over time (first every band, then the names over them, one
+ * where there is room: never over another). */
+static void phase_bands(struct svg_plot *p, struct table **t, int n)
+{
+    const struct table *ph = table_by_key(t, n, "phases");
+    for (int pass = 0; pass < 2; pass++) {
+        double free_from = 0;
+        for (int r = 0, k = 0; ph && r < ph->nrows; r++) {
+            double s = num(ph, r, "start_ns"), e = num(ph, r, "end_ns");
+            if (isnan(s) || isnan(e) || e <= s || num(ph, r, "transient") > 0) continue;
+            const char *name = phase_short(txt(ph, r, "label"));
+            if (!pass) {
+                svg_rect(p, s, p->y.lo, e, p->y.hi, k++ % 2 ? "#f3f3f3" : "#e9eef5", name);
+                continue;
+            }
+            double at = svg_at(&p->x, s) + 3, w = 6.5 * (double)strlen(name);
+            if (at < free_from || at + w >= p->right) continue;
+            fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\">", at, p->top + 11);
+            html_text(p->out, name);
+            fputs("</text>\n", p->out);
+            free_from = at + w + 6;
+        }
+    }
+}
+
+/* Rows of a timeline table, device by device: chart them as lines. */
+static void chart_over_time(FILE *out, struct table **t, int n, const char *key, const char *value,
+                            enum svg_unit u, const char *id, const char *title, const char *yname,
+                            int mark_peak, const char *none)
+{
+    const struct table *d = table_by_key(t, n, key);
+    if (!d || !d->nrows) {
+        svg_none(out, id, title, none);
+        return;
+    }
+    double *x = malloc((size_t)d->nrows * sizeof *x), *y = malloc((size_t)d->nrows * sizeof *y);
+    if (!x || !y) cli_fail("out of memory");
+    double t1 = 0, y1 = 0, peak = -1, peak_t = 0;
+    for (int r = 0; r < d->nrows; r++) {
+        t1 = fmax(t1, num(d, r, "t_ns")), y1 = fmax(y1, num(d, r, value));
+        if (num(d, r, value) > peak) peak = num(d, r, value), peak_t = num(d, r, "t_ns");
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, id, title, CHART_W, 300);
+    p.x.lo = 0, p.x.hi = t1 > 0 ? t1 : 1, p.y.lo = 0, p.y.hi = y1 > 0 ? y1 * 1.1 : 1;
+    svg_nice(&p.y.lo, &p.y.hi);
+    if (u == SVG_PCT) p.y.hi = 100;
+    int devices = 0;
+    for (int r = 0; r < d->nrows; r++)
+        devices += !r || strcmp(txt(d, r, "device"), txt(d, r - 1, "device"));
+    svg_legend_room(&p, devices);
+    p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
+    phase_bands(&p, t, n);
+    svg_axes(&p, SVG_NS, "time since the run's start (bands: the phases)", u, yname);
+    char text[TEXT_MAX] = "", a[32], b[32];
+    for (int r = 0, k = 0; r < d->nrows; k++) {
+        int first = r, m = 0;
+        double top = 0;
+        while (r < d->nrows && !strcmp(txt(d, r, "device"), txt(d, first, "device"))) {
+            x[m] = num(d, r, "t_ns"), y[m] = num(d, r, value), top = fmax(top, y[m]);
+            m++, r++;
+        }
+        svg_legend(&p, k, k, txt(d, first, "device"));
+        svg_polyline(&p, x, y, m, k);
+        svg_label(a, sizeof a, top, u);
+        add(text, "%s%s: highest %s", k ? "; " : "", txt(d, first, "device"), a);
+    }
+    if (mark_peak) {
+        svg_label(a, sizeof a, peak, u);
+        fmt_ns(b, sizeof b, peak_t);
+        char mark[96];
+        snprintf(mark, sizeof mark, "peak %s at %s", a, b);
+        svg_point(&p, peak_t, peak, 6, 1, mark);
+        svg_text(&p, peak_t, peak, peak_t > t1 / 2 ? "end" : "start", mark);
+        add(text, "; the highest, %s", mark);
+    }
+    svg_end(&p, text);
+    free(x);
+    free(y);
+}
+
 /* ---- bars --------------------------------------------------------------------------------------
  */
 
@@ -523,6 +607,18 @@ void html_charts(FILE *out, struct table **t, int n)
     chart_iterations(out, t, n);
     chart_sweep(out, t, n);
     chart_between(out, t, n);
+    chart_over_time(out, t, n, "memory_timeline", "allocated_bytes", SVG_BYTES, "chart-memory",
+                    "Tensor memory over time (allocated; the highest in each moment)", "allocated",
+                    1,
+                    "no chart: no allocator report was recorded (libtorch's hooks"
+                    " off, or no tensor allocated)");
+    chart_over_time(out, t, n, "gpu_timeline", "busy_pct", SVG_PCT, "chart-gpu",
+                    "GPU busy over time (kernel time in each moment)", "busy", 0,
+                    "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
+    chart_over_time(out, t, n, "power_timeline", "watts", SVG_NUM, "chart-power",
+                    "Power over time (W)", "watts", 1,
+                    "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
+                    " INFPROF_ENERGY_MS=0: the run header says which)");
     chart_precision(out, t, n);
     chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
               "CUDA kernels by GPU time (top 12)",

@@ -34,7 +34,7 @@ static const char *anchor_of(const char *key)
     static const struct {
         const char *key, *anchor;
     } map[] = {{"fastest", "chart-speedup"},    {"inference_vs_no_grad", "chart-speedup"},
-               {"series", "table-series"},      {"memory", "table-memory"},
+               {"series", "table-series"},      {"memory", "chart-memory"},
                {"autocast", "chart-precision"}, {"warmup", "chart-latency"},
                {"lost", "table-run"},           {"clocks", "chart-energy"},
                {"suspect", "table-phases"},     {"findings", "table-advice"},

@@ -216,6 +216,16 @@ void svg_rect(struct svg_plot *p, double x0, double y0, double x1, double y1, co
     }
 }
 
+void svg_polyline(struct svg_plot *p, const double *x, const double *y, int n, int colour)
+{
+    fputs("<polyline fill=\"none\" stroke-width=\"1.4\" stroke=\"", p->out);
+    fputs(svg_colour[colour % SVG_COLOURS], p->out);
+    fputs("\" points=\"", p->out);
+    for (int i = 0; i < n; i++)
+        fprintf(p->out, "%s%.1f,%.1f", i ? " " : "", svg_at(&p->x, x[i]), svg_at(&p->y, y[i]));
+    fputs("\"/>\n", p->out);
+}
+
 void svg_text(struct svg_plot *p, double x, double y, const char *anchor, const char *s)
 {
     fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", svg_at(&p->x, x),

@@ -51,6 +51,8 @@ void svg_line(struct svg_plot *p, double x0, double y0, double x1, double y1, in
               double width, int dashed);
 void svg_rect(struct svg_plot *p, double x0, double y0, double x1, double y1, const char *fill,
               const char *tip);
+/* A line through n points (a level over time). */
+void svg_polyline(struct svg_plot *p, const double *x, const double *y, int n, int colour);
 void svg_text(struct svg_plot *p, double x, double y, const char *anchor, const char *s);
 /* A legend above the plot, in rows of SVG_LEGEND_COLUMNS: room for n entries (before
  * svg_axes), then the k-th entry. */

@@ -89,7 +89,10 @@ class Golden(AdviceCase):
 
 def _golden_test(name):
     def test(self):
-        keys = [k for k in self.report(name) if k != "json_schema_version"]
+        # The timelines' buckets follow the run's own length, which a fixture run takes in real
+        # time: held to the run's figures in test_h100_fixtures instead.
+        keys = [k for k in self.report(name)
+                if k != "json_schema_version" and not k.endswith("_timeline")]
         self.assertGreater(len(keys), 20)
         for key in keys:
             for fmt, ext in FORMATS.items():

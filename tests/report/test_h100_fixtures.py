@@ -52,6 +52,26 @@ class H100(Case):
     def phases(self, name):
         return {p["label"]: p for p in self.report_json(self.db[name])["phases"]}
 
+    def test_timelines_hold_the_runs_figures(self):
+        # Memory over time peaks where the Summary's peak is (one definition: the memory
+        # device's highest allocated total); the GPU's busy time over the buckets adds up to the
+        # kernels' time (less where streams overlapped in a bucket: at most 100% of it).
+        for name, db in self.db.items():
+            r = self.report_json(db)
+            s = r["summary"]
+            peak = max((x["allocated_bytes"] for x in r["memory_timeline"]
+                        if x["device"] == s["peak_device"]), default=None)
+            self.assertEqual(peak, s["peak_allocated_bytes"], name)
+            busy = r["gpu_timeline"]
+            step = busy[1]["t_ns"] - busy[0]["t_ns"]
+            kernel_ns = sum(k["total_ns"] for k in r["kernels"])
+            self.assertGreater(kernel_ns, 0, name)
+            self.assertLessEqual(sum(b["busy_pct"] for b in busy) * step / 100, kernel_ns * 1.001,
+                                 name)
+            self.assertGreater(sum(b["busy_pct"] for b in busy) * step / 100, kernel_ns * 0.9,
+                               name)
+            self.assertLessEqual(len(r["memory_timeline"]), 4 * 400, name)
+
     def test_every_pair_compares_and_all_report_together(self):
         # Real runs hold every section's tables (up to the report's room for them): compare
         # each pair both ways and the multi-run report of all, in every format, to the end.

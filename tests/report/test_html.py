@@ -15,7 +15,8 @@ from harness import TORCH_PYTHON, Case, main, prog
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "h100")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHARTS = ["chart-speedup", "chart-latency", "chart-between", "chart-precision", "chart-kernels",
+CHARTS = ["chart-speedup", "chart-latency", "chart-between", "chart-memory", "chart-gpu",
+          "chart-precision", "chart-kernels",
           "chart-operators", "chart-energy"]
 CPU_PROGRAM = """import torch
 torch.set_num_threads(1)
@@ -110,6 +111,8 @@ class Html(Case):
             self.assertEqual([i for i in CHARTS if i not in ids], [], name)
             self.assertIn('id="table-kernels"', dom)
             self.assertIn('id="table-phases"', dom)
+            # Memory over time has a line, and the Summary's peak marked on it.
+            self.assertRegex(dom, r'(?s)<figure id="chart-memory">.*?<polyline .*?peak ', name)
         print("html sizes:", sizes)
 
     def test_advice_fixtures_and_compare(self):

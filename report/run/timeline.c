@@ -1,0 +1,129 @@
+/*
+ * timeline.c: the run over time (timeline.h), bucketed so that a picture of an hour-long server
+ * run holds as many marks as one of a second: tensor memory from tensor_memory (a bucket without
+ * a report keeps the level the last one left), the kernels' time from kernel_rows, and power from
+ * the energy readings (energy.c's, between consecutive readings).
+ */
+#include "timeline.h"
+#include "energy.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bucket_of(const struct run_timeline *r, int64_t t)
+{
+    int64_t b = t / r->bucket_ns;
+    return b < 0 ? 0 : b >= TIMELINE_BUCKETS ? TIMELINE_BUCKETS - 1 : (int)b;
+}
+
+/* Each device's allocated and reserved totals: per bucket the highest, else the level before. */
+static void memory_of(sqlite3 *db, struct run_timeline *r)
+{
+    if (!db_has_table(db, "tensor_memory")) return;
+    int seen[TIMELINE_DEVICES][TIMELINE_BUCKETS];
+    memset(seen, 0, sizeof seen);
+    int type[TIMELINE_DEVICES], index[TIMELINE_DEVICES];
+    sqlite3_stmt *st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved"
+                                      " FROM tensor_memory ORDER BY ts");
+    while (db_step(st)) {
+        int ty = sqlite3_column_int(st, 1), ix = sqlite3_column_int(st, 2), k = 0;
+        while (k < r->nmem && (type[k] != ty || index[k] != ix)) k++;
+        if (k == r->nmem) {
+            if (k == TIMELINE_DEVICES) continue;
+            type[k] = ty, index[k] = ix, r->nmem++;
+            device_name(ty, ix, r->mem[k].device, sizeof r->mem[k].device);
+            for (int b = 0; b < TIMELINE_BUCKETS; b++) r->mem[k].v2[b] = -1;
+        }
+        struct timeline_series *s = &r->mem[k];
+        int b = bucket_of(r, sqlite3_column_int64(st, 0));
+        double a = (double)sqlite3_column_int64(st, 3);
+        double rv = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
+        if (!seen[k][b] || a > s->v[b]) s->v[b] = a;
+        if (rv > s->v2[b]) s->v2[b] = rv;
+        seen[k][b] = 1;
+    }
+    sqlite3_finalize(st);
+    for (int k = 0; k < r->nmem; k++) {
+        struct timeline_series *s = &r->mem[k];
+        double last = 0, rlast = -1;
+        int any = 0;
+        for (int b = 0; b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns <= r->end_ns; b++) {
+            if (seen[k][b]) any = 1, last = s->v[b], rlast = s->v2[b];
+            if (!any) continue; /* before its first report: nothing known */
+            /* Compacted in place: the n-th kept bucket is never after bucket b. */
+            s->t[s->n] = (int64_t)b * r->bucket_ns;
+            s->v[s->n] = seen[k][b] ? s->v[b] : last;
+            s->v2[s->n] = seen[k][b] ? s->v2[b] : rlast;
+            s->n++;
+        }
+    }
+}
+
+/* The kernels' time in each bucket (a kernel over two buckets counts in both, split). */
+static void gpu_of(sqlite3 *db, struct run_timeline *r)
+{
+    if (!db_has_table(db, "kernel_rows")) return;
+    double busy[TIMELINE_BUCKETS] = {0};
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernel_rows");
+    while (db_step(st)) {
+        r->gpu = 1;
+        int64_t s = sqlite3_column_int64(st, 0), e = s + sqlite3_column_int64(st, 1);
+        for (int b = bucket_of(r, s); b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns < e; b++) {
+            int64_t lo = (int64_t)b * r->bucket_ns, hi = lo + r->bucket_ns;
+            busy[b] += (double)((e < hi ? e : hi) - (s > lo ? s : lo));
+        }
+    }
+    sqlite3_finalize(st);
+    struct timeline_series *g = &r->gpu_busy;
+    snprintf(g->device, sizeof g->device, "gpu");
+    for (int b = 0; r->gpu && b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns <= r->end_ns; b++) {
+        g->t[g->n] = (int64_t)b * r->bucket_ns;
+        g->v[g->n] = fmin(100, 100 * busy[b] / (double)r->bucket_ns);
+        g->v2[g->n++] = -1;
+    }
+}
+
+/* Each device's power between readings, the highest in each bucket. */
+static void power_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
+{
+    const struct energy_run *e = run_energy(db, p);
+    for (int k = 0; k < e->n && r->npower < TIMELINE_DEVICES; k++) {
+        const struct energy_device *d = &e->d[k];
+        if (!d->has_energy || d->n < 2) continue;
+        struct timeline_series *s = &r->power[r->npower++];
+        snprintf(s->device, sizeof s->device, "%s", d->label);
+        int last = -1;
+        for (size_t i = 1; i < d->n; i++) {
+            if (d->t[i] <= d->t[i - 1]) continue;
+            double w = (d->e[i] - d->e[i - 1]) / (double)(d->t[i] - d->t[i - 1]) * 1e6;
+            int b = bucket_of(r, d->t[i]);
+            if (b != last) {
+                if (s->n == TIMELINE_BUCKETS) break;
+                s->t[s->n] = (int64_t)b * r->bucket_ns, s->v[s->n] = w, s->v2[s->n] = -1;
+                s->n++, last = b;
+            } else if (w > s->v[s->n - 1]) {
+                s->v[s->n - 1] = w;
+            }
+        }
+    }
+}
+
+const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (p->lazy->timeline) return p->lazy->timeline;
+    struct run_timeline *r = calloc(1, sizeof *r);
+    if (!r) cli_fail("out of memory");
+    p->lazy->timeline = r;
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].end > r->end_ns) r->end_ns = p->v[i].end;
+    int64_t duration = 0;
+    if (db_meta_int(db, "duration_ns", &duration) && duration > r->end_ns) r->end_ns = duration;
+    if (r->end_ns <= 0) return r;
+    r->bucket_ns = r->end_ns / TIMELINE_BUCKETS + 1;
+    memory_of(db, r);
+    gpu_of(db, r);
+    power_of(db, p, r);
+    return r;
+}

@@ -1,0 +1,38 @@
+/*
+ * timeline.h: the run over time, in buckets of equal length from its start to its end (the
+ * pictures' memory, GPU and power charts): each device's tensor memory (the highest allocated and
+ * reserved totals in each bucket), the GPU's busy share (kernel time in the bucket, over its
+ * length), and each device's power. Read once, on first use (run_timeline).
+ */
+#ifndef INFPROF_RUN_TIMELINE_H
+#define INFPROF_RUN_TIMELINE_H
+
+#include "run.h"
+
+#include <stdint.h>
+
+#define TIMELINE_BUCKETS 400
+#define TIMELINE_DEVICES 4
+
+struct timeline_series {
+    char device[32];             /* "cuda:0", "cpu" */
+    int n;                       /* buckets with a value, in time order */
+    int64_t t[TIMELINE_BUCKETS]; /* each bucket's start, ns since t0 */
+    double v[TIMELINE_BUCKETS];  /* memory: the highest allocated bytes; power: watts */
+    double v2[TIMELINE_BUCKETS]; /* memory: the highest reserved bytes (< 0 none) */
+};
+
+struct run_timeline {
+    int64_t bucket_ns, end_ns; /* 0: no run length known */
+    int nmem;
+    struct timeline_series mem[TIMELINE_DEVICES];
+    int gpu;                         /* kernels recorded: gpu_busy below is known */
+    struct timeline_series gpu_busy; /* v: percent of the bucket with a kernel running (the sum
+                                        of kernel time, at most 100: streams may overlap) */
+    int npower;
+    struct timeline_series power[TIMELINE_DEVICES];
+};
+
+const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p);
+
+#endif
