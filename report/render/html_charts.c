@@ -389,7 +389,8 @@ static void phase_bands(struct svg_plot *p, struct table **t, int n)
 /* Rows of a timeline table, device by device: chart them as lines. */
 static void chart_over_time(FILE *out, struct table **t, int n, const char *key, const char *value,
                             enum svg_unit u, const char *id, const char *title, const char *yname,
-                            int mark_peak, const char *none)
+                            int mark_peak /* 1: its peak marked, 2: with the Summary's phase */,
+                            const char *none)
 {
     const struct table *d = table_by_key(t, n, key);
     if (!d || !d->nrows) {
@@ -431,8 +432,12 @@ static void chart_over_time(FILE *out, struct table **t, int n, const char *key,
     if (mark_peak) {
         svg_label(a, sizeof a, peak, u);
         fmt_ns(b, sizeof b, peak_t);
-        char mark[96];
-        snprintf(mark, sizeof mark, "peak %s at %s", a, b);
+        /* Memory's peak is the Summary's: named with the phase that set it. */
+        const struct table *sum = table_by_key(t, n, "summary");
+        const char *in = mark_peak == 2 && sum ? txt(sum, 0, "peak_phase") : "";
+        char mark[160];
+        snprintf(mark, sizeof mark, "peak %s%s%s at %s", a, in[0] ? " in " : "",
+                 in[0] ? phase_short(in) : "", b);
         svg_point(&p, peak_t, peak, 6, 1, mark);
         svg_text(&p, peak_t, peak, peak_t > t1 / 2 ? "end" : "start", mark);
         add(text, "; the highest, %s", mark);
@@ -609,7 +614,7 @@ void html_charts(FILE *out, struct table **t, int n)
     chart_between(out, t, n);
     chart_over_time(out, t, n, "memory_timeline", "allocated_bytes", SVG_BYTES, "chart-memory",
                     "Tensor memory over time (allocated; the highest in each moment)", "allocated",
-                    1,
+                    2,
                     "no chart: no allocator report was recorded (libtorch's hooks"
                     " off, or no tensor allocated)");
     chart_over_time(out, t, n, "gpu_timeline", "busy_pct", SVG_PCT, "chart-gpu",
