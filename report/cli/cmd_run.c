@@ -244,6 +244,32 @@ static int run_listed(const char *list, char names[][PATH_MAX], int max, int *to
 static int run_finish(const char *prog, const char *path, int pattern, pid_t pid, int code,
                       time_t started, const char *listpath);
 
+/* s as one shell word: as it is when it holds only safe characters, else in single quotes
+ * ('\'' for a quote inside). */
+static void run_shell_quote(const char *s, char *out, size_t n)
+{
+    int safe = *s != 0;
+    for (const char *c = s; *c; c++)
+        safe &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                strchr("_./+-:@%=,", *c) != NULL;
+    if (safe) {
+        snprintf(out, n, "%s", s);
+        return;
+    }
+    size_t o = 0;
+    if (o + 1 < n) out[o++] = '\'';
+    for (const char *c = s; *c && o + 6 < n; c++) {
+        if (*c == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    if (o + 1 < n) out[o++] = '\'';
+    out[o] = 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *output = NULL;
@@ -422,12 +448,15 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
     }
     cli_escape_into(final, sizeof final);
     cli_escape_into(children, sizeof children);
+    /* The command to paste, its path quoted for a shell where it needs it. */
+    char cmd[sizeof final * 4 + 8];
+    run_shell_quote(final, cmd, sizeof cmd);
     if (nchild)
         fprintf(stderr,
                 "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"
                 " infprof report %s\n",
-                final, nchild, children, nchild > 3 ? ", ..." : "", final);
+                final, nchild, children, nchild > 3 ? ", ..." : "", cmd);
     else
-        fprintf(stderr, "infprof: wrote %s; read it with: infprof report %s\n", final, final);
+        fprintf(stderr, "infprof: wrote %s; read it with: infprof report %s\n", final, cmd);
     return code;
 }

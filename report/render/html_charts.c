@@ -120,10 +120,11 @@ static void chart_speedup(FILE *out, struct table **t, int n)
         v[k].verdict = txt(ph, r, "verdict");
         k++;
     }
-    if (!k) {
+    if (k < 2) {
         svg_none(out, "chart-speedup", "Speed-up against the baseline phase",
-                 "no chart: no phase has steady iterations to hold against a baseline (the"
-                 " phase table's note says why)");
+                 k ? "no chart: one phase ran the model, nothing to hold against it"
+                   : "no chart: no phase has steady iterations to hold against a baseline (the"
+                     " phase table's note says why)");
         return;
     }
     forest(out, "chart-speedup", "Speed-up against the baseline phase, with its 95% band", v, k,
@@ -165,30 +166,54 @@ static void chart_compare(FILE *out, struct table **t, int n)
 /* ---- iterations over time and their distribution --------------------------------------------- */
 
 struct group {
-    char name[200];
-    int first, n; /* rows of the iterations table, which lists each series' together */
+    char name[200]; /* "inference/off CNN batch=8", "(suspect)" marked */
+    const char *phase, *series;
+    int *rows, n; /* its rows of the iterations table, in time order */
 };
 
-static int groups_of(const struct table *it, struct group *g, int max)
+/* A phase whose figures lost events (the phases table's suspect column). */
+static int suspect_phase(struct table **t, int n, const char *label)
+{
+    const struct table *ph = table_by_key(t, n, "phases");
+    for (int r = 0; ph && r < ph->nrows; r++)
+        if (!strcmp(txt(ph, r, "label"), label)) return num(ph, r, "suspect") > 0;
+    return 0;
+}
+
+/* The iterations' series, each with all its rows (two series called in turn interleave). */
+static int groups_of(struct table **t, int nt, const struct table *it, struct group *g, int max)
 {
     int k = 0;
     for (int r = 0; r < it->nrows; r++) {
-        char name[200];
-        snprintf(name, sizeof name, "%s %s", phase_short(txt(it, r, "phase")),
-                 txt(it, r, "series"));
-        if (k && !strcmp(g[k - 1].name, name) && g[k - 1].first + g[k - 1].n == r) {
-            g[k - 1].n++;
-            continue;
+        const char *ph = txt(it, r, "phase"), *se = txt(it, r, "series");
+        int q = 0;
+        while (q < k && (strcmp(g[q].phase, ph) || strcmp(g[q].series, se))) q++;
+        if (q == k) {
+            if (k == max) continue;
+            g[k].phase = ph, g[k].series = se, g[k].n = 0;
+            g[k].rows = malloc((size_t)it->nrows * sizeof *g[k].rows);
+            if (!g[k].rows) cli_fail("out of memory");
+            snprintf(g[k].name, sizeof g[k].name, "%s %s%s", phase_short(ph), se,
+                     suspect_phase(t, nt, ph) ? " (suspect)" : "");
+            k++;
         }
-        if (k == max) break;
-        snprintf(g[k].name, sizeof g[k].name, "%s", name);
-        g[k].first = r, g[k].n = 1;
-        k++;
+        g[q].rows[g[q].n++] = r;
     }
     return k;
 }
 
-static void chart_latency(FILE *out, const struct table *it, const struct group *g, int ng)
+/* The series' own figures, as the Series table has them (one computation for every output). */
+static int series_row(struct table **t, int n, const struct group *g)
+{
+    const struct table *s = table_by_key(t, n, "series");
+    for (int r = 0; s && r < s->nrows; r++)
+        if (!strcmp(txt(s, r, "phase"), g->phase) && !strcmp(txt(s, r, "series"), g->series))
+            return r;
+    return -1;
+}
+
+static void chart_latency(FILE *out, struct table **t, int nt, const struct table *it,
+                          const struct group *g, int ng)
 {
     double t0 = INFINITY, t1 = 0, y0 = INFINITY, y1 = 0;
     for (int r = 0; r < it->nrows; r++) {
@@ -207,29 +232,36 @@ static void chart_latency(FILE *out, const struct table *it, const struct group 
         svg_nice(&p.y.lo, &p.y.hi);
     svg_legend_room(&p, ng < CHART_SLOTS ? ng : CHART_SLOTS);
     svg_axes(&p, SVG_NS,
-             "time since the run's start (warm-up: rings; found without a mark:"
-             " squares)",
-             SVG_NS, p.y.log ? "latency (log scale)" : "latency");
+             "time since the run's start (warm-up: rings; found without a mark: squares)", SVG_NS,
+             p.y.log ? "latency (log scale)" : "latency");
+    const struct table *st = table_by_key(t, nt, "series");
     char text[TEXT_MAX] = "", a[32];
     for (int k = 0; k < ng; k++) {
         int c = k < CHART_SLOTS ? k : CHART_SLOTS - 1;
         if (k < CHART_SLOTS) svg_legend(&p, k, c, g[k].name);
-        /* Many iterations: per bucket of time, its range as a line and its median as a dot. */
+        /* Many iterations: per bucket of them, their range as a line and its middle as a dot. */
         int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1, warm = 0;
-        for (int r = g[k].first; r < g[k].first + g[k].n; r += step) {
-            int m = r + step < g[k].first + g[k].n ? step : g[k].first + g[k].n - r;
+        for (int i = 0; i < g[k].n; i += step) {
+            int m = i + step < g[k].n ? step : g[k].n - i, r = g[k].rows[i];
             double lo = INFINITY, hi = 0, s = num(it, r, "start_ns");
-            for (int q = r; q < r + m; q++)
-                lo = fmin(lo, num(it, q, "latency_ns")), hi = fmax(hi, num(it, q, "latency_ns"));
+            for (int q = i; q < i + m; q++) {
+                double l = num(it, g[k].rows[q], "latency_ns");
+                lo = fmin(lo, l), hi = fmax(hi, l);
+                warm += num(it, g[k].rows[q], "steady") <= 0;
+            }
             int steady = num(it, r, "steady") > 0;
-            warm += !steady;
             int shape = !steady ? 1 : strstr(txt(it, r, "source"), "detected") ? 2 : 0;
             if (m > 1) svg_line(&p, s, lo, s, hi, c, 1, 0);
             svg_point(&p, s, m > 1 ? (lo + hi) / 2 : lo, c, shape, NULL);
         }
-        fmt_ns(a, sizeof a, num(it, g[k].first + g[k].n / 2, "latency_ns"));
-        add(text, "%s%s: %d iterations%s, the middle one %s", k ? "; " : "", g[k].name, g[k].n,
-            warm ? " (warm-up first)" : "", a);
+        int sr = series_row(t, nt, &g[k]);
+        double p50 = sr >= 0 ? num(st, sr, "latency_p50_ns") : NAN;
+        if (isnan(p50))
+            snprintf(a, sizeof a, "-");
+        else
+            fmt_ns(a, sizeof a, p50);
+        add(text, "%s%s: %d iterations (%d warm-up), p50 %s", k ? "; " : "", g[k].name, g[k].n,
+            warm, a);
     }
     svg_end(&p, text);
 }
@@ -240,14 +272,16 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void chart_distribution(FILE *out, const struct table *it, const struct group *g, int ng)
+static void chart_distribution(FILE *out, struct table **t, int nt, const struct table *it,
+                               const struct group *g, int ng)
 {
+    const struct table *st = table_by_key(t, nt, "series");
     for (int k = 0; k < ng && k < 6; k++) {
         double *v = malloc((size_t)g[k].n * sizeof *v);
         if (!v) cli_fail("out of memory");
         int m = 0;
-        for (int r = g[k].first; r < g[k].first + g[k].n; r++)
-            if (num(it, r, "steady") > 0) v[m++] = num(it, r, "latency_ns");
+        for (int i = 0; i < g[k].n; i++)
+            if (num(it, g[k].rows[i], "steady") > 0) v[m++] = num(it, g[k].rows[i], "latency_ns");
         char id[32], title[260];
         snprintf(id, sizeof id, "chart-dist-%d", k);
         snprintf(title, sizeof title, "Latency distribution, %.200s (steady iterations)",
@@ -276,10 +310,14 @@ static void chart_distribution(FILE *out, const struct table *it, const struct g
             if (bins[b])
                 svg_rect(&p, lo + (hi - lo) * b / 40, 0, lo + (hi - lo) * (b + 1) / 40, bins[b],
                          svg_colour[k % SVG_COLOURS], NULL);
-        char p50[32], p95[32], p99[32], text[400];
-        fmt_ns(p50, sizeof p50, v[m / 2]);
-        fmt_ns(p95, sizeof p95, v[(int)(0.95 * (m - 1))]);
-        fmt_ns(p99, sizeof p99, v[(int)(0.99 * (m - 1))]);
+        /* The percentiles the Series table gives: one computation for every output. */
+        int sr = series_row(t, nt, &g[k]);
+        char p50[32] = "-", p95[32] = "-", p99[32] = "-", text[400];
+        if (sr >= 0) {
+            fmt_ns(p50, sizeof p50, num(st, sr, "latency_p50_ns"));
+            fmt_ns(p95, sizeof p95, num(st, sr, "latency_p95_ns"));
+            fmt_ns(p99, sizeof p99, num(st, sr, "latency_p99_ns"));
+        }
         snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
                  p99);
         svg_end(&p, text);
@@ -291,15 +329,16 @@ static void chart_iterations(FILE *out, struct table **t, int n)
 {
     const struct table *it = table_by_key(t, n, "iterations");
     struct group g[64];
-    int ng = it ? groups_of(it, g, 64) : 0;
+    int ng = it ? groups_of(t, n, it, g, 64) : 0;
     if (!ng) {
         svg_none(out, "chart-latency", "Latency of every iteration over time",
                  "no chart: no iteration was found (no mark, and none detected: the phase"
                  " table's note says why)");
         return;
     }
-    chart_latency(out, it, g, ng);
-    chart_distribution(out, it, g, ng);
+    chart_latency(out, t, n, it, g, ng);
+    chart_distribution(out, t, n, it, g, ng);
+    for (int k = 0; k < ng; k++) free(g[k].rows);
 }
 
 /* ---- the batch sweep: items/s against p50 latency, one point per batch ------------------------
@@ -365,12 +404,18 @@ static void chart_sweep(FILE *out, struct table **t, int n)
  * where there is room: never over another). */
 static void phase_bands(struct svg_plot *p, struct table **t, int n)
 {
-    const struct table *ph = table_by_key(t, n, "phases");
+    /* Each phase where it ran its iterations, first start to last end (a phase's spans cover
+     * its set-up too, and phases that come back overlap each other). */
+    const struct table *ph = table_by_key(t, n, "phases"), *it = table_by_key(t, n, "iterations");
     for (int pass = 0; pass < 2; pass++) {
         double free_from = 0;
-        for (int r = 0, k = 0; ph && r < ph->nrows; r++) {
-            double s = num(ph, r, "start_ns"), e = num(ph, r, "end_ns");
-            if (isnan(s) || isnan(e) || e <= s || num(ph, r, "transient") > 0) continue;
+        for (int r = 0, k = 0; ph && it && r < ph->nrows; r++) {
+            double s = INFINITY, e = 0;
+            for (int q = 0; q < it->nrows; q++)
+                if (!strcmp(txt(it, q, "phase"), txt(ph, r, "label")))
+                    s = fmin(s, num(it, q, "start_ns")),
+                    e = fmax(e, num(it, q, "start_ns") + num(it, q, "latency_ns"));
+            if (!(e > s)) continue;
             const char *name = phase_short(txt(ph, r, "label"));
             if (!pass) {
                 svg_rect(p, s, p->y.lo, e, p->y.hi, k++ % 2 ? "#f3f3f3" : "#e9eef5", name);
@@ -408,6 +453,7 @@ static void chart_over_time(FILE *out, struct table **t, int n, const char *key,
     svg_begin(&p, out, id, title, CHART_W, 300);
     p.x.lo = 0, p.x.hi = t1 > 0 ? t1 : 1, p.y.lo = 0, p.y.hi = y1 > 0 ? y1 * 1.1 : 1;
     svg_nice(&p.y.lo, &p.y.hi);
+    if (u == SVG_BYTES) p.y.hi = svg_bytes_ceil(y1 > 0 ? y1 * 1.1 : 1);
     if (u == SVG_PCT) p.y.hi = 100;
     int devices = 0;
     for (int r = 0; r < d->nrows; r++)
@@ -415,7 +461,7 @@ static void chart_over_time(FILE *out, struct table **t, int n, const char *key,
     svg_legend_room(&p, devices);
     p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
     phase_bands(&p, t, n);
-    svg_axes(&p, SVG_NS, "time since the run's start (bands: the phases)", u, yname);
+    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", u, yname);
     char text[TEXT_MAX] = "", a[32], b[32];
     for (int r = 0, k = 0; r < d->nrows; k++) {
         int first = r, m = 0;
@@ -496,7 +542,8 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
         if (isnan(x) || x <= 0) continue;
         struct bar b = {.v = x, .part = NAN};
         char full[CELL_MAX];
-        snprintf(full, sizeof full, "%s", txt(d, r, name));
+        int c = table_col_index(d, name); /* as the text shows it: demangled, shortened */
+        render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
         fmt_label_cut(b.name, sizeof b.name, full, 46);
         if (k < 12) {
             v[k++] = b;
@@ -527,8 +574,9 @@ static void chart_precision(FILE *out, struct table **t, int n)
     }
     struct svg_plot p;
     svg_begin(&p, out, "chart-precision",
-              "Precision mix: share of GEMM and convolution kernel time by type", CHART_W,
-              100 + 22 * d->nrows);
+              "Precision mix: share of kernel time by type (all: every kernel of the phase; gemm,"
+              " conv: those)",
+              CHART_W, 100 + 22 * d->nrows);
     p.left = 330;
     p.x.lo = 0, p.x.hi = 100, p.y.lo = d->nrows, p.y.hi = 0;
     svg_legend_room(&p, 8);

@@ -40,6 +40,18 @@ double svg_at(const struct svg_scale *s, double v)
     return s->a + (v - lo) / (hi - lo) * (s->b - s->a);
 }
 
+/* A round step of bytes near range / 5: a power of two (64 MiB, 128 MiB, 1 GiB). */
+static double bytes_step(double range)
+{
+    return pow(2, ceil(log2(range / 5 > 1 ? range / 5 : 1)));
+}
+
+double svg_bytes_ceil(double v)
+{
+    double st = bytes_step(v);
+    return ceil(v / st) * st;
+}
+
 /* A round step near range / 5: 1, 2 or 5 times a power of ten. */
 static double step_of(double range)
 {
@@ -132,7 +144,7 @@ static void ticks(struct svg_plot *p, const struct svg_scale *s, int vertical, e
         }
         return;
     }
-    double st = step_of(s->hi - s->lo);
+    double st = u == SVG_BYTES ? bytes_step(s->hi - s->lo) : step_of(s->hi - s->lo);
     for (double v = ceil(s->lo / st) * st; v <= s->hi + st * 1e-6; v += st) {
         double at = svg_at(s, v);
         svg_label(lab, sizeof lab, fabs(v) < st * 1e-6 ? 0 : v, u);

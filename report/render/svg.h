@@ -23,6 +23,8 @@ struct svg_scale {
 double svg_at(const struct svg_scale *s, double v);
 /* A range widened to round ends (lo may stay 0). */
 void svg_nice(double *lo, double *hi);
+/* v rounded up to a round number of bytes (a power-of-two step: ticks of 64 MiB, 1 GiB). */
+double svg_bytes_ceil(double v);
 
 /* The kinds of tick labels. */
 enum svg_unit { SVG_NUM, SVG_NS, SVG_PCT, SVG_RATIO, SVG_BYTES };

@@ -358,16 +358,59 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
 
 /* The phase's series (one per distinct mark name, in order of first appearance), each with its
  * own warm-up: a second model slower than the first is a series, never the first's warm-up. */
+/* A model called at several batch sizes under one name (Python module calls, one NVTX name):
+ * a series per batch, whose p50 is one workload's, not a mix (a CNN at batch 8, 32 and 16 once
+ * made one series whose p50 was none of theirs, and compare read its 1.8x regression as no
+ * change). key[k]: the batch iteration k is grouped by, -1 where its name ran one batch size.
+ * A batch with fewer than 3 iterations (a DataLoader's last, shorter batch) joins the name's
+ * most common batch rather than make a series of its own. */
+#define SERIES_BATCH_MIN 3
+static void batch_keys(struct iter **mine, size_t n, int64_t *key)
+{
+    for (size_t k = 0; k < n; k++) key[k] = -2;
+    for (size_t k = 0; k < n; k++) {
+        if (key[k] != -2) continue; /* its name and setting done */
+        int64_t b[16], cnt[16] = {0};
+        int nb = 0;
+        for (size_t j = k; j < n; j++) {
+            if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting ||
+                mine[j]->batch < 0)
+                continue;
+            int q = 0;
+            while (q < nb && b[q] != mine[j]->batch) q++;
+            if (q == nb && nb < 16) b[nb++] = mine[j]->batch;
+            if (q < nb) cnt[q]++;
+        }
+        int real = 0, common = 0;
+        for (int q = 0; q < nb; q++) {
+            real += cnt[q] >= SERIES_BATCH_MIN;
+            if (cnt[q] > cnt[common]) common = q;
+        }
+        for (size_t j = k; j < n; j++) {
+            if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting) continue;
+            int q = 0;
+            while (q < nb && b[q] != mine[j]->batch) q++;
+            key[j] = real < 2 ? -1 : q < nb && cnt[q] >= SERIES_BATCH_MIN ? b[q] : b[common];
+        }
+    }
+}
+
 static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter **mine,
                          const int64_t *lat, const int64_t *host, char *warm, size_t n)
 {
-    int64_t labels[REPORT_MAX_SERIES];
+    int64_t labels[REPORT_MAX_SERIES], batches[REPORT_MAX_SERIES];
     int settings[REPORT_MAX_SERIES], nl = 0;
+    int64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!key) cli_fail("out of memory");
+    batch_keys(mine, n, key);
     for (size_t k = 0; k < n; k++) {
         int g = 0;
-        while (g < nl && (labels[g] != mine[k]->label || settings[g] != mine[k]->setting)) g++;
+        while (g < nl && (labels[g] != mine[k]->label || settings[g] != mine[k]->setting ||
+                          batches[g] != key[k]))
+            g++;
         if (g == nl && nl < REPORT_MAX_SERIES) {
             labels[nl] = mine[k]->label;
+            batches[nl] = key[k];
             settings[nl++] = mine[k]->setting;
         } else if (g == nl) {
             p->series.left_out++; /* a series past the cap: the phase row still counts it */
@@ -381,7 +424,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
     for (int g = 0; g < nl; g++) {
         size_t m = 0;
         for (size_t k = 0; k < n; k++)
-            if (mine[k]->label == labels[g] && mine[k]->setting == settings[g]) {
+            if (mine[k]->label == labels[g] && mine[k]->setting == settings[g] &&
+                key[k] == batches[g]) {
                 /* past REPORT_MAX_SERIES names: in none */
                 gm[m] = mine[k];
                 gl[m] = lat[k];
@@ -401,6 +445,10 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         se->phase = pi;
         series_name(db, labels[g], settings[g] ? p->settings.combo[settings[g] - 1] : "", se->name,
                     sizeof se->name);
+        size_t len = strlen(se->name);
+        if (batches[g] >= 0 && !strstr(se->name, "batch="))
+            snprintf(se->name + len, sizeof se->name - len, "%sbatch=%lld", len ? " " : "",
+                     (long long)batches[g]);
         se->iterations = (int64_t)m;
         se->warmup = (int64_t)w;
         se->batch = m ? gm[0]->batch : -1;
@@ -408,6 +456,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
             if (gm[k]->batch != se->batch) se->batch = -1;
             if (gw[k]) se->warmup_ns += gl[k];
         }
+        if (batches[g] >= 0) se->batch = batches[g]; /* a short last batch joined it */
         se->start = m ? gm[0]->start : 0;
         se->end = m ? gm[m - 1]->start + gl[m - 1] : 0;
         steady_figures(gm, gl, gh, gw, m, &se->lat_p50, &se->lat_p95, &se->lat_p99, &se->lat_mean,
@@ -425,6 +474,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
     free(gh);
     free(at);
     free(gw);
+    free(key);
 }
 
 /* A level shift in steady latencies (time order): the split, among 19 candidates between a

@@ -181,6 +181,20 @@ class CompareVerdicts(Runs):
                          {"a": "the same within 1%", "b": "the same within 1%"})
         self.assertNotIn("loop rate", r["summary"]["changes"])
 
+    def test_a_loop_slower_far_beyond_its_latency_is_named(self):
+        # 10% slower a call, and ten times the wait between calls: the latency's change does not
+        # say it all, so the loop rate's has a line of its own on the first screen.
+        a = build(self.root, "both-a", "latency", FIXTURE_P50_US=100)
+        b = build(self.root, "both-b", "latency", FIXTURE_P50_US=110, FIXTURE_GAP_US=200)
+        r = self.json_of("compare", a, b)
+        x = {s["series"]: s for s in r["series"]}["a"]
+        self.assertEqual((x["verdict"], x["delivered_verdict"]), ("slower", "slower"))
+        self.assertIn("grad/off a slower, latency 1.10x", r["summary"]["changes"])
+        self.assertIn("grad/off a loop rate slower, 0.3", r["summary"]["changes"])
+        # A model change alone (the wait the same): the latency's line says it, once.
+        r, _ = self.pair(100, 130)
+        self.assertNotIn("loop rate", r["summary"]["changes"])
+
     def test_a_batch_change_gives_no_latency_verdict_and_compares_items(self):
         # Batch 8 at 100 us a call, then batch 16 at 150 us: 1.5x the latency is no regression
         # (each item takes 0.75x the time). No latency verdict, said why; the loop rate, per item,

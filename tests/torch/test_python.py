@@ -139,6 +139,28 @@ class PythonProgram(TorchCase):
         self.assertEqual(fired[0]["evidence"]["found_by"], "Python module hooks")
         self.assertIn("model.eval()", fired[0]["try"])
 
+    def test_a_model_at_two_batch_sizes_is_a_series_each(self):
+        # One model, no mark, called at batch 8 then 32, then once at 5 (a DataLoader's last,
+        # shorter batch): a series per batch size, each with its own p50 (one series once mixed
+        # them into a p50 of neither), the short batch counted with the most common one; the
+        # batch sweep compares them.
+        report = self.run_script("batches", "import torch\n"
+                    "model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(),\n"
+                    "                            torch.nn.Linear(512, 64))\n"
+                    "with torch.inference_mode():\n"
+                    "    for batch, n in ((8, 25), (32, 20), (5, 1)):\n"
+                    "        x = torch.randn(batch, 64)\n"
+                    "        for i in range(n):\n"
+                    "            model(x)\n")
+        series = {x["series"]: x for x in report["series"]}
+        self.assertEqual(sorted(series), ["Sequential batch=32", "Sequential batch=8"], series)
+        self.assertEqual(series["Sequential batch=8"]["warmup_iterations"]
+                         + series["Sequential batch=8"]["steady_iterations"], 26)
+        self.assertEqual(series["Sequential batch=32"]["batch"], 32)
+        self.assertLess(series["Sequential batch=8"]["latency_p50_ns"],
+                        series["Sequential batch=32"]["latency_p50_ns"])
+        self.assertEqual(sorted(x["batch"] for x in report["batch_sweep"]), [8, 32])
+
     TRAIN_THEN_EVAL = ("import torch\n"
                        "model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Dropout(0.5))\n"
                        "x = torch.randn(16, 32)\n"
