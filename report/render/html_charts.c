@@ -1,13 +1,11 @@
 /*
  * html_charts.c: the HTML report's charts, drawn (svg.c) from the same data tables every format
  * renders: the speed-up of each phase against the baseline with its 95% band, every iteration's
- * latency over time, the latency distribution, the batch sweep, the precision mix, the time
- * between iterations, the kernels and operators that take the time, energy; for compare, each
- * series' and phase's speed-up between the runs. Each chart has its text equivalent under it, and
- * where there is no data it says why instead of drawing empty axes.
+ * latency over time, the latency distribution, the batch sweep; for compare, each series' and
+ * phase's speed-up between the runs (html_bars.c draws the rest). Each chart has its text
+ * equivalent under it, and where there is no data it says why instead of drawing empty axes.
  */
-#include "render_impl.h"
-#include "svg.h"
+#include "html_charts.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -15,18 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHART_W     960
-#define CHART_SLOTS 8    /* series drawn apart (colours, legend); more share the last colour */
-#define BUCKETS     480  /* an iteration chart draws at most this many marks per series */
-#define TEXT_MAX    4096 /* a chart's text equivalent */
+#define CHART_SLOTS 8   /* series drawn apart (colours, legend); more share the last colour */
+#define BUCKETS     480 /* an iteration chart draws at most this many marks per series */
 
-static double num(const struct table *t, int r, const char *col)
+double html_num(const struct table *t, int r, const char *col)
 {
     const struct cell *c = table_cell(t, r, col);
     return !c || c->null ? NAN : c->s ? atof(c->s) : c->d != 0 ? c->d : (double)c->i;
 }
 
-static const char *txt(const struct table *t, int r, const char *col)
+const char *html_txt(const struct table *t, int r, const char *col)
 {
     const struct cell *c = table_cell(t, r, col);
     return c && !c->null && c->s ? c->s : "";
@@ -34,7 +30,7 @@ static const char *txt(const struct table *t, int r, const char *col)
 
 /* A phase's label as the text report writes it short: "inference_mode | autocast bf16" ->
  * "inference/bf16" (a chart's room is for the series' own name). */
-static const char *phase_short(const char *label)
+const char *html_phase_short(const char *label)
 {
     const char *bar = strstr(label, " | autocast ");
     if (!bar) return label;
@@ -44,8 +40,7 @@ static const char *phase_short(const char *label)
 }
 
 /* "a; b; c" into a text equivalent, never past its end. */
-static void add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(char *out, const char *fmt, ...)
+void html_add(char *out, const char *fmt, ...)
 {
     size_t len = strlen(out);
     if (len + 200 > TEXT_MAX) return;
@@ -56,7 +51,7 @@ static void add(char *out, const char *fmt, ...)
 }
 
 /* A row's name left of the plot, cut to the room there (the whole name in its tooltip). */
-static void row_label(struct svg_plot *p, double x, double y, const char *name)
+void html_row_label(struct svg_plot *p, double x, double y, const char *name)
 {
     char cut[128];
     size_t room = (size_t)((p->left - 10) / 6.2);
@@ -92,14 +87,14 @@ static void forest(FILE *out, const char *id, const char *title, struct band_row
         double y = i + 0.5;
         if (!isnan(v[i].lo)) svg_line(&p, v[i].lo, y, v[i].hi, y, i % SVG_COLOURS, 3, 0);
         svg_point(&p, v[i].r, y, i % SVG_COLOURS, 0, v[i].name);
-        row_label(&p, p.x.lo, y, v[i].name);
+        html_row_label(&p, p.x.lo, y, v[i].name);
         svg_text(&p, p.x.hi, y, "start", v[i].verdict);
         snprintf(a, sizeof a, "%.2fx", v[i].r);
         if (isnan(v[i].lo))
             b[0] = 0;
         else
             snprintf(b, sizeof b, " (95%%: %.2f-%.2fx)", v[i].lo, v[i].hi);
-        add(text, "%s%s: %s%s, %s", i ? "; " : "", v[i].name, a, b, v[i].verdict);
+        html_add(text, "%s%s: %s%s, %s", i ? "; " : "", v[i].name, a, b, v[i].verdict);
     }
     svg_end(&p, text);
 }
@@ -110,14 +105,14 @@ static void chart_speedup(FILE *out, struct table **t, int n)
     struct band_row v[32];
     int k = 0;
     for (int r = 0; ph && r < ph->nrows && k < 32; r++) {
-        double x = num(ph, r, "throughput_ratio");
+        double x = html_num(ph, r, "throughput_ratio");
         if (isnan(x)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s%s", phase_short(txt(ph, r, "label")),
-                 num(ph, r, "suspect") > 0 ? " (suspect)" : "");
-        v[k].r = x, v[k].lo = num(ph, r, "throughput_ratio_low");
-        v[k].hi = num(ph, r, "throughput_ratio_high");
+        snprintf(v[k].name, sizeof v[k].name, "%s%s", html_phase_short(html_txt(ph, r, "label")),
+                 html_num(ph, r, "suspect") > 0 ? " (suspect)" : "");
+        v[k].r = x, v[k].lo = html_num(ph, r, "throughput_ratio_low");
+        v[k].hi = html_num(ph, r, "throughput_ratio_high");
         if (isnan(v[k].hi)) v[k].lo = NAN;
-        v[k].verdict = txt(ph, r, "verdict");
+        v[k].verdict = html_txt(ph, r, "verdict");
         k++;
     }
     if (k < 2) {
@@ -140,17 +135,17 @@ static void chart_compare(FILE *out, struct table **t, int n)
     for (int q = 0; q < 2 && !k; q++) {
         const struct table *d = table_by_key(t, n, kinds[q]);
         for (int r = 0; d && r < d->nrows && k < 32; r++) {
-            double lat = num(d, r, "latency_p50_ns_ratio");
+            double lat = html_num(d, r, "latency_p50_ns_ratio");
             if (isnan(lat) || lat <= 0) continue;
             if (q == 0)
-                snprintf(v[k].name, sizeof v[k].name, "%s %s", txt(d, r, "Phase"),
-                         txt(d, r, "series"));
+                snprintf(v[k].name, sizeof v[k].name, "%s %s", html_txt(d, r, "Phase"),
+                         html_txt(d, r, "series"));
             else
-                snprintf(v[k].name, sizeof v[k].name, "%s", txt(d, r, "label"));
+                snprintf(v[k].name, sizeof v[k].name, "%s", html_txt(d, r, "label"));
             v[k].r = 1 / lat;
-            v[k].lo = num(d, r, "speedup_lo"), v[k].hi = num(d, r, "speedup_hi");
+            v[k].lo = html_num(d, r, "speedup_lo"), v[k].hi = html_num(d, r, "speedup_hi");
             if (isnan(v[k].hi)) v[k].lo = NAN;
-            v[k].verdict = txt(d, r, "verdict");
+            v[k].verdict = html_txt(d, r, "verdict");
             k++;
         }
     }
@@ -176,7 +171,7 @@ static int suspect_phase(struct table **t, int n, const char *label)
 {
     const struct table *ph = table_by_key(t, n, "phases");
     for (int r = 0; ph && r < ph->nrows; r++)
-        if (!strcmp(txt(ph, r, "label"), label)) return num(ph, r, "suspect") > 0;
+        if (!strcmp(html_txt(ph, r, "label"), label)) return html_num(ph, r, "suspect") > 0;
     return 0;
 }
 
@@ -185,7 +180,7 @@ static int groups_of(struct table **t, int nt, const struct table *it, struct gr
 {
     int k = 0;
     for (int r = 0; r < it->nrows; r++) {
-        const char *ph = txt(it, r, "phase"), *se = txt(it, r, "series");
+        const char *ph = html_txt(it, r, "phase"), *se = html_txt(it, r, "series");
         int q = 0;
         while (q < k && (strcmp(g[q].phase, ph) || strcmp(g[q].series, se))) q++;
         if (q == k) {
@@ -193,7 +188,7 @@ static int groups_of(struct table **t, int nt, const struct table *it, struct gr
             g[k].phase = ph, g[k].series = se, g[k].n = 0;
             g[k].rows = malloc((size_t)it->nrows * sizeof *g[k].rows);
             if (!g[k].rows) cli_fail("out of memory");
-            snprintf(g[k].name, sizeof g[k].name, "%s %s%s", phase_short(ph), se,
+            snprintf(g[k].name, sizeof g[k].name, "%s %s%s", html_phase_short(ph), se,
                      suspect_phase(t, nt, ph) ? " (suspect)" : "");
             k++;
         }
@@ -207,7 +202,8 @@ static int series_row(struct table **t, int n, const struct group *g)
 {
     const struct table *s = table_by_key(t, n, "series");
     for (int r = 0; s && r < s->nrows; r++)
-        if (!strcmp(txt(s, r, "phase"), g->phase) && !strcmp(txt(s, r, "series"), g->series))
+        if (!strcmp(html_txt(s, r, "phase"), g->phase) &&
+            !strcmp(html_txt(s, r, "series"), g->series))
             return r;
     return -1;
 }
@@ -217,7 +213,7 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
 {
     double t0 = INFINITY, t1 = 0, y0 = INFINITY, y1 = 0;
     for (int r = 0; r < it->nrows; r++) {
-        double s = num(it, r, "start_ns"), l = num(it, r, "latency_ns");
+        double s = html_num(it, r, "start_ns"), l = html_num(it, r, "latency_ns");
         if (isnan(s) || isnan(l)) continue;
         t0 = fmin(t0, s), t1 = fmax(t1, s), y1 = fmax(y1, l);
         if (l > 0) y0 = fmin(y0, l);
@@ -243,25 +239,25 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
         int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1, warm = 0;
         for (int i = 0; i < g[k].n; i += step) {
             int m = i + step < g[k].n ? step : g[k].n - i, r = g[k].rows[i];
-            double lo = INFINITY, hi = 0, s = num(it, r, "start_ns");
+            double lo = INFINITY, hi = 0, s = html_num(it, r, "start_ns");
             for (int q = i; q < i + m; q++) {
-                double l = num(it, g[k].rows[q], "latency_ns");
+                double l = html_num(it, g[k].rows[q], "latency_ns");
                 lo = fmin(lo, l), hi = fmax(hi, l);
-                warm += num(it, g[k].rows[q], "steady") <= 0;
+                warm += html_num(it, g[k].rows[q], "steady") <= 0;
             }
-            int steady = num(it, r, "steady") > 0;
-            int shape = !steady ? 1 : strstr(txt(it, r, "source"), "detected") ? 2 : 0;
+            int steady = html_num(it, r, "steady") > 0;
+            int shape = !steady ? 1 : strstr(html_txt(it, r, "source"), "detected") ? 2 : 0;
             if (m > 1) svg_line(&p, s, lo, s, hi, c, 1, 0);
             svg_point(&p, s, m > 1 ? (lo + hi) / 2 : lo, c, shape, NULL);
         }
         int sr = series_row(t, nt, &g[k]);
-        double p50 = sr >= 0 ? num(st, sr, "latency_p50_ns") : NAN;
+        double p50 = sr >= 0 ? html_num(st, sr, "latency_p50_ns") : NAN;
         if (isnan(p50))
             snprintf(a, sizeof a, "-");
         else
             fmt_ns(a, sizeof a, p50);
-        add(text, "%s%s: %d iterations (%d warm-up), p50 %s", k ? "; " : "", g[k].name, g[k].n,
-            warm, a);
+        html_add(text, "%s%s: %d iterations (%d warm-up), p50 %s", k ? "; " : "", g[k].name, g[k].n,
+                 warm, a);
     }
     svg_end(&p, text);
 }
@@ -281,7 +277,8 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
         if (!v) cli_fail("out of memory");
         int m = 0;
         for (int i = 0; i < g[k].n; i++)
-            if (num(it, g[k].rows[i], "steady") > 0) v[m++] = num(it, g[k].rows[i], "latency_ns");
+            if (html_num(it, g[k].rows[i], "steady") > 0)
+                v[m++] = html_num(it, g[k].rows[i], "latency_ns");
         char id[32], title[260];
         snprintf(id, sizeof id, "chart-dist-%d", k);
         snprintf(title, sizeof title, "Latency distribution, %.200s (steady iterations)",
@@ -314,9 +311,9 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
         int sr = series_row(t, nt, &g[k]);
         char p50[32] = "-", p95[32] = "-", p99[32] = "-", text[400];
         if (sr >= 0) {
-            fmt_ns(p50, sizeof p50, num(st, sr, "latency_p50_ns"));
-            fmt_ns(p95, sizeof p95, num(st, sr, "latency_p95_ns"));
-            fmt_ns(p99, sizeof p99, num(st, sr, "latency_p99_ns"));
+            fmt_ns(p50, sizeof p50, html_num(st, sr, "latency_p50_ns"));
+            fmt_ns(p95, sizeof p95, html_num(st, sr, "latency_p95_ns"));
+            fmt_ns(p99, sizeof p99, html_num(st, sr, "latency_p99_ns"));
         }
         snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
                  p99);
@@ -356,8 +353,9 @@ static void chart_sweep(FILE *out, struct table **t, int n)
     }
     double x0 = INFINITY, x1 = 0, y1 = 0;
     for (int r = 0; r < d->nrows; r++) {
-        x0 = fmin(x0, num(d, r, "latency_p50_ns")), x1 = fmax(x1, num(d, r, "latency_p50_ns"));
-        y1 = fmax(y1, num(d, r, "items_per_s"));
+        x0 = fmin(x0, html_num(d, r, "latency_p50_ns")),
+        x1 = fmax(x1, html_num(d, r, "latency_p50_ns"));
+        y1 = fmax(y1, html_num(d, r, "items_per_s"));
     }
     struct svg_plot p;
     svg_begin(&p, out, "chart-sweep", "Batch sweep: items/s against p50 latency", CHART_W, 340);
@@ -371,283 +369,30 @@ static void chart_sweep(FILE *out, struct table **t, int n)
     double px = NAN, py = NAN;
     int groups = 0;
     for (int r = 0; r < d->nrows; r++)
-        groups += r == 0 || strcmp(txt(d, r, "phase"), txt(d, r - 1, "phase"));
+        groups += r == 0 || strcmp(html_txt(d, r, "phase"), html_txt(d, r - 1, "phase"));
     svg_legend_room(&p, groups);
     svg_axes(&p, SVG_NS, p.x.log ? "p50 latency (log scale)" : "p50 latency", SVG_NUM, "items/s");
     for (int r = 0; r < d->nrows; r++) {
-        snprintf(group, sizeof group, "%s", phase_short(txt(d, r, "phase")));
+        snprintf(group, sizeof group, "%s", html_phase_short(html_txt(d, r, "phase")));
         if (strcmp(group, prev_group)) {
             colour++, px = py = NAN;
             svg_legend(&p, colour, colour, group);
             snprintf(prev_group, sizeof prev_group, "%s", group);
         }
-        double x = num(d, r, "latency_p50_ns"), y = num(d, r, "items_per_s");
-        long long b = (long long)num(d, r, "batch");
+        double x = html_num(d, r, "latency_p50_ns"), y = html_num(d, r, "items_per_s");
+        long long b = (long long)html_num(d, r, "batch");
         if (!isnan(px)) svg_line(&p, px, py, x, y, colour, 1.2, 0);
         fmt_ns(a, sizeof a, x);
-        snprintf(tip, sizeof tip, "%s batch %lld: %.0f items/s at p50 %s", txt(d, r, "series"), b,
-                 y, a);
+        snprintf(tip, sizeof tip, "%s batch %lld: %.0f items/s at p50 %s", html_txt(d, r, "series"),
+                 b, y, a);
         svg_point(&p, x, y, colour, 0, tip);
         char lab[32];
         snprintf(lab, sizeof lab, "%lld", b);
         svg_text(&p, x, y, "start", lab);
-        add(text, "%s%s", r ? "; " : "", tip);
+        html_add(text, "%s%s", r ? "; " : "", tip);
         px = x, py = y;
     }
     svg_end(&p, text);
-}
-
-/* ---- over time: tensor memory, GPU busy, power, with the phases as bands ----------------------
- */
-
-/* The phases' spans behind a chart over time (first every band, then the names over them, one
- * where there is room: never over another). */
-static void phase_bands(struct svg_plot *p, struct table **t, int n)
-{
-    /* Each phase where it ran its iterations, first start to last end (a phase's spans cover
-     * its set-up too, and phases that come back overlap each other). */
-    const struct table *ph = table_by_key(t, n, "phases"), *it = table_by_key(t, n, "iterations");
-    for (int pass = 0; pass < 2; pass++) {
-        double free_from = 0;
-        for (int r = 0, k = 0; ph && it && r < ph->nrows; r++) {
-            double s = INFINITY, e = 0;
-            for (int q = 0; q < it->nrows; q++)
-                if (!strcmp(txt(it, q, "phase"), txt(ph, r, "label")))
-                    s = fmin(s, num(it, q, "start_ns")),
-                    e = fmax(e, num(it, q, "start_ns") + num(it, q, "latency_ns"));
-            if (!(e > s)) continue;
-            const char *name = phase_short(txt(ph, r, "label"));
-            if (!pass) {
-                svg_rect(p, s, p->y.lo, e, p->y.hi, k++ % 2 ? "#f3f3f3" : "#e9eef5", name);
-                continue;
-            }
-            double at = svg_at(&p->x, s) + 3, w = 6.5 * (double)strlen(name);
-            if (at < free_from || at + w >= p->right) continue;
-            fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\">", at, p->top + 11);
-            html_text(p->out, name);
-            fputs("</text>\n", p->out);
-            free_from = at + w + 6;
-        }
-    }
-}
-
-/* Rows of a timeline table, device by device: chart them as lines. */
-static void chart_over_time(FILE *out, struct table **t, int n, const char *key, const char *value,
-                            enum svg_unit u, const char *id, const char *title, const char *yname,
-                            int mark_peak /* 1: its peak marked, 2: with the Summary's phase */,
-                            const char *none)
-{
-    const struct table *d = table_by_key(t, n, key);
-    if (!d || !d->nrows) {
-        svg_none(out, id, title, none);
-        return;
-    }
-    double *x = malloc((size_t)d->nrows * sizeof *x), *y = malloc((size_t)d->nrows * sizeof *y);
-    if (!x || !y) cli_fail("out of memory");
-    double t1 = 0, y1 = 0, peak = -1, peak_t = 0;
-    for (int r = 0; r < d->nrows; r++) {
-        t1 = fmax(t1, num(d, r, "t_ns")), y1 = fmax(y1, num(d, r, value));
-        if (num(d, r, value) > peak) peak = num(d, r, value), peak_t = num(d, r, "t_ns");
-    }
-    struct svg_plot p;
-    svg_begin(&p, out, id, title, CHART_W, 300);
-    p.x.lo = 0, p.x.hi = t1 > 0 ? t1 : 1, p.y.lo = 0, p.y.hi = y1 > 0 ? y1 * 1.1 : 1;
-    svg_nice(&p.y.lo, &p.y.hi);
-    if (u == SVG_BYTES) p.y.hi = svg_bytes_ceil(y1 > 0 ? y1 * 1.1 : 1);
-    if (u == SVG_PCT) p.y.hi = 100;
-    int devices = 0;
-    for (int r = 0; r < d->nrows; r++)
-        devices += !r || strcmp(txt(d, r, "device"), txt(d, r - 1, "device"));
-    svg_legend_room(&p, devices);
-    p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
-    phase_bands(&p, t, n);
-    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", u, yname);
-    char text[TEXT_MAX] = "", a[32], b[32];
-    for (int r = 0, k = 0; r < d->nrows; k++) {
-        int first = r, m = 0;
-        double top = 0;
-        while (r < d->nrows && !strcmp(txt(d, r, "device"), txt(d, first, "device"))) {
-            x[m] = num(d, r, "t_ns"), y[m] = num(d, r, value), top = fmax(top, y[m]);
-            m++, r++;
-        }
-        svg_legend(&p, k, k, txt(d, first, "device"));
-        svg_polyline(&p, x, y, m, k);
-        svg_label(a, sizeof a, top, u);
-        add(text, "%s%s: highest %s", k ? "; " : "", txt(d, first, "device"), a);
-    }
-    if (mark_peak) {
-        svg_label(a, sizeof a, peak, u);
-        fmt_ns(b, sizeof b, peak_t);
-        /* Memory's peak is the Summary's: named with the phase that set it. */
-        const struct table *sum = table_by_key(t, n, "summary");
-        const char *in = mark_peak == 2 && sum ? txt(sum, 0, "peak_phase") : "";
-        char mark[160];
-        snprintf(mark, sizeof mark, "peak %s%s%s at %s", a, in[0] ? " in " : "",
-                 in[0] ? phase_short(in) : "", b);
-        svg_point(&p, peak_t, peak, 6, 1, mark);
-        svg_text(&p, peak_t, peak, peak_t > t1 / 2 ? "end" : "start", mark);
-        add(text, "; the highest, %s", mark);
-    }
-    svg_end(&p, text);
-    free(x);
-    free(y);
-}
-
-/* ---- bars --------------------------------------------------------------------------------------
- */
-
-struct bar {
-    char name[160];
-    double v, part; /* the bar, and a part of it drawn darker (NAN none) */
-};
-
-static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
-                 enum svg_unit u, const char *xname, const char *what)
-{
-    double hi = 0;
-    for (int i = 0; i < n; i++) hi = fmax(hi, v[i].v);
-    struct svg_plot p;
-    svg_begin(&p, out, id, title, CHART_W, 60 + 22 * n);
-    p.left = 330;
-    p.x.lo = 0, p.x.hi = hi > 0 ? hi : 1, p.y.lo = n, p.y.hi = 0;
-    svg_nice(&p.x.lo, &p.x.hi);
-    svg_axes(&p, u, xname, SVG_NUM, "");
-    char text[TEXT_MAX] = "", a[32];
-    for (int i = 0; i < n; i++) {
-        svg_label(a, sizeof a, v[i].v, u);
-        svg_rect(&p, 0, i + 0.15, v[i].v, i + 0.85, "#9ecae1", v[i].name);
-        if (!isnan(v[i].part)) svg_rect(&p, 0, i + 0.15, v[i].part, i + 0.85, "#3182bd", NULL);
-        row_label(&p, 0, i + 0.5, v[i].name);
-        add(text, "%s%s: %s", i ? "; " : "", v[i].name, a);
-    }
-    if (what) add(text, " (%s)", what);
-    svg_end(&p, text);
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = ((const struct bar *)a)->v, y = ((const struct bar *)b)->v;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* The top entries of a table by one column (kernels by GPU time, operators by self time). */
-static void chart_top(FILE *out, struct table **t, int n, const char *key, const char *name,
-                      const char *col, const char *id, const char *title, const char *none)
-{
-    const struct table *d = table_by_key(t, n, key);
-    struct bar v[12];
-    int k = 0;
-    for (int r = 0; d && r < d->nrows; r++) {
-        double x = num(d, r, col);
-        if (isnan(x) || x <= 0) continue;
-        struct bar b = {.v = x, .part = NAN};
-        char full[CELL_MAX];
-        int c = table_col_index(d, name); /* as the text shows it: demangled, shortened */
-        render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
-        fmt_label_cut(b.name, sizeof b.name, full, 46);
-        if (k < 12) {
-            v[k++] = b;
-        } else if (x > v[11].v) {
-            v[11] = b;
-        } else {
-            continue;
-        }
-        qsort(v, (size_t)k, sizeof *v, by_value);
-    }
-    if (!k) {
-        svg_none(out, id, title, none);
-        return;
-    }
-    bars(out, id, title, v, k, SVG_NS, "time", NULL);
-}
-
-static void chart_precision(FILE *out, struct table **t, int n)
-{
-    static const char *const types[] = {"fp32", "tf32", "fp16",  "bf16",
-                                        "fp8",  "int8", "other", "unknown"};
-    const struct table *d = table_by_key(t, n, "precision");
-    if (!d || !d->nrows) {
-        svg_none(out, "chart-precision", "Precision mix per phase",
-                 "no chart: no GEMM or convolution kernel was recorded (a CPU run, or CUDA"
-                 " activity off)");
-        return;
-    }
-    struct svg_plot p;
-    svg_begin(&p, out, "chart-precision",
-              "Precision mix: share of kernel time by type (all: every kernel of the phase; gemm,"
-              " conv: those)",
-              CHART_W, 100 + 22 * d->nrows);
-    p.left = 330;
-    p.x.lo = 0, p.x.hi = 100, p.y.lo = d->nrows, p.y.hi = 0;
-    svg_legend_room(&p, 8);
-    svg_axes(&p, SVG_PCT, "share of the kernel time", SVG_NUM, "");
-    for (int k = 0; k < 8; k++) svg_legend(&p, k, k, types[k]);
-    char text[TEXT_MAX] = "", name[200];
-    for (int r = 0; r < d->nrows; r++) {
-        double at = 0;
-        snprintf(name, sizeof name, "%s %s", phase_short(txt(d, r, "label")),
-                 txt(d, r, "operation"));
-        add(text, "%s%s:", r ? "; " : "", name);
-        for (int k = 0; k < 8; k++) {
-            double s = num(d, r, types[k]);
-            if (isnan(s) || s <= 0) continue;
-            char tip[240];
-            snprintf(tip, sizeof tip, "%s: %s %.1f%%", name, types[k], s);
-            svg_rect(&p, at, r + 0.15, at + s, r + 0.85, svg_colour[k], tip);
-            at += s;
-            add(text, " %s %.0f%%", types[k], s);
-        }
-        row_label(&p, 0, r + 0.5, name);
-    }
-    svg_end(&p, text);
-}
-
-static void chart_between(FILE *out, struct table **t, int n)
-{
-    const struct table *d = table_by_key(t, n, "between");
-    struct bar v[24];
-    int k = 0;
-    for (int r = 0; d && r < d->nrows && k < 24; r++) {
-        double pct = num(d, r, "between_pct"), data = num(d, r, "data_loading_ns");
-        double total = num(d, r, "between_total_ns");
-        if (isnan(pct)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s %s", phase_short(txt(d, r, "phase")),
-                 txt(d, r, "series"));
-        v[k].v = pct;
-        v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
-        k++;
-    }
-    if (!k) {
-        svg_none(out, "chart-between", "Time between iterations",
-                 "no chart: no series has two steady iterations in a row to measure between");
-        return;
-    }
-    bars(out, "chart-between",
-         "Time between iterations, share of each series' wall time (dark: waiting for data)", v, k,
-         SVG_PCT, "share of the series' wall time spent between iterations", NULL);
-}
-
-static void chart_energy(FILE *out, struct table **t, int n)
-{
-    const struct table *d = table_by_key(t, n, "energy");
-    struct bar v[24];
-    int k = 0;
-    for (int r = 0; d && r < d->nrows && k < 24; r++) {
-        double w = num(d, r, "avg_power_w");
-        if (isnan(w)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s on %s", phase_short(txt(d, r, "phase")),
-                 txt(d, r, "device"));
-        v[k].v = w, v[k].part = NAN;
-        k++;
-    }
-    if (!k) {
-        svg_none(out, "chart-energy", "Power per phase",
-                 "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
-                 " INFPROF_ENERGY_MS=0: the run header says which)");
-        return;
-    }
-    bars(out, "chart-energy", "Average power per phase and device (W)", v, k, SVG_NUM, "watts",
-         "the Energy table has joules per iteration and per item");
 }
 
 void html_charts(FILE *out, struct table **t, int n)
@@ -659,25 +404,6 @@ void html_charts(FILE *out, struct table **t, int n)
     chart_speedup(out, t, n);
     chart_iterations(out, t, n);
     chart_sweep(out, t, n);
-    chart_between(out, t, n);
-    chart_over_time(out, t, n, "memory_timeline", "allocated_bytes", SVG_BYTES, "chart-memory",
-                    "Tensor memory over time (allocated; the highest in each moment)", "allocated",
-                    2,
-                    "no chart: no allocator report was recorded (libtorch's hooks"
-                    " off, or no tensor allocated)");
-    chart_over_time(out, t, n, "gpu_timeline", "busy_pct", SVG_PCT, "chart-gpu",
-                    "GPU busy over time (kernel time in each moment)", "busy", 0,
-                    "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
-    chart_over_time(out, t, n, "power_timeline", "watts", SVG_NUM, "chart-power",
-                    "Power over time (W)", "watts", 1,
-                    "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
-                    " INFPROF_ENERGY_MS=0: the run header says which)");
-    chart_precision(out, t, n);
-    chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
-              "CUDA kernels by GPU time (top 12)",
-              "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
-    chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
-              "PyTorch operators by self CPU time (top 12)",
-              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
-    chart_energy(out, t, n);
+    html_charts_over_time(out, t, n);
+    html_charts_bars(out, t, n);
 }

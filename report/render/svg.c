@@ -122,43 +122,37 @@ void svg_none(FILE *out, const char *id, const char *title, const char *why)
     fputs("</p></figure>\n", out);
 }
 
+/* One tick: its grid line across the plot and its label beside the axis. */
+static void tick(struct svg_plot *p, const struct svg_scale *s, int vertical, double v,
+                 enum svg_unit u)
+{
+    char lab[48];
+    double at = svg_at(s, v);
+    svg_label(lab, sizeof lab, v, u);
+    if (vertical)
+        fprintf(p->out,
+                "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                p->left, p->right, at, at, p->left - 4, at + 4, lab);
+    else
+        fprintf(p->out,
+                "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                at, at, p->top, p->bottom, at, p->bottom + 14, lab);
+}
+
+/* Ticks at round values: powers of ten on a log scale that spans 20x or more, else round
+ * steps (powers of two for bytes). */
 static void ticks(struct svg_plot *p, const struct svg_scale *s, int vertical, enum svg_unit u)
 {
-    FILE *o = p->out;
-    char lab[48];
     if (s->log && s->hi / s->lo >= 20) {
-        for (double v = pow(10, floor(log10(s->lo))); v <= s->hi * 1.0001; v *= 10) {
-            if (v < s->lo * 0.9999) continue;
-            double at = svg_at(s, v);
-            svg_label(lab, sizeof lab, v, u);
-            if (vertical)
-                fprintf(o,
-                        "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                        p->left, p->right, at, at, p->left - 4, at + 4, lab);
-            else
-                fprintf(o,
-                        "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                        at, at, p->top, p->bottom, at, p->bottom + 14, lab);
-        }
+        for (double v = pow(10, floor(log10(s->lo))); v <= s->hi * 1.0001; v *= 10)
+            if (v >= s->lo * 0.9999) tick(p, s, vertical, v, u);
         return;
     }
     double st = u == SVG_BYTES ? bytes_step(s->hi - s->lo) : step_of(s->hi - s->lo);
-    for (double v = ceil(s->lo / st) * st; v <= s->hi + st * 1e-6; v += st) {
-        double at = svg_at(s, v);
-        svg_label(lab, sizeof lab, fabs(v) < st * 1e-6 ? 0 : v, u);
-        if (vertical)
-            fprintf(o,
-                    "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                    p->left, p->right, at, at, p->left - 4, at + 4, lab);
-        else
-            fprintf(o,
-                    "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                    at, at, p->top, p->bottom, at, p->bottom + 14, lab);
-    }
+    for (double v = ceil(s->lo / st) * st; v <= s->hi + st * 1e-6; v += st)
+        tick(p, s, vertical, fabs(v) < st * 1e-6 ? 0 : v, u);
 }
 
 void svg_axes(struct svg_plot *p, enum svg_unit xu, const char *xname, enum svg_unit yu,

@@ -1,0 +1,294 @@
+/*
+ * html_bars.c: the HTML report's charts over time (tensor memory, GPU busy and power, with the
+ * phases as bands) and its bars (time between iterations, precision mix, top kernels and
+ * operators, power per phase), drawn (svg.c) from the report's data tables.
+ */
+#include "html_charts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- over time: tensor memory, GPU busy, power, with the phases as bands ----------------------
+ */
+
+/* The phases' spans behind a chart over time (first every band, then the names over them, one
+ * where there is room: never over another). */
+static void phase_bands(struct svg_plot *p, struct table **t, int n)
+{
+    /* Each phase where it ran its iterations, first start to last end (a phase's spans cover
+     * its set-up too, and phases that come back overlap each other). */
+    const struct table *ph = table_by_key(t, n, "phases"), *it = table_by_key(t, n, "iterations");
+    for (int pass = 0; pass < 2; pass++) {
+        double free_from = 0;
+        for (int r = 0, k = 0; ph && it && r < ph->nrows; r++) {
+            double s = INFINITY, e = 0;
+            for (int q = 0; q < it->nrows; q++)
+                if (!strcmp(html_txt(it, q, "phase"), html_txt(ph, r, "label")))
+                    s = fmin(s, html_num(it, q, "start_ns")),
+                    e = fmax(e, html_num(it, q, "start_ns") + html_num(it, q, "latency_ns"));
+            if (!(e > s)) continue;
+            const char *name = html_phase_short(html_txt(ph, r, "label"));
+            if (!pass) {
+                svg_rect(p, s, p->y.lo, e, p->y.hi, k++ % 2 ? "#f3f3f3" : "#e9eef5", name);
+                continue;
+            }
+            double at = svg_at(&p->x, s) + 3, w = 6.5 * (double)strlen(name);
+            if (at < free_from || at + w >= p->right) continue;
+            fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\">", at, p->top + 11);
+            html_text(p->out, name);
+            fputs("</text>\n", p->out);
+            free_from = at + w + 6;
+        }
+    }
+}
+
+/* Rows of a timeline table, device by device: chart them as lines. */
+static void chart_over_time(FILE *out, struct table **t, int n, const char *key, const char *value,
+                            enum svg_unit u, const char *id, const char *title, const char *yname,
+                            int mark_peak /* 1: its peak marked, 2: with the Summary's phase */,
+                            const char *none)
+{
+    const struct table *d = table_by_key(t, n, key);
+    if (!d || !d->nrows) {
+        svg_none(out, id, title, none);
+        return;
+    }
+    double *x = malloc((size_t)d->nrows * sizeof *x), *y = malloc((size_t)d->nrows * sizeof *y);
+    if (!x || !y) cli_fail("out of memory");
+    double t1 = 0, y1 = 0, peak = -1, peak_t = 0;
+    for (int r = 0; r < d->nrows; r++) {
+        t1 = fmax(t1, html_num(d, r, "t_ns")), y1 = fmax(y1, html_num(d, r, value));
+        if (html_num(d, r, value) > peak)
+            peak = html_num(d, r, value), peak_t = html_num(d, r, "t_ns");
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, id, title, CHART_W, 300);
+    p.x.lo = 0, p.x.hi = t1 > 0 ? t1 : 1, p.y.lo = 0, p.y.hi = y1 > 0 ? y1 * 1.1 : 1;
+    svg_nice(&p.y.lo, &p.y.hi);
+    if (u == SVG_BYTES) p.y.hi = svg_bytes_ceil(y1 > 0 ? y1 * 1.1 : 1);
+    if (u == SVG_PCT) p.y.hi = 100;
+    int devices = 0;
+    for (int r = 0; r < d->nrows; r++)
+        devices += !r || strcmp(html_txt(d, r, "device"), html_txt(d, r - 1, "device"));
+    svg_legend_room(&p, devices);
+    p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
+    phase_bands(&p, t, n);
+    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", u, yname);
+    char text[TEXT_MAX] = "", a[32], b[32];
+    for (int r = 0, k = 0; r < d->nrows; k++) {
+        int first = r, m = 0;
+        double top = 0;
+        while (r < d->nrows && !strcmp(html_txt(d, r, "device"), html_txt(d, first, "device"))) {
+            x[m] = html_num(d, r, "t_ns"), y[m] = html_num(d, r, value), top = fmax(top, y[m]);
+            m++, r++;
+        }
+        svg_legend(&p, k, k, html_txt(d, first, "device"));
+        svg_polyline(&p, x, y, m, k);
+        svg_label(a, sizeof a, top, u);
+        html_add(text, "%s%s: highest %s", k ? "; " : "", html_txt(d, first, "device"), a);
+    }
+    if (mark_peak) {
+        svg_label(a, sizeof a, peak, u);
+        fmt_ns(b, sizeof b, peak_t);
+        /* Memory's peak is the Summary's: named with the phase that set it. */
+        const struct table *sum = table_by_key(t, n, "summary");
+        const char *in = mark_peak == 2 && sum ? html_txt(sum, 0, "peak_phase") : "";
+        char mark[160];
+        snprintf(mark, sizeof mark, "peak %s%s%s at %s", a, in[0] ? " in " : "",
+                 in[0] ? html_phase_short(in) : "", b);
+        svg_point(&p, peak_t, peak, 6, 1, mark);
+        svg_text(&p, peak_t, peak, peak_t > t1 / 2 ? "end" : "start", mark);
+        html_add(text, "; the highest, %s", mark);
+    }
+    svg_end(&p, text);
+    free(x);
+    free(y);
+}
+
+/* ---- bars --------------------------------------------------------------------------------------
+ */
+
+struct bar {
+    char name[160];
+    double v, part; /* the bar, and a part of it drawn darker (NAN none) */
+};
+
+static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
+                 enum svg_unit u, const char *xname, const char *what)
+{
+    double hi = 0;
+    for (int i = 0; i < n; i++) hi = fmax(hi, v[i].v);
+    struct svg_plot p;
+    svg_begin(&p, out, id, title, CHART_W, 60 + 22 * n);
+    p.left = 330;
+    p.x.lo = 0, p.x.hi = hi > 0 ? hi : 1, p.y.lo = n, p.y.hi = 0;
+    svg_nice(&p.x.lo, &p.x.hi);
+    svg_axes(&p, u, xname, SVG_NUM, "");
+    char text[TEXT_MAX] = "", a[32];
+    for (int i = 0; i < n; i++) {
+        svg_label(a, sizeof a, v[i].v, u);
+        svg_rect(&p, 0, i + 0.15, v[i].v, i + 0.85, "#9ecae1", v[i].name);
+        if (!isnan(v[i].part)) svg_rect(&p, 0, i + 0.15, v[i].part, i + 0.85, "#3182bd", NULL);
+        html_row_label(&p, 0, i + 0.5, v[i].name);
+        html_add(text, "%s%s: %s", i ? "; " : "", v[i].name, a);
+    }
+    if (what) html_add(text, " (%s)", what);
+    svg_end(&p, text);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = ((const struct bar *)a)->v, y = ((const struct bar *)b)->v;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The top entries of a table by one column (kernels by GPU time, operators by self time). */
+static void chart_top(FILE *out, struct table **t, int n, const char *key, const char *name,
+                      const char *col, const char *id, const char *title, const char *none)
+{
+    const struct table *d = table_by_key(t, n, key);
+    struct bar v[12];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows; r++) {
+        double x = html_num(d, r, col);
+        if (isnan(x) || x <= 0) continue;
+        struct bar b = {.v = x, .part = NAN};
+        char full[CELL_MAX];
+        int c = table_col_index(d, name); /* as the text shows it: demangled, shortened */
+        render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
+        fmt_label_cut(b.name, sizeof b.name, full, 46);
+        if (k < 12) {
+            v[k++] = b;
+        } else if (x > v[11].v) {
+            v[11] = b;
+        } else {
+            continue;
+        }
+        qsort(v, (size_t)k, sizeof *v, by_value);
+    }
+    if (!k) {
+        svg_none(out, id, title, none);
+        return;
+    }
+    bars(out, id, title, v, k, SVG_NS, "time", NULL);
+}
+
+static void chart_precision(FILE *out, struct table **t, int n)
+{
+    static const char *const types[] = {"fp32", "tf32", "fp16",  "bf16",
+                                        "fp8",  "int8", "other", "unknown"};
+    const struct table *d = table_by_key(t, n, "precision");
+    if (!d || !d->nrows) {
+        svg_none(out, "chart-precision", "Precision mix per phase",
+                 "no chart: no GEMM or convolution kernel was recorded (a CPU run, or CUDA"
+                 " activity off)");
+        return;
+    }
+    struct svg_plot p;
+    svg_begin(&p, out, "chart-precision",
+              "Precision mix: share of kernel time by type (all: every kernel of the phase; gemm,"
+              " conv: those)",
+              CHART_W, 100 + 22 * d->nrows);
+    p.left = 330;
+    p.x.lo = 0, p.x.hi = 100, p.y.lo = d->nrows, p.y.hi = 0;
+    svg_legend_room(&p, 8);
+    svg_axes(&p, SVG_PCT, "share of the kernel time", SVG_NUM, "");
+    for (int k = 0; k < 8; k++) svg_legend(&p, k, k, types[k]);
+    char text[TEXT_MAX] = "", name[200];
+    for (int r = 0; r < d->nrows; r++) {
+        double at = 0;
+        snprintf(name, sizeof name, "%s %s", html_phase_short(html_txt(d, r, "label")),
+                 html_txt(d, r, "operation"));
+        html_add(text, "%s%s:", r ? "; " : "", name);
+        for (int k = 0; k < 8; k++) {
+            double s = html_num(d, r, types[k]);
+            if (isnan(s) || s <= 0) continue;
+            char tip[240];
+            snprintf(tip, sizeof tip, "%s: %s %.1f%%", name, types[k], s);
+            svg_rect(&p, at, r + 0.15, at + s, r + 0.85, svg_colour[k], tip);
+            at += s;
+            html_add(text, " %s %.0f%%", types[k], s);
+        }
+        html_row_label(&p, 0, r + 0.5, name);
+    }
+    svg_end(&p, text);
+}
+
+static void chart_between(FILE *out, struct table **t, int n)
+{
+    const struct table *d = table_by_key(t, n, "between");
+    struct bar v[24];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows && k < 24; r++) {
+        double pct = html_num(d, r, "between_pct"), data = html_num(d, r, "data_loading_ns");
+        double total = html_num(d, r, "between_total_ns");
+        if (isnan(pct)) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s %s", html_phase_short(html_txt(d, r, "phase")),
+                 html_txt(d, r, "series"));
+        v[k].v = pct;
+        v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-between", "Time between iterations",
+                 "no chart: no series has two steady iterations in a row to measure between");
+        return;
+    }
+    bars(out, "chart-between",
+         "Time between iterations, share of each series' wall time (dark: waiting for data)", v, k,
+         SVG_PCT, "share of the series' wall time spent between iterations", NULL);
+}
+
+static void chart_energy(FILE *out, struct table **t, int n)
+{
+    const struct table *d = table_by_key(t, n, "energy");
+    struct bar v[24];
+    int k = 0;
+    for (int r = 0; d && r < d->nrows && k < 24; r++) {
+        double w = html_num(d, r, "avg_power_w");
+        if (isnan(w)) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s on %s", html_phase_short(html_txt(d, r, "phase")),
+                 html_txt(d, r, "device"));
+        v[k].v = w, v[k].part = NAN;
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-energy", "Power per phase",
+                 "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
+                 " INFPROF_ENERGY_MS=0: the run header says which)");
+        return;
+    }
+    bars(out, "chart-energy", "Average power per phase and device (W)", v, k, SVG_NUM, "watts",
+         "the Energy table has joules per iteration and per item");
+}
+
+void html_charts_over_time(FILE *out, struct table **t, int n)
+{
+    chart_over_time(out, t, n, "memory_timeline", "allocated_bytes", SVG_BYTES, "chart-memory",
+                    "Tensor memory over time (allocated; the highest in each moment)", "allocated",
+                    2,
+                    "no chart: no allocator report was recorded (libtorch's hooks"
+                    " off, or no tensor allocated)");
+    chart_over_time(out, t, n, "gpu_timeline", "busy_pct", SVG_PCT, "chart-gpu",
+                    "GPU busy over time (kernel time in each moment)", "busy", 0,
+                    "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
+    chart_over_time(out, t, n, "power_timeline", "watts", SVG_NUM, "chart-power",
+                    "Power over time (W)", "watts", 1,
+                    "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
+                    " INFPROF_ENERGY_MS=0: the run header says which)");
+}
+
+void html_charts_bars(FILE *out, struct table **t, int n)
+{
+    chart_between(out, t, n);
+    chart_precision(out, t, n);
+    chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
+              "CUDA kernels by GPU time (top 12)",
+              "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
+    chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
+              "PyTorch operators by self CPU time (top 12)",
+              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
+    chart_energy(out, t, n);
+}

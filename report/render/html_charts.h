@@ -1,0 +1,29 @@
+/*
+ * html_charts.h: what the HTML report's chart files share (render layer only): reading a data
+ * table's cells, the chart's text equivalent, a row's name beside a plot. html_charts.c draws
+ * the speed-ups, the iterations and the sweep; html_bars.c the charts over time and the bars.
+ */
+#ifndef INFPROF_HTML_CHARTS_H
+#define INFPROF_HTML_CHARTS_H
+
+#include "render_impl.h"
+#include "svg.h"
+
+#define CHART_W  960  /* a chart's width, px */
+#define TEXT_MAX 4096 /* a chart's text equivalent */
+
+/* A cell as a number (NAN: null or no such column) and as text ("" none). */
+double html_num(const struct table *t, int r, const char *col);
+const char *html_txt(const struct table *t, int r, const char *col);
+/* "inference_mode | autocast bf16" -> "inference/bf16", as the text report writes it short. */
+const char *html_phase_short(const char *label);
+/* Appends to a text equivalent, never past TEXT_MAX. */
+void html_add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A row's name left of the plot, cut to the room there. */
+void html_row_label(struct svg_plot *p, double x, double y, const char *name);
+
+/* html_bars.c */
+void html_charts_over_time(FILE *out, struct table **t, int n);
+void html_charts_bars(FILE *out, struct table **t, int n);
+
+#endif
