@@ -16,49 +16,6 @@
 #define CHART_SLOTS 8   /* series drawn apart (colours, legend); more share the last colour */
 #define BUCKETS     480 /* an iteration chart draws at most this many marks per series */
 
-double html_num(const struct table *t, int r, const char *col)
-{
-    const struct cell *c = table_cell(t, r, col);
-    return !c || c->null ? NAN : c->s ? atof(c->s) : c->d != 0 ? c->d : (double)c->i;
-}
-
-const char *html_txt(const struct table *t, int r, const char *col)
-{
-    const struct cell *c = table_cell(t, r, col);
-    return c && !c->null && c->s ? c->s : "";
-}
-
-/* A phase's label as the text report writes it short: "inference_mode | autocast bf16" ->
- * "inference/bf16" (a chart's room is for the series' own name). */
-const char *html_phase_short(const char *label)
-{
-    const char *bar = strstr(label, " | autocast ");
-    if (!bar) return label;
-    int grad = (int)(bar - label);
-    const char *mode = !strncmp(label, "inference_mode", 14) ? "inference" : NULL;
-    return pool_printf("%.*s/%s", mode ? (int)strlen(mode) : grad, mode ? mode : label, bar + 12);
-}
-
-/* "a; b; c" into a text equivalent, never past its end. */
-void html_add(char *out, const char *fmt, ...)
-{
-    size_t len = strlen(out);
-    if (len + 200 > TEXT_MAX) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out + len, TEXT_MAX - len, fmt, ap);
-    va_end(ap);
-}
-
-/* A row's name left of the plot, cut to the room there (the whole name in its tooltip). */
-void html_row_label(struct svg_plot *p, double x, double y, const char *name)
-{
-    char cut[128];
-    size_t room = (size_t)((p->left - 10) / 6.2);
-    fmt_label_cut(cut, sizeof cut, name, room < sizeof cut ? room : sizeof cut - 1);
-    svg_text(p, x, y, "end", cut);
-}
-
 /* ---- speed-ups with their bands (the report's phases, compare's series and phases) ----------- */
 
 struct band_row {
@@ -395,15 +352,14 @@ static void chart_sweep(FILE *out, struct table **t, int n)
     svg_end(&p, text);
 }
 
-void html_charts(FILE *out, struct table **t, int n)
+void html_charts_runs(FILE *out, struct table **t, int n)
 {
-    if (table_by_key(t, n, "base")) { /* infprof compare */
-        chart_compare(out, t, n);
-        return;
-    }
     chart_speedup(out, t, n);
     chart_iterations(out, t, n);
     chart_sweep(out, t, n);
-    html_charts_over_time(out, t, n);
-    html_charts_bars(out, t, n);
+}
+
+void html_charts_compare(FILE *out, struct table **t, int n)
+{
+    chart_compare(out, t, n);
 }

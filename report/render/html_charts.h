@@ -1,7 +1,8 @@
 /*
  * html_charts.h: what the HTML report's chart files share (render layer only): reading a data
- * table's cells, the chart's text equivalent, a row's name beside a plot. html_charts.c draws
- * the speed-ups, the iterations and the sweep; html_bars.c the charts over time and the bars.
+ * table's cells, the chart's text equivalent, a row's name beside a plot (html_cells.c).
+ * html_charts.c draws the speed-ups, the iterations and the sweep; html_bars.c the charts over
+ * time and the bars; render_html.c puts them on the page in that order.
  */
 #ifndef INFPROF_HTML_CHARTS_H
 #define INFPROF_HTML_CHARTS_H
@@ -22,7 +23,10 @@ void html_add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* A row's name left of the plot, cut to the room there. */
 void html_row_label(struct svg_plot *p, double x, double y, const char *name);
 
-/* html_bars.c */
+/* html_charts.c: the speed-ups, the iterations and the sweep; compare's speed-ups. */
+void html_charts_runs(FILE *out, struct table **t, int n);
+void html_charts_compare(FILE *out, struct table **t, int n);
+/* html_bars.c: the charts over time, then the bars. */
 void html_charts_over_time(FILE *out, struct table **t, int n);
 void html_charts_bars(FILE *out, struct table **t, int n);
 

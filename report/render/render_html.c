@@ -5,7 +5,7 @@
  * same tables every format renders); then every table the text report shows, as HTML tables.
  */
 #include "render_impl.h"
-#include "svg.h"
+#include "html_charts.h"
 #include "../base/names.h"
 
 #include <string.h>
@@ -153,7 +153,13 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     }
     if (!o->section) {
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
-        html_charts(out, tables, n);
+        if (table_by_key(tables, n, "base")) { /* infprof compare */
+            html_charts_compare(out, tables, n);
+        } else {
+            html_charts_runs(out, tables, n);
+            html_charts_over_time(out, tables, n);
+            html_charts_bars(out, tables, n);
+        }
         fputs("</section>\n", out);
     }
     fputs("<section id=\"tables\">\n", out);

@@ -21,9 +21,6 @@ extern const int output_format_count;
  * empty optional one. */
 int render_shown(const struct table *t, const struct render_opts *o);
 
-/* html_charts.c: the HTML page's charts from the document's data tables. */
-void html_charts(FILE *out, struct table **tables, int n);
-
 /* render_cells.c */
 void render_cell_text(const struct col *col, const struct cell *c, char *out, size_t n);
 int render_is_left(enum col_type t);

@@ -1,0 +1,55 @@
+/*
+ * html_cells.c: what the HTML report's chart files share (html_charts.h): a data table's cells
+ * as numbers and text, a phase's short label, a chart's text equivalent, a row's name beside a
+ * plot.
+ */
+#include "html_charts.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+double html_num(const struct table *t, int r, const char *col)
+{
+    const struct cell *c = table_cell(t, r, col);
+    return !c || c->null ? NAN : c->s ? atof(c->s) : c->d != 0 ? c->d : (double)c->i;
+}
+
+const char *html_txt(const struct table *t, int r, const char *col)
+{
+    const struct cell *c = table_cell(t, r, col);
+    return c && !c->null && c->s ? c->s : "";
+}
+
+/* A phase's label as the text report writes it short: "inference_mode | autocast bf16" ->
+ * "inference/bf16" (a chart's room is for the series' own name). */
+const char *html_phase_short(const char *label)
+{
+    const char *bar = strstr(label, " | autocast ");
+    if (!bar) return label;
+    int grad = (int)(bar - label);
+    const char *mode = !strncmp(label, "inference_mode", 14) ? "inference" : NULL;
+    return pool_printf("%.*s/%s", mode ? (int)strlen(mode) : grad, mode ? mode : label, bar + 12);
+}
+
+/* "a; b; c" into a text equivalent, never past its end. */
+void html_add(char *out, const char *fmt, ...)
+{
+    size_t len = strlen(out);
+    if (len + 200 > TEXT_MAX) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + len, TEXT_MAX - len, fmt, ap);
+    va_end(ap);
+}
+
+/* A row's name left of the plot, cut to the room there (the whole name in its tooltip). */
+void html_row_label(struct svg_plot *p, double x, double y, const char *name)
+{
+    char cut[128];
+    size_t room = (size_t)((p->left - 10) / 6.2);
+    fmt_label_cut(cut, sizeof cut, name, room < sizeof cut ? room : sizeof cut - 1);
+    svg_text(p, x, y, "end", cut);
+}
