@@ -42,8 +42,12 @@ class PyLoop(Case):
         mob = s["MobileNetV3"]
         self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
         self.assertEqual(mob["batch"], 4)
-        self.assertTrue(near(mob["latency_p50_ns"], own["forward_p50"]),
-                        (mob["latency_p50_ns"], own))
+        # The p50 of the same forwards by the program's own clock: the steady ones (its own p50
+        # over all 16, warm-up included, once read 46 ms against our steady 33 ms on a loaded
+        # machine, where the first forwards ran slow).
+        steady = sorted(e - s for s, e in own["spans"][mob["warmup_iterations"]:])
+        self.assertTrue(near(mob["latency_p50_ns"], steady[(len(steady) - 1) // 2]),
+                        (mob["latency_p50_ns"], steady, own))
         ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
         self.assertEqual(ph["iteration_source"], "python module calls")
         # The wait for data: between iterations, almost all of it inside the DataLoader.
