@@ -350,6 +350,14 @@ struct table *compare_summary(struct table **t, int k)
                 c->lo = 1 / table_cell(d, r, "speedup_hi")->d; /* latency band: 1 / speed-up */
                 c->hi = 1 / table_cell(d, r, "speedup_lo")->d;
             } else if (!strcmp(v->s, "no clear difference")) {
+                /* With its ratio and band: a wide band around a large ratio is a reason to look
+                 * (too few iterations, noisy runs), not a sign that nothing changed. */
+                const struct cell *lat = table_cell(d, r, "latency_p50_ns_ratio");
+                const struct cell *lo = table_cell(d, r, "speedup_lo");
+                const struct cell *hi = table_cell(d, r, "speedup_hi");
+                if (lat && !lat->null && lo && !lo->null && hi && !hi->null && lo->d > 0)
+                    snprintf(name + strlen(name), sizeof name - strlen(name),
+                             " (latency %.2fx, 95%%: %.2f-%.2fx)", lat->d, 1 / hi->d, 1 / lo->d);
                 append(&unclear, name);
             } else if (!strcmp(v->s, "the same within 1%")) {
                 append(&same, name);

@@ -225,8 +225,9 @@ static void chart_between(FILE *out, struct table **t, int n)
         double pct = html_num(d, r, "between_pct"), data = html_num(d, r, "data_loading_ns");
         double total = html_num(d, r, "between_total_ns");
         if (isnan(pct)) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s %s", html_phase_short(html_txt(d, r, "phase")),
-                 html_txt(d, r, "series"));
+        snprintf(v[k].name, sizeof v[k].name, "%s %s%s", html_phase_short(html_txt(d, r, "phase")),
+                 html_txt(d, r, "series"),
+                 html_suspect(t, n, html_txt(d, r, "phase")) ? " (suspect)" : "");
         v[k].v = pct;
         v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
         k++;

@@ -53,3 +53,12 @@ void html_row_label(struct svg_plot *p, double x, double y, const char *name)
     fmt_label_cut(cut, sizeof cut, name, room < sizeof cut ? room : sizeof cut - 1);
     svg_text(p, x, y, "end", cut);
 }
+
+/* A phase whose figures lost events (the phases table's suspect column). */
+int html_suspect(struct table **t, int n, const char *label)
+{
+    const struct table *ph = table_by_key(t, n, "phases");
+    for (int r = 0; ph && r < ph->nrows; r++)
+        if (!strcmp(html_txt(ph, r, "label"), label)) return html_num(ph, r, "suspect") > 0;
+    return 0;
+}

@@ -123,15 +123,6 @@ struct group {
     int *rows, n; /* its rows of the iterations table, in time order */
 };
 
-/* A phase whose figures lost events (the phases table's suspect column). */
-static int suspect_phase(struct table **t, int n, const char *label)
-{
-    const struct table *ph = table_by_key(t, n, "phases");
-    for (int r = 0; ph && r < ph->nrows; r++)
-        if (!strcmp(html_txt(ph, r, "label"), label)) return html_num(ph, r, "suspect") > 0;
-    return 0;
-}
-
 /* The iterations' series, each with all its rows (two series called in turn interleave). */
 static int groups_of(struct table **t, int nt, const struct table *it, struct group *g, int max)
 {
@@ -146,7 +137,7 @@ static int groups_of(struct table **t, int nt, const struct table *it, struct gr
             g[k].rows = malloc((size_t)it->nrows * sizeof *g[k].rows);
             if (!g[k].rows) cli_fail("out of memory");
             snprintf(g[k].name, sizeof g[k].name, "%s %s%s", html_phase_short(ph), se,
-                     suspect_phase(t, nt, ph) ? " (suspect)" : "");
+                     html_suspect(t, nt, ph) ? " (suspect)" : "");
             k++;
         }
         g[q].rows[g[q].n++] = r;

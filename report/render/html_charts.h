@@ -20,6 +20,8 @@ const char *html_txt(const struct table *t, int r, const char *col);
 const char *html_phase_short(const char *label);
 /* Appends to a text equivalent, never past TEXT_MAX. */
 void html_add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The phase of this full label lost events: its figures are suspect (the phases table). */
+int html_suspect(struct table **t, int n, const char *label);
 /* A row's name left of the plot, cut to the room there. */
 void html_row_label(struct svg_plot *p, double x, double y, const char *name);
 
