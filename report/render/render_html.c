@@ -144,7 +144,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     }
     fprintf(out, "</title>\n<style>%s</style></head><body>\n<h1>infprof %s</h1>\n", html_style,
             base ? "compare" : "report");
-    if (summary && !o->section) {
+    if (summary && summary->nrows && !o->section && !table_by_key(tables, n, "runs")) {
         fputs("<section id=\"summary\"><h2>", out);
         html_text(out, summary->title);
         fputs("</h2>\n", out);
@@ -155,6 +155,11 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
         if (table_by_key(tables, n, "base")) { /* infprof compare */
             html_charts_compare(out, tables, n);
+        } else if (table_by_key(tables, n, "runs")) { /* several processes' rows together */
+            svg_none(out, "chart-runs", "Charts",
+                     "no chart: the charts draw one process at a time (their time axes and series"
+                     " are each run's own); each process's page has them: infprof report"
+                     " --format html ONE.db. The tables below hold every process's rows");
         } else {
             html_charts_runs(out, tables, n);
             html_charts_over_time(out, tables, n);
@@ -163,15 +168,18 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         fputs("</section>\n", out);
     }
     fputs("<section id=\"tables\">\n", out);
-    const char *hidden = NULL; /* a data table not shown, whose first view takes its id */
+    /* A data table not shown whose view comes right after it: the view takes its id (one run:
+     * several runs' pages list every data table first, then each run's views). */
+    int one_run = !table_by_key(tables, n, "runs");
     for (int i = 0; i < n; i++) {
         if (tables[i] == summary && !o->section) continue;
-        if (!render_shown(tables[i], o)) {
-            if (tables[i]->key) hidden = tables[i]->key;
-            continue;
-        }
-        html_table(out, tables[i], i, tables[i]->key ? NULL : hidden);
-        hidden = NULL;
+        if (!render_shown(tables[i], o)) continue;
+        const struct table *before = i ? tables[i - 1] : NULL;
+        const char *data =
+            one_run && !tables[i]->key && before && before->key && !render_shown(before, o)
+                ? before->key
+                : NULL;
+        html_table(out, tables[i], i, data);
     }
     fputs("</section>\n<p class=\"note\">Written by infprof; every figure here is in the text,"
           " JSON and CSV reports too (docs/report.md).</p>\n</body></html>\n",

@@ -130,6 +130,11 @@ class Html(Case):
                                    "compare", min_figures=1)
         self.assertIn("chart-compare", ids)
         self.assertIn("<h1>infprof compare</h1>", dom)
+        # Several processes together: the charts draw one run at a time, and say so.
+        dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"]), "multi",
+                                   min_figures=1)
+        self.assertEqual(ids, ["chart-runs"])
+        self.assertIn("Run 1 of 2", dom)
 
     def test_cpu_run(self):
         with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
