@@ -113,6 +113,30 @@ static void chart_compare(FILE *out, struct table **t, int n)
     }
     forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
            "speed-up: the base run's p50 latency over the new run's (log scale; above 1 faster)");
+    /* The loop rate beside it: what each series delivered, waits for data included. */
+    const struct table *d = table_by_key(t, n, "series");
+    k = 0;
+    for (int r = 0; d && r < d->nrows && k < 32; r++) {
+        double x = html_num(d, r, "delivered_per_s_ratio");
+        if (isnan(x) || x <= 0) continue;
+        snprintf(v[k].name, sizeof v[k].name, "%s %s", html_txt(d, r, "Phase"),
+                 html_txt(d, r, "series"));
+        v[k].r = x;
+        v[k].lo = html_num(d, r, "delivered_speedup_lo");
+        v[k].hi = html_num(d, r, "delivered_speedup_hi");
+        if (isnan(v[k].hi)) v[k].lo = NAN;
+        v[k].verdict = html_txt(d, r, "delivered_verdict");
+        k++;
+    }
+    if (!k) {
+        svg_none(out, "chart-compare-loop", "Loop rate, new run against base",
+                 "no chart: no series has a loop rate in both runs (two steady iterations or"
+                 " more each)");
+        return;
+    }
+    forest(out, "chart-compare-loop",
+           "Loop rate (waits for data included), new run against base, with its 95% band", v, k,
+           "the new run's loop rate over the base run's (log scale; above 1 faster)");
 }
 
 /* ---- iterations over time and their distribution --------------------------------------------- */

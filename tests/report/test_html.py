@@ -129,6 +129,7 @@ class Html(Case):
         dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"], command="compare"),
                                    "compare", min_figures=1)
         self.assertIn("chart-compare", ids)
+        self.assertIn("chart-compare-loop", ids)
         self.assertIn("<h1>infprof compare</h1>", dom)
         # Several processes together: the charts draw one run at a time, and say so.
         dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"]), "multi",
