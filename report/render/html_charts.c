@@ -106,13 +106,13 @@ static void chart_compare(FILE *out, struct table **t, int n)
             k++;
         }
     }
-    if (!k) {
+    if (!k)
         svg_none(out, "chart-compare", "Speed-up, new run against base",
                  "no chart: no series or phase has iterations in both runs");
-        return;
-    }
-    forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
-           "speed-up: the base run's p50 latency over the new run's (log scale; above 1 faster)");
+    else
+        forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
+               "speed-up: the base run's p50 latency over the new run's (log scale; above 1"
+               " faster)");
     /* The loop rate beside it: what each series delivered, waits for data included. */
     const struct table *d = table_by_key(t, n, "series");
     k = 0;
