@@ -18,15 +18,20 @@ static int bucket_of(const struct run_timeline *r, int64_t t)
     return b < 0 ? 0 : b >= TIMELINE_BUCKETS ? TIMELINE_BUCKETS - 1 : (int)b;
 }
 
-/* Each device's allocated and reserved totals: per bucket the highest, else the level before. */
+/* Each device's allocated and reserved totals: per bucket the highest, else the level the last
+ * report before it left. Read unsorted (a long run has millions of reports: no sort): each
+ * bucket keeps its highest and its latest report. */
 static void memory_of(sqlite3 *db, struct run_timeline *r)
 {
     if (!db_has_table(db, "tensor_memory")) return;
+    static int64_t last_ts[TIMELINE_DEVICES][TIMELINE_BUCKETS];
+    static double last_a[TIMELINE_DEVICES][TIMELINE_BUCKETS],
+        last_r[TIMELINE_DEVICES][TIMELINE_BUCKETS];
     int seen[TIMELINE_DEVICES][TIMELINE_BUCKETS];
     memset(seen, 0, sizeof seen);
     int type[TIMELINE_DEVICES], index[TIMELINE_DEVICES];
     sqlite3_stmt *st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved"
-                                      " FROM tensor_memory ORDER BY ts");
+                                      " FROM tensor_memory");
     while (db_step(st)) {
         int ty = sqlite3_column_int(st, 1), ix = sqlite3_column_int(st, 2), k = 0;
         while (k < r->nmem && (type[k] != ty || index[k] != ix)) k++;
@@ -37,11 +42,14 @@ static void memory_of(sqlite3 *db, struct run_timeline *r)
             for (int b = 0; b < TIMELINE_BUCKETS; b++) r->mem[k].v2[b] = -1;
         }
         struct timeline_series *s = &r->mem[k];
-        int b = bucket_of(r, sqlite3_column_int64(st, 0));
+        int64_t ts = sqlite3_column_int64(st, 0);
+        int b = bucket_of(r, ts);
         double a = (double)sqlite3_column_int64(st, 3);
         double rv = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
         if (!seen[k][b] || a > s->v[b]) s->v[b] = a;
         if (rv > s->v2[b]) s->v2[b] = rv;
+        if (!seen[k][b] || ts >= last_ts[k][b])
+            last_ts[k][b] = ts, last_a[k][b] = a, last_r[k][b] = rv;
         seen[k][b] = 1;
     }
     sqlite3_finalize(st);
@@ -50,12 +58,12 @@ static void memory_of(sqlite3 *db, struct run_timeline *r)
         double last = 0, rlast = -1;
         int any = 0;
         for (int b = 0; b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns <= r->end_ns; b++) {
-            if (seen[k][b]) any = 1, last = s->v[b], rlast = s->v2[b];
-            if (!any) continue; /* before its first report: nothing known */
+            if (!seen[k][b] && !any) continue; /* before its first report: nothing known */
             /* Compacted in place: the n-th kept bucket is never after bucket b. */
             s->t[s->n] = (int64_t)b * r->bucket_ns;
             s->v[s->n] = seen[k][b] ? s->v[b] : last;
             s->v2[s->n] = seen[k][b] ? s->v2[b] : rlast;
+            if (seen[k][b]) any = 1, last = last_a[k][b], rlast = last_r[k][b];
             s->n++;
         }
     }
