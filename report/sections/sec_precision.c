@@ -30,11 +30,8 @@ struct table *section_precision(const struct run_phases *p)
                     if (row < 0 || op == row) by[prec] += ph->mix[op][prec];
             for (int prec = 0; prec < PREC_COUNT; prec++) total += by[prec];
             if (!total) continue;
-            char label[64];
-            phase_short_label(ph, label, sizeof label);
             table_row(t);
-            table_set_text(t, 0, label);
-            table_set_text(t, 1, ph->label);
+            phase_cells(t, ph, 1, 0);
             table_set_text(t, 2, row < 0 ? "all" : opclass_name((enum opclass)row));
             for (int prec = 0; prec < PREC_COUNT; prec++)
                 table_set_num(t, 3 + prec, 100.0 * (double)by[prec] / (double)total);
@@ -72,11 +69,8 @@ struct table *section_operations(const struct run_phases *p)
             for (int prec = 0; prec < PREC_COUNT; prec++) by[op] += ph->mix[op][prec];
         for (int op = 0; op < OP_COUNT; op++) total += by[op];
         if (!total) continue;
-        char label[64];
-        phase_short_label(ph, label, sizeof label);
         table_row(t);
-        table_set_text(t, 0, label);
-        table_set_text(t, 1, ph->label);
+        phase_cells(t, ph, 1, 0);
         for (size_t k = 0; k < sizeof order / sizeof *order; k++)
             table_set_num(t, 2 + (int)k, 100.0 * (double)by[order[k]] / (double)total);
         table_set_int(t, 2 + (int)(sizeof order / sizeof *order), total);
