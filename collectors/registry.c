@@ -9,6 +9,7 @@ extern const struct ip_collector ip_collector_torch;
 extern const struct ip_collector ip_collector_nvtx;
 extern const struct ip_collector ip_collector_cudnn;
 extern const struct ip_collector ip_collector_energy;
+extern const struct ip_collector ip_collector_cpu;
 
 const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT] = {
     [IP_COLLECTOR_CORE] = NULL,
@@ -17,4 +18,5 @@ const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT] = {
     [IP_COLLECTOR_NVTX] = &ip_collector_nvtx,
     [IP_COLLECTOR_CUDNN] = &ip_collector_cudnn,
     [IP_COLLECTOR_ENERGY] = &ip_collector_energy,
+    [IP_COLLECTOR_CPU] = &ip_collector_cpu,
 };

@@ -1,6 +1,6 @@
 /*
  * defaults.c: the report's options that depend on the output: --top's default for the format,
- * and colour on a terminal (NO_COLOR honoured).
+ * colour on a terminal (NO_COLOR honoured), and what the format's descriptor sets itself.
  */
 #include "render.h"
 
@@ -12,4 +12,5 @@ void report_defaults(struct report_opts *o, struct render_opts *ro)
     if (o->top < 0) o->top = ro->format == OUT_TEXT || ro->format == OUT_MD ? 20 : 0;
     ro->color = ro->format == OUT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     o->format = ro->format;
+    if (ro->out && ro->out->defaults) ro->out->defaults(o);
 }

@@ -1,7 +1,7 @@
 /*
- * html_bars.c: the HTML report's charts over time (tensor memory, GPU busy and power, with the
- * phases as bands) and its bars (time between iterations, precision mix, top kernels and
- * operators, power per phase), drawn (svg.c) from the report's data tables.
+ * html_bars.c: the HTML report's charts over time (tensor memory, GPU busy, CPU cores busy, power
+ * and clocks, with the phases as bands) and its bars (time between iterations, precision mix, top
+ * kernels and operators, power per phase), drawn (svg.c) from the report's data tables.
  */
 #include "html_charts.h"
 
@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NO_ENERGY                                                                                  \
+    "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"                      \
+    " INFPROF_ENERGY_MS=0: the run header says which)"
 
 /* ---- over time: tensor memory, GPU busy, power, with the phases as bands ----------------------
  */
@@ -44,57 +48,82 @@ static void phase_bands(struct svg_plot *p, struct table **t, int n)
     }
 }
 
-/* Rows of a timeline table, device by device: chart them as lines. */
-static void chart_over_time(FILE *out, struct table **t, int n, const char *key, const char *value,
-                            enum svg_unit u, const char *id, const char *title, const char *yname,
-                            int mark_peak /* 1: its peak marked, 2: with the Summary's phase */,
-                            const char *none)
+/* A chart over time: a timeline table's rows, device by device, as lines. */
+struct over_time {
+    const char *key, *value; /* the table, the column drawn */
+    const char *name1;       /* the first column's legend after the device's, NULL none */
+    const char *value2;      /* a second column drawn for each device, NULL none */
+    const char *name2;       /* its legend ("infprof's writer") */
+    enum svg_unit u;
+    const char *id, *title, *yname;
+    int mark_peak; /* 1: its peak marked, 2: with the Summary's phase */
+    const char *none;
+};
+
+static void chart_over_time(FILE *out, struct table **t, int n, const struct over_time *c)
 {
-    const struct table *d = table_by_key(t, n, key);
+    const struct table *d = table_by_key(t, n, c->key);
     if (!d || !d->nrows) {
-        svg_none(out, id, title, none);
+        svg_none(out, c->id, c->title, c->none);
         return;
     }
     double *x = malloc((size_t)d->nrows * sizeof *x), *y = malloc((size_t)d->nrows * sizeof *y);
     if (!x || !y) cli_fail("out of memory");
     double t1 = 0, y1 = 0, peak = -1, peak_t = 0;
     for (int r = 0; r < d->nrows; r++) {
-        t1 = fmax(t1, html_num(d, r, "t_ns")), y1 = fmax(y1, html_num(d, r, value));
-        if (html_num(d, r, value) > peak)
-            peak = html_num(d, r, value), peak_t = html_num(d, r, "t_ns");
+        double v = html_num(d, r, c->value), v2 = c->value2 ? html_num(d, r, c->value2) : NAN;
+        t1 = fmax(t1, html_num(d, r, "t_ns")), y1 = fmax(y1, v);
+        if (!isnan(v2)) y1 = fmax(y1, v2);
+        if (v > peak) peak = v, peak_t = html_num(d, r, "t_ns");
     }
     struct svg_plot p;
-    svg_begin(&p, out, id, title, CHART_W, 300);
+    svg_begin(&p, out, c->id, c->title, CHART_W, 300);
     p.x.lo = 0, p.x.hi = t1 > 0 ? t1 : 1, p.y.lo = 0, p.y.hi = y1 > 0 ? y1 * 1.1 : 1;
     svg_nice(&p.y.lo, &p.y.hi);
-    if (u == SVG_BYTES) p.y.hi = svg_bytes_ceil(y1 > 0 ? y1 * 1.1 : 1);
-    if (u == SVG_PCT) p.y.hi = 100;
+    if (c->u == SVG_BYTES) p.y.hi = svg_bytes_ceil(y1 > 0 ? y1 * 1.1 : 1);
+    if (c->u == SVG_PCT) p.y.hi = 100;
     int devices = 0;
     for (int r = 0; r < d->nrows; r++)
         devices += !r || strcmp(html_txt(d, r, "device"), html_txt(d, r - 1, "device"));
-    svg_legend_room(&p, devices);
+    svg_legend_room(&p, devices * (c->value2 ? 2 : 1));
     p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
     phase_bands(&p, t, n);
-    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", u, yname);
+    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", c->u,
+             c->yname);
     char text[TEXT_MAX] = "", a[32], b[32];
     for (int r = 0, k = 0; r < d->nrows; k++) {
         int first = r, m = 0;
-        double top = 0;
+        double top = 0, top2 = -1;
         while (r < d->nrows && !strcmp(html_txt(d, r, "device"), html_txt(d, first, "device"))) {
-            x[m] = html_num(d, r, "t_ns"), y[m] = html_num(d, r, value), top = fmax(top, y[m]);
+            x[m] = html_num(d, r, "t_ns"), y[m] = html_num(d, r, c->value), top = fmax(top, y[m]);
             m++, r++;
         }
-        svg_legend(&p, k, k, html_txt(d, first, "device"));
-        svg_polyline(&p, x, y, m, k);
-        svg_label(a, sizeof a, top, u);
-        html_add(text, "%s%s: highest %s", k ? "; " : "", html_txt(d, first, "device"), a);
+        int colour = c->value2 ? 2 * k : k;
+        char name[96];
+        snprintf(name, sizeof name, "%s%s%s", html_txt(d, first, "device"), c->name1 ? ", " : "",
+                 c->name1 ? c->name1 : "");
+        svg_legend(&p, colour, colour, name);
+        svg_polyline(&p, x, y, m, colour);
+        svg_label(a, sizeof a, top, c->u);
+        html_add(text, "%s%s: highest %s", k ? "; " : "", name, a);
+        if (!c->value2) continue;
+        for (int q = 0; q < m; q++) {
+            y[q] = html_num(d, first + q, c->value2);
+            if (isnan(y[q])) y[q] = 0;
+            top2 = fmax(top2, y[q]);
+        }
+        snprintf(name, sizeof name, "%s, %s", html_txt(d, first, "device"), c->name2);
+        svg_legend(&p, colour + 1, colour + 1, name);
+        svg_polyline(&p, x, y, m, colour + 1);
+        svg_label(b, sizeof b, top2, c->u);
+        html_add(text, "; %s: highest %s", name, b);
     }
-    if (mark_peak) {
-        svg_label(a, sizeof a, peak, u);
+    if (c->mark_peak) {
+        svg_label(a, sizeof a, peak, c->u);
         fmt_ns(b, sizeof b, peak_t);
         /* Memory's peak is the Summary's: named with the phase that set it. */
         const struct table *sum = table_by_key(t, n, "summary");
-        const char *in = mark_peak == 2 && sum ? html_txt(sum, 0, "peak_phase") : "";
+        const char *in = c->mark_peak == 2 && sum ? html_txt(sum, 0, "peak_phase") : "";
         char mark[160];
         snprintf(mark, sizeof mark, "peak %s%s%s at %s", a, in[0] ? " in " : "",
                  in[0] ? html_phase_short(in) : "", b);
@@ -113,6 +142,7 @@ static void chart_over_time(FILE *out, struct table **t, int n, const char *key,
 struct bar {
     char name[160];
     double v, part; /* the bar, and a part of it drawn darker (NAN none) */
+    int colour;     /* its colour (svg_colour), -1 the default */
 };
 
 static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
@@ -129,7 +159,8 @@ static void bars(FILE *out, const char *id, const char *title, struct bar *v, in
     char text[TEXT_MAX] = "", a[32];
     for (int i = 0; i < n; i++) {
         svg_label(a, sizeof a, v[i].v, u);
-        svg_rect(&p, 0, i + 0.15, v[i].v, i + 0.85, "#9ecae1", v[i].name);
+        const char *fill = v[i].colour >= 0 ? svg_colour[v[i].colour % SVG_COLOURS] : "#9ecae1";
+        svg_rect(&p, 0, i + 0.15, v[i].v, i + 0.85, fill, v[i].name);
         if (!isnan(v[i].part)) svg_rect(&p, 0, i + 0.15, v[i].part, i + 0.85, "#3182bd", NULL);
         html_row_label(&p, 0, i + 0.5, v[i].name);
         html_add(text, "%s%s: %s", i ? "; " : "", v[i].name, a);
@@ -144,35 +175,65 @@ static int by_value(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The top entries of a table by one column (kernels by GPU time, operators by self time). */
+#define TOP_ALL   12 /* bars of a chart over the whole run */
+#define TOP_PHASE 6  /* bars of each phase */
+#define TOP_BARS  72 /* in all: the first 12 phases' (every grad mode x autocast setting) */
+
+/* The top entries of a table by one column (kernels by GPU time, operators by self time): each
+ * phase's TOP_PHASE, in the phase's colour, where the rows are per phase (the page asks for the
+ * kernels per phase; operators always are), else the whole run's TOP_ALL. */
 static void chart_top(FILE *out, struct table **t, int n, const char *key, const char *name,
                       const char *col, const char *id, const char *title, const char *none)
 {
     const struct table *d = table_by_key(t, n, key);
-    struct bar v[12];
-    int k = 0;
-    for (int r = 0; d && r < d->nrows; r++) {
+    struct bar v[TOP_BARS];
+    const char *phases[TOP_BARS / TOP_PHASE];
+    int k = 0, nph = 0, start = 0, per_phase = 0;
+    for (int r = 0; d && r < d->nrows; r++) per_phase |= html_txt(d, r, "phase")[0] != 0;
+    int c = d ? table_col_index(d, name) : -1; /* as the text shows it: demangled, shortened */
+    for (int r = 0; d && c >= 0 && r < d->nrows; r++) {
         double x = html_num(d, r, col);
         if (isnan(x) || x <= 0) continue;
-        struct bar b = {.v = x, .part = NAN};
-        char full[CELL_MAX];
-        int c = table_col_index(d, name); /* as the text shows it: demangled, shortened */
+        const char *ph = html_txt(d, r, "phase");
+        int q = 0;
+        while (q < nph && strcmp(phases[q], ph)) q++;
+        if (q == nph) {
+            if (per_phase ? nph == TOP_BARS / TOP_PHASE : nph == 1) continue;
+            phases[nph++] = ph, start = k;
+        } else if (q != nph - 1) {
+            continue; /* the rows come phase after phase */
+        }
+        struct bar b = {.v = x, .part = NAN, .colour = per_phase ? q : -1};
+        char full[CELL_MAX], cut[64];
         render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
-        fmt_label_cut(b.name, sizeof b.name, full, 46);
-        if (k < 12) {
+        fmt_label_cut(cut, sizeof cut, full, per_phase ? 34 : 46);
+        snprintf(b.name, sizeof b.name, "%s%s%s", per_phase ? html_phase_short(ph) : "",
+                 per_phase ? ": " : "", cut);
+        int room = per_phase ? TOP_PHASE : TOP_ALL;
+        if (k - start < room) {
             v[k++] = b;
-        } else if (x > v[11].v) {
-            v[11] = b;
+        } else if (x > v[k - 1].v) {
+            v[k - 1] = b;
         } else {
             continue;
         }
-        qsort(v, (size_t)k, sizeof *v, by_value);
+        qsort(v + start, (size_t)(k - start), sizeof *v, by_value);
     }
     if (!k) {
         svg_none(out, id, title, none);
         return;
     }
-    bars(out, id, title, v, k, SVG_NS, "time", NULL);
+    char t2[200];
+    int more = 0; /* phases past the first TOP_BARS / TOP_PHASE */
+    for (int r = 0; per_phase && d && r < d->nrows; r++) {
+        int q = 0;
+        while (q < nph && strcmp(phases[q], html_txt(d, r, "phase"))) q++;
+        more += q == nph && (!r || strcmp(html_txt(d, r, "phase"), html_txt(d, r - 1, "phase")));
+    }
+    snprintf(t2, sizeof t2, "%s (top %d%s%s)", title, per_phase ? TOP_PHASE : TOP_ALL,
+             per_phase ? " of each phase" : "",
+             more ? pool_printf("; the first %d phases, %d more in the table", nph, more) : "");
+    bars(out, id, t2, v, k, SVG_NS, "time", NULL);
 }
 
 static void chart_precision(FILE *out, struct table **t, int n)
@@ -228,7 +289,7 @@ static void chart_between(FILE *out, struct table **t, int n)
         snprintf(v[k].name, sizeof v[k].name, "%s %s%s", html_phase_short(html_txt(d, r, "phase")),
                  html_txt(d, r, "series"),
                  html_suspect(t, n, html_txt(d, r, "phase")) ? " (suspect)" : "");
-        v[k].v = pct;
+        v[k].v = pct, v[k].colour = -1;
         v[k].part = !isnan(data) && total > 0 ? pct * data / total : NAN;
         k++;
     }
@@ -252,44 +313,54 @@ static void chart_energy(FILE *out, struct table **t, int n)
         if (isnan(w)) continue;
         snprintf(v[k].name, sizeof v[k].name, "%s on %s", html_phase_short(html_txt(d, r, "phase")),
                  html_txt(d, r, "device"));
-        v[k].v = w, v[k].part = NAN;
+        v[k].v = w, v[k].part = NAN, v[k].colour = -1;
         k++;
     }
     if (!k) {
-        svg_none(out, "chart-energy", "Power per phase",
-                 "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
-                 " INFPROF_ENERGY_MS=0: the run header says which)");
+        svg_none(out, "chart-energy", "Power per phase", NO_ENERGY);
         return;
     }
     bars(out, "chart-energy", "Average power per phase and device (W)", v, k, SVG_NUM, "watts",
          "the Energy table has joules per iteration and per item");
 }
 
+static const struct over_time over_time[] = {
+    {"memory_timeline", "allocated_bytes", NULL, NULL, NULL, SVG_BYTES, "chart-memory",
+     "Tensor memory over time (allocated; the highest in each moment)", "allocated", 2,
+     "no chart: no allocator report was recorded (libtorch's hooks off, or no tensor"
+     " allocated)"},
+    {"gpu_timeline", "busy_pct", NULL, NULL, NULL, SVG_PCT, "chart-gpu",
+     "GPU busy over time (kernel time in each moment)", "busy", 0,
+     "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)"},
+    {"cpu_timeline", "program_cores", "the program", "infprof_cores", "infprof's writer", SVG_NUM,
+     "chart-cpu",
+     "CPU time over time: cores kept busy (the program's CPU time, every thread, over the wall"
+     " time; infprof's own apart)",
+     "cores", 0,
+     "no chart: no CPU time was read (INFPROF_CPU_MS=0, or a database from before infprof read"
+     " it)"},
+    {"power_timeline", "watts", NULL, NULL, NULL, SVG_NUM, "chart-power", "Power over time (W)",
+     "watts", 1, NO_ENERGY},
+    {"clock_timeline", "sm_clock_mhz", NULL, NULL, NULL, SVG_NUM, "chart-clock",
+     "Clocks over time (GPU: SM clock; CPU: cpufreq's mean; MHz)", "MHz", 0,
+     "no chart: no clock was read (the energy sampler reads them: no NVML, no cpufreq readable,"
+     " or INFPROF_ENERGY_MS=0: the run header says which)"},
+};
+
 void html_charts_over_time(FILE *out, struct table **t, int n)
 {
-    chart_over_time(out, t, n, "memory_timeline", "allocated_bytes", SVG_BYTES, "chart-memory",
-                    "Tensor memory over time (allocated; the highest in each moment)", "allocated",
-                    2,
-                    "no chart: no allocator report was recorded (libtorch's hooks"
-                    " off, or no tensor allocated)");
-    chart_over_time(out, t, n, "gpu_timeline", "busy_pct", SVG_PCT, "chart-gpu",
-                    "GPU busy over time (kernel time in each moment)", "busy", 0,
-                    "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
-    chart_over_time(out, t, n, "power_timeline", "watts", SVG_NUM, "chart-power",
-                    "Power over time (W)", "watts", 1,
-                    "no chart: no energy was recorded (no NVML, no RAPL counter readable, or"
-                    " INFPROF_ENERGY_MS=0: the run header says which)");
+    for (size_t i = 0; i < sizeof over_time / sizeof *over_time; i++)
+        chart_over_time(out, t, n, &over_time[i]);
 }
 
 void html_charts_bars(FILE *out, struct table **t, int n)
 {
     chart_between(out, t, n);
     chart_precision(out, t, n);
-    chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels",
-              "CUDA kernels by GPU time (top 12)",
+    chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels", "CUDA kernels by GPU time",
               "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
     chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
-              "PyTorch operators by self CPU time (top 12)",
+              "PyTorch operators by self CPU time",
               "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
     chart_energy(out, t, n);
 }

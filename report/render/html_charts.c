@@ -18,14 +18,8 @@
 
 /* ---- speed-ups with their bands (the report's phases, compare's series and phases) ----------- */
 
-struct band_row {
-    char name[160];
-    double r, lo, hi; /* ratio; band, NAN none */
-    const char *verdict;
-};
-
-static void forest(FILE *out, const char *id, const char *title, struct band_row *v, int n,
-                   const char *xname)
+void html_forest(FILE *out, const char *id, const char *title, struct band_row *v, int n,
+                 const char *xname)
 {
     double lo = 1, hi = 1;
     for (int i = 0; i < n; i++) {
@@ -79,64 +73,9 @@ static void chart_speedup(FILE *out, struct table **t, int n)
                      " phase table's note says why)");
         return;
     }
-    forest(out, "chart-speedup", "Speed-up against the baseline phase, with its 95% band", v, k,
-           "speed-up: the baseline's p50 latency over the phase's (log scale; 1 = the same)");
-}
-
-/* compare: each series' (else phase's) speed-up from the base run to the new one. */
-static void chart_compare(FILE *out, struct table **t, int n)
-{
-    struct band_row v[32];
-    int k = 0;
-    static const char *const kinds[] = {"series", "phases"};
-    for (int q = 0; q < 2 && !k; q++) {
-        const struct table *d = table_by_key(t, n, kinds[q]);
-        for (int r = 0; d && r < d->nrows && k < 32; r++) {
-            double lat = html_num(d, r, "latency_p50_ns_ratio");
-            if (isnan(lat) || lat <= 0) continue;
-            if (q == 0)
-                snprintf(v[k].name, sizeof v[k].name, "%s %s", html_txt(d, r, "Phase"),
-                         html_txt(d, r, "series"));
-            else
-                snprintf(v[k].name, sizeof v[k].name, "%s", html_txt(d, r, "label"));
-            v[k].r = 1 / lat;
-            v[k].lo = html_num(d, r, "speedup_lo"), v[k].hi = html_num(d, r, "speedup_hi");
-            if (isnan(v[k].hi)) v[k].lo = NAN;
-            v[k].verdict = html_txt(d, r, "verdict");
-            k++;
-        }
-    }
-    if (!k)
-        svg_none(out, "chart-compare", "Speed-up, new run against base",
-                 "no chart: no series or phase has iterations in both runs");
-    else
-        forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
-               "speed-up: the base run's p50 latency over the new run's (log scale; above 1"
-               " faster)");
-    /* The loop rate beside it: what each series delivered, waits for data included. */
-    const struct table *d = table_by_key(t, n, "series");
-    k = 0;
-    for (int r = 0; d && r < d->nrows && k < 32; r++) {
-        double x = html_num(d, r, "delivered_per_s_ratio");
-        if (isnan(x) || x <= 0) continue;
-        snprintf(v[k].name, sizeof v[k].name, "%s %s", html_txt(d, r, "Phase"),
-                 html_txt(d, r, "series"));
-        v[k].r = x;
-        v[k].lo = html_num(d, r, "delivered_speedup_lo");
-        v[k].hi = html_num(d, r, "delivered_speedup_hi");
-        if (isnan(v[k].hi)) v[k].lo = NAN;
-        v[k].verdict = html_txt(d, r, "delivered_verdict");
-        k++;
-    }
-    if (!k) {
-        svg_none(out, "chart-compare-loop", "Loop rate, new run against base",
-                 "no chart: no series has a loop rate in both runs (two steady iterations or"
-                 " more each)");
-        return;
-    }
-    forest(out, "chart-compare-loop",
-           "Loop rate (waits for data included), new run against base, with its 95% band", v, k,
-           "the new run's loop rate over the base run's (log scale; above 1 faster)");
+    html_forest(out, "chart-speedup", "Speed-up against the baseline phase, with its 95% band", v,
+                k,
+                "speed-up: the baseline's p50 latency over the phase's (log scale; 1 = the same)");
 }
 
 /* ---- iterations over time and their distribution --------------------------------------------- */
@@ -372,9 +311,4 @@ void html_charts_runs(FILE *out, struct table **t, int n)
     chart_speedup(out, t, n);
     chart_iterations(out, t, n);
     chart_sweep(out, t, n);
-}
-
-void html_charts_compare(FILE *out, struct table **t, int n)
-{
-    chart_compare(out, t, n);
 }

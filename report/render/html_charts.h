@@ -2,7 +2,8 @@
  * html_charts.h: what the HTML report's chart files share (render layer only): reading a data
  * table's cells, the chart's text equivalent, a row's name beside a plot (html_cells.c).
  * html_charts.c draws the speed-ups, the iterations and the sweep; html_bars.c the charts over
- * time and the bars; render_html.c puts them on the page in that order.
+ * time and the bars; html_compare.c compare's; render_html.c puts them on the page in that
+ * order.
  */
 #ifndef INFPROF_HTML_CHARTS_H
 #define INFPROF_HTML_CHARTS_H
@@ -25,8 +26,19 @@ int html_suspect(struct table **t, int n, const char *label);
 /* A row's name left of the plot, cut to the room there. */
 void html_row_label(struct svg_plot *p, double x, double y, const char *name);
 
-/* html_charts.c: the speed-ups, the iterations and the sweep; compare's speed-ups. */
+/* A row of a forest plot: a ratio with its band and its verdict. */
+struct band_row {
+    char name[160];
+    double r, lo, hi; /* ratio; band, NAN none */
+    const char *verdict;
+};
+/* Ratios with their 95% bands on a log axis around 1 (html_charts.c). */
+void html_forest(FILE *out, const char *id, const char *title, struct band_row *v, int n,
+                 const char *xname);
+
+/* html_charts.c: the speed-ups, the iterations and the sweep. */
 void html_charts_runs(FILE *out, struct table **t, int n);
+/* html_compare.c: compare's speed-ups, and the two runs side by side with their deltas. */
 void html_charts_compare(FILE *out, struct table **t, int n);
 /* html_bars.c: the charts over time, then the bars. */
 void html_charts_over_time(FILE *out, struct table **t, int n);

@@ -21,6 +21,9 @@ struct output_format {
     enum out_format views;
     /* Writes the document: every table (one with --section). */
     void (*document)(FILE *out, struct table **tables, int n, const struct render_opts *o);
+    /* The report's options it sets before the sections build (the page: kernels per phase, as
+     * --by-phase); NULL none. */
+    void (*defaults)(struct report_opts *o);
 };
 
 struct render_opts {

@@ -92,4 +92,4 @@ static void csv_document(FILE *out, struct table **tables, int n, const struct r
         if (tables[i]->key) render_csv(out, tables[i], o->section != NULL);
 }
 
-const struct output_format out_csv = {"csv", NULL, OUT_CSV, csv_document};
+const struct output_format out_csv = {"csv", NULL, OUT_CSV, csv_document, NULL};

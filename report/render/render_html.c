@@ -186,4 +186,11 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
           out);
 }
 
-const struct output_format out_html = {"html", NULL, OUT_TEXT, html_document};
+/* A page has room for the kernels of each phase (its chart draws each phase's top), as
+ * --by-phase gives them, unless one phase or an NVTX range was asked for. */
+static void html_defaults(struct report_opts *o)
+{
+    if (!o->phase && !o->nvtx) o->by_phase = 1;
+}
+
+const struct output_format out_html = {"html", NULL, OUT_TEXT, html_document, html_defaults};

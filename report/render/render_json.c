@@ -111,4 +111,4 @@ static void json_document(FILE *out, struct table **tables, int n, const struct 
     render_json(out, tables, n);
 }
 
-const struct output_format out_json = {"json", NULL, OUT_JSON, json_document};
+const struct output_format out_json = {"json", NULL, OUT_JSON, json_document, NULL};

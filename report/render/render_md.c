@@ -68,4 +68,4 @@ static void md_document(FILE *out, struct table **tables, int n, const struct re
         if (render_shown(tables[i], o)) render_md(out, tables[i]);
 }
 
-const struct output_format out_md = {"md", "markdown", OUT_MD, md_document};
+const struct output_format out_md = {"md", "markdown", OUT_MD, md_document, NULL};

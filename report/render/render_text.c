@@ -144,4 +144,4 @@ static void text_document(FILE *out, struct table **tables, int n, const struct 
         if (render_shown(tables[i], o)) render_text(out, tables[i], o);
 }
 
-const struct output_format out_text = {"text", NULL, OUT_TEXT, text_document};
+const struct output_format out_text = {"text", NULL, OUT_TEXT, text_document, NULL};

@@ -86,7 +86,7 @@ void svg_label(char *out, size_t n, double v, enum svg_unit u)
         snprintf(out, n, "%.3gx", v);
         break;
     case SVG_NUM:
-        snprintf(out, n, "%g", v);
+        snprintf(out, n, "%.4g", v);
         break;
     }
 }
@@ -254,7 +254,7 @@ void svg_legend(struct svg_plot *p, int k, int colour, const char *name)
     fprintf(p->out,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
             "<text x=\"%.1f\" y=\"%.1f\">",
-            x, y - 9, svg_colour[colour % SVG_COLOURS], x + 14, y);
+            x, y - 9, colour < 0 ? "#bbbbbb" : svg_colour[colour % SVG_COLOURS], x + 14, y);
     html_text(p->out, cut);
     fputs("<title>", p->out);
     html_text(p->out, name);

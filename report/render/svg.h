@@ -57,7 +57,7 @@ void svg_rect(struct svg_plot *p, double x0, double y0, double x1, double y1, co
 void svg_polyline(struct svg_plot *p, const double *x, const double *y, int n, int colour);
 void svg_text(struct svg_plot *p, double x, double y, const char *anchor, const char *s);
 /* A legend above the plot, in rows of SVG_LEGEND_COLUMNS: room for n entries (before
- * svg_axes), then the k-th entry. */
+ * svg_axes), then the k-th entry (colour < 0: grey, a base run's). */
 #define SVG_LEGEND_COLUMNS 4
 void svg_legend_room(struct svg_plot *p, int n);
 void svg_legend(struct svg_plot *p, int k, int colour, const char *name);

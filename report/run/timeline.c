@@ -1,8 +1,9 @@
 /*
  * timeline.c: the run over time (timeline.h), bucketed so that a picture of an hour-long server
  * run holds as many marks as one of a second: tensor memory from tensor_memory (a bucket without
- * a report keeps the level the last one left), the kernels' time from kernel_rows, and power from
- * the energy readings (energy.c's, between consecutive readings).
+ * a report keeps the level the last one left), the kernels' time from kernel_rows, power and
+ * clocks from the energy readings (energy.c's, between consecutive readings), and the CPU cores
+ * the program kept busy from cpu_samples.
  */
 #include "timeline.h"
 #include "energy.h"
@@ -118,6 +119,65 @@ static void power_of(sqlite3 *db, const struct run_phases *p, struct run_timelin
     }
 }
 
+/* Each device's clock: a reading holds until the next, weighted by time within each bucket. */
+static void clock_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
+{
+    const struct energy_run *e = run_energy(db, p);
+    for (int k = 0; k < e->n && r->nclock < TIMELINE_DEVICES; k++) {
+        const struct energy_device *d = &e->d[k];
+        if (!d->has_sm || d->n < 2) continue;
+        struct timeline_series *s = &r->clock[r->nclock++];
+        snprintf(s->device, sizeof s->device, "%s", d->label);
+        double sum = 0, len = 0;
+        int cur = -1;
+        for (size_t i = 0; i + 1 < d->n; i++) {
+            if (d->sm[i] < 0 || d->t[i + 1] <= d->t[i]) continue;
+            int b = bucket_of(r, d->t[i]);
+            if (b != cur && len > 0 && s->n < TIMELINE_BUCKETS) {
+                s->t[s->n] = (int64_t)cur * r->bucket_ns, s->v[s->n] = sum / len;
+                s->v2[s->n++] = -1, sum = 0, len = 0;
+            }
+            cur = b;
+            double dt = (double)(d->t[i + 1] - d->t[i]);
+            sum += dt * (double)d->sm[i], len += dt;
+        }
+        if (len > 0 && s->n < TIMELINE_BUCKETS)
+            s->t[s->n] = (int64_t)cur * r->bucket_ns, s->v[s->n] = sum / len, s->v2[s->n++] = -1;
+    }
+}
+
+/* The program's CPU cores busy between consecutive readings of cpu_samples (its CPU time, ours
+ * taken out, over the wall time), each interval in the bucket where it ends; a bucket with
+ * several is their total over their total length. */
+static void cpu_of(sqlite3 *db, struct run_timeline *r)
+{
+    if (!db_has_table(db, "cpu_samples")) return;
+    static double cpu[TIMELINE_BUCKETS], ours[TIMELINE_BUCKETS], wall[TIMELINE_BUCKETS];
+    memset(cpu, 0, sizeof cpu), memset(ours, 0, sizeof ours), memset(wall, 0, sizeof wall);
+    sqlite3_stmt *st = db_prepare(db, "SELECT t, cpu_ns, ours_ns FROM cpu_samples"
+                                      " WHERE cpu_ns IS NOT NULL ORDER BY t");
+    int64_t t0 = -1, c0 = 0, o0 = 0;
+    while (db_step(st)) {
+        int64_t t = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+        int64_t o = sqlite3_column_type(st, 2) == SQLITE_NULL ? o0 : sqlite3_column_int64(st, 2);
+        if (t0 >= 0 && t > t0 && c >= c0) {
+            int b = bucket_of(r, t);
+            wall[b] += (double)(t - t0), ours[b] += (double)(o - o0);
+            cpu[b] += (double)(c - c0) - (double)(o - o0);
+            r->cpu = 1;
+        }
+        t0 = t, c0 = c, o0 = o;
+    }
+    sqlite3_finalize(st);
+    struct timeline_series *s = &r->cpu_busy;
+    snprintf(s->device, sizeof s->device, "cpu");
+    for (int b = 0; r->cpu && b < TIMELINE_BUCKETS; b++) {
+        if (wall[b] <= 0) continue;
+        s->t[s->n] = (int64_t)b * r->bucket_ns;
+        s->v[s->n] = fmax(0, cpu[b] / wall[b]), s->v2[s->n++] = fmax(0, ours[b] / wall[b]);
+    }
+}
+
 const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p)
 {
     if (p->lazy->timeline) return p->lazy->timeline;
@@ -133,5 +193,7 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     memory_of(db, r);
     gpu_of(db, r);
     power_of(db, p, r);
+    clock_of(db, p, r);
+    cpu_of(db, r);
     return r;
 }

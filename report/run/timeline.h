@@ -2,7 +2,8 @@
  * timeline.h: the run over time, in buckets of equal length from its start to its end (the
  * pictures' memory, GPU and power charts): each device's tensor memory (the highest allocated and
  * reserved totals in each bucket), the GPU's busy share (kernel time in the bucket, over its
- * length), and each device's power. Read once, on first use (run_timeline).
+ * length), each device's power and clock, and the CPU cores the program kept busy. Read once, on
+ * first use (run_timeline).
  */
 #ifndef INFPROF_RUN_TIMELINE_H
 #define INFPROF_RUN_TIMELINE_H
@@ -31,6 +32,12 @@ struct run_timeline {
                                         of kernel time, at most 100: streams may overlap) */
     int npower;
     struct timeline_series power[TIMELINE_DEVICES];
+    int cpu;                         /* CPU time was read (cpu_samples): cpu_busy below is known */
+    struct timeline_series cpu_busy; /* v: the program's cores busy (its CPU time over the wall
+                                        time, ours taken out), v2: our writer thread's */
+    int nclock;
+    struct timeline_series clock[TIMELINE_DEVICES]; /* v: the SM clock, MHz (the CPU: cpufreq's
+                                                       mean), time-weighted over the bucket */
 };
 
 const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p);

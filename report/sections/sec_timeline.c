@@ -1,7 +1,8 @@
 /*
- * sec_timeline.c: the run over time (report/run/timeline.c) as three data tables, JSON and CSV
+ * sec_timeline.c: the run over time (report/run/timeline.c) as five data tables, JSON and CSV
  * only (text has no room for 400 rows a device; the HTML report draws them): each device's
- * tensor memory, the GPU's busy share and each device's power, per bucket of equal length.
+ * tensor memory, the GPU's busy share, each device's power and clock, and the CPU cores the
+ * program kept busy (and ours), per bucket of equal length.
  */
 #include "sections.h"
 #include "../run/timeline.h"
@@ -33,7 +34,10 @@ static int timeline_build(const struct section_ctx *c, struct table **out, int m
                           "reserved_bytes");
     out[1] = series_table("gpu_timeline", &r->gpu_busy, r->gpu, "busy_pct", COL_PCT, NULL);
     out[2] = series_table("power_timeline", r->power, r->npower, "watts", COL_RATE, NULL);
-    return 3;
+    out[3] = series_table("clock_timeline", r->clock, r->nclock, "sm_clock_mhz", COL_RATE, NULL);
+    out[4] = series_table("cpu_timeline", &r->cpu_busy, r->cpu, "program_cores", COL_RATIO,
+                          "infprof_cores");
+    return 5;
 }
 
 const struct report_section sec_timeline = {.key = "memory_timeline", .build = timeline_build};

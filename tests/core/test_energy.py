@@ -105,6 +105,25 @@ class Energy(Case):
                                             r" 1(4[5-9]\d|50\d) in no_grad/off: distrust a"
                                             r" small speed-up")
 
+    def test_power_and_clocks_over_time_equal_the_script(self):
+        # The HTML page's power and clock charts (report/run/timeline.c): inside each phase,
+        # away from its edges (a bucket there holds readings of both), every bucket is the
+        # script's figure.
+        self.app(period=20)
+        report = self.report_json(self.db)
+        margin = 40_000_000 + self.edge_delay(self.db)
+        for label, (watts, sm, _) in SCRIPT.items():
+            phase = 4 if label == NO_GRAD else 7
+            (start, end), = self.query(self.db, "SELECT min(start), max(end) FROM phase_spans"
+                                                " WHERE phase = ?", phase)
+            for key, col, want in (("power_timeline", "watts", watts),
+                                   ("clock_timeline", "sm_clock_mhz", sm)):
+                got = [r[col] for r in report[key] if r["device"] == "cuda:1"
+                       and start + margin <= r["t_ns"] <= end - margin]
+                self.assertGreater(len(got), 5, (key, label, report[key]))
+                for v in got:
+                    self.assertNear(v, want, 0.01, f"{key} {label}")
+
     def test_phase_changes_are_read_at_their_edges(self):
         self.app()
         edges = [s for (s,) in self.query(self.db, "SELECT start FROM phase_spans"

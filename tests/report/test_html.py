@@ -16,7 +16,7 @@ from harness import BUILD, TORCH_PYTHON, Case, main, prog
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "h100")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHARTS = ["chart-speedup", "chart-latency", "chart-between", "chart-memory", "chart-gpu",
-          "chart-precision", "chart-kernels",
+          "chart-cpu", "chart-power", "chart-clock", "chart-precision", "chart-kernels",
           "chart-operators", "chart-energy"]
 CPU_PROGRAM = """import torch
 torch.set_num_threads(1)
@@ -113,6 +113,25 @@ class Html(Case):
             self.assertIn('id="table-phases"', dom)
             # Memory over time has a line, and the Summary's peak marked on it.
             self.assertRegex(dom, r'(?s)<figure id="chart-memory">.*?<polyline .*?peak ', name)
+            # Kernels per phase (the page asks for them as --by-phase): each phase's top, and
+            # the table beside it per phase too; databases from before CPU time was read say so.
+            phases = {p["label"] for p in self.report_json(db)["phases"] if p["kernels"]}
+            fig = re.search(r'(?s)<figure id="chart-kernels">.*?</figure>', dom).group(0)
+            self.assertIn("top 6 of each phase", fig)
+            drawn = set(re.findall(r'<text[^>]*>([a-z_]+/[a-z0-9]+): ', fig))
+            self.assertEqual(len(drawn), len(phases), (name, drawn, phases))
+            self.assertIn("CUDA kernels (by phase)", dom)
+            self.assertRegex(dom, r'<figure id="chart-cpu" class="none">.*?before infprof read')
+        # Two of them compared: the series both ran, side by side with the change.
+        dbs = [os.path.join(self.tmp, n + ".db") for n in ("resnet50-b1-python-eager",
+                                                           "resnet18-b8-python-cuda")]
+        dom, ids = self.check_page(self.page(*dbs, command="compare"), "h100 compare",
+                                   min_figures=1)
+        fig = re.search(r'(?s)<figure id="chart-compare-latency">.*?</figure>', dom).group(0)
+        self.assertRegex(fig, r"inference/bf16 \(unnamed\) p50: [0-9.]+ms -&gt; [0-9.]+ms"
+                              r" \(-[0-9.]+%\)")
+        fig = re.search(r'(?s)<figure id="chart-compare-kernels">.*?</figure>', dom).group(0)
+        self.assertIn("the 12 that changed most", fig)
         print("html sizes:", sizes)
 
     def test_advice_fixtures_and_compare(self):
@@ -130,6 +149,12 @@ class Html(Case):
                                    "compare", min_figures=1)
         self.assertIn("chart-compare", ids)
         self.assertIn("chart-compare-loop", ids)
+        # Side by side, with the change: healthy's and eval's kernels differ by phase.
+        for fid in ("chart-compare-latency", "chart-compare-memory", "chart-compare-kernels"):
+            self.assertIn(fid, ids)
+        fig = re.search(r'(?s)<figure id="chart-compare-latency">.*?</figure>', dom).group(0)
+        self.assertRegex(fig, r"p50: ([0-9.]+[um]?s|not run) -&gt; ([0-9.]+[um]?s|not run)"
+                              r" \((new|gone|[+-][0-9.]+%)\)")
         self.assertIn("<h1>infprof compare</h1>", dom)
         # Several processes together: the charts draw one run at a time, and say so.
         dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"]), "multi",
