@@ -64,14 +64,25 @@ static void cpu_read(uint64_t now)
     cs.readings++;
 }
 
+/* The process's CPU clock may move in scheduler ticks (4 ms on a 250 Hz kernel): readings
+ * closer than this would show a one-thread program at 4 cores, then at none. */
+#define CPU_MIN_MS 20
+
 static void cpu_start(void)
 {
     int64_t ms = ip_cfg_group_int(&ip_cpu_cfg, IP_CPU_CFG_MS);
-    cs.period = (uint64_t)ms * 1000000;
-    if (ms)
+    if (ms > 0 && ms < CPU_MIN_MS) {
+        ip_collector_status(IP_COLLECTOR_CPU, "on",
+                            "every %d ms (INFPROF_CPU_MS=%lld raised: the CPU clock moves in"
+                            " scheduler ticks)",
+                            CPU_MIN_MS, (long long)ms);
+        ms = CPU_MIN_MS;
+    } else if (ms) {
         ip_collector_status(IP_COLLECTOR_CPU, "on", "every %lld ms", (long long)ms);
-    else
+    } else {
         ip_collector_status(IP_COLLECTOR_CPU, "off", "INFPROF_CPU_MS=0");
+    }
+    cs.period = (uint64_t)ms * 1000000;
 }
 
 /* Writer thread, at every wake: a reading when one is due, at the first wake and the last. */

@@ -35,3 +35,10 @@ CREATE TABLE settings (t INTEGER, tid INTEGER, name_id INTEGER, value_id INTEGER
 -- from its worker processes): thread, phase, start (ns since t0), dur. The report splits the time
 -- between iterations into data loading and other host time with it.
 CREATE TABLE input_waits (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER);
+
+-- Schema 5, gc_pauses (collectors/torch_python.c, from 2026-11-26): each pause of Python's garbage
+-- collector of 20 us or longer on a thread (gc.callbacks, from our hooks: INFPROF_PYTHON=1):
+-- thread, phase, start (ns since t0), dur, generation. Shorter ones are counted in the run
+-- metadata (python_gc_short_pauses, python_gc_short_ns). The report names collections that
+-- make iterations slow with them.
+CREATE TABLE gc_pauses (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER, generation INTEGER);

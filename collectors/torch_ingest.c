@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 static struct {
-    struct ip_batch *memory, *settings, *waits;
+    struct ip_batch *memory, *settings, *waits, *gc;
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
@@ -40,6 +40,7 @@ void ip_torch_ingest_prepare(struct ip_store *s)
     ti.memory = ip_batch_open(s, "tensor_memory", 10);
     ti.settings = ip_batch_open(s, "settings", 4);
     ti.waits = ip_batch_open(s, "input_waits", 4);
+    ti.gc = ip_batch_open(s, "gc_pauses", 5);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
     ip_torch_ops_prepare(s);
 }
@@ -81,6 +82,17 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[1] = e->h.aux;
         row[2] = ip_store_rel(s, e->start);
         row[3] = (int64_t)(e->end - e->start);
+        break;
+    }
+    case IP_EV_TORCH_GC: {
+        const struct ip_ev_torch_gc *e = (const struct ip_ev_torch_gc *)ev;
+        if (!ti.gc) return;
+        int64_t *row = ip_batch_row(ti.gc);
+        row[0] = tid;
+        row[1] = e->h.aux;
+        row[2] = ip_store_rel(s, e->start);
+        row[3] = (int64_t)(e->end - e->start);
+        row[4] = e->generation;
         break;
     }
     case IP_EV_TORCH_OP:
@@ -224,6 +236,10 @@ void ip_torch_ingest_finish(struct ip_store *s)
         ip_torch_python_counts(&unseen, &open);
         ip_store_meta_int(s, "python_module_calls_unseen", (int64_t)unseen);
         ip_store_meta_int(s, "python_module_calls_open_at_end", open > 0 ? open : 0);
+        uint64_t gc_n, gc_ns;
+        ip_torch_gc_counts(&gc_n, &gc_ns);
+        ip_store_meta_int(s, "python_gc_short_pauses", (int64_t)gc_n);
+        ip_store_meta_int(s, "python_gc_short_ns", (int64_t)gc_ns);
     }
     /* Setter calls made by libtorch's own guards, which left the phase alone. */
     ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());

@@ -27,7 +27,8 @@ enum {
     IP_EV_TORCH_ITERATION = 2,
     IP_EV_TORCH_OP = 3,
     IP_EV_TORCH_SETTING = 4,
-    IP_EV_TORCH_INPUT_WAIT = 5
+    IP_EV_TORCH_INPUT_WAIT = 5,
+    IP_EV_TORCH_GC = 6
 };
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
@@ -87,6 +88,18 @@ struct ip_ev_torch_input_wait {
 };
 
 /* ---- torch_python.c: the Python bridge (docs/python.md) ---- */
+
+/* One pause of Python's garbage collector of IP_GC_MIN_NS or longer (gc.callbacks, from our
+ * hooks). aux: phase. */
+#define IP_GC_MIN_NS 20000
+struct ip_ev_torch_gc {
+    struct ip_ev h;
+    uint64_t start, end;
+    int32_t generation;
+    uint32_t pad;
+};
+/* Pauses shorter than IP_GC_MIN_NS: how many, their total ns (the run metadata). */
+void ip_torch_gc_counts(uint64_t *short_n, uint64_t *short_ns);
 
 /* Collector init: in a Python interpreter, our sitecustomize's directory on PYTHONPATH. */
 void ip_torch_python_init(void);

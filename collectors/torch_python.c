@@ -34,6 +34,7 @@
 #include "../profiler/log.h"
 #include "../profiler/phase.h"
 #include "../profiler/process.h"
+#include "../profiler/ring.h"
 #include "../profiler/thread.h"
 #include "../profiler/watch.h"
 
@@ -248,6 +249,46 @@ void infprof_py_end(const char *label, long long batch, int ok)
     ip_torch_iter_emit(py.v[k].iter, py.v[k].start, end, py.v[k].nvtx, batch > 0 ? batch : 0, 5,
                        label);
     ip_hook_leave();
+}
+
+/* Python's garbage collector starts (start 1) or stops (0) a collection of this generation on
+ * this thread (gc.callbacks): a pause of IP_GC_MIN_NS or more becomes a gc_pauses row, shorter
+ * ones are counted. */
+static _Thread_local uint64_t gc_start __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t gc_short_n, gc_short_ns;
+
+IP_EXPORT void infprof_py_gc(int start, int generation);
+void infprof_py_gc(int start, int generation)
+{
+    uint64_t now = ip_clock_now();
+    if (start) {
+        gc_start = now;
+        return;
+    }
+    uint64_t from = gc_start;
+    gc_start = 0;
+    if (!from || now < from || !ip_recording()) return;
+    if (now - from < IP_GC_MIN_NS) {
+        atomic_fetch_add_explicit(&gc_short_n, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&gc_short_ns, now - from, memory_order_relaxed);
+        return;
+    }
+    if (!ip_hook_enter()) return;
+    struct ip_ring *r;
+    struct ip_ev_torch_gc *e = ip_ring_begin(sizeof *e, &r);
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_GC), sizeof *e,
+                              ip_self.phase};
+        e->start = from, e->end = now, e->generation = generation, e->pad = 0;
+        ip_ring_commit(r, sizeof *e);
+    }
+    ip_hook_leave();
+}
+
+void ip_torch_gc_counts(uint64_t *short_n, uint64_t *short_ns)
+{
+    *short_n = atomic_load(&gc_short_n);
+    *short_ns = atomic_load(&gc_short_ns);
 }
 
 IP_EXPORT void infprof_py_setup(int on);

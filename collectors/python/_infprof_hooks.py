@@ -58,6 +58,9 @@ _setup.restype = None
 _state = _lib.infprof_py_state
 _state.argtypes = (ctypes.c_int,)
 _state.restype = ctypes.c_int
+_gc = _lib.infprof_py_gc  # a garbage collection starts (1) or stops (0)
+_gc.argtypes = (ctypes.c_int, ctypes.c_int)
+_gc.restype = None
 _missed = _lib.infprof_py_unseen  # a module call on a thread not watched yet: not timed
 _missed.argtypes = ()
 _missed.restype = None
@@ -413,6 +416,11 @@ def _worker(fn):
     return wrapper
 
 
+def _collected(phase, info):
+    # gc.callbacks: the collector's pauses, which make the iterations they fall in slow.
+    _gc(1 if phase == "start" else 0, info.get("generation", -1))
+
+
 def install():
     if not _state(0):
         return  # the torch collector is off: nothing to record
@@ -432,6 +440,12 @@ def install():
         from torch.utils.data._utils import worker
 
         worker._worker_loop = _worker(worker._worker_loop)
+    except Exception:
+        pass
+    try:
+        import gc
+
+        gc.callbacks.append(_collected)
     except Exception:
         pass
     _arm()

@@ -105,7 +105,8 @@ static void chart_over_time(FILE *out, struct table **t, int n, const struct ove
         svg_legend(&p, colour, colour, name);
         svg_polyline(&p, x, y, m, colour);
         svg_label(a, sizeof a, top, c->u);
-        html_add(text, "%s%s: highest %s", k ? "; " : "", name, a);
+        html_add(text, "%s%s: highest %s%s%s", k ? "; " : "", name, a, c->u == SVG_NUM ? " " : "",
+                 c->u == SVG_NUM ? c->yname : "");
         if (!c->value2) continue;
         for (int q = 0; q < m; q++) {
             y[q] = html_num(d, first + q, c->value2);
@@ -116,7 +117,8 @@ static void chart_over_time(FILE *out, struct table **t, int n, const struct ove
         svg_legend(&p, colour + 1, colour + 1, name);
         svg_polyline(&p, x, y, m, colour + 1);
         svg_label(b, sizeof b, top2, c->u);
-        html_add(text, "; %s: highest %s", name, b);
+        html_add(text, "; %s: highest %s%s%s", name, b, c->u == SVG_NUM ? " " : "",
+                 c->u == SVG_NUM ? c->yname : "");
     }
     if (c->mark_peak) {
         svg_label(a, sizeof a, peak, c->u);
@@ -143,7 +145,24 @@ struct bar {
     char name[160];
     double v, part; /* the bar, and a part of it drawn darker (NAN none) */
     int colour;     /* its colour (svg_colour), -1 the default */
+    char tag[8];    /* " #a3f1" of the full name: two labels alike are told apart by it */
 };
+
+/* Labels that came out alike (names cut or shortened the same way) get their full name's tag. */
+static void untie(struct bar *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int tie = 0;
+        for (int j = i + 1; j < n; j++)
+            if (!strcmp(v[i].name, v[j].name) && strcmp(v[i].tag, v[j].tag)) {
+                tie = 1;
+                size_t len = strlen(v[j].name);
+                snprintf(v[j].name + len, sizeof v[j].name - len, "%s", v[j].tag);
+            }
+        size_t len = strlen(v[i].name);
+        if (tie) snprintf(v[i].name + len, sizeof v[i].name - len, "%s", v[i].tag);
+    }
+}
 
 static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
                  enum svg_unit u, const char *xname, const char *what)
@@ -209,6 +228,7 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
         fmt_label_cut(cut, sizeof cut, full, per_phase ? 34 : 46);
         snprintf(b.name, sizeof b.name, "%s%s%s", per_phase ? html_phase_short(ph) : "",
                  per_phase ? ": " : "", cut);
+        render_name_tag(html_txt(d, r, name), b.tag, sizeof b.tag);
         int room = per_phase ? TOP_PHASE : TOP_ALL;
         if (k - start < room) {
             v[k++] = b;
@@ -223,6 +243,7 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
         svg_none(out, id, title, none);
         return;
     }
+    untie(v, k);
     char t2[200];
     int more = 0; /* phases past the first TOP_BARS / TOP_PHASE */
     for (int r = 0; per_phase && d && r < d->nrows; r++) {
@@ -360,7 +381,7 @@ void html_charts_bars(FILE *out, struct table **t, int n)
     chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels", "CUDA kernels by GPU time",
               "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
     chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
-              "PyTorch operators by self CPU time",
+              "PyTorch operators by self time (on the calling thread)",
               "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
     chart_energy(out, t, n);
 }

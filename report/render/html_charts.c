@@ -139,8 +139,9 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
         svg_nice(&p.y.lo, &p.y.hi);
     svg_legend_room(&p, ng < CHART_SLOTS ? ng : CHART_SLOTS);
     svg_axes(&p, SVG_NS,
-             "time since the run's start (warm-up: rings; found without a mark: squares)", SVG_NS,
-             p.y.log ? "latency (log scale)" : "latency");
+             "time since the run's start (warm-up: rings; found without a mark: squares; slow: red"
+             " rings)",
+             SVG_NS, p.y.log ? "latency (log scale)" : "latency");
     const struct table *st = table_by_key(t, nt, "series");
     char text[TEXT_MAX] = "", a[32];
     for (int k = 0; k < ng; k++) {
@@ -161,6 +162,21 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
             if (m > 1) svg_line(&p, s, lo, s, hi, c, 1, 0);
             svg_point(&p, s, m > 1 ? (lo + hi) / 2 : lo, c, shape, NULL);
         }
+        /* The slow ones (the Slow iterations section's), ringed in red. */
+        const struct table *slow = table_by_key(t, nt, "slow_iterations");
+        int nslow = 0;
+        for (int r = 0; slow && r < slow->nrows; r++) {
+            const char *ss = html_txt(slow, r, "series");
+            if (strcmp(html_txt(slow, r, "phase"), g[k].phase) ||
+                (strcmp(ss, g[k].series) && !(!g[k].series[0] && !strcmp(ss, "(unnamed)"))))
+                continue;
+            char tip[96], b[32];
+            fmt_ns(b, sizeof b, html_num(slow, r, "latency_ns"));
+            snprintf(tip, sizeof tip, "slow: #%.0f, %s", html_num(slow, r, "index"), b);
+            svg_point(&p, html_num(slow, r, "start_ns"), html_num(slow, r, "latency_ns"), SVG_ALERT,
+                      1, tip);
+            nslow++;
+        }
         int sr = series_row(t, nt, &g[k]);
         double p50 = sr >= 0 ? html_num(st, sr, "latency_p50_ns") : NAN;
         if (isnan(p50))
@@ -169,6 +185,7 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
             fmt_ns(a, sizeof a, p50);
         html_add(text, "%s%s: %d iterations (%d warm-up), p50 %s", k ? "; " : "", g[k].name, g[k].n,
                  warm, a);
+        if (nslow) html_add(text, ", %d slow (ringed in red: Slow iterations)", nslow);
     }
     svg_end(&p, text);
 }

@@ -33,13 +33,21 @@ static const char *anchor_of(const char *key)
 {
     static const struct {
         const char *key, *anchor;
-    } map[] = {{"fastest", "chart-speedup"},    {"inference_vs_no_grad", "chart-speedup"},
-               {"series", "table-series"},      {"memory", "chart-memory"},
-               {"autocast", "chart-precision"}, {"warmup", "chart-latency"},
-               {"lost", "table-run"},           {"clocks", "chart-energy"},
-               {"suspect", "table-phases"},     {"findings", "table-advice"},
-               {"changes", "chart-compare"},    {"no_clear_difference", "chart-compare"},
-               {"same", "chart-compare"},       {"no_verdict", "chart-compare"}};
+    } map[] = {{"fastest", "chart-speedup"},
+               {"inference_vs_no_grad", "chart-speedup"},
+               {"series", "table-series"},
+               {"memory", "chart-memory"},
+               {"autocast", "chart-precision"},
+               {"warmup", "chart-latency"},
+               {"lost", "table-run"},
+               {"clocks", "chart-clock"},
+               {"tail", "table-tails"},
+               {"suspect", "table-phases"},
+               {"findings", "table-advice"},
+               {"changes", "chart-compare"},
+               {"no_clear_difference", "chart-compare"},
+               {"same", "chart-compare"},
+               {"no_verdict", "chart-compare"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i].key, key)) return map[i].anchor;
     return NULL;

@@ -179,13 +179,14 @@ void svg_axes(struct svg_plot *p, enum svg_unit xu, const char *xname, enum svg_
 void svg_point(struct svg_plot *p, double x, double y, int colour, int shape, const char *tip)
 {
     double cx = svg_at(&p->x, x), cy = svg_at(&p->y, y);
-    const char *c = svg_colour[colour % SVG_COLOURS];
+    const char *c = colour == SVG_ALERT ? "#e0002a" : svg_colour[colour % SVG_COLOURS];
     if (shape == 2)
         fprintf(p->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"5\" height=\"5\" fill=\"%s\"",
                 cx - 2.5, cy - 2.5, c);
     else
-        fprintf(p->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" %s=\"%s\"%s", cx, cy,
-                shape ? "stroke" : "fill", c, shape ? " fill=\"none\"" : "");
+        fprintf(p->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" %s=\"%s\"%s", cx, cy,
+                colour == SVG_ALERT ? "5.5" : "2.6", shape ? "stroke" : "fill", c,
+                shape ? " fill=\"none\"" : "");
     if (tip) {
         fputs("><title>", p->out);
         html_text(p->out, tip);

@@ -13,6 +13,8 @@
 /* Colours of series, in order (colour-blind safe: Okabe-Ito). */
 #define SVG_COLOURS 8
 extern const char *const svg_colour[SVG_COLOURS];
+/* A mark's colour apart from the series' (svg_point): a slow iteration's ring. */
+#define SVG_ALERT (-2)
 
 /* A scale from data to pixels. */
 struct svg_scale {

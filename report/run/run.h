@@ -182,6 +182,7 @@ struct nvtx_run;
 struct runfacts;
 struct run_operators;
 struct run_timeline;
+struct run_tails;
 struct run_lazy {                    /* each NULL until first use */
     struct energy_run *energy;       /* energy.c */
     struct cuda_run *cuda;           /* cuda_run.c: copies, memsets, memory operations, API calls */
@@ -190,6 +191,7 @@ struct run_lazy {                    /* each NULL until first use */
     struct nvtx_run *nvtx;           /* nvtx.c: NVTX ranges and their GPU time */
     struct run_operators *operators; /* operators.c: PyTorch operators per phase */
     struct run_timeline *timeline;   /* timeline.c: memory, GPU busy and power over time */
+    struct run_tails *tails;         /* tails.c: the slow iterations and their causes */
     struct runfacts *info;           /* runfacts.c: the run header's facts */
 };
 

@@ -1,0 +1,614 @@
+/*
+ * tails.c: the slow iterations of each series and their causes (tails.h). The slow and typical
+ * iterations are known from the latencies alone; then each table that holds a time is read once
+ * and each row added to the window (slow or typical iteration, its thread) it falls in, found by
+ * binary search: garbage collections, Python module calls, operators (depth 0), allocator
+ * reports, CUDA API calls and kernels. A long run reads no more than its rows.
+ */
+#include "tails.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct win {
+    int64_t s, host_end, end, tid; /* host window [s, host_end], GPU to end */
+    int tail, slow;                /* index in run_tails.v; a slow one (else typical) */
+    int module;                    /* the iteration is a module call itself */
+    /* What it held, ns (counts where said). */
+    double gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, kern, new_kern, known_kern;
+    double ops_outside;         /* operators outside the model's forward (module calls) */
+    double bytes_outside;       /* bytes allocated outside it */
+    double allocs, alloc_bytes; /* allocator reports of the thread: count, bytes */
+};
+
+struct wins {
+    struct win *v;
+    size_t n;
+    struct interval *mods; /* the model's forwards inside the windows (module calls), by start */
+    int64_t *mod_tid;
+    size_t nmods;
+};
+
+static int cmp_win(const void *a, const void *b)
+{
+    const struct win *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+/* The window of thread tid (0: any) holding time t, NULL none. gpu: up to its GPU end. */
+static struct win *win_at(struct wins *w, int64_t t, int64_t tid, int gpu)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w->v[mid].s <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 8;) { /* windows of other threads may overlap */
+        struct win *x = &w->v[k];
+        if ((!tid || x->tid == tid) && t < (gpu ? x->end : x->host_end)) return x;
+    }
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- which iterations --------------------------------------------------------------------- */
+
+struct cand {
+    const struct run_iter *it;
+    int64_t index; /* in the series, warm-up counted */
+    double dist;
+};
+
+static int by_dist(const void *a, const void *b)
+{
+    double x = ((const struct cand *)a)->dist, y = ((const struct cand *)b)->dist;
+    return (x > y) - (x < y);
+}
+
+/* Whether the slow iterations recur: the longest run of them a fixed step apart (the step seen
+ * most between consecutive ones), when it holds 3 or more and most of them. */
+static void pattern_of(struct series_tail *t)
+{
+    int64_t n = t->nslow, *ix = t->slow_index, best_d = 0, best = 0, first = 0;
+    for (int64_t i = 0; i + 1 < n; i++) {
+        int64_t d = ix[i + 1] - ix[i];
+        if (d < 2) continue;
+        /* The chain from ix[i] by step d, through the slow indices (sorted). */
+        int64_t len = 1, want = ix[i] + d;
+        for (int64_t j = i + 1; j < n && ix[j] <= want; j++)
+            if (ix[j] == want) len++, want += d;
+        if (len > best) best = len, best_d = d, first = ix[i];
+    }
+    if (best >= 3 && 2 * best >= n) {
+        int64_t others = n - best;
+        snprintf(t->pattern, sizeof t->pattern, "every %lldth from #%lld%s", (long long)best_d,
+                 (long long)first,
+                 others
+                     ? pool_printf(", and %lld other%s", (long long)others, others > 1 ? "s" : "")
+                     : "");
+        return;
+    }
+    if (ix[n - 1] < n + 3) {
+        snprintf(t->pattern, sizeof t->pattern, "at the series' start");
+        return;
+    }
+    snprintf(t->pattern, sizeof t->pattern, n == 1 ? "once" : "at no regular interval");
+}
+
+/* Which series have a tail; their slow and typical iterations become windows. */
+static void classify(const struct run_phases *p, struct run_tails *r, struct wins *w)
+{
+    size_t cap = 0;
+    for (int s = 0; s < p->series.n && r->n < REPORT_MAX_SERIES; s++) {
+        const struct series_info *se = &p->series.v[s];
+        if (se->nsteady < TAIL_MIN_STEADY) continue;
+        struct cand *c = malloc(se->nsteady * sizeof *c);
+        int64_t *lat = malloc(se->nsteady * sizeof *lat), *dev = malloc(se->nsteady * sizeof *dev);
+        if (!c || !lat || !dev) cli_fail("out of memory");
+        size_t n = 0;
+        int64_t index = 0;
+        for (size_t i = 0; i < p->niters; i++) {
+            const struct run_iter *it = &p->iters[i];
+            if (it->series != s) continue;
+            if (it->steady && n < se->nsteady)
+                c[n] = (struct cand){it, index, 0}, lat[n++] = it->lat;
+            index++;
+        }
+        qsort(lat, n, sizeof *lat, cmp_i64);
+        int64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(size_t)ceil(0.99 * (double)n) - 1] : 0;
+        for (size_t i = 0; i < n; i++) dev[i] = llabs(lat[i] - p50);
+        qsort(dev, n, sizeof *dev, cmp_i64);
+        double mad = n ? 1.4826 * (double)dev[n / 2] : 0;
+        double slow_at = fmax(1.25 * (double)p50, (double)p50 + 4 * mad);
+        int64_t nslow = 0;
+        for (size_t i = 0; i < n; i++) nslow += (double)c[i].it->lat > slow_at;
+        if (!p50 || !nslow || !((double)p99 > 1.3 * (double)p50 || nslow >= 2)) {
+            free(c), free(lat), free(dev);
+            continue;
+        }
+        struct series_tail *t = &r->v[r->n];
+        memset(t, 0, sizeof *t);
+        t->series = s, t->steady = (int64_t)n, t->nslow = nslow, t->p50 = p50, t->p99 = p99;
+        t->slow_index = malloc((size_t)nslow * 3 * sizeof(int64_t));
+        if (!t->slow_index) cli_fail("out of memory");
+        t->slow_start = t->slow_index + nslow, t->slow_lat = t->slow_start + nslow;
+        double total = 0, over = 0;
+        int64_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            total += (double)c[i].it->lat;
+            if ((double)c[i].it->lat <= slow_at) continue;
+            over += (double)(c[i].it->lat - p50);
+            t->slow_index[k] = c[i].index, t->slow_start[k] = c[i].it->start;
+            t->slow_lat[k++] = c[i].it->lat;
+        }
+        t->cost_pct = total > 0 ? 100 * over / total : 0;
+        pattern_of(t);
+        /* The windows: every slow one (the slowest TAIL_SLOW_MAX) and the typical ones. */
+        for (size_t i = 0; i < n; i++) {
+            double l = (double)c[i].it->lat;
+            c[i].dist = l > slow_at ? -l : fabs(l - (double)p50);
+        }
+        qsort(c, n, sizeof *c, by_dist);
+        size_t want = 0;
+        for (size_t i = 0; i < n; i++) {
+            int slow = c[i].dist < 0;
+            if (slow ? (int64_t)want >= TAIL_SLOW_MAX : i - (size_t)nslow >= TAIL_TYPICAL) {
+                if (!slow) break;
+                continue;
+            }
+            if (!slow && c[i].dist > fmax(mad, 0.02 * (double)p50) && i > (size_t)nslow + 4)
+                break; /* typical: near the p50 (at least 5 of them) */
+            if (w->n == cap) {
+                cap = cap ? 2 * cap : 256;
+                if (!(w->v = realloc(w->v, cap * sizeof *w->v))) cli_fail("out of memory");
+            }
+            const struct run_iter *it = c[i].it;
+            w->v[w->n++] = (struct win){.s = it->start,
+                                        .host_end = it->start + it->host,
+                                        .end = it->start + it->lat,
+                                        .tid = it->tid,
+                                        .tail = r->n,
+                                        .slow = slow,
+                                        .module = it->source == 5};
+            want += slow;
+        }
+        r->n++;
+        free(c), free(lat), free(dev);
+    }
+    qsort(w->v, w->n, sizeof *w->v, cmp_win);
+}
+
+/* ---- what each window held ------------------------------------------------------------------ */
+
+/* The overlap of [s, s + d] with the window's host part. */
+static double host_overlap(const struct win *x, int64_t s, int64_t d)
+{
+    int64_t a = s > x->s ? s : x->s, b = s + d < x->host_end ? s + d : x->host_end;
+    return b > a ? (double)(b - a) : 0;
+}
+
+static void read_gc(sqlite3 *db, struct wins *w)
+{
+    if (!db_has_table(db, "gc_pauses")) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur, tid FROM gc_pauses");
+    while (db_step(st)) {
+        int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        struct win *x = win_at(w, s + d / 2, sqlite3_column_int64(st, 2), 0);
+        if (x) x->gc += host_overlap(x, s, d);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The model's forwards inside marked iterations: Python module calls (iterations, source 5). */
+static void read_modules(sqlite3 *db, struct wins *w)
+{
+    size_t cap = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur, tid FROM iterations WHERE source = 5"
+                                      " ORDER BY start");
+    while (db_step(st)) {
+        int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        int64_t tid = sqlite3_column_int64(st, 2);
+        struct win *x = win_at(w, s, tid, 0);
+        if (!x || x->module || (s == x->s && s + d == x->host_end)) continue;
+        x->mod += host_overlap(x, s, d);
+        if (w->nmods == cap) {
+            cap = cap ? 2 * cap : 256;
+            w->mods = realloc(w->mods, cap * sizeof *w->mods);
+            w->mod_tid = realloc(w->mod_tid, cap * sizeof *w->mod_tid);
+            if (!w->mods || !w->mod_tid) cli_fail("out of memory");
+        }
+        w->mods[w->nmods] = (struct interval){s, s + d}, w->mod_tid[w->nmods++] = tid;
+    }
+    sqlite3_finalize(st);
+}
+
+/* Time t of thread tid falls in the model's forward (a module call inside a window). */
+static int in_forward(const struct wins *w, int64_t t, int64_t tid)
+{
+    size_t lo = 0, hi = w->nmods;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w->mods[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 8;)
+        if (w->mod_tid[k] == tid && t < w->mods[k].end) return 1;
+    return 0;
+}
+
+static void read_memory(sqlite3 *db, struct wins *w)
+{
+    if (!db_has_table(db, "tensor_memory")) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT ts, tid, bytes FROM tensor_memory WHERE bytes > 0");
+    while (db_step(st)) {
+        struct win *x = win_at(w, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), 1);
+        if (!x) continue;
+        double b = (double)sqlite3_column_int64(st, 2);
+        x->allocs++, x->alloc_bytes += b;
+        if (w->nmods && !in_forward(w, sqlite3_column_int64(st, 0), x->tid)) x->bytes_outside += b;
+    }
+    sqlite3_finalize(st);
+}
+
+static void read_api(sqlite3 *db, struct wins *w)
+{
+    if (!db_has_table(db, "cuda_api")) return;
+    sqlite3_stmt *st = db_prepare(db, "SELECT a.start, a.dur, a.tid, s.value FROM cuda_api a"
+                                      " JOIN strings s ON s.id = a.name_id");
+    while (db_step(st)) {
+        int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        struct win *x = win_at(w, s, sqlite3_column_int64(st, 2), 0);
+        const char *name = (const char *)sqlite3_column_text(st, 3);
+        if (!x || !name) continue;
+        double o = host_overlap(x, s, d);
+        if (strstr(name, "Synchronize"))
+            x->sync += o;
+        else if (strstr(name, "Memcpy"))
+            x->copies += o;
+        else if (strstr(name, "Malloc") || strstr(name, "MemAlloc") || !strcmp(name, "cudaFree") ||
+                 !strncmp(name, "cuMemFree", 9))
+            x->malloc_api += o;
+    }
+    sqlite3_finalize(st);
+}
+
+/* Operators (depth 0) or kernels, keyed by name: each row's window, name and time. */
+struct krow {
+    struct win *x;
+    int64_t key;
+    double dur;
+};
+
+static int by_tail_key(const void *a, const void *b)
+{
+    const struct krow *x = a, *y = b;
+    if (x->x->tail != y->x->tail) return x->x->tail - y->x->tail;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* The names that differ most, per tail: new ones by their time in the slow iterations, known
+ * ones by their extra time there. */
+#define TOP_NAMES 3
+struct top {
+    int64_t key[TOP_NAMES];
+    double v[TOP_NAMES];
+};
+
+static void top_add(struct top *t, int64_t key, double v)
+{
+    if (v <= 0) return;
+    for (int i = 0; i < TOP_NAMES; i++)
+        if (v > t->v[i]) {
+            memmove(&t->key[i + 1], &t->key[i], (TOP_NAMES - 1 - i) * sizeof *t->key);
+            memmove(&t->v[i + 1], &t->v[i], (TOP_NAMES - 1 - i) * sizeof *t->v);
+            t->key[i] = key, t->v[i] = v;
+            return;
+        }
+}
+
+struct keyed {
+    struct top fresh[REPORT_MAX_SERIES], longer[REPORT_MAX_SERIES];
+};
+
+/* Rows sorted by tail and name: a name the typical iterations ran is known, else new. */
+static void split_keyed(struct krow *v, size_t n, const int *nslow, const int *ntyp, int kernels,
+                        struct keyed *k)
+{
+    qsort(v, n, sizeof *v, by_tail_key);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double s = 0, t = 0;
+        int typical = 0;
+        for (; j < n && v[j].x->tail == v[i].x->tail && v[j].key == v[i].key; j++) {
+            typical |= !v[j].x->slow;
+            if (v[j].x->slow)
+                s += v[j].dur;
+            else
+                t += v[j].dur;
+        }
+        int tail = v[i].x->tail;
+        for (size_t q = i; q < j; q++) {
+            struct win *x = v[q].x;
+            if (kernels)
+                *(typical ? &x->known_kern : &x->new_kern) += v[q].dur;
+            else
+                *(typical ? &x->known_ops : &x->new_ops) += v[q].dur;
+        }
+        double ms = nslow[tail] ? s / nslow[tail] : 0, mt = ntyp[tail] ? t / ntyp[tail] : 0;
+        if (typical)
+            top_add(&k->longer[tail], v[i].key, ms - mt);
+        else
+            top_add(&k->fresh[tail], v[i].key, ms);
+        i = j;
+    }
+}
+
+static size_t read_keyed(sqlite3 *db, const char *sql, struct wins *w, int gpu, struct krow **out)
+{
+    size_t n = 0, cap = 0;
+    struct krow *v = NULL;
+    sqlite3_stmt *st = db_prepare(db, sql);
+    while (db_step(st)) {
+        int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        struct win *x = win_at(w, s, gpu ? 0 : sqlite3_column_int64(st, 3), gpu);
+        if (!x) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            if (!(v = realloc(v, cap * sizeof *v))) cli_fail("out of memory");
+        }
+        v[n++] =
+            (struct krow){x, sqlite3_column_int64(st, 2), gpu ? (double)d : host_overlap(x, s, d)};
+        if (gpu) {
+            x->kern += (double)d;
+        } else {
+            x->ops += v[n - 1].dur;
+            if (w->nmods && !in_forward(w, s, x->tid)) x->ops_outside += v[n - 1].dur;
+        }
+    }
+    sqlite3_finalize(st);
+    *out = v;
+    return n;
+}
+
+/* "aten::conv2d, aten::add" from string ids, each cut to fit. */
+static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
+{
+    out[0] = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
+    for (int i = 0; i < TOP_NAMES && t->v[i] > 0; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, t->key[i]);
+        if (!db_step(st)) continue;
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%.80s", len ? ", " : "", s ? s : "?");
+    }
+    sqlite3_finalize(st);
+}
+
+/* ---- the causes ----------------------------------------------------------------------------- */
+
+#define MIB (1024.0 * 1024.0)
+
+struct means {
+    double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
+        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside;
+};
+
+static void add_means(struct means *m, const struct win *x)
+{
+    m->n++, m->lat += (double)(x->end - x->s), m->host += (double)(x->host_end - x->s);
+    m->gc += x->gc, m->mod += x->mod, m->ops += x->ops, m->new_ops += x->new_ops;
+    m->known_ops += x->known_ops, m->sync += x->sync, m->copies += x->copies;
+    m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
+    m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
+    m->bytes_outside += x->bytes_outside;
+}
+
+static void div_means(struct means *m)
+{
+    double *f = &m->lat, n = m->n > 0 ? m->n : 1;
+    for (size_t i = 0; i < sizeof *m / sizeof(double) - 1; i++) f[i] /= n;
+}
+
+static void cause(struct series_tail *t, int which, const char *key, double extra, const char *top,
+                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static const char *const titles[][2] = {
+    {"gc", "garbage collection"},
+    {"outside_forward", "Python outside the model's forward"},
+    {"host_no_operator", "host time outside any operator"},
+    {"new_operators", "operators the typical iterations did not run"},
+    {"large_allocation", "a large temporary allocation"},
+    {"new_input_shape", "a new input shape"},
+    {"longer_operators", "the same operators, longer"},
+    {"synchronisation", "CUDA synchronisations"},
+    {"copies", "cudaMemcpy"},
+    {"cuda_malloc", "cudaMalloc and cudaFree"},
+    {"new_kernels", "kernels the typical iterations did not run"},
+    {"longer_kernels", "the same kernels, longer"},
+};
+
+/* A cause, kept when it explains enough of the extra latency. */
+static void cause(struct series_tail *t, int which, const char *key, double extra, const char *top,
+                  const char *fmt, ...)
+{
+    if (!(t->extra > 0) || extra < TAIL_MIN_SHARE * t->extra || extra < 20000) return;
+    struct tail_cause_figure *c = &t->c[t->ncauses++];
+    c->cause = which, c->key = key, c->title = key, c->extra_ns = extra,
+    c->share = extra / t->extra;
+    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
+        if (!strcmp(titles[i][0], key)) c->title = titles[i][1];
+    snprintf(c->top, sizeof c->top, "%s", top ? top : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+    va_end(ap);
+}
+
+static int by_extra(const void *a, const void *b)
+{
+    double x = ((const struct tail_cause_figure *)a)->extra_ns;
+    double y = ((const struct tail_cause_figure *)b)->extra_ns;
+    return (x < y) - (x > y);
+}
+
+static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
+                      const struct means *m, const struct keyed *kd, int gpu)
+{
+    struct series_tail *t = &r->v[k];
+    t->slow_mean = s->lat, t->typical_mean = m->lat, t->extra = s->lat - m->lat;
+    char names[512];
+    cause(
+        t, TAIL_GC, "gc", s->gc - m->gc, NULL,
+        "Python's garbage collector ran %.2f ms in each slow iteration (%.2f ms in a typical one)",
+        s->gc / 1e6, m->gc / 1e6);
+    int forward = m->mod > 0; /* marked iterations with the model's forward seen inside */
+    if (forward) {
+        /* Operators outside the forward are theirs (new or longer ones below), not Python's. */
+        double so = fmax(0, s->host - s->mod - s->gc - s->ops_outside);
+        double mo = fmax(0, m->host - m->mod - m->gc - m->ops_outside);
+        double more = s->bytes_outside - m->bytes_outside;
+        cause(t, TAIL_OUTSIDE_FORWARD, "outside_forward", so - mo, NULL,
+              "host time in the iteration outside the model's forward (Python before or after"
+              " it): %.2f ms vs %.2f ms%s",
+              so / 1e6, mo / 1e6,
+              more >= 16 * MIB && !r->operators
+                  ? pool_printf("; there each slow iteration allocated %.1f MiB more: a large"
+                                " temporary tensor? (INFPROF_OPERATORS=1 times it)",
+                                more / MIB)
+                  : "");
+    }
+    if (r->operators) {
+        double so = forward ? fmax(0, s->mod - s->ops) : fmax(0, s->host - s->ops - s->gc);
+        double mo = forward ? fmax(0, m->mod - m->ops) : fmax(0, m->host - m->ops - m->gc);
+        cause(t, TAIL_NO_OPERATOR, "host_no_operator", so - mo, NULL,
+              "host time %swith no operator running (Python, the GIL): %.2f ms vs %.2f ms",
+              forward ? "in the forward " : "", so / 1e6, mo / 1e6);
+        double more_bytes = s->alloc_bytes - m->alloc_bytes;
+        names_of(db, &kd[0].fresh[k], names, sizeof names);
+        if (more_bytes >= 16 * MIB)
+            cause(t, TAIL_NEW_OPERATORS, "large_allocation", s->new_ops, names,
+                  "operators the typical iterations did not run, allocating %.1f MiB more: %s",
+                  more_bytes / MIB, names);
+        else
+            cause(t, TAIL_NEW_OPERATORS, "new_operators", s->new_ops, names,
+                  "operators the typical iterations did not run: %s", names);
+        names_of(db, &kd[0].longer[k], names, sizeof names);
+        double ratio = m->alloc_bytes > 0 ? s->alloc_bytes / m->alloc_bytes : 0;
+        int same_count = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
+        if (ratio >= 1.2 && same_count)
+            cause(t, TAIL_LONGER_OPERATORS, "new_input_shape", s->known_ops - m->known_ops, names,
+                  "a new input shape: the same operators on larger tensors (the same allocations,"
+                  " %.2fx the bytes): %s",
+                  ratio, names);
+        else
+            cause(t, TAIL_LONGER_OPERATORS, "longer_operators", s->known_ops - m->known_ops, names,
+                  "the same operators ran longer: %s", names);
+    }
+    cause(t, TAIL_SYNC, "synchronisation", s->sync - m->sync, NULL,
+          "CUDA synchronisations: %.2f ms vs %.2f ms", s->sync / 1e6, m->sync / 1e6);
+    cause(t, TAIL_COPIES, "copies", s->copies - m->copies, NULL,
+          "cudaMemcpy calls: %.2f ms vs %.2f ms", s->copies / 1e6, m->copies / 1e6);
+    cause(t, TAIL_CUDA_MALLOC, "cuda_malloc", s->malloc_api - m->malloc_api, NULL,
+          "cudaMalloc and cudaFree (the caching allocator grew or gave memory back): %.2f ms vs"
+          " %.2f ms",
+          s->malloc_api / 1e6, m->malloc_api / 1e6);
+    if (gpu) {
+        names_of(db, &kd[1].fresh[k], names, sizeof names);
+        cause(t, TAIL_NEW_KERNELS, "new_kernels", s->new_kern, names,
+              "kernels the typical iterations did not run (autotuning, a new shape): %s", names);
+        names_of(db, &kd[1].longer[k], names, sizeof names);
+        cause(t, TAIL_LONGER_KERNELS, "longer_kernels", s->known_kern - m->known_kern, names,
+              "the same kernels ran longer (clocks, contention): %s", names);
+    }
+    qsort(t->c, (size_t)t->ncauses, sizeof *t->c, by_extra);
+    double named = 0;
+    for (int i = 0; i < t->ncauses; i++) named += t->c[i].share;
+    t->unexplained = fmax(0, 1 - named);
+    t->overlap = named > 1.05;
+    if (named >= 0.5) return;
+    /* What differs without a time of its own: said as a guess. */
+    double more = s->alloc_bytes - m->alloc_bytes;
+    const char *ops = r->operators ? "" : " (INFPROF_OPERATORS=1 times the operators)";
+    if (more >= 16 * MIB)
+        snprintf(t->guess, sizeof t->guess,
+                 "each slow iteration allocated %.1f MiB more (%.0f allocations vs %.0f): a large"
+                 " temporary tensor?%s",
+                 more / MIB, s->allocs, m->allocs, ops);
+    else if (m->alloc_bytes > 0 && s->alloc_bytes >= 1.2 * m->alloc_bytes && m->allocs > 0 &&
+             fabs(s->allocs / m->allocs - 1) <= 0.1)
+        snprintf(t->guess, sizeof t->guess,
+                 "the slow iterations made the same allocations, %.2fx the bytes: a new input"
+                 " shape?%s",
+                 s->alloc_bytes / m->alloc_bytes, ops);
+    else if (!r->operators)
+        snprintf(t->guess, sizeof t->guess,
+                 "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");
+}
+
+const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (p->lazy->tails) return p->lazy->tails;
+    struct run_tails *r = calloc(1, sizeof *r);
+    if (!r) cli_fail("out of memory");
+    p->lazy->tails = r;
+    struct wins w = {0};
+    classify(p, r, &w);
+    if (!r->n) return r;
+    read_gc(db, &w);
+    read_modules(db, &w);
+    read_memory(db, &w);
+    read_api(db, &w);
+    static struct keyed kd[2];
+    memset(kd, 0, sizeof kd);
+    int nslow[REPORT_MAX_SERIES] = {0}, ntyp[REPORT_MAX_SERIES] = {0};
+    for (size_t i = 0; i < w.n; i++) (w.v[i].slow ? nslow : ntyp)[w.v[i].tail]++;
+    struct krow *v = NULL;
+    size_t n;
+    r->operators = db_has_table(db, "torch_operators") &&
+                   db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0) > 0;
+    if (r->operators) {
+        n = read_keyed(db, "SELECT start, dur, name_id, tid FROM torch_operators WHERE depth = 0",
+                       &w, 0, &v);
+        split_keyed(v, n, nslow, ntyp, 0, &kd[0]);
+        free(v);
+    }
+    int gpu = db_has_table(db, "kernel_rows") &&
+              db_int(db, "SELECT EXISTS (SELECT 1 FROM kernel_rows)", 0) > 0;
+    if (gpu) {
+        n = read_keyed(db, "SELECT start, dur, name_id FROM kernels", &w, 1, &v);
+        split_keyed(v, n, nslow, ntyp, 1, &kd[1]);
+        free(v);
+    }
+    for (int k = 0; k < r->n; k++) {
+        struct means s = {0}, m = {0};
+        for (size_t i = 0; i < w.n; i++)
+            if (w.v[i].tail == k) add_means(w.v[i].slow ? &s : &m, &w.v[i]);
+        div_means(&s), div_means(&m);
+        causes_of(db, r, k, &s, &m, kd, gpu);
+    }
+    free(w.v), free(w.mods), free(w.mod_tid);
+    return r;
+}
+
+const struct series_tail *tail_of_series(const struct run_tails *t, int series)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->v[i].series == series) return &t->v[i];
+    return NULL;
+}

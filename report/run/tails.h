@@ -1,0 +1,78 @@
+/*
+ * tails.h: the slow iterations of each series and what they did that its typical ones did not
+ * (tails.c; docs/report.md, "Slow iterations"). A series has a tail when its p99 is above 1.3x
+ * its p50 with one slow iteration or more, or two or more are slow: a steady iteration is slow
+ * above 1.25x the p50 and 4 robust deviations (1.4826 MAD) over it. Its typical iterations are
+ * the (at most TAIL_TYPICAL) steady ones nearest the p50. Each cause is a time the record holds
+ * for every iteration (garbage collection, host time outside the model's forward or outside any
+ * operator, operators or kernels the typical iterations did not run, the same ones for longer,
+ * CUDA synchronisations, copies, cudaMalloc and cudaFree): its extra time is its mean over the
+ * slow iterations less its mean over the typical ones, and it is named only where that explains
+ * TAIL_MIN_SHARE of the slow iterations' extra latency. What no cause explains is said; what
+ * differs without a time (allocations) is said as a guess. Read once, on first use.
+ */
+#ifndef INFPROF_RUN_TAILS_H
+#define INFPROF_RUN_TAILS_H
+
+#include "run.h"
+
+#include <stdint.h>
+
+#define TAIL_MIN_STEADY 10   /* steady iterations a series needs to have a tail */
+#define TAIL_TYPICAL    64   /* typical iterations compared with */
+#define TAIL_SLOW_MAX   256  /* slow iterations looked into (the slowest) */
+#define TAIL_MIN_SHARE  0.10 /* of the extra latency a cause must explain to be named */
+#define TAIL_FINDING    5.0  /* % of the series' time the tail costs for a Summary finding */
+
+enum tail_cause {
+    TAIL_GC,               /* Python's garbage collector (gc_pauses) */
+    TAIL_OUTSIDE_FORWARD,  /* host time in the iteration outside the model's forward */
+    TAIL_NO_OPERATOR,      /* host time with no operator running (operators recorded) */
+    TAIL_NEW_OPERATORS,    /* operators the typical iterations did not run */
+    TAIL_LONGER_OPERATORS, /* the same operators, longer */
+    TAIL_SYNC,             /* CUDA synchronisations (API time) */
+    TAIL_COPIES,           /* cudaMemcpy (API time) */
+    TAIL_CUDA_MALLOC,      /* cudaMalloc / cudaFree (API time): the caching allocator grew */
+    TAIL_NEW_KERNELS,      /* kernels the typical iterations did not run */
+    TAIL_LONGER_KERNELS,   /* the same kernels, longer */
+    TAIL_CAUSES
+};
+
+struct tail_cause_figure {
+    int cause;         /* enum tail_cause */
+    const char *key;   /* "gc", "large_allocation", "new_input_shape", ... */
+    const char *title; /* in words: "garbage collection", "a large allocation", ... */
+    double extra_ns;   /* per slow iteration, over the typical ones */
+    double share;      /* of the extra latency, 0..1 (causes may overlap: host and GPU) */
+    char top[256];     /* the operators or kernels that differ most ("" none) */
+    char detail[256];
+};
+
+struct series_tail {
+    int series; /* index in run_series */
+    int64_t steady, nslow;
+    int64_t p50, p99;
+    double slow_mean, typical_mean; /* ns */
+    double extra;                   /* slow_mean - typical_mean, ns */
+    double cost_pct;                /* the slow iterations' time over p50, of the steady time */
+    int64_t *slow_index, *slow_start, *slow_lat; /* nslow each: index in the series (0 first,
+                                                    warm-up counted), start, latency */
+    char pattern[160]; /* "every 10th", "the first 3", "at no regular interval" */
+    int ncauses;
+    struct tail_cause_figure c[TAIL_CAUSES];
+    double unexplained; /* share of extra no named cause explains, 0..1 */
+    int overlap;        /* the named causes add up past the extra: host and GPU overlap */
+    char guess[320];    /* what differs without a time, said as a guess ("" none) */
+};
+
+struct run_tails {
+    int n;
+    struct series_tail v[REPORT_MAX_SERIES];
+    int operators; /* operators were recorded: their causes could be told */
+};
+
+const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p);
+/* The series' tail, NULL when it has none. */
+const struct series_tail *tail_of_series(const struct run_tails *t, int series);
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * sec_tails.c: the Slow iterations section (figures from report/run/tails.c; docs/report.md):
+ * for every series with a tail, which iterations were slow (their indices in the series, and
+ * whether they recur), how much slower than its typical iterations, and what they did that those
+ * did not, cause by cause with the share of the extra latency each explains and the share none
+ * does. Tables tails (one row a series), tail_causes (one a cause), slow_iterations (one a slow
+ * iteration: the HTML page colours them); a text view; the Summary's Tail line.
+ */
+#include "sections.h"
+#include "../run/tails.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void series_cells(struct table *t, const struct run_phases *p, const struct series_tail *x)
+{
+    const struct series_info *se = &p->series.v[x->series];
+    phase_cells(t, &p->v[se->phase], 0, 1);
+    table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
+}
+
+static void indices_text(const struct series_tail *x, char *out, size_t n)
+{
+    out[0] = 0;
+    for (int64_t i = 0; i < x->nslow && strlen(out) + 24 < n; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s#%lld", i ? ", " : "",
+                 (long long)x->slow_index[i]);
+    if (strlen(out) + 24 >= n) snprintf(out + strlen(out), n - strlen(out), ", ...");
+}
+
+static void causes_text(const struct series_tail *x, char *out, size_t n)
+{
+    out[0] = 0;
+    for (int i = 0; i < x->ncauses; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s %.0f%%", i ? "; " : "", x->c[i].key,
+                 100 * x->c[i].share);
+}
+
+static struct table *tails_table(const struct run_phases *p, const struct run_tails *r)
+{
+    struct table *t = table_new("tails", NULL);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "steady_iterations", NULL, COL_INT);
+    table_col(t, "slow_iterations", "Slow", COL_INT);
+    table_col(t, "slow_indices", NULL, COL_TEXT);
+    table_col(t, "pattern", "When", COL_TEXT);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p99_ns", "p99", COL_NS);
+    table_col(t, "slow_mean_ns", "Slow mean", COL_NS);
+    table_col(t, "typical_mean_ns", NULL, COL_NS);
+    table_col(t, "extra_ns", "Extra", COL_NS);
+    table_col(t, "tail_pct", "Of its time", COL_PCT);
+    table_col(t, "causes", NULL, COL_TEXT);
+    table_col(t, "unexplained_pct", "Unexplained", COL_PCT);
+    table_col(t, "guess", NULL, COL_TEXT);
+    char buf[1024];
+    for (int i = 0; i < r->n; i++) {
+        const struct series_tail *x = &r->v[i];
+        table_row(t);
+        series_cells(t, p, x);
+        table_set_int(t, 3, x->steady);
+        table_set_int(t, 4, x->nslow);
+        indices_text(x, buf, 400);
+        table_set_text(t, 5, buf);
+        table_set_text(t, 6, x->pattern);
+        table_set_int(t, 7, x->p50);
+        table_set_int(t, 8, x->p99);
+        table_set_int(t, 9, (int64_t)x->slow_mean);
+        table_set_int(t, 10, (int64_t)x->typical_mean);
+        table_set_int(t, 11, (int64_t)x->extra);
+        table_set_num(t, 12, x->cost_pct);
+        causes_text(x, buf, sizeof buf);
+        table_set_text(t, 13, buf);
+        table_set_num(t, 14, 100 * x->unexplained);
+        if (x->guess[0]) table_set_text(t, 15, x->guess);
+    }
+    return t;
+}
+
+static struct table *causes_table(const struct run_phases *p, const struct run_tails *r)
+{
+    struct table *t = table_new("tail_causes", NULL);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", NULL, COL_NAME);
+    table_col(t, "cause", NULL, COL_TEXT);
+    table_col(t, "extra_ns", NULL, COL_NS);
+    table_col(t, "share_pct", NULL, COL_PCT);
+    table_col(t, "top", NULL, COL_NAME);
+    table_col(t, "detail", NULL, COL_TEXT);
+    for (int i = 0; i < r->n; i++)
+        for (int k = 0; k < r->v[i].ncauses; k++) {
+            const struct tail_cause_figure *c = &r->v[i].c[k];
+            table_row(t);
+            series_cells(t, p, &r->v[i]);
+            table_set_text(t, 3, c->key);
+            table_set_int(t, 4, (int64_t)c->extra_ns);
+            table_set_num(t, 5, 100 * c->share);
+            if (c->top[0]) table_set_text(t, 6, c->top);
+            table_set_text(t, 7, c->detail);
+        }
+    return t;
+}
+
+static struct table *slow_table(const struct run_phases *p, const struct run_tails *r)
+{
+    struct table *t = table_new("slow_iterations", NULL);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", NULL, COL_NAME);
+    table_col(t, "index", NULL, COL_INT);
+    table_col(t, "start_ns", NULL, COL_NS);
+    table_col(t, "latency_ns", NULL, COL_NS);
+    for (int i = 0; i < r->n; i++)
+        for (int64_t k = 0; k < r->v[i].nslow; k++) {
+            table_row(t);
+            series_cells(t, p, &r->v[i]);
+            table_set_int(t, 3, r->v[i].slow_index[k]);
+            table_set_int(t, 4, r->v[i].slow_start[k]);
+            table_set_int(t, 5, r->v[i].slow_lat[k]);
+        }
+    return t;
+}
+
+/* Text: per series a line, then its causes, then what none explains. */
+static struct table *text_view(const struct run_phases *p, const struct run_tails *r)
+{
+    struct table *v = table_new(NULL, "Slow iterations (p99 over 1.3x p50, or two or more"
+                                      " iterations 1.25x the p50 or slower)");
+    table_col(v, NULL, "Series", COL_TEXT);
+    table_col(v, NULL, "Slow", COL_TEXT);
+    table_col(v, NULL, "Extra", COL_NS);
+    table_col(v, NULL, "Share", COL_PCT);
+    table_col(v, NULL, "What", COL_TEXT);
+    char name[400], label[32], idx[200], what[700], b1[32], b2[32];
+    for (int i = 0; i < r->n; i++) {
+        const struct series_tail *x = &r->v[i];
+        const struct series_info *se = &p->series.v[x->series];
+        phase_short_label(&p->v[se->phase], label, sizeof label);
+        snprintf(name, sizeof name, "%s%s%.40s", label, se->name[0] ? " " : "", se->name);
+        indices_text(x, idx, 80);
+        table_row(v);
+        table_set_text(v, 0, name);
+        snprintf(what, sizeof what, "%lld of %lld", (long long)x->nslow, (long long)x->steady);
+        table_set_text(v, 1, what);
+        table_set_int(v, 2, (int64_t)x->extra);
+        fmt_ns(b1, sizeof b1, x->slow_mean);
+        fmt_ns(b2, sizeof b2, x->typical_mean);
+        snprintf(what, sizeof what, "%s: %s; %s vs %s typical, %.1f%% of the series' time",
+                 x->pattern, idx, b1, b2, x->cost_pct);
+        table_set_text(v, 4, what);
+        for (int k = 0; k < x->ncauses; k++) {
+            table_row(v);
+            table_set_int(v, 2, (int64_t)x->c[k].extra_ns);
+            table_set_num(v, 3, 100 * x->c[k].share);
+            table_set_text(v, 4, x->c[k].detail);
+        }
+        table_row(v);
+        table_set_num(v, 3, 100 * x->unexplained);
+        snprintf(what, sizeof what, "unexplained%s%s%s",
+                 x->overlap ? " (the causes overlap: host and GPU work run together)" : "",
+                 x->guess[0] ? ": " : "", x->guess);
+        table_set_text(v, 4, what);
+    }
+    if (!r->n)
+        v->note = "no series has a tail (a series needs 10 steady iterations to be judged)";
+    else
+        v->note = "Extra: per slow iteration, over the typical ones (the steady iterations nearest"
+                  " the p50); Share: of that extra time (a cause is named when it explains 10%"
+                  " or more); #N: the iteration's index in its series, warm-up counted from 0";
+    return v;
+}
+
+static int tails_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    const struct run_tails *r = run_tails(c->db, c->p);
+    out[0] = tails_table(c->p, r);
+    out[1] = text_view(c->p, r); /* right after its data: the page's id for it (table-tails) */
+    out[2] = causes_table(c->p, r);
+    out[3] = slow_table(c->p, r);
+    return 4;
+}
+
+/* The Summary's Tail line: the series whose slow iterations cost the most, past TAIL_FINDING. */
+static void fill_tail(const struct section_ctx *c, struct summary_out *o)
+{
+    const struct run_tails *r = run_tails(c->db, c->p);
+    const struct series_tail *x = NULL;
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].cost_pct >= TAIL_FINDING && (!x || r->v[i].cost_pct > x->cost_pct))
+            x = &r->v[i];
+    if (!x) return;
+    const struct series_info *se = &c->p->series.v[x->series];
+    char label[96], line[700], b1[32], b2[32];
+    summary_named(o, &c->p->v[se->phase], label, sizeof label);
+    fmt_ns(b1, sizeof b1, (double)x->slow_mean);
+    fmt_ns(b2, sizeof b2, (double)x->p50);
+    snprintf(line, sizeof line,
+             "%s%s%s: %lld of %lld iterations slow (%s), %s vs p50 %s, %.0f%%"
+             " of its time; ",
+             label, se->name[0] ? " " : "", se->name, (long long)x->nslow, (long long)x->steady,
+             x->pattern, b1, b2, x->cost_pct);
+    if (x->ncauses)
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s explains %.0f%%", x->c[0].key,
+                 100 * x->c[0].share);
+    else
+        snprintf(line + strlen(line), sizeof line - strlen(line), "no recorded cause explains it");
+    snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
+    summary_set(o, line);
+}
+
+static const struct summary_line line_tail = {
+    .key = "tail", .title = "Tail", .rank = 65, .fill = fill_tail};
+static const struct summary_line *const tails_summary[] = {&line_tail, NULL};
+
+const struct report_section sec_tails = {
+    .key = "tails", .summary = tails_summary, .build = tails_build, .shown_empty = 0};
