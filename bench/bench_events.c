@@ -18,6 +18,7 @@
 #include "collectors/torch_internal.h"
 #include "profiler/attrib.h"
 #include "profiler/clock.h"
+#include "profiler/iteration.h"
 #include "profiler/lifecycle.h"
 #include "profiler/opname.h"
 #include "profiler/phase.h"
@@ -185,6 +186,15 @@ static int op_nvtx(long i)
     return 1;
 }
 
+/* An outermost iteration's edges: its id, and its thread's CPU time and context switches read at
+ * both ends (two system calls each) and sent to the writer. */
+static int op_iteration(long i)
+{
+    (void)i;
+    ip_iter_end(ip_iter_begin());
+    return 1;
+}
+
 static int op_state(long i)
 {
     ip_self.cudnn_call = (uint64_t)i + 1;
@@ -204,6 +214,7 @@ int bench_hooks(int argc, char **argv)
     printf("phase_change_ns %.1f\n", per_call(n, op_phase));
     printf("launch_callback_ns %.1f\n", per_call(n, op_launch));
     printf("nvtx_push_pop_ns %.1f\n", per_call(n, op_nvtx));
+    printf("iteration_edges_ns %.1f\n", per_call(n / 10, op_iteration));
     static const int fake_rf;
     ip_opname_source(bench_op_name);
     ip_self.op_rf = &fake_rf;

@@ -20,7 +20,19 @@ struct ip_ev {
 #define IP_EV_OWNER(type)           ((type) >> 8)
 
 /* Core events (collector index 0). */
-enum { IP_EV_CORE_PHASE = 1, IP_EV_CORE_THREAD_NAME = 2, IP_EV_CORE_ATTRIB = 3 };
+enum {
+    IP_EV_CORE_PHASE = 1,
+    IP_EV_CORE_THREAD_NAME = 2,
+    IP_EV_CORE_ATTRIB = 3,
+    IP_EV_CORE_ITER_CPU = 4
+};
+
+/* An outermost iteration's thread: its CPU time and context switches while it ran (aux: the
+ * iteration id). */
+struct ip_ev_iter_cpu {
+    struct ip_ev h;
+    int64_t cpu_ns, voluntary, involuntary;
+};
 
 /* A thread entered a phase (aux: phase id). */
 struct ip_ev_phase {

@@ -33,6 +33,10 @@ void ip_iter_prepare(struct ip_store *s);
  * our clock. */
 void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,
                  int source, int64_t batch, int64_t nvtx, int64_t label_id);
+/* An outermost iteration's CPU time and context switches (IP_EV_CORE_ITER_CPU): its row of
+ * iteration_cpu. */
+struct ip_ev;
+void ip_iter_cpu_ingest(const struct ip_ev *ev);
 /* GPU work launched inside iteration `id` ended at `end` (our clock). */
 void ip_iter_gpu_work(uint32_t id, uint64_t end);
 /* At the end of the run: each iteration's gpu_end and gpu_items. */

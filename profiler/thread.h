@@ -27,8 +27,10 @@ struct ip_thread {
     uint8_t emitted_phase; /* phase of the open emitted NVTX range */
     uint8_t cpu_mem_open;  /* the CPU allocator was told "profiling on" and has not reported */
     uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
-    uint64_t cudnn_call;   /* the recorded cuDNN call in progress (its ext id), 0 none */
-    uint64_t emit_range;   /* open NVTX range we emitted for the phase, 0 none */
+    /* The thread's CPU time and context switches (voluntary, involuntary) when `iter` began. */
+    int64_t iter_cpu0, iter_vcsw0, iter_ivcsw0;
+    uint64_t cudnn_call; /* the recorded cuDNN call in progress (its ext id), 0 none */
+    uint64_t emit_range; /* open NVTX range we emitted for the phase, 0 none */
     /* Innermost open PyTorch operator (collectors/torch_ops.c, opname.h), NULL none. */
     const void *op_rf;
     uint32_t op_id; /* its name id once looked up (ip_thread_op), 0 not yet */

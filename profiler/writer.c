@@ -78,6 +78,7 @@ static void writer_dispatch(void *ctx, uint32_t tid, const struct ip_ev *ev)
     if (owner == IP_COLLECTOR_CORE) {
         if ((ev->type & 0xff) == IP_EV_CORE_PHASE) ip_phase_ingest(s, tid, ev);
         if ((ev->type & 0xff) == IP_EV_CORE_ATTRIB) ip_attrib_ingest(tid, ev);
+        if ((ev->type & 0xff) == IP_EV_CORE_ITER_CPU) ip_iter_cpu_ingest(ev);
         ip_runinfo_thread_seen(s, tid, ev);
         return;
     }

@@ -45,6 +45,12 @@ CREATE TABLE iterations (
     source INTEGER, batch INTEGER, nvtx INTEGER, gpu_end INTEGER, gpu_items INTEGER,
     label_id INTEGER
 );
+-- Each outermost iteration's thread while it ran (profiler/iteration.c, from 2026-11-26 within
+-- schema 5: a database without it reads as one where none was read): its CPU time (ns,
+-- CLOCK_THREAD_CPUTIME_ID) and context switches, voluntary (it waited: a lock, the GIL, I/O, a
+-- synchronisation) and involuntary (preempted), from getrusage(RUSAGE_THREAD). NULL: unreadable.
+CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
+                            involuntary INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase
 -- the thread was in, with the first and last such moment: the report names the phases and
 -- iterations they touch. Phase changes, iterations and NVTX ranges are never among them.

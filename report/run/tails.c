@@ -22,6 +22,9 @@ struct win {
     double gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, kern, new_kern, known_kern;
     double ops_outside;         /* operators outside the model's forward (module calls) */
     double bytes_outside;       /* bytes allocated outside it */
+    int64_t id;                 /* iterations.id, 0 detected */
+    double cpu, vcsw, ivcsw;    /* its thread's CPU time, context switches (iteration_cpu; cpu
+                                   -1 unknown) */
     double allocs, alloc_bytes; /* allocator reports of the thread: count, bytes */
 };
 
@@ -91,7 +94,7 @@ static void pattern_of(struct series_tail *t)
             if (ix[j] == want) len++, want += d;
         if (len > best) best = len, best_d = d, first = ix[i];
     }
-    if (best >= 3 && 2 * best >= n) {
+    if (best >= 3 && 3 * best >= n) {
         int64_t others = n - best;
         snprintf(t->pattern, sizeof t->pattern, "every %lldth from #%lld%s", (long long)best_d,
                  (long long)first,
@@ -181,7 +184,9 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
                                         .tid = it->tid,
                                         .tail = r->n,
                                         .slow = slow,
-                                        .module = it->source == 5};
+                                        .module = it->source == 5,
+                                        .id = it->id,
+                                        .cpu = -1};
             want += slow;
         }
         r->n++;
@@ -284,6 +289,36 @@ static void read_api(sqlite3 *db, struct wins *w)
             x->malloc_api += o;
     }
     sqlite3_finalize(st);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = (*(struct win *const *)a)->id, y = (*(struct win *const *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Each marked or module-call iteration's thread: its CPU time and context switches. */
+static void read_cpu(sqlite3 *db, struct wins *w)
+{
+    if (!db_has_table(db, "iteration_cpu")) return;
+    struct win **by = malloc((w->n ? w->n : 1) * sizeof *by);
+    if (!by) cli_fail("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i].id) by[n++] = &w->v[i];
+    qsort(by, n, sizeof *by, cmp_id);
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns, voluntary, involuntary FROM"
+                                      " iteration_cpu");
+    while (n && db_step(st)) {
+        struct win key = {.id = sqlite3_column_int64(st, 0)}, *kp = &key;
+        struct win **x = bsearch(&kp, by, n, sizeof *by, cmp_id);
+        if (!x) continue;
+        (*x)->cpu = (double)sqlite3_column_int64(st, 1);
+        (*x)->vcsw = (double)sqlite3_column_int64(st, 2);
+        (*x)->ivcsw = (double)sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+    free(by);
 }
 
 /* Operators (depth 0) or kernels, keyed by name: each row's window, name and time. */
@@ -406,7 +441,7 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
-        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside;
+        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, off_cpu, vcsw, ivcsw, ncpu;
 };
 
 static void add_means(struct means *m, const struct win *x)
@@ -417,12 +452,17 @@ static void add_means(struct means *m, const struct win *x)
     m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
     m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
     m->bytes_outside += x->bytes_outside;
+    if (x->cpu >= 0) {
+        m->off_cpu += fmax(0, (double)(x->host_end - x->s) - x->cpu);
+        m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
+    }
 }
 
 static void div_means(struct means *m)
 {
-    double *f = &m->lat, n = m->n > 0 ? m->n : 1;
-    for (size_t i = 0; i < sizeof *m / sizeof(double) - 1; i++) f[i] /= n;
+    double *f = &m->lat, n = m->n > 0 ? m->n : 1, nc = m->ncpu > 0 ? m->ncpu : 1;
+    for (double *q = f; q < &m->off_cpu; q++) *q /= n;
+    m->off_cpu /= nc, m->vcsw /= nc, m->ivcsw /= nc;
 }
 
 static void cause(struct series_tail *t, int which, const char *key, double extra, const char *top,
@@ -436,6 +476,8 @@ static const char *const titles[][2] = {
     {"large_allocation", "a large temporary allocation"},
     {"new_input_shape", "a new input shape"},
     {"longer_operators", "the same operators, longer"},
+    {"preempted", "the thread preempted"},
+    {"off_cpu", "the thread off the CPU (waiting)"},
     {"synchronisation", "CUDA synchronisations"},
     {"copies", "cudaMemcpy"},
     {"cuda_malloc", "cudaMalloc and cudaFree"},
@@ -478,11 +520,17 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
         "Python's garbage collector ran %.2f ms in each slow iteration (%.2f ms in a typical one)",
         s->gc / 1e6, m->gc / 1e6);
     int forward = m->mod > 0; /* marked iterations with the model's forward seen inside */
+    /* Time the thread spent off the CPU is its own cause (preempted, or waiting): the host
+     * time outside the forward or outside any operator is what the thread computed there, the
+     * off-CPU extra taken out of the first (then of the second). */
+    double off_extra = s->ncpu && m->ncpu ? fmax(0, s->off_cpu - m->off_cpu) : 0, outside_off = 0;
     if (forward) {
         /* Operators outside the forward are theirs (new or longer ones below), not Python's. */
-        double so = fmax(0, s->host - s->mod - s->gc - s->ops_outside);
+        double so = fmax(0, s->host - s->mod - s->gc - s->ops_outside - off_extra);
         double mo = fmax(0, m->host - m->mod - m->gc - m->ops_outside);
         double more = s->bytes_outside - m->bytes_outside;
+        double raw = fmax(0, s->host - s->mod - s->gc - s->ops_outside) - mo;
+        outside_off = fmin(off_extra, fmax(0, raw));
         cause(t, TAIL_OUTSIDE_FORWARD, "outside_forward", so - mo, NULL,
               "host time in the iteration outside the model's forward (Python before or after"
               " it): %.2f ms vs %.2f ms%s",
@@ -494,7 +542,8 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
                   : "");
     }
     if (r->operators) {
-        double so = forward ? fmax(0, s->mod - s->ops) : fmax(0, s->host - s->ops - s->gc);
+        double so = forward ? fmax(0, s->mod - s->ops - (off_extra - outside_off))
+                            : fmax(0, s->host - s->ops - s->gc - off_extra);
         double mo = forward ? fmax(0, m->mod - m->ops) : fmax(0, m->host - m->ops - m->gc);
         cause(t, TAIL_NO_OPERATOR, "host_no_operator", so - mo, NULL,
               "host time %swith no operator running (Python, the GIL): %.2f ms vs %.2f ms",
@@ -519,6 +568,14 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
         else
             cause(t, TAIL_LONGER_OPERATORS, "longer_operators", s->known_ops - m->known_ops, names,
                   "the same operators ran longer: %s", names);
+    }
+    if (s->ncpu && m->ncpu) {
+        int preempted = s->ivcsw - m->ivcsw >= 1 && s->ivcsw - m->ivcsw >= s->vcsw - m->vcsw;
+        cause(t, TAIL_OFF_CPU, preempted ? "preempted" : "off_cpu", s->off_cpu - m->off_cpu, NULL,
+              "the iteration's thread was off the CPU %.2f ms (%.2f ms in a typical one): %.1f"
+              " involuntary context switches (preempted) and %.1f voluntary ones (waiting: a lock,"
+              " the GIL, I/O, a sleep, a synchronisation) vs %.1f and %.1f",
+              s->off_cpu / 1e6, m->off_cpu / 1e6, s->ivcsw, s->vcsw, m->ivcsw, m->vcsw);
     }
     cause(t, TAIL_SYNC, "synchronisation", s->sync - m->sync, NULL,
           "CUDA synchronisations: %.2f ms vs %.2f ms", s->sync / 1e6, m->sync / 1e6);
@@ -574,6 +631,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     read_modules(db, &w);
     read_memory(db, &w);
     read_api(db, &w);
+    read_cpu(db, &w);
     static struct keyed kd[2];
     memset(kd, 0, sizeof kd);
     int nslow[REPORT_MAX_SERIES] = {0}, ntyp[REPORT_MAX_SERIES] = {0};

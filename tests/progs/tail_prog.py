@@ -5,6 +5,9 @@ record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
   tensor  a 64 MiB temporary tensor made and filled
   shape   the input at 128x128 instead of 64x64
   sleep   a 20 ms sleep after the iteration, outside the mark (no slow iteration)
+  wait    a 20 ms sleep inside the mark (the thread waits, off the CPU)
+  preempt the program pinned to one CPU with a child process spinning there for 40 ms, asked
+          through a pipe at the start of the iteration (the thread is preempted)
 Prints the program's own time of each iteration (perf_counter around the marked block), in ns."""
 import gc, sys, time, torch, torch.nn as nn
 torch.set_num_threads(1)
@@ -14,12 +17,30 @@ m = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3
                   nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).eval()
 junk = [[i] for i in range(400000)] if what == "gc" else None
 x = torch.randn(4, 3, 64, 64)
+if what == "preempt":
+    import os
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    os.sched_setaffinity(0, {cpu})
+    ask, told = os.pipe()
+    done_r, done_w = os.pipe()
+    if os.fork() == 0:  # the competitor: spins 40 ms on the same CPU each time it is asked
+        os.close(told)
+        while os.read(ask, 1):
+            end = time.perf_counter() + 0.04
+            while time.perf_counter() < end:
+                pass
+            os.write(done_w, b"d")
+        os._exit(0)
 own = []
 with torch.inference_mode():
     for i in range(50):
         slow = i % 10 == 9
         t0 = time.perf_counter_ns()
         with torch.autograd.profiler.record_function("iteration"):
+            if slow and what == "wait":
+                time.sleep(0.02)
+            if slow and what == "preempt":
+                os.write(told, b"x")
             if slow and what == "gc":
                 gc.collect()
             if slow and what == "python":
@@ -32,6 +53,11 @@ with torch.inference_mode():
             xi = torch.randn(4, 3, 128, 128) if (slow and what == "shape") else x
             y = m(xi)
         own.append(time.perf_counter_ns() - t0)
+        if slow and what == "preempt":
+            os.read(done_r, 1)  # its spin is over: the next iteration runs alone
         if slow and what == "sleep":
             time.sleep(0.02)
+if what == "preempt":
+    os.close(told)
+    os.wait()
 print(" ".join(str(v) for v in own))

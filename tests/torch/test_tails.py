@@ -16,7 +16,8 @@ PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "
 SLOW = {9, 19, 29, 39, 49}
 # The cause each kind must be named with (None: said as a guess only), without and with operators.
 WANT = {"gc": ("gc", "gc"), "python": ("outside_forward", "outside_forward"),
-        "tensor": ("outside_forward", "large_allocation"), "shape": (None, "new_input_shape")}
+        "tensor": ("outside_forward", "large_allocation"), "shape": (None, "new_input_shape"),
+        "wait": ("off_cpu", "off_cpu"), "preempt": ("preempted", "preempted")}
 # Causes no kind may be blamed on (the CPU has none of these; gc only where it ran).
 NEVER = {"synchronisation", "copies", "cuda_malloc", "new_kernels", "longer_kernels"}
 
@@ -47,7 +48,7 @@ class Tails(Case):
         own_slow = {k for k in steady if own[k] > 1.25 * med}
         ours = {int(x.strip("#")) for x in t["slow_indices"].split(", ") if x != "..."}
         self.assertTrue(SLOW & steady <= ours, (kind, ours, own_slow))
-        self.assertLessEqual(len(ours ^ own_slow), 2, (kind, ours, own_slow))
+        self.assertLessEqual(len(ours ^ own_slow), 3, (kind, ours, own_slow))
         self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
         # Their extra time, against the program's: its mean over the same ones, less its median.
         own_extra = statistics.mean(own[k] for k in ours) - med
@@ -91,6 +92,18 @@ class Tails(Case):
     def test_new_input_shape(self):
         for ops in (0, 1):
             self.check_kind("shape", ops)
+
+    def test_waiting_inside_the_iteration(self):
+        # A sleep inside the mark: the thread off the CPU, by a voluntary switch (not Python's
+        # time outside the forward, which is where it waited but not what it did).
+        t, report = self.check_kind("wait", 0)
+        self.assertIn("1.0 voluntary", report["tail_causes"][0]["detail"])
+
+    def test_preempted(self):
+        # Pinned to one CPU with a process spinning there: involuntary switches, off the CPU.
+        if len(os.sched_getaffinity(0)) < 1:
+            self.skipTest("no CPU affinity")
+        self.check_kind("preempt", 0)
 
     def test_a_sleep_between_iterations_is_no_tail(self):
         own, report, _ = self.run_kind("sleep", 0)
