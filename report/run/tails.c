@@ -441,7 +441,8 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
-        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, off_cpu, vcsw, ivcsw, ncpu;
+        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, off_cpu, vcsw, ivcsw,
+        ncpu;
 };
 
 static void add_means(struct means *m, const struct win *x)
@@ -451,7 +452,7 @@ static void add_means(struct means *m, const struct win *x)
     m->known_ops += x->known_ops, m->sync += x->sync, m->copies += x->copies;
     m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
     m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
-    m->bytes_outside += x->bytes_outside;
+    m->bytes_outside += x->bytes_outside, m->kern += x->kern;
     if (x->cpu >= 0) {
         m->off_cpu += fmax(0, (double)(x->host_end - x->s) - x->cpu);
         m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
@@ -481,6 +482,7 @@ static const char *const titles[][2] = {
     {"synchronisation", "CUDA synchronisations"},
     {"copies", "cudaMemcpy"},
     {"cuda_malloc", "cudaMalloc and cudaFree"},
+    {"gpu_idle", "the GPU idle, waiting for the host"},
     {"new_kernels", "kernels the typical iterations did not run"},
     {"longer_kernels", "the same kernels, longer"},
 };
@@ -586,6 +588,12 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
           " %.2f ms",
           s->malloc_api / 1e6, m->malloc_api / 1e6);
     if (gpu) {
+        /* The GPU idle inside the iteration: the host's time, not the kernels' (launch-bound). */
+        double si = fmax(0, s->lat - s->kern), mi = fmax(0, m->lat - m->kern);
+        cause(t, TAIL_GPU_IDLE, "gpu_idle", si - mi, NULL,
+              "the GPU idle, waiting for the host (launches, Python, the CPU side of operators):"
+              " %.2f ms of the slow iterations vs %.2f ms; their kernels ran %.2f ms vs %.2f ms",
+              si / 1e6, mi / 1e6, s->kern / 1e6, m->kern / 1e6);
         names_of(db, &kd[1].fresh[k], names, sizeof names);
         cause(t, TAIL_NEW_KERNELS, "new_kernels", s->new_kern, names,
               "kernels the typical iterations did not run (autotuning, a new shape): %s", names);

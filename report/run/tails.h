@@ -34,6 +34,7 @@ enum tail_cause {
     TAIL_SYNC,             /* CUDA synchronisations (API time) */
     TAIL_COPIES,           /* cudaMemcpy (API time) */
     TAIL_CUDA_MALLOC,      /* cudaMalloc / cudaFree (API time): the caching allocator grew */
+    TAIL_GPU_IDLE,         /* the GPU idle in the iteration, waiting for the host */
     TAIL_NEW_KERNELS,      /* kernels the typical iterations did not run */
     TAIL_LONGER_KERNELS,   /* the same kernels, longer */
     TAIL_CAUSES

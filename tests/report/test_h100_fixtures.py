@@ -72,6 +72,38 @@ class H100(Case):
                                name)
             self.assertLessEqual(len(r["memory_timeline"]), 4 * 400, name)
 
+    def test_slow_iterations_are_the_hosts_on_these_runs(self):
+        # The fixtures' slow iterations (host-bound loops: kernels a sixth of a transformer
+        # iteration) ran the same kernels for the same time as the typical ones: the extra is
+        # the GPU idle, waiting for the host, and the section says so (checked here from the
+        # kernel rows themselves, by window).
+        import bisect
+        for name, db in self.db.items():
+            r = self.report_json(db)
+            con = sqlite3.connect(db)
+            ks = con.execute("SELECT start, dur FROM kernel_rows ORDER BY start").fetchall()
+            starts = [k[0] for k in ks]
+
+            def kernel_ns(it):
+                a = bisect.bisect_left(starts, it["start_ns"])
+                b = bisect.bisect_left(starts, it["start_ns"] + it["latency_ns"])
+                return sum(ks[j][1] for j in range(a, b))
+
+            self.assertTrue(r["tails"], name)
+            for t in r["tails"]:
+                its = [i for i in r["iterations"] if i["phase"] == t["phase"]
+                       and (i["series"] or "(unnamed)") == t["series"]]
+                slow = {int(x.strip("#")) for x in t["slow_indices"].split(", ")}
+                steady = [kernel_ns(i) for k, i in enumerate(its) if i["steady"] and k not in slow]
+                typical = sorted(steady)[len(steady) // 2]
+                for k in slow:
+                    self.assertAlmostEqual(kernel_ns(its[k]), typical, delta=0.05 * typical,
+                                           msg=(name, t["phase"], k))
+                causes = [c for c in r["tail_causes"] if c["phase"] == t["phase"]
+                          and c["series"] == t["series"]]
+                self.assertEqual([c["cause"] for c in causes], ["gpu_idle"], (name, causes))
+                self.assertGreater(causes[0]["share_pct"], 90, causes)
+
     def test_every_pair_compares_and_all_report_together(self):
         # Real runs hold every section's tables (up to the report's room for them): compare
         # each pair both ways and the multi-run report of all, in every format, to the end.
