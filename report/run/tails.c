@@ -26,6 +26,7 @@ struct win {
     double cpu, vcsw, ivcsw;    /* its thread's CPU time, context switches (iteration_cpu; cpu
                                    -1 unknown) */
     double allocs, alloc_bytes; /* allocator reports of the thread: count, bytes */
+    double alloc_max;           /* the largest of them */
 };
 
 struct wins {
@@ -80,22 +81,30 @@ static int by_dist(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Whether the slow iterations recur: the longest run of them a fixed step apart (the step seen
- * most between consecutive ones), when it holds 3 or more and most of them. */
+/* Whether the slow iterations recur: the longest run of them a fixed step apart (any step
+ * between two of the first 64; the smaller on a tie), when it holds 3 or more and either a third
+ * of them or the slowest (its mean above the others'): a recurring cause among noise. */
 static void pattern_of(struct series_tail *t)
 {
-    int64_t n = t->nslow, *ix = t->slow_index, best_d = 0, best = 0, first = 0;
-    for (int64_t i = 0; i + 1 < n; i++) {
-        int64_t d = ix[i + 1] - ix[i];
-        if (d < 2) continue;
-        /* The chain from ix[i] by step d, through the slow indices (sorted). */
-        int64_t len = 1, want = ix[i] + d;
-        for (int64_t j = i + 1; j < n && ix[j] <= want; j++)
-            if (ix[j] == want) len++, want += d;
-        if (len > best) best = len, best_d = d, first = ix[i];
+    int64_t n = t->nslow < 64 ? t->nslow : 64, *ix = t->slow_index, best_d = 0, best = 0;
+    int64_t first = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+            int64_t d = ix[j] - ix[i], len = 1, want = ix[i] + d;
+            if (d < 2) continue;
+            for (int64_t q = i + 1; q < n && ix[q] <= want; q++)
+                if (ix[q] == want) len++, want += d;
+            if (len > best || (len == best && d < best_d)) best = len, best_d = d, first = ix[i];
+        }
+    double in = 0, out = 0;
+    for (int64_t q = 0, want = first; q < t->nslow; q++) {
+        int member = best >= 3 && ix[q] == want && (want - first) / best_d < best;
+        if (member) want += best_d;
+        *(member ? &in : &out) += (double)t->slow_lat[q];
     }
-    if (best >= 3 && 3 * best >= n) {
-        int64_t others = n - best;
+    int64_t others = t->nslow - best;
+    if (best >= 3 &&
+        (3 * best >= t->nslow || (others && in / (double)best > out / (double)others))) {
         snprintf(t->pattern, sizeof t->pattern, "every %lldth from #%lld%s", (long long)best_d,
                  (long long)first,
                  others
@@ -103,11 +112,11 @@ static void pattern_of(struct series_tail *t)
                      : "");
         return;
     }
-    if (ix[n - 1] < n + 3) {
+    if (ix[t->nslow - 1] < t->nslow + 3) {
         snprintf(t->pattern, sizeof t->pattern, "at the series' start");
         return;
     }
-    snprintf(t->pattern, sizeof t->pattern, n == 1 ? "once" : "at no regular interval");
+    snprintf(t->pattern, sizeof t->pattern, t->nslow == 1 ? "once" : "at no regular interval");
 }
 
 /* Which series have a tail; their slow and typical iterations become windows. */
@@ -129,16 +138,33 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
                 c[n] = (struct cand){it, index, 0}, lat[n++] = it->lat;
             index++;
         }
+        /* Slow against its neighbours (the median of the 11 steady iterations around it): a
+         * machine that slows for a while (another process) shifts the level, it makes no tail. */
+        double *local = malloc((n ? n : 1) * sizeof *local);
+        int64_t *win = malloc(11 * sizeof *win);
+        if (!local || !win) cli_fail("out of memory");
+        for (size_t i = 0; i < n; i++) {
+            size_t a = i >= 5 ? i - 5 : 0, b = i + 6 < n ? i + 6 : n, m = 0;
+            for (size_t q = a; q < b; q++) win[m++] = c[q].it->lat;
+            qsort(win, m, sizeof *win, cmp_i64);
+            local[i] = (double)win[m / 2];
+        }
+        free(win);
         qsort(lat, n, sizeof *lat, cmp_i64);
         int64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(size_t)ceil(0.99 * (double)n) - 1] : 0;
-        for (size_t i = 0; i < n; i++) dev[i] = llabs(lat[i] - p50);
+        for (size_t i = 0; i < n; i++) dev[i] = llabs(c[i].it->lat - (int64_t)local[i]);
         qsort(dev, n, sizeof *dev, cmp_i64);
         double mad = n ? 1.4826 * (double)dev[n / 2] : 0;
-        double slow_at = fmax(1.25 * (double)p50, (double)p50 + 4 * mad);
         int64_t nslow = 0;
-        for (size_t i = 0; i < n; i++) nslow += (double)c[i].it->lat > slow_at;
+        for (size_t i = 0; i < n; i++) {
+            double at = fmax(1.25 * local[i], local[i] + 4 * mad);
+            c[i].dist = (double)c[i].it->lat > at
+                            ? -(double)c[i].it->lat
+                            : fabs((double)c[i].it->lat - local[i]) / local[i];
+            nslow += c[i].dist < 0;
+        }
         if (!p50 || !nslow || !((double)p99 > 1.3 * (double)p50 || nslow >= 2)) {
-            free(c), free(lat), free(dev);
+            free(c), free(lat), free(dev), free(local);
             continue;
         }
         struct series_tail *t = &r->v[r->n];
@@ -147,22 +173,22 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         t->slow_index = malloc((size_t)nslow * 3 * sizeof(int64_t));
         if (!t->slow_index) cli_fail("out of memory");
         t->slow_start = t->slow_index + nslow, t->slow_lat = t->slow_start + nslow;
-        double total = 0, over = 0;
+        double total = 0, over = 0, slow_sum = 0;
         int64_t k = 0;
         for (size_t i = 0; i < n; i++) {
             total += (double)c[i].it->lat;
-            if ((double)c[i].it->lat <= slow_at) continue;
-            over += (double)(c[i].it->lat - p50);
+            if (c[i].dist >= 0) continue;
+            over += (double)c[i].it->lat - local[i], slow_sum += (double)c[i].it->lat;
             t->slow_index[k] = c[i].index, t->slow_start[k] = c[i].it->start;
             t->slow_lat[k++] = c[i].it->lat;
         }
+        free(local);
         t->cost_pct = total > 0 ? 100 * over / total : 0;
+        /* What they took, and what their neighbours did: the extra the causes explain. */
+        t->slow_mean = slow_sum / (double)nslow, t->extra = over / (double)nslow;
+        t->typical_mean = t->slow_mean - t->extra;
         pattern_of(t);
         /* The windows: every slow one (the slowest TAIL_SLOW_MAX) and the typical ones. */
-        for (size_t i = 0; i < n; i++) {
-            double l = (double)c[i].it->lat;
-            c[i].dist = l > slow_at ? -l : fabs(l - (double)p50);
-        }
         qsort(c, n, sizeof *c, by_dist);
         size_t want = 0;
         for (size_t i = 0; i < n; i++) {
@@ -171,8 +197,8 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
                 if (!slow) break;
                 continue;
             }
-            if (!slow && c[i].dist > fmax(mad, 0.02 * (double)p50) && i > (size_t)nslow + 4)
-                break; /* typical: near the p50 (at least 5 of them) */
+            if (!slow && c[i].dist > fmax(mad / (double)p50, 0.02) && i > (size_t)nslow + 4)
+                break; /* typical: near their neighbours (at least 5 of them) */
             if (w->n == cap) {
                 cap = cap ? 2 * cap : 256;
                 if (!(w->v = realloc(w->v, cap * sizeof *w->v))) cli_fail("out of memory");
@@ -263,7 +289,7 @@ static void read_memory(sqlite3 *db, struct wins *w)
         struct win *x = win_at(w, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), 1);
         if (!x) continue;
         double b = (double)sqlite3_column_int64(st, 2);
-        x->allocs++, x->alloc_bytes += b;
+        x->allocs++, x->alloc_bytes += b, x->alloc_max = fmax(x->alloc_max, b);
         if (w->nmods && !in_forward(w, sqlite3_column_int64(st, 0), x->tid)) x->bytes_outside += b;
     }
     sqlite3_finalize(st);
@@ -441,8 +467,8 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
-        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, off_cpu, vcsw, ivcsw,
-        ncpu;
+        known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, alloc_max, off_cpu, vcsw,
+        ivcsw, ncpu;
 };
 
 static void add_means(struct means *m, const struct win *x)
@@ -452,7 +478,7 @@ static void add_means(struct means *m, const struct win *x)
     m->known_ops += x->known_ops, m->sync += x->sync, m->copies += x->copies;
     m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
     m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
-    m->bytes_outside += x->bytes_outside, m->kern += x->kern;
+    m->bytes_outside += x->bytes_outside, m->kern += x->kern, m->alloc_max += x->alloc_max;
     if (x->cpu >= 0) {
         m->off_cpu += fmax(0, (double)(x->host_end - x->s) - x->cpu);
         m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
@@ -515,7 +541,6 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
                       const struct means *m, const struct keyed *kd, int gpu)
 {
     struct series_tail *t = &r->v[k];
-    t->slow_mean = s->lat, t->typical_mean = m->lat, t->extra = s->lat - m->lat;
     char names[512];
     cause(
         t, TAIL_GC, "gc", s->gc - m->gc, NULL,
@@ -607,20 +632,23 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     t->unexplained = fmax(0, 1 - named);
     t->overlap = named > 1.05;
     if (named >= 0.5) return;
-    /* What differs without a time of its own: said as a guess. */
-    double more = s->alloc_bytes - m->alloc_bytes;
+    /* What differs without a time of its own: said as a guess. One allocation much larger (a
+     * temporary tensor), or the same allocations each larger (a new input shape: the largest
+     * taken out, the rest 1.2x the bytes or more). */
+    double more = s->alloc_max - m->alloc_max;
+    double rest_s = s->alloc_bytes - s->alloc_max, rest_m = m->alloc_bytes - m->alloc_max;
+    int same_n = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
     const char *ops = r->operators ? "" : " (INFPROF_OPERATORS=1 times the operators)";
-    if (more >= 16 * MIB)
-        snprintf(t->guess, sizeof t->guess,
-                 "each slow iteration allocated %.1f MiB more (%.0f allocations vs %.0f): a large"
-                 " temporary tensor?%s",
-                 more / MIB, s->allocs, m->allocs, ops);
-    else if (m->alloc_bytes > 0 && s->alloc_bytes >= 1.2 * m->alloc_bytes && m->allocs > 0 &&
-             fabs(s->allocs / m->allocs - 1) <= 0.1)
+    if (same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
         snprintf(t->guess, sizeof t->guess,
                  "the slow iterations made the same allocations, %.2fx the bytes: a new input"
                  " shape?%s",
                  s->alloc_bytes / m->alloc_bytes, ops);
+    else if (more >= 16 * MIB)
+        snprintf(t->guess, sizeof t->guess,
+                 "each slow iteration made an allocation %.1f MiB larger than a typical one's"
+                 " largest (%.0f allocations vs %.0f): a large temporary tensor?%s",
+                 more / MIB, s->allocs, m->allocs, ops);
     else if (!r->operators)
         snprintf(t->guess, sizeof t->guess,
                  "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");

@@ -2,10 +2,11 @@
  * tails.h: the slow iterations of each series and what they did that its typical ones did not
  * (tails.c; docs/report.md, "Slow iterations"). A series has a tail when its p99 is above 1.3x
  * its p50 with one slow iteration or more, or two or more are slow: a steady iteration is slow
- * above 1.25x the p50 and 4 robust deviations (1.4826 MAD) over it. Its typical iterations are
- * the (at most TAIL_TYPICAL) steady ones nearest the p50. Each cause is a time the record holds
- * for every iteration (garbage collection, host time outside the model's forward or outside any
- * operator, operators or kernels the typical iterations did not run, the same ones for longer,
+ * above 1.25x the median of the 11 around it and 4 robust deviations (1.4826 MAD) over it (a
+ * machine that slows for a while shifts the level: no tail). Its typical iterations are the (at
+ * most TAIL_TYPICAL) steady ones nearest their neighbours' median. Each cause is a time the record
+ * holds for every iteration (garbage collection, host time outside the model's forward or outside
+ * any operator, operators or kernels the typical iterations did not run, the same ones for longer,
  * CUDA synchronisations, copies, cudaMalloc and cudaFree): its extra time is its mean over the
  * slow iterations less its mean over the typical ones, and it is named only where that explains
  * TAIL_MIN_SHARE of the slow iterations' extra latency. What no cause explains is said; what
@@ -54,9 +55,10 @@ struct series_tail {
     int series; /* index in run_series */
     int64_t steady, nslow;
     int64_t p50, p99;
-    double slow_mean, typical_mean; /* ns */
-    double extra;                   /* slow_mean - typical_mean, ns */
-    double cost_pct;                /* the slow iterations' time over p50, of the steady time */
+    double slow_mean;    /* the slow iterations' mean latency, ns */
+    double extra;        /* their mean extra over their neighbours' median, ns */
+    double typical_mean; /* slow_mean - extra */
+    double cost_pct;     /* the slow iterations' time over p50, of the steady time */
     int64_t *slow_index, *slow_start, *slow_lat; /* nslow each: index in the series (0 first,
                                                     warm-up counted), start, latency */
     char pattern[160]; /* "every 10th", "the first 3", "at no regular interval" */

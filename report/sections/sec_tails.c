@@ -167,9 +167,11 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
     if (!r->n)
         v->note = "no series has a tail (a series needs 10 steady iterations to be judged)";
     else
-        v->note = "Extra: per slow iteration, over the typical ones (the steady iterations nearest"
-                  " the p50); Share: of that extra time (a cause is named when it explains 10%"
-                  " or more); #N: the iteration's index in its series, warm-up counted from 0";
+        v->note = "Extra: per slow iteration, over the median of the 11 steady iterations around"
+                  " it; Share: of that extra time (a cause is named when it explains 10% or"
+                  " more; causes compare the slow iterations with the typical ones, nearest"
+                  " their neighbours' median); #N: the iteration's index in its series, warm-up"
+                  " counted from 0";
     return v;
 }
 

@@ -1,13 +1,13 @@
 """tail_prog.py KIND: 50 iterations of a small CNN under inference_mode, each marked
 record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
   gc      gc.collect() with 400k objects alive
-  python  pure-Python work before the forward
+  python  pure-Python work before the forward (a million-step loop)
   tensor  a 64 MiB temporary tensor made and filled
-  shape   the input at 128x128 instead of 64x64
+  shape   the input at 192x192 instead of 64x64
   sleep   a 20 ms sleep after the iteration, outside the mark (no slow iteration)
-  wait    a 20 ms sleep inside the mark (the thread waits, off the CPU)
-  preempt the program pinned to one CPU with a child process spinning there for 40 ms, asked
-          through a pipe at the start of the iteration (the thread is preempted)
+  wait    a 50 ms sleep inside the mark (the thread waits, off the CPU)
+  preempt the program pinned to one CPU with two child processes spinning there for 100 ms,
+          asked through pipes at the start of the iteration (the thread is preempted)
 Prints the program's own time of each iteration (perf_counter around the marked block), in ns."""
 import gc, sys, time, torch, torch.nn as nn
 torch.set_num_threads(1)
@@ -21,16 +21,22 @@ if what == "preempt":
     import os
     cpu = sorted(os.sched_getaffinity(0))[0]
     os.sched_setaffinity(0, {cpu})
-    ask, told = os.pipe()
-    done_r, done_w = os.pipe()
-    if os.fork() == 0:  # the competitor: spins 40 ms on the same CPU each time it is asked
-        os.close(told)
-        while os.read(ask, 1):
-            end = time.perf_counter() + 0.04
-            while time.perf_counter() < end:
-                pass
-            os.write(done_w, b"d")
-        os._exit(0)
+    competitors = []
+    for _ in range(2):  # each spins 100 ms on the same CPU each time it is asked
+        ask, told = os.pipe()
+        done_r, done_w = os.pipe()
+        if os.fork() == 0:
+            os.close(told)
+            for other, _ in competitors:  # the others' write ends: theirs to close
+                os.close(other)
+            while os.read(ask, 1):
+                end = time.perf_counter() + 0.1
+                while time.perf_counter() < end:
+                    pass
+                os.write(done_w, b"d")
+            os._exit(0)
+        os.close(ask)
+        competitors.append((told, done_r))
 own = []
 with torch.inference_mode():
     for i in range(50):
@@ -38,26 +44,29 @@ with torch.inference_mode():
         t0 = time.perf_counter_ns()
         with torch.autograd.profiler.record_function("iteration"):
             if slow and what == "wait":
-                time.sleep(0.02)
+                time.sleep(0.05)
             if slow and what == "preempt":
-                os.write(told, b"x")
+                for told, _ in competitors:
+                    os.write(told, b"x")
             if slow and what == "gc":
                 gc.collect()
             if slow and what == "python":
                 s = 0
-                for k in range(300000):
+                for k in range(1000000):
                     s += k * k
             if slow and what == "tensor":
                 tmp = torch.empty(64 * 1024 * 1024 // 4).normal_()
                 del tmp
-            xi = torch.randn(4, 3, 128, 128) if (slow and what == "shape") else x
+            xi = torch.randn(4, 3, 192, 192) if (slow and what == "shape") else x
             y = m(xi)
         own.append(time.perf_counter_ns() - t0)
         if slow and what == "preempt":
-            os.read(done_r, 1)  # its spin is over: the next iteration runs alone
+            for _, done_r in competitors:
+                os.read(done_r, 1)  # their spins are over: the next iteration runs alone
         if slow and what == "sleep":
             time.sleep(0.02)
 if what == "preempt":
-    os.close(told)
-    os.wait()
+    for told, _ in competitors:
+        os.close(told)
+        os.wait()
 print(" ".join(str(v) for v in own))
