@@ -46,20 +46,27 @@ class Tails(Case):
         its = [i for i in report["iterations"] if i["phase"] == t["phase"]]
         steady = {k for k, i in enumerate(its) if i["steady"]}
         ours = {int(x.strip("#")) for x in t["slow_indices"].split(", ") if x != "..."}
-        # Every 10th is slow (those in the steady state), and said to recur; a loaded machine
-        # may make a few others slow too, each really slower than its neighbours.
-        self.assertTrue(SLOW & steady <= ours, (kind, ours))
+        # The same rule on the program's own times: slow against the 11 steady ones around it
+        # (a loaded machine slows for a while: a level, not a tail).
+        order = sorted(steady)
+        local = {k: statistics.median(own[q] for q in order[max(0, i - 5):i + 6])
+                 for i, k in enumerate(order)}
+        own_slow = {k for k in steady if own[k] > 1.25 * local[k]}
+        # Every 10th the program's own timer sees slow is ours, and said to recur (a machine
+        # loaded by other work may hide a few, or make a few others slow too, each really slower
+        # than its neighbours).
+        seen = SLOW & steady & own_slow
+        if len(seen) < 3:
+            self.skipTest(f"the machine is too loaded: the program's own timer sees {seen} slow")
+        self.assertTrue(seen <= ours, (kind, ours, own_slow))
         self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
         # Each one's latency is the program's own for that iteration (its timer runs on past the
         # mark's end, which a loaded machine, or one made busy on purpose, stretches).
         slow = {r["index"]: r for r in report["slow_iterations"]}
-        for k in SLOW & steady if kind != "preempt" else ():
+        for k in seen if kind != "preempt" else ():
             self.assertAlmostEqual(slow[k]["latency_ns"], own[k], delta=0.15 * own[k] + 1_000_000,
                                    msg=(kind, k))
         # Their extra time against the program's: each less the median of its neighbours.
-        order = sorted(steady)
-        local = {k: statistics.median(own[q] for q in order[max(0, i - 5):i + 6])
-                 for i, k in enumerate(order)}
         own_extra = statistics.mean(own[k] - local[k] for k in ours)
         if kind != "preempt":
             self.assertAlmostEqual(t["extra_ns"], own_extra, delta=0.2 * own_extra + 1_000_000,
