@@ -361,7 +361,7 @@ static int cupti_start_injected(void)
 {
     if (atomic_exchange(&cupti_injected, 1)) return atomic_load(&cupti_active) ? 0 : -1;
     /* Passive (INFPROF_CUPTI=0, another tool's injection): whoever calls us, CUPTI is not ours. */
-    if (!ip_recording() || !ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ON) || !cupti_chosen)
+    if (!ip_active() || !ip_cfg_group_int(&ip_cupti_cfg, IP_CUPTI_CFG_ON) || !cupti_chosen)
         return -1;
     char where[PATH_MAX];
     void *h = cupti_open_library(where, sizeof where);

@@ -29,6 +29,7 @@
 #include "../profiler/opname.h"
 #include "../profiler/phase.h"
 #include "../profiler/store.h"
+#include "../profiler/window.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ static struct {
     size_t sig_table_cap;
     int api_rows; /* API records become rows (INFPROF_CUDA_API); else they only attribute */
     uint64_t records, unattributed, invalid, unknown_kinds, buffer_errors, api_same_corr,
-        not_stored, history_gone;
+        not_stored, history_gone, outside_windows;
 } ci;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -452,9 +453,38 @@ static int pass_of(CUpti_ActivityKind k)
     }
 }
 
+/* The start of a record of GPU work or an API call, 0 for the others. */
+static uint64_t record_start(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return ((const CUpti_ActivityKernel10 *)r)->start;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return ((const CUpti_ActivityMemcpy6 *)r)->start;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return ((const CUpti_ActivityMemcpyPtoP4 *)r)->start;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return ((const CUpti_ActivityMemset4 *)r)->start;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return ((const CUpti_ActivitySynchronization2 *)r)->start;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return ((const CUpti_ActivityAPI *)r)->start;
+    default:
+        return 0;
+    }
+}
+
 static void on_record(struct ip_store *s, const CUpti_Activity *r)
 {
     ci.records++;
+    /* Outside every recording window (profiler/window.h): CUPTI's kernel activity stays on
+     * (turning it on again mid-run has hung for seconds), its records are left out here. */
+    uint64_t at = record_start(r);
+    if (at && !ip_window_covers(at)) {
+        ci.outside_windows++;
+        return;
+    }
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -601,6 +631,8 @@ static void write_counters(struct ip_store *s)
     ip_cupti_pool_counters(&dropped, &refused, &completed);
     ip_cupti_park_counters(&parked, &expired);
     ip_store_meta_int(s, "cupti_records", (int64_t)ci.records);
+    if (ip_window_used())
+        ip_store_meta_int(s, "cupti_records_outside_windows", (int64_t)ci.outside_windows);
     ip_store_meta_int(s, "cupti_dropped_records", (int64_t)dropped);
     ip_store_meta_int(s, "cupti_buffers_refused", (int64_t)refused);
     ip_store_meta_int(s, "cupti_buffers_completed", (int64_t)completed);

@@ -24,6 +24,8 @@
 #include "../profiler/log.h"
 #include "../profiler/ring.h"
 #include "../profiler/thread.h"
+#include "../profiler/window.h"
+#include "window_config.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -76,14 +78,31 @@ static uint32_t iteration_of(const char *text)
     return ip_iter_begin();
 }
 
+/* INFPROF_CAPTURE_RANGE=nvtx:NAME: the push/pop range whose text matches NAME (a glob) is a
+ * recording window; the level of this thread's open one (1-based), 0 none. */
+static __thread uint32_t capture_level __attribute__((tls_model("initial-exec")));
+/* The range being popped was pushed inside a window: its pop is recorded in any case. */
+static __thread int pop_recorded __attribute__((tls_model("initial-exec")));
+
+static int capture_match(const char *text)
+{
+    const char *c = ip_cfg_group_str(&ip_window_cfg, IP_WINDOW_CFG_CAPTURE);
+    return text && !strncmp(c, "nvtx:", 5) && c[5] && ip_glob_match(c + 5, text);
+}
+
 /* Ranges, their names and domains are never dropped (a lost push would unpair its pop); marks
- * may be. Returns the iteration the range begins (push, start), 0 none. */
+ * may be. Returns the iteration the range begins (push, start), 0 none. Outside every recording
+ * window nothing is recorded (the caller keeps its stack), unless this push opens one. */
 static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
                        const nvtxEventAttributes_t *a, const char *text)
 {
     char wide[256];
     uint64_t registered = 0;
     if (a) message_of(a, &text, wide, sizeof wide, &registered);
+    if (kind == IP_NVTX_PUSH && !capture_level && capture_match(text) &&
+        ip_window_open(IP_WIN_NVTX))
+        capture_level = ip_self.nvtx_depth;
+    if (!ip_recording() && !(kind == IP_NVTX_POP && pop_recorded)) return 0;
     uint32_t iter = kind == IP_NVTX_PUSH || kind == IP_NVTX_START ? iteration_of(text) : 0;
     /* A longer name is cut on a character, with a hash of the whole (profiler/label.h). */
     size_t full = text ? strnlen(text, 1 << 16) : 0;
@@ -116,9 +135,11 @@ static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
     return iter;
 }
 
+/* The run is on (windows or not: the stacks are kept outside windows too, record() records
+ * only inside). */
 static int guard(void)
 {
-    return ip_recording() && ip_hook_enter();
+    return ip_active() && ip_hook_enter();
 }
 
 /* guard() for an event that begins a range or marks a point: one the re-entrancy guard turns
@@ -126,7 +147,7 @@ static int guard(void)
  * unless it is our own phase range (emitted from inside a hook on purpose). */
 static int guard_counted(uint64_t domain)
 {
-    if (!ip_recording()) {
+    if (!ip_active()) {
         ip_note_after_end(); /* a range or mark after the finish: counted, not stored */
         return 0;
     }
@@ -148,6 +169,9 @@ static int push(uint64_t domain, const nvtxEventAttributes_t *a, const char *tex
     }
     ip_self.nvtx_depth = d + 1;
     uint32_t iter = record(IP_NVTX_PUSH, id, 0, domain, a, text);
+    /* Pushed outside every window: its pop is not recorded either (one pushed inside is, to
+     * close it, whenever it comes). */
+    if (!ip_recording() && d < IP_NVTX_STACK_MAX) ip_self.nvtx_stack[d] |= IP_NVTX_UNRECORDED;
     if (iter && ip_iter_current() == iter) ip_self.nvtx_iter_level = d + 1;
     ip_attrib_changed();
     return (int)d;
@@ -179,8 +203,14 @@ static int pop(uint64_t domain)
     } else if (ip_self.nvtx_iter_level > k) {
         ip_self.nvtx_iter_level--; /* a range below it closed: it moved down one level */
     }
-    record(IP_NVTX_POP, id, 0, domain, NULL, NULL);
+    pop_recorded = id && !(id & IP_NVTX_UNRECORDED);
+    record(IP_NVTX_POP, id & ~IP_NVTX_UNRECORDED, 0, domain, NULL, NULL);
+    pop_recorded = 0;
     ip_attrib_changed();
+    if (capture_level && k == capture_level) {
+        capture_level = 0;
+        ip_window_close(IP_WIN_NVTX);
+    }
     return (int)d - 1;
 }
 

@@ -10,6 +10,7 @@ extern const struct ip_collector ip_collector_nvtx;
 extern const struct ip_collector ip_collector_cudnn;
 extern const struct ip_collector ip_collector_energy;
 extern const struct ip_collector ip_collector_cpu;
+extern const struct ip_collector ip_collector_window;
 
 const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT] = {
     [IP_COLLECTOR_CORE] = NULL,
@@ -19,4 +20,5 @@ const struct ip_collector *const ip_collectors[IP_COLLECTOR_COUNT] = {
     [IP_COLLECTOR_CUDNN] = &ip_collector_cudnn,
     [IP_COLLECTOR_ENERGY] = &ip_collector_energy,
     [IP_COLLECTOR_CPU] = &ip_collector_cpu,
+    [IP_COLLECTOR_WINDOW] = &ip_collector_window,
 };

@@ -208,7 +208,8 @@ int infprof_py_state(int state)
 IP_EXPORT int infprof_py_begin(void);
 int infprof_py_begin(void)
 {
-    if (ip_torch_in_setup() || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() || !ip_torch_enter())
+    if (ip_torch_in_setup() || py.n >= PY_OPEN_MAX || ip_torch_in_input_wait() ||
+        !ip_torch_enter_active())
         return 0;
     if (ip_torch_ready(1)) {
         ip_torch_scope_arm();

@@ -44,6 +44,15 @@ static inline int ip_torch_enter(void)
            ip_recording() && ip_hook_enter();
 }
 
+/* ip_torch_enter for a hook that keeps state across calls (an iteration that opens, a module
+ * call whose inner calls it quiets): the run is on, windows or not; it records only inside one
+ * (ip_recording at its end). */
+static inline int ip_torch_enter_active(void)
+{
+    return (atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & IP_TORCH_ON) &&
+           ip_active() && ip_hook_enter();
+}
+
 static inline void ip_torch_seen(uint32_t bit)
 {
     if (!(atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & bit))

@@ -59,7 +59,7 @@ static void *real(const char *name)
 
 IP_EXPORT void _exit(int status)
 {
-    if (ip_recording() && ip_process_owns()) {
+    if (ip_active() && ip_process_owns()) {
         ip_process_set_exit_status(status);
         /* _exit is allowed in signal handlers and vfork children: finish as a signal would. */
         ip_lifecycle_finish("_exit", 1);
@@ -79,7 +79,7 @@ IP_EXPORT void _Exit(int status)
  * is counted as after the end). */
 IP_EXPORT void quick_exit(int status)
 {
-    if (ip_recording() && ip_process_owns()) {
+    if (ip_active() && ip_process_owns()) {
         ip_process_set_exit_status(status);
         ip_lifecycle_finish("quick_exit", 0);
     }
@@ -100,7 +100,7 @@ IP_EXPORT void exit(int status)
  * once the program's last thread is gone (writer.h), as glibc's last thread would. */
 IP_EXPORT void pthread_exit(void *value)
 {
-    if (ip_recording() && ip_process_owns() && syscall(SYS_gettid) == getpid())
+    if (ip_active() && ip_process_owns() && syscall(SYS_gettid) == getpid())
         ip_writer_main_thread_ended();
     void (*fn)(void *) = (void (*)(void *))real("pthread_exit");
     if (fn) fn(value);
@@ -228,7 +228,7 @@ IP_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init
 
 static void before_exec(void)
 {
-    if (ip_recording() && ip_process_owns()) ip_lifecycle_finish("exec", 0);
+    if (ip_active() && ip_process_owns()) ip_lifecycle_finish("exec", 0);
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

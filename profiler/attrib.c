@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "map.h"
 #include "opname.h"
+#include "process.h"
 #include "ring.h"
 #include "thread.h"
 
@@ -24,7 +25,7 @@ int ip_attrib_by_time;
 
 void ip_attrib_changed(void)
 {
-    if (!ip_attrib_by_time) return;
+    if (!ip_attrib_by_time || !ip_recording()) return;
     struct ip_ring *r;
     struct ip_ev_attrib *e = ip_ring_begin_critical(sizeof *e, &r);
     if (!e) return;

@@ -57,6 +57,9 @@ struct ip_collector {
      * final set before the last cycle: sampling that needs no thread of its own (energy).
      * Returns the clock reading (ip_clock_now) at which it wants the next call; 0 none. */
     uint64_t (*tick)(uint64_t now, int final);
+    /* A recording window opened (1) or closed (0) (window.h), on the thread that did it: turn
+     * off outside windows what costs even when hooks return at once (CUPTI's activity). */
+    void (*window)(int open);
 };
 
 /* A collector's index is the high byte of its event types (events.h); 0 is the core's own. */

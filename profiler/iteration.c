@@ -10,6 +10,7 @@
 #include "ring.h"
 #include "store.h"
 #include "thread.h"
+#include "window.h"
 
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -45,7 +46,11 @@ uint32_t ip_iter_begin(void)
     if (!ip_self.iter) {
         ip_self.iter = id;
         ip_attrib_changed();
-        thread_cpu(&ip_self.iter_cpu0, &ip_self.iter_vcsw0, &ip_self.iter_ivcsw0);
+        atomic_fetch_add_explicit(&ip_iters_open, 1, memory_order_relaxed);
+        if (ip_recording())
+            thread_cpu(&ip_self.iter_cpu0, &ip_self.iter_vcsw0, &ip_self.iter_ivcsw0);
+        else
+            ip_self.iter_cpu0 = -1; /* outside every window: nothing read, nothing sent */
     }
     return id;
 }
@@ -55,9 +60,11 @@ void ip_iter_end(uint32_t id)
     if (id && ip_self.iter == id) {
         ip_self.iter = 0;
         ip_attrib_changed();
+        atomic_fetch_sub_explicit(&ip_iters_open, 1, memory_order_relaxed);
+        if (!ip_recording() || ip_self.iter_cpu0 < 0) return;
         int64_t cpu, v, iv;
         thread_cpu(&cpu, &v, &iv);
-        if (!ip_recording() || ip_self.iter_cpu0 < 0 || cpu < 0) return;
+        if (cpu < 0) return;
         struct ip_ring *r;
         struct ip_ev_iter_cpu *e = ip_ring_begin(sizeof *e, &r);
         if (!e) return;

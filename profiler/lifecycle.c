@@ -79,7 +79,7 @@ void ip_lifecycle_signal_released(int sig)
 
 int ip_lifecycle_signal_keep(int sig)
 {
-    if (!ip_recording() || !life_sigaction || sig <= 0 || sig >= 32) return 0;
+    if (!ip_active() || !life_sigaction || sig <= 0 || sig >= 32) return 0;
     int watched = 0;
     for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++)
         watched |= life_signals[i].sig == sig;
@@ -194,7 +194,7 @@ static void life_fork_parent(void)
 void ip_lifecycle_main_begins(void)
 {
     ip_process_main_began();
-    if (!ip_recording()) return;
+    if (!ip_active()) return;
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->main_begins)
             ip_collector_at(i)->main_begins();

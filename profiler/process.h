@@ -30,11 +30,23 @@ extern _Atomic uint64_t ip_events_after_end;
 /* Threads of ours alive now (the writer, the energy sampler). */
 extern _Atomic int ip_our_threads;
 
-/* True while hooks should record. Cheap: one relaxed load. */
-static inline int ip_recording(void)
+/* Outside every recording window (profiler/window.h): hooks keep their own state (NVTX stacks,
+ * open iterations) but record nothing. */
+extern _Atomic int ip_window_closed;
+
+/* True while the run is on: what hooks need to keep their state (a range's stack, an iteration
+ * that is open), windows or not. Cheap: one relaxed load. */
+static inline int ip_active(void)
 {
     int s = atomic_load_explicit(&ip_state_v, memory_order_relaxed);
     return s == IP_STATE_ACTIVE || (s == IP_STATE_FINISHING && ip_finisher);
+}
+
+/* True while hooks should record: the run is on and a window is open (always, unless the run
+ * asked for windows). Two relaxed loads. */
+static inline int ip_recording(void)
+{
+    return ip_active() && !atomic_load_explicit(&ip_window_closed, memory_order_relaxed);
 }
 
 /* A hook turned away an event because the run has ended (or is ending on another thread). */

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #define IP_NVTX_STACK_MAX 64
+/* A range on the stack pushed outside every recording window (window.h): not recorded. */
+#define IP_NVTX_UNRECORDED (1ull << 63)
 
 struct ip_ring;
 
@@ -66,7 +68,7 @@ static inline void ip_hook_leave(void)
 static inline uint64_t ip_thread_nvtx_top(void)
 {
     uint32_t d = ip_self.nvtx_depth;
-    return d && d <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[d - 1] : 0;
+    return d && d <= IP_NVTX_STACK_MAX ? ip_self.nvtx_stack[d - 1] & ~IP_NVTX_UNRECORDED : 0;
 }
 
 /* In a forked child: forget the parent's thread id. */

@@ -6,6 +6,7 @@
  * then the combined ones.
  */
 #include "commands.h"
+#include "../run/windows.h"
 #include "../render/render.h"
 #include "../run/detect.h"
 #include "../multi/multi.h"
@@ -20,7 +21,7 @@ static void report_usage(FILE *out)
     fprintf(out,
             "usage: infprof report [--format %s] [--top N] [--wide]\n"
             "                      [--baseline PHASE] [--by-phase] [--phase PHASE]\n"
-            "                      [--nvtx RANGE] [--warmup N]\n"
+            "                      [--nvtx RANGE] [--warmup N] [--window N]\n"
             "                      [--detect kernels|operators|allocations]\n"
             "                      [--section K | --csv-dir D] [--names S] FILE [FILE...]\n\n"
             "  Several files (one per process or rank): each process's report, then the\n"
@@ -43,6 +44,7 @@ static void report_usage(FILE *out)
             "  --by-phase  kernels per phase\n"
             "  --phase P   kernels of phase P only\n"
             "  --nvtx R    kernels launched inside NVTX ranges named R (a glob; one file)\n"
+            "  --window N  only recording window N (the Windows section lists them; one file)\n"
             "  --wide      do not shorten long names\n",
             output_format_names("|", "|"), output_format_names(", ", " or "));
 }
@@ -62,6 +64,11 @@ int cmd_report(int argc, char **argv)
             return 0;
         } else if (report_option(argc, argv, &i, &o, &ro)) {
             continue;
+        } else if (!strcmp(a, "--window")) {
+            char *end;
+            if (++i == argc || (o.window = (int)strtol(argv[i], &end, 10)) < 1 || *end)
+                cli_fail("--window needs a window number, 1 or more (the Windows section lists"
+                         " them)");
         } else if (!strcmp(a, "--baseline")) {
             if (++i == argc) cli_fail("--baseline needs a phase label, e.g. 'grad/off'");
             o.baseline = argv[i];
@@ -72,6 +79,8 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!npaths) cli_fail("no database given (usage: infprof report [options] FILE)");
+    if (o.window && npaths > 1)
+        cli_fail("--window N reads one database's window N (got %d databases)", npaths);
     report_defaults(&o, &ro);
     if (npaths > 1) {
         int rc = report_several(paths, npaths, &o, &ro);
@@ -83,6 +92,7 @@ int cmd_report(int argc, char **argv)
     free(paths);
     const char *missing = detect_prefer_missing(db);
     if (missing) fprintf(stderr, "infprof: %s\n", missing);
+    if (o.window) run_only_window(db, o.window);
     struct run_phases phases;
     phases_load(db, &phases);
     struct table *t[REPORT_TABLES];

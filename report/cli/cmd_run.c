@@ -37,7 +37,11 @@ static void run_usage(FILE *out)
         "Profile PROGRAM into an SQLite database (default infprof.db, then infprof-2.db, ...).\n"
         "  -o FILE    the database (%%p pid, %%h host); an existing FILE is an error\n"
         "  --force    overwrite an existing FILE\n"
-        "Settings come from INFPROF_* variables: see 'infprof info'.\n");
+        "  --delay S  record nothing for S seconds, then open a recording window\n"
+        "  --duration S  close each window S seconds after it opened\n"
+        "  --closed   record only inside windows: 'infprof window PID start|stop'\n"
+        "  --capture-range nvtx:NAME|cudaProfilerApi  the program's own windows\n"
+        "Settings come from INFPROF_* variables: see 'infprof info'; windows: docs/windows.md.\n");
 }
 
 static void find_library(char *out, size_t n)
@@ -290,6 +294,24 @@ int cmd_run(int argc, char **argv)
             output = argv[i] + 9;
         } else if (!strcmp(argv[i], "--force")) {
             force = 1;
+        } else if (!strcmp(argv[i], "--delay") || !strcmp(argv[i], "--duration")) {
+            const char *name = argv[i];
+            if (++i == argc) cli_fail("%s needs seconds, e.g. %s 10", name, name);
+            char *end;
+            double sec = strtod(argv[i], &end);
+            if (end == argv[i] || *end || !(sec > 0) || sec > 86400)
+                cli_fail("%s %s: not a number of seconds in (0, 86400]", name, argv[i]);
+            char ms[32];
+            snprintf(ms, sizeof ms, "%.0f", sec * 1000);
+            setenv(!strcmp(name, "--delay") ? "INFPROF_WINDOW_DELAY_MS"
+                                            : "INFPROF_WINDOW_DURATION_MS",
+                   ms, 1);
+        } else if (!strcmp(argv[i], "--closed")) {
+            setenv("INFPROF_WINDOW_START", "closed", 1);
+        } else if (!strcmp(argv[i], "--capture-range")) {
+            if (++i == argc || (strncmp(argv[i], "nvtx:", 5) && strcmp(argv[i], "cudaProfilerApi")))
+                cli_fail("--capture-range takes nvtx:NAME or cudaProfilerApi");
+            setenv("INFPROF_CAPTURE_RANGE", argv[i], 1);
         } else if (argv[i][0] == '-') {
             cli_fail("unknown option '%s' (try 'infprof run --help')", argv[i]);
         } else {

@@ -19,6 +19,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_views(int argc, char **argv);
+int cmd_window(int argc, char **argv);
 /* Add the nsys-named views to the database at path and fill its kernel names (cmd_views.c): 0,
  * *names filled; -1 with the reason in err. */
 int views_write(const char *path, int *names, char *err, size_t n);

@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
      " database"},
     {"export", cmd_export, "write a run as a Chrome trace for Perfetto: infprof export DB -o FILE"},
     {"views", cmd_views, "add Nsight Systems' table names to a database: infprof views DB"},
+    {"window", cmd_window, "open or close a recording window: infprof window PID start|stop"},
 };
 
 static void usage(FILE *out)

@@ -18,6 +18,7 @@
  * steady-state figure. `--warmup N` takes the first N of each phase instead.
  */
 #include "run.h"
+#include "windows.h"
 #include "detect.h"
 #include "../../profiler/stats.h"
 
@@ -178,7 +179,9 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
                                              " gpu_items, NULL, source FROM iterations"
                                            : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
                                              " NULL, NULL, source FROM iterations");
-    int have_end = 0;
+    int have_end = 0, w_n;
+    int64_t w_start = 0, w_end = 0;
+    int window = run_window_only(&w_start, &w_end, &w_n);
     while (db_step(st) && it->n < cap) {
         struct iter *x = &it->v[it->n++];
         x->id = sqlite3_column_int64(st, 0);
@@ -193,6 +196,10 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
         x->source = sqlite3_column_int(st, 9);
         x->series = -1;
         if (marked && x->source == 5) {
+            it->n--;
+            continue;
+        }
+        if (window && (x->start < w_start || x->start + x->host > w_end)) { /* --window N */
             it->n--;
             continue;
         }

@@ -183,6 +183,8 @@ struct runfacts;
 struct run_operators;
 struct run_timeline;
 struct run_tails;
+struct run_windows;
+struct run_requests;
 struct run_lazy {                    /* each NULL until first use */
     struct energy_run *energy;       /* energy.c */
     struct cuda_run *cuda;           /* cuda_run.c: copies, memsets, memory operations, API calls */
@@ -192,6 +194,8 @@ struct run_lazy {                    /* each NULL until first use */
     struct run_operators *operators; /* operators.c: PyTorch operators per phase */
     struct run_timeline *timeline;   /* timeline.c: memory, GPU busy and power over time */
     struct run_tails *tails;         /* tails.c: the slow iterations and their causes */
+    struct run_windows *windows;     /* windows.c: the recording windows */
+    struct run_requests *requests;   /* requests.c: series served from several threads */
     struct runfacts *info;           /* runfacts.c: the run header's facts */
 };
 

@@ -7,7 +7,9 @@
 #include "../../collectors/registry.h"
 
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 void device_name(int type, int index, char *out, size_t n)
@@ -53,7 +55,16 @@ static void warnings_text(const struct runfacts *r, char *out, size_t n)
     int64_t v;
     out[0] = 0;
 #define WARN(...) (o += (size_t)snprintf(out + o, o < n ? n - o : 0, __VA_ARGS__))
-    if (!runfacts_int(r, "finished", &v) || !v)
+    int64_t pid = 0;
+    const char *host = runfacts_text(r, "host");
+    char here[256] = "";
+    if ((!runfacts_int(r, "finished", &v) || !v) && runfacts_int(r, "pid", &pid) && pid > 0 &&
+        host && !gethostname(here, sizeof here - 1) && !strcmp(host, here) &&
+        kill((pid_t)pid, 0) == 0)
+        WARN("%sthe run is still going (process %lld): figures cover what it has written so"
+             " far (it commits at least every second)",
+             o ? "; " : "", (long long)pid);
+    else if (!runfacts_int(r, "finished", &v) || !v)
         WARN("%sthe run did not finish writing (killed, or still running): figures cover what"
              " was committed",
              o ? "; " : "");

@@ -14,6 +14,7 @@ struct report_opts {
     int by_phase;           /* kernels per phase rather than over all phases */
     const char *phase;      /* kernels of this phase only */
     const char *nvtx;       /* kernels launched inside NVTX ranges matching this glob */
+    int window;             /* report: only recording window N (1-based), 0 all */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p);

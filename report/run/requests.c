@@ -1,0 +1,119 @@
+/*
+ * requests.c: the series served from several threads at once (requests.h): concurrency by a
+ * sweep over each series' iterations' starts and ends, and the handling threads' time off the
+ * CPU from iteration_cpu (each iteration's thread CPU time, read at its edges).
+ */
+#include "requests.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct edge {
+    int64_t t;
+    int d; /* +1 start, -1 end */
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->t != y->t) return (x->t > y->t) - (x->t < y->t);
+    return x->d - y->d; /* an end before a start at the same moment */
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each iteration id's thread CPU time, sorted by id (NULL: no table). */
+struct cpu_row {
+    int64_t id, cpu;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+    int64_t x = ((const struct cpu_row *)a)->id, y = ((const struct cpu_row *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static struct cpu_row *cpu_rows(sqlite3 *db, size_t *n)
+{
+    *n = 0;
+    if (!db_has_table(db, "iteration_cpu")) return NULL;
+    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu", 0);
+    struct cpu_row *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns FROM iteration_cpu ORDER BY id");
+    while (db_step(st) && *n < cap)
+        v[(*n)++] = (struct cpu_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    sqlite3_finalize(st);
+    return v;
+}
+
+const struct run_requests *run_requests(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (p->lazy->requests) return p->lazy->requests;
+    struct run_requests *r = calloc(1, sizeof *r);
+    if (!r) cli_fail("out of memory");
+    p->lazy->requests = r;
+    size_t ncpu = 0;
+    struct cpu_row *cpu = NULL;
+    for (int s = 0; s < p->series.n && r->n < REPORT_MAX_SERIES; s++) {
+        size_t n = 0;
+        int64_t tids[64];
+        int ntid = 0;
+        for (size_t i = 0; i < p->niters; i++) {
+            const struct run_iter *it = &p->iters[i];
+            if (it->series != s) continue;
+            n++;
+            int k = 0;
+            while (k < ntid && tids[k] != it->tid) k++;
+            if (k == ntid && ntid < 64) tids[ntid++] = it->tid;
+        }
+        if (ntid < 2 || n < 2) continue; /* one thread: a loop, not a server */
+        if (!cpu && !ncpu) cpu = cpu_rows(db, &ncpu);
+        struct edge *e = malloc(2 * n * sizeof *e);
+        int64_t *cpus = malloc(n * sizeof *cpus);
+        if (!e || !cpus) cli_fail("out of memory");
+        size_t k = 0, nc = 0;
+        int64_t first = INT64_MAX, last = 0;
+        double busy = 0, off = 0, on = 0;
+        for (size_t i = 0; i < p->niters; i++) {
+            const struct run_iter *it = &p->iters[i];
+            if (it->series != s) continue;
+            e[k++] = (struct edge){it->start, 1};
+            e[k++] = (struct edge){it->start + it->host, -1};
+            first = it->start < first ? it->start : first;
+            last = it->start + it->host > last ? it->start + it->host : last;
+            busy += (double)it->host;
+            struct cpu_row key = {it->id, 0}, *c;
+            if (cpu && it->id && (c = bsearch(&key, cpu, ncpu, sizeof *cpu, cmp_row))) {
+                cpus[nc++] = c->cpu;
+                on += (double)c->cpu, off += (double)it->host - (double)c->cpu;
+            }
+        }
+        qsort(e, k, sizeof *e, cmp_edge);
+        int cur = 0, most = 0;
+        for (size_t i = 0; i < k; i++) {
+            cur += e[i].d;
+            if (cur > most) most = cur;
+        }
+        struct series_requests *q = &r->v[r->n++];
+        q->series = s, q->threads = ntid, q->requests = (int64_t)n, q->max_concurrency = most;
+        double span = last > first ? (double)(last - first) : 0;
+        q->per_s = span > 0 ? (double)n / span * 1e9 : 0;
+        q->mean_concurrency = span > 0 ? busy / span : 0;
+        q->waiting_pct = nc ? 100 * (off > 0 ? off : 0) / (on + (off > 0 ? off : 0)) : -1;
+        if (nc) {
+            qsort(cpus, nc, sizeof *cpus, cmp_i64);
+            q->cpu_p50_ns = (double)cpus[nc / 2];
+        } else {
+            q->cpu_p50_ns = -1;
+        }
+        free(e), free(cpus);
+    }
+    free(cpu);
+    return r;
+}

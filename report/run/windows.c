@@ -1,0 +1,94 @@
+/*
+ * windows.c: the recording windows of a run (windows.h), and --window N's restriction, which
+ * iterations.c applies to the iterations it loads (every figure made of them follows).
+ */
+#include "windows.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    int on, n;
+    int64_t start, end;
+} only;
+
+const char *run_window_how(int how)
+{
+    static const char *const names[] = {"",
+                                        "the run's start",
+                                        "the delay",
+                                        "the duration",
+                                        "infprof window",
+                                        "the signal",
+                                        "the NVTX capture range",
+                                        "cudaProfilerStart/Stop",
+                                        "the run's end"};
+    return how > 0 && how < (int)(sizeof names / sizeof *names) ? names[how] : "still open";
+}
+
+static void load(sqlite3 *db, struct run_windows *w)
+{
+    if (!db_has_table(db, "windows")) return;
+    int64_t n = db_int(db, "SELECT count(*) FROM windows", 0);
+    w->v = calloc(n > 0 ? (size_t)n : 1, sizeof *w->v);
+    if (!w->v) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, start, end, opened_by, closed_by, open_at_close"
+                                      " FROM windows ORDER BY id");
+    while (db_step(st) && w->n < n) {
+        struct run_window *x = &w->v[w->n++];
+        x->id = sqlite3_column_int(st, 0);
+        x->start = sqlite3_column_int64(st, 1);
+        x->end = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+        x->opened_by = sqlite3_column_int(st, 3);
+        x->closed_by = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 4);
+        x->open_at_close = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_finalize(st);
+}
+
+const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phases *p)
+{
+    if (p->lazy->windows) return p->lazy->windows;
+    struct run_windows *w = calloc(1, sizeof *w);
+    if (!w) cli_fail("out of memory");
+    p->lazy->windows = w;
+    load(db, w);
+    int64_t duration = 0;
+    db_meta_int(db, "duration_ns", &duration);
+    sqlite3_stmt *st = db_has_table(db, "iterations")
+                           ? db_prepare(db, "SELECT count(*) FROM iterations WHERE start >= ?"
+                                            " AND start + dur <= ?")
+                           : NULL;
+    for (int i = 0; i < w->n; i++) {
+        int64_t end = w->v[i].end >= 0 ? w->v[i].end : duration;
+        w->recorded_ns += end - w->v[i].start;
+        if (!st) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, w->v[i].start);
+        sqlite3_bind_int64(st, 2, end);
+        if (db_step(st)) w->v[i].iterations = sqlite3_column_int64(st, 0);
+    }
+    if (st) sqlite3_finalize(st);
+    w->whole = w->n == 1 && w->v[0].opened_by == 1 && (w->v[0].closed_by == 8 || w->v[0].end < 0);
+    return w;
+}
+
+void run_only_window(struct sqlite3 *db, int n)
+{
+    struct run_windows w = {0};
+    load(db, &w);
+    if (n < 1 || n > w.n)
+        cli_fail(w.n ? "--window %d: this run has windows 1 to %d (the Windows section lists them)"
+                     : "--window %d: this run recorded no windows (it recorded all along)",
+                 n, w.n);
+    only.on = 1, only.n = n, only.start = w.v[n - 1].start;
+    only.end = w.v[n - 1].end >= 0 ? w.v[n - 1].end : INT64_MAX;
+    free(w.v);
+}
+
+int run_window_only(int64_t *start, int64_t *end, int *n)
+{
+    if (only.on) *start = only.start, *end = only.end, *n = only.n;
+    return only.on;
+}

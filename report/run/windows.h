@@ -1,0 +1,37 @@
+/*
+ * windows.h: the recording windows of a run (table windows, collectors/window.sql;
+ * docs/windows.md), read once on first use, and the one a report is restricted to
+ * (--window N: the iterations a mark or a module call made inside it; set before phases_load).
+ */
+#ifndef INFPROF_RUN_WINDOWS_H
+#define INFPROF_RUN_WINDOWS_H
+
+#include "run.h"
+
+#include <stdint.h>
+
+struct run_window {
+    int id;
+    int64_t start, end; /* ns since t0; end -1: still open (a live run) */
+    int opened_by, closed_by;
+    int64_t open_at_close;
+    int64_t iterations; /* rows of table iterations inside it (marks and module calls) */
+};
+
+struct run_windows {
+    int n;
+    struct run_window *v;
+    int64_t recorded_ns; /* their total length */
+    int whole;           /* one window, the run's start to its end: no windows asked for */
+};
+
+const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phases *p);
+/* "the run's start", "infprof window", ... (windows.opened_by, closed_by). */
+const char *run_window_how(int how);
+/* --window N: only the iterations inside window N count; exits 2 naming the windows there are
+ * when there is no such window. Before phases_load. */
+void run_only_window(struct sqlite3 *db, int n);
+/* The restriction in force: 1 and its bounds, 0 none. */
+int run_window_only(int64_t *start, int64_t *end, int *n);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * sec_requests.c: the Requests section (report/run/requests.c; docs/windows.md): each series
+ * served from several threads at once, as a server's requests: threads, requests, requests/s,
+ * latency p50 and p95 (the series'), concurrency (mean and most in flight), the handlers' CPU
+ * time p50 and the share of their time off the CPU (waiting: the GIL, a lock, I/O).
+ */
+#include "sections.h"
+#include "../run/requests.h"
+
+static int requests_build(const struct section_ctx *c, struct table **out, int max)
+{
+    (void)max;
+    const struct run_requests *r = run_requests(c->db, c->p);
+    struct table *t =
+        table_new("requests", "Requests (series served from several threads at once)");
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "threads", "Threads", COL_INT);
+    table_col(t, "requests", "Requests", COL_INT);
+    table_col(t, "requests_per_s", "Req/s", COL_RATE);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "mean_concurrency", "In flight", COL_RATIO);
+    table_col(t, "max_concurrency", "Most", COL_INT);
+    table_col(t, "cpu_p50_ns", "CPU p50", COL_NS);
+    table_col(t, "waiting_pct", "Waiting", COL_PCT);
+    for (int i = 0; i < r->n; i++) {
+        const struct series_requests *q = &r->v[i];
+        const struct series_info *se = &c->p->series.v[q->series];
+        table_row(t);
+        phase_cells(t, &c->p->v[se->phase], 0, 1);
+        table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
+        table_set_int(t, 3, q->threads);
+        table_set_int(t, 4, q->requests);
+        table_set_num(t, 5, q->per_s);
+        if (se->nsteady) table_set_int(t, 6, se->lat_p50), table_set_int(t, 7, se->lat_p95);
+        table_set_num(t, 8, q->mean_concurrency);
+        table_set_int(t, 9, q->max_concurrency);
+        if (q->cpu_p50_ns >= 0) table_set_int(t, 10, (int64_t)q->cpu_p50_ns);
+        if (q->waiting_pct >= 0) table_set_num(t, 11, q->waiting_pct);
+    }
+    t->note = "Req/s: requests over the series' span, first start to last end; In flight: their"
+              " summed time over that span; Waiting: the share of their time the handling"
+              " threads were off the CPU (the GIL, a lock, I/O), from each one's thread CPU"
+              " clock; p50, p95: the series' (warm-up apart)";
+    out[0] = t;
+    return 1;
+}
+
+const struct report_section sec_requests = {
+    .key = "requests", .build = requests_build, .shown_empty = 0};
