@@ -196,7 +196,7 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
             x = &r->v[i];
     if (!x) return;
     const struct series_info *se = &c->p->series.v[x->series];
-    char label[96], line[700], b1[32], b2[32];
+    char label[96], line[1400], b1[32], b2[32];
     summary_named(o, &c->p->v[se->phase], label, sizeof label);
     fmt_ns(b1, sizeof b1, (double)x->slow_mean);
     fmt_ns(b2, sizeof b2, (double)x->p50);
