@@ -218,7 +218,7 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         r->n++;
         free(c), free(lat), free(dev);
     }
-    qsort(w->v, w->n, sizeof *w->v, cmp_win);
+    if (w->n) qsort(w->v, w->n, sizeof *w->v, cmp_win);
 }
 
 /* ---- what each window held ------------------------------------------------------------------ */
@@ -389,7 +389,7 @@ struct keyed {
 static void split_keyed(struct krow *v, size_t n, const int *nslow, const int *ntyp, int kernels,
                         struct keyed *k)
 {
-    qsort(v, n, sizeof *v, by_tail_key);
+    if (n) qsort(v, n, sizeof *v, by_tail_key);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         double s = 0, t = 0;
