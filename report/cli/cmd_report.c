@@ -24,8 +24,9 @@ static void report_usage(FILE *out)
             "                      [--nvtx RANGE] [--warmup N] [--window N]\n"
             "                      [--detect kernels|operators|allocations]\n"
             "                      [--section K | --csv-dir D] [--names S] FILE [FILE...]\n\n"
-            "  Several files (one per process or rank): each process's report, then the\n"
-            "  phases, kernels and memory of all of them combined.\n\n"
+            "  Several files (one per process or rank): a Summary over all of them, the\n"
+            "  processes side by side (the straggler named), their phases, kernels and memory\n"
+            "  combined; --each adds each process's own report.\n\n"
             "  --format F  %s (the first is the default)\n"
             "  --baseline PHASE  the phase others are compared with (default: grad/off, or\n"
             "              the first phase that ran the model), as 'no_grad/bf16' or\n"
@@ -64,6 +65,8 @@ int cmd_report(int argc, char **argv)
             return 0;
         } else if (report_option(argc, argv, &i, &o, &ro)) {
             continue;
+        } else if (!strcmp(a, "--each")) {
+            o.each = 1;
         } else if (!strcmp(a, "--window")) {
             char *end;
             if (++i == argc || (o.window = (int)strtol(argv[i], &end, 10)) < 1 || *end)

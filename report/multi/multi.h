@@ -15,6 +15,11 @@ struct multi_run {
     struct run_phases phases;
     struct table *kernels; /* every kernel row of this process (no --top), for the combined */
     int own_kernels;       /* kernels is not one of the report's tables */
+    /* multi_procs.c: its main phase (most steady iterations; -1 none), why it is a helper
+     * (NULL: a rank, compared), its peak allocated tensor bytes (-1 none), events dropped. */
+    int main;
+    const char *helper;
+    int64_t peak, dropped;
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
@@ -57,6 +62,11 @@ void multi_free(struct multi_data *d);
 /* The kernels of all processes by name (and phase): counts and totals summed; a name that
  * several processes launched gets its median and deviation from every launch (multi_kernels.c). */
 struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, const char *phase);
+/* multi_procs.c: a process's figures (its database open); the processes side by side, the ones
+ * that stand out named; the Summary over all of them. */
+void multi_process_facts(struct sqlite3 *db, struct multi_run *r);
+struct table *multi_processes(struct multi_data *d);
+struct table *multi_job_summary(struct multi_data *d);
 /* `infprof report A B ...`: each process, then all of them combined. */
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);
 

@@ -173,6 +173,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
             r->own_kernels = 1;
         }
         multi_gather(db, &r->phases, &d, i);
+        multi_process_facts(db, r);
         db_close(db);
     }
     unique_labels(&d);
@@ -188,15 +189,19 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
             if (per[i][k]->key && ndata < REPORT_TABLES)
                 merge_rows(data, &ndata, per[i][k], &d.runs[i]);
     for (int k = 0; k < ndata; k++) t[nt++] = data[k];
-    /* Text: the run headers, then each process's sections under its label. */
-    for (int i = 0; i < n; i++) {
+    /* The answer first: the Summary over all processes, the processes side by side, then the
+     * combined sections; each process's own report after them with --each. */
+    t[nt++] = multi_job_summary(&d);
+    t[nt++] = multi_processes(&d);
+    nt += multi_combined(&d, o, phase, t + nt);
+    for (int i = 0; o->each && i < n; i++) {
         struct table *run = table_by_key(per[i], nper[i], "run");
         run->title = pool_escaped(pool_printf("Run %d of %d: %s, %s", i + 1, n, d.runs[i].label,
                                               pool_escaped(paths[i], 40)),
                                   TITLE_MAX);
         t[nt++] = run;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; o->each && i < n; i++)
         for (int k = 0; k < nper[i]; k++) {
             struct table *s = per[i][k];
             if (s->key && !strcmp(s->key, "run")) continue;
@@ -207,10 +212,11 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         }
     for (int i = 0; i < n; i++)
         for (int k = 0; k < nper[i]; k++) per[i][k]->key = NULL; /* their rows are in data */
-    nt += multi_combined(&d, o, phase, t + nt);
     render(stdout, t, nt, ro);
 
     for (int i = 0; i < nt; i++) table_free(t[i]);
+    for (int i = 0; !o->each && i < n; i++) /* not shown: not in t */
+        for (int k = 0; k < nper[i]; k++) table_free(per[i][k]);
     for (int i = 0; i < n; i++) {
         if (d.runs[i].own_kernels) table_free(d.runs[i].kernels);
         free(per[i]);

@@ -15,6 +15,7 @@ struct report_opts {
     const char *phase;      /* kernels of this phase only */
     const char *nvtx;       /* kernels launched inside NVTX ranges matching this glob */
     int window;             /* report: only recording window N (1-based), 0 all */
+    int each;               /* several databases: each process's own report too */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p);

@@ -133,15 +133,18 @@ class MultiOverlap(Runs):
 
 class MultiRenderings(Runs):
     def test_text(self):
-        text = self.text_lines("report", self.base, self.new)
+        text = self.text_lines("report", "--each", self.base, self.new)
         lb = "pid %d on %s" % (self.meta(self.base, "pid"), self.meta(self.base, "host"))
         ln = "pid %d on %s" % (self.meta(self.new, "pid"), self.meta(self.new, "host"))
-        # Run headers first, then each process's sections, then the combined ones.
-        order = ["Run 1 of 2: " + lb, "Run 2 of 2: " + ln, lb + ": Phases (grad mode",
-                 lb + ": CUDA kernels (all phases)", ln + ": Phases (grad mode",
-                 ln + ": CUDA kernels (all phases)", "All processes: phases (merged by label)",
+        # The answer first (the Summary over all processes, the processes side by side, the
+        # combined sections), then with --each the run headers and each process's sections.
+        order = ["Summary (all processes)", "Processes (each one's main phase",
+                 "All processes: phases (merged by label)",
                  "All processes: CUDA kernels (all phases)",
-                 "All processes: tensor memory per device"]
+                 "All processes: tensor memory per device", "Run 1 of 2: " + lb,
+                 "Run 2 of 2: " + ln, lb + ": Phases (grad mode",
+                 lb + ": CUDA kernels (all phases)", ln + ": Phases (grad mode",
+                 ln + ": CUDA kernels (all phases)"]
         at = [text.find(s) for s in order]
         self.assertNotIn(-1, at, [s for s, i in zip(order, at) if i < 0])
         self.assertEqual(at, sorted(at))

@@ -160,7 +160,7 @@ class Html(Case):
         dom, ids = self.check_page(self.page(dbs["healthy"], dbs["eval"]), "multi",
                                    min_figures=1)
         self.assertEqual(ids, ["chart-runs"])
-        self.assertIn("Run 1 of 2", dom)
+        self.assertIn("Summary (all processes)", dom)
 
     def test_cpu_run(self):
         with open(os.path.join(BUILD, "CMakeCache.txt")) as f:

@@ -1,0 +1,270 @@
+/*
+ * multi_procs.c: several processes compared (docs/report.md, "Several databases"): each
+ * process's own figures side by side (its main phase, the one with the most steady iterations:
+ * p50, p95, items/s, GPU busy, peak tensor memory, lost events), the ones that stand out named
+ * against the median process with the band the others make, and a Summary over all of them:
+ * how many ranks and helpers, the straggler and what it costs a job that steps in lockstep, the
+ * highest peak, what was lost. Helpers (DataLoader workers, processes with no iteration) are
+ * listed, never compared.
+ */
+#include "multi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The process's figures, from its run model and metadata (while its database is open). */
+void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
+{
+    const struct run_phases *p = &r->phases;
+    int best = -1;
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].nsteady && (best < 0 || p->v[i].nsteady > p->v[best].nsteady)) best = i;
+    r->main = best;
+    char *py = db_meta_text(db, "python_module_hooks");
+    r->helper = py && !strncmp(py, "worker", 6) ? "DataLoader worker"
+                : best < 0                      ? "no iteration"
+                                                : NULL;
+    free(py);
+    db_meta_int(db, "dropped_events", &r->dropped);
+    r->peak = -1;
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].mem_dev >= 0 && p->v[i].peak_alloc > r->peak) r->peak = p->v[i].peak_alloc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The one that stands out above the median of the ranks: its index, its ratio to the median,
+ * and the band the others make (lo-hi ratios); -1 when none does (within 5% of the median or 3
+ * robust deviations). */
+struct outlier {
+    int who;
+    double ratio, med, lo, hi;
+};
+
+static struct outlier stands_out(const struct multi_data *d,
+                                 double (*fig)(const struct multi_run *))
+{
+    struct outlier o = {-1, 0, 0, 0, 0};
+    double *v = malloc((size_t)(d->n ? d->n : 1) * sizeof *v),
+           *dev = malloc((size_t)(d->n ? d->n : 1) * sizeof *dev);
+    if (!v || !dev) cli_fail("out of memory");
+    int n = 0, top = -1;
+    for (int i = 0; i < d->n; i++) {
+        double x = fig(&d->runs[i]);
+        if (d->runs[i].helper || !(x > 0)) continue;
+        v[n++] = x;
+        if (top < 0 || x > fig(&d->runs[top])) top = i;
+    }
+    if (n >= 2) {
+        o.med = median_of(v, n);
+        for (int i = 0; i < n; i++) dev[i] = fabs(v[i] - o.med);
+        double mad = 1.4826 * median_of(dev, n), x = fig(&d->runs[top]);
+        o.lo = INFINITY, o.hi = 0;
+        for (int i = 0; i < d->n; i++) {
+            double y = fig(&d->runs[i]);
+            if (i == top || d->runs[i].helper || !(y > 0)) continue;
+            o.lo = fmin(o.lo, y / o.med), o.hi = fmax(o.hi, y / o.med);
+        }
+        if (x - o.med > fmax(0.05 * o.med, 3 * mad)) o.who = top, o.ratio = x / o.med;
+    }
+    free(v), free(dev);
+    return o;
+}
+
+static double fig_p50(const struct multi_run *r)
+{
+    return r->main >= 0 ? (double)r->phases.v[r->main].lat_p50 : -1;
+}
+
+static double fig_peak(const struct multi_run *r)
+{
+    return (double)r->peak;
+}
+
+static double items_per_s(const struct phase_info *ph)
+{
+    double total = 0;
+    for (size_t i = 0; i < ph->nsteady; i++) total += (double)ph->steady[i];
+    return ph->items && total > 0 ? (double)ph->items / total * 1e9 : -1;
+}
+
+struct table *multi_processes(struct multi_data *d)
+{
+    struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
+    struct table *t = table_new("processes", "Processes (each one's main phase: the one with the"
+                                             " most steady iterations)");
+    int lost = 0;
+    for (int i = 0; i < d->n; i++) lost |= d->runs[i].dropped > 0;
+    /* Text keeps to 100 columns: the GPU busy share and (when nothing was lost) the drops are
+     * JSON's and CSV's; a helper's reason too. */
+    table_col(t, "process", "Process", COL_TEXT);
+    table_col(t, "role", NULL, COL_TEXT);
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "steady_iterations", "Iters", COL_INT);
+    table_col(t, "latency_p50_ns", "p50", COL_NS);
+    table_col(t, "latency_p95_ns", "p95", COL_NS);
+    table_col(t, "items_per_s", "Items/s", COL_RATE);
+    table_col(t, "gpu_busy_pct", NULL, COL_PCT);
+    table_col(t, "peak_allocated_bytes", "Peak", COL_BYTES);
+    table_col(t, "dropped_events", lost ? "Dropped" : NULL, COL_INT);
+    table_col(t, "p50_vs_median", "x median", COL_RATIO);
+    table_col(t, "stands_out", "Stands out", COL_TEXT);
+    table_col(t, NULL, "Role", COL_TEXT);
+    for (int i = 0; i < d->n; i++) {
+        const struct multi_run *r = &d->runs[i];
+        table_row(t);
+        table_set_text(t, 0, r->label);
+        table_set_text(t, 1, r->helper ? pool_printf("helper: %s", r->helper) : "rank");
+        if (r->main >= 0) {
+            const struct phase_info *ph = &r->phases.v[r->main];
+            phase_cells(t, ph, 2, 3);
+            table_set_int(t, 4, (int64_t)ph->nsteady);
+            table_set_int(t, 5, ph->lat_p50);
+            table_set_int(t, 6, ph->lat_p95);
+            double ips = items_per_s(ph);
+            if (ips > 0) table_set_num(t, 7, ips);
+            if (ph->has_steady_gpu && ph->steady_window > 0)
+                table_set_num(t, 8,
+                              100.0 * (double)ph->steady_gpu_busy / (double)ph->steady_window);
+            if (slow.med > 0 && !r->helper) table_set_num(t, 11, (double)ph->lat_p50 / slow.med);
+        }
+        if (r->peak >= 0) table_set_int(t, 9, r->peak);
+        table_set_int(t, 10, r->dropped);
+        const char *what = i == slow.who && i == big.who ? "slowest, highest peak"
+                           : i == slow.who               ? "slowest"
+                           : i == big.who                ? "highest peak"
+                                                         : NULL;
+        if (what) table_set_text(t, 12, what);
+        table_set_text(t, 13, r->helper ? "helper" : "rank");
+    }
+    t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; the"
+                          " others' p50 within %.2f-%.2fx the median, their peaks within"
+                          " %.2f-%.2fx. Helpers (DataLoader workers, processes with no iteration)"
+                          " are not compared.",
+                          slow.med > 0 ? slow.lo : 1.0, slow.med > 0 ? slow.hi : 1.0,
+                          big.med > 0 ? big.lo : 1.0, big.med > 0 ? big.hi : 1.0);
+    return t;
+}
+
+/* The ranks' main phases are not all the same one. */
+static int phases_differ(const struct multi_data *d)
+{
+    const char *first = NULL;
+    for (int i = 0; i < d->n; i++) {
+        const struct multi_run *r = &d->runs[i];
+        if (r->helper || r->main < 0) continue;
+        if (!first)
+            first = r->phases.v[r->main].label;
+        else if (strcmp(first, r->phases.v[r->main].label))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first screen of several processes. */
+struct table *multi_job_summary(struct multi_data *d)
+{
+    struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
+    struct table *t = table_new("job", "Summary (all processes)");
+    t->object = 1;
+    table_col(t, "processes", "Processes", COL_TEXT);
+    table_col(t, "straggler", "Straggler", COL_TEXT);
+    table_col(t, "memory", "Peak memory", COL_TEXT);
+    table_col(t, "lost", "Lost", COL_TEXT);
+    table_col(t, "straggler_process", NULL, COL_TEXT);
+    table_col(t, "straggler_ratio", NULL, COL_RATIO);
+    table_col(t, "peak_process", NULL, COL_TEXT);
+    table_col(t, "peak_ratio", NULL, COL_RATIO);
+    table_row(t);
+    int ranks = 0, helpers = 0, same = 1;
+    int64_t lost = 0, iters = -1;
+    for (int i = 0; i < d->n; i++) {
+        const struct multi_run *r = &d->runs[i];
+        lost += r->dropped;
+        if (r->helper) {
+            helpers++;
+            continue;
+        }
+        ranks++;
+        int64_t n = r->main >= 0 ? (int64_t)r->phases.v[r->main].nsteady : 0;
+        if (iters >= 0 && llabs(n - iters) > iters / 20) same = 0;
+        iters = n;
+    }
+    table_set_text(t, 0,
+                   pool_printf("%d process%s: %d compared, %d helper%s (Processes below)", d->n,
+                               d->n > 1 ? "es" : "", ranks, helpers, helpers == 1 ? "" : "s"));
+    char a[32], b[32];
+    if (slow.who >= 0) {
+        const struct multi_run *r = &d->runs[slow.who];
+        fmt_ns(a, sizeof a, fig_p50(r));
+        fmt_ns(b, sizeof b, slow.med);
+        table_set_text(
+            t, 1,
+            pool_printf("%s: p50 %s, %.2fx the median process's %s (the others"
+                        " %.2f-%.2fx)%s",
+                        r->label, a, slow.ratio, b, slow.lo, slow.hi,
+                        same ? pool_printf("; the ranks ran the same number of"
+                                           " iterations: if they step together, each"
+                                           " step waits %s for it",
+                                           pool_printf("%.2fms", (fig_p50(r) - slow.med) / 1e6))
+                             : ""));
+        table_set_text(t, 4, r->label);
+        table_set_num(t, 5, slow.ratio);
+    } else if (ranks < 2 || !(slow.med > 0)) {
+        table_set_text(t, 1, "fewer than two processes with iterations to compare");
+    } else {
+        /* The spread of all of them (the top one is in neither lo nor hi). */
+        double top = 0;
+        for (int i = 0; i < d->n; i++)
+            if (!d->runs[i].helper) top = fmax(top, fig_p50(&d->runs[i]) / slow.med);
+        double lo = fmin(slow.lo, 1), hi = fmax(slow.hi, top);
+        table_set_text(t, 1,
+                       hi - lo <= 0.1 ? pool_printf("none: every process's p50 within %.2f-%.2fx"
+                                                    " the median's",
+                                                    lo, hi)
+                                      : pool_printf("none named: their p50s spread %.2f-%.2fx the"
+                                                    " median's, too widely to single one out%s",
+                                                    lo, hi,
+                                                    phases_differ(d) ? " (their main phases"
+                                                                       " differ: different work?)"
+                                                                     : ""));
+    }
+    if (big.who >= 0) {
+        const struct multi_run *r = &d->runs[big.who];
+        fmt_bytes(a, sizeof a, (double)r->peak);
+        fmt_bytes(b, sizeof b, big.med);
+        table_set_text(t, 2,
+                       pool_printf("%s: peak %s allocated, %.2fx the median process's %s", r->label,
+                                   a, big.ratio, b));
+        table_set_text(t, 6, r->label);
+        table_set_num(t, 7, big.ratio);
+    } else if (big.med > 0) {
+        double top = 0;
+        for (int i = 0; i < d->n; i++)
+            if (!d->runs[i].helper) top = fmax(top, fig_peak(&d->runs[i]) / big.med);
+        double lo = fmin(big.lo, 1), hi = fmax(big.hi, top);
+        table_set_text(
+            t, 2,
+            hi - lo <= 0.1
+                ? pool_printf("none stands out: peaks within %.2f-%.2fx the median's", lo, hi)
+                : pool_printf("none named: peaks spread %.2f-%.2fx the median's", lo, hi));
+    } else {
+        table_set_text(t, 2, "no allocator report in two processes or more");
+    }
+    table_set_text(t, 3,
+                   lost ? pool_printf("%lld events dropped (Processes: Dropped)", (long long)lost)
+                        : "nothing");
+    return t;
+}

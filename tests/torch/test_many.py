@@ -1,0 +1,72 @@
+"""Many processes read as one (report/multi/multi_procs.c): 8 ranks of one job
+(tests/progs/rank_prog.py), one made slower by a known amount (4 ms of host work in each
+forward) and one holding a known extra tensor (64 MiB). `infprof report` over the 8 databases
+puts the Summary over all of them first, names the straggler and the highest peak with figures
+that match the programs' own, and keeps each process's own report behind --each."""
+import os
+import subprocess
+import unittest
+
+from harness import CLI, TORCH_PYTHON, Case, main
+
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "rank_prog.py")
+SLOW, BIG = 3, 5  # which ranks
+
+
+class Many(Case):
+    def test_straggler_and_peak_named(self):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        dbs, own, procs = [], {}, []
+        for k in range(8):
+            db = os.path.join(self.dir, f"rank{k}.db")
+            args = [TORCH_PYTHON, PROG, "4" if k == SLOW else "0", "64" if k == BIG else "0"]
+            procs.append((k, db, subprocess.Popen(args, cwd=self.dir,
+                                                  env=self.env(True, INFPROF_OUTPUT=db),
+                                                  stdout=subprocess.PIPE,
+                                                  stderr=subprocess.PIPE)))
+            if len(procs) == 2 or k == 7:  # two at a time: the machine's two cores
+                for j, path, p in procs:
+                    out, err = p.communicate(timeout=300)
+                    if p.returncode and b"No module named" in err:
+                        raise unittest.SkipTest("python3 has no torch")
+                    self.assertEqual(p.returncode, 0, err)
+                    own[path] = int(out.split()[-1])
+                    dbs.append(path)
+                procs = []
+        r = self.cli("report", "--format", "json", *dbs)
+        self.assertEqual(r.rc, 0, r.err)
+        import json
+        report = json.loads(r.out)
+        job = report["job"]
+        rows = {row["process"]: row for row in report["processes"]}
+        label = {db: row["process"] for db, row in zip(dbs, report["processes"])}
+        slow_db, big_db = dbs[SLOW], dbs[BIG]
+        # The straggler: the slow rank, its p50 the program's own within 5%, its ratio to the
+        # median the programs' own ratio within 10%.
+        self.assertEqual(job["straggler_process"], label[slow_db], job)
+        mine = rows[label[slow_db]]
+        self.assertAlmostEqual(mine["latency_p50_ns"], own[slow_db],
+                               delta=0.05 * own[slow_db] + 300_000)
+        others = sorted(own[d] for d in dbs if d != slow_db)
+        own_ratio = own[slow_db] / others[len(others) // 2]
+        self.assertAlmostEqual(job["straggler_ratio"], own_ratio, delta=0.1 * own_ratio, msg=job)
+        self.assertEqual(mine["stands_out"], "slowest")
+        # The highest peak: the rank holding 64 MiB more than the others (within 5%).
+        self.assertEqual(job["peak_process"], label[big_db], job)
+        peaks = sorted(rows[label[d]]["peak_allocated_bytes"] for d in dbs if d != big_db)
+        extra = rows[label[big_db]]["peak_allocated_bytes"] - peaks[len(peaks) // 2]
+        self.assertAlmostEqual(extra, 64 << 20, delta=0.05 * (64 << 20))
+        # The first screen is the job's; each process's own report only with --each.
+        text = self.cli("report", *dbs).out.decode()
+        self.assertTrue(text.startswith("Summary (all processes)\n"), text[:200])
+        self.assertRegex(text.split("\n\n")[0], rf"Straggler +{label[slow_db]}: p50 [0-9.]+ms,"
+                                                r" [0-9.]+x the median process's")
+        self.assertNotIn("Run 1 of 8", text)
+        each = self.cli("report", "--each", *dbs).out.decode()
+        self.assertIn("Run 1 of 8", each)
+        self.assertLess(len(text.splitlines()), len(each.splitlines()) / 3)
+
+
+if __name__ == "__main__":
+    main()
