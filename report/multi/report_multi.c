@@ -147,6 +147,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     /* --phase: every process's kernels by phase, cut to the phase once all are read (it may be
      * a phase of some processes only). */
     struct report_opts po = *o;
+    int lean = !o->each && ro->format != OUT_JSON && ro->format != OUT_CSV;
     if (o->phase) po.phase = NULL, po.by_phase = 1;
     for (int i = 0; i < n; i++) {
         struct multi_run *r = &d.runs[i];
@@ -175,6 +176,16 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         multi_gather(db, &r->phases, &d, i);
         multi_process_facts(db, r);
         db_close(db);
+        /* Text, Markdown and HTML without --each show no table of one process: only its
+         * kernels (for the combined ones) are kept, so a thousand processes take a thousand
+         * run models, not a thousand reports. JSON and CSV hold every process's rows. */
+        if (lean) {
+            for (int k = 0; k < nper[i]; k++)
+                if (per[i][k] != r->kernels) table_free(per[i][k]);
+            nper[i] = 0;
+            if (r->kernels) r->own_kernels = 1;
+            run_lazy_drop(&r->phases);
+        }
     }
     unique_labels(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;

@@ -221,6 +221,9 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* Let go of the lazily read models that only sections use (timeline, tails): a report of many
+ * processes keeps each run model, not what its sections were built from (timeline.c). */
+void run_lazy_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);
 /* iterations.c: each phase's iterations (phases_load calls it). */

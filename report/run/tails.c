@@ -167,6 +167,10 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
             free(c), free(lat), free(dev), free(local);
             continue;
         }
+        if (r->n == r->cap) {
+            r->cap = r->cap ? 2 * r->cap : 4;
+            if (!(r->v = realloc(r->v, (size_t)r->cap * sizeof *r->v))) cli_fail("out of memory");
+        }
         struct series_tail *t = &r->v[r->n];
         memset(t, 0, sizeof *t);
         t->series = s, t->steady = (int64_t)n, t->nslow = nslow, t->p50 = p50, t->p99 = p99;

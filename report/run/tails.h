@@ -70,9 +70,9 @@ struct series_tail {
 };
 
 struct run_tails {
-    int n;
-    struct series_tail v[REPORT_MAX_SERIES];
-    int operators; /* operators were recorded: their causes could be told */
+    int n, cap;
+    struct series_tail *v; /* the series with a tail (at most REPORT_MAX_SERIES) */
+    int operators;         /* operators were recorded: their causes could be told */
 };
 
 const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p);

@@ -7,6 +7,7 @@
  */
 #include "timeline.h"
 #include "energy.h"
+#include "tails.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -196,4 +197,15 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     clock_of(db, p, r);
     cpu_of(db, r);
     return r;
+}
+
+void run_lazy_drop(struct run_phases *p)
+{
+    free(p->lazy->timeline);
+    p->lazy->timeline = NULL;
+    struct run_tails *t = p->lazy->tails;
+    for (int i = 0; t && i < t->n; i++) free(t->v[i].slow_index);
+    if (t) free(t->v);
+    free(t);
+    p->lazy->tails = NULL;
 }
