@@ -230,6 +230,16 @@ uint8_t ip_phase_dominant(uint32_t tid, uint64_t start, uint64_t end)
         if (b <= start) continue;
         spent[t->hist[i].phase] += (b < end ? b : end) - (a > start ? a : start);
     }
+    /* An iteration that begins in the default mode (grad, autocast off, or none known) and
+     * enters a mode inside (`with torch.inference_mode(): model(x)` under the mark) ran the model
+     * in that mode: the mode the program chose wins, however long the default part (input
+     * preparation, a garbage collection) took. */
+    if (ip_phase_at(tid, start) <= 1) {
+        uint8_t mode = 0;
+        for (uint8_t p = 2; p < IP_PHASE_COUNT; p++)
+            if (spent[p] && (!mode || spent[p] > spent[mode])) mode = p;
+        if (mode) return mode;
+    }
     uint8_t best = 0;
     for (uint8_t p = 1; p < IP_PHASE_COUNT; p++)
         if (spent[p] > spent[best]) best = p;

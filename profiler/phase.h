@@ -52,7 +52,9 @@ void ip_phase_emit_end(void);
 void ip_phase_prepare(struct ip_store *s);
 void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 uint8_t ip_phase_at(uint32_t tid, uint64_t ts);
-/* The phase thread `tid` spent most of [start, end] in (iterations that cross a guard). */
+/* The phase thread `tid` spent most of [start, end] in (iterations that cross a guard); one
+ * that begins in the default mode (grad, autocast off) and enters another inside takes the mode
+ * it entered (the model's), however long its default part. */
 uint8_t ip_phase_dominant(uint32_t tid, uint64_t start, uint64_t end);
 void ip_phase_finish(struct ip_store *s, uint64_t end_ts);
 

@@ -309,7 +309,9 @@ int cmd_run(int argc, char **argv)
         } else if (!strcmp(argv[i], "--closed")) {
             setenv("INFPROF_WINDOW_START", "closed", 1);
         } else if (!strcmp(argv[i], "--capture-range")) {
-            if (++i == argc || (strncmp(argv[i], "nvtx:", 5) && strcmp(argv[i], "cudaProfilerApi")))
+            if (++i == argc ||
+                (strncmp(argv[i], "nvtx:", 5) && strcmp(argv[i], "cudaProfilerApi")) ||
+                !strcmp(argv[i], "nvtx:"))
                 cli_fail("--capture-range takes nvtx:NAME or cudaProfilerApi");
             setenv("INFPROF_CAPTURE_RANGE", argv[i], 1);
         } else if (argv[i][0] == '-') {

@@ -344,6 +344,18 @@ static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t
     free(h);
 }
 
+/* The recording windows (windows.h), when the run had some: a gap from one to another, over
+ * time nothing was recorded in, is no time between iterations. */
+static struct interval *gap_windows;
+static size_t gap_nwindows;
+
+static int one_window(int64_t a, int64_t b)
+{
+    for (size_t i = 0; i < gap_nwindows; i++)
+        if (gap_windows[i].start <= a && b <= gap_windows[i].end) return 1;
+    return !gap_nwindows;
+}
+
 /* The time between the steady iterations mine[0..n) of series se and their next ones. */
 static void series_gaps(struct series_info *se, struct iter **mine, const char *warm, size_t n)
 {
@@ -354,6 +366,7 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
     for (size_t k = 0; k < n; k++) {
         if (warm[k] || mine[k]->gap < 0) continue;
         int64_t end = mine[k]->start + mine[k]->host;
+        if (!one_window(end, end + mine[k]->gap)) continue;
         se->gapv[se->gaps] = (struct interval){end, end + mine[k]->gap};
         g[se->gaps++] = mine[k]->gap;
         se->gap_total += mine[k]->gap;
@@ -550,6 +563,11 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
      * function). A Python program without torch.nn (no module call) is searched as any other. */
     int modules = 0;
     for (size_t k = 0; k < it->n && !modules; k++) modules = it->v[k].source == 5;
+    /* Nor when the program marks its iterations (an NVTX range, a record_function scope): it
+     * said what an iteration is, and a phase it did not mark has none (the grad-mode part of a
+     * marked iteration whose forward enters inference_mode inside it is no loop of its own). */
+    for (size_t k = 0; k < it->n && !modules; k++)
+        modules = it->v[k].source == 2 || it->v[k].source == 3;
     for (int i = 0; i < p->n && !modules; i++) {
         struct phase_info *ph = &p->v[i];
         int marked = 0;
@@ -625,6 +643,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
     struct iters it = {0};
     int gpu_known = 0;
+    free(gap_windows);
+    gap_nwindows = run_window_spans(db, &gap_windows);
     if (total) load_all(db, &it, &gpu_known);
     if (add_detected(db, p, &it)) total = 1;
     label_settings(db, p, &it);

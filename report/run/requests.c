@@ -4,6 +4,7 @@
  * CPU from iteration_cpu (each iteration's thread CPU time, read at its edges).
  */
 #include "requests.h"
+#include "windows.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -102,7 +103,19 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         }
         struct series_requests *q = &r->v[r->n++];
         q->series = s, q->threads = ntid, q->requests = (int64_t)n, q->max_concurrency = most;
+        /* Over the time recorded: the windows' part of the span, when the run had windows. */
         double span = last > first ? (double)(last - first) : 0;
+        struct interval *wv;
+        size_t nw = run_window_spans(db, &wv);
+        if (nw) {
+            span = 0;
+            for (size_t j = 0; j < nw; j++) {
+                int64_t a = wv[j].start > first ? wv[j].start : first;
+                int64_t b = wv[j].end < last ? wv[j].end : last;
+                if (b > a) span += (double)(b - a);
+            }
+        }
+        free(wv);
         q->per_s = span > 0 ? (double)n / span * 1e9 : 0;
         q->mean_concurrency = span > 0 ? busy / span : 0;
         q->waiting_pct = nc ? 100 * (off > 0 ? off : 0) / (on + (off > 0 ? off : 0)) : -1;

@@ -105,7 +105,12 @@ static void pattern_of(struct series_tail *t)
     int64_t others = t->nslow - best;
     if (best >= 3 &&
         (3 * best >= t->nslow || (others && in / (double)best > out / (double)others))) {
-        snprintf(t->pattern, sizeof t->pattern, "every %lldth from #%lld%s", (long long)best_d,
+        const char *th = best_d % 100 / 10 == 1 ? "th"
+                         : best_d % 10 == 1     ? "st"
+                         : best_d % 10 == 2     ? "nd"
+                         : best_d % 10 == 3     ? "rd"
+                                                : "th";
+        snprintf(t->pattern, sizeof t->pattern, "every %lld%s from #%lld%s", (long long)best_d, th,
                  (long long)first,
                  others
                      ? pool_printf(", and %lld other%s", (long long)others, others > 1 ? "s" : "")
@@ -601,7 +606,9 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
                   "the same operators ran longer: %s", names);
     }
     if (s->ncpu && m->ncpu) {
-        int preempted = s->ivcsw - m->ivcsw >= 1 && s->ivcsw - m->ivcsw >= s->vcsw - m->vcsw;
+        /* Preempted when involuntary switches grew and voluntary ones did not: a sleep, a lock
+         * or the GIL is one voluntary switch at least, whatever a loaded machine adds. */
+        int preempted = s->ivcsw - m->ivcsw >= 1 && s->vcsw - m->vcsw < 0.5;
         cause(t, TAIL_OFF_CPU, preempted ? "preempted" : "off_cpu", s->off_cpu - m->off_cpu, NULL,
               "the iteration's thread was off the CPU %.2f ms (%.2f ms in a typical one): %.1f"
               " involuntary context switches (preempted) and %.1f voluntary ones (waiting: a lock,"

@@ -56,6 +56,12 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
     load(db, w);
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);
+    /* A run still going has no length yet: an open window runs to the last iteration written. */
+    if (duration <= 0 && db_has_table(db, "iterations"))
+        duration = db_int(db, "SELECT max(start + dur) FROM iterations", 0);
+    for (int i = 0; i < w->n; i++)
+        if (w->v[i].end > duration) duration = w->v[i].end;
+    w->so_far = duration;
     sqlite3_stmt *st = db_has_table(db, "iterations")
                            ? db_prepare(db, "SELECT count(*) FROM iterations WHERE start >= ?"
                                             " AND start + dur <= ?")
@@ -91,4 +97,22 @@ int run_window_only(int64_t *start, int64_t *end, int *n)
 {
     if (only.on) *start = only.start, *end = only.end, *n = only.n;
     return only.on;
+}
+
+size_t run_window_spans(struct sqlite3 *db, struct interval **out)
+{
+    struct run_windows w = {0};
+    *out = NULL;
+    load(db, &w);
+    int whole = w.n == 1 && w.v[0].opened_by == 1 && (w.v[0].closed_by == 8 || w.v[0].end < 0);
+    if (!w.n || whole) {
+        free(w.v);
+        return 0;
+    }
+    if (!(*out = malloc((size_t)w.n * sizeof **out))) cli_fail("out of memory");
+    for (int i = 0; i < w.n; i++)
+        (*out)[i] = (struct interval){w.v[i].start, w.v[i].end >= 0 ? w.v[i].end : INT64_MAX};
+    size_t n = (size_t)w.n;
+    free(w.v);
+    return n;
 }

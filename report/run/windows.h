@@ -22,12 +22,16 @@ struct run_windows {
     int n;
     struct run_window *v;
     int64_t recorded_ns; /* their total length */
+    int64_t so_far;      /* the run's length (a run still going: to what it has written) */
     int whole;           /* one window, the run's start to its end: no windows asked for */
 };
 
 const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phases *p);
 /* "the run's start", "infprof window", ... (windows.opened_by, closed_by). */
 const char *run_window_how(int how);
+/* The windows as intervals (an open one to INT64_MAX) into *out (malloc'd), how many; 0 when
+ * the run recorded all along (no windows, or one from its start to its end). */
+size_t run_window_spans(struct sqlite3 *db, struct interval **out);
 /* --window N: only the iterations inside window N count; exits 2 naming the windows there are
  * when there is no such window. Before phases_load. */
 void run_only_window(struct sqlite3 *db, int n);

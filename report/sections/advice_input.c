@@ -6,6 +6,7 @@
  * part spent waiting for a DataLoader (input_waits) is named.
  */
 #include "advice.h"
+#include "../run/requests.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,15 @@ static int run_gpu(const struct run_phases *p)
     return -1;
 }
 
+/* The series is served from several threads at once (report/run/requests.c): a server's. */
+static int served(const struct advice_ctx *c, int series)
+{
+    const struct run_requests *r = run_requests(c->db, c->p);
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].series == series) return 1;
+    return 0;
+}
+
 static void run_input_bound(const struct advice_ctx *c, const struct phase_info *unused,
                             struct advice_list *l)
 {
@@ -37,6 +47,7 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         double share = series_between_pct(s);
         if (s->gaps < INPUT_MIN_GAPS || share < INPUT_SHARE_PCT || s->gap_p50 < INPUT_MIN_NS)
             continue;
+        if (served(c, i)) continue; /* a server's threads wait for requests, not for input */
         int gpu = s->gap_gpu_busy >= 0;
         double idle = gpu ? advice_pct(s->gap_total - s->gap_gpu_busy, s->gap_total) : -1;
         if (gpu && idle < INPUT_IDLE_PCT) continue;
@@ -88,4 +99,5 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
 const struct advice_rule advice_rule_input_bound = {
     "input_bound", 40, ADVICE_AFTER, run_input_bound,
     "a series spent at least 20% of its wall time between iterations (at least 4 gaps of p50"
-    " 100 us or more) with the GPU idle through at least half of it"};
+    " 100 us or more) with the GPU idle through at least half of it; not a series served from"
+    " several threads at once (a server waits for requests)"};

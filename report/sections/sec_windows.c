@@ -27,7 +27,7 @@ static int windows_build(const struct section_ctx *c, struct table **out, int ma
     db_meta_int(c->db, "duration_ns", &duration);
     for (int i = 0; !w->whole && i < w->n; i++) {
         const struct run_window *x = &w->v[i];
-        int64_t end = x->end >= 0 ? x->end : duration;
+        int64_t end = x->end >= 0 ? x->end : duration > 0 ? duration : w->so_far;
         table_row(t);
         table_set_int(t, 0, x->id);
         table_set_int(t, 1, x->start);
@@ -53,6 +53,8 @@ static void fill_windows(const struct section_ctx *c, struct summary_out *o)
     int64_t duration = 0, start, end;
     int n;
     db_meta_int(c->db, "duration_ns", &duration);
+    int live = duration <= 0; /* a run still going: to what it has written so far */
+    if (live) duration = w->so_far;
     char a[32], b[32], line[400];
     fmt_ns(a, sizeof a, (double)w->recorded_ns);
     fmt_ns(b, sizeof b, (double)duration);
@@ -62,9 +64,11 @@ static void fill_windows(const struct section_ctx *c, struct summary_out *o)
                  end == INT64_MAX ? "now" : pool_printf("%.3fs", (double)end / 1e9));
     else
         snprintf(line, sizeof line,
-                 "recorded in %d window%s, %s of the run's %s (opened by %s): every figure is of"
-                 " them (--window N for one)",
-                 w->n, w->n > 1 ? "s" : "", a, b, run_window_how(w->v[0].opened_by));
+                 "recorded in %d window%s, %s of the run's %s%s (opened by %s): "
+                 "every figure is"
+                 " of them (--window N for one)",
+                 w->n, w->n > 1 ? "s" : "", a, b, live ? " so far" : "",
+                 run_window_how(w->v[0].opened_by));
     summary_set(o, line);
 }
 

@@ -1,6 +1,8 @@
 """tail_prog.py KIND: 50 iterations of a small CNN under inference_mode, each marked
 record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
   gc      gc.collect() with 400k objects alive
+  gcmode  the same, the loop in the default grad mode and inference_mode entered inside the
+          mark, around the forward only (the collection runs in grad mode)
   python  pure-Python work before the forward (a million-step loop)
   tensor  a 64 MiB temporary tensor made and filled
   shape   the input at 192x192 instead of 64x64
@@ -9,13 +11,13 @@ record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
   preempt the program pinned to one CPU with two child processes spinning there for 100 ms,
           asked through pipes at the start of the iteration (the thread is preempted)
 Prints the program's own time of each iteration (perf_counter around the marked block), in ns."""
-import gc, sys, time, torch, torch.nn as nn
+import contextlib, gc, sys, time, torch, torch.nn as nn
 torch.set_num_threads(1)
 torch.manual_seed(0)
 what = sys.argv[1]
 m = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1),
                   nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).eval()
-junk = [[i] for i in range(400000)] if what == "gc" else None
+junk = [[i] for i in range(400000)] if what in ("gc", "gcmode") else None
 x = torch.randn(4, 3, 64, 64)
 if what == "preempt":
     import os
@@ -38,7 +40,9 @@ if what == "preempt":
         os.close(ask)
         competitors.append((told, done_r))
 own = []
-with torch.inference_mode():
+outer = contextlib.nullcontext() if what == "gcmode" else torch.inference_mode()
+inner = torch.inference_mode if what == "gcmode" else contextlib.nullcontext
+with outer:
     for i in range(50):
         slow = i % 10 == 9
         t0 = time.perf_counter_ns()
@@ -48,7 +52,7 @@ with torch.inference_mode():
             if slow and what == "preempt":
                 for told, _ in competitors:
                     os.write(told, b"x")
-            if slow and what == "gc":
+            if slow and what in ("gc", "gcmode"):
                 gc.collect()
             if slow and what == "python":
                 s = 0
@@ -58,7 +62,8 @@ with torch.inference_mode():
                 tmp = torch.empty(64 * 1024 * 1024 // 4).normal_()
                 del tmp
             xi = torch.randn(4, 3, 192, 192) if (slow and what == "shape") else x
-            y = m(xi)
+            with inner():
+                y = m(xi)
         own.append(time.perf_counter_ns() - t0)
         if slow and what == "preempt":
             for _, done_r in competitors:

@@ -110,6 +110,14 @@ class Server(Case):
         self.assertLessEqual(req["max_concurrency"], 2, req)
         self.assertGreater(req["mean_concurrency"], 0.1, req)
         self.assertGreaterEqual(req["waiting_pct"], 0, req)
+        # Requests per second over the time recorded (the windows), not over the gap between
+        # them: the whole run's rate lies between the two windows' own.
+        rates = [self.report_json(db, "--window", str(n))["requests"][0]["requests_per_s"]
+                 for n in (1, 2) if self.report_json(db, "--window", str(n))["requests"]]
+        if rates:
+            self.assertLess(req["requests_per_s"], 1.1 * max(rates), (req, rates))
+        # A server waits for requests, not for input: no input_bound advice.
+        self.assertNotIn("input_bound", [a["rule"] for a in report["advice"]])
 
 
 if __name__ == "__main__":
