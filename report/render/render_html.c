@@ -152,7 +152,8 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     }
     fprintf(out, "</title>\n<style>%s</style></head><body>\n<h1>infprof %s</h1>\n", html_style,
             base ? "compare" : "report");
-    if (summary && summary->nrows && !o->section && !table_by_key(tables, n, "runs")) {
+    if (summary && summary->nrows && !o->section &&
+        !(table_by_key(tables, n, "runs") || table_by_key(tables, n, "job"))) {
         fputs("<section id=\"summary\"><h2>", out);
         html_text(out, summary->title);
         fputs("</h2>\n", out);
@@ -163,7 +164,8 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
         if (table_by_key(tables, n, "base")) { /* infprof compare */
             html_charts_compare(out, tables, n);
-        } else if (table_by_key(tables, n, "runs")) { /* several processes' rows together */
+        } else if ((table_by_key(tables, n, "runs") ||
+                    table_by_key(tables, n, "job"))) { /* several processes' rows together */
             svg_none(out, "chart-runs", "Charts",
                      "no chart: the charts draw one process at a time (their time axes and series"
                      " are each run's own); each process's page has them: infprof report"
@@ -178,7 +180,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     fputs("<section id=\"tables\">\n", out);
     /* A data table not shown whose view comes right after it: the view takes its id (one run:
      * several runs' pages list every data table first, then each run's views). */
-    int one_run = !table_by_key(tables, n, "runs");
+    int one_run = !(table_by_key(tables, n, "runs") || table_by_key(tables, n, "job"));
     for (int i = 0; i < n; i++) {
         if (tables[i] == summary && !o->section) continue;
         if (!render_shown(tables[i], o)) continue;

@@ -268,7 +268,9 @@ class Energy(Case):
         self.app(INFPROF_NVML="auto", LD_PRELOAD=self.fake_cuda_lib("libcudart.so.13"))
         self.assertIn("GPU: NVML", self.header())
         watts = self.rows()[(NO_GRAD, "cuda:1")]["avg_power_w"]
-        self.assertNear(watts, SCRIPT[NO_GRAD][0], 0.02, "loaded at start, read at first use")
+        # The other phase's 300 W may hold for the edge reading's delay (a loaded machine's).
+        self.assertNear(watts, SCRIPT[NO_GRAD][0], 0.02 + 3 * self.misread(self.db),
+                        "loaded at start, read at first use")
         with open(self.log) as f:  # loaded on the sampler's thread, every signal blocked
             self.assertEqual({line.split()[1] for line in f}, {"1"})
 

@@ -27,7 +27,8 @@ class Windows(Case):
             w = [x for x in wins if x[1] <= s <= x[2]]
             self.assertTrue(w, (s, e, wins))
             late += e > w[0][2]
-        self.assertLessEqual(late, sum(x[5] for x in wins), wins)
+        # (A window may close in the microseconds between an iteration's end and its record.)
+        self.assertLessEqual(late, sum(x[5] + 1 for x in wins), wins)
 
     def test_nvtx_capture_range(self):
         db = os.path.join(self.dir, "c.db")
