@@ -14,6 +14,7 @@
 #include "window_config.h"
 #include "registry.h"
 #include "../profiler/clock.h"
+#include "../profiler/lifecycle.h"
 #include "../profiler/process.h"
 #include "../profiler/store.h"
 #include "../profiler/window.h"
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define IP_EXPORT    __attribute__((visibility("default")))
@@ -72,14 +74,23 @@ static void window_start(void)
     int sig = (int)ip_cfg_group_int(&ip_window_cfg, IP_WINDOW_CFG_SIGNAL);
     char sigmsg[120] = "";
     if (sig > 0 && sig < NSIG && sig != SIGKILL && sig != SIGSTOP) {
+        /* The real sigaction (ours, preload.c's, keeps the program's view); a handler of the
+         * lifecycle's own (a flush at a fatal signal) is no program's: it is handed over. */
+        int (*real)(int, const struct sigaction *, struct sigaction *) =
+            (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
+                                                                              "sigaction");
         struct sigaction old, sa;
-        if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            old.sa_handler == SIG_DFL) {
+        if (real && real(sig, NULL, &old) == 0 &&
+            (ip_lifecycle_signal_is_ours(sig) ||
+             (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL))) {
             memset(&sa, 0, sizeof sa);
             sa.sa_handler = on_signal;
             sa.sa_flags = SA_RESTART;
             sigemptyset(&sa.sa_mask);
-            if (sigaction(sig, &sa, NULL) == 0) ws.sig = sig;
+            if (real(sig, &sa, NULL) == 0) {
+                ws.sig = sig;
+                ip_lifecycle_signal_released(sig);
+            }
         }
         snprintf(sigmsg, sizeof sigmsg,
                  ws.sig ? "; signal %d opens and closes"
@@ -105,12 +116,17 @@ static void request(void)
     struct stat st;
     if (!ws.req[0] || lstat(ws.req, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return;
     char buf[16] = "";
+    /* Through stdio: its fclose is libc's own, not our close interposer (preload.c). */
     int fd = open(ws.req, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) syscall(SYS_close, fd); /* (fdopen out of memory) */
+        return;
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
     unlink(ws.req);
-    buf[n > 0 ? n : 0] = 0;
+    buf[n] = 0;
     char answer[96];
     uint32_t w = 0;
     if (!strncmp(buf, "start", 5)) {
@@ -127,9 +143,12 @@ static void request(void)
     unlink(ws.ack); /* a stale answer nobody read */
     fd = open(ws.ack, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return;
-    ssize_t wr = write(fd, answer, strlen(answer));
-    (void)wr;
-    close(fd);
+    if (!(f = fdopen(fd, "w"))) {
+        syscall(SYS_close, fd);
+        return;
+    }
+    fputs(answer, f);
+    fclose(f);
 }
 
 static uint64_t window_tick(uint64_t now, int final)
