@@ -20,6 +20,7 @@ struct multi_run {
     int main;
     const char *helper;
     int64_t peak, dropped;
+    int64_t pid, ppid;
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
@@ -66,6 +67,9 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
  * that stand out named; the Summary over all of them. */
 void multi_process_facts(struct sqlite3 *db, struct multi_run *r);
 struct table *multi_processes(struct multi_data *d);
+/* After every process is read: a process with no iteration whose parent is in the set is that
+ * parent's helper. */
+void multi_process_roles(struct multi_data *d);
 struct table *multi_job_summary(struct multi_data *d);
 /* `infprof report A B ...`: each process, then all of them combined. */
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);

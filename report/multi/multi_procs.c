@@ -27,9 +27,24 @@ void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
                                                 : NULL;
     free(py);
     db_meta_int(db, "dropped_events", &r->dropped);
+    db_meta_int(db, "pid", &r->pid);
+    db_meta_int(db, "ppid", &r->ppid);
     r->peak = -1;
     for (int i = 0; i < p->n; i++)
         if (p->v[i].mem_dev >= 0 && p->v[i].peak_alloc > r->peak) r->peak = p->v[i].peak_alloc;
+}
+
+void multi_process_roles(struct multi_data *d)
+{
+    for (int i = 0; i < d->n; i++) {
+        struct multi_run *r = &d->runs[i];
+        if (!r->helper || strcmp(r->helper, "no iteration")) continue;
+        for (int j = 0; j < d->n; j++)
+            if (j != i && d->runs[j].pid == r->ppid && r->ppid > 0) {
+                r->helper = pool_printf("no iteration, a child of %s", d->runs[j].label);
+                break;
+            }
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -261,7 +276,9 @@ struct table *multi_job_summary(struct multi_data *d)
                 ? pool_printf("none stands out: peaks within %.2f-%.2fx the median's", lo, hi)
                 : pool_printf("none named: peaks spread %.2f-%.2fx the median's", lo, hi));
     } else {
-        table_set_text(t, 2, "no allocator report in two processes or more");
+        table_set_text(t, 2,
+                       ranks < 2 ? "fewer than two processes with iterations to compare"
+                                 : "no allocator report in two processes or more");
     }
     table_set_text(t, 3,
                    lost ? pool_printf("%lld events dropped (Processes: Dropped)", (long long)lost)

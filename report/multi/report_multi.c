@@ -188,6 +188,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         }
     }
     unique_labels(&d);
+    multi_process_roles(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;
 
     int cap = REPORT_TABLES + 8, nt = 0, ndata = 0;
