@@ -478,6 +478,7 @@ struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
         known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, alloc_max, off_cpu, vcsw,
         ivcsw, ncpu;
+    double n_new, bytes_new; /* the iterations that ran operators new to the typical ones */
 };
 
 static void add_means(struct means *m, const struct win *x)
@@ -488,6 +489,7 @@ static void add_means(struct means *m, const struct win *x)
     m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
     m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
     m->bytes_outside += x->bytes_outside, m->kern += x->kern, m->alloc_max += x->alloc_max;
+    if (x->new_ops > 0) m->n_new++, m->bytes_new += x->alloc_bytes;
     if (x->cpu >= 0) {
         m->off_cpu += fmax(0, (double)(x->host_end - x->s) - x->cpu);
         m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
@@ -584,11 +586,14 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
         cause(t, TAIL_NO_OPERATOR, "host_no_operator", so - mo, NULL,
               "host time %swith no operator running (Python, the GIL): %.2f ms vs %.2f ms",
               forward ? "in the forward " : "", so / 1e6, mo / 1e6);
-        double more_bytes = s->alloc_bytes - m->alloc_bytes;
+        /* Over the slow iterations that ran the new operators (others may be slow for causes of
+         * their own, a loaded machine's). */
+        double more_bytes = (s->n_new > 0 ? s->bytes_new / s->n_new : 0) - m->alloc_bytes;
         names_of(db, &kd[0].fresh[k], names, sizeof names);
         if (more_bytes >= 16 * MIB)
             cause(t, TAIL_NEW_OPERATORS, "large_allocation", s->new_ops, names,
-                  "operators the typical iterations did not run, allocating %.1f MiB more: %s",
+                  "operators the typical iterations did not run, allocating %.1f MiB more where"
+                  " they ran: %s",
                   more_bytes / MIB, names);
         else
             cause(t, TAIL_NEW_OPERATORS, "new_operators", s->new_ops, names,

@@ -116,10 +116,10 @@ class Tails(Case):
         t, _ = self.check_kind("tensor", 0)
         self.assertRegex(t["causes"], r"^outside_forward")
         _, report = self.check_kind("tensor", 1)
-        # 64 MiB each time (less where the machine's noise made another iteration slow too).
-        m = re.search(r"allocating ([0-9.]+) MiB more: aten::normal_",
+        # 64 MiB each time they ran (other slow iterations, a loaded machine's, left out).
+        m = re.search(r"allocating ([0-9.]+) MiB more where they ran: aten::normal_",
                       report["tail_causes"][0]["detail"])
-        self.assertTrue(m and 32 <= float(m.group(1)) <= 64.5, report["tail_causes"][0])
+        self.assertTrue(m and 60 <= float(m.group(1)) <= 64.5, report["tail_causes"][0])
 
     def test_new_input_shape(self):
         for ops in (0, 1):
