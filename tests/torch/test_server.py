@@ -33,8 +33,9 @@ class Server(Case):
                 raise unittest.SkipTest("python3 has no torch")
             self.fail(f"the server did not start: {line!r} {err}")
         # The program's pid: the child of `infprof run` (it runs the program and waits).
-        pid = int(subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
-                                 text=True).stdout.split()[0])
+        # (from /proc: pgrep's procps may be missing on a fresh machine)
+        with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+            pid = int(f.read().split()[0])
         return p, int(line.split()[1]), pid
 
     def round(self, port, n, threads=2):
