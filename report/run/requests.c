@@ -22,12 +22,6 @@ static int cmp_edge(const void *a, const void *b)
     return x->d - y->d; /* an end before a start at the same moment */
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Each iteration id's thread CPU time, sorted by id (NULL: no table). */
 struct cpu_row {
     int64_t id, cpu;
@@ -119,12 +113,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         q->per_s = span > 0 ? (double)n / span * 1e9 : 0;
         q->mean_concurrency = span > 0 ? busy / span : 0;
         q->waiting_pct = nc ? 100 * (off > 0 ? off : 0) / (on + (off > 0 ? off : 0)) : -1;
-        if (nc) {
-            qsort(cpus, nc, sizeof *cpus, cmp_i64);
-            q->cpu_p50_ns = (double)cpus[nc / 2];
-        } else {
-            q->cpu_p50_ns = -1;
-        }
+        q->cpu_p50_ns = nc ? (double)run_p50(cpus, nc) : -1; /* the latency p50's rule */
         free(e), free(cpus);
     }
     free(cpu);

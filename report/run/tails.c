@@ -61,12 +61,6 @@ static struct win *win_at(struct wins *w, int64_t t, int64_t tid, int gpu)
     return NULL;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* ---- which iterations --------------------------------------------------------------------- */
 
 struct cand {
@@ -132,15 +126,14 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         const struct series_info *se = &p->series.v[s];
         if (se->nsteady < TAIL_MIN_STEADY) continue;
         struct cand *c = malloc(se->nsteady * sizeof *c);
-        int64_t *lat = malloc(se->nsteady * sizeof *lat), *dev = malloc(se->nsteady * sizeof *dev);
-        if (!c || !lat || !dev) cli_fail("out of memory");
+        int64_t *dev = malloc(se->nsteady * sizeof *dev);
+        if (!c || !dev) cli_fail("out of memory");
         size_t n = 0;
         int64_t index = 0;
         for (size_t i = 0; i < p->niters; i++) {
             const struct run_iter *it = &p->iters[i];
             if (it->series != s) continue;
-            if (it->steady && n < se->nsteady)
-                c[n] = (struct cand){it, index, 0}, lat[n++] = it->lat;
+            if (it->steady && n < se->nsteady) c[n++] = (struct cand){it, index, 0};
             index++;
         }
         /* Slow against its neighbours (the median of the 11 steady iterations around it): a
@@ -151,15 +144,13 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         for (size_t i = 0; i < n; i++) {
             size_t a = i >= 5 ? i - 5 : 0, b = i + 6 < n ? i + 6 : n, m = 0;
             for (size_t q = a; q < b; q++) win[m++] = c[q].it->lat;
-            qsort(win, m, sizeof *win, cmp_i64);
-            local[i] = (double)win[m / 2];
+            local[i] = (double)run_median(win, m);
         }
         free(win);
-        qsort(lat, n, sizeof *lat, cmp_i64);
-        int64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(size_t)ceil(0.99 * (double)n) - 1] : 0;
+        /* The series' own p50 and p99 (the Series table's, one computation). */
+        int64_t p50 = se->lat_p50, p99 = se->lat_p99;
         for (size_t i = 0; i < n; i++) dev[i] = llabs(c[i].it->lat - (int64_t)local[i]);
-        qsort(dev, n, sizeof *dev, cmp_i64);
-        double mad = n ? 1.4826 * (double)dev[n / 2] : 0;
+        double mad = 1.4826 * (double)run_median(dev, n);
         int64_t nslow = 0;
         for (size_t i = 0; i < n; i++) {
             double at = fmax(1.25 * local[i], local[i] + 4 * mad);
@@ -169,7 +160,7 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
             nslow += c[i].dist < 0;
         }
         if (!p50 || !nslow || !((double)p99 > 1.3 * (double)p50 || nslow >= 2)) {
-            free(c), free(lat), free(dev), free(local);
+            free(c), free(dev), free(local);
             continue;
         }
         if (r->n == r->cap) {
@@ -225,7 +216,7 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
             want += slow;
         }
         r->n++;
-        free(c), free(lat), free(dev);
+        free(c), free(dev);
     }
     if (w->n) qsort(w->v, w->n, sizeof *w->v, cmp_win);
 }

@@ -63,6 +63,9 @@ class Tails(Case):
         else:
             self.assertTrue(seen <= ours, (kind, ours, own_slow))
         self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
+        # Its p50 is the Series table's (one computation).
+        series, = [x for x in report["series"] if x["phase"] == t["phase"]]
+        self.assertEqual(t["latency_p50_ns"], series["latency_p50_ns"])
         # Each one's latency is the program's own for that iteration (its timer runs on past the
         # mark's end, which a loaded machine, or one made busy on purpose, stretches).
         slow = {r["index"]: r for r in report["slow_iterations"]}
