@@ -8,10 +8,10 @@ counted from the exact run's database). A benchmark: figures, no assertion.
 usage: INFPROF_BUILD=build /usr/bin/python3 bench/operators_cost.py [ROUNDS]"""
 import os
 import sqlite3
-import statistics
-import subprocess
 import sys
 import tempfile
+
+from alternate import report, run_alternately
 
 PROG = r"""
 import sys, time, torch
@@ -46,24 +46,12 @@ def main():
     configs = {"plain": {}, "defaults": {"LD_PRELOAD": lib},
                "operators": {"LD_PRELOAD": lib, "INFPROF_OPERATORS": "1"},
                "torch.profiler": {}}
-    got = {k: [] for k in configs}
-    for r in range(rounds):
-        for name, extra in configs.items():
-            env = {k: v for k, v in os.environ.items() if not k.startswith("INFPROF_")
-                   and k != "LD_PRELOAD"}
-            env.update(extra, INFPROF_OUTPUT=os.path.join(tmp, f"{name}{r}.db"))
-            out = subprocess.run(["/usr/bin/python3", "-c", PROG, name], env=env,
-                                 capture_output=True, check=True).stdout
-            got[name].append(int(out))
+    got = run_alternately(configs, lambda name: ["/usr/bin/python3", "-c", PROG, name], rounds,
+                          tmp)
     db = sqlite3.connect(os.path.join(tmp, "operators0.db"))
     calls = db.execute("SELECT count(*) FROM torch_operators").fetchone()[0] / 3000
-    base = statistics.median(got["plain"])
     print(f"operator calls a forward: {calls:.0f}")
-    for name, v in got.items():
-        med = statistics.median(v)
-        print(f"{name:15s} median forward {med / 1000:.1f} us ({(med / base - 1) * 100:+.1f}%,"
-              f" {(med - base) / calls:.0f} ns a call)  runs: "
-              f"{', '.join(f'{x / 1000:.1f}' for x in v)}")
+    report("forward", got, per=calls)
 
 
 if __name__ == "__main__":
