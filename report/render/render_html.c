@@ -131,6 +131,13 @@ static void html_table(FILE *out, const struct table *t, int seq, const char *da
     }
 }
 
+/* A page of several processes (report_multi.c): their Summary, or every run header in JSON's
+ * shape. */
+static int several_runs(struct table **tables, int n)
+{
+    return table_by_key(tables, n, "job") || table_by_key(tables, n, "runs");
+}
+
 static void html_document(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
     const struct table *run = table_by_key(tables, n, "run");
@@ -152,8 +159,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     }
     fprintf(out, "</title>\n<style>%s</style></head><body>\n<h1>infprof %s</h1>\n", html_style,
             base ? "compare" : "report");
-    if (summary && summary->nrows && !o->section &&
-        !(table_by_key(tables, n, "runs") || table_by_key(tables, n, "job"))) {
+    if (summary && summary->nrows && !o->section && !several_runs(tables, n)) {
         fputs("<section id=\"summary\"><h2>", out);
         html_text(out, summary->title);
         fputs("</h2>\n", out);
@@ -164,8 +170,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
         if (table_by_key(tables, n, "base")) { /* infprof compare */
             html_charts_compare(out, tables, n);
-        } else if ((table_by_key(tables, n, "runs") ||
-                    table_by_key(tables, n, "job"))) { /* several processes' rows together */
+        } else if (several_runs(tables, n)) { /* several processes' rows together */
             svg_none(out, "chart-runs", "Charts",
                      "no chart: the charts draw one process at a time (their time axes and series"
                      " are each run's own); each process's page has them: infprof report"
@@ -180,7 +185,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     fputs("<section id=\"tables\">\n", out);
     /* A data table not shown whose view comes right after it: the view takes its id (one run:
      * several runs' pages list every data table first, then each run's views). */
-    int one_run = !(table_by_key(tables, n, "runs") || table_by_key(tables, n, "job"));
+    int one_run = !several_runs(tables, n);
     for (int i = 0; i < n; i++) {
         if (tables[i] == summary && !o->section) continue;
         if (!render_shown(tables[i], o)) continue;
