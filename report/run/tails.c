@@ -519,10 +519,12 @@ static const char *const titles[][2] = {
 static void cause(struct series_tail *t, int which, const char *key, double extra, const char *top,
                   const char *fmt, ...)
 {
-    if (!(t->extra > 0) || extra < TAIL_MIN_SHARE * t->extra || extra < 20000) return;
+    /* Shares are of the slow windows' latency over the typical ones', the same windows the
+     * causes' times are read in (their extra over their neighbours, t->extra, may differ). */
+    double of = t->window_extra > 0 ? t->window_extra : t->extra;
+    if (!(of > 0) || extra < TAIL_MIN_SHARE * of || extra < 20000) return;
     struct tail_cause_figure *c = &t->c[t->ncauses++];
-    c->cause = which, c->key = key, c->title = key, c->extra_ns = extra,
-    c->share = extra / t->extra;
+    c->cause = which, c->key = key, c->title = key, c->extra_ns = extra, c->share = extra / of;
     for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
         if (!strcmp(titles[i][0], key)) c->title = titles[i][1];
     snprintf(c->top, sizeof c->top, "%s", top ? top : "");
@@ -543,6 +545,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
                       const struct means *m, const struct keyed *kd, int gpu)
 {
     struct series_tail *t = &r->v[k];
+    t->window_extra = s->lat - m->lat;
     char names[512];
     cause(
         t, TAIL_GC, "gc", s->gc - m->gc, NULL,

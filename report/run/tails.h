@@ -58,6 +58,7 @@ struct series_tail {
     double slow_mean;    /* the slow iterations' mean latency, ns */
     double extra;        /* their mean extra over their neighbours' median, ns */
     double typical_mean; /* slow_mean - extra */
+    double window_extra; /* the slow windows' mean latency less the typical ones' (causes') */
     double cost_pct;     /* the slow iterations' time over p50, of the steady time */
     int64_t *slow_index, *slow_start, *slow_lat; /* nslow each: index in the series (0 first,
                                                     warm-up counted), start, latency */

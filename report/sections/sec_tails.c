@@ -206,10 +206,11 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
              label, se->name[0] ? " " : "", se->name, (long long)x->nslow, (long long)x->steady,
              x->pattern, b1, b2, x->cost_pct);
     if (x->ncauses)
-        snprintf(line + strlen(line), sizeof line - strlen(line), "%s explains %.0f%%", x->c[0].key,
-                 100 * x->c[0].share);
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s: %.0f%% of the extra",
+                 x->c[0].title, 100 * x->c[0].share);
     else
-        snprintf(line + strlen(line), sizeof line - strlen(line), "no recorded cause explains it");
+        snprintf(line + strlen(line), sizeof line - strlen(line),
+                 "no recorded cause explains the extra");
     snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
     summary_set(o, line);
 }
