@@ -1,7 +1,8 @@
 """rank_prog.py SLOW_MS EXTRA_MIB: one rank of a job: a small MLP, 40 forwards under
 inference_mode, each marked record_function("iteration"); SLOW_MS of host work (a busy loop)
 inside each forward's mark, EXTRA_MIB of tensor held through the loop. Prints the program's own
-p50 of its forwards (perf_counter around the mark, the first 5 left out) as "own p50 NS"."""
+p50 of its forwards (perf_counter around the mark, the first 5 left out) as "own p50 NS", after
+"own p10 p90 NS NS" (how steady the machine let them be)."""
 import sys
 import time
 
@@ -24,4 +25,5 @@ with torch.inference_mode():
             model(x)
         own.append(time.perf_counter_ns() - t0)
 own = sorted(own[5:])
+print("own p10 p90", own[len(own) // 10], own[len(own) * 9 // 10], flush=True)
 print("own p50", own[len(own) // 2], flush=True)
