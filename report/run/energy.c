@@ -137,16 +137,40 @@ static double energy_at(const struct energy_device *d, int64_t t)
     return d->e[a] + (d->e[b] - d->e[a]) * (double)(t - d->t[a]) / (double)(d->t[b] - d->t[a]);
 }
 
-void energy_over(const struct energy_device *d, const struct interval *v, size_t n,
+/* The first and last readings with an energy value (any reading without a counter), or 0. */
+static int readings_span(const struct energy_device *d, int64_t *first, int64_t *last)
+{
+    size_t a = 0, b = d->n;
+    while (a < d->n && d->has_energy && d->e[a] < 0) a++;
+    while (b > a && d->has_energy && d->e[b - 1] < 0) b--;
+    if (a >= b) return 0;
+    *first = d->t[a], *last = d->t[b - 1];
+    return 1;
+}
+
+void energy_over(const struct energy_device *d, const struct interval *v, size_t n, int whole,
                  struct energy_figures *f)
 {
     memset(f, 0, sizeof *f);
-    f->ok = d->n > 0 && n > 0;
     f->sm_mhz = f->throttle_share = -1;
+    int64_t first, last;
+    if (!readings_span(d, &first, &last)) return;
+    f->ok = 1;
     double sm_ns = 0, sm_sum = 0, r_ns = 0, r_on = 0, held_peak = 0;
     for (size_t k = 0; k < n; k++) {
         int64_t s = v[k].start, e = v[k].end;
         if (e <= s) continue;
+        if (s < first || e > last) {
+            f->unread++;
+            int64_t cs = s < first ? first : s, ce = e > last ? last : e;
+            if (whole || ce <= cs) {
+                f->unread_s += (double)(e - s) / 1e9;
+                continue;
+            }
+            f->unread_s += (double)((e - s) - (ce - cs)) / 1e9;
+            s = cs, e = ce;
+        }
+        f->used++;
         f->seconds += (double)(e - s) / 1e9;
         double es = energy_at(d, s), ee = energy_at(d, e);
         if (es < 0 || ee < 0)
@@ -173,6 +197,7 @@ void energy_over(const struct energy_device *d, const struct interval *v, size_t
             }
         }
     }
+    if (!f->used) f->ok = 0;
     if (f->peak_w == 0) f->peak_w = held_peak; /* no reading inside: the one in force */
     if (f->seconds > 0 && f->ok) f->avg_w = f->joules / f->seconds;
     if (sm_ns > 0) f->sm_mhz = sm_sum / sm_ns;
@@ -239,13 +264,18 @@ void energy_phase_figures(struct sqlite3 *db, const struct phase_info *ph,
     out->j_per_iter = out->mj_per_item = out->items_per_j = -1;
     struct interval *v;
     size_t n = energy_phase_intervals(db, ph->id, &v);
-    energy_over(d, v, n, &out->span);
+    energy_over(d, v, n, 0, &out->span);
     free(v);
     n = energy_iteration_intervals(ph, &v);
-    energy_over(d, v, n, &out->iter);
+    energy_over(d, v, n, 1, &out->iter);
     free(v);
-    out->iterations = (int64_t)ph->nsteady;
-    out->items = ph->items;
+    /* Over the iterations the readings cover (all of them but where the phase began before the
+     * GPU's first reading); items in the same proportion (the phase's mean batch). */
+    out->iterations = (int64_t)(ph->nsteady - out->iter.unread);
+    out->items =
+        ph->nsteady
+            ? (int64_t)((double)ph->items * (double)out->iterations / (double)ph->nsteady + 0.5)
+            : 0;
     if (out->iter.ok && out->iterations > 0 && d->has_energy) {
         out->j_per_iter = out->iter.joules / (double)out->iterations;
         if (out->items > 0) {
@@ -278,12 +308,12 @@ void energy_series_figures(struct sqlite3 *db, const struct run_phases *p,
         if (iv.end > iv.start) v[n++] = iv;
     }
     struct energy_figures f = {0};
-    if (n) energy_over(d, v, n, &f);
+    if (n) energy_over(d, v, n, 1, &f);
     free(v);
-    if (!f.ok || !n) return;
+    if (!f.ok || !f.used) return;
     *device = d->label;
-    *j_per_iter = f.joules / (double)s->nsteady;
-    if (s->items > 0) *mj_per_item = f.joules * 1000 / (double)s->items;
+    *j_per_iter = f.joules / (double)(s->nsteady - f.unread);
+    if (s->items > 0) *mj_per_item = *j_per_iter * 1000 * (double)s->nsteady / (double)s->items;
 }
 
 void energy_reason_names(int64_t mask, char *out, size_t n)

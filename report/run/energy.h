@@ -44,15 +44,21 @@ void energy_free(struct energy_run *r);
 const struct energy_run *run_energy(struct sqlite3 *db, const struct run_phases *p);
 
 struct energy_figures {
-    int ok;         /* the readings cover every interval */
-    double seconds; /* the intervals' total length */
+    int ok;          /* the readings cover some of the intervals (what they miss: below) */
+    double seconds;  /* the covered length: intervals clipped to the readings (whole: kept) */
+    size_t used;     /* intervals counted */
+    size_t unread;   /* intervals left out or clipped: they reach outside the readings */
+    double unread_s; /* the time left out (seconds) */
     double joules, avg_w, peak_w;
     double sm_mhz;         /* time-weighted mean (each reading holds until the next); <0 none */
     double throttle_share; /* 0..1 of the time under ENERGY_THROTTLE_MASK; <0 unknown */
     int64_t reasons;       /* every reason seen in the intervals */
 };
-/* The figures of device d over n intervals (ns since t0, not overlapping). */
-void energy_over(const struct energy_device *d, const struct interval *v, size_t n,
+/* The figures of device d over n intervals (ns since t0, not overlapping). Time outside the
+ * readings (a phase begun before the process first used the GPU, whose first reading comes
+ * then) is left out and counted: with whole, an interval not wholly inside them is left out (an
+ * iteration's energy is all of it or nothing); else it is clipped to them (a phase's span). */
+void energy_over(const struct energy_device *d, const struct interval *v, size_t n, int whole,
                  struct energy_figures *f);
 /* A phase's spans (phase_spans, overlaps merged) into *out (malloc'd); returns how many. */
 size_t energy_phase_intervals(struct sqlite3 *db, int phase, struct interval **out);

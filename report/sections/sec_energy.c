@@ -82,6 +82,7 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
     table_col(t, "items_per_j", "Items/J", COL_RATE);
     table_col(t, "source", NULL, COL_TEXT);
     const struct energy_run *r = run_energy(db, p);
+    char unread[400] = ""; /* phases begun before their device's first reading */
     for (int k = 0; k < r->n; k++) {
         const struct energy_device *d = &r->d[k];
         for (int i = 0; i < p->n; i++) {
@@ -111,16 +112,27 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
             set_pos(t, 11, f.mj_per_item);
             set_pos(t, 12, f.items_per_j);
             table_set_text(t, 13, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
+            if (f.span.unread_s > 0 || f.iter.unread)
+                snprintf(unread + strlen(unread), sizeof unread - strlen(unread),
+                         "%s%s on %s: %.3f s outside %s readings%s", unread[0] ? "; " : "", shortl,
+                         d->label, f.span.unread_s, d->gpu >= 0 ? "the GPU's" : "the",
+                         f.iter.unread ? pool_printf(" (%zu iterations left out)", f.iter.unread)
+                                       : "");
         }
     }
     if (!t->nrows)
         t->note = why_absent(r);
     else {
-        char notes[600] = "";
+        char notes[1100] = "";
         for (int k = 0; k < r->n; k++)
             if (r->d[k].status[0])
                 snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%s%s: %s",
                          notes[0] ? "; " : "", r->d[k].label, r->d[k].status);
+        if (unread[0])
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes),
+                     "%sfigures over the time read only: %s (a GPU is read from the process's"
+                     " first use of it)",
+                     notes[0] ? "; " : "", unread);
         if (notes[0]) t->note = pool_printf("%s", notes);
     }
     out[0] = t;

@@ -105,6 +105,31 @@ class Energy(Case):
                                             r" 1(4[5-9]\d|50\d) in no_grad/off: distrust a"
                                             r" small speed-up")
 
+    def test_a_phase_begun_before_the_first_gpu_use_keeps_its_row(self):
+        # A program that moves its model to the GPU inside its no_grad block: the GPU's first
+        # reading comes 60 ms into the phase. The phase keeps its figures, over the time read,
+        # and the table says how much was not (it once lost its whole row, then J/iter).
+        self.app(ENERGY_APP_LATE_GPU="1")
+        rows = self.rows()
+        e = rows[(NO_GRAD, "cuda:1")]
+        span = [(s, t) for (s, t) in self.query(self.db, "SELECT start, end FROM phase_spans"
+                                                         " WHERE phase = 4")]
+        first = self.query(self.db, "SELECT min(t) FROM energy_samples WHERE gpu = 1")[0][0]
+        self.assertGreater(first, span[0][0] + 50_000_000)  # the hostile case holds
+        read = (span[0][1] - first) / 1e9
+        self.assertAlmostEqual(e["seconds"], read, delta=0.002)
+        self.assertNear(e["avg_power_w"], 100.0, 0.02, "avg W over the time read")
+        lat = {p["label"]: p["latency_mean_ns"] for p in self.report_json(self.db)["phases"]}
+        self.assertNear(e["j_per_iteration"], 100.0 * lat[NO_GRAD] / 1e9, 0.05, "J/iter")
+        self.assertNear(rows[(INFERENCE, "cuda:1")]["j_per_iteration"],
+                        300.0 * lat[INFERENCE] / 1e9, 0.05, "inference J/iter")
+        r = self.cli("report", self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        text = r.out.decode()
+        self.assertRegex(text, r"figures over the time read only: no_grad/off on cuda:1:"
+                               r" 0\.(0[5-9]|1)\d+ s outside the GPU's readings")
+        self.assertNotIn("inference/off on cuda:1:", text)
+
     def test_power_and_clocks_over_time_equal_the_script(self):
         # The HTML page's power and clock charts (report/run/timeline.c): inside each phase,
         # away from its edges (a bucket there holds readings of both), every bucket is the
