@@ -19,6 +19,14 @@ CREATE TABLE torch_operators (
     depth INTEGER, name_id INTEGER
 );
 
+-- Operators sampled by iteration (INFPROF_OPERATORS=sampled, the default; meta
+-- torch_operators_mode 'sampled' or 'all', torch_operators_every N): one row per outermost
+-- iteration whose operators were all recorded, from start for dur (ns); iter: its id; tid: its
+-- thread; phase: the thread's at its end. Without the table or the meta: every call ('all').
+CREATE TABLE torch_operator_windows (
+    start INTEGER, dur INTEGER, iter INTEGER, tid INTEGER, phase INTEGER
+);
+
 -- Schema 4, operators (INFPROF_OPERATORS=1): op is the strings id of the thread's innermost
 -- PyTorch operator when the allocator reported; NULL none. Added at the end.
 ALTER TABLE tensor_memory ADD COLUMN op INTEGER;

@@ -21,11 +21,16 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         "Take libtorch's user scopes (torch.profiler.record_function, RECORD_USER_SCOPE) named"
         " like INFPROF_ITERATION_RANGE, and scripted modules' forward called from Python, as"
         " iterations: RecordFunction callbacks on those two scope kinds only.", NULL},
-    [IP_TORCH_CFG_OPERATORS] = {"INFPROF_OPERATORS", IP_CFG_BOOL, "0", 0, 1, NULL,
-        "Record every PyTorch operator call (RecordFunction scope FUNCTION: name, thread, start,"
-        " end, depth, self time), table torch_operators. Opt-in: about 0.6 us per operator call"
-        " (libtorch leaves its fast path; about 4% of the CPU sample's bf16 iteration;"
-        " docs/performance.md).", NULL},
+    [IP_TORCH_CFG_OPERATORS] = {"INFPROF_OPERATORS", IP_CFG_ENUM, "sampled", 0, 0, "0|1|sampled",
+        "PyTorch operator calls (RecordFunction scope FUNCTION: name, thread, start, end, depth,"
+        " self time), table torch_operators. 'sampled': every call of one outermost iteration in"
+        " INFPROF_OPERATORS_EVERY (the others run at full speed, as torch.profiler's schedule),"
+        " figures per iteration from those; '1': every call (about 0.25-0.6 us each: libtorch"
+        " leaves its fast path); '0': none (docs/performance.md).", NULL},
+    [IP_TORCH_CFG_OPERATORS_EVERY] = {"INFPROF_OPERATORS_EVERY", IP_CFG_INT, "4", 1, 1000000,
+        NULL, "With INFPROF_OPERATORS=sampled, one outermost iteration in this many (on average,"
+        " per phase; at random so as not to follow a loop's own period) has its operators"
+        " recorded, the second of each phase always. 1: every iteration.", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

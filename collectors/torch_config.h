@@ -14,9 +14,13 @@ enum ip_torch_cfg_id {
     IP_TORCH_CFG_POLL,
     IP_TORCH_CFG_RECORD_FUNCTION,
     IP_TORCH_CFG_OPERATORS,
+    IP_TORCH_CFG_OPERATORS_EVERY,
     IP_TORCH_CFG_PYTHON,
     IP_TORCH_CFG_COUNT
 };
+
+/* INFPROF_OPERATORS's values (the enum's indexes). */
+enum { IP_OPERATORS_OFF, IP_OPERATORS_ALL, IP_OPERATORS_SAMPLED };
 
 extern const struct ip_cfg_group ip_torch_cfg;
 

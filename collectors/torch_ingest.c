@@ -98,6 +98,9 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     case IP_EV_TORCH_OP:
         ip_torch_ops_ingest(s, tid, (const struct ip_ev_torch_op *)ev);
         break;
+    case IP_EV_TORCH_OP_WINDOW:
+        ip_torch_ops_window_ingest(s, tid, (const struct ip_ev_torch_op_window *)ev);
+        break;
     case IP_EV_TORCH_SETTING: {
         const struct ip_ev_torch_setting *e = (const struct ip_ev_torch_setting *)ev;
         int64_t *row = ip_batch_row(ti.settings);

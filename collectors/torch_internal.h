@@ -28,7 +28,8 @@ enum {
     IP_EV_TORCH_OP = 3,
     IP_EV_TORCH_SETTING = 4,
     IP_EV_TORCH_INPUT_WAIT = 5,
-    IP_EV_TORCH_GC = 6
+    IP_EV_TORCH_GC = 6,
+    IP_EV_TORCH_OP_WINDOW = 7
 };
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
@@ -119,6 +120,8 @@ void ip_torch_python_counts(uint64_t *unseen, int64_t *open);
  * struct laid out as at::RecordFunctionCallback (torch_iterations.c says why this layout). */
 #define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
 #define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
+#define SYM_DISABLE    "_ZN2at15disableCallbackEm"
+#define SYM_REENABLE   "_ZN2at16reenableCallbackEm"
 enum { RF_SCOPE_FUNCTION = 0, RF_SCOPE_TORCHSCRIPT = 2, RF_SCOPE_USER = 7, RF_NUM_SCOPES = 10 };
 struct rf_callback {
     void **(*start)(void **ret, const void *rf);
@@ -142,10 +145,19 @@ struct ip_ev_torch_op {
     uint16_t len;   /* bytes of name used */
     char name[IP_OP_NAME_MAX];
 };
+/* One sampled capture (INFPROF_OPERATORS=sampled): the outermost iteration `iter` had its
+ * operators recorded from start to end. aux: the thread's phase at its end. */
+struct ip_ev_torch_op_window {
+    struct ip_ev h;
+    uint64_t start, end;
+    uint32_t iter, pad;
+};
 /* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
 void ip_torch_ops_arm(void);
 void ip_torch_ops_prepare(struct ip_store *s);
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);
+void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
+                                const struct ip_ev_torch_op_window *e);
 void ip_torch_ops_finish(struct ip_store *s);
 
 /* ---- torch_settings.c: at::Context settings (cudnn.benchmark, TF32, matmul precision) ---- */

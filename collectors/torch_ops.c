@@ -1,16 +1,26 @@
 /*
- * torch_ops.c: PyTorch operator calls (docs/libtorch.md "Operators"), opt-in with
- * INFPROF_OPERATORS=1. A second RecordFunction callback, on scope FUNCTION (every dispatcher
- * operator: aten::*, quantized::*, those TorchScript runs), keeps a bounded per-thread stack of
- * open operators and, when one ends, appends one fixed-size event to the thread's ring: its name
- * (copied, cut at IP_OP_NAME_MAX - 1 bytes), start, end, self time (its time less its children's,
- * as torch.profiler's self CPU time), nesting depth, phase and outermost iteration. Nothing is
- * allocated or locked per operator beyond the ring append. Deeper than IP_OP_STACK operators are
- * counted (meta torch_operator_overflow), never written. The innermost open operator is kept in
+ * torch_ops.c: PyTorch operator calls (docs/libtorch.md "Operators"). A second RecordFunction
+ * callback, on scope FUNCTION (every dispatcher operator: aten::*, quantized::*, those TorchScript
+ * runs), keeps a bounded per-thread stack of open operators and, when one ends, appends one
+ * fixed-size event to the thread's ring: its name (copied, cut at IP_OP_NAME_MAX - 1 bytes),
+ * start, end, self time (its time less its children's, as torch.profiler's self CPU time),
+ * nesting depth, phase and outermost iteration. Nothing is allocated or locked per operator
+ * beyond the ring append. Deeper than IP_OP_STACK operators are counted (meta
+ * torch_operator_overflow), never written. The innermost open operator is kept in
  * ip_self.op_rf, so kernels, copies, memsets and cuDNN calls carry it (opname.h). An operator
  * that ends on another thread than it began on (async) is not on that thread's stack: ignored.
  *
- * Writer side: one torch_operators row per call (schema 4).
+ * INFPROF_OPERATORS=sampled (the default) keeps the callback disabled (libtorch's fast path: no
+ * RecordFunction at all) but during one outermost iteration in INFPROF_OPERATORS_EVERY, chosen
+ * at the iteration's start (profiler/iteration.h's observer) per phase: the second iteration of a
+ * phase, then at random gaps of 1 to 2N-1 (a mean of N, never in step with a loop's own period).
+ * Such an iteration's operators are all recorded (whole trees: exact self times, counts and
+ * kernels), and one torch_operator_windows row says which iteration it was; the report scales
+ * per iteration. One capture at a time in the process: an iteration that begins on another thread
+ * during one is not captured (its operators inside the window are recorded, not counted as a
+ * captured iteration's). INFPROF_OPERATORS=1 records every call.
+ *
+ * Writer side: one torch_operators row per call, one torch_operator_windows row per capture.
  */
 #include "torch_config.h"
 #include "registry.h"
@@ -34,6 +44,19 @@
 
 static const char *(*op_name)(const void *rf);
 static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not recorded */
+
+/* The sampled capture (INFPROF_OPERATORS=sampled). */
+#define OP_KEYS 64 /* phases told apart when choosing iterations; others share the last */
+static void (*cb_disable)(uint64_t), (*cb_enable)(uint64_t);
+static uint64_t cb_handle;
+static uint32_t op_every;
+static _Atomic uint32_t win_iter;   /* the captured iteration, 0 none */
+static _Atomic uint64_t win_start;  /* when its capture began */
+static _Atomic uint64_t op_windows; /* captures begun */
+static _Atomic uint64_t op_rand = 0x9E3779B97F4A7C15ull;
+static struct {
+    _Atomic uint32_t seen, next; /* outermost iterations begun in the phase; the next captured */
+} op_keys[OP_KEYS];
 
 struct open_op {
     const void *rf;
@@ -117,9 +140,54 @@ static void op_end(const void *rf, void *ctx)
     ip_hook_leave();
 }
 
+/* The next gap between captured iterations: 1 to 2N-1, uniform (a mean of N). */
+static uint32_t op_gap(void)
+{
+    uint64_t x = atomic_load_explicit(&op_rand, memory_order_relaxed);
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64; threads racing share a draw */
+    atomic_store_explicit(&op_rand, x, memory_order_relaxed);
+    return op_every <= 1 ? 1 : 1 + (uint32_t)(x % (2 * op_every - 1));
+}
+
+/* An outermost iteration begins or ends on this thread (iteration.h's observer). */
+static void op_edge(uint32_t id, int begin)
+{
+    if (!begin) {
+        uint32_t mine = id;
+        if (atomic_load_explicit(&win_iter, memory_order_relaxed) != id) return;
+        cb_disable(cb_handle); /* operators begun from now on: not called */
+        uint64_t end = ip_clock_now(), start = atomic_load(&win_start);
+        atomic_compare_exchange_strong(&win_iter, &mine, 0);
+        if (!ip_hook_enter()) return;
+        struct ip_ring *r;
+        struct ip_ev_torch_op_window *e = ip_ring_begin(sizeof *e, &r);
+        if (e) {
+            e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_OP_WINDOW), sizeof *e,
+                                  ip_self.phase};
+            e->start = start;
+            e->end = end;
+            e->iter = id;
+            ip_ring_commit(r, sizeof *e);
+        }
+        ip_hook_leave();
+        return;
+    }
+    uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;
+    uint32_t seen = atomic_fetch_add_explicit(&op_keys[k].seen, 1, memory_order_relaxed);
+    if (seen == 0) atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
+    if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) return;
+    uint32_t none = 0;
+    if (!atomic_compare_exchange_strong(&win_iter, &none, id)) return; /* one at a time */
+    atomic_store_explicit(&op_keys[k].next, seen + op_gap(), memory_order_relaxed);
+    atomic_store(&win_start, ip_clock_now());
+    atomic_fetch_add_explicit(&op_windows, 1, memory_order_relaxed);
+    cb_enable(cb_handle);
+}
+
 void ip_torch_ops_arm(void)
 {
-    if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS)) return;
+    int mode = (int)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS);
+    if (mode == IP_OPERATORS_OFF) return;
     uint64_t (*add)(struct rf_callback) =
         (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_GLOBAL);
     op_name = (const char *(*)(const void *))ip_torch_symbol(SYM_NAME);
@@ -127,20 +195,47 @@ void ip_torch_ops_arm(void)
         ip_info("operators: at::addGlobalCallback not found, not recorded");
         return;
     }
+    if (mode == IP_OPERATORS_SAMPLED) {
+        cb_disable = (void (*)(uint64_t))ip_torch_symbol(SYM_DISABLE);
+        cb_enable = (void (*)(uint64_t))ip_torch_symbol(SYM_REENABLE);
+        if (!cb_disable || !cb_enable) {
+            ip_info("operators: at::disableCallback not found, not sampled (INFPROF_OPERATORS=1"
+                    " records every call)");
+            return;
+        }
+        op_every = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY);
+    }
     ip_opname_source(op_name);
     struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
     cb.scopes[RF_SCOPE_FUNCTION] = true;
-    add(cb);
+    cb_handle = add(cb);
+    if (mode == IP_OPERATORS_SAMPLED) {
+        cb_disable(cb_handle); /* until an iteration is chosen */
+        ip_iter_observe(op_edge);
+    }
     ip_torch_seen(IP_TORCH_OPERATORS);
 }
 
 /* ---- writer side -------------------------------------------------------------------------- */
 
-static struct ip_batch *op_rows;
+static struct ip_batch *op_rows, *win_rows;
 
 void ip_torch_ops_prepare(struct ip_store *s)
 {
     op_rows = ip_batch_open(s, "torch_operators", 8);
+    win_rows = ip_batch_open(s, "torch_operator_windows", 5);
+}
+
+void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
+                                const struct ip_ev_torch_op_window *e)
+{
+    if (!win_rows) return;
+    int64_t *row = ip_batch_row(win_rows);
+    row[0] = ip_store_rel(s, e->start);
+    row[1] = (int64_t)(e->end - e->start);
+    row[2] = e->iter;
+    row[3] = tid;
+    row[4] = e->h.aux;
 }
 
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e)
@@ -159,7 +254,14 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 
 void ip_torch_ops_finish(struct ip_store *s)
 {
-    if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS)) {
+    int mode = (int)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS);
+    if (mode != IP_OPERATORS_OFF) {
+        /* How the operators were recorded: every call, or whole iterations sampled. */
+        ip_store_meta_text(s, "torch_operators_mode", mode == IP_OPERATORS_ALL ? "all" : "sampled");
+        if (mode == IP_OPERATORS_SAMPLED) {
+            ip_store_meta_int(s, "torch_operators_every", op_every);
+            ip_store_meta_int(s, "torch_operator_windows", (int64_t)atomic_load(&op_windows));
+        }
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());
     }

@@ -20,6 +20,18 @@
 #include <time.h>
 
 static _Atomic uint32_t iter_next = 1;
+static _Atomic(ip_iter_edge_fn) edge_fn;
+
+void ip_iter_observe(ip_iter_edge_fn fn)
+{
+    atomic_store(&edge_fn, fn);
+}
+
+static void iter_edge(uint32_t id, int begin)
+{
+    ip_iter_edge_fn fn = atomic_load_explicit(&edge_fn, memory_order_relaxed);
+    if (fn && (!begin || ip_recording())) fn(id, begin); /* a capture open ends */
+}
 
 /* The calling thread's CPU time and context switches, at each edge of an outermost iteration:
  * what the Slow iterations section needs to tell a thread that was preempted or waiting from one
@@ -51,6 +63,7 @@ uint32_t ip_iter_begin(void)
             thread_cpu(&ip_self.iter_cpu0, &ip_self.iter_vcsw0, &ip_self.iter_ivcsw0);
         else
             ip_self.iter_cpu0 = -1; /* outside every window: nothing read, nothing sent */
+        iter_edge(id, 1);
     }
     return id;
 }
@@ -61,6 +74,7 @@ void ip_iter_end(uint32_t id)
         ip_self.iter = 0;
         ip_attrib_changed();
         atomic_fetch_sub_explicit(&ip_iters_open, 1, memory_order_relaxed);
+        iter_edge(id, 0);
         if (!ip_recording() || ip_self.iter_cpu0 < 0) return;
         int64_t cpu, v, iv;
         thread_cpu(&cpu, &v, &iv);

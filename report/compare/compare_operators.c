@@ -2,7 +2,9 @@
  * compare_operators.c: the operator deltas of `infprof compare`: the PyTorch operators
  * (section `operators`, report/run/operators.c) matched by phase and name, sorted within each
  * phase by the change in self CPU time, with calls, calls per iteration and GPU time beside it.
- * Both runs need INFPROF_OPERATORS=1; otherwise the section is empty and says so.
+ * Self time per iteration too (JSON, CSV): runs of different lengths, or sampled ones whose
+ * totals are estimates, compare by it. Without operators in either run the section is empty
+ * and says so.
  */
 #include "compare.h"
 
@@ -14,7 +16,8 @@ static const struct diff_spec ops_spec = {
              {"calls", 1, 0},
              {"calls_per_iteration", 0, 0},
              {"total_cpu_ns", 1, 0},
-             {"gpu_ns", 1, 0}},
+             {"gpu_ns", 1, 0},
+             {"self_per_iteration_ns", 1, 1}},
     .sort = "self_cpu_ns",
     .group = "phase",
     .what = "operator names",
@@ -37,7 +40,7 @@ int compare_operators(struct compare_side *b, struct compare_side *n, const stru
     struct table *v = table_view(d, "PyTorch operators, by change in self CPU time", cols,
                                  (int)(sizeof cols / sizeof *cols));
     if (!d->nrows)
-        v->note = "no operator in either run (INFPROF_OPERATORS=1 records them)";
+        v->note = "no operator in either run (INFPROF_OPERATORS=1 records every call)";
     else
         v->note = pool_printf("%s%sPer-it: calls per iteration in each run; Delta: self CPU time,"
                               " new less base",

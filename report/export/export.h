@@ -93,6 +93,7 @@ int emit_cudnn(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_nvtx(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_phase_span(struct export_ctx *c, struct sqlite3_stmt *st);
 int emit_iteration(struct export_ctx *c, struct sqlite3_stmt *st);
+int emit_operator(struct export_ctx *c, struct sqlite3_stmt *st);
 /* CUPTI's copy and memory kinds as nsys names them ("HtoD", "Pageable"). */
 const char *export_copy_kind(int64_t kind);
 const char *export_memory_kind(int64_t kind);
@@ -137,7 +138,7 @@ static inline void ev_open(struct export_ctx *c)
 uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_error)(int err),
                         uint64_t *events);
 /* Estimated bytes and events of each source (perfetto_source_what names them) and in all. */
-#define PERFETTO_SOURCES 8
+#define PERFETTO_SOURCES 9
 double perfetto_estimate(struct export_ctx *c, double *events, double *bytes_of, double *events_of);
 const char *perfetto_source_what(int i);
 

@@ -84,6 +84,12 @@ int emit_kernel(struct export_ctx *c, sqlite3_stmt *st)
     json_int(w, corr);
     json_put(w, g->tail, g->tail_len);
     phase_arg(c, I64(st, 4));
+    /* The PyTorch operator innermost at its launch (kernel_rows.op), where one was recorded. */
+    if (sqlite3_column_count(st) > 7 && !IS_NULL(st, 7)) {
+        const unsigned char *op = sqlite3_column_text(st, 7);
+        json_lit(w, ",\"operator\":");
+        json_str(w, (const char *)op, strlen((const char *)op));
+    }
     json_lit(w, "}}");
     flow(c, st, 5, corr, t, start);
     return 1;
@@ -299,6 +305,31 @@ int emit_iteration(struct export_ctx *c, sqlite3_stmt *st)
     json_lit(w, ",\"found as\":");
     json_str(w, name, strlen(name));
     phase_arg(c, I64(st, 6));
+    json_lit(w, "}}");
+    return 1;
+}
+
+/* A PyTorch operator call on its thread's own track, around the CUDA calls it made (as
+ * torch.profiler's trace nests cpu_op and cuda_runtime). Columns: start, dur, tid, name, self,
+ * depth, iteration, phase. */
+int emit_operator(struct export_ctx *c, sqlite3_stmt *st)
+{
+    struct json_out *w = c->w;
+    const unsigned char *name = sqlite3_column_text(st, 3);
+    ev_open(c);
+    json_lit(w, "\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
+    if (name)
+        json_str(w, (const char *)name, strlen((const char *)name));
+    else
+        json_lit(w, "\"operator\"");
+    host_where(c, I64(st, 2), I64(st, 0));
+    json_lit(w, ",\"dur\":");
+    json_us(w, I64(st, 1));
+    json_lit(w, ",\"args\":{\"self ns\":");
+    json_int(w, I64(st, 4));
+    int_arg(w, "depth", I64(st, 5));
+    if (I64(st, 6)) int_arg(w, "iteration id", I64(st, 6));
+    phase_arg(c, I64(st, 7));
     json_lit(w, "}}");
     return 1;
 }

@@ -12,10 +12,11 @@
 
 struct source {
     const char *what;      /* for messages */
-    const char *table;     /* aliased t in sql */
+    const char *table;     /* aliased t in sql; a database without it: the source is empty */
     const char *sql;       /* SELECT ... FROM table t ... WHERE 1 */
     const char *flows_sql; /* the same with the launching call's start and thread (--flows) */
-    const char *start, *end, *phase; /* cut expressions; start NULL: the emitter cuts */
+    const char *op_sql, *op_flows_sql; /* kernels: the same with the operator (schema 4) */
+    const char *start, *end, *phase;   /* cut expressions; start NULL: the emitter cuts */
     const char *order;
     int (*emit)(struct export_ctx *c, sqlite3_stmt *st); /* 1 when it wrote something */
     void (*reset)(struct export_ctx *c);                 /* state, before a pass */
@@ -156,6 +157,13 @@ static const struct source sources[] = {
      .table = "kernels",
      .sql = "SELECT t.start, t.dur, t.sig, t.corr, t.phase FROM kernels t WHERE 1",
      .flows_sql = WITH_LAUNCH("t.start, t.dur, t.sig, t.corr, t.phase", "kernels"),
+     .op_sql = "SELECT t.start, t.dur, t.sig, t.corr, t.phase, NULL, NULL, o.value FROM kernels t"
+               " JOIN kernel_rows r ON r.rowid = t.rowid LEFT JOIN strings o ON o.id = r.op"
+               " WHERE 1",
+     .op_flows_sql = "SELECT t.start, t.dur, t.sig, t.corr, t.phase, a.start, a.tid, o.value"
+                     " FROM kernels t LEFT JOIN cuda_api a ON a.corr = t.corr"
+                     " JOIN kernel_rows r ON r.rowid = t.rowid LEFT JOIN strings o ON o.id = r.op"
+                     " WHERE 1",
      .start = "t.start",
      .end = "t.start + t.dur",
      .phase = "t.phase",
@@ -222,6 +230,14 @@ static const struct source sources[] = {
      .end = "t.start + t.dur",
      .phase = "t.phase",
      .emit = emit_iteration},
+    {.what = "PyTorch operators",
+     .table = "torch_operators",
+     .sql = "SELECT t.start, t.dur, t.tid, s.value, t.self, t.depth, t.iter, t.phase"
+            " FROM torch_operators t LEFT JOIN strings s ON s.id = t.name_id WHERE 1",
+     .start = "t.start",
+     .end = "t.start + t.dur",
+     .phase = "t.phase",
+     .emit = emit_operator},
     {.what = "tensor memory",
      .table = "tensor_memory",
      .sql = "SELECT t.ts, t.device_type, t.device_index, t.allocated, t.reserved"
@@ -294,7 +310,10 @@ static char *source_sql(const struct export_ctx *c, const struct source *s, int 
 {
     char *sql = malloc(2048);
     if (!sql) cli_fail("out of memory");
-    size_t n = (size_t)snprintf(sql, 2048, "%s", c->flows && s->flows_sql ? s->flows_sql : s->sql);
+    int op = s->op_sql && db_has_column(c->db, "kernel_rows", "op");
+    const char *base = c->flows && s->flows_sql ? (op ? s->op_flows_sql : s->flows_sql)
+                                                : (op ? s->op_sql : s->sql);
+    size_t n = (size_t)snprintf(sql, 2048, "%s", base);
     if (!strcmp(s->table, "cuda_api"))
         n += (size_t)snprintf(sql + n, 2048 - n, "%s", export_api_filter(c));
     if (s->start) n += export_cut_sql(c, s->start, s->end, s->phase, INT64_MAX, sql + n, 2048 - n);
@@ -307,6 +326,7 @@ static char *source_sql(const struct export_ctx *c, const struct source *s, int 
 
 void source_write(struct export_ctx *c, const struct source *s)
 {
+    if (!db_has_table(c->db, s->table)) return;
     if (s->reset) s->reset(c);
     if (s->prologue) s->prologue(c);
     char *sql = source_sql(c, s, 0);
@@ -323,6 +343,8 @@ void source_estimate(struct export_ctx *c, const struct source *s, int samples, 
     /* Rows are probed evenly over the table's rowids (ids of API calls and NVTX ranges need
      * not start at 1); with no more rows than samples, every row is read and the estimate is
      * exact. */
+    *bytes = *events = 0;
+    if (!db_has_table(c->db, s->table)) return;
     char q[160];
     snprintf(q, sizeof q, "SELECT min(rowid) FROM %s", s->table);
     int64_t first = db_int(c->db, q, 0);

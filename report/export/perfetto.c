@@ -182,6 +182,7 @@ uint64_t perfetto_write(struct export_ctx *c, FILE *f, double max_mb, void (*on_
     }
     *events = w.events;
     if (w.sig) sqlite3_finalize(w.sig);
+    if (w.op) sqlite3_finalize(w.op);
     free(w.ends);
     proto_free(&w.pkt), proto_free(&w.ev), proto_free(&w.sub), proto_free(&w.sub2);
     proto_free(&w.names), proto_free(&w.out);

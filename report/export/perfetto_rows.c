@@ -27,14 +27,14 @@ static const char *cut(const struct export_ctx *c, const char *start, const char
     return s;
 }
 
-static const char *const src_what[SRC_COUNT] = {"phase spans",   "iterations",     "NVTX ranges",
-                                                "cuDNN calls",   "CUDA API calls", "tensor memory",
-                                                "device memory", "GPU work"};
-static const char *const src_table[SRC_COUNT] = {"phase_spans",     "iterations", "nvtx_ranges",
-                                                 "cudnn_calls",     "cuda_api",   "tensor_memory",
-                                                 "memory_segments", "kernels"};
+static const char *const src_what[SRC_COUNT] = {
+    "phase spans",   "iterations",    "NVTX ranges",       "cuDNN calls", "CUDA API calls",
+    "tensor memory", "device memory", "PyTorch operators", "GPU work"};
+static const char *const src_table[SRC_COUNT] = {
+    "phase_spans",   "iterations",      "nvtx_ranges",     "cudnn_calls", "cuda_api",
+    "tensor_memory", "memory_segments", "torch_operators", "kernels"};
 /* The columns of each row's start and of its duration or end (-1: none). */
-static const int start_col[SRC_COUNT] = {2, 2, 3, 0, 0, 0, 0, 1};
+static const int start_col[SRC_COUNT] = {2, 2, 3, 0, 0, 0, 0, 0, 1};
 
 const char *pf_source_what(int which)
 {
@@ -57,6 +57,7 @@ void pf_source_sql(const struct export_ctx *c, int which, int64_t limit, int ord
                                                  " ORDER BY 1, 2 DESC",
                                                  " ORDER BY 1",
                                                  " ORDER BY 1, 5",
+                                                 " ORDER BY 1, 2 DESC",
                                                  " ORDER BY 2, 3 DESC"};
     const char *o = ordered ? order[which] : "";
     switch (which) {
@@ -99,20 +100,29 @@ void pf_source_sql(const struct export_ctx *c, int which, int64_t limit, int ord
                  " WHERE memory_kind = 3) t WHERE 1%s%s",
                  cut(c, "t.ts", "t.ts", "t.phase", limit), o);
         break;
+    case SRC_OPS:
+        snprintf(sql, n,
+                 "SELECT t.start, t.dur, t.tid, t.name_id, t.iter FROM torch_operators t"
+                 " WHERE 1%s%s",
+                 cut(c, "t.start", "t.start + t.dur", "t.phase", limit), o);
+        break;
     default: {
+        /* A kernel's operator (kernel_rows.op, schema 4): column 11. */
+        int op = db_has_column(c->db, "kernel_rows", "op");
         const char *k = cut(c, "t.start", "t.start + t.dur", "t.phase", limit);
         const char *m = cut(c, "t.start", "t.start + t.dur", "t.phase", limit);
         const char *s = cut(c, "t.start", "t.start + t.dur", "t.phase", limit);
         snprintf(sql, n,
                  "SELECT 0, t.start, t.dur, coalesce(g.device, 0), coalesce(g.stream, 0),"
-                 " g.name_id, t.corr, t.sig, 0, 0, 0 FROM kernels t JOIN launch_sigs g"
-                 " ON g.id = t.sig WHERE 1%s UNION ALL"
+                 " g.name_id, t.corr, t.sig, 0, 0, 0, %s FROM kernels t JOIN launch_sigs g"
+                 " ON g.id = t.sig%s WHERE 1%s UNION ALL"
                  " SELECT 1, t.start, t.dur, coalesce(t.device, 0), coalesce(t.stream, 0), NULL,"
-                 " t.corr, t.copy_kind, t.src_kind, t.dst_kind, t.bytes FROM memcpy t WHERE 1%s"
-                 " UNION ALL"
+                 " t.corr, t.copy_kind, t.src_kind, t.dst_kind, t.bytes, NULL FROM memcpy t"
+                 " WHERE 1%s UNION ALL"
                  " SELECT 2, t.start, t.dur, coalesce(t.device, 0), coalesce(t.stream, 0), NULL,"
-                 " t.corr, t.memory_kind, 0, 0, t.bytes FROM memset t WHERE 1%s%s",
-                 k, m, s, o);
+                 " t.corr, t.memory_kind, 0, 0, t.bytes, NULL FROM memset t WHERE 1%s%s",
+                 op ? "r.op" : "NULL", op ? " JOIN kernel_rows r ON r.rowid = t.rowid" : "", k, m,
+                 s, o);
     }
     }
 }
@@ -129,6 +139,7 @@ void pf_row_span(int which, sqlite3_stmt *st, int64_t *start, int64_t *end)
     case SRC_ITERS:
     case SRC_CUDNN:
     case SRC_API:
+    case SRC_OPS:
     case SRC_GPU:
         *end = *start + I64(st, s + 1);
         break;
@@ -296,6 +307,30 @@ static uint64_t launch_value(struct pf *w, int64_t sig)
     return pf_intern_value(w, KEY_VALUE(sig), text);
 }
 
+/* An operator's name as an annotation value, interned once. */
+static uint64_t op_value(struct pf *w, int64_t id)
+{
+    uint64_t *known = ip_map_get(&w->iids, KEY_OP(id));
+    if (known && *known) return *known;
+    if (!w->op) w->op = db_prepare(w->c->db, "SELECT value FROM strings WHERE id = ?");
+    sqlite3_reset(w->op);
+    sqlite3_bind_int64(w->op, 1, id);
+    char text[256] = "?";
+    if (db_step(w->op) && sqlite3_column_text(w->op, 0))
+        snprintf(text, sizeof text, "%s", (const char *)sqlite3_column_text(w->op, 0));
+    return pf_intern_value(w, KEY_OP(id), text);
+}
+
+/* A PyTorch operator call: on its thread's "operators" track, nested as it ran. */
+static void write_op(struct pf *w, sqlite3_stmt *st)
+{
+    int64_t start = I64(st, 0), tid = I64(st, 2);
+    uint64_t track = pf_thread_child(w, TRACK_OPS(tid), tid, "operators");
+    pf_slice_begin(w, track, pf_intern_string(w, I64(st, 3), "operator", 0), 0);
+    if (I64(st, 4)) pf_annotate_int(w, ANN_ITERATION_ID, I64(st, 4));
+    pf_slice_commit(w, track, start, start + I64(st, 1));
+}
+
 static void write_gpu(struct pf *w, sqlite3_stmt *st)
 {
     int kind = (int)I64(st, 0);
@@ -320,6 +355,7 @@ static void write_gpu(struct pf *w, sqlite3_stmt *st)
     pf_slice_begin(w, track, name, I64(st, 6));
     if (kind == 0) {
         pf_annotate_value(w, ANN_LAUNCH, launch);
+        if (!IS_NULL(st, 11)) pf_annotate_value(w, ANN_OPERATOR, op_value(w, I64(st, 11)));
     } else {
         pf_annotate_int(w, ANN_BYTES, I64(st, 10));
     }
@@ -349,6 +385,9 @@ void pf_write_row(struct pf *w, int which, sqlite3_stmt *st)
         break;
     case SRC_DEVICE_MEMORY:
         write_device_memory(w, st);
+        break;
+    case SRC_OPS:
+        write_op(w, st);
         break;
     default:
         write_gpu(w, st);

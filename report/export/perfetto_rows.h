@@ -15,6 +15,7 @@ enum {
     SRC_API,
     SRC_MEMORY,
     SRC_DEVICE_MEMORY,
+    SRC_OPS,
     SRC_GPU,
     SRC_COUNT
 };

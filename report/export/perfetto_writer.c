@@ -99,7 +99,8 @@ uint64_t pf_intern_string(struct pf *w, int64_t id, const char *fallback, int ke
 /* The annotation's name, interned on first use (fixed iids: ANN_*). */
 static void annotation_name(struct pf *w, int ann)
 {
-    static const char *const names[ANN_COUNT] = {NULL, "iteration id", "launch", "bytes"};
+    static const char *const names[ANN_COUNT] = {NULL, "iteration id", "launch", "bytes",
+                                                 "operator"};
     if (w->annotation_named & 1u << ann) return;
     w->annotation_named |= 1u << ann;
     interned_entry(w, ID_ANNOTATION_NAMES, (uint64_t)ann, names[ann]);

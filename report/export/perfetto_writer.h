@@ -39,7 +39,7 @@ enum {
 /* clang-format on */
 
 /* Debug annotation names (DebugAnnotationName iids, interned on first use). */
-enum { ANN_ITERATION_ID = 1, ANN_LAUNCH, ANN_BYTES, ANN_COUNT };
+enum { ANN_ITERATION_ID = 1, ANN_LAUNCH, ANN_BYTES, ANN_OPERATOR, ANN_COUNT };
 
 /* Track keys: a kind in the high bits, the thread id, stream index or device below. Each track
  * gets the next small uuid when first used (pf_track_of), so that events name it in a byte or
@@ -53,11 +53,13 @@ enum { ANN_ITERATION_ID = 1, ANN_LAUNCH, ANN_BYTES, ANN_COUNT };
 #define TRACK_STREAM(i)  (5ull << 40 | (uint64_t)(i))
 #define TRACK_COUNTER(k) (6ull << 40 | (uint64_t)(k))
 #define TRACK_CUT        7ull
+#define TRACK_OPS(t)     (8ull << 40 | (uint64_t)(t))
 
 /* Interning keys: string ids of the database, our own names, interned annotation values. */
 #define KEY_STRING(id) ((uint64_t)(id) + 1)
 #define KEY_OWN(i)     (1ull << 62 | (uint64_t)(i))
 #define KEY_VALUE(i)   (2ull << 62 | (uint64_t)(i))
+#define KEY_OP(id)     (3ull << 62 | (uint64_t)(id)) /* an operator's name as a value */
 
 /* A slice end not yet written: ends go out in time order, among the begins (perfetto.c). */
 struct pf_end {
@@ -81,6 +83,7 @@ struct pf {
     unsigned annotation_named; /* bit k: annotation name k written */
     int first;
     sqlite3_stmt *sig; /* a launch signature's grid, block, ... by id (perfetto_rows.c) */
+    sqlite3_stmt *op;  /* a string by id: the operator a kernel carries (perfetto_rows.c) */
     int64_t tensor_last[2][2][32]; /* tensor memory's last value + 1, [reserved][type][index] */
 };
 

@@ -382,6 +382,6 @@ void html_charts_bars(FILE *out, struct table **t, int n)
               "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
     chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
               "PyTorch operators by self time (on the calling thread)",
-              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records them)");
+              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records every call)");
     chart_energy(out, t, n);
 }

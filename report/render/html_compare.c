@@ -235,5 +235,5 @@ void html_charts_compare(FILE *out, struct table **t, int n)
                   "no chart: no CUDA kernel in either run (a CPU run, or CUDA activity off)");
     chart_changed(out, t, n, "operators", "self_cpu_ns", "operator", "chart-compare-operators",
                   "PyTorch operators by self CPU time",
-                  "no chart: no operator in either run (INFPROF_OPERATORS=1 records them)");
+                  "no chart: no operator in either run (INFPROF_OPERATORS=1 records every call)");
 }

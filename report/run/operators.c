@@ -8,7 +8,12 @@
  * GPU time per operator: the kernels whose launch carried the operator as its thread's innermost
  * (kernel_rows.op), by the phase of their launch; kernels per call = those kernels / its calls.
  * Memory: the innermost operator of the allocator report that first reached the phase's highest
- * allocated total (tensor_memory.op).
+ * allocated total (tensor_memory.op), among the reports that carry one.
+ * Sampled runs (operators.h): only the operators of the captured iterations are read; each
+ * phase's figures are scaled by its counted iterations over its captured ones, and each
+ * operator's self time per iteration has a 99% error from the spread of its per-iteration self
+ * time over the captured iterations (a sample drawn without replacement: the finite-population
+ * correction makes it 0 where every iteration was captured).
  */
 #include "operators.h"
 #include "run.h"
@@ -81,6 +86,7 @@ static void op_phases_load(sqlite3 *db, struct run_operators *r)
             if (r->phases[k].phase == sqlite3_column_int(st, 0))
                 r->phases[k].iterations = sqlite3_column_int64(st, 1);
     sqlite3_finalize(st);
+    for (int k = 0; k < r->nphases; k++) r->phases[k].err_pct = -1;
     for (int k = 0; k < r->nphases; k++)
         r->phases[k].int8 = r->phases[k].int8_ns > r->phases[k].float_ns;
     op_training_forms(r);
@@ -113,10 +119,14 @@ static void op_gpu_load(sqlite3 *db, struct run_operators *r)
 static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_operators *r)
 {
     if (!db_has_column(db, "tensor_memory", "op")) return;
+    /* Sampled, the reports that carry an operator: those of the captured iterations. */
     sqlite3_stmt *st = db_prepare(
-        db, "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
-            " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ? AND t.allocated = ?"
-            " ORDER BY t.ts LIMIT 1");
+        db, r->sampled ? "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
+                         " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ?"
+                         " AND t.allocated = ? AND t.op IS NOT NULL ORDER BY t.ts LIMIT 1"
+                       : "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
+                         " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ?"
+                         " AND t.allocated = ? ORDER BY t.ts LIMIT 1");
     for (int k = 0; k < r->nphases; k++) {
         const struct phase_info *ph = phase_by_id(p, r->phases[k].phase);
         if (!ph || ph->mem_dev < 0 || ph->peak_alloc <= 0) continue;
@@ -132,46 +142,81 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
     sqlite3_finalize(st);
 }
 
+int operators_every_call(sqlite3 *db)
+{
+    if (!db_has_table(db, "torch_operators") ||
+        !db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0))
+        return 0;
+    char *m = db_meta_text(db, "torch_operators_mode");
+    int all = !m || strcmp(m, "sampled") != 0;
+    free(m);
+    return all;
+}
+
+const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph)
+{
+    if (!r->n) return "";
+    if (!r->sampled) return "every call";
+    if (!ph) return pool_printf("1 iteration in %lld", (long long)r->every);
+    return pool_printf("%lld of %lld iterations", (long long)ph->captured,
+                       (long long)ph->iterations);
+}
+
 void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operators *r)
 {
     memset(r, 0, sizeof *r);
     if (!db_has_table(db, "torch_operators")) return;
     r->present = 1;
-    char sql[640];
-    snprintf(sql, sizeof sql,
-             "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
-             " it AS (SELECT phase, count(*) AS n FROM iterations WHERE %s GROUP BY phase)"
-             " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur),"
-             " sum(o.iter > 0), coalesce(it.n, 0), ph.self"
-             " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
-             " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
-             " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
-             iterations_counted(db));
-    sqlite3_stmt *st = db_prepare(db, sql);
-    size_t cap = 0;
-    while (db_step(st)) {
-        if ((size_t)r->n == cap &&
-            !(r->v = realloc(r->v, (cap = cap ? cap * 2 : 64) * sizeof *r->v)))
-            cli_fail("out of memory");
-        struct op_figure *f = &r->v[r->n++];
-        memset(f, 0, sizeof *f);
-        f->phase = sqlite3_column_int(st, 0);
-        const unsigned char *name = sqlite3_column_text(st, 1);
-        snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
-        f->calls = sqlite3_column_int64(st, 2);
-        f->self_ns = sqlite3_column_int64(st, 3);
-        f->total_ns = sqlite3_column_int64(st, 4);
-        int64_t in_iter = sqlite3_column_int64(st, 5), iters = sqlite3_column_int64(st, 6);
-        f->calls_in_iter = in_iter;
-        f->calls_per_iter = iters > 0 ? (double)in_iter / (double)iters : -1;
-        int64_t phase_self = sqlite3_column_int64(st, 7);
-        f->self_share = phase_self > 0 ? 100.0 * (double)f->self_ns / (double)phase_self : 0;
+    r->sampled = !operators_every_call(db) && db_has_table(db, "torch_operator_windows") &&
+                 db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0);
+    if (r->sampled) {
+        if (!db_meta_int(db, "torch_operators_every", &r->every)) r->every = 0;
+        operators_sampled_rows(db, p, r);
+    } else {
+        char sql[900];
+        snprintf(sql, sizeof sql,
+                 "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
+                 " it AS (SELECT phase, count(*) AS n FROM iterations WHERE %s GROUP BY phase)"
+                 " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur), sum(o.iter > 0),"
+                 " coalesce(it.n, 0), ph.self, sum(CASE WHEN o.iter > 0 THEN o.self END)"
+                 " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+                 " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
+                 " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
+                 iterations_counted(db));
+        sqlite3_stmt *st = db_prepare(db, sql);
+        while (db_step(st)) {
+            struct op_figure *f = operators_add(r);
+            f->phase = sqlite3_column_int(st, 0);
+            const unsigned char *name = sqlite3_column_text(st, 1);
+            snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
+            f->calls = sqlite3_column_int64(st, 2);
+            f->self_ns = sqlite3_column_int64(st, 3);
+            f->total_ns = sqlite3_column_int64(st, 4);
+            int64_t in_iter = sqlite3_column_int64(st, 5), iters = sqlite3_column_int64(st, 6);
+            f->calls_in_iter = in_iter;
+            f->calls_per_iter = iters > 0 ? (double)in_iter / (double)iters : -1;
+            f->self_per_iter = iters > 0 ? (double)sqlite3_column_int64(st, 8) / (double)iters : -1;
+            int64_t phase_self = sqlite3_column_int64(st, 7);
+            f->self_share = phase_self > 0 ? 100.0 * (double)f->self_ns / (double)phase_self : 0;
+        }
+        sqlite3_finalize(st);
+        op_gpu_load(db, r);
     }
-    sqlite3_finalize(st);
-    op_gpu_load(db, r);
     op_phases_load(db, r);
+    if (r->sampled) operators_sampled_finish(db, p, r);
     op_peak_load(db, p, r);
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
+}
+
+struct op_figure *operators_add(struct run_operators *r)
+{
+    if (r->n == r->cap &&
+        !(r->v = realloc(r->v, (size_t)(r->cap = r->cap ? r->cap * 2 : 64) * sizeof *r->v)))
+        cli_fail("out of memory");
+    struct op_figure *f = &r->v[r->n++];
+    memset(f, 0, sizeof *f);
+    f->err_pct = f->self_per_iter = f->calls_per_iter = -1;
+    return f;
 }
 
 void operators_free(struct run_operators *r)

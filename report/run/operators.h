@@ -1,6 +1,10 @@
 /*
- * operators.h: the run's PyTorch operator figures (torch_operators, INFPROF_OPERATORS=1), read
- * once per report by operators.c (run_operators); every output reads them here.
+ * operators.h: the run's PyTorch operator figures (torch_operators), read once per report by
+ * operators.c (run_operators); every output reads them here. Recorded one of two ways (meta
+ * torch_operators_mode): every call ('all', INFPROF_OPERATORS=1, and every database before the
+ * sampled mode), or every call of some whole iterations ('sampled', the default): the figures are
+ * then estimates, each phase's observed ones times its iterations over those it captured, with a
+ * 99% sampling error.
  */
 #ifndef INFPROF_RUN_OPERATORS_H
 #define INFPROF_RUN_OPERATORS_H
@@ -18,11 +22,16 @@ struct op_figure {
     double calls_per_iter;   /* its calls inside iterations / the phase's iterations; < 0 none */
     double self_share;       /* of the phase's operator self time, 0..100 */
     int64_t kernels, gpu_ns; /* kernels launched with it innermost, and their GPU time */
+    double self_per_iter;    /* its self time per iteration, ns; < 0 unknown */
+    double err_pct;          /* sampled: the 99% error of its self time, % of it; < 0 exact */
+    double self_sq;          /* sampled, while loading: sum of its squared per-iteration self */
 };
 /* One phase's operators together. */
 struct op_phase {
     int phase;
     int64_t iterations;        /* the phase's iterations, 0 none */
+    int64_t captured;          /* sampled: of those, the ones whose operators were recorded */
+    double err_pct;            /* sampled: 99% error of its operator self time, %; < 0 exact */
     int64_t calls, self_ns;    /* all its operator calls, and their self time */
     int64_t calls_in_iter;     /* those inside iterations */
     int64_t casts, cast_ns;    /* aten::_to_copy calls (autocast's casts) and their time */
@@ -40,8 +49,10 @@ struct op_phase {
                        * phase's peak as memory.c defines it, "" none */
 };
 struct run_operators {
-    int present; /* the database has the table (schema 4) */
-    int n;
+    int present;   /* the database has the table (schema 4) */
+    int sampled;   /* whole iterations sampled (meta torch_operators_mode 'sampled') */
+    int64_t every; /* sampled: one iteration in this many (INFPROF_OPERATORS_EVERY) */
+    int n, cap; /* cap: of v, while loading */
     struct op_figure *v; /* by phase, then self time, descending */
     int nphases;
     struct op_phase *phases; /* by phase id */
@@ -56,5 +67,19 @@ void operators_load(struct sqlite3 *db, const struct run_phases *p, struct run_o
 void operators_free(struct run_operators *r);
 /* The figures, read on first use and kept with the run model (run.h's lazy part). */
 const struct run_operators *run_operators(struct sqlite3 *db, const struct run_phases *p);
+/* Loading (operators.c, operators_sampled.c): a zeroed figure at the end of r->v; a sampled
+ * run's observed figures over its captured steady iterations; then, with the phases summed, each
+ * phase's captured count, the errors and the scaling to all of its iterations. */
+struct op_figure *operators_add(struct run_operators *r);
+void operators_sampled_rows(struct sqlite3 *db, const struct run_phases *p,
+                            struct run_operators *r);
+void operators_sampled_finish(struct sqlite3 *db, const struct run_phases *p,
+                              struct run_operators *r);
+/* Whether the run recorded every operator call (INFPROF_OPERATORS=1, or a database from before
+ * sampling), so that any one iteration's operators are there: 0 none recorded, or sampled. */
+int operators_every_call(struct sqlite3 *db);
+/* How the run's operators were recorded, in words ("every call", "1 iteration in 4: 25 of
+ * 100"), for notes; "" none recorded. */
+const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph);
 
 #endif

@@ -6,6 +6,7 @@
  * reports, CUDA API calls and kernels. A long run reads no more than its rows.
  */
 #include "tails.h"
+#include "operators.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -684,8 +685,8 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     for (size_t i = 0; i < w.n; i++) (w.v[i].slow ? nslow : ntyp)[w.v[i].tail]++;
     struct krow *v = NULL;
     size_t n;
-    r->operators = db_has_table(db, "torch_operators") &&
-                   db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0) > 0;
+    /* Every call, so that a slow iteration's operators are there (sampled: 1 in N). */
+    r->operators = operators_every_call(db);
     if (r->operators) {
         n = read_keyed(db, "SELECT start, dur, name_id, tid FROM torch_operators WHERE depth = 0",
                        &w, 0, &v);

@@ -122,24 +122,27 @@ static const struct op_phase *ops_of(const struct advice_ctx *c, const struct ph
     return NULL;
 }
 
-/* The finding from the recorded operators alone (a CPU program run with INFPROF_OPERATORS=1). */
-static void train_by_operators(struct advice *a, const char *s, const struct op_phase *o)
+/* The finding from the recorded operators alone (a CPU program); sampled, the counts are
+ * estimates (operators.h). */
+static void train_by_operators(struct advice *a, const char *s, const struct op_phase *o,
+                               int sampled)
 {
+    const char *about = sampled ? "about " : "";
     snprintf(a->finding, sizeof a->finding,
              "%s ran training-mode layers without grad, by its"
              " PyTorch operators:",
              s);
     if (o->dropout_train)
         advice_append(a->finding, sizeof a->finding,
-                      " dropout in its training form (%lld %s that drew a mask: aten::bernoulli_"
-                      " or aten::native_dropout)",
-                      (long long)o->dropout_train,
+                      " dropout in its training form (%s%lld %s that drew a mask:"
+                      " aten::bernoulli_ or aten::native_dropout)",
+                      about, (long long)o->dropout_train,
                       advice_plural(o->dropout_train, "call", "calls"));
     if (o->bn_train)
         advice_append(a->finding, sizeof a->finding,
-                      "%s batch-norm computing batch statistics (%lld"
+                      "%s batch-norm computing batch statistics (%s%lld"
                       " aten::_native_batch_norm_legit %s)",
-                      o->dropout_train ? " and" : "", (long long)o->bn_train,
+                      o->dropout_train ? " and" : "", about, (long long)o->bn_train,
                       advice_plural(o->bn_train, "call", "calls"));
     advice_append(a->finding, sizeof a->finding, ": the model is in train() mode.");
 }
@@ -175,7 +178,7 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
     char s[32], b1[32], b2[32];
     phase_short_label(ph, s, sizeof s);
     if (!gpu && by_ops) {
-        train_by_operators(a, s, ops);
+        train_by_operators(a, s, ops, run_operators(c->db, c->p)->sampled);
         snprintf(a->try_, sizeof a->try_,
                  "call module.eval() before inference (model.eval() in Python,"
                  " torch::nn::Module::eval(), torch::jit::Module::eval())");

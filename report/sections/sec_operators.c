@@ -11,6 +11,12 @@
 
 #include <string.h>
 
+/* No operator: the setting, or a process that never marked an iteration while sampling. */
+#define NO_OPERATOR                                                                                \
+    "no operator recorded (INFPROF_OPERATORS=sampled records those of 1 iteration in 4, where"     \
+    " the process runs iterations: a Python module call, a TorchScript call, a mark;"              \
+    " INFPROF_OPERATORS=1 records every call)"
+
 static const struct phase_info *phase_of(const struct run_phases *p, int id)
 {
     for (int k = 0; k < p->n; k++)
@@ -43,6 +49,8 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     table_col(t, "gpu_ns", gpu ? "Op GPU" : NULL, COL_NS);
     table_col(t, "suspect", r->overflow > 0 ? "Suspect" : NULL, COL_TEXT);
     table_col(t, "memory_peak_operator", "At memory peak", COL_NAME);
+    table_col(t, "recorded", r->sampled ? "Recorded" : NULL, COL_TEXT);
+    table_col(t, "self_error_pct", r->sampled ? "Op CPU ±%" : NULL, COL_PCT);
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
@@ -57,9 +65,21 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
         if (r->gpu) table_set_int(t, 9, ph->kernels), table_set_int(t, 10, ph->gpu_ns);
         if (r->overflow > 0) table_set_text(t, 11, "nested past 64");
         if (ph->peak_op[0]) table_set_text(t, 12, ph->peak_op);
+        table_set_text(t, 13, operators_mode_text(r, ph));
+        if (ph->err_pct >= 0) table_set_num(t, 14, ph->err_pct);
     }
     if (!r->nphases)
-        t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+        t->note = NO_OPERATOR;
+    else if (r->sampled)
+        t->note = pool_printf(
+            "estimated: every operator call of 1 iteration in %lld was recorded (the Recorded"
+            " ones, INFPROF_OPERATORS=sampled), counts and times scaled to all; ±: 99%% sampling"
+            " error of the time per iteration; INFPROF_OPERATORS=1 records every call%s",
+            (long long)r->every,
+            r->overflow > 0 ? pool_printf("; suspect: %lld calls nested deeper than 64 not"
+                                          " recorded",
+                                          (long long)r->overflow)
+                            : "");
     else if (r->overflow > 0)
         t->note =
             pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"
@@ -87,6 +107,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     table_col(t, "total_cpu_ns", "Total CPU", COL_NS);
     table_col(t, "gpu_ns", gpu ? "GPU" : NULL, COL_NS);
     table_col(t, "kernels_per_call", gpu ? "Kernels/call" : NULL, COL_RATIO);
+    table_col(t, "self_per_iteration_ns", "Self/it", COL_NS);
+    table_col(t, "self_error_pct", r->sampled ? "±%" : NULL, COL_PCT);
     int shown = 0, last = -1;
     for (int i = 0; i < r->n; i++) {
         const struct op_figure *f = &r->v[i];
@@ -102,11 +124,17 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         table_set_int(t, 7, f->total_ns);
         if (r->gpu) table_set_int(t, 8, f->gpu_ns);
         if (r->gpu && f->calls) table_set_num(t, 9, (double)f->kernels / (double)f->calls);
+        if (f->self_per_iter >= 0) table_set_num(t, 10, f->self_per_iter);
+        if (f->err_pct >= 0) table_set_num(t, 11, f->err_pct);
     }
     if (!r->present)
         t->note = "no operator table (a database older than schema 4)";
     else if (!r->n)
-        t->note = "no operator recorded (INFPROF_OPERATORS=1 records them)";
+        t->note = NO_OPERATOR;
+    else if (r->sampled)
+        t->note = pool_printf("estimated from the iterations whose every operator call was"
+                              " recorded (1 in %lld); ±: 99%% sampling error of Self/it",
+                              (long long)r->every);
     out[0] = phase_table(p, r);
     out[1] = t;
     return 2;

@@ -86,9 +86,10 @@ class FixtureBasic(Case):
         plain = self.cli("report", "--format", "json", self.db)
         r = self.cli("report", "--format", "json", "--detect", "operators", self.db)
         self.assertEqual((r.rc, r.out), (0, plain.out))
-        self.assertEqual(r.err.decode(), "infprof: --detect operators: this run recorded no"
-                         " PyTorch operators (INFPROF_OPERATORS=1 records them); a phase without"
-                         " marked iterations is searched in its kernels and allocations instead\n")
+        self.assertEqual(r.err.decode(), "infprof: --detect operators: this run did not record"
+                         " every PyTorch operator call (INFPROF_OPERATORS=1 records them; sampled"
+                         " ones are those of live iterations only); a phase without marked"
+                         " iterations is searched in its kernels and allocations instead\n")
         self.assertEqual(plain.err, b"")
 
     def test_report_text_escapes_control_characters(self):

@@ -10,7 +10,7 @@ import subprocess
 import unittest
 
 from export_common import h100_copy
-from harness import Case, main
+from harness import Case, main, prog
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTOC = shutil.which("protoc")  # Debian's protobuf-compiler (scripts/deps.sh)
@@ -166,6 +166,46 @@ class Perfetto(Case):
             tracks = {e["tid"] for e in events if e.get("ph") == "M" and
                       e.get("args", {}).get("name", "").endswith(" iterations")}
             self.assertTrue({e["tid"] for e in got} <= tracks, name)
+
+    def test_operators_in_both_traces(self):
+        # tests/progs/ops_fixture.c: aten::conv2d around aten::cudnn_convolution, kernels in
+        # each and one outside. The JSON trace has the operators on their thread's track,
+        # nested as they ran (as torch.profiler's cpu_op), and each kernel names the operator
+        # it was launched in; the .pftrace has them on the thread's "operators" track and the
+        # kernel's operator as an annotation.
+        db = os.path.join(self.dir, "ops.db")
+        r = self.run_prog([prog("ops_fixture"), "nested", db], preload=False,
+                          INFPROF_OPERATORS="1")
+        self.assertEqual(r.rc, 0, r.err)
+        out = os.path.join(self.dir, "ops.json")
+        self.assertEqual(self.cli("export", db, "-o", out).rc, 0)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        ops = {e["name"]: e for e in events if e.get("cat") == "cpu_op"}
+        self.assertEqual(set(ops), {"aten::conv2d", "aten::cudnn_convolution"})
+        outer, inner = ops["aten::conv2d"], ops["aten::cudnn_convolution"]
+        self.assertEqual(outer["tid"], inner["tid"])
+        self.assertLessEqual(outer["ts"], inner["ts"])
+        self.assertGreaterEqual(outer["ts"] + outer["dur"], inner["ts"] + inner["dur"])
+        self.assertEqual((outer["args"]["depth"], inner["args"]["depth"]), (0, 1))
+        kernels = {e["name"]: e["args"].get("operator") for e in events
+                   if e.get("cat") == "kernel"}
+        self.assertEqual(kernels, {"outer": "aten::conv2d", "inner": "aten::cudnn_convolution",
+                                   "after": "aten::conv2d", "none": None})
+        if not PROTOC:
+            return
+        pf = os.path.join(self.dir, "ops.pftrace")
+        self.assertEqual(self.cli("export", db, "-o", pf).rc, 0)
+        text = decode(pf)
+        evs, names = self.events_by_track(text)
+        track = [u for u, n in names.items() if n == "operators"]
+        self.assertEqual(len(track), 1, names)
+        kinds = [k for _, k, _ in evs[track[0]]]
+        self.assertEqual(kinds, ["TYPE_SLICE_BEGIN", "TYPE_SLICE_BEGIN", "TYPE_SLICE_END",
+                                 "TYPE_SLICE_END"])
+        values = set(re.findall(r"str: \"(aten::[a-z_0-9]+)\"", text))
+        self.assertEqual(values, {"aten::conv2d", "aten::cudnn_convolution"})
+        self.assertIn('name: "operator"', text)
 
     def test_trivial_api_calls_left_out_and_counted(self):
         # The real ResNet-50 TorchScript run held 909,469 CUDA API calls for 56,523 kernels,

@@ -12,8 +12,8 @@ torch.profiler (1.13's kineto) loses one or two zero-length calls of a thousand
 (aten::resolve_conj: 118 or 119 of the 120 two per addmm make): for those, its count may be lower
 by at most 5%, never higher, and infprof's count is the program's own. Self time is compared
 within 10% plus 1% of the window (one stall, see below). quantized::linear_dynamic only in the
-int8 phase, aten::addmm/aten::linear only in the fp32 one. Off by default: no rows without the
-variable."""
+int8 phase, aten::addmm/aten::linear only in the fp32 one. By default whole iterations are
+sampled, and INFPROF_OPERATORS=0 records none."""
 import json
 import os
 import unittest
@@ -164,11 +164,18 @@ class Operators(TorchCase):
             self.assertAlmostEqual(ph[label]["casts_per_iteration"], got[label][3] / iters)
             self.assertEqual(ph[label]["precision"], "float")
 
-    def test_off_by_default(self):
+    def test_sampled_by_default(self):
+        # By default only whole iterations' operators, 1 in 4 (test_operators_sampled.py), and
+        # none of the program's own between its marks outside those; INFPROF_OPERATORS=0: none.
         r = self.run_program()
         db = r.db()
-        self.assertNotIn("operators", self.meta(db, "torch_api") or "")
-        self.assertEqual(self.query(db, "SELECT count(*) FROM torch_operators")[0][0], 0)
+        self.assertEqual(self.meta(db, "torch_operators_mode"), "sampled")
+        self.assertEqual(self.query(db, "SELECT count(*) FROM torch_operators WHERE iter NOT IN"
+                                        " (SELECT iter FROM torch_operator_windows)")[0][0], 0)
+        os.remove(db)
+        r = self.run_program(INFPROF_OPERATORS="0")
+        self.assertNotIn("operators", self.meta(r.db(), "torch_api") or "")
+        self.assertEqual(self.query(r.db(), "SELECT count(*) FROM torch_operators")[0][0], 0)
 
 
 if __name__ == "__main__":

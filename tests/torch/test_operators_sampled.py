@@ -1,0 +1,117 @@
+"""Operators sampled by iteration (INFPROF_OPERATORS=sampled, the default; collectors/
+torch_ops.c, report/run/operators.c) on tests/progs/sampled_ops.py, an unmarked Python loop whose
+forward calls torch.mul a random number of times (0 to 8) per iteration:
+- by default about one iteration in 4 has its operators recorded, the second always, and no
+  operator outside those; fixed operators' counts are the program's exactly (L Linear layers: L
+  aten::addmm a forward), the varying one's within twice the stated 95% error;
+- the estimator against exact capture on the same data: a run that records every iteration,
+  cut down to a random quarter of its iterations (their windows and operators), must give each
+  operator's self time per iteration within the stated error of the whole run's, for at least
+  90% of the operators over several draws (the error is a 99% interval: skewed times made a
+  95% one hold 85%);
+- INFPROF_OPERATORS=0 records none; =1 every call, and says so."""
+import json
+import os
+import random
+import shutil
+import sqlite3
+import unittest
+
+from harness import TORCH_PYTHON, main
+from torchlib import TorchCase
+
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "sampled_ops.py")
+ITERS = 400
+
+
+class SampledOperators(TorchCase):
+    def run_program(self, **extra):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([TORCH_PYTHON, PROG, str(ITERS)], timeout=300, **extra)
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        return r, json.loads(r.out)
+
+    def ops(self, db):
+        return {o["operator"]: o for o in self.report_json(db)["operators"]}
+
+    def test_default_samples_whole_iterations(self):
+        r, own = self.run_program()
+        db = r.db()
+        self.assertEqual(self.meta(db, "torch_operators_mode"), "sampled")
+        self.assertEqual(self.meta(db, "torch_operators_every"), 4)
+        iters = [i for (i,) in self.query(db, "SELECT id FROM iterations ORDER BY start")]
+        self.assertEqual(len(iters), ITERS)
+        captured = [i for (i,) in self.query(db, "SELECT iter FROM torch_operator_windows")]
+        # About a quarter (gaps of 1 to 7, a mean of 4): a wide band, never all, never few.
+        self.assertTrue(ITERS / 8 <= len(captured) <= ITERS / 2.5, len(captured))
+        self.assertIn(iters[1], captured)  # the phase's second iteration, always
+        self.assertNotIn(iters[0], captured)
+        # Every operator row belongs to a captured iteration.
+        self.assertEqual(self.query(db, "SELECT count(*) FROM torch_operators WHERE iter NOT IN"
+                                        " (SELECT iter FROM torch_operator_windows)")[0][0], 0)
+        ops = self.ops(db)
+        L = own["linear_layers"]
+        self.assertEqual(ops["aten::addmm"]["calls"], L * ITERS)
+        self.assertEqual(ops["aten::addmm"]["calls_per_iteration"], L)
+        mul = ops["aten::mul"]
+        self.assertGreater(mul["self_error_pct"], 0)
+        self.assertLessEqual(abs(mul["calls"] - own["mul_calls"]) / own["mul_calls"],
+                             mul["self_error_pct"] / 100, (mul, own))
+        ph = self.report_json(db)["operator_phases"][0]
+        # The steady ones of those captured (a warm-up iteration is left out of every figure).
+        steady = int(ph["recorded"].split(" of ")[0])
+        self.assertEqual(ph["recorded"], f"{steady} of {ITERS} iterations")
+        self.assertTrue(len(captured) - 3 <= steady <= len(captured), (steady, len(captured)))
+        # The operators' own time per iteration fits inside the program's forward.
+        per_it = sum(o["self_per_iteration_ns"] for o in ops.values())
+        self.assertLess(per_it, own["forward_mean_ns"] * 1.5)
+        text = self.cli("report", db).out.decode()
+        self.assertIn("estimated: every operator call of 1 iteration in 4 was recorded", text)
+
+    def test_estimate_within_its_error_of_exact_capture(self):
+        r, _ = self.run_program(INFPROF_OPERATORS_EVERY="1")
+        full = r.db()
+        exact = {k: o["self_per_iteration_ns"] for k, o in self.ops(full).items()}
+        # Every iteration but the first captured: the finite-population correction leaves
+        # almost no sampling error.
+        self.assertLess(self.report_json(full)["operator_phases"][0]["self_error_pct"], 1)
+        rng = random.Random(11)
+        inside = total = 0
+        for draw in range(10):
+            cut = os.path.join(self.dir, f"cut{draw}.db")
+            shutil.copy(full, cut)
+            con = sqlite3.connect(cut)
+            wins = [w for (w,) in con.execute("SELECT iter FROM torch_operator_windows")]
+            drop = [w for w in wins if rng.random() >= 0.25]
+            con.executemany("DELETE FROM torch_operator_windows WHERE iter = ?",
+                            [(w,) for w in drop])
+            con.commit()
+            con.close()
+            for name, o in self.ops(cut).items():
+                if name not in exact or exact[name] < 1000:
+                    continue  # below a microsecond an iteration: the clock's own grain
+                total += 1
+                off = abs(o["self_per_iteration_ns"] - exact[name]) / exact[name] * 100
+                inside += off <= o["self_error_pct"]
+        self.assertGreater(total, 20)
+        self.assertGreaterEqual(inside / total, 0.9, f"{inside} of {total} within the error")
+
+    def test_off_and_every_call(self):
+        r, _ = self.run_program(INFPROF_OPERATORS="0")
+        self.assertEqual(self.query(r.db(), "SELECT count(*) FROM torch_operators")[0][0], 0)
+        self.assertEqual(self.report_json(r.db())["operators"], [])
+        os.remove(r.db())
+        r, own = self.run_program(INFPROF_OPERATORS="1")
+        db = r.db()
+        self.assertEqual(self.meta(db, "torch_operators_mode"), "all")
+        ops = self.ops(db)
+        self.assertEqual(ops["aten::mul"]["calls"], own["mul_calls"])
+        self.assertIsNone(ops["aten::mul"]["self_error_pct"])
+        self.assertEqual(self.report_json(db)["operator_phases"][0]["recorded"], "every call")
+
+
+if __name__ == "__main__":
+    main()
