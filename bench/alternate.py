@@ -28,5 +28,5 @@ def report(what, got, per=None):
     for name, v in got.items():
         med = statistics.median(v)
         extra = f", {(med - base) / per:.0f} ns a call" if per else ""
-        print(f"{what}: {name:15s} median {med / 1000:.1f} us ({(med / base - 1) * 100:+.1f}%"
+        print(f"{what}: {name:17s} median {med / 1000:.1f} us ({(med / base - 1) * 100:+.1f}%"
               f"{extra})  runs: {', '.join(f'{x / 1000:.1f}' for x in v)}")

@@ -159,6 +159,8 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
                                 const struct ip_ev_torch_op_window *e);
 void ip_torch_ops_finish(struct ip_store *s);
+/* In a forked child: a capture another thread of the parent had open ends at the next edge. */
+void ip_torch_ops_atfork_child(void);
 
 /* ---- torch_settings.c: at::Context settings (cudnn.benchmark, TF32, matmul precision) ---- */
 

@@ -149,9 +149,24 @@ static uint32_t op_gap(void)
     return op_every <= 1 ? 1 : 1 + (uint32_t)(x % (2 * op_every - 1));
 }
 
+/* A capture a forked child inherited from another thread of its parent (gone in the child):
+ * ended at the child's next iteration edge, not in the fork handler (libtorch's callback mutex
+ * may have been held by a thread that is gone). */
+#define WIN_STALE UINT32_MAX
+
+void ip_torch_ops_atfork_child(void)
+{
+    uint32_t w = atomic_load(&win_iter);
+    if (w && w != ip_self.iter) atomic_store(&win_iter, WIN_STALE);
+}
+
 /* An outermost iteration begins or ends on this thread (iteration.h's observer). */
 static void op_edge(uint32_t id, int begin)
 {
+    uint32_t stale = WIN_STALE;
+    if (atomic_load_explicit(&win_iter, memory_order_relaxed) == WIN_STALE &&
+        atomic_compare_exchange_strong(&win_iter, &stale, 0))
+        cb_disable(cb_handle);
     if (!begin) {
         uint32_t mine = id;
         if (atomic_load_explicit(&win_iter, memory_order_relaxed) != id) return;
