@@ -50,10 +50,13 @@ struct multi_data {
     size_t niters, itercap;
     struct multi_mem *mem;
     size_t nmem, memcap;
+    int64_t mem_width; /* > 0: the widest interval a process's readings were merged into, ns */
     struct multi_dev *devs;
     int ndevs, devcap;
 };
 
+/* Readings kept per process and device for the combined memory (bounded: about 4 M in all). */
+int64_t multi_mem_points(const struct multi_data *d);
 /* Read what the combined sections need from run `proc`'s open database. */
 void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc);
 /* The combined sections (data and text tables) appended to t; returns how many (at most 8). */

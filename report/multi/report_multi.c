@@ -116,20 +116,20 @@ static void check_distinct(char **paths, int n)
 }
 
 /* Two processes with one label (the same pid on hosts of one name) are told apart by file; two
- * copies of one run (same pid, host and start) would count it twice. */
-static void unique_labels(struct multi_data *d)
+ * copies of one run (same pid, host and start) would count it twice. Run i against the runs
+ * read before it, as it is read (its rows may be merged at once). */
+static void unique_label(struct multi_data *d, int i)
 {
-    for (int i = 0; i < d->n; i++)
-        for (int j = 0; j < i; j++)
-            if (!strcmp(d->runs[i].label, d->runs[j].label)) {
-                if (d->runs[i].start_unix == d->runs[j].start_unix)
-                    cli_fail("%s and %s hold the same run (%s, same start): give each process"
-                             " once",
-                             d->runs[j].path, d->runs[i].path, d->runs[i].label);
-                d->runs[i].label =
-                    pool_printf("%s [%s]", d->runs[i].label, pool_escaped(d->runs[i].path, 40));
-                break;
-            }
+    for (int j = 0; j < i; j++)
+        if (!strcmp(d->runs[i].label, d->runs[j].label)) {
+            if (d->runs[i].start_unix == d->runs[j].start_unix)
+                cli_fail("%s and %s hold the same run (%s, same start): give each process"
+                         " once",
+                         d->runs[j].path, d->runs[i].path, d->runs[i].label);
+            d->runs[i].label =
+                pool_printf("%s [%s]", d->runs[i].label, pool_escaped(d->runs[i].path, 40));
+            break;
+        }
 }
 
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro)
@@ -147,7 +147,15 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     /* --phase: every process's kernels by phase, cut to the phase once all are read (it may be
      * a phase of some processes only). */
     struct report_opts po = *o;
-    int lean = !o->each && ro->format != OUT_JSON && ro->format != OUT_CSV;
+    /* Without --each, no table of one process is shown: text, Markdown and HTML keep only its
+     * kernels (for the combined ones); JSON and CSV fold its rows into the sections of all
+     * processes at once. So a thousand processes take a thousand run models (their iteration
+     * arrays dropped), not a thousand reports. --phase cuts every process's kernels once all
+     * are read: it keeps them. */
+    int lean = !o->each && !o->phase;
+    struct table **data = calloc(REPORT_TABLES, sizeof *data);
+    int ndata = 0;
+    if (!data) cli_fail("out of memory");
     if (o->phase) po.phase = NULL, po.by_phase = 1;
     for (int i = 0; i < n; i++) {
         struct multi_run *r = &d.runs[i];
@@ -157,6 +165,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         r->path = paths[i];
         r->label = label_of(db);
         db_meta_int(db, "start_unix_ns", &r->start_unix);
+        unique_label(&d, i);
         phases_load(db, &r->phases);
         if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
         nper[i] = report_build(db, &r->phases, &po, per[i], REPORT_TABLES);
@@ -176,10 +185,11 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         multi_gather(db, &r->phases, &d, i);
         multi_process_facts(db, r);
         db_close(db);
-        /* Text, Markdown and HTML without --each show no table of one process: only its
-         * kernels (for the combined ones) are kept, so a thousand processes take a thousand
-         * run models, not a thousand reports. JSON and CSV hold every process's rows. */
         if (lean) {
+            if (ro->format == OUT_JSON || ro->format == OUT_CSV)
+                for (int k = 0; k < nper[i]; k++)
+                    if (per[i][k]->key && ndata < REPORT_TABLES)
+                        merge_rows(data, &ndata, per[i][k], r);
             for (int k = 0; k < nper[i]; k++)
                 if (per[i][k] != r->kernels) table_free(per[i][k]);
             nper[i] = 0;
@@ -187,14 +197,13 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
             run_lazy_drop(&r->phases);
         }
     }
-    unique_labels(&d);
     multi_process_roles(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;
 
-    int cap = REPORT_TABLES + 8, nt = 0, ndata = 0;
+    int cap = REPORT_TABLES + 8, nt = 0;
     for (int i = 0; i < n; i++) cap += nper[i];
-    struct table **t = calloc((size_t)cap, sizeof *t), **data = calloc(REPORT_TABLES, sizeof *data);
-    if (!t || !data) cli_fail("out of memory");
+    struct table **t = calloc((size_t)cap, sizeof *t);
+    if (!t) cli_fail("out of memory");
     /* Data: each section once, rows of every process. */
     for (int i = 0; i < n; i++)
         for (int k = 0; k < nper[i]; k++)

@@ -45,6 +45,7 @@ struct iter {
     int source;    /* iterations.source: 5 a Python module call, 0 detected */
     int series;    /* its series (run_series index), -1 none */
     int64_t gap;   /* host time to its thread's next iteration of its series, -1 none */
+    int captured;  /* its every operator call was recorded (sampled operators) */
 };
 
 struct iters {
@@ -163,6 +164,32 @@ const char *iterations_counted(sqlite3 *db)
                : "1";
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The iterations whose every operator call was recorded (INFPROF_OPERATORS=sampled): the
+ * operator callback made them slower (+45% on a tiny-op CPU model, a few % on real ones), so
+ * their latencies are kept out of every latency figure where enough others remain
+ * (group_warmup). */
+static void mark_captured(sqlite3 *db, struct iters *it)
+{
+    if (!db_has_table(db, "torch_operator_windows")) return;
+    size_t n = (size_t)db_int(db, "SELECT count(*) FROM torch_operator_windows", 0), m = 0;
+    if (!n) return;
+    int64_t *w = malloc(n * sizeof *w);
+    if (!w) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
+    while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    qsort(w, m, sizeof *w, cmp_i64);
+    for (size_t k = 0; k < it->n; k++)
+        it->v[k].captured = it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, cmp_i64);
+    free(w);
+}
+
 static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
@@ -208,6 +235,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     sqlite3_finalize(st);
     qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
     drop_nested(it);
+    mark_captured(db, it);
     if (!have_end && it->n) have_end = v2 ? gpu_from_ids(db, it) : gpu_from_api(db, it);
     *gpu_known = have_end;
 }
@@ -376,6 +404,40 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
     free(g);
 }
 
+/* A series' warm-up and its captured iterations (gw: 1 warm-up, 2 captured in the steady state:
+ * set apart from the latency figures, counted as neither), members m[0..n) in time order with
+ * latencies lat. Warm-up is judged on the others' latencies (the second iteration of a phase is
+ * always captured, and would read as warm-up); a captured one inside the warm-up is warm-up.
+ * Fewer than 4 others (INFPROF_OPERATORS_EVERY=1, a short series): the captured ones count as
+ * any. Returns the warm-up count. */
+static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw)
+{
+    memset(gw, 0, n);
+    size_t others = 0;
+    for (size_t k = 0; k < n; k++) others += !m[k]->captured;
+    if (others < 4 || others == n) {
+        size_t w = iterations_warmup(lat, n);
+        memset(gw, 1, w);
+        return w;
+    }
+    int64_t *ol = malloc(others * sizeof *ol);
+    if (!ol) cli_fail("out of memory");
+    size_t j = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!m[k]->captured) ol[j++] = lat[k];
+    size_t w = iterations_warmup(ol, others), seen = 0, warm = 0;
+    free(ol);
+    for (size_t k = 0; k < n; k++) {
+        if (seen < w) {
+            gw[k] = 1, warm++;
+            seen += !m[k]->captured;
+        } else {
+            gw[k] = m[k]->captured ? 2 : 0;
+        }
+    }
+    return warm;
+}
+
 /* The phase's series (one per distinct mark name, in order of first appearance), each with its
  * own warm-up: a second model slower than the first is a series, never the first's warm-up. */
 /* A model called at several batch sizes under one name (Python module calls, one NVTX name):
@@ -452,9 +514,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
                 gh[m] = host[k];
                 at[m++] = k;
             }
-        size_t w = iterations_warmup(gl, m);
-        memset(gw, 0, m);
-        for (size_t k = 0; k < w; k++) gw[k] = 1, warm[at[k]] = 1;
+        size_t w = group_warmup(gm, gl, m, gw);
+        for (size_t k = 0; k < m; k++) warm[at[k]] = gw[k];
         if (p->series.n >= REPORT_MAX_SERIES) {
             p->series.left_out += (int64_t)m;
             continue;
@@ -474,7 +535,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         se->batch = m ? gm[0]->batch : -1;
         for (size_t k = 0; k < m; k++) {
             if (gm[k]->batch != se->batch) se->batch = -1;
-            if (gw[k]) se->warmup_ns += gl[k];
+            if (gw[k] == 1) se->warmup_ns += gl[k];
+            se->captured_apart += gw[k] == 2;
         }
         if (batches[g] >= 0) se->batch = batches[g]; /* a short last batch joined it */
         se->start = m ? gm[0]->start : 0;
@@ -485,8 +547,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         se->its = malloc((m ? m : 1) * sizeof *se->its);
         if (!se->its) cli_fail("out of memory");
         for (size_t k = 0; k < m; k++)
-            se->its[k] =
-                (struct series_iter){gm[k]->id, gm[k]->start, gm[k]->start + gl[k], !gw[k]};
+            se->its[k] = (struct series_iter){gm[k]->id, gm[k]->start, gm[k]->start + gl[k], !gw[k],
+                                              gw[k] == 2};
         se->nits = m;
     }
     free(gm);
@@ -689,14 +751,15 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         memcpy(all, lat, n * sizeof *lat);
         ph->lat_all_p50 = run_p50(all, n);
         free(all);
-        size_t w = 0;
-        for (size_t k = 0; k < n; k++) w += warm[k] != 0;
+        size_t w = 0, apart = 0; /* warm-up; and captured ones set apart (group_warmup) */
+        for (size_t k = 0; k < n; k++) w += warm[k] == 1, apart += warm[k] == 2;
         ph->iterations = (int64_t)n;
         ph->warmup = (int64_t)w;
+        ph->captured_apart = (int64_t)apart;
         for (size_t k = 0; k < n; k++) ph->module_iterations += mine[k]->source == 5;
         for (size_t k = 0; k < n; k++)
-            if (warm[k]) ph->warmup_ns += lat[k];
-        size_t s = n - w;
+            if (warm[k] == 1) ph->warmup_ns += lat[k];
+        size_t s = n - w - apart;
         ph->steady = malloc((s ? s : 1) * sizeof *ph->steady);
         ph->steady_start = malloc((s ? s : 1) * sizeof *ph->steady_start);
         ph->steady_batch = malloc((s ? s : 1) * sizeof *ph->steady_batch);
@@ -722,7 +785,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                                                       i,
                                                       mine[k]->series,
                                                       mine[k]->source,
-                                                      !warm[k]};
+                                                      !warm[k],
+                                                      warm[k] == 2};
         /* One series per phase: a shift between series is the program's doing, not a shift. */
         if (ph->nseries <= 1 &&
             !iterations_level_shift(ph->steady, ph->nsteady, &ph->shift_before, &ph->shift_after))
@@ -730,9 +794,9 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         if (w) {
             /* The window of the warm-up iterations, and their extra kernels. */
             size_t first = 0, last = 0;
-            while (!warm[first]) first++;
+            while (warm[first] != 1) first++;
             for (size_t k = 0; k < n; k++)
-                if (warm[k]) last = k;
+                if (warm[k] == 1) last = k;
             int64_t a = mine[first]->start, b = mine[last]->start + lat[last], extra = -1;
             int64_t steady_k = 0;
             if (mine[0]->kernels >= 0 && s) {
@@ -743,7 +807,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                 steady_k = run_median(kc, s);
                 free(kc);
                 for (size_t k = 0; k < n; k++)
-                    if (warm[k]) sum += mine[k]->kernels;
+                    if (warm[k] == 1) sum += mine[k]->kernels;
                 extra = sum / (int64_t)w - steady_k;
             }
             warmup_cause(db, ph, a, b, extra, steady_k, ph->warmup_cause, sizeof ph->warmup_cause);

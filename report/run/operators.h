@@ -24,7 +24,6 @@ struct op_figure {
     int64_t kernels, gpu_ns; /* kernels launched with it innermost, and their GPU time */
     double self_per_iter;    /* its self time per iteration, ns; < 0 unknown */
     double err_pct;          /* sampled: the 99% error of its self time, % of it; < 0 exact */
-    double self_sq;          /* sampled, while loading: sum of its squared per-iteration self */
 };
 /* One phase's operators together. */
 struct op_phase {
@@ -49,10 +48,10 @@ struct op_phase {
                        * phase's peak as memory.c defines it, "" none */
 };
 struct run_operators {
-    int present;   /* the database has the table (schema 4) */
-    int sampled;   /* whole iterations sampled (meta torch_operators_mode 'sampled') */
-    int64_t every; /* sampled: one iteration in this many (INFPROF_OPERATORS_EVERY) */
-    int n, cap; /* cap: of v, while loading */
+    int present;         /* the database has the table (schema 4) */
+    int sampled;         /* whole iterations sampled (meta torch_operators_mode 'sampled') */
+    int64_t every;       /* sampled: one iteration in this many (INFPROF_OPERATORS_EVERY) */
+    int n, cap;          /* cap: of v, while loading */
     struct op_figure *v; /* by phase, then self time, descending */
     int nphases;
     struct op_phase *phases; /* by phase id */

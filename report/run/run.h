@@ -78,6 +78,8 @@ struct phase_info {
     int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
     int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
     int64_t module_iterations; /* of its iterations, Python module calls (source 5) */
+    int64_t captured_apart;    /* steady ones whose operators were all recorded (sampled
+                                * operators): slower for it, set apart from the latencies */
     /* The steady iterations shift level mid-run (iterations.c): their median before and after
      * the shift, 0 when they do not. A ratio against such a phase is no verdict. */
     int64_t shift_before, shift_after;
@@ -93,7 +95,8 @@ struct interval {
 
 struct series_iter {
     int64_t id, start, end; /* iterations.id; its window, start to GPU completion (ns) */
-    int steady;
+    int steady;             /* steady, its latency counted */
+    int captured; /* steady, its operators recorded: in the loop's rate, not its latencies */
 };
 
 struct series_info {
@@ -102,6 +105,7 @@ struct series_info {
                        (settings.c), "" none */
     int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
+    int64_t captured_apart; /* steady, set apart from the latencies (phase_info's) */
     int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     size_t nsteady;
@@ -155,8 +159,9 @@ struct run_iter {
     int64_t batch;                 /* -1 unknown */
     int phase;                     /* index in run_phases.v */
     int series;                    /* index in run_series.v, -1 past the cap */
-    int source; /* iterations.source; 0 detected (the phase's detected_from says from what) */
-    int steady; /* 0: warm-up */
+    int source;   /* iterations.source; 0 detected (the phase's detected_from says from what) */
+    int steady;   /* 0: warm-up, or captured (below) */
+    int captured; /* its operators were all recorded (sampled): set apart from latencies */
 };
 
 /* The run's loss counters (run_phases.lost) and their metadata keys (run_lost_key). */

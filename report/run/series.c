@@ -166,7 +166,7 @@ void series_loop_walls(struct run_phases *p)
         struct series_info *se = &p->series.v[i];
         int64_t first = -1, last = -1, n = 0;
         for (size_t k = 0; k < se->nits; k++) {
-            if (!se->its[k].steady) continue;
+            if (!se->its[k].steady && !se->its[k].captured) continue; /* the loop ran them */
             if (first < 0) first = se->its[k].start;
             if (se->its[k].end > last) last = se->its[k].end;
             n++;
@@ -183,7 +183,7 @@ size_t series_cycles(const struct run_phases *p, const struct series_info *s, in
     size_t n = 0;
     int64_t prev = -1;
     for (size_t k = 0; k < s->nits; k++) {
-        if (!s->its[k].steady) continue;
+        if (!s->its[k].steady && !s->its[k].captured) continue; /* the loop's rhythm */
         int64_t at = s->its[k].start;
         if (prev >= 0 && at > prev && n < s->nsteady) {
             int64_t c = at - prev - others_inside(p, s, prev, at);
@@ -198,7 +198,11 @@ double series_delivered_per_s(const struct series_info *s, int *items)
 {
     *items = s->items > 0;
     if (s->loop_n < 2 || s->loop_wall <= 0) return 0;
-    return (double)(s->items > 0 ? s->items : s->loop_n) * 1e9 / (double)s->loop_wall;
+    /* Items of the loop's iterations (the captured ones too): the steady ones' mean batch. */
+    double done = s->items > 0 && s->nsteady
+                      ? (double)s->items / (double)s->nsteady * (double)s->loop_n
+                      : (double)s->loop_n;
+    return done * 1e9 / (double)s->loop_wall;
 }
 
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out)

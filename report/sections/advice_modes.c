@@ -177,13 +177,7 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
     }
     char s[32], b1[32], b2[32];
     phase_short_label(ph, s, sizeof s);
-    if (!gpu && by_ops) {
-        train_by_operators(a, s, ops, run_operators(c->db, c->p)->sampled);
-        snprintf(a->try_, sizeof a->try_,
-                 "call module.eval() before inference (model.eval() in Python,"
-                 " torch::nn::Module::eval(), torch::jit::Module::eval())");
-        return;
-    }
+    /* The model's own series names it best (Python); else the operators. */
     if (py && !gpu) {
         snprintf(a->finding, sizeof a->finding,
                  "%s called %.200s in train() mode without grad (%lld %s): its dropout layers"
@@ -194,6 +188,13 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
         advice_ev_text(a, "series", py->name);
         advice_ev_int(a, "train_mode_calls", py->iterations);
         snprintf(a->try_, sizeof a->try_, "call model.eval() before inference");
+        return;
+    }
+    if (!gpu && by_ops) {
+        train_by_operators(a, s, ops, run_operators(c->db, c->p)->sampled);
+        snprintf(a->try_, sizeof a->try_,
+                 "call module.eval() before inference (model.eval() in Python,"
+                 " torch::nn::Module::eval(), torch::jit::Module::eval())");
         return;
     }
     snprintf(a->finding, sizeof a->finding, "%s ran training-mode layers without grad:", s);

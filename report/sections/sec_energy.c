@@ -112,7 +112,7 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
             set_pos(t, 11, f.mj_per_item);
             set_pos(t, 12, f.items_per_j);
             table_set_text(t, 13, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
-            if (f.span.unread_s > 0 || f.iter.unread)
+            if (f.span.unread_s >= 0.001 || f.iter.unread) /* not an edge's microseconds */
                 snprintf(unread + strlen(unread), sizeof unread - strlen(unread),
                          "%s%s on %s: %.3f s outside %s readings%s", unread[0] ? "; " : "", shortl,
                          d->label, f.span.unread_s, d->gpu >= 0 ? "the GPU's" : "the",

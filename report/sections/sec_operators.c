@@ -133,7 +133,8 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         t->note = NO_OPERATOR;
     else if (r->sampled)
         t->note = pool_printf("estimated from the iterations whose every operator call was"
-                              " recorded (1 in %lld); ±: 99%% sampling error of Self/it",
+                              " recorded (1 in %lld); Self/it: per iteration, the highest and"
+                              " lowest 2%% left out; ±: its 99%% sampling error",
                               (long long)r->every);
     out[0] = phase_table(p, r);
     out[1] = t;

@@ -292,7 +292,8 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     table_set_int(t, C_TRANSIENT, ph->transient);
     if (ph->has_iterations) {
         table_set_int(t, C_ITERS, ph->iterations);
-        table_set_int(t, C_STEADY, (int64_t)ph->nsteady);
+        /* Steady iterations, those whose operators were recorded too (their latencies apart). */
+        table_set_int(t, C_STEADY, (int64_t)ph->nsteady + ph->captured_apart);
         table_set_int(t, C_WARM, ph->warmup);
         if (ph->warmup) {
             table_set_int(t, C_WARM_NS, ph->warmup_ns);
@@ -565,6 +566,15 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
                  len ? ". " : "");
     }
     detected_note(p, note, sizeof note);
+    int64_t apart = 0;
+    for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+    if (apart) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len,
+                 "%s%lld steady iterations whose every operator call was recorded (sampled"
+                 " operators: slower for it) are left out of the latencies",
+                 len ? ". " : "", (long long)apart);
+    }
     /* The set-up line: the phases folded away, each with what it holds. */
     for (int i = 0, first = 1; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];

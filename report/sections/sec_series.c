@@ -95,7 +95,7 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         phase_cells(t, &p->v[s->phase], 0, 1);
         table_set_text(t, 2, s->name[0] ? s->name : "(unnamed)");
         if (s->batch > 0) table_set_int(t, 3, s->batch);
-        table_set_int(t, 4, (int64_t)s->nsteady);
+        table_set_int(t, 4, (int64_t)s->nsteady + s->captured_apart); /* as the phase's */
         table_set_int(t, 5, s->warmup);
         table_set_int(t, 6, s->warmup_ns);
         if (s->nsteady && s->lat_mean > 0) table_set_num(t, 7, 1e9 / (double)s->lat_mean);
