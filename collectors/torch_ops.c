@@ -173,7 +173,9 @@ static void op_edge(uint32_t id, int begin)
         cb_disable(cb_handle); /* operators begun from now on: not called */
         uint64_t end = ip_clock_now(), start = atomic_load(&win_start);
         atomic_compare_exchange_strong(&win_iter, &mine, 0);
-        if (!ip_hook_enter()) return;
+        /* Inside a hook of ours already (an NVTX range's pop ends the iteration): its guard
+         * holds, and the ring is free to append to (no event is half written). */
+        int entered = ip_hook_enter();
         struct ip_ring *r;
         struct ip_ev_torch_op_window *e = ip_ring_begin(sizeof *e, &r);
         if (e) {
@@ -184,7 +186,7 @@ static void op_edge(uint32_t id, int begin)
             e->iter = id;
             ip_ring_commit(r, sizeof *e);
         }
-        ip_hook_leave();
+        if (entered) ip_hook_leave();
         return;
     }
     uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;

@@ -55,7 +55,7 @@ struct multi_data {
     int ndevs, devcap;
 };
 
-/* Readings kept per process and device for the combined memory (bounded: about 4 M in all). */
+/* Readings kept per process and device for the combined memory (bounded: about 1 M in all). */
 int64_t multi_mem_points(const struct multi_data *d);
 /* Read what the combined sections need from run `proc`'s open database. */
 void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_data *d, int proc);

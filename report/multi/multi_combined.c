@@ -284,9 +284,13 @@ static int cmp_mem(const void *a, const void *b)
 
 int64_t multi_mem_points(const struct multi_data *d)
 {
-    /* About 4 M readings in all (160 MB), at least 1,000 a device and process. */
-    int64_t k = 4000000 / (d->n > 0 ? d->n : 1) / 2;
-    return k < 1000 ? 1000 : k;
+    /* About 1 M readings in all (40 MB), at least 256 a device and process;
+     * INFPROF_MULTI_MEM_POINTS sets it (docs/report.md: tests, and memory-bound machines). */
+    const char *env = getenv("INFPROF_MULTI_MEM_POINTS");
+    long long set = env ? atoll(env) : 0;
+    if (set > 0) return set;
+    int64_t k = 1000000 / (d->n > 0 ? d->n : 1) / 2;
+    return k < 256 ? 256 : k;
 }
 
 static struct table *combined_memory(struct multi_data *d)

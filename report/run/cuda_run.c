@@ -347,6 +347,14 @@ static void counters_load(sqlite3 *db, struct cuda_run *r)
     r->attribution = db_meta_text(db, "cupti_attribution");
 }
 
+void cuda_run_free(struct cuda_run *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->napi; i++) free(r->api[i].name);
+    free(r->api), free(r->api_by_issued), free(r->memops), free(r->attribution);
+    free(r);
+}
+
 const struct cuda_run *run_cuda(struct sqlite3 *db, const struct run_phases *p)
 {
     if (!p->lazy->cuda) {

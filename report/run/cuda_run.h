@@ -100,5 +100,7 @@ struct cuda_run {
 
 /* The run's CUDA figures, loaded once on first use and kept with the run model (p->lazy). */
 const struct cuda_run *run_cuda(struct sqlite3 *db, const struct run_phases *p);
+/* Frees what run_cuda loaded (run_lazy_drop). */
+void cuda_run_free(struct cuda_run *r);
 
 #endif

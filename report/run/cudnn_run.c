@@ -321,6 +321,15 @@ static void findings_compute(sqlite3 *db, const struct cudnn_run *r, struct cudn
 
 /* ---- the run model's part ----------------------------------------------------------------- */
 
+void cudnn_run_free(struct cudnn_run *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->nfns; i++) free(r->fns[i]);
+    free(r->fns), free(r->v), free(r->by_call), free(r->by_plan), free(r->plans);
+    free(r->precision);
+    free(r);
+}
+
 const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p)
 {
     if (!p->lazy->cudnn) {

@@ -107,5 +107,7 @@ struct cudnn_run {
 
 /* The run's cuDNN figures, loaded once on first use and kept with the run model (p->lazy). */
 const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p);
+/* Frees what run_cudnn loaded (run_lazy_drop). */
+void cudnn_run_free(struct cudnn_run *r);
 
 #endif

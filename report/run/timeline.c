@@ -6,6 +6,9 @@
  * the program kept busy from cpu_samples.
  */
 #include "timeline.h"
+#include "operators.h"
+#include "cuda_run.h"
+#include "cudnn_run.h"
 #include "energy.h"
 #include "tails.h"
 
@@ -201,6 +204,16 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
 
 void run_lazy_drop(struct run_phases *p)
 {
+    /* The largest parts: every cuDNN call, the API functions, the operators, the energy
+     * readings (a thousand processes read for one report kept them all). */
+    cudnn_run_free(p->lazy->cudnn);
+    p->lazy->cudnn = NULL;
+    cuda_run_free(p->lazy->cuda);
+    p->lazy->cuda = NULL;
+    if (p->lazy->operators) operators_free(p->lazy->operators), free(p->lazy->operators);
+    p->lazy->operators = NULL;
+    if (p->lazy->energy) energy_free(p->lazy->energy), free(p->lazy->energy);
+    p->lazy->energy = NULL;
     free(p->lazy->timeline);
     p->lazy->timeline = NULL;
     struct run_tails *t = p->lazy->tails;

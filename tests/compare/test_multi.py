@@ -131,6 +131,26 @@ class MultiOverlap(Runs):
                          [(2, 10 * MIB, 16 * MIB, 8 * MIB)])
 
 
+    def test_memory_readings_merged_past_the_budget(self):
+        # Past INFPROF_MULTI_MEM_POINTS changes a device (about 1 M readings over all the
+        # processes by default, so that a thousand stay bounded), a process's readings are
+        # merged into that many intervals at their highest totals: the peak of the sum is then
+        # an upper bound (here at most the sum of the peaks), the largest process's exact, and
+        # the note says so.
+        first, second = build_overlapping(self.dir, "base", "new")
+        import json
+        out = self.cli("report", "--format", "json", first, second, INFPROF_MULTI_MEM_POINTS="2")
+        self.assertEqual(out.rc, 0, out.err)
+        m, = json.loads(out.out)["combined_memory"]
+        self.assertGreaterEqual(m["peak_allocated_bytes"], 10 * MIB)
+        self.assertLessEqual(m["peak_allocated_bytes"], 16 * MIB)
+        self.assertEqual(m["largest_process_peak_bytes"], 8 * MIB)
+        text = self.cli("report", first, second, INFPROF_MULTI_MEM_POINTS="2").out.decode()
+        self.assertRegex(text, r"the sums\s+are\s+upper\s+bounds\s+within\s+that")
+        exact = self.cli("report", first, second).out.decode()
+        self.assertNotIn("upper bounds", exact)
+
+
 class MultiRenderings(Runs):
     def test_text(self):
         text = self.text_lines("report", "--each", self.base, self.new)

@@ -18,7 +18,7 @@ import sqlite3
 import unittest
 
 from harness import TORCH_PYTHON, main
-from torchlib import TorchCase
+from torchlib import SAMPLE_INFER, TorchCase, need
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "sampled_ops.py")
 ITERS = 400
@@ -98,6 +98,28 @@ class SampledOperators(TorchCase):
                 inside += off <= o["self_error_pct"]
         self.assertGreater(total, 100)
         self.assertGreaterEqual(inside / total, 0.85, f"{inside} of {total} within the error")
+
+    def test_iterations_marked_with_nvtx_ranges(self):
+        # The C++ sample marks each forward with an NVTX range "iteration batch=N": the range's
+        # pop ends the capture from inside our NVTX hook (its window row was once lost there,
+        # and with it every operator of the run).
+        db = os.path.join(self.dir, "s.db")
+        r = self.cli("run", "-o", db, "--", need(SAMPLE_INFER), "--device", "cpu", "--iters",
+                     "12", "--image", "32", "--modes", "no_grad,inference_mode",
+                     "--precisions", "off", timeout=300)
+        self.assertEqual(r.rc, 0, r.err)
+        wins = self.query(db, "SELECT w.iter, i.source FROM torch_operator_windows w"
+                              " JOIN iterations i ON i.id = w.iter")
+        self.assertGreaterEqual(len(wins), 4, wins)
+        self.assertEqual({src for _, src in wins}, {2})  # NVTX ranges
+        for it, _ in wins:
+            self.assertGreater(self.query(db, "SELECT count(*) FROM torch_operators WHERE iter = ?",
+                                          it)[0][0], 100, it)
+        phases = self.report_json(db)["operator_phases"]
+        self.assertEqual(len(phases), 2, phases)
+        for ph in phases:
+            self.assertRegex(ph["recorded"], r"^\d+ of 12 iterations$")
+            self.assertEqual(ph["calls_per_iteration"], phases[0]["calls_per_iteration"])
 
     def test_off_and_every_call(self):
         r, _ = self.run_program(INFPROF_OPERATORS="0")
