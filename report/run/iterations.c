@@ -406,36 +406,47 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
 
 /* A series' warm-up and its captured iterations (gw: 1 warm-up, 2 captured in the steady state:
  * set apart from the latency figures, counted as neither), members m[0..n) in time order with
- * latencies lat. Warm-up is judged on the others' latencies (the second iteration of a phase is
- * always captured, and would read as warm-up); a captured one inside the warm-up is warm-up.
- * Fewer than 4 others (INFPROF_OPERATORS_EVERY=1, a short series): the captured ones count as
- * any. Returns the warm-up count. */
+ * latencies lat. The capture made its iterations slower by a factor the series shows (the
+ * median captured latency over the others'); warm-up is judged on the latencies with the
+ * captured ones divided by it (the second iteration of a phase is always captured: undivided,
+ * a steady one would read as warm-up, and a warm one would be lost among the others). Fewer than
+ * 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series), or captured ones less than
+ * CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the callback's cost lost in
+ * them): the captured ones count as any. Returns the warm-up count. */
+#define CAPTURE_APART 1.05
 static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw)
 {
     memset(gw, 0, n);
-    size_t others = 0;
-    for (size_t k = 0; k < n; k++) others += !m[k]->captured;
-    if (others < 4 || others == n) {
+    size_t taken = 0;
+    for (size_t k = 0; k < n; k++) taken += m[k]->captured != 0;
+    size_t others = n - taken;
+    if (others < 4 || taken < 2) {
         size_t w = iterations_warmup(lat, n);
         memset(gw, 1, w);
         return w;
     }
-    int64_t *ol = malloc(others * sizeof *ol);
-    if (!ol) cli_fail("out of memory");
-    size_t j = 0;
-    for (size_t k = 0; k < n; k++)
-        if (!m[k]->captured) ol[j++] = lat[k];
-    size_t w = iterations_warmup(ol, others), seen = 0, warm = 0;
-    free(ol);
+    int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b) cli_fail("out of memory");
+    size_t na = 0, nb = 0;
     for (size_t k = 0; k < n; k++) {
-        if (seen < w) {
-            gw[k] = 1, warm++;
-            seen += !m[k]->captured;
-        } else {
-            gw[k] = m[k]->captured ? 2 : 0;
-        }
+        if (m[k]->captured)
+            a[na++] = lat[k];
+        else
+            b[nb++] = lat[k];
     }
-    return warm;
+    double fa = (double)run_median(a, na), fb = (double)run_median(b, nb);
+    double f = fb > 0 && fa > fb ? fa / fb : 1;
+    if (f < CAPTURE_APART) { /* no slower than the others, within the noise: as any */
+        free(a), free(b);
+        size_t w = iterations_warmup(lat, n);
+        memset(gw, 1, w);
+        return w;
+    }
+    for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
+    size_t w = iterations_warmup(a, n);
+    free(a), free(b);
+    for (size_t k = 0; k < n; k++) gw[k] = k < w ? 1 : m[k]->captured ? 2 : 0;
+    return w;
 }
 
 /* The phase's series (one per distinct mark name, in order of first appearance), each with its

@@ -36,6 +36,37 @@ class MultiJson(Runs):
         self.assertEqual(list(self.r)[-3:],
                          ["combined_phases", "combined_kernels", "combined_memory"])
 
+    def test_the_documented_sql_over_several_databases(self):
+        # docs/report.md's SQLite query over two ranks' files (ATTACH and a union), run as the
+        # documentation gives it: each rank's iteration count and lower-median host time.
+        import re
+        import shutil
+        import sqlite3
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "report.md"),
+                  encoding="utf-8") as f:
+            doc = f.read()
+        sql = re.search(r"<!-- test: several databases in SQLite -->\n```sql\n(.*?)```", doc,
+                        re.S).group(1)
+        for i, p in enumerate((self.base, self.new)):
+            shutil.copy(p, os.path.join(self.dir, f"rank{i}.db"))
+        con = sqlite3.connect(":memory:")
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            *attach, query = [x for x in sql.split(";") if x.strip()]
+            for a in attach:
+                con.execute(a)
+            got = con.execute(query).fetchall()
+        finally:
+            os.chdir(cwd)
+            con.close()
+        want = []
+        for i, p in enumerate((self.base, self.new)):
+            durs = sorted(d for (d,) in self.query(p, "SELECT dur FROM iterations"))
+            want.append((f"rank{i}", len(durs), durs[(len(durs) - 1) // 2] / 1e6))
+        self.assertEqual(sorted(got), sorted(want))
+        self.assertEqual([r[2] for r in got], sorted((w[2] for w in want), reverse=True))
+
     def test_combined_kernels_exact_medians(self):
         k = {x["name"]: x for x in self.r["combined_kernels"]}
         g = k["gemm_fp32"]

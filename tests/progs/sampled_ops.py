@@ -3,7 +3,8 @@ test_operators_sampled.py). An eager MLP of L Linear+ReLU layers whose forward a
 torch.mul a number of times drawn per iteration (seeded: 0 to 8), so one operator's count varies
 from one iteration to the next as real models' data-dependent paths do. Unmarked: each outermost
 module call is an iteration. Prints one JSON line: the program's own counts (forwards, the
-mul calls in all, the Linear layers a forward) and its mean forward time (perf_counter_ns).
+mul calls in all, the Linear layers a forward), its mean forward time and each forward's
+(perf_counter_ns).
 
 usage: sampled_ops.py ITERATIONS [SEED]"""
 import json
@@ -45,7 +46,7 @@ def main():
             net(x)
             times.append(time.perf_counter_ns() - t0)
     print(json.dumps({"iterations": n, "mul_calls": muls, "linear_layers": L,
-                      "forward_mean_ns": sum(times) / len(times)}))
+                      "forward_mean_ns": sum(times) / len(times), "forward_ns": times}))
 
 
 if __name__ == "__main__":
