@@ -120,8 +120,8 @@ void ip_torch_python_counts(uint64_t *unseen, int64_t *open);
  * struct laid out as at::RecordFunctionCallback (torch_iterations.c says why this layout). */
 #define SYM_ADD_GLOBAL "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE"
 #define SYM_NAME       "_ZNK2at14RecordFunction4nameEv"
-#define SYM_DISABLE    "_ZN2at15disableCallbackEm"
-#define SYM_REENABLE   "_ZN2at16reenableCallbackEm"
+#define SYM_ADD_TL     "_ZN2at22addThreadLocalCallbackENS_22RecordFunctionCallbackE"
+#define SYM_REMOVE     "_ZN2at14removeCallbackEm"
 enum { RF_SCOPE_FUNCTION = 0, RF_SCOPE_TORCHSCRIPT = 2, RF_SCOPE_USER = 7, RF_NUM_SCOPES = 10 };
 struct rf_callback {
     void **(*start)(void **ret, const void *rf);
@@ -159,8 +159,6 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
                                 const struct ip_ev_torch_op_window *e);
 void ip_torch_ops_finish(struct ip_store *s);
-/* In a forked child: a capture another thread of the parent had open ends at the next edge. */
-void ip_torch_ops_atfork_child(void);
 
 /* ---- torch_settings.c: at::Context settings (cudnn.benchmark, TF32, matmul precision) ---- */
 

@@ -10,15 +10,16 @@
  * ip_self.op_rf, so kernels, copies, memsets and cuDNN calls carry it (opname.h). An operator
  * that ends on another thread than it began on (async) is not on that thread's stack: ignored.
  *
- * INFPROF_OPERATORS=sampled (the default) keeps the callback disabled (libtorch's fast path: no
- * RecordFunction at all) but during one outermost iteration in INFPROF_OPERATORS_EVERY, chosen
- * at the iteration's start (profiler/iteration.h's observer) per phase: the second iteration of a
- * phase, then at random gaps of 1 to 2N-1 (a mean of N, never in step with a loop's own period).
- * Such an iteration's operators are all recorded (whole trees: exact self times, counts and
- * kernels), and one torch_operator_windows row says which iteration it was; the report scales
- * per iteration. One capture at a time in the process: an iteration that begins on another thread
- * during one is not captured (its operators inside the window are recorded, not counted as a
- * captured iteration's). INFPROF_OPERATORS=1 records every call.
+ * INFPROF_OPERATORS=sampled (the default) registers no global callback (libtorch keeps its fast
+ * path: no RecordFunction at all) but, for one outermost iteration in INFPROF_OPERATORS_EVERY,
+ * the same callback as a thread-local one of the iteration's thread (at::addThreadLocalCallback
+ * at its start, at::removeCallback at its end; other threads never see it: a global callback
+ * switched on and off once slowed and recorded their iterations too). Iterations are chosen at
+ * their start (profiler/iteration.h's observer) per phase: the second iteration of a phase, then
+ * at random gaps of 1 to 2N-1 (a mean of N, never in step with a loop's own period). Such an
+ * iteration's operators are all recorded (whole trees: exact self times, counts and kernels),
+ * and one torch_operator_windows row says which iteration it was; the report scales per
+ * iteration. INFPROF_OPERATORS=1 records every call.
  *
  * Writer side: one torch_operators row per call, one torch_operator_windows row per capture.
  */
@@ -47,12 +48,15 @@ static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not r
 
 /* The sampled capture (INFPROF_OPERATORS=sampled). */
 #define OP_KEYS 64 /* phases told apart when choosing iterations; others share the last */
-static void (*cb_disable)(uint64_t), (*cb_enable)(uint64_t);
-static uint64_t cb_handle;
+static uint64_t (*cb_add_tl)(struct rf_callback);
+static void (*cb_remove)(uint64_t);
 static uint32_t op_every;
-static _Atomic uint32_t win_iter;   /* the captured iteration, 0 none */
-static _Atomic uint64_t win_start;  /* when its capture began */
 static _Atomic uint64_t op_windows; /* captures begun */
+static __thread struct {
+    uint32_t iter;   /* the thread's captured iteration, 0 none */
+    uint64_t start;  /* when its capture began */
+    uint64_t handle; /* its thread-local callback */
+} cap __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t op_rand = 0x9E3779B97F4A7C15ull;
 static struct {
     _Atomic uint32_t seen, next; /* outermost iterations begun in the phase; the next captured */
@@ -149,30 +153,16 @@ static uint32_t op_gap(void)
     return op_every <= 1 ? 1 : 1 + (uint32_t)(x % (2 * op_every - 1));
 }
 
-/* A capture a forked child inherited from another thread of its parent (gone in the child):
- * ended at the child's next iteration edge, not in the fork handler (libtorch's callback mutex
- * may have been held by a thread that is gone). */
-#define WIN_STALE UINT32_MAX
-
-void ip_torch_ops_atfork_child(void)
-{
-    uint32_t w = atomic_load(&win_iter);
-    if (w && w != ip_self.iter) atomic_store(&win_iter, WIN_STALE);
-}
-
-/* An outermost iteration begins or ends on this thread (iteration.h's observer). */
+/* An outermost iteration begins or ends on this thread (iteration.h's observer). A forked
+ * child keeps its forking thread's capture (its libtorch thread-local callbacks and ours): the
+ * iteration ends there as it would have. */
 static void op_edge(uint32_t id, int begin)
 {
-    uint32_t stale = WIN_STALE;
-    if (atomic_load_explicit(&win_iter, memory_order_relaxed) == WIN_STALE &&
-        atomic_compare_exchange_strong(&win_iter, &stale, 0))
-        cb_disable(cb_handle);
     if (!begin) {
-        uint32_t mine = id;
-        if (atomic_load_explicit(&win_iter, memory_order_relaxed) != id) return;
-        cb_disable(cb_handle); /* operators begun from now on: not called */
-        uint64_t end = ip_clock_now(), start = atomic_load(&win_start);
-        atomic_compare_exchange_strong(&win_iter, &mine, 0);
+        if (cap.iter != id) return;
+        cb_remove(cap.handle); /* operators begun from now on: not called */
+        uint64_t end = ip_clock_now();
+        cap.iter = 0;
         /* Inside a hook of ours already (an NVTX range's pop ends the iteration): its guard
          * holds, and the ring is free to append to (no event is half written). */
         int entered = ip_hook_enter();
@@ -181,7 +171,7 @@ static void op_edge(uint32_t id, int begin)
         if (e) {
             e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_OP_WINDOW), sizeof *e,
                                   ip_self.phase};
-            e->start = start;
+            e->start = cap.start;
             e->end = end;
             e->iter = id;
             ip_ring_commit(r, sizeof *e);
@@ -189,16 +179,18 @@ static void op_edge(uint32_t id, int begin)
         if (entered) ip_hook_leave();
         return;
     }
+    if (cap.iter) return; /* outermost: only after a capture this thread left open (a fork) */
     uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;
     uint32_t seen = atomic_fetch_add_explicit(&op_keys[k].seen, 1, memory_order_relaxed);
     if (seen == 0) atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
     if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) return;
-    uint32_t none = 0;
-    if (!atomic_compare_exchange_strong(&win_iter, &none, id)) return; /* one at a time */
     atomic_store_explicit(&op_keys[k].next, seen + op_gap(), memory_order_relaxed);
-    atomic_store(&win_start, ip_clock_now());
+    struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
+    cb.scopes[RF_SCOPE_FUNCTION] = true;
+    cap.start = ip_clock_now();
+    cap.handle = cb_add_tl(cb);
+    cap.iter = id;
     atomic_fetch_add_explicit(&op_windows, 1, memory_order_relaxed);
-    cb_enable(cb_handle);
 }
 
 void ip_torch_ops_arm(void)
@@ -212,23 +204,21 @@ void ip_torch_ops_arm(void)
         ip_info("operators: at::addGlobalCallback not found, not recorded");
         return;
     }
+    ip_opname_source(op_name);
     if (mode == IP_OPERATORS_SAMPLED) {
-        cb_disable = (void (*)(uint64_t))ip_torch_symbol(SYM_DISABLE);
-        cb_enable = (void (*)(uint64_t))ip_torch_symbol(SYM_REENABLE);
-        if (!cb_disable || !cb_enable) {
-            ip_info("operators: at::disableCallback not found, not sampled (INFPROF_OPERATORS=1"
-                    " records every call)");
+        cb_add_tl = (uint64_t(*)(struct rf_callback))ip_torch_symbol(SYM_ADD_TL);
+        cb_remove = (void (*)(uint64_t))ip_torch_symbol(SYM_REMOVE);
+        if (!cb_add_tl || !cb_remove) {
+            ip_info("operators: at::addThreadLocalCallback not found, not sampled"
+                    " (INFPROF_OPERATORS=1 records every call)");
             return;
         }
         op_every = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY);
-    }
-    ip_opname_source(op_name);
-    struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
-    cb.scopes[RF_SCOPE_FUNCTION] = true;
-    cb_handle = add(cb);
-    if (mode == IP_OPERATORS_SAMPLED) {
-        cb_disable(cb_handle); /* until an iteration is chosen */
         ip_iter_observe(op_edge);
+    } else {
+        struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
+        cb.scopes[RF_SCOPE_FUNCTION] = true;
+        add(cb);
     }
     ip_torch_seen(IP_TORCH_OPERATORS);
 }

@@ -211,3 +211,14 @@ char *db_text_whole(struct sqlite3_stmt *st, int col)
     *o = 0;
     return out;
 }
+
+int db_operators_every_call(struct sqlite3 *db)
+{
+    if (!db_has_table(db, "torch_operators") ||
+        !db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0))
+        return 0;
+    char *m = db_meta_text(db, "torch_operators_mode");
+    int all = !m || strcmp(m, "sampled") != 0;
+    free(m);
+    return all;
+}

@@ -19,6 +19,10 @@ struct sqlite3_stmt *db_prepare(struct sqlite3 *db, const char *sql);
 /* Step: 1 row, 0 done; exit 2 on error. */
 int db_step(struct sqlite3_stmt *st);
 int db_has_table(struct sqlite3 *db, const char *name);
+/* Whether the run recorded every PyTorch operator call (INFPROF_OPERATORS=1, or a database from
+ * before sampling), so that any one iteration's operators are there: 0 when none were recorded,
+ * or whole iterations sampled (meta torch_operators_mode, report/run/operators.h). */
+int db_operators_every_call(struct sqlite3 *db);
 /* A column of a table (databases of older schemas lack some). */
 int db_has_column(struct sqlite3 *db, const char *table, const char *column);
 /* One integer from a query; fallback when it returns no row or NULL. */

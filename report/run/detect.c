@@ -32,7 +32,6 @@
  * few long ones), the loops before it are looked for the same way.
  */
 #include "detect.h"
-#include "operators.h"
 #include "run.h"
 
 #include <sqlite3.h>
@@ -56,7 +55,7 @@ void detect_prefer(int from)
 const char *detect_prefer_missing(struct sqlite3 *db)
 {
     if (prefer != DETECT_OPERATORS) return NULL;
-    if (operators_every_call(db)) return NULL;
+    if (db_operators_every_call(db)) return NULL;
     return "--detect operators: this run did not record every PyTorch operator call"
            " (INFPROF_OPERATORS=1 records them; sampled ones are those of live iterations only);"
            " a phase without marked iterations is searched in its kernels and allocations"
@@ -388,7 +387,7 @@ static int from_kernels(sqlite3 *db, int phase, struct detected *out)
 /* The outermost PyTorch operators of the phase's busiest thread (INFPROF_OPERATORS=1). */
 static int from_operators(sqlite3 *db, int phase, struct detected *out)
 {
-    if (!operators_every_call(db)) return 0; /* sampled: only where iterations were live */
+    if (!db_operators_every_call(db)) return 0; /* sampled: only where iterations were live */
     sqlite3_stmt *st = db_prepare(db, "SELECT tid, count(*) FROM torch_operators WHERE phase = ?"
                                       " AND depth = 0 GROUP BY tid ORDER BY count(*) DESC LIMIT 1");
     sqlite3_bind_int(st, 1, phase);

@@ -142,17 +142,6 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
     sqlite3_finalize(st);
 }
 
-int operators_every_call(sqlite3 *db)
-{
-    if (!db_has_table(db, "torch_operators") ||
-        !db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0))
-        return 0;
-    char *m = db_meta_text(db, "torch_operators_mode");
-    int all = !m || strcmp(m, "sampled") != 0;
-    free(m);
-    return all;
-}
-
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph)
 {
     if (!r->n) return "";
@@ -167,7 +156,7 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
     memset(r, 0, sizeof *r);
     if (!db_has_table(db, "torch_operators")) return;
     r->present = 1;
-    r->sampled = !operators_every_call(db) && db_has_table(db, "torch_operator_windows") &&
+    r->sampled = !db_operators_every_call(db) && db_has_table(db, "torch_operator_windows") &&
                  db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0);
     if (r->sampled) {
         if (!db_meta_int(db, "torch_operators_every", &r->every)) r->every = 0;

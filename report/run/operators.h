@@ -74,9 +74,6 @@ void operators_sampled_rows(struct sqlite3 *db, const struct run_phases *p,
                             struct run_operators *r);
 void operators_sampled_finish(struct sqlite3 *db, const struct run_phases *p,
                               struct run_operators *r);
-/* Whether the run recorded every operator call (INFPROF_OPERATORS=1, or a database from before
- * sampling), so that any one iteration's operators are there: 0 none recorded, or sampled. */
-int operators_every_call(struct sqlite3 *db);
 /* How the run's operators were recorded, in words ("every call", "1 iteration in 4: 25 of
  * 100"), for notes; "" none recorded. */
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph);

@@ -6,7 +6,6 @@
  * reports, CUDA API calls and kernels. A long run reads no more than its rows.
  */
 #include "tails.h"
-#include "operators.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -686,7 +685,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     struct krow *v = NULL;
     size_t n;
     /* Every call, so that a slow iteration's operators are there (sampled: 1 in N). */
-    r->operators = operators_every_call(db);
+    r->operators = db_operators_every_call(db);
     if (r->operators) {
         n = read_keyed(db, "SELECT start, dur, name_id, tid FROM torch_operators WHERE depth = 0",
                        &w, 0, &v);
