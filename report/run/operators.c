@@ -197,17 +197,6 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
 }
 
-struct op_figure *operators_add(struct run_operators *r)
-{
-    if (r->n == r->cap &&
-        !(r->v = realloc(r->v, (size_t)(r->cap = r->cap ? r->cap * 2 : 64) * sizeof *r->v)))
-        cli_fail("out of memory");
-    struct op_figure *f = &r->v[r->n++];
-    memset(f, 0, sizeof *f);
-    f->err_pct = f->self_per_iter = f->calls_per_iter = -1;
-    return f;
-}
-
 void operators_free(struct run_operators *r)
 {
     free(r->v);

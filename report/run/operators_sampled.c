@@ -14,7 +14,7 @@
  * (the winsorized variance), for a sample drawn without replacement from the phase's steady
  * iterations (the finite-population correction: 0 where every one was captured).
  */
-#include "operators.h"
+#include "operators_model.h"
 #include "run.h"
 
 #include <math.h>
@@ -22,6 +22,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A zeroed figure at the end of r->v (operators.c's reader appends with it too). */
+struct op_figure *operators_add(struct run_operators *r)
+{
+    if (r->n == r->cap &&
+        !(r->v = realloc(r->v, (size_t)(r->cap = r->cap ? r->cap * 2 : 64) * sizeof *r->v)))
+        cli_fail("out of memory");
+    struct op_figure *f = &r->v[r->n++];
+    memset(f, 0, sizeof *f);
+    f->err_pct = f->self_per_iter = f->calls_per_iter = -1;
+    return f;
+}
 
 /* The captured steady iterations in id order, each with its phase id. */
 struct cap_iter {
