@@ -52,6 +52,7 @@ static uint64_t (*cb_add_tl)(struct rf_callback);
 static void (*cb_remove)(uint64_t);
 static uint32_t op_every;
 static _Atomic uint64_t op_windows; /* captures begun */
+static _Atomic int op_armed;        /* the callback (or the sampled capture) is in place */
 static __thread struct {
     uint32_t iter;   /* the thread's captured iteration, 0 none */
     uint64_t start;  /* when its capture began */
@@ -220,6 +221,7 @@ void ip_torch_ops_arm(void)
         cb.scopes[RF_SCOPE_FUNCTION] = true;
         add(cb);
     }
+    atomic_store(&op_armed, 1);
     ip_torch_seen(IP_TORCH_OPERATORS);
 }
 
@@ -262,8 +264,9 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
 void ip_torch_ops_finish(struct ip_store *s)
 {
     int mode = (int)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS);
-    if (mode != IP_OPERATORS_OFF) {
-        /* How the operators were recorded: every call, or whole iterations sampled. */
+    if (mode != IP_OPERATORS_OFF && atomic_load(&op_armed)) {
+        /* How the operators were recorded (where libtorch was there to record them): every
+         * call, or whole iterations sampled. */
         ip_store_meta_text(s, "torch_operators_mode", mode == IP_OPERATORS_ALL ? "all" : "sampled");
         if (mode == IP_OPERATORS_SAMPLED) {
             ip_store_meta_int(s, "torch_operators_every", op_every);

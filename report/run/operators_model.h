@@ -21,6 +21,7 @@ struct op_figure {
     double self_share;       /* of the phase's operator self time, 0..100 */
     int64_t kernels, gpu_ns; /* kernels launched with it innermost, and their GPU time */
     double self_per_iter;    /* its self time per iteration, ns; < 0 unknown */
+    double total_per_iter;   /* sampled: its total time per iteration (trimmed), ns; < 0 none */
     double err_pct;          /* sampled: the 99% error of its self time, % of it; < 0 exact */
 };
 /* One phase's operators together. */

@@ -31,7 +31,7 @@ struct op_figure *operators_add(struct run_operators *r)
         cli_fail("out of memory");
     struct op_figure *f = &r->v[r->n++];
     memset(f, 0, sizeof *f);
-    f->err_pct = f->self_per_iter = f->calls_per_iter = -1;
+    f->err_pct = f->self_per_iter = f->total_per_iter = f->calls_per_iter = -1;
     return f;
 }
 
@@ -155,7 +155,7 @@ static int cmp_dbl(const void *a, const void *b)
 static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_pct)
 {
     *err_pct = -1;
-    if (!n) return -1;
+    if (!n) return -1; /* below 5 iterations no error is given: a spread of 4 says little */
     for (size_t i = m; i < n; i++) v[i] = 0;
     qsort(v, n, sizeof *v, cmp_dbl);
     size_t k = n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
@@ -166,7 +166,7 @@ static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_
         double x = i < k ? v[k] : i >= n - k ? v[n - k - 1] : v[i];
         wsum += x, wsq += x * x;
     }
-    if (n >= 2 && mean > 0) {
+    if (n >= 5 && mean > 0) {
         double wmean = wsum / (double)n;
         double var = (wsq - (double)n * wmean * wmean) / (double)(n - 1);
         double fpc = big_n > 1 && big_n >= (int64_t)n
@@ -183,7 +183,7 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
     struct captured c;
     captured_load(db, p, &c);
     size_t cap = 0;
-    double *vals = NULL; /* the current operator's per-iteration self times */
+    double *vals = NULL, *tots = NULL; /* the current operator's per-iteration self, total */
     size_t m = 0;
     sqlite3_stmt *st = db_prepare(
         db, "SELECT o.phase, o.name_id, s.value, o.iter, count(*), sum(o.self), sum(o.dur)"
@@ -201,9 +201,14 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
         if (f && (!more || phase != last_phase || name_id != last_name)) {
             int k = captured_phase(&c, f->phase);
             size_t n = k >= 0 ? (size_t)c.taken[k] : 0;
-            if (n > cap && !(vals = realloc(vals, (cap = n) * sizeof *vals)))
+            if (n > cap && (!(vals = realloc(vals, n * sizeof *vals)) ||
+                            !(tots = realloc(tots, (cap = n) * sizeof *tots))))
                 cli_fail("out of memory");
-            if (k >= 0 && n >= m) f->self_per_iter = trimmed(vals, m, n, c.steady[k], &f->err_pct);
+            if (k >= 0 && n >= m) {
+                double unused;
+                f->self_per_iter = trimmed(vals, m, n, c.steady[k], &f->err_pct);
+                f->total_per_iter = trimmed(tots, m, n, c.steady[k], &unused);
+            }
             m = 0;
             f = NULL;
         }
@@ -216,14 +221,20 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
             last_phase = phase, last_name = name_id;
         }
         int64_t calls = sqlite3_column_int64(st, 4), self = sqlite3_column_int64(st, 5);
+        int64_t total = sqlite3_column_int64(st, 6);
         f->calls += calls, f->calls_in_iter += calls;
-        f->self_ns += self, f->total_ns += sqlite3_column_int64(st, 6);
-        if (m == cap && !(vals = realloc(vals, (cap = cap ? cap * 2 : 64) * sizeof *vals)))
-            cli_fail("out of memory");
+        f->self_ns += self, f->total_ns += total;
+        if (m == cap) {
+            cap = cap ? cap * 2 : 64;
+            if (!(vals = realloc(vals, cap * sizeof *vals)) ||
+                !(tots = realloc(tots, cap * sizeof *tots)))
+                cli_fail("out of memory");
+        }
+        tots[m] = (double)total;
         vals[m++] = (double)self;
     }
     sqlite3_finalize(st);
-    free(vals);
+    free(vals), free(tots);
     if (r->n) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_fig);
     for (int i = 0; i < r->n;) { /* shares of the phase's operator self time */
         int j = i;
@@ -251,7 +262,12 @@ static void phase_scale(struct run_operators *r, struct op_phase *ph)
         if (f->phase != ph->phase) continue;
         if (ph->captured > 0) f->calls_per_iter = (double)f->calls_in_iter / (double)ph->captured;
         f->calls = scaled(f->calls, x), f->calls_in_iter = scaled(f->calls_in_iter, x);
-        f->self_ns = scaled(f->self_ns, x), f->total_ns = scaled(f->total_ns, x);
+        /* Times from the trimmed means, so that a rare preempted call in one captured
+         * iteration (times 4) does not rank an operator first; else scaled. */
+        f->self_ns = f->self_per_iter >= 0 ? llround(f->self_per_iter * (double)ph->iterations)
+                                           : scaled(f->self_ns, x);
+        f->total_ns = f->total_per_iter >= 0 ? llround(f->total_per_iter * (double)ph->iterations)
+                                             : scaled(f->total_ns, x);
         f->kernels = scaled(f->kernels, x), f->gpu_ns = scaled(f->gpu_ns, x);
     }
     ph->calls = scaled(ph->calls, x), ph->calls_in_iter = scaled(ph->calls_in_iter, x);
@@ -297,4 +313,19 @@ void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct ru
     }
     free(vals), free(ph_of), free(one);
     captured_free(&c);
+    /* Ranked and shared by the trimmed times; the phase's sums from them. */
+    if (r->n) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_fig);
+    for (int k = 0; k < r->nphases; k++) {
+        struct op_phase *ph = &r->phases[k];
+        int64_t self = 0, cast = 0;
+        for (int i = 0; i < r->n; i++)
+            if (r->v[i].phase == ph->phase) {
+                self += r->v[i].self_ns;
+                if (!strcmp(r->v[i].name, "aten::_to_copy")) cast += r->v[i].total_ns;
+            }
+        ph->self_ns = self, ph->cast_ns = cast;
+        for (int i = 0; i < r->n; i++)
+            if (r->v[i].phase == ph->phase)
+                r->v[i].self_share = self > 0 ? 100.0 * (double)r->v[i].self_ns / (double)self : 0;
+    }
 }

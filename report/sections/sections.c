@@ -115,6 +115,30 @@ static void warnings_text(const struct runfacts *r, char *out, size_t n)
 #undef WARN
 }
 
+/* How the PyTorch operators were recorded (INFPROF_OPERATORS), in a process with libtorch: every
+ * output names the mode its operator figures come from. "" none (no libtorch, an older run). */
+static void operators_text(const struct runfacts *r, char *out, size_t n)
+{
+    out[0] = 0;
+    const char *mode = runfacts_text(r, "torch_operators_mode");
+    const char *set = runfacts_text(r, "config.INFPROF_OPERATORS");
+    int64_t every = 0, windows = 0;
+    if (mode && !strcmp(mode, "all"))
+        snprintf(out, n, "every call (INFPROF_OPERATORS=1)");
+    else if (mode && !strcmp(mode, "sampled") && runfacts_int(r, "torch_operators_every", &every) &&
+             (!runfacts_int(r, "torch_operator_windows", &windows) || !windows))
+        snprintf(out, n, "sampled, none captured: no iteration was seen live (a Python module"
+                         " call, a TorchScript call, a mark; INFPROF_OPERATORS=1: every call)");
+    else if (mode && !strcmp(mode, "sampled") && every > 0)
+        snprintf(out, n,
+                 "sampled: every call of 1 iteration in %lld, %lld captured (INFPROF_OPERATORS=1:"
+                 " every call)",
+                 (long long)every,
+                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL);
+    else if (set && !strcmp(set, "0") && runfacts_text(r, "torch_api"))
+        snprintf(out, n, "off (INFPROF_OPERATORS=0)");
+}
+
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
 {
     const struct runfacts *r = run_facts(db, p);
@@ -139,6 +163,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"torch_api", NULL, COL_TEXT},  /* long: JSON only; "libtorch hooks" says on or off */
         {"collectors", NULL, COL_TEXT}, /* one column per collector (collectors/registry.c) */
         {"python_module_hooks", "Python modules", COL_TEXT},
+        {"operators", "Operators", COL_TEXT},
         {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
@@ -200,6 +225,9 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         meta_text_col(t, r, c++, key);
     }
     meta_text_col(t, r, c++, "python_module_hooks"); /* Python processes only */
+    operators_text(r, buf, sizeof buf); /* how they were recorded, where libtorch was */
+    if (buf[0]) table_set_text(t, c, buf);
+    c++;
     /* The libtorch settings the program set (report/run/settings.c). */
     const struct run_settings *set = &p->settings;
     if (set->constant[0] || set->varying[0]) {

@@ -71,6 +71,9 @@ class SampledOperators(TorchCase):
         self.assertLess(per_it, own["forward_mean_ns"] * 1.5)
         text = self.cli("report", db).out.decode()
         self.assertIn("estimated: every operator call of 1 iteration in 4 was recorded", text)
+        self.assertEqual(self.report_json(db)["run"]["operators"],
+                         f"sampled: every call of 1 iteration in 4, {len(captured)} captured"
+                         " (INFPROF_OPERATORS=1: every call)")
 
     def test_captured_iterations_leave_the_latencies_alone(self):
         # A captured iteration pays the operator callback on every call (+45% on this tiny-op
@@ -104,6 +107,24 @@ class SampledOperators(TorchCase):
         words = ("steady iterations whose every operator call was recorded (sampled operators:"
                  " slower for it) are left out of the latencies")
         self.assertRegex(text, r"\d+\s+" + r"\s+".join(re.escape(w) for w in words.split()))
+
+    def test_one_preempted_call_does_not_rank_its_operator_first(self):
+        # One aten::relu call of a captured iteration held 20 ms (a preemption): scaled by 4,
+        # a plain sum would make relu the phase's first operator (80 ms against addmm's ~24);
+        # ranked and shared by the trimmed times it stays where the others put it.
+        r, _ = self.run_program()
+        db = r.db()
+        con = sqlite3.connect(db)
+        with con:
+            con.execute("UPDATE torch_operators SET self = self + 20000000, dur = dur + 20000000"
+                        " WHERE rowid = (SELECT o.rowid FROM torch_operators o JOIN strings s"
+                        " ON s.id = o.name_id WHERE s.value = 'aten::relu' AND o.iter IN"
+                        " (SELECT iter FROM torch_operator_windows) ORDER BY o.iter DESC LIMIT 1)")
+        con.close()
+        ops = self.report_json(db)["operators"]
+        self.assertEqual(ops[0]["operator"], "aten::addmm", [o["operator"] for o in ops])
+        relu = next(o for o in ops if o["operator"] == "aten::relu")
+        self.assertLess(relu["self_share_pct"], 10, relu)
 
     def test_threads_running_forwards_side_by_side(self):
         # Two threads, each calling the model in a loop: a capture is its own thread's only.
@@ -187,6 +208,8 @@ class SampledOperators(TorchCase):
         r, _ = self.run_program(INFPROF_OPERATORS="0")
         self.assertEqual(self.query(r.db(), "SELECT count(*) FROM torch_operators")[0][0], 0)
         self.assertEqual(self.report_json(r.db())["operators"], [])
+        # The run header names the mode every operator figure comes from.
+        self.assertEqual(self.report_json(r.db())["run"]["operators"], "off (INFPROF_OPERATORS=0)")
         os.remove(r.db())
         r, own = self.run_program(INFPROF_OPERATORS="1")
         db = r.db()
@@ -195,6 +218,8 @@ class SampledOperators(TorchCase):
         self.assertEqual(ops["aten::mul"]["calls"], own["mul_calls"])
         self.assertIsNone(ops["aten::mul"]["self_error_pct"])
         self.assertEqual(self.report_json(db)["operator_phases"][0]["recorded"], "every call")
+        self.assertEqual(self.report_json(db)["run"]["operators"],
+                         "every call (INFPROF_OPERATORS=1)")
 
 
 if __name__ == "__main__":
