@@ -507,6 +507,7 @@ static const char *const titles[][2] = {
     {"longer_operators", "the same operators, longer"},
     {"preempted", "the thread preempted"},
     {"off_cpu", "the thread off the CPU (waiting)"},
+    {"cpu_taken", "the CPU taken from the thread (a VM's steal, a CPU quota)"},
     {"synchronisation", "CUDA synchronisations"},
     {"copies", "cudaMemcpy"},
     {"cuda_malloc", "cudaMalloc and cudaFree"},
@@ -607,8 +608,15 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     if (s->ncpu && m->ncpu) {
         /* Preempted when involuntary switches grew and voluntary ones did not: a sleep, a lock
          * or the GIL is one voluntary switch at least, whatever a loaded machine adds. */
-        int preempted = s->ivcsw - m->ivcsw >= 1 && s->vcsw - m->vcsw < 0.5;
-        cause(t, TAIL_OFF_CPU, preempted ? "preempted" : "off_cpu", s->off_cpu - m->off_cpu, NULL,
+        int preempted = s->ivcsw - m->ivcsw >= 0.5 && s->vcsw - m->vcsw < 0.5;
+        /* Neither grew: no switch of the kernel's took the thread off; the CPU itself went (a
+         * hypervisor running another guest: steal time; a cgroup's quota spent). */
+        int taken = !preempted && s->ivcsw - m->ivcsw < 0.5 && s->vcsw - m->vcsw < 0.5;
+        cause(t, TAIL_OFF_CPU,
+              preempted ? "preempted"
+              : taken   ? "cpu_taken"
+                        : "off_cpu",
+              s->off_cpu - m->off_cpu, NULL,
               "the iteration's thread was off the CPU %.2f ms (%.2f ms in a typical one): %.1f"
               " involuntary context switches (preempted) and %.1f voluntary ones (waiting: a lock,"
               " the GIL, I/O, a sleep, a synchronisation) vs %.1f and %.1f",
