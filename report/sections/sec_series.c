@@ -303,6 +303,7 @@ static struct table *iterations_table(const struct run_phases *p)
     table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "steady", "Steady", COL_INT);
     table_col(t, "source", "Source", COL_TEXT);
+    table_col(t, "captured", "Captured", COL_INT); /* its operators recorded, set apart */
     for (size_t k = 0; k < p->niters; k++) {
         const struct run_iter *x = &p->iters[k];
         table_row(t);
@@ -318,10 +319,13 @@ static struct table *iterations_table(const struct run_phases *p)
         if (x->batch >= 0) table_set_int(t, 7, x->batch);
         table_set_int(t, 8, x->steady);
         table_set_text(t, 9, iterations_source_name(p, x));
+        table_set_int(t, 10, x->captured);
     }
     t->quiet = 1;
     t->note = "Id: iterations.id in the database (none: detected by the report); Start: ns since"
-              " the run began; a mark wins over the module calls inside it";
+              " the run began; a mark wins over the module calls inside it; Captured: its every"
+              " operator call was recorded, which made it slower, so it is left out of the"
+              " latencies (Steady 0) though the phase's steady iterations count it";
     return t;
 }
 
