@@ -22,7 +22,7 @@ WANT = {"gc": ("gc", "gc"), "gcmode": ("gc", "gc"), "python": ("outside_forward"
 # Causes no kind may be blamed on (the CPU has none of these; gc only where it ran).
 NEVER = {"synchronisation", "copies", "cuda_malloc", "new_kernels", "longer_kernels"}
 # What a loaded machine adds to a few iterations of its own (named when they explain enough).
-NOISE = {"preempted", "off_cpu"}
+NOISE = {"preempted", "off_cpu", "cpu_taken"}  # a loaded machine's, whatever the program
 
 
 class Tails(Case):
