@@ -305,6 +305,9 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     summaries_complete(db); /* an unfinished run: its kernel summary, computed once */
     memset(p, 0, sizeof *p);
     if (!(p->lazy = calloc(1, sizeof *p->lazy))) cli_fail("out of memory");
+    if (!(p->series.v = calloc(REPORT_MAX_SERIES, sizeof *p->series.v)) ||
+        !(p->v = calloc(REPORT_MAX_PHASES, sizeof *p->v)))
+        cli_fail("out of memory");
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);
     if (!duration) duration = db_int(db, "SELECT max(coalesce(end, start)) FROM phase_spans", 0);
@@ -347,7 +350,10 @@ const char *run_lost_key(int which)
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want)
 {
     static struct run_phases all; /* large: not on the stack */
+    static struct phase_info v[REPORT_MAX_PHASES];
     memset(&all, 0, sizeof all);
+    memset(v, 0, sizeof v);
+    all.v = v;
     for (int r = 0; r < n; r++)
         for (int i = 0; i < runs[r]->n && all.n < REPORT_MAX_PHASES; i++) {
             int seen = 0;

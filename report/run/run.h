@@ -133,7 +133,7 @@ struct series_info {
 
 struct run_series {
     int n;
-    struct series_info v[REPORT_MAX_SERIES];
+    struct series_info *v; /* room for REPORT_MAX_SERIES (phases_load; run_lazy_drop frees it) */
     int64_t left_out; /* iterations of series past REPORT_MAX_SERIES (in their phase's row only) */
 };
 
@@ -206,7 +206,7 @@ struct run_lazy {                    /* each NULL until first use */
 
 struct run_phases {
     int n;
-    struct phase_info v[REPORT_MAX_PHASES];
+    struct phase_info *v; /* room for REPORT_MAX_PHASES (phases_load; run_lazy_drop keeps n) */
     struct run_iter *iters; /* every iteration the report counts, phase by phase */
     size_t niters;
     int dataloader_worker; /* a DataLoader worker process (meta python_module_hooks): no
@@ -226,8 +226,10 @@ struct run_phases {
 };
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
-/* Let go of the lazily read models that only sections use (timeline, tails): a report of many
- * processes keeps each run model, not what its sections were built from (timeline.c). */
+/* Let go of what only sections use, once they are built: the lazily read models (timeline,
+ * tails, cuDNN, CUDA, operators, energy, kernel names) and the series (0 of them after): a
+ * report of many processes keeps each run model's phases and iterations, not what its sections
+ * were built from (timeline.c). */
 void run_lazy_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);

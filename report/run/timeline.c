@@ -6,6 +6,7 @@
  * the program kept busy from cpu_samples.
  */
 #include "timeline.h"
+#include "kernels.h"
 #include "operators.h"
 #include "cuda_run.h"
 #include "cudnn_run.h"
@@ -214,6 +215,20 @@ void run_lazy_drop(struct run_phases *p)
     p->lazy->operators = NULL;
     if (p->lazy->energy) energy_free(p->lazy->energy), free(p->lazy->energy);
     p->lazy->energy = NULL;
+    struct kernels_run *k = p->lazy->kernels;
+    for (int i = 0; k && i < REPORT_MAX_PHASES; i++) {
+        for (size_t j = 0; j < k->phase[i].n; j++) free(k->phase[i].v[j].name);
+        free(k->phase[i].v);
+    }
+    free(k);
+    p->lazy->kernels = NULL;
+    for (int i = 0; i < p->series.n; i++) free(p->series.v[i].its), free(p->series.v[i].gapv);
+    free(p->series.v); /* 120 KB a process, of which the many-process report reads nothing */
+    p->series.v = NULL;
+    p->series.n = 0;
+    /* The phases it has, not room for REPORT_MAX_PHASES (40 KB): nothing adds one now. */
+    struct phase_info *v = p->n ? realloc(p->v, (size_t)p->n * sizeof *v) : NULL;
+    if (v) p->v = v;
     free(p->lazy->timeline);
     p->lazy->timeline = NULL;
     struct run_tails *t = p->lazy->tails;
