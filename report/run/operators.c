@@ -195,6 +195,11 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
     if (r->sampled) operators_sampled_finish(db, p, r);
     op_peak_load(db, p, r);
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
+    if (r->sampled)
+        r->uncounted = db_int(db,
+                              "SELECT count(*) FROM torch_operators WHERE iter NOT IN (SELECT"
+                              " iter FROM torch_operator_windows)",
+                              0);
 }
 
 void operators_free(struct run_operators *r)

@@ -57,6 +57,8 @@ struct run_operators {
     int gpu;                 /* kernel rows carry the operator (kernel_rows.op, schema 4) */
     int64_t overflow;        /* calls deeper than the 64-deep stack: not recorded, so the
                               * self times of the operators around them are too high */
+    int64_t uncounted;       /* sampled: calls recorded outside any captured iteration (a capture
+                              * a program ended inside, a forked child's), left out */
 };
 /* Loading (operators.c, operators_sampled.c): a zeroed figure at the end of r->v; a sampled
  * run's observed figures over its captured steady iterations; then, with the phases summed, each

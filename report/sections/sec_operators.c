@@ -132,10 +132,15 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     else if (!r->n)
         t->note = NO_OPERATOR;
     else if (r->sampled)
-        t->note = pool_printf("estimated from the iterations whose every operator call was"
-                              " recorded (1 in %lld); Self/it: per iteration, the highest and"
-                              " lowest 2%% left out; ±: its 99%% sampling error",
-                              (long long)r->every);
+        t->note = pool_printf(
+            "estimated from the iterations whose every operator call was recorded (1 in %lld);"
+            " Self/it: per iteration, the highest and lowest 2%% left out; ±: its 99%% sampling"
+            " error%s",
+            (long long)r->every,
+            r->uncounted ? pool_printf("; %lld calls recorded outside any captured iteration (one"
+                                       " the program ended inside, a forked child's) left out",
+                                       (long long)r->uncounted)
+                         : "");
     out[0] = phase_table(p, r);
     out[1] = t;
     return 2;

@@ -123,6 +123,16 @@ class SampledOperators(TorchCase):
         con.close()
         ops = self.report_json(db)["operators"]
         self.assertEqual(ops[0]["operator"], "aten::addmm", [o["operator"] for o in ops])
+        # A capture with no window row (the program ended inside it, a forked child's): its
+        # calls are left out, and the table says how many.
+        con = sqlite3.connect(db)
+        with con:
+            it, = con.execute("SELECT iter FROM torch_operator_windows LIMIT 1").fetchone()
+            n, = con.execute("SELECT count(*) FROM torch_operators WHERE iter = ?", (it,)).fetchone()
+            con.execute("DELETE FROM torch_operator_windows WHERE iter = ?", (it,))
+        con.close()
+        text = self.cli("report", db).out.decode()
+        self.assertRegex(text, r"%d\s+calls\s+recorded\s+outside\s+any\s+captured\s+iteration" % n)
         relu = next(o for o in ops if o["operator"] == "aten::relu")
         self.assertLess(relu["self_share_pct"], 10, relu)
 
