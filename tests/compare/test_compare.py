@@ -22,7 +22,8 @@ class CompareJson(Runs):
 
     def test_members(self):
         self.assertEqual(list(self.r), ["json_schema_version", "base", "new", "compare", "summary",
-                                        "phases", "series", "memory", "operators", "energy",
+                                        "phases", "series", "memory", "operators", "operator_series",
+                                        "energy",
                                         "kernels", "memory_ops_time", "memory_ops_size",
                                         "cuda_api", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
@@ -323,7 +324,8 @@ class CompareRenderings(Runs):
             self.assertTrue(lines[0].startswith("# "), lines[0])
             sections[lines[0][2:]] = list(csv.DictReader(io.StringIO("\n".join(lines[1:]))))
         self.assertEqual(list(sections), ["base", "new", "compare", "summary", "phases", "series",
-                                          "memory", "operators", "energy", "kernels",
+                                          "memory", "operators", "operator_series", "energy",
+                                          "kernels",
                                           "memory_ops_time", "memory_ops_size", "cuda_api",
                                           "nvtx"])
         k = {row["name"]: row for row in sections["kernels"]}

@@ -214,6 +214,33 @@ class SampledOperators(TorchCase):
             self.assertRegex(ph["recorded"], r"^\d+ of 12 iterations$")
             self.assertEqual(ph["calls_per_iteration"], phases[0]["calls_per_iteration"])
 
+    def test_operators_per_series_and_their_deltas_in_compare(self):
+        # Per series (a configuration) and operator: calls and self time per iteration, the
+        # same means the program's counts give; compare matches them by phase, series and
+        # operator and ranks the change. The new run: aten::addmm twice as slow (edited).
+        r, own = self.run_program()
+        base = r.db()
+        rows = {x["operator"]: x for x in self.report_json(base)["operator_series"]}
+        self.assertEqual(rows["aten::addmm"]["series"], "Net")
+        self.assertEqual(rows["aten::addmm"]["calls_per_iteration"], own["linear_layers"])
+        captured = self.query(base, "SELECT count(*) FROM torch_operator_windows")[0][0]
+        self.assertTrue(captured - 3 <= rows["aten::addmm"]["iterations"] <= captured)
+        new = os.path.join(self.dir, "new.db")
+        shutil.copy(base, new)
+        con = sqlite3.connect(new)
+        with con:
+            con.execute("UPDATE meta SET value = value + 1 WHERE key = 'pid'")
+            con.execute("UPDATE torch_operators SET self = self * 2 WHERE name_id ="
+                        " (SELECT id FROM strings WHERE value = 'aten::addmm')")
+        con.close()
+        out = self.cli("compare", "--format", "json", base, new)
+        self.assertEqual(out.rc, 0, out.err)
+        d = json.loads(out.out)["operator_series"]
+        self.assertEqual(d[0]["operator"], "aten::addmm", d[:3])
+        self.assertAlmostEqual(d[0]["self_per_iteration_ns_ratio"], 2.0, delta=0.01)
+        text = self.cli("compare", base, new).out.decode()
+        self.assertIn("PyTorch operators per series, by change in self time per iteration", text)
+
     def test_off_and_every_call(self):
         r, _ = self.run_program(INFPROF_OPERATORS="0")
         self.assertEqual(self.query(r.db(), "SELECT count(*) FROM torch_operators")[0][0], 0)

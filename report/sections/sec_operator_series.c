@@ -1,0 +1,81 @@
+/*
+ * sec_operator_series.c: the PyTorch operators of each series (report/run/operators_series.c):
+ * calls and self time per iteration, by series and operator, the largest first (top --top per
+ * series in text, all in JSON and CSV). Compare matches them by phase, series and operator: the
+ * operator deltas of one configuration against the same configuration's.
+ */
+#include "sections.h"
+#include "../run/operators_series.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct op_series_row *x = a, *y = b;
+    if (x->series != y->series) return x->series - y->series;
+    return (x->self_per_iter < y->self_per_iter) - (x->self_per_iter > y->self_per_iter);
+}
+
+static struct table *operator_series_table(const struct section_ctx *c)
+{
+    const struct run_phases *p = c->p;
+    struct table *t = table_new("operator_series", "PyTorch operators per series (per iteration)");
+    table_col(t, "phase", NULL, COL_TEXT);
+    table_col(t, NULL, "Phase", COL_TEXT);
+    table_col(t, "series", "Series", COL_NAME);
+    table_col(t, "operator", "Operator", COL_NAME);
+    table_col(t, "iterations", "Iters", COL_INT);
+    table_col(t, "calls_per_iteration", "Calls/it", COL_RATIO);
+    table_col(t, "self_per_iteration_ns", "Self/it", COL_NS);
+    struct op_series_row *v;
+    size_t n = operators_by_series(c->db, p, &v);
+    if (n) qsort(v, n, sizeof *v, cmp_row);
+    int shown = 0, last = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].series != last) shown = 0, last = v[i].series;
+        if (c->o->top > 0 && shown++ >= c->o->top) continue;
+        const struct series_info *se = &p->series.v[v[i].series];
+        table_row(t);
+        phase_cells(t, &p->v[se->phase], 0, 1);
+        table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
+        table_set_text(t, 3, v[i].name);
+        table_set_int(t, 4, v[i].iterations);
+        table_set_num(t, 5, v[i].calls_per_iter);
+        table_set_num(t, 6, v[i].self_per_iter);
+    }
+    free(v);
+    if (t->nrows)
+        t->note = "per iteration: means over each series' steady iterations whose operators were"
+                  " recorded (Iters: every one, or with operators sampled the captured ones)";
+    return t;
+}
+
+/* ---- descriptor (sections.h) ------------------------------------------------------------- */
+
+/* By phase, series and operator: a configuration's operators against the same configuration's,
+ * per iteration (runs of different lengths, or sampled ones, compare so). */
+static const struct section_compare operator_series_compare = {
+    .spec = {.key = "operator_series",
+             .match = {"phase", "series", "operator"},
+             .show = {"Phase"},
+             .figs = {{"self_per_iteration_ns", 1, 1}, {"calls_per_iteration", 1, 0}},
+             .sort = "self_per_iteration_ns",
+             .group = "series",
+             .what = "operators"},
+    .title = "PyTorch operators per series, by change in self time per iteration",
+    .cols = {{"Phase", NULL},
+             {"series", "Series"},
+             {"self_per_iteration_ns_base", "Self/it base"},
+             {"self_per_iteration_ns_new", "Self/it new"},
+             {"self_per_iteration_ns_delta", "Delta"},
+             {"calls_per_iteration_delta", "Calls/it delta"},
+             {"Change", NULL},
+             {"operator", "Operator"}},
+    .top = 1,
+};
+
+const struct report_section sec_operator_series = {.key = "operator_series",
+                                                   .table = operator_series_table,
+                                                   .shown_empty = 0,
+                                                   .compare = &operator_series_compare};
