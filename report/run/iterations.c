@@ -164,12 +164,6 @@ const char *iterations_counted(sqlite3 *db)
                : "1";
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The iterations whose every operator call was recorded (INFPROF_OPERATORS=sampled): the
  * operator callback made them slower (+45% on a tiny-op CPU model, a few % on real ones), so
  * their latencies are kept out of every latency figure where enough others remain
@@ -184,9 +178,9 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, m, sizeof *w, cmp_i64);
+    qsort(w, m, sizeof *w, run_cmp_i64);
     for (size_t k = 0; k < it->n; k++)
-        it->v[k].captured = it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, cmp_i64);
+        it->v[k].captured = it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, run_cmp_i64);
     free(w);
 }
 

@@ -14,15 +14,9 @@
 #include <string.h>
 
 struct by_id {
-    int64_t id;
+    int64_t id; /* first: run_cmp_i64 orders by it */
     int series;
 };
-
-static int cmp_id(const void *a, const void *b)
-{
-    int64_t x = ((const struct by_id *)a)->id, y = ((const struct by_id *)b)->id;
-    return (x > y) - (x < y);
-}
 
 /* The series of each counted iteration with an id (steady, or set apart for its capture). */
 static size_t series_of_iterations(const struct run_phases *p, struct by_id **out)
@@ -35,7 +29,7 @@ static size_t series_of_iterations(const struct run_phases *p, struct by_id **ou
         if (x->id > 0 && x->series >= 0 && (x->steady || x->captured))
             v[n++] = (struct by_id){x->id, x->series};
     }
-    qsort(v, n, sizeof *v, cmp_id);
+    qsort(v, n, sizeof *v, run_cmp_i64);
     *out = v;
     return n;
 }
@@ -65,7 +59,7 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
      * denominator), then each name's sums. */
     while (db_step(st)) {
         struct by_id key = {sqlite3_column_int64(st, 2), 0};
-        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, cmp_id) : NULL;
+        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
         if (x && !seen[x - ids]) seen[x - ids] = 1, iters[x->series]++;
     }
     sqlite3_reset(st);
@@ -100,7 +94,7 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
             name_id = id;
         }
         struct by_id key = {sqlite3_column_int64(st, 2), 0};
-        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, cmp_id) : NULL;
+        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
         if (!x) continue; /* warm-up, or no series */
         calls[x->series] += sqlite3_column_int64(st, 3);
         self[x->series] += sqlite3_column_int64(st, 4);

@@ -47,7 +47,7 @@ const struct phase_info *phase_by_id(const struct run_phases *p, int id)
     return NULL;
 }
 
-static int cmp_i64(const void *a, const void *b)
+int run_cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -56,14 +56,14 @@ static int cmp_i64(const void *a, const void *b)
 int64_t run_median(int64_t *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_i64);
+    qsort(v, n, sizeof *v, run_cmp_i64);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int64_t run_p50(int64_t *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_i64);
+    qsort(v, n, sizeof *v, run_cmp_i64);
     return v[(n - 1) / 2];
 }
 

@@ -206,7 +206,7 @@ struct run_lazy {                    /* each NULL until first use */
 
 struct run_phases {
     int n;
-    struct phase_info *v; /* room for REPORT_MAX_PHASES (phases_load; run_lazy_drop keeps n) */
+    struct phase_info *v;   /* room for REPORT_MAX_PHASES (phases_load; run_lazy_drop keeps n) */
     struct run_iter *iters; /* every iteration the report counts, phase by phase */
     size_t niters;
     int dataloader_worker; /* a DataLoader worker process (meta python_module_hooks): no
@@ -280,6 +280,8 @@ const struct phase_info *phase_twin(const struct run_phases *p, const struct pha
  * the middle two, an observed latency: lat_p50's rule, profiler/stats.h's percentile agrees);
  * both sort v; 0 for none (phase_util.c). */
 int64_t run_median(int64_t *v, size_t n);
+/* qsort and bsearch order of int64_t values (or of records that begin with one). */
+int run_cmp_i64(const void *a, const void *b);
 int64_t run_p50(int64_t *v, size_t n);
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 int64_t union_length(struct interval *v, size_t n);

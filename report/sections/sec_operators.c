@@ -12,10 +12,10 @@
 #include <string.h>
 
 /* No operator: the setting, or a process that never marked an iteration while sampling. */
-#define NO_OPERATOR                                                                                \
-    "no operator recorded (INFPROF_OPERATORS=sampled records those of 1 iteration in 4, where"     \
-    " the process runs iterations: a Python module call, a TorchScript call, a mark;"              \
-    " INFPROF_OPERATORS=1 records every call)"
+static const char NO_OPERATOR[] =
+    "no operator recorded (INFPROF_OPERATORS=sampled records those of 1 iteration in 4, where"
+    " the process runs iterations: a Python module call, a TorchScript call, a mark;"
+    " INFPROF_OPERATORS=1 records every call)";
 
 static const struct phase_info *phase_of(const struct run_phases *p, int id)
 {
