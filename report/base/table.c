@@ -71,6 +71,7 @@ void table_set_text(struct table *t, int col, const char *s)
 void table_free(struct table *t)
 {
     if (!t) return;
+    table_spill_free(t);
     for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i].s);
     free(t->cells);
     free(t);

@@ -50,6 +50,9 @@ struct table {
     struct cell *cells;
     int nrows, cap;
     const char *note; /* a line printed under the table in text and Markdown */
+    /* Rows moved to a temporary file (table_spill.c): they come before the rows in cells and
+     * are read back in order through table_row_cells; NULL: every row is in cells. */
+    struct table_spill *spill;
 };
 
 struct table *table_new(const char *key, const char *title);
@@ -105,6 +108,19 @@ struct view_col {
 };
 struct table *table_view(const struct table *data, const char *title, const struct view_col *c,
                          int n);
+
+/* ---- rows on disk (table_spill.c) ---------------------------------------------------------- */
+
+/* Move t's rows to its temporary file (made on first use; a table of many processes' rows keeps
+ * only the rows added since, and its memory stays bounded). JSON and CSV read them back. */
+void table_spill(struct table *t);
+/* Every row, spilled ones first. */
+int64_t table_rows(const struct table *t);
+/* Row r's cells (t->ncols of them): rows in order, read back from the file for spilled ones;
+ * valid until the next call on t. */
+const struct cell *table_row_cells(const struct table *t, int64_t r);
+/* Close the file (table_free does). */
+void table_spill_free(struct table *t);
 
 /* ---- the statistic column group (table_stats.c) -------------------------------------------- */
 

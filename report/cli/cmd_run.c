@@ -274,10 +274,11 @@ static void run_shell_quote(const char *s, char *out, size_t n)
     out[o] = 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* The options before PROGRAM (the window ones set the program's environment); returns the
+ * index of PROGRAM in argv, or -1 after --help. */
+static int run_options(int argc, char **argv, const char **output, int *force)
 {
-    const char *output = NULL;
-    int force = 0, i = 1;
+    int i = 1;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
             i++;
@@ -285,15 +286,15 @@ int cmd_run(int argc, char **argv)
         }
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             run_usage(stdout);
-            return 0;
+            return -1;
         }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (++i == argc) cli_fail("-o needs a file name");
-            output = argv[i];
+            *output = argv[i];
         } else if (!strncmp(argv[i], "--output=", 9)) {
-            output = argv[i] + 9;
+            *output = argv[i] + 9;
         } else if (!strcmp(argv[i], "--force")) {
-            force = 1;
+            *force = 1;
         } else if (!strcmp(argv[i], "--delay") || !strcmp(argv[i], "--duration")) {
             const char *name = argv[i];
             if (++i == argc) cli_fail("%s needs seconds, e.g. %s 10", name, name);
@@ -321,34 +322,48 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (i >= argc) cli_fail("no program to run (usage: infprof run [-o FILE] [--] PROGRAM)");
+    return i;
+}
+
+/* The database's path into path (absolute: a program that changes directory, or its children,
+ * still write where the user asked), checked before the program starts; 1 when it is a
+ * pattern (%p, %h) the library expands. */
+static int run_output_path(const char *output, int force, char *path, size_t size)
+{
     if (!output) output = getenv("INFPROF_OUTPUT");
     if (output && !*output) output = NULL;
-
-    char lib[PATH_MAX], path[PATH_MAX];
-    find_library(lib, sizeof lib);
     int pattern = output && strchr(output, '%');
     if (!output) {
-        snprintf(path, sizeof path, "infprof.db");
-        if (access(path, F_OK) == 0 && ip_output_fresh_name("infprof.db", path, sizeof path) != 0)
+        snprintf(path, size, "infprof.db");
+        if (access(path, F_OK) == 0 && ip_output_fresh_name("infprof.db", path, size) != 0)
             cli_fail("cannot find a free name next to infprof.db; use -o");
         check_output(path, 0);
     } else if (!pattern) {
-        snprintf(path, sizeof path, "%s", output);
+        snprintf(path, size, "%s", output);
         check_output(path, force);
     } else {
-        snprintf(path, sizeof path, "%s", output);
+        snprintf(path, size, "%s", output);
     }
-
-    /* Absolute, fixed at start: a program that changes directory, or its children, still
-     * write where the user asked. */
     if (path[0] != '/') {
         char cwd[PATH_MAX], abs[PATH_MAX * 2];
         if (getcwd(cwd, sizeof cwd)) {
             snprintf(abs, sizeof abs, "%s/%s", cwd, path);
             size_t len = strlen(abs);
-            if (len < sizeof path) memcpy(path, abs, len + 1);
+            if (len < size) memcpy(path, abs, len + 1);
         }
     }
+    return pattern;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *output = NULL;
+    int force = 0;
+    int i = run_options(argc, argv, &output, &force);
+    if (i < 0) return 0;
+    char lib[PATH_MAX], path[PATH_MAX];
+    find_library(lib, sizeof lib);
+    int pattern = run_output_path(output, force, path, sizeof path);
     char exe[PATH_MAX];
     run_which(argv[i], exe, sizeof exe);
     if (exe[0] && run_is_static(exe)) {

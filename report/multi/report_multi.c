@@ -13,7 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define TITLE_MAX 98 /* a title is one line of text (100 columns) */
+#define TITLE_MAX  98   /* a title is one line of text (100 columns) */
+#define SPILL_ROWS 4096 /* rows of all processes a section holds in memory (JSON, CSV) */
 
 /* "pid 123 on host", and the role when the process was not the one started. */
 static const char *label_of(struct sqlite3 *db)
@@ -186,10 +187,14 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         multi_process_facts(db, r);
         db_close(db);
         if (lean) {
-            if (ro->format == OUT_JSON || ro->format == OUT_CSV)
+            if (ro->format == OUT_JSON || ro->format == OUT_CSV) {
                 for (int k = 0; k < nper[i]; k++)
                     if (per[i][k]->key && ndata < REPORT_TABLES)
                         merge_rows(data, &ndata, per[i][k], r);
+                /* Rows past a few thousand wait on disk for the renderer (table_spill.c). */
+                for (int k = 0; k < ndata; k++)
+                    if (data[k]->nrows >= SPILL_ROWS) table_spill(data[k]);
+            }
             for (int k = 0; k < nper[i]; k++)
                 if (per[i][k] != r->kernels) table_free(per[i][k]);
             nper[i] = 0;

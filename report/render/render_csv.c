@@ -52,10 +52,12 @@ static void render_csv(FILE *out, const struct table *t, int tidy)
     if (!tidy) fprintf(out, "# %s\n", t->key);
     for (int k = 0; k < nv; k++) fprintf(out, "%s%s", k ? "," : "", t->cols[idx[k]].key);
     fputc('\n', out);
-    for (int r = 0; r < t->nrows; r++) {
+    int64_t rows = table_rows(t);
+    for (int64_t r = 0; r < rows; r++) {
+        const struct cell *row = table_row_cells(t, r);
         for (int k = 0; k < nv; k++) {
             if (k) fputc(',', out);
-            csv_cell(out, &t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]]);
+            csv_cell(out, &t->cols[idx[k]], &row[idx[k]]);
         }
         fputc('\n', out);
     }

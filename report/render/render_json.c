@@ -59,8 +59,9 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     }
 }
 
-static void json_row(FILE *out, const struct table *t, int r, const char *indent)
+static void json_row(FILE *out, const struct table *t, int64_t r, const char *indent)
 {
+    const struct cell *row = table_row_cells(t, r);
     fputc('{', out);
     int idx[TABLE_MAX_COLS], nv = render_visible(t, 1, idx);
     for (int k = 0; k < nv; k++) {
@@ -68,7 +69,7 @@ static void json_row(FILE *out, const struct table *t, int r, const char *indent
         fprintf(out, "%s\n%s  ", k ? "," : "", indent);
         json_string(out, t->cols[c].key);
         fputs(": ", out);
-        json_cell(out, &t->cols[c], &t->cells[r * t->ncols + c]);
+        json_cell(out, &t->cols[c], &row[c]);
     }
     fprintf(out, "\n%s}", indent);
 }
@@ -89,18 +90,19 @@ static void render_json(FILE *out, struct table **tables, int n)
         json_string(out, t->key);
         fputs(": ", out);
         if (t->object) {
-            if (t->nrows)
+            if (table_rows(t))
                 json_row(out, t, 0, "  ");
             else
                 fputs("null", out);
             continue;
         }
         fputc('[', out);
-        for (int r = 0; r < t->nrows; r++) {
+        int64_t rows = table_rows(t);
+        for (int64_t r = 0; r < rows; r++) {
             fprintf(out, "%s\n    ", r ? "," : "");
             json_row(out, t, r, "    ");
         }
-        fputs(t->nrows ? "\n  ]" : "]", out);
+        fputs(rows ? "\n  ]" : "]", out);
     }
     fputs("\n}\n", out);
 }

@@ -542,12 +542,93 @@ static int by_extra(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The operators' causes: host time with none running, new operators (a large allocation among
+ * them), the same ones longer (a new input shape when the same allocations grew). */
+static void causes_of_operators(sqlite3 *db, struct series_tail *t, int k, const struct means *s,
+                                const struct means *m, const struct keyed *kd, int forward,
+                                double off_extra, double outside_off)
+{
+    char names[512];
+    double so = forward ? fmax(0, s->mod - s->ops - (off_extra - outside_off))
+                        : fmax(0, s->host - s->ops - s->gc - off_extra);
+    double mo = forward ? fmax(0, m->mod - m->ops) : fmax(0, m->host - m->ops - m->gc);
+    cause(t, TAIL_NO_OPERATOR, "host_no_operator", so - mo, NULL,
+          "host time %swith no operator running (Python, the GIL): %.2f ms vs %.2f ms",
+          forward ? "in the forward " : "", so / 1e6, mo / 1e6);
+    /* Over the slow iterations that ran the new operators (others may be slow for causes of
+     * their own, a loaded machine's). */
+    double more_bytes = (s->n_new > 0 ? s->bytes_new / s->n_new : 0) - m->alloc_bytes;
+    names_of(db, &kd[0].fresh[k], names, sizeof names);
+    if (more_bytes >= 16 * MIB)
+        cause(t, TAIL_NEW_OPERATORS, "large_allocation", s->new_ops, names,
+              "operators the typical iterations did not run, allocating %.1f MiB more where"
+              " they ran: %s",
+              more_bytes / MIB, names);
+    else
+        cause(t, TAIL_NEW_OPERATORS, "new_operators", s->new_ops, names,
+              "operators the typical iterations did not run: %s", names);
+    names_of(db, &kd[0].longer[k], names, sizeof names);
+    double ratio = m->alloc_bytes > 0 ? s->alloc_bytes / m->alloc_bytes : 0;
+    int same_count = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
+    if (ratio >= 1.2 && same_count)
+        cause(t, TAIL_LONGER_OPERATORS, "new_input_shape", s->known_ops - m->known_ops, names,
+              "a new input shape: the same operators on larger tensors (the same allocations,"
+              " %.2fx the bytes): %s",
+              ratio, names);
+    else
+        cause(t, TAIL_LONGER_OPERATORS, "longer_operators", s->known_ops - m->known_ops, names,
+              "the same operators ran longer: %s", names);
+}
+
+/* The GPU's causes: idle waiting for the host, kernels new or longer. */
+static void causes_of_gpu(sqlite3 *db, struct series_tail *t, int k, const struct means *s,
+                          const struct means *m, const struct keyed *kd)
+{
+    char names[512];
+    /* The GPU idle inside the iteration: the host's time, not the kernels' (launch-bound). */
+    double si = fmax(0, s->lat - s->kern), mi = fmax(0, m->lat - m->kern);
+    cause(t, TAIL_GPU_IDLE, "gpu_idle", si - mi, NULL,
+          "the GPU idle, waiting for the host (launches, Python, the CPU side of operators):"
+          " %.2f ms of the slow iterations vs %.2f ms; their kernels ran %.2f ms vs %.2f ms",
+          si / 1e6, mi / 1e6, s->kern / 1e6, m->kern / 1e6);
+    names_of(db, &kd[1].fresh[k], names, sizeof names);
+    cause(t, TAIL_NEW_KERNELS, "new_kernels", s->new_kern, names,
+          "kernels the typical iterations did not run (autotuning, a new shape): %s", names);
+    names_of(db, &kd[1].longer[k], names, sizeof names);
+    cause(t, TAIL_LONGER_KERNELS, "longer_kernels", s->known_kern - m->known_kern, names,
+          "the same kernels ran longer (clocks, contention): %s", names);
+}
+
+/* What differs without a time of its own, said as a guess when the named causes explain under
+ * half: one allocation much larger (a temporary tensor), or the same allocations each larger (a
+ * new input shape: the largest taken out, the rest 1.2x the bytes or more). */
+static void tail_guess(const struct run_tails *r, struct series_tail *t, const struct means *s,
+                       const struct means *m)
+{
+    double more = s->alloc_max - m->alloc_max;
+    double rest_s = s->alloc_bytes - s->alloc_max, rest_m = m->alloc_bytes - m->alloc_max;
+    int same_n = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
+    const char *ops = r->operators ? "" : " (INFPROF_OPERATORS=1 times the operators)";
+    if (same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
+        snprintf(t->guess, sizeof t->guess,
+                 "the slow iterations made the same allocations, %.2fx the bytes: a new input"
+                 " shape?%s",
+                 s->alloc_bytes / m->alloc_bytes, ops);
+    else if (more >= 16 * MIB)
+        snprintf(t->guess, sizeof t->guess,
+                 "each slow iteration made an allocation %.1f MiB larger than a typical one's"
+                 " largest (%.0f allocations vs %.0f): a large temporary tensor?%s",
+                 more / MIB, s->allocs, m->allocs, ops);
+    else if (!r->operators)
+        snprintf(t->guess, sizeof t->guess,
+                 "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");
+}
+
 static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
                       const struct means *m, const struct keyed *kd, int gpu)
 {
     struct series_tail *t = &r->v[k];
     t->window_extra = s->lat - m->lat;
-    char names[512];
     cause(
         t, TAIL_GC, "gc", s->gc - m->gc, NULL,
         "Python's garbage collector ran %.2f ms in each slow iteration (%.2f ms in a typical one)",
@@ -574,37 +655,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
                                 more / MIB)
                   : "");
     }
-    if (r->operators) {
-        double so = forward ? fmax(0, s->mod - s->ops - (off_extra - outside_off))
-                            : fmax(0, s->host - s->ops - s->gc - off_extra);
-        double mo = forward ? fmax(0, m->mod - m->ops) : fmax(0, m->host - m->ops - m->gc);
-        cause(t, TAIL_NO_OPERATOR, "host_no_operator", so - mo, NULL,
-              "host time %swith no operator running (Python, the GIL): %.2f ms vs %.2f ms",
-              forward ? "in the forward " : "", so / 1e6, mo / 1e6);
-        /* Over the slow iterations that ran the new operators (others may be slow for causes of
-         * their own, a loaded machine's). */
-        double more_bytes = (s->n_new > 0 ? s->bytes_new / s->n_new : 0) - m->alloc_bytes;
-        names_of(db, &kd[0].fresh[k], names, sizeof names);
-        if (more_bytes >= 16 * MIB)
-            cause(t, TAIL_NEW_OPERATORS, "large_allocation", s->new_ops, names,
-                  "operators the typical iterations did not run, allocating %.1f MiB more where"
-                  " they ran: %s",
-                  more_bytes / MIB, names);
-        else
-            cause(t, TAIL_NEW_OPERATORS, "new_operators", s->new_ops, names,
-                  "operators the typical iterations did not run: %s", names);
-        names_of(db, &kd[0].longer[k], names, sizeof names);
-        double ratio = m->alloc_bytes > 0 ? s->alloc_bytes / m->alloc_bytes : 0;
-        int same_count = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
-        if (ratio >= 1.2 && same_count)
-            cause(t, TAIL_LONGER_OPERATORS, "new_input_shape", s->known_ops - m->known_ops, names,
-                  "a new input shape: the same operators on larger tensors (the same allocations,"
-                  " %.2fx the bytes): %s",
-                  ratio, names);
-        else
-            cause(t, TAIL_LONGER_OPERATORS, "longer_operators", s->known_ops - m->known_ops, names,
-                  "the same operators ran longer: %s", names);
-    }
+    if (r->operators) causes_of_operators(db, t, k, s, m, kd, forward, off_extra, outside_off);
     if (s->ncpu && m->ncpu) {
         /* Preempted when involuntary switches grew and voluntary ones did not: a sleep, a lock
          * or the GIL is one voluntary switch at least, whatever a loaded machine adds. */
@@ -630,46 +681,13 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
           "cudaMalloc and cudaFree (the caching allocator grew or gave memory back): %.2f ms vs"
           " %.2f ms",
           s->malloc_api / 1e6, m->malloc_api / 1e6);
-    if (gpu) {
-        /* The GPU idle inside the iteration: the host's time, not the kernels' (launch-bound). */
-        double si = fmax(0, s->lat - s->kern), mi = fmax(0, m->lat - m->kern);
-        cause(t, TAIL_GPU_IDLE, "gpu_idle", si - mi, NULL,
-              "the GPU idle, waiting for the host (launches, Python, the CPU side of operators):"
-              " %.2f ms of the slow iterations vs %.2f ms; their kernels ran %.2f ms vs %.2f ms",
-              si / 1e6, mi / 1e6, s->kern / 1e6, m->kern / 1e6);
-        names_of(db, &kd[1].fresh[k], names, sizeof names);
-        cause(t, TAIL_NEW_KERNELS, "new_kernels", s->new_kern, names,
-              "kernels the typical iterations did not run (autotuning, a new shape): %s", names);
-        names_of(db, &kd[1].longer[k], names, sizeof names);
-        cause(t, TAIL_LONGER_KERNELS, "longer_kernels", s->known_kern - m->known_kern, names,
-              "the same kernels ran longer (clocks, contention): %s", names);
-    }
+    if (gpu) causes_of_gpu(db, t, k, s, m, kd);
     qsort(t->c, (size_t)t->ncauses, sizeof *t->c, by_extra);
     double named = 0;
     for (int i = 0; i < t->ncauses; i++) named += t->c[i].share;
     t->unexplained = fmax(0, 1 - named);
     t->overlap = named > 1.05;
-    if (named >= 0.5) return;
-    /* What differs without a time of its own: said as a guess. One allocation much larger (a
-     * temporary tensor), or the same allocations each larger (a new input shape: the largest
-     * taken out, the rest 1.2x the bytes or more). */
-    double more = s->alloc_max - m->alloc_max;
-    double rest_s = s->alloc_bytes - s->alloc_max, rest_m = m->alloc_bytes - m->alloc_max;
-    int same_n = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
-    const char *ops = r->operators ? "" : " (INFPROF_OPERATORS=1 times the operators)";
-    if (same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
-        snprintf(t->guess, sizeof t->guess,
-                 "the slow iterations made the same allocations, %.2fx the bytes: a new input"
-                 " shape?%s",
-                 s->alloc_bytes / m->alloc_bytes, ops);
-    else if (more >= 16 * MIB)
-        snprintf(t->guess, sizeof t->guess,
-                 "each slow iteration made an allocation %.1f MiB larger than a typical one's"
-                 " largest (%.0f allocations vs %.0f): a large temporary tensor?%s",
-                 more / MIB, s->allocs, m->allocs, ops);
-    else if (!r->operators)
-        snprintf(t->guess, sizeof t->guess,
-                 "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");
+    if (named < 0.5) tail_guess(r, t, s, m);
 }
 
 const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p)

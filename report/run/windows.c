@@ -56,6 +56,7 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
     load(db, w);
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);
+    w->duration = duration > 0 ? duration : 0;
     /* A run still going has no length yet: an open window runs to the last iteration written. */
     if (duration <= 0 && db_has_table(db, "iterations"))
         duration = db_int(db, "SELECT max(start + dur) FROM iterations", 0);

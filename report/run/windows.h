@@ -23,6 +23,7 @@ struct run_windows {
     struct run_window *v;
     int64_t recorded_ns; /* their total length */
     int64_t so_far;      /* the run's length (a run still going: to what it has written) */
+    int64_t duration;    /* the run's recorded length (meta duration_ns); 0: still going */
     int whole;           /* one window, the run's start to its end: no windows asked for */
 };
 

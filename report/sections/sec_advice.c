@@ -9,7 +9,6 @@
 #include "sections.h"
 #include "../base/json.h"
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,8 +23,7 @@ static int windows_build(const struct section_ctx *c, struct table **out, int ma
     table_col(t, "closed_by", "Closed by", COL_TEXT);
     table_col(t, "iterations", "Iters", COL_INT);
     table_col(t, "in_flight_at_close", "In flight at close", COL_INT);
-    int64_t duration = 0;
-    db_meta_int(c->db, "duration_ns", &duration);
+    int64_t duration = w->duration;
     for (int i = 0; !w->whole && i < w->n; i++) {
         const struct run_window *x = &w->v[i];
         int64_t end = x->end >= 0 ? x->end : duration > 0 ? duration : w->so_far;
@@ -50,9 +49,8 @@ static void fill_windows(const struct section_ctx *c, struct summary_out *o)
 {
     const struct run_windows *w = run_windows(c->db, c->p);
     if (!w->n || w->whole) return;
-    int64_t duration = 0, start, end;
+    int64_t duration = w->duration, start, end;
     int n;
-    db_meta_int(c->db, "duration_ns", &duration);
     int live = duration <= 0; /* a run still going: to what it has written so far */
     if (live) duration = w->so_far;
     char a[32], b[32], line[400];

@@ -4,7 +4,11 @@ every launch and iteration (never averaged), throughput over the union of the it
 wall clock, the largest per-process peak per phase, and per shared device the peak of the sum."""
 import csv
 import io
+import json
+import lzma
 import os
+import shutil
+import sqlite3
 
 from compare_common import MIB, Runs, build_overlapping
 from harness import main, prog
@@ -234,6 +238,42 @@ class MultiRenderings(Runs):
         # No CUDA, no libtorch: nothing to combine, nothing made up.
         self.assertEqual((rep["combined_kernels"], rep["combined_memory"]), ([], []))
         self.text_lines("report", r.db("infprof.db"), r.db(child))
+
+
+class MultiSpilled(Runs):
+    def test_rows_past_memory_come_back_from_disk(self):
+        """Twelve copies of the H100 conv-net fixture (each its own pid): the rows of all
+        processes past 4,096 in a section wait in a temporary file (report_multi.c,
+        table_spill.c) and come back in order: the JSON and CSV are those of --each, which
+        keeps every table in memory."""
+        src = os.path.join(self.dir, "convnet.db")
+        with lzma.open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                                    "h100", "convnet-b32-noeval.db.xz")) as f, \
+                open(src, "wb") as out:
+            shutil.copyfileobj(f, out)
+        paths = []
+        for i in range(12):
+            p = os.path.join(self.dir, f"rank{i:02d}.db")
+            shutil.copy(src, p)
+            con = sqlite3.connect(p)
+            with con:
+                con.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (1000 + i,))
+            con.close()
+            paths.append(p)
+        lean = self.cli("report", "--format", "json", *paths)
+        each = self.cli("report", "--each", "--format", "json", *paths)
+        self.assertEqual((lean.rc, each.rc), (0, 0), lean.err + each.err)
+        a, b = json.loads(lean.out), json.loads(each.out)
+        self.assertEqual(list(a), list(b))
+        for key in a:
+            self.assertEqual(a[key], b[key], key)
+        # The spill was taken: sections of more rows than memory holds.
+        self.assertGreater(len(a["memory_timeline"]), 4096)
+        self.assertEqual({x["process"] for x in a["memory_timeline"]},
+                         {x["process"] for x in a["runs"]})
+        lean = self.cli("report", "--format", "csv", *paths)
+        each = self.cli("report", "--each", "--format", "csv", *paths)
+        self.assertEqual(lean.out, each.out)
 
 
 if __name__ == "__main__":
