@@ -53,6 +53,7 @@ struct multi_data {
     int64_t mem_width; /* > 0: the widest interval a process's readings were merged into, ns */
     struct multi_dev *devs;
     int ndevs, devcap;
+    struct multi_kgroups *kg; /* the kernels of the processes read so far (multi_kernels.c) */
 };
 
 /* Readings kept per process and device for the combined memory (bounded: about 1 M in all). */
@@ -64,8 +65,13 @@ int multi_combined(struct multi_data *d, const struct report_opts *o, const char
                    struct table **t);
 void multi_free(struct multi_data *d);
 /* The kernels of all processes by name (and phase): counts and totals summed; a name that
- * several processes launched gets its median and deviation from every launch (multi_kernels.c). */
+ * several processes launched gets its median and deviation from every launch (multi_kernels.c).
+ * Each process's kernel table (every row, by phase when by_phase) is folded in as it is read, so
+ * a thousand processes hold one row per name, not a thousand tables; multi_kernels reads the
+ * databases of the shared names' launches again, once all are folded. */
+void multi_kernels_fold(struct multi_data *d, int run, const struct table *kernels, int by_phase);
 struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, const char *phase);
+void multi_kernels_free(struct multi_data *d);
 /* multi_procs.c: a process's figures (its database open); the processes side by side, the ones
  * that stand out named; the Summary over all of them. */
 void multi_process_facts(struct sqlite3 *db, struct multi_run *r);

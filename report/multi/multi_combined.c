@@ -156,6 +156,7 @@ void multi_free(struct multi_data *d)
     free(d->iters);
     free(d->mem);
     free(d->devs);
+    multi_kernels_free(d);
     memset(d, 0, sizeof *d);
 }
 

@@ -14,26 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct entry {
-    char *key; /* phase label (or "") \x1f name */
-    int run, row;
-};
-
 struct group {
-    const char *key, *label, *name; /* label NULL: all phases */
-    int runs, order;
+    char *key;        /* phase label (or "") \x1f name: the sort key */
+    char *label;      /* NULL: all phases */
+    const char *name; /* in key */
+    int runs, order, first_run;
     int64_t count, total, min, max, med;
     double stddev;
     int raw; /* from every launch */
     struct ip_stats st;
 };
 
-static int cmp_entry(const void *a, const void *b)
-{
-    const struct entry *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : x->run - y->run;
-}
+/* The groups folded so far, sorted by key; the runs to read again (a name several launched). */
+struct multi_kgroups {
+    struct group *v;
+    int n;
+    char *reread;
+    int nruns;
+};
 
 static char *key_of(const char *label, const char *name)
 {
@@ -108,70 +106,125 @@ static void read_launches(struct multi_data *d, int run, struct group *g, int ng
     db_close(db);
 }
 
-/* Entries of every run's kernel table grouped by key; groups sorted by key. */
-static struct group *group_rows(struct multi_data *d, int by_phase, struct entry **ev, int *ng,
-                                int *reread)
+struct entry {
+    char *key;
+    int row;
+};
+
+static int cmp_entry(const void *a, const void *b)
 {
-    int n = 0;
-    for (int r = 0; r < d->n; r++) n += d->runs[r].kernels->nrows;
-    struct entry *e = calloc((size_t)n + 1, sizeof *e);
-    struct group *g = calloc((size_t)n + 1, sizeof *g);
-    if (!e || !g) cli_fail("out of memory");
-    int k = 0;
-    for (int r = 0; r < d->n; r++) {
-        const struct table *t = d->runs[r].kernels;
-        for (int row = 0; row < t->nrows; row++) {
-            const struct cell *ph = table_cell(t, row, "phase"), *nm = table_cell(t, row, "name");
-            const char *label = by_phase && ph && ph->s ? ph->s : "";
-            e[k++] = (struct entry){key_of(label, nm && nm->s ? nm->s : ""), r, row};
-        }
-    }
-    qsort(e, (size_t)n, sizeof *e, cmp_entry);
-    int m = 0;
-    for (int i = 0; i < n; m++) {
-        struct group *x = &g[m];
-        int first = i;
-        x->key = e[i].key;
-        const struct table *t = d->runs[e[i].run].kernels;
-        const struct cell *ph = table_cell(t, e[i].row, "phase");
-        x->label = by_phase && ph && ph->s ? ph->s : NULL;
-        x->name = table_cell(t, e[i].row, "name")->s;
-        x->order = phase_order(d, x->label);
+    const struct entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : x->row - y->row;
+}
+
+/* One kernel row of run `run` into group x (new: x->runs is 0). */
+static void fold_row(struct multi_kgroups *kg, struct group *x, const struct table *t, int row,
+                     int run)
+{
+    if (!x->runs) {
         x->min = INT64_MAX;
-        for (; i < n && !strcmp(e[i].key, x->key); i++) {
-            t = d->runs[e[i].run].kernels;
-            x->runs++;
-            x->count += int_at(t, e[i].row, "instances");
-            x->total += int_at(t, e[i].row, "total_ns");
-            int64_t lo = int_at(t, e[i].row, "min_ns"), hi = int_at(t, e[i].row, "max_ns");
-            if (lo < x->min) x->min = lo;
-            if (hi > x->max) x->max = hi;
-            x->med = int_at(t, e[i].row, "med_ns");
-            x->stddev = table_cell(t, e[i].row, "stddev_ns")->d;
+        x->first_run = run;
+    }
+    x->runs++;
+    x->count += int_at(t, row, "instances");
+    x->total += int_at(t, row, "total_ns");
+    int64_t lo = int_at(t, row, "min_ns"), hi = int_at(t, row, "max_ns");
+    if (lo < x->min) x->min = lo;
+    if (hi > x->max) x->max = hi;
+    x->med = int_at(t, row, "med_ns");
+    x->stddev = table_cell(t, row, "stddev_ns")->d;
+    if (x->runs > 1) { /* several launched it: its median from every launch, read again */
+        x->raw = 1;
+        kg->reread[x->first_run] = kg->reread[run] = 1;
+    }
+}
+
+void multi_kernels_fold(struct multi_data *d, int run, const struct table *t, int by_phase)
+{
+    struct multi_kgroups *kg = d->kg;
+    if (!kg) {
+        if (!(kg = d->kg = calloc(1, sizeof *kg)) ||
+            !(kg->reread = calloc((size_t)(d->n > 0 ? d->n : 1), 1)))
+            cli_fail("out of memory");
+        kg->nruns = d->n;
+    }
+    if (!t || !t->nrows) return;
+    struct entry *e = calloc((size_t)t->nrows, sizeof *e);
+    struct group *g = calloc((size_t)(kg->n + t->nrows), sizeof *g);
+    if (!e || !g) cli_fail("out of memory");
+    for (int row = 0; row < t->nrows; row++) {
+        const struct cell *ph = table_cell(t, row, "phase"), *nm = table_cell(t, row, "name");
+        e[row] = (struct entry){
+            key_of(by_phase && ph && ph->s ? ph->s : "", nm && nm->s ? nm->s : ""), row};
+    }
+    qsort(e, (size_t)t->nrows, sizeof *e, cmp_entry);
+    /* Merge the sorted rows into the sorted groups. */
+    int a = 0, b = 0, m = 0;
+    while (a < kg->n || b < t->nrows) {
+        int c = a == kg->n ? 1 : b == t->nrows ? -1 : strcmp(kg->v[a].key, e[b].key);
+        if (c < 0) {
+            g[m++] = kg->v[a++];
+            continue;
         }
-        if (x->runs > 1) {
-            x->raw = 1;
-            ip_stats_init(&x->st, 0);
-            for (int j = first; j < i; j++) reread[e[j].run] = 1;
+        if (c > 0) { /* a new name */
+            struct group *x = &g[m++];
+            const struct cell *ph = table_cell(t, e[b].row, "phase");
+            x->key = e[b].key;
+            x->name = strchr(x->key, '\x1f') + 1;
+            if (by_phase && ph && ph->s && !(x->label = strdup(ph->s))) cli_fail("out of memory");
+        } else {
+            g[m] = kg->v[a++];
+            free(e[b].key);
+            m++;
+        }
+        struct group *x = &g[m - 1];
+        fold_row(kg, x, t, e[b].row, run);
+        /* The same key again in this run (each a row of its own, as a second process's). */
+        for (b++; b < t->nrows && !strcmp(e[b].key, x->key); b++) {
+            fold_row(kg, x, t, e[b].row, run);
+            free(e[b].key);
         }
     }
-    *ev = e;
-    *ng = m;
-    return g;
+    free(kg->v);
+    free(e);
+    kg->v = g;
+    kg->n = m;
+}
+
+void multi_kernels_free(struct multi_data *d)
+{
+    struct multi_kgroups *kg = d->kg;
+    if (!kg) return;
+    for (int i = 0; i < kg->n; i++) {
+        free(kg->v[i].key);
+        free(kg->v[i].label);
+        if (kg->v[i].raw) ip_stats_free(&kg->v[i].st);
+    }
+    free(kg->v);
+    free(kg->reread);
+    free(kg);
+    d->kg = NULL;
 }
 
 struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, const char *phase)
 {
     int by_phase = o->by_phase || phase, show_phase = o->by_phase && !phase;
-    struct entry *e;
-    int ng, *reread = calloc((size_t)d->n, sizeof *reread);
-    if (!reread) cli_fail("out of memory");
-    struct group *g = group_rows(d, by_phase, &e, &ng, reread);
-    for (int r = 0; r < d->n; r++)
-        if (reread[r]) read_launches(d, r, g, ng, by_phase);
-    free(reread);
+    multi_kernels_fold(d, 0, NULL, by_phase); /* no kernels at all: no groups */
+    struct multi_kgroups *kg = d->kg;
+    for (int i = 0; i < kg->n; i++)
+        if (kg->v[i].raw) ip_stats_init(&kg->v[i].st, 0);
+    for (int r = 0; r < kg->nruns; r++)
+        if (kg->reread[r]) read_launches(d, r, kg->v, kg->n, by_phase);
+    /* --phase: that phase's names only (a phase of some processes: every one's rows folded). */
+    struct group *g = calloc((size_t)kg->n + 1, sizeof *g);
+    if (!g) cli_fail("out of memory");
+    int ng = 0;
+    for (int i = 0; i < kg->n; i++)
+        if (!phase || (kg->v[i].label && !strcmp(kg->v[i].label, phase))) g[ng++] = kg->v[i];
     for (int i = 0; i < ng; i++) {
         struct group *x = &g[i];
+        x->order = phase_order(d, x->label);
         if (!x->raw) continue;
         x->count = (int64_t)x->st.count;
         x->total = x->st.total;
@@ -223,12 +276,7 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
         table_set_text(t, c0 + 10, x->name);
     }
     if (hidden) t->note = pool_printf("%d more kernel names not shown (--top 0 shows all)", hidden);
-    for (int i = 0; i < ng; i++)
-        if (g[i].raw) ip_stats_free(&g[i].st);
-    int nentries = 0;
-    for (int r = 0; r < d->n; r++) nentries += d->runs[r].kernels->nrows;
-    for (int i = 0; i < nentries; i++) free(e[i].key);
     free(g);
-    free(e);
+    multi_kernels_free(d); /* read once */
     return t;
 }

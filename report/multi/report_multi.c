@@ -148,11 +148,12 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     /* --phase: every process's kernels by phase, cut to the phase once all are read (it may be
      * a phase of some processes only). */
     struct report_opts po = *o;
-    /* Without --each, no table of one process is shown: text, Markdown and HTML keep only its
-     * kernels (for the combined ones); JSON and CSV fold its rows into the sections of all
-     * processes at once. So a thousand processes take a thousand run models (their iteration
-     * arrays dropped), not a thousand reports. --phase cuts every process's kernels once all
-     * are read: it keeps them. */
+    /* Without --each, no table of one process is shown: its kernels are folded into the
+     * combined ones as it is read (multi_kernels_fold), JSON and CSV fold its rows into the
+     * sections of all processes (past a few thousand rows, on disk), and its tables are let go.
+     * So a thousand processes take a thousand run models (their iteration arrays and lazy parts
+     * dropped), not a thousand reports. --phase cuts every process's kernels once all are read:
+     * it keeps them. */
     int lean = !o->each && !o->phase;
     struct table **data = calloc(REPORT_TABLES, sizeof *data);
     int ndata = 0;
@@ -183,6 +184,7 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
             r->kernels = section_kernels(db, &r->phases, &all);
             r->own_kernels = 1;
         }
+        multi_kernels_fold(&d, i, r->kernels, o->by_phase || o->phase);
         multi_gather(db, &r->phases, &d, i);
         multi_process_facts(db, r);
         db_close(db);
@@ -195,10 +197,11 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
                 for (int k = 0; k < ndata; k++)
                     if (data[k]->nrows >= SPILL_ROWS) table_spill(data[k]);
             }
-            for (int k = 0; k < nper[i]; k++)
-                if (per[i][k] != r->kernels) table_free(per[i][k]);
+            for (int k = 0; k < nper[i]; k++) table_free(per[i][k]);
             nper[i] = 0;
-            if (r->kernels) r->own_kernels = 1;
+            if (r->own_kernels) table_free(r->kernels); /* folded */
+            r->kernels = NULL;
+            r->own_kernels = 0;
             run_lazy_drop(&r->phases);
         }
     }
