@@ -21,6 +21,7 @@ struct multi_run {
     const char *helper;
     int64_t peak, dropped;
     int64_t pid, ppid;
+    double items_per_s; /* of its main phase's steady iterations; -1 none */
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */

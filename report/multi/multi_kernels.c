@@ -212,14 +212,16 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
     int by_phase = o->by_phase || phase, show_phase = o->by_phase && !phase;
     multi_kernels_fold(d, 0, NULL, by_phase); /* no kernels at all: no groups */
     struct multi_kgroups *kg = d->kg;
+    /* Bounded as the single-run report's are: every launch up to 4,096 a name, a uniform
+     * sample of 4,096 beyond (a thousand processes' launches would take 40 MB and more). */
     for (int i = 0; i < kg->n; i++)
-        if (kg->v[i].raw) ip_stats_init(&kg->v[i].st, 0);
+        if (kg->v[i].raw) ip_stats_init(&kg->v[i].st, 1);
     for (int r = 0; r < kg->nruns; r++)
         if (kg->reread[r]) read_launches(d, r, kg->v, kg->n, by_phase);
     /* --phase: that phase's names only (a phase of some processes: every one's rows folded). */
     struct group *g = calloc((size_t)kg->n + 1, sizeof *g);
     if (!g) cli_fail("out of memory");
-    int ng = 0;
+    int ng = 0, sampled = 0;
     for (int i = 0; i < kg->n; i++)
         if (!phase || (kg->v[i].label && !strcmp(kg->v[i].label, phase))) g[ng++] = kg->v[i];
     for (int i = 0; i < ng; i++) {
@@ -230,7 +232,9 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
         x->total = x->st.total;
         x->min = x->st.min;
         x->max = x->st.max;
-        x->med = ip_stats_median(&x->st, NULL);
+        int exact = 1;
+        x->med = ip_stats_median(&x->st, &exact);
+        sampled += !exact;
         x->stddev = ip_stats_stddev(&x->st);
     }
     qsort(g, (size_t)ng, sizeof *g, cmp_group);
@@ -275,7 +279,15 @@ struct table *multi_kernels(struct multi_data *d, const struct report_opts *o, c
         table_set_int(t, c0 + 9, x->runs);
         table_set_text(t, c0 + 10, x->name);
     }
-    if (hidden) t->note = pool_printf("%d more kernel names not shown (--top 0 shows all)", hidden);
+    if (hidden || sampled)
+        t->note = pool_printf(
+            "%s%s%s",
+            hidden ? pool_printf("%d more kernel names not shown (--top 0 shows all)", hidden) : "",
+            hidden && sampled ? "; " : "",
+            sampled ? pool_printf("the median of %d name%s launched over 4,096 times from a"
+                                  " uniform sample of 4,096 launches",
+                                  sampled, sampled > 1 ? "s" : "")
+                    : "");
     free(g);
     multi_kernels_free(d); /* read once */
     return t;

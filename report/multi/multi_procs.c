@@ -14,6 +14,14 @@
 #include <string.h>
 
 /* The process's figures, from its run model and metadata (while its database is open). */
+/* Items per second of a phase's steady iterations (their items over their summed latency). */
+static double items_per_s(const struct phase_info *ph)
+{
+    double total = 0;
+    for (size_t i = 0; i < ph->nsteady; i++) total += (double)ph->steady[i];
+    return ph->items && total > 0 ? (double)ph->items / total * 1e9 : -1;
+}
+
 void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
 {
     const struct run_phases *p = &r->phases;
@@ -21,6 +29,7 @@ void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
     for (int i = 0; i < p->n; i++)
         if (p->v[i].nsteady && (best < 0 || p->v[i].nsteady > p->v[best].nsteady)) best = i;
     r->main = best;
+    r->items_per_s = best >= 0 ? items_per_s(&p->v[best]) : -1;
     char *py = db_meta_text(db, "python_module_hooks");
     r->helper = py && !strncmp(py, "worker", 6) ? "DataLoader worker"
                 : best < 0                      ? "no iteration"
@@ -107,13 +116,6 @@ static double fig_peak(const struct multi_run *r)
     return (double)r->peak;
 }
 
-static double items_per_s(const struct phase_info *ph)
-{
-    double total = 0;
-    for (size_t i = 0; i < ph->nsteady; i++) total += (double)ph->steady[i];
-    return ph->items && total > 0 ? (double)ph->items / total * 1e9 : -1;
-}
-
 struct table *multi_processes(struct multi_data *d)
 {
     struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
@@ -148,8 +150,7 @@ struct table *multi_processes(struct multi_data *d)
             table_set_int(t, 4, (int64_t)ph->nsteady + ph->captured_apart);
             table_set_int(t, 5, ph->lat_p50);
             table_set_int(t, 6, ph->lat_p95);
-            double ips = items_per_s(ph);
-            if (ips > 0) table_set_num(t, 7, ips);
+            if (r->items_per_s > 0) table_set_num(t, 7, r->items_per_s);
             if (ph->has_steady_gpu && ph->steady_window > 0)
                 table_set_num(t, 8,
                               100.0 * (double)ph->steady_gpu_busy / (double)ph->steady_window);

@@ -171,8 +171,9 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         phases_load(db, &r->phases);
         if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
         nper[i] = report_build(db, &r->phases, &po, per[i], REPORT_TABLES);
-        /* Some sections title themselves in static buffers the next database reuses. */
-        for (int k = 0; k < nper[i]; k++) {
+        /* Some sections title themselves in static buffers the next database reuses (tables
+         * shown: lean mode lets them go below). */
+        for (int k = 0; !lean && k < nper[i]; k++) {
             struct table *t = per[i][k];
             if (t->title) t->title = pool_printf("%s", t->title);
             if (t->note) t->note = pool_printf("%s", t->note);

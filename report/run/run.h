@@ -227,9 +227,10 @@ struct run_phases {
 
 void phases_load(struct sqlite3 *db, struct run_phases *p);
 /* Let go of what only sections use, once they are built: the lazily read models (timeline,
- * tails, cuDNN, CUDA, operators, energy, kernel names) and the series (0 of them after): a
- * report of many processes keeps each run model's phases and iterations, not what its sections
- * were built from (timeline.c). */
+ * tails, cuDNN, CUDA, operators, energy, kernel names, the header's facts, requests, windows),
+ * the series (0 of them after) and every iteration (iters and each phase's steady arrays NULL;
+ * nsteady stays their count): a report of many processes keeps each run model's phase figures,
+ * not what its sections were built from (timeline.c). The invariants no longer hold after it. */
 void run_lazy_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);

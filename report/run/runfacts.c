@@ -130,3 +130,10 @@ int runfacts_int(const struct runfacts *r, const char *key, int64_t *out)
     *out = m->value;
     return 1;
 }
+
+void runfacts_free(struct runfacts *r)
+{
+    for (int i = 0; r && i < r->n; i++) free(r->meta[i].key), free(r->meta[i].text);
+    if (r) free(r->meta);
+    free(r);
+}

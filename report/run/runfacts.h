@@ -37,5 +37,7 @@ const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p)
 const char *runfacts_text(const struct runfacts *r, const char *key);
 /* A metadata value stored as an integer: 1 and *out set, else 0 (out untouched). */
 int runfacts_int(const struct runfacts *r, const char *key, int64_t *out);
+/* Frees what run_facts read (run_lazy_drop). */
+void runfacts_free(struct runfacts *r);
 
 #endif

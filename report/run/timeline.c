@@ -12,6 +12,9 @@
 #include "cudnn_run.h"
 #include "energy.h"
 #include "tails.h"
+#include "requests.h"
+#include "runfacts.h"
+#include "windows.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -236,4 +239,22 @@ void run_lazy_drop(struct run_phases *p)
     if (t) free(t->v);
     free(t);
     p->lazy->tails = NULL;
+    /* The run header's facts, the requests and the windows (read by its sections only). */
+    runfacts_free(p->lazy->info);
+    p->lazy->info = NULL;
+    free(p->lazy->requests);
+    p->lazy->requests = NULL;
+    if (p->lazy->windows) free(p->lazy->windows->v);
+    free(p->lazy->windows);
+    p->lazy->windows = NULL;
+    /* Every iteration, and each phase's steady ones (nsteady stays their count): the caller
+     * took what it needs of them first (multi_gather, multi_process_facts). */
+    free(p->iters);
+    p->iters = NULL;
+    p->niters = 0;
+    for (int i = 0; i < p->n; i++) {
+        struct phase_info *ph = &p->v[i];
+        free(ph->steady), free(ph->steady_start), free(ph->steady_batch);
+        ph->steady = ph->steady_start = ph->steady_batch = NULL;
+    }
 }

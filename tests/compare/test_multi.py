@@ -274,6 +274,21 @@ class MultiSpilled(Runs):
         lean = self.cli("report", "--format", "csv", *paths)
         each = self.cli("report", "--each", "--format", "csv", *paths)
         self.assertEqual(lean.out, each.out)
+        # The names launched over 4,096 times in all: their median from a uniform sample of
+        # 4,096 (as the single-run report's), said under the table, and near the exact one
+        # (twelve copies of one run: the median of one copy's launches).
+        one = {k["name"]: k for k in self.report_json(src)["kernels"]}
+        big = [k for k in a["combined_kernels"] if k["instances"] > 4096]
+        self.assertTrue(big)
+        for k in big:
+            exact = one[k["name"]]  # exact: under 4,096 launches in one copy
+            self.assertLessEqual(exact["instances"], 4096)
+            self.assertEqual(k["instances"], 12 * exact["instances"])
+            self.assertLess(abs(k["med_ns"] - exact["med_ns"]), 0.02 * exact["med_ns"],
+                            (k["name"], exact["med_ns"]))
+        text = self.cli("report", *paths).out.decode()
+        self.assertRegex(" ".join(text.split()), r"the median of %d names? launched over 4,096"
+                         r" times from a uniform sample of 4,096 launches" % len(big))
 
 
 if __name__ == "__main__":
