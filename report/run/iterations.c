@@ -619,6 +619,65 @@ size_t phases_overlap(const struct phase_info *fast, const struct phase_info *sl
     return k >= 2 && k * 10 >= fast->nsteady ? k : 0;
 }
 
+/* A loop's median iteration time (tmp: room for its durations). */
+static int64_t loop_median(const struct detected *d, int l, int64_t *tmp)
+{
+    size_t m = 0;
+    for (size_t k = 0; k < d->n; k++)
+        if (d->loop[k] == l) tmp[m++] = d->end[k] - d->start[k];
+    return m ? run_median(tmp, m) : 0;
+}
+
+/* Iterations detected in a run recorded in windows: --window N keeps those inside it (as it
+ * does marks); and the recording's gaps cut a loop's sequence, so loops that each lie in a
+ * window of their own, at one pace (medians within 1.25x), are one loop found again. Loops are
+ * numbered again in time order; one left: no loop of its own. */
+static void detected_in_windows(sqlite3 *db, struct detected *d)
+{
+    int64_t ws = 0, we = 0;
+    int wn;
+    if (run_window_only(&ws, &we, &wn)) {
+        size_t o = 0;
+        for (size_t k = 0; k < d->n; k++)
+            if (d->start[k] >= ws && d->end[k] <= we) {
+                d->start[o] = d->start[k], d->end[o] = d->end[k], d->loop[o] = d->loop[k];
+                o++;
+            }
+        d->n = o;
+    }
+    struct interval *w = NULL;
+    size_t nw = d->nloops > 1 ? run_window_spans(db, &w) : 0;
+    int win[256], same = nw > 1;
+    for (int l = 0; l < d->nloops; l++) win[l] = -2; /* -2: no iteration left */
+    for (size_t k = 0; k < d->n; k++) {
+        int in = -1;
+        for (size_t i = 0; i < nw; i++)
+            if (d->start[k] >= w[i].start && d->end[k] <= w[i].end) in = (int)i;
+        int *x = &win[d->loop[k]];
+        *x = *x == -2 ? in : *x == in ? in : -1;
+    }
+    free(w);
+    int64_t *tmp = malloc((d->n ? d->n : 1) * sizeof *tmp), lo = INT64_MAX, hi = 0;
+    if (!tmp) cli_fail("out of memory");
+    for (int l = 0; l < d->nloops && same; l++) {
+        if (win[l] == -2) continue;
+        for (int m = 0; m < l; m++) same &= win[m] == -2 || win[m] != win[l];
+        same &= win[l] >= 0;
+        int64_t med = loop_median(d, l, tmp);
+        lo = med < lo ? med : lo, hi = med > hi ? med : hi;
+    }
+    free(tmp);
+    if (same && hi > 0 && (double)hi <= 1.25 * (double)lo)
+        for (size_t k = 0; k < d->n; k++) d->loop[k] = 0;
+    int map[256], n = 0;
+    for (int l = 0; l < 256; l++) map[l] = -1;
+    for (size_t k = 0; k < d->n; k++) {
+        if (map[d->loop[k]] < 0) map[d->loop[k]] = n++;
+        d->loop[k] = (unsigned char)map[d->loop[k]];
+    }
+    d->nloops = n ? n : 1;
+}
+
 /* Phases without an explicit iteration: the iterations detect.c finds in them, appended. */
 static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
 {
@@ -640,6 +699,8 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         int marked = 0;
         for (size_t k = 0; k < it->n && !marked; k++) marked = it->v[k].phase == ph->id;
         if (marked || !detect_iterations(db, ph->id, d)) continue;
+        detected_in_windows(db, d);
+        if (!d->n) continue; /* none inside the window asked for */
         struct iter *v = realloc(it->v, (it->n + d->n) * sizeof *v);
         if (!v) cli_fail("out of memory");
         it->v = v;

@@ -15,7 +15,7 @@ struct run_window {
     int64_t start, end; /* ns since t0; end -1: still open (a live run) */
     int opened_by, closed_by;
     int64_t open_at_close;
-    int64_t iterations; /* rows of table iterations inside it (marks and module calls) */
+    int64_t iterations; /* the report's iterations inside it; -1 unknown (--window of another) */
 };
 
 struct run_windows {

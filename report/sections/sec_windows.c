@@ -34,7 +34,7 @@ static int windows_build(const struct section_ctx *c, struct table **out, int ma
         table_set_int(t, 3, end - x->start);
         table_set_text(t, 4, run_window_how(x->opened_by));
         table_set_text(t, 5, run_window_how(x->closed_by));
-        table_set_int(t, 6, x->iterations);
+        if (x->iterations >= 0) table_set_int(t, 6, x->iterations);
         table_set_int(t, 7, x->open_at_close);
     }
     t->note = "Start, End: since the run's start; In flight at close: iterations open when the"

@@ -30,10 +30,12 @@
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
 //                          to "high" first: three series, one setting constant
-//   torch_modes window [N] a torch::nn model in inference_mode, N calls (default 80), each in an
-//                          NVTX range "iteration"; calls 20-39 and 60-79 inside an NVTX range
-//                          "capture" (recording windows under INFPROF_CAPTURE_RANGE=nvtx:capture);
-//                          prints each call's time by the program's own timer: "own I NS"
+//   torch_modes window [N] [unmarked]
+//                          a torch::nn model in inference_mode, N calls (default 80), each in an
+//                          NVTX range "iteration" (none with unmarked); calls 20-39 and 60-79
+//                          inside an NVTX range "capture" (recording windows under
+//                          INFPROF_CAPTURE_RANGE=nvtx:capture); prints each call's time by the
+//                          program's own timer: "own I NS"
 //   torch_modes exitthreads
 //                          main returns while four threads still make and free CPU tensors: the
 //                          static destructors run under them (libtorch must print nothing)
@@ -285,19 +287,19 @@ static int unmarked(int n)
     return 0;
 }
 
-static int window(int n)
+static int window(int n, bool marked)
 {
     torch::nn::Linear first(512, 1024), second(1024, 512);
-    at::Tensor x = at::randn({64, 512});
+    at::Tensor x = at::randn({16, 512});
     c10::InferenceMode inference;
     at::Tensor y;
     for (int i = 0; i < n; i++) {
         bool in = (i / 20) % 2 == 1;
         if (in && i % 20 == 0) nvtxRangePushA("capture");
         auto t0 = std::chrono::steady_clock::now();
-        nvtxRangePushA("iteration");
+        if (marked) nvtxRangePushA("iteration");
         y = second->forward(at::relu(first->forward(x)));
-        nvtxRangePop();
+        if (marked) nvtxRangePop();
         auto t1 = std::chrono::steady_clock::now();
         if (in && i % 20 == 19) nvtxRangePop();
         std::printf("own %d %lld\n", i,
@@ -427,13 +429,15 @@ int main(int argc, char **argv)
     if (what == "exitthreads") return exitthreads();
     if (what == "unmarked") return unmarked(argc > 2 ? std::atoi(argv[2]) : 30);
     if (what == "scopes") return scopes();
-    if (what == "window") return window(argc > 2 ? std::atoi(argv[2]) : 80);
+    if (what == "window")
+        return window(argc > 2 ? std::atoi(argv[2]) : 80,
+                      !(argc > 3 && !std::strcmp(argv[3], "unmarked")));
     if (what == "series") return series();
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
-                         "window [N]\n");
+                         "window [N] [unmarked]\n");
     return 2;
 }
