@@ -1,16 +1,19 @@
 /*
  * table_spill.c: a table's rows on disk. A report of a thousand processes folds each process's
  * rows into one table per section (JSON and CSV carry them all); held in memory those take
- * hundreds of megabytes. table_spill moves the rows built so far to an unlinked temporary file
- * (tmpfile(3): gone with the process, never a file of the user's) and the renderers read them
- * back in order. Each cell: its null flag, then int64 and double as stored, then a text's length
- * and bytes (length -1: no text).
+ * hundreds of megabytes. table_spill moves the rows built so far to a temporary file in $TMPDIR
+ * (else /tmp), unlinked at once (gone with the process, never a file of the user's), and the
+ * renderers read them back in order. Each cell: its null flag, then int64 and double as stored,
+ * then a text's length and bytes (length -1: no text).
  */
 #include "cli.h"
 #include "table.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct table_spill {
     FILE *f;
@@ -22,12 +25,33 @@ struct table_spill {
 
 static void spill_put(FILE *f, const void *p, size_t n)
 {
-    if (fwrite(p, 1, n, f) != n) cli_fail("cannot write a temporary file (TMPDIR full?)");
+    if (fwrite(p, 1, n, f) != n)
+        cli_fail("cannot write a report's rows to a temporary file: %s (TMPDIR: a directory with"
+                 " room)",
+                 strerror(errno));
 }
 
 static void spill_get(FILE *f, void *p, size_t n)
 {
     if (fread(p, 1, n, f) != n) cli_fail("cannot read back a temporary file");
+}
+
+/* A file in $TMPDIR (tmpfile(3) takes /tmp whatever TMPDIR says), unlinked at once. */
+static FILE *spill_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || dir[0] != '/') dir = "/tmp";
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/infprof-rows-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0)
+        cli_fail("cannot make a temporary file in %s for a report's rows: %s (set TMPDIR to a"
+                 " writable directory)",
+                 dir, strerror(errno));
+    unlink(path);
+    FILE *f = fdopen(fd, "w+");
+    if (!f) cli_fail("out of memory");
+    return f;
 }
 
 void table_spill(struct table *t)
@@ -36,9 +60,7 @@ void table_spill(struct table *t)
     struct table_spill *s = t->spill;
     if (!s) {
         if (!(s = t->spill = calloc(1, sizeof *s))) cli_fail("out of memory");
-        if (!(s->f = tmpfile()))
-            cli_fail("cannot make a temporary file for a report's rows (set TMPDIR to a"
-                     " writable directory)");
+        s->f = spill_file();
         s->next = -1;
         s->ncols = t->ncols;
     }

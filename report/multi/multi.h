@@ -21,13 +21,14 @@ struct multi_run {
     const char *helper;
     int64_t peak, dropped;
     int64_t pid, ppid;
-    double items_per_s; /* of its main phase's steady iterations; -1 none */
+    double items_per_s;  /* of its main phase's steady iterations; -1 none */
+    int forked_detected; /* a forked child whose every iteration was detected (no mark) */
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
 struct multi_iter {
     int64_t start, dur, batch; /* batch -1: unknown */
-    int phase;
+    int phase, proc;           /* proc: index in runs (a helper's are left out) */
 };
 
 /* An allocator's totals after an event, on the wall clock; dev indexes multi_data.devs. */

@@ -54,7 +54,8 @@ static int device_index(struct multi_data *d, const char *host, int64_t pid, int
 
 /* Each process's steady iterations, with the latency its own report uses (to GPU completion,
  * warm-up left out), on the wall clock. */
-static void gather_iterations(const struct run_phases *p, struct multi_data *d, int64_t start_unix)
+static void gather_iterations(const struct run_phases *p, struct multi_data *d, int64_t start_unix,
+                              int proc)
 {
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
@@ -62,6 +63,7 @@ static void gather_iterations(const struct run_phases *p, struct multi_data *d, 
             d->iters = grow(d->iters, d->niters, &d->itercap, sizeof *d->iters);
             struct multi_iter *it = &d->iters[d->niters++];
             it->phase = ph->id;
+            it->proc = proc;
             it->start = start_unix + ph->steady_start[k];
             it->dur = ph->steady[k];
             it->batch = ph->steady_batch[k];
@@ -83,7 +85,7 @@ void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_d
     /* A run that did not finish has no duration: its memory counts until its last report. */
     if (!db_meta_int(db, "duration_ns", &dur))
         dur = db_int(db, "SELECT max(ts) FROM tensor_memory", 0);
-    gather_iterations(p, d, start);
+    gather_iterations(p, d, start, proc);
     char *host = db_meta_text(db, "host");
     char uuid[REPORT_MAX_DEVICES][48] = {{0}};
     sqlite3_stmt *st = db_prepare(db, "SELECT id, uuid FROM devices");
@@ -190,7 +192,7 @@ static void combined_iterations(struct multi_data *d, struct table *t, int id)
     int batched = 1;
     for (size_t i = 0; i < d->niters; i++) {
         const struct multi_iter *it = &d->iters[i];
-        if (it->phase != id) continue;
+        if (it->phase != id || d->runs[it->proc].helper) continue; /* a worker's are not */
         ip_stats_add(&lat, it->dur);
         v[n++] = (struct interval){it->start, it->start + it->dur};
         if (it->batch < 0) batched = 0;
@@ -269,7 +271,8 @@ static struct table *combined_phases(struct multi_data *d)
             combined_phase_row(d, t, &p->v[i]);
             break;
         }
-    t->note = "Max peak: the largest of one process; percentiles from all iterations";
+    t->note = "Max peak: the largest of one process; percentiles from every iteration of the"
+              " ranks (a helper's, a DataLoader worker's, are left out)";
     return t;
 }
 

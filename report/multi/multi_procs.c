@@ -35,6 +35,12 @@ void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
                 : best < 0                      ? "no iteration"
                                                 : NULL;
     free(py);
+    /* A forked child whose every iteration was found without a mark or a module call. */
+    char *role = db_meta_text(db, "role");
+    r->forked_detected = role && !strcmp(role, "fork_child") && p->niters > 0;
+    for (size_t k = 0; k < p->niters && r->forked_detected; k++)
+        r->forked_detected = p->iters[k].source == 0;
+    free(role);
     db_meta_int(db, "dropped_events", &r->dropped);
     db_meta_int(db, "pid", &r->pid);
     db_meta_int(db, "ppid", &r->ppid);
@@ -47,12 +53,21 @@ void multi_process_roles(struct multi_data *d)
 {
     for (int i = 0; i < d->n; i++) {
         struct multi_run *r = &d->runs[i];
-        if (!r->helper || strcmp(r->helper, "no iteration")) continue;
-        for (int j = 0; j < d->n; j++)
-            if (j != i && d->runs[j].pid == r->ppid && r->ppid > 0) {
+        int none = r->helper && !strcmp(r->helper, "no iteration");
+        if (!none && !(r->forked_detected && !r->helper)) continue;
+        for (int j = 0; j < d->n; j++) {
+            if (j == i || d->runs[j].pid != r->ppid || r->ppid <= 0) continue;
+            /* Without the Python module hooks a DataLoader worker's fetches repeat too: a
+             * forked child whose loop was only found in its allocations, beside a parent with
+             * iterations, is taken for one (said as a guess). */
+            if (none)
                 r->helper = pool_printf("no iteration, a child of %s", d->runs[j].label);
-                break;
-            }
+            else if (d->runs[j].main >= 0)
+                r->helper = pool_printf("a forked child of %s whose iterations were only found in"
+                                        " its allocations: a DataLoader worker?",
+                                        d->runs[j].label);
+            break;
+        }
     }
 }
 

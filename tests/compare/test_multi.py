@@ -286,6 +286,14 @@ class MultiSpilled(Runs):
             self.assertEqual(k["instances"], 12 * exact["instances"])
             self.assertLess(abs(k["med_ns"] - exact["med_ns"]), 0.02 * exact["med_ns"],
                             (k["name"], exact["med_ns"]))
+        # The rows wait in $TMPDIR (not /tmp whatever it says): one that cannot hold them is
+        # named, with the fix, and nothing is printed.
+        bad = self.cli("report", "--format", "json", *paths,
+                       TMPDIR=os.path.join(self.dir, "no-such-dir"))
+        self.assertEqual((bad.rc, bad.out), (2, b""))
+        self.assertIn("cannot make a temporary file in %s" % os.path.join(self.dir, "no-such-dir"),
+                      bad.err.decode())
+        self.assertIn("set TMPDIR to a writable directory", bad.err.decode())
         text = self.cli("report", *paths).out.decode()
         self.assertRegex(" ".join(text.split()), r"the median of %d names? launched over 4,096"
                          r" times from a uniform sample of 4,096 launches" % len(big))

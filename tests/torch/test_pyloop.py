@@ -262,6 +262,31 @@ class PyLoop(Case):
         for a in multi["advice"]:
             self.assertNotIn("DataLoader worker", a["process"], a)
 
+    def test_dataloader_workers_without_the_module_hooks(self):
+        # python -S, or the hooks not installed: the workers' fetches repeat in their
+        # allocations as a loop would. Forked children whose loops were only found there,
+        # beside a parent with iterations, are helpers (said as a guess), their "iterations"
+        # kept out of the combined phases, and none is 0 ns long.
+        r = self.run_prog([PYTHON, PROG, "workers"], timeout=300, INFPROF_OUTPUT="w%p.db",
+                          INFPROF_PYTHON="0")
+        self.assertEqual(r.rc, 0, r.err)
+        dbs = sorted(os.path.join(self.dir, f) for f in os.listdir(self.dir) if f.endswith(".db"))
+        self.assertEqual(len(dbs), 3, dbs)
+        multi = json.loads(self.cli("report", "--format", "json", *dbs).out)
+        rows = multi["processes"]
+        helpers = [x for x in rows if x["role"].startswith("helper")]
+        self.assertEqual(len(helpers), 2, rows)
+        for h in helpers:
+            self.assertIn("a DataLoader worker?", h["role"])
+            self.assertIn("(fork_child)", h["process"])
+        main_row, = [x for x in rows if x["role"] == "rank"]
+        for x in rows:
+            self.assertNotEqual(x["latency_p50_ns"], 0, x)
+        mine = self.report_json([d for d in dbs if self.meta(d, "role") != "fork_child"][0])
+        counted = sum(p["iterations"] for p in mine["phases"] if p["grad_mode"] == "no_grad")
+        combined = [p for p in multi["combined_phases"] if p["label"].startswith("no_grad")]
+        self.assertEqual(sum(p["iterations"] or 0 for p in combined), counted, combined)
+
 
 class Unnoticed(Case):
     """The program sees what it would see without us."""
