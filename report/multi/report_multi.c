@@ -218,12 +218,13 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
         for (int k = 0; k < nper[i]; k++)
             if (per[i][k]->key && ndata < REPORT_TABLES)
                 merge_rows(data, &ndata, per[i][k], &d.runs[i]);
-    for (int k = 0; k < ndata; k++) t[nt++] = data[k];
-    /* The answer first: the Summary over all processes, the processes side by side, then the
-     * combined sections; each process's own report after them with --each. */
+    /* The answer first, in every format: the Summary over all processes, the processes side by
+     * side, the combined sections; then (JSON and CSV) each section's rows of every process,
+     * and each process's own report with --each. */
     t[nt++] = multi_job_summary(&d);
     t[nt++] = multi_processes(&d);
     nt += multi_combined(&d, o, phase, t + nt);
+    for (int k = 0; k < ndata; k++) t[nt++] = data[k];
     for (int i = 0; o->each && i < n; i++) {
         struct table *run = table_by_key(per[i], nper[i], "run");
         run->title = pool_escaped(pool_printf("Run %d of %d: %s, %s", i + 1, n, d.runs[i].label,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define CHART_SLOTS 8   /* series drawn apart (colours, legend); more share the last colour */
+#define DIST_MAX    12  /* latency distributions drawn, one chart a series */
 #define BUCKETS     480 /* an iteration chart draws at most this many marks per series */
 
 /* ---- speed-ups with their bands (the report's phases, compare's series and phases) ----------- */
@@ -99,7 +100,10 @@ static int groups_of(struct table **t, int nt, const struct table *it, struct gr
             g[k].phase = ph, g[k].series = se, g[k].n = 0;
             g[k].rows = malloc((size_t)it->nrows * sizeof *g[k].rows);
             if (!g[k].rows) cli_fail("out of memory");
-            snprintf(g[k].name, sizeof g[k].name, "%s %s%s", html_phase_short(ph), se,
+            /* A phase's one series without a name is the phase's. */
+            int unnamed = !se[0] || !strcmp(se, "(unnamed)");
+            snprintf(g[k].name, sizeof g[k].name, "%s%s%s%s", html_phase_short(ph),
+                     unnamed ? "" : " ", unnamed ? "" : se,
                      html_suspect(t, nt, ph) ? " (suspect)" : "");
             k++;
         }
@@ -146,7 +150,12 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
     char text[TEXT_MAX] = "", a[32];
     for (int k = 0; k < ng; k++) {
         int c = k < CHART_SLOTS ? k : CHART_SLOTS - 1;
-        if (k < CHART_SLOTS) svg_legend(&p, k, c, g[k].name);
+        /* Past the colours, the last is shared: its legend says by how many. */
+        if (k < CHART_SLOTS)
+            svg_legend(&p, k, c,
+                       k == CHART_SLOTS - 1 && ng > CHART_SLOTS
+                           ? pool_printf("%s +%d more", g[k].name, ng - k - 1)
+                           : g[k].name);
         /* Many iterations: per bucket of them, their range as a line and its middle as a dot. */
         int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1, warm = 0;
         for (int i = 0; i < g[k].n; i += step) {
@@ -200,7 +209,7 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
                                const struct group *g, int ng)
 {
     const struct table *st = table_by_key(t, nt, "series");
-    for (int k = 0; k < ng && k < 6; k++) {
+    for (int k = 0; k < ng && k < DIST_MAX; k++) {
         double *v = malloc((size_t)g[k].n * sizeof *v);
         if (!v) cli_fail("out of memory");
         int m = 0;
@@ -248,6 +257,11 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
         svg_end(&p, text);
         free(v);
     }
+    if (ng > DIST_MAX)
+        svg_none(out, "chart-dist-more", "Latency distribution of the other series",
+                 pool_printf("no chart: %d series past the first %d; the Series table has their"
+                             " percentiles",
+                             ng - DIST_MAX, DIST_MAX));
 }
 
 static void chart_iterations(FILE *out, struct table **t, int n)

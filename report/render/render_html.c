@@ -166,15 +166,11 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         html_object(out, summary, 1, tables, n, o);
         fputs("</section>\n", out);
     }
-    if (!o->section) {
+    int several = several_runs(tables, n);
+    if (!o->section && !several) {
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
         if (table_by_key(tables, n, "base")) { /* infprof compare */
             html_charts_compare(out, tables, n);
-        } else if (several_runs(tables, n)) { /* several processes' rows together */
-            svg_none(out, "chart-runs", "Charts",
-                     "no chart: the charts draw one process at a time (their time axes and series"
-                     " are each run's own); each process's page has them: infprof report"
-                     " --format html ONE.db. The tables below hold every process's rows");
         } else {
             html_charts_runs(out, tables, n);
             html_charts_over_time(out, tables, n);
@@ -185,18 +181,29 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     fputs("<section id=\"tables\">\n", out);
     /* A data table not shown whose view comes right after it: the view takes its id (one run:
      * several runs' pages list every data table first, then each run's views). */
-    int one_run = !several_runs(tables, n);
     for (int i = 0; i < n; i++) {
         if (tables[i] == summary && !o->section) continue;
         if (!render_shown(tables[i], o)) continue;
         const struct table *before = i ? tables[i - 1] : NULL;
         const char *data =
-            one_run && !tables[i]->key && before && before->key && !render_shown(before, o)
+            !several && !tables[i]->key && before && before->key && !render_shown(before, o)
                 ? before->key
                 : NULL;
         html_table(out, tables[i], i, data);
     }
-    fputs("</section>\n<p class=\"note\">Written by infprof; every figure here is in the text,"
+    fputs("</section>\n", out);
+    /* Several processes' rows together: the answer (their Summary, side by side, combined)
+     * first, and why there is no chart after it. */
+    if (!o->section && several) {
+        fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
+        svg_none(out, "chart-runs", "Charts",
+                 "no chart: the charts draw one process at a time (their time axes and series"
+                 " are each run's own); each process's page has them: infprof report"
+                 " --format html ONE.db. The tables above are the processes' together; --each"
+                 " adds each one's own");
+        fputs("</section>\n", out);
+    }
+    fputs("<p class=\"note\">Written by infprof; every figure here is in the text,"
           " JSON and CSV reports too (docs/report.md).</p>\n</body></html>\n",
           out);
 }

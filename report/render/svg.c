@@ -134,11 +134,12 @@ static void tick(struct svg_plot *p, const struct svg_scale *s, int vertical, do
                 "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 p->left, p->right, at, at, p->left - 4, at + 4, lab);
-    else
+    else /* a label at the plot's right edge ends there (centred, its end was cut off) */
         fprintf(p->out,
                 "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                at, at, p->top, p->bottom, at, p->bottom + 14, lab);
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
+                at, at, p->top, p->bottom, at, p->bottom + 14,
+                at > p->right - 30 ? "end" : "middle", lab);
 }
 
 /* Ticks at round values: powers of ten on a log scale that spans 20x or more, else round

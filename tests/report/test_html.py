@@ -122,6 +122,16 @@ class Html(Case):
             self.assertEqual(len(drawn), len(phases), (name, drawn, phases))
             self.assertIn("CUDA kernels (by phase)", dom)
             self.assertRegex(dom, r'<figure id="chart-cpu" class="none">.*?before infprof read')
+            # Every series drawn: past the legend's colours the last one says how many share
+            # it; a distribution per series (up to 12), none left out unsaid; a phase's one
+            # unnamed series is named by its phase alone.
+            series = [x for x in self.report_json(db)["series"]]
+            fig = re.search(r'(?s)<figure id="chart-latency">.*?</figure>', dom).group(0)
+            self.assertNotIn("(unnamed)", re.sub(r"(?s)<p class=\"alt\">.*", "", fig))
+            if len(series) > 8:
+                self.assertIn(" +%d more</text>" % (len(series) - 8), fig.replace("<title>", "</text>"))
+            drawn = set(re.findall(r'<figure id="chart-dist-(\d+)"', dom))
+            self.assertEqual(len(drawn), min(len(series), 12), name)
         # Two of them compared: the series both ran, side by side with the change.
         dbs = [os.path.join(self.tmp, n + ".db") for n in ("resnet50-b1-python-eager",
                                                            "resnet18-b8-python-cuda")]
