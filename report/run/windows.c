@@ -64,9 +64,14 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
         if (w->v[i].end > duration) duration = w->v[i].end;
     w->so_far = duration;
     /* The iterations the report counts (marks, module calls, detected ones) inside each; with
-     * --window N only that window's are read: the others' are not known (-1). */
+     * --window N only that window's are read: the others' are not known (-1). A run with no
+     * phase (no libtorch) counts none: its table's rows (marks) are counted instead. */
     int64_t os = 0, oe = 0;
     int on = 0, restricted = run_window_only(&os, &oe, &on);
+    sqlite3_stmt *st = !p->niters && db_has_table(db, "iterations")
+                           ? db_prepare(db, "SELECT count(*) FROM iterations WHERE start >= ?"
+                                            " AND start + dur <= ?")
+                           : NULL;
     for (int i = 0; i < w->n; i++) {
         int64_t end = w->v[i].end >= 0 ? w->v[i].end : duration;
         w->recorded_ns += end - w->v[i].start;
@@ -74,7 +79,14 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
         for (size_t k = 0; k < p->niters && w->v[i].iterations >= 0; k++)
             w->v[i].iterations +=
                 p->iters[k].start >= w->v[i].start && p->iters[k].start + p->iters[k].host <= end;
+        if (st && w->v[i].iterations >= 0) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, w->v[i].start);
+            sqlite3_bind_int64(st, 2, end);
+            if (db_step(st)) w->v[i].iterations = sqlite3_column_int64(st, 0);
+        }
     }
+    if (st) sqlite3_finalize(st);
     w->whole = w->n == 1 && w->v[0].opened_by == 1 && (w->v[0].closed_by == 8 || w->v[0].end < 0);
     return w;
 }

@@ -37,8 +37,10 @@ class MultiJson(Runs):
         phases = [(x["process"], x["label"]) for x in self.r["phases"]]
         self.assertEqual(phases, [(self.label[self.base], GRAD), (self.label[self.base], NO_GRAD),
                                   (self.label[self.new], GRAD), (self.label[self.new], INFER)])
-        self.assertEqual(list(self.r)[-3:],
-                         ["combined_phases", "combined_kernels", "combined_memory"])
+        # The answer first, as in the text: the job, the processes, the combined sections.
+        self.assertEqual(list(self.r)[:6],
+                         ["json_schema_version", "job", "processes", "combined_phases",
+                          "combined_kernels", "combined_memory"])
 
     def test_the_documented_sql_over_several_databases(self):
         # docs/report.md's SQLite query over two ranks' files (ATTACH and a union), run as the
