@@ -106,6 +106,13 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
         if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (!against && f->shift_before) { /* no ratio to withhold: the shift said all the same */
+            char sb[32], sa[32];
+            fmt_ns(sb, sizeof sb, (double)f->shift_before);
+            fmt_ns(sa, sizeof sa, (double)f->shift_after);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     "; it shifted %s -> %s mid-run (the p50 is of both levels)", sb, sa);
+        }
         if (against) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         /* A phase that pools configurations has a p50 of none of them: the Series line has. */
         const struct phase_info *mixed = f != base && base->nseries > 1 ? base : pooled;

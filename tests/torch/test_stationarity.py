@@ -25,6 +25,8 @@ what = sys.argv[1]
 if what == "shift":
     run(torch.no_grad, [10] * 20)
     run(torch.inference_mode, [10] * 10 + [30] * 10)
+elif what == "alone":
+    run(torch.inference_mode, [10] * 10 + [30] * 10)
 else:
     run(torch.no_grad, [30] * 20)
     run(torch.inference_mode, [30 if i % 5 == 4 else 10 for i in range(20)])
@@ -65,6 +67,15 @@ class Stationarity(Case):
         self.assertTrue(4 <= int(m.group(1)) <= 6, line)
         self.assertTrue(30 <= float(m.group(2)) < 45, line)
         self.assertIn("caution", s["fastest"])
+
+    def test_a_phase_alone_that_shifts_says_so(self):
+        # No phase to compare with: the Fastest phase line still says its p50 is of two levels.
+        line = self.summary("alone")["fastest"]
+        m = re.search(r"\(the baseline\); it shifted ([\d.]+)ms -> ([\d.]+)ms mid-run \(the p50"
+                      r" is of both levels\)", line)
+        self.assertIsNotNone(m, line)
+        self.assertTrue(10 <= float(m.group(1)) < 16, line)
+        self.assertTrue(30 <= float(m.group(2)) < 45, line)
 
 
 if __name__ == "__main__":
