@@ -64,6 +64,28 @@ static void read_cmdline(char *out, size_t n)
     out[o] = 0;
 }
 
+/* The rank of a distributed job, as its launcher set it in the environment (torchrun and
+ * torch.distributed: RANK and WORLD_SIZE; else Slurm's, Open MPI's or PMI's): what a report of
+ * several processes names them by. Nothing when none is set or it is not a number. */
+static void write_dist_rank(struct ip_store *s)
+{
+    static const char *const ranks[][2] = {{"RANK", "WORLD_SIZE"},
+                                           {"SLURM_PROCID", "SLURM_NTASKS"},
+                                           {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                           {"PMI_RANK", "PMI_SIZE"}};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+        const char *v = getenv(ranks[i][0]), *w = getenv(ranks[i][1]);
+        char *end;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (r < 0 || *end) continue;
+        ip_store_meta_int(s, "dist_rank", r);
+        ip_store_meta_text(s, "dist_rank_from", ranks[i][0]);
+        long n = w && *w ? strtol(w, &end, 10) : -1;
+        if (n > 0 && !*end) ip_store_meta_int(s, "dist_world_size", n);
+        return;
+    }
+}
+
 void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
 {
     static const char *const roles[] = {"root", "descendant", "fork_child"};
@@ -93,6 +115,7 @@ void ip_runinfo_write_start(struct ip_store *s, const char *path, int role)
     if (getcwd(buf, sizeof buf)) ip_store_meta_text(s, "cwd", buf);
     ip_store_meta_text(s, "output_path", path);
     ip_store_meta_text(s, "role", roles[role]);
+    write_dist_rank(s);
     uint64_t t0 = ip_t0();
     ip_store_meta_int(s, "t0_monotonic_ns", (int64_t)t0);
     ip_store_meta_int(s, "start_unix_ns", (int64_t)(ip_clock_realtime() - (ip_clock_now() - t0)));

@@ -16,11 +16,13 @@
 #define TITLE_MAX  98   /* a title is one line of text (100 columns) */
 #define SPILL_ROWS 4096 /* rows of all processes a section holds in memory (JSON, CSV) */
 
-/* "pid 123 on host", and the role when the process was not the one started. */
+/* "pid 123 on host" ("rank 3, pid 123 on host" where the launcher set a rank), and the role
+ * when the process was not the one started. */
 static const char *label_of(struct sqlite3 *db)
 {
-    int64_t pid = 0;
+    int64_t pid = 0, rank = -1;
     db_meta_int(db, "pid", &pid);
+    db_meta_int(db, "dist_rank", &rank);
     char *host = db_meta_text(db, "host"), *role = db_meta_text(db, "role");
     char *py = db_meta_text(db, "python_module_hooks");
     if (py && !strncmp(py, "worker", 6)) { /* a DataLoader worker: named so, whatever its role */
@@ -29,8 +31,9 @@ static const char *label_of(struct sqlite3 *db)
     }
     free(py);
     const char *label =
-        pool_printf("pid %lld on %s%s%s%s", (long long)pid, pool_escaped(host ? host : "?", 40),
-                    role && strcmp(role, "root") ? " (" : "",
+        pool_printf("%spid %lld on %s%s%s%s",
+                    rank >= 0 ? pool_printf("rank %lld, ", (long long)rank) : "", (long long)pid,
+                    pool_escaped(host ? host : "?", 40), role && strcmp(role, "root") ? " (" : "",
                     role && strcmp(role, "root") ? pool_escaped(role, 20) : "",
                     role && strcmp(role, "root") ? ")" : "");
     free(host);

@@ -22,7 +22,8 @@ class Many(Case):
             db = os.path.join(self.dir, f"rank{k}.db")
             args = [TORCH_PYTHON, PROG, "4" if k == SLOW else "0", "64" if k == BIG else "0"]
             procs.append((k, db, subprocess.Popen(args, cwd=self.dir,
-                                                  env=self.env(True, INFPROF_OUTPUT=db),
+                                                  env=self.env(True, INFPROF_OUTPUT=db,
+                                                               RANK=k, WORLD_SIZE=8),
                                                   stdout=subprocess.PIPE,
                                                   stderr=subprocess.PIPE)))
             if len(procs) == 2 or k == 7:  # two at a time: the machine's two cores
@@ -47,6 +48,9 @@ class Many(Case):
         # The straggler: the slow rank, its p50 the program's own within 5%, its ratio to the
         # median the programs' own ratio within 10%.
         self.assertEqual(job["straggler_process"], label[slow_db], job)
+        # Named by the rank its launcher gave it (torchrun's RANK), then its pid.
+        for k, db in enumerate(dbs):
+            self.assertTrue(label[db].startswith(f"rank {k}, pid "), label[db])
         mine = rows[label[slow_db]]
         # The mark is inside the program's timer; on a machine loaded by other work its timer
         # also holds the preemptions that fall after the mark: held to 5% (and the ratio to
