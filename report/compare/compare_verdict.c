@@ -28,6 +28,17 @@ static const struct phase_info *phase_named(const struct compare_side *s, const 
     return NULL;
 }
 
+/* The batch of a phase's only series (-1: several, mixed or unknown). */
+static int64_t phase_batch(const struct compare_side *s, const struct phase_info *ph)
+{
+    const struct run_phases *p = &s->phases;
+    int64_t batch = -1;
+    int n = 0;
+    for (int i = 0; i < p->series.n; i++)
+        if (&p->v[p->series.v[i].phase] == ph) batch = p->series.v[i].batch, n++;
+    return n == 1 ? batch : -1;
+}
+
 static const struct series_info *series_named(const struct compare_side *s, const char *phase,
                                               const char *name)
 {
@@ -145,8 +156,12 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct phase_info *pn = l && l->s ? phase_named(n, l->s) : NULL;
         if (!pb || !pn || (!pb->nsteady && !pn->nsteady)) return; /* set-up: nothing to weigh */
         const struct phase_info *sh = phases_shifted(pb, pn);
+        int64_t bb = phase_batch(b, pb), bn = phase_batch(n, pn);
         if (pb->nseries > 1 || pn->nseries > 1)
             why = "no verdict: pools series";
+        else if (bb > 0 && bn > 0 && bb != bn) /* its one series ran another batch size */
+            why = pool_printf("no verdict: the batch changed %lld -> %lld, items/s compares them",
+                              (long long)bb, (long long)bn);
         else if (sh)
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
@@ -331,7 +346,7 @@ struct table *compare_summary(struct table **t, int k)
             /* A phase of one series in the Series table: that row says the same, named. */
             if (q == 0 && ph && ph->s && series_rows(table_by_key(t, k, "series"), ph->s) == 1)
                 continue;
-            char name[160];
+            char name[400];
             const char *sn = se && se->s && strcmp(se->s, "(unnamed)") ? se->s : "";
             char cut[96]; /* a long series name cut on a character, its hash kept */
             fmt_label_cut(cut, sizeof cut, sn, 80);
@@ -365,7 +380,21 @@ struct table *compare_summary(struct table **t, int k)
                 static const char lead[] = "no verdict: ";
                 const char *why =
                     strncmp(v->s, lead, sizeof lead - 1) ? v->s : v->s + sizeof lead - 1;
-                snprintf(name + strlen(name), sizeof name - strlen(name), " (%s)", why);
+                /* The change itself, withheld as a verdict, said as a figure: a level shift or
+                 * another batch leaves it unjudged, not unseen. */
+                const struct cell *b50 = table_cell(d, r, "latency_p50_ns_base");
+                const struct cell *n50 = table_cell(d, r, "latency_p50_ns_new");
+                char fig[160] = "";
+                if (b50 && n50 && !b50->null && !n50->null && b50->i > 0) {
+                    char x[32], y[32], dl[32];
+                    fmt_ns(x, sizeof x, (double)b50->i);
+                    fmt_ns(y, sizeof y, (double)n50->i);
+                    fmt_ns(dl, sizeof dl, (double)(n50->i - b50->i));
+                    snprintf(fig, sizeof fig, "latency %.2fx, p50 %s -> %s (%s%s); ",
+                             (double)n50->i / (double)b50->i, x, y, n50->i >= b50->i ? "+" : "",
+                             dl);
+                }
+                snprintf(name + strlen(name), sizeof name - strlen(name), " (%s%s)", fig, why);
                 append(&none, name);
             }
         }
@@ -398,6 +427,9 @@ struct table *compare_summary(struct table **t, int k)
     table_row(s);
     table_set_text(s, 0,
                    changes[0] ? changes
+                   : compared && list_text(&none)
+                       ? "none: none faster or slower by 3% past its 95% band; some unjudged"
+                         " (No verdict)"
                    : compared ? "none: no phase or series is faster or slower by more than 3%"
                                 " beyond its 95% band"
                               : "nothing to compare: no phase or series with iterations in both"

@@ -136,6 +136,62 @@ static void unique_label(struct multi_data *d, int i)
         }
 }
 
+/* Process i: its run model and its sections (per[i]), its kernels folded into the combined
+ * ones, what the combined sections and the process comparison need gathered. */
+static void read_process(struct multi_data *d, int i, const char *path,
+                         const struct report_opts *po, int by_phase, int lean, struct table ***per,
+                         int *nper)
+{
+    struct multi_run *r = &d->runs[i];
+    struct sqlite3 *db = db_open(path);
+    const char *missing = detect_prefer_missing(db);
+    if (missing) fprintf(stderr, "infprof: %s: %s\n", path, missing);
+    r->path = path;
+    r->label = label_of(db);
+    db_meta_int(db, "start_unix_ns", &r->start_unix);
+    unique_label(d, i);
+    phases_load(db, &r->phases);
+    if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
+    nper[i] = report_build(db, &r->phases, po, per[i], REPORT_TABLES);
+    /* Some sections title themselves in static buffers the next database reuses (tables
+     * shown: lean mode lets them go). */
+    for (int k = 0; !lean && k < nper[i]; k++) {
+        struct table *t = per[i][k];
+        if (t->title) t->title = pool_printf("%s", t->title);
+        if (t->note) t->note = pool_printf("%s", t->note);
+    }
+    r->kernels = table_by_key(per[i], nper[i], "kernels");
+    if (po->top) {
+        struct report_opts all = *po;
+        all.top = 0;
+        r->kernels = section_kernels(db, &r->phases, &all);
+        r->own_kernels = 1;
+    }
+    multi_kernels_fold(d, i, r->kernels, by_phase);
+    multi_gather(db, &r->phases, d, i);
+    multi_process_facts(db, r);
+    db_close(db);
+}
+
+/* Without --each: process i's rows folded into the sections of all processes (JSON, CSV; past
+ * a few thousand rows a section, on disk), then its tables and the parts of its run model read
+ * no more let go. */
+static void let_go(struct multi_data *d, int i, struct table ***per, int *nper, int rows,
+                   struct table **data, int *ndata)
+{
+    struct multi_run *r = &d->runs[i];
+    for (int k = 0; rows && k < nper[i]; k++)
+        if (per[i][k]->key && *ndata < REPORT_TABLES) merge_rows(data, ndata, per[i][k], r);
+    for (int k = 0; rows && k < *ndata; k++)
+        if (data[k]->nrows >= SPILL_ROWS) table_spill(data[k]);
+    for (int k = 0; k < nper[i]; k++) table_free(per[i][k]);
+    nper[i] = 0;
+    if (r->own_kernels) table_free(r->kernels); /* folded */
+    r->kernels = NULL;
+    r->own_kernels = 0;
+    run_lazy_drop(&r->phases);
+}
+
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro)
 {
     if (o->nvtx)
@@ -163,51 +219,9 @@ int report_several(char **paths, int n, const struct report_opts *o, const struc
     if (!data) cli_fail("out of memory");
     if (o->phase) po.phase = NULL, po.by_phase = 1;
     for (int i = 0; i < n; i++) {
-        struct multi_run *r = &d.runs[i];
-        struct sqlite3 *db = db_open(paths[i]);
-        const char *missing = detect_prefer_missing(db);
-        if (missing) fprintf(stderr, "infprof: %s: %s\n", paths[i], missing);
-        r->path = paths[i];
-        r->label = label_of(db);
-        db_meta_int(db, "start_unix_ns", &r->start_unix);
-        unique_label(&d, i);
-        phases_load(db, &r->phases);
-        if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
-        nper[i] = report_build(db, &r->phases, &po, per[i], REPORT_TABLES);
-        /* Some sections title themselves in static buffers the next database reuses (tables
-         * shown: lean mode lets them go below). */
-        for (int k = 0; !lean && k < nper[i]; k++) {
-            struct table *t = per[i][k];
-            if (t->title) t->title = pool_printf("%s", t->title);
-            if (t->note) t->note = pool_printf("%s", t->note);
-        }
-        r->kernels = table_by_key(per[i], nper[i], "kernels");
-        if (po.top) {
-            struct report_opts all = po;
-            all.top = 0;
-            r->kernels = section_kernels(db, &r->phases, &all);
-            r->own_kernels = 1;
-        }
-        multi_kernels_fold(&d, i, r->kernels, o->by_phase || o->phase);
-        multi_gather(db, &r->phases, &d, i);
-        multi_process_facts(db, r);
-        db_close(db);
-        if (lean) {
-            if (ro->format == OUT_JSON || ro->format == OUT_CSV) {
-                for (int k = 0; k < nper[i]; k++)
-                    if (per[i][k]->key && ndata < REPORT_TABLES)
-                        merge_rows(data, &ndata, per[i][k], r);
-                /* Rows past a few thousand wait on disk for the renderer (table_spill.c). */
-                for (int k = 0; k < ndata; k++)
-                    if (data[k]->nrows >= SPILL_ROWS) table_spill(data[k]);
-            }
-            for (int k = 0; k < nper[i]; k++) table_free(per[i][k]);
-            nper[i] = 0;
-            if (r->own_kernels) table_free(r->kernels); /* folded */
-            r->kernels = NULL;
-            r->own_kernels = 0;
-            run_lazy_drop(&r->phases);
-        }
+        read_process(&d, i, paths[i], &po, o->by_phase || o->phase, lean, per, nper);
+        if (lean)
+            let_go(&d, i, per, nper, ro->format == OUT_JSON || ro->format == OUT_CSV, data, &ndata);
     }
     multi_process_roles(&d);
     const char *phase = o->phase ? restrict_phase(&d, per, nper, o->phase) : NULL;

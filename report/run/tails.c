@@ -616,8 +616,8 @@ static void tail_guess(const struct run_tails *r, struct series_tail *t, const s
                  s->alloc_bytes / m->alloc_bytes, ops);
     else if (more >= 16 * MIB)
         snprintf(t->guess, sizeof t->guess,
-                 "each slow iteration made an allocation %.1f MiB larger than a typical one's"
-                 " largest (%.0f allocations vs %.0f): a large temporary tensor?%s",
+                 "the slow iterations' largest allocation was %.1f MiB larger on average than"
+                 " a typical one's (%.0f allocations vs %.0f): a large temporary tensor?%s",
                  more / MIB, s->allocs, m->allocs, ops);
     else if (!r->operators)
         snprintf(t->guess, sizeof t->guess,
@@ -650,7 +650,8 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
               " it): %.2f ms vs %.2f ms%s",
               so / 1e6, mo / 1e6,
               more >= 16 * MIB && !r->operators
-                  ? pool_printf("; there each slow iteration allocated %.1f MiB more: a large"
+                  ? pool_printf("; there the slow iterations allocated %.1f MiB more on"
+                                " average: a large"
                                 " temporary tensor? (INFPROF_OPERATORS=1 times it)",
                                 more / MIB)
                   : "");

@@ -179,12 +179,24 @@ static void rule_train_mode(const struct advice_ctx *c, const struct phase_info 
     phase_short_label(ph, s, sizeof s);
     /* The model's own series names it best (Python); else the operators. */
     if (py && !gpu) {
+        /* The layers the operators show in their training form; without operators, both kinds
+         * the hooks look for, whichever the model has. */
+        const char *what =
+            by_ops && ops->dropout_train && !ops->bn_train
+                ? "its dropout layers drop activations (their operators drew masks), and"
+                  " batch-norm layers, if it has any, use each batch's statistics"
+            : by_ops && ops->bn_train && !ops->dropout_train
+                ? "its batch-norm layers use each batch's statistics (their operators computed"
+                  " them), and dropout layers, if it has any, drop activations"
+            : by_ops ? "its dropout layers drop activations and its batch-norm layers use each"
+                       " batch's statistics (their operators show both)"
+                     : "its dropout layers drop activations and its batch-norm layers use each"
+                       " batch's statistics, whichever it has";
         snprintf(a->finding, sizeof a->finding,
-                 "%s called %.200s in train() mode without grad (%lld %s): its dropout layers"
-                 " drop activations and its batch-norm layers use each batch's statistics, so"
-                 " the outputs are not the model's.",
+                 "%s called %.200s in train() mode without grad (%lld %s): %s, so the outputs are"
+                 " not the model's (found by: %s).",
                  s, py->name, (long long)py->iterations,
-                 advice_plural(py->iterations, "call", "calls"));
+                 advice_plural(py->iterations, "call", "calls"), what, ev);
         advice_ev_text(a, "series", py->name);
         advice_ev_int(a, "train_mode_calls", py->iterations);
         snprintf(a->try_, sizeof a->try_, "call model.eval() before inference");

@@ -211,6 +211,13 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
     else
         snprintf(line + strlen(line), sizeof line - strlen(line),
                  "no recorded cause explains the extra");
+    /* Most of it unexplained: said, with the guess where there is one (a minor cause alone
+     * would read as the answer). */
+    if (x->ncauses && x->unexplained >= 0.5)
+        snprintf(line + strlen(line), sizeof line - strlen(line), ", %.0f%% unexplained",
+                 100 * x->unexplained);
+    if (x->unexplained >= 0.5 && x->guess[0])
+        snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess: %s", x->guess);
     snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
     summary_set(o, line);
 }

@@ -15,9 +15,10 @@
  *          memory peaking at 6 MiB (reserved 8 MiB); inference/bf16 on a second thread: 1
  *          iteration (900 ns), gemm_bf16 (400 ns). Same GPU.
  *   other  base's figures on "Fake A100", 3 CUPTI records dropped.
- *   latency grad/off: two series, "iteration a" at FIXTURE_P50_US (100 by default) and
- *          "iteration b" at twice that, 40 iterations each, one after the other, each latency
- *          the p50 times a fixed pattern within 2% (no kernels); FIXTURE_RENAME=1 names the
+ *   latency grad/off: two series (FIXTURE_ONE_SERIES: "a" alone), "iteration a" at
+ *          FIXTURE_P50_US (100 by default) and "iteration b" at twice that, 40 iterations
+ *          each, one after the other, each latency the p50 times a fixed pattern within 2% (no
+ *          kernels); FIXTURE_RENAME=1 names the
  *          first "iteration a tf32=on" (a setting that renamed it); FIXTURE_SHIFT=1 doubles
  *          series a's latency from its 21st iteration (a machine that slowed mid-run);
  *          FIXTURE_GAP_US (10 by default) is the time after each iteration, within 2% by the
@@ -215,7 +216,8 @@ static int scenario_latency(void)
     ip_phase_set(IP_GRAD, 0, 0);
     static const int pct[] = {-2, -1, 0, 1, 2, 0, -1, 1, 0, 0};
     uint64_t t = ip_clock_now();
-    for (int k = 0; k < 2; k++) {
+    int series = getenv("FIXTURE_ONE_SERIES") ? 1 : 2; /* "a" alone: the phase's one series */
+    for (int k = 0; k < series; k++) {
         for (int i = 0; i < 40; i++) {
             uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
             if (k == 0 && i >= 20 && getenv("FIXTURE_SHIFT")) dur *= 2; /* a, halfway: slower */

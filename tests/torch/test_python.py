@@ -139,6 +139,12 @@ class PythonProgram(TorchCase):
         # The sampled operators (the default) saw the training-form dropout too.
         self.assertEqual(fired[0]["evidence"]["found_by"], "operators, Python module hooks")
         self.assertIn("model.eval()", fired[0]["try"])
+        # The text says which evidence fired, and claims no layer that no evidence showed
+        # (batch-norm's training form is an argument, not an operator, before PyTorch 2.1).
+        self.assertIn("found by: operators, Python module hooks", fired[0]["finding"])
+        self.assertRegex(fired[0]["finding"], r"its dropout layers drop activations \(their"
+                         r" operators drew masks\)(, and batch-norm layers, if it has any,| and"
+                         r" its batch-norm layers)")
 
     def test_a_model_at_two_batch_sizes_is_a_series_each(self):
         # One model, no mark, called at batch 8 then 32, then once at 5 (a DataLoader's last,
