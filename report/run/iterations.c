@@ -401,12 +401,12 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
 /* A series' warm-up and its captured iterations (gw: 1 warm-up, 2 captured in the steady state:
  * set apart from the latency figures, counted as neither), members m[0..n) in time order with
  * latencies lat. The capture made its iterations slower by a factor the series shows (the
- * median captured latency over the others'); warm-up is judged on the latencies with the
- * captured ones divided by it (the second iteration of a phase is always captured: undivided,
- * a steady one would read as warm-up, and a warm one would be lost among the others). Fewer than
- * 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series), or captured ones less than
- * CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the callback's cost lost in
- * them): the captured ones count as any. Returns the warm-up count. */
+ * median of each captured latency over the uncaptured ones around it); warm-up is judged on the
+ * latencies with the captured ones divided by it (the second iteration of a phase is always
+ * captured: undivided, a steady one would read as warm-up, and a warm one would be lost among the
+ * others). Fewer than 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series), or
+ * captured ones less than CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the
+ * callback's cost lost in them): the captured ones count as any. Returns the warm-up count. */
 #define CAPTURE_APART 1.05
 static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw)
 {
@@ -419,26 +419,35 @@ static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *
         memset(gw, 1, w);
         return w;
     }
-    int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-    if (!a || !b) cli_fail("out of memory");
-    size_t na = 0, nb = 0;
+    /* Each captured iteration against the uncaptured ones around it (two each side at most):
+     * a stretch the machine was busy slows them all alike, so captures that fell into one by
+     * chance are not taken for the capture's cost (the global medians once read 17 captures
+     * in noise bursts as 1.17x slower). The factor: the median of those ratios (x1e6). */
+    int64_t *a = malloc(n * sizeof *a);
+    if (!a) cli_fail("out of memory");
+    size_t na = 0;
     for (size_t k = 0; k < n; k++) {
-        if (m[k]->captured)
-            a[na++] = lat[k];
-        else
-            b[nb++] = lat[k];
+        if (!m[k]->captured) continue;
+        int64_t near[4];
+        size_t nn = 0;
+        for (size_t j = k, got = 0; j-- > 0 && got < 2;)
+            if (!m[j]->captured) near[nn++] = lat[j], got++;
+        for (size_t j = k + 1, got = 0; j < n && got < 2; j++)
+            if (!m[j]->captured) near[nn++] = lat[j], got++;
+        int64_t ref = nn ? run_median(near, nn) : 0;
+        if (ref > 0) a[na++] = (int64_t)(1e6 * (double)lat[k] / (double)ref);
     }
-    double fa = (double)run_median(a, na), fb = (double)run_median(b, nb);
-    double f = fb > 0 && fa > fb ? fa / fb : 1;
+    double ratio = na ? (double)run_median(a, na) / 1e6 : 1;
+    double f = ratio > 1 ? ratio : 1;
     if (f < CAPTURE_APART) { /* no slower than the others, within the noise: as any */
-        free(a), free(b);
+        free(a);
         size_t w = iterations_warmup(lat, n);
         memset(gw, 1, w);
         return w;
     }
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
     size_t w = iterations_warmup(a, n);
-    free(a), free(b);
+    free(a);
     for (size_t k = 0; k < n; k++) gw[k] = k < w ? 1 : m[k]->captured ? 2 : 0;
     return w;
 }
