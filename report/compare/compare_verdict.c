@@ -357,7 +357,7 @@ struct table *compare_summary(struct table **t, int k)
                 changed++;
                 if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
                 struct change *c = &ch[nch++];
-                snprintf(c->name, sizeof c->name, "%s", name);
+                snprintf(c->name, sizeof c->name, "%.159s", name);
                 c->slower = !strcmp(v->s, "slower");
                 c->base = table_cell(d, r, "latency_p50_ns_base")->i;
                 c->new = table_cell(d, r, "latency_p50_ns_new")->i;

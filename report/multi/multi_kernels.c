@@ -3,8 +3,11 @@
  * or --phase), in the columns of the single-run kernel table plus the number of processes.
  * Counts, totals, minima and maxima combine exactly. Medians do not: a name that one process
  * launched keeps that process's median (exact up to the sample size docs/report.md gives), and a
- * name that several launched gets its median and standard deviation from every launch, read
- * again from each database's kernel rows.
+ * name that several launched gets its median and standard deviation from their launches, read
+ * again from each database's kernel rows once all are folded (every launch up to 4,096 a name, a
+ * uniform sample of 4,096 beyond, said under the table). Each process's kernel table is folded in
+ * as it is read (multi_kernels_fold: merged into the groups sorted by key), so the report holds a
+ * row per name, not a table per process.
  */
 #include "multi.h"
 #include "../../profiler/map.h"
