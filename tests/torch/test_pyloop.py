@@ -15,8 +15,15 @@ PROG = os.path.join(HERE, "..", "progs", "pyloop_prog.py")
 PYTHON = TORCH_PYTHON
 
 
-def near(ours, own, pct=5.0, abs_ns=500_000):
-    return abs(ours - own) <= own * pct / 100.0 + abs_ns
+def near(ours, own, pct=5.0, abs_ns=500_000, bands=None):
+    """Ours within pct% + abs_ns of the program's own p50; or, given the program's bands (its
+    sample's 40th-60th percentiles, pyloop_prog.py), of anywhere in that band: on a loaded
+    machine forwards jump between two speeds, and the two medians, of nearly the same forwards
+    (ours leaves out the warm-up and the captured ones), lie ranks apart."""
+    if abs(ours - own) <= own * pct / 100.0 + abs_ns:
+        return True
+    lo, hi = (bands or {}).get(str(own), (own, own))
+    return lo * (1 - pct / 100.0) - abs_ns <= ours <= hi * (1 + pct / 100.0) + abs_ns
 
 
 class PyLoop(Case):
@@ -53,13 +60,16 @@ class PyLoop(Case):
         steady = sorted(e - s for (s, e), i in zip(own["spans"], its) if i["steady"])
         # (steady_iterations also counts those set apart: not in the latencies)
         self.assertTrue(0 < len(steady) <= mob["steady_iterations"], (its, mob))
-        self.assertTrue(near(mob["latency_p50_ns"], steady[(len(steady) - 1) // 2]),
+        mid, n = steady[(len(steady) - 1) // 2], len(steady) - 1
+        band = {str(mid): [steady[int(0.4 * n)], steady[-(-6 * n // 10)]]}
+        self.assertTrue(near(mob["latency_p50_ns"], mid, bands=band),
                         (mob["latency_p50_ns"], steady, own))
         ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
         self.assertEqual(ph["iteration_source"], "python module calls")
         # The wait for data: between iterations, almost all of it inside the DataLoader.
         b = [x for x in rep["between"] if x["series"] == "MobileNetV3"][0]
-        self.assertTrue(near(b["between_p50_ns"], own["wait_p50"], 10.0, 1_000_000),
+        self.assertTrue(near(b["between_p50_ns"], own["wait_p50"], 10.0, 1_000_000,
+                             bands=own.get("bands")),
                         (b, own["wait_p50"]))
         self.assertGreater(b["data_loading_ns"], 0.9 * b["between_total_ns"], b)
         self.assertEqual(b["data_loading_ns"] + b["other_host_ns"], b["between_total_ns"])
@@ -110,7 +120,8 @@ class PyLoop(Case):
         self.assertEqual(sorted(s), ["loop 1", "loop 2"], s)
         for name, key in (("loop 1", "fp32_p50"), ("loop 2", "int8_p50")):
             self.assertGreaterEqual(s[name]["steady_iterations"], 15, s[name])
-            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000),
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
+                                 bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
         its = rep["iterations"]
         self.assertEqual({i["source"] for i in its}, {"detected from the allocations"})
@@ -126,7 +137,8 @@ class PyLoop(Case):
         self.assertEqual(sorted(s), ["MLP", "MLP quantized"], s)
         for name, key in (("MLP", "fp32_p50"), ("MLP quantized", "int8_p50")):
             self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 25)
-            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000),
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
+                                 bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
 
     def test_sleep_inside_forward_is_in_the_latency(self):
@@ -150,7 +162,8 @@ class PyLoop(Case):
         self.assertEqual(sorted(s), ["MLP frozen", "MLP traced"], s)
         for name, key in (("MLP traced", "first_p50"), ("MLP frozen", "second_p50")):
             self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
-            self.assertTrue(near(s[name]["latency_p50_ns"], own[key]), (name, s[name], own))
+            self.assertTrue(near(s[name]["latency_p50_ns"], own[key],
+                                 bands=own.get("bands")), (name, s[name], own))
         self.assertEqual(self.query(db, "SELECT count(*) FROM iterations")[0][0], 40)
         self.assertEqual(self.trace_names(db), {"MLP traced": 20, "MLP frozen": 20})
 
@@ -178,9 +191,11 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(list(s), ["MLP"], s)
         self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
-        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"]), (s, own))
+        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"],
+                             bands=own.get("bands")), (s, own))
         b = [x for x in rep["between"] if x["series"] == "MLP"][0]
-        self.assertTrue(near(b["between_p50_ns"], own["prep_p50"], 10.0, 500_000), (b, own))
+        self.assertTrue(near(b["between_p50_ns"], own["prep_p50"], 10.0, 500_000,
+                             bands=own.get("bands")), (b, own))
 
     def test_no_grad_predictor_leaves_no_false_phase(self):
         # The loop around a @torch.no_grad() predict() runs in grad mode and only makes inputs:
@@ -190,7 +205,8 @@ class PyLoop(Case):
         self.assertEqual(with_iters, ["no_grad | autocast off"], rep["phases"])
         self.assertTrue(rep["summary"]["fastest"].startswith("no_grad/off"), rep["summary"])
         s = self.series(rep)["MLP"]
-        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (s, own))
+        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"],
+                             bands=own.get("bands")), (s, own))
 
     def test_a_model_run_from_two_threads(self):
         # Each thread's forward an iteration of its own; what began before the second thread was
@@ -202,7 +218,8 @@ class PyLoop(Case):
         unseen = int(self.meta(db, "python_module_calls_unseen"))
         self.assertLessEqual(seen + unseen, own["n"])
         self.assertGreaterEqual(seen, own["n"] - 4, (seen, unseen))
-        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"], 10.0), (s, own))
+        self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"], 10.0,
+                             bands=own.get("bands")), (s, own))
         if unseen:
             self.assertIn("not timed", rep["summary"]["lost"])
 
@@ -231,7 +248,8 @@ class PyLoop(Case):
         ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
         self.assertEqual(ph["iteration_source"], "detected from the allocations")
         self.assertGreaterEqual(ph["steady_iterations"], 15, ph)
-        self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"]), (ph, own))
+        self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"],
+                             bands=own.get("bands")), (ph, own))
 
     def test_a_model_called_from_inside_its_own_call(self):
         # Recursion, and the program's own forward hook calling the model again: one iteration
@@ -240,13 +258,15 @@ class PyLoop(Case):
             own, rep, _ = self.python(mode, db=mode + ".db")
             s = self.series(rep)["Tree"]
             self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["n"], mode)
-            self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (mode, s, own))
+            self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"],
+                                 bands=own.get("bands")), (mode, s, own))
 
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
         self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["ok"], s)
-        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"]), (s, own))
+        self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"],
+                             bands=own.get("bands")), (s, own))
 
     def test_dataloader_workers_are_workers(self):
         r = self.run_prog([PYTHON, PROG, "workers"], timeout=300, INFPROF_OUTPUT="w%p.db")
