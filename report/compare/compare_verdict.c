@@ -28,17 +28,6 @@ static const struct phase_info *phase_named(const struct compare_side *s, const 
     return NULL;
 }
 
-/* The batch of a phase's only series (-1: several, mixed or unknown). */
-static int64_t phase_batch(const struct compare_side *s, const struct phase_info *ph)
-{
-    const struct run_phases *p = &s->phases;
-    int64_t batch = -1;
-    int n = 0;
-    for (int i = 0; i < p->series.n; i++)
-        if (&p->v[p->series.v[i].phase] == ph) batch = p->series.v[i].batch, n++;
-    return n == 1 ? batch : -1;
-}
-
 static const struct series_info *series_named(const struct compare_side *s, const char *phase,
                                               const char *name)
 {
@@ -156,7 +145,9 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct phase_info *pn = l && l->s ? phase_named(n, l->s) : NULL;
         if (!pb || !pn || (!pb->nsteady && !pn->nsteady)) return; /* set-up: nothing to weigh */
         const struct phase_info *sh = phases_shifted(pb, pn);
-        int64_t bb = phase_batch(b, pb), bn = phase_batch(n, pn);
+        const struct series_info *ob = phase_only_series(&b->phases, pb);
+        const struct series_info *on = phase_only_series(&n->phases, pn);
+        int64_t bb = ob ? ob->batch : -1, bn = on ? on->batch : -1;
         if (pb->nseries > 1 || pn->nseries > 1)
             why = "no verdict: pools series";
         else if (bb > 0 && bn > 0 && bb != bn) /* its one series ran another batch size */
@@ -428,8 +419,8 @@ struct table *compare_summary(struct table **t, int k)
     table_set_text(s, 0,
                    changes[0] ? changes
                    : compared && list_text(&none)
-                       ? "none: none faster or slower by 3% past its 95% band; some unjudged"
-                         " (No verdict)"
+                       ? "none: no phase or series faster or slower by 3% past its 95% band;"
+                         " some unjudged (No verdict)"
                    : compared ? "none: no phase or series is faster or slower by more than 3%"
                                 " beyond its 95% band"
                               : "nothing to compare: no phase or series with iterations in both"

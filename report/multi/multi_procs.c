@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The process's figures, from its run model and metadata (while its database is open). */
 /* Items per second of a phase's steady iterations (their items over their summed latency). */
 static double items_per_s(const struct phase_info *ph)
 {
@@ -22,6 +21,7 @@ static double items_per_s(const struct phase_info *ph)
     return ph->items && total > 0 ? (double)ph->items / total * 1e9 : -1;
 }
 
+/* The process's figures, from its run model and metadata (while its database is open). */
 void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
 {
     const struct run_phases *p = &r->phases;

@@ -195,8 +195,8 @@ static void let_go(struct multi_data *d, int i, struct table ***per, int *nper, 
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro)
 {
     if (o->nvtx)
-        cli_fail("--nvtx reads one database at a time (combined kernel medians need every"
-                 " launch, and ranges are per process)");
+        cli_fail("--nvtx reads one database at a time (combined kernel medians read the"
+                 " launches again, and ranges are per process)");
     check_distinct(paths, n);
     struct multi_data d = {0};
     d.n = n;

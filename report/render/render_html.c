@@ -180,7 +180,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     }
     fputs("<section id=\"tables\">\n", out);
     /* A data table not shown whose view comes right after it: the view takes its id (one run:
-     * several runs' pages list every data table first, then each run's views). */
+     * several runs' pages keep their data tables apart from the views). */
     for (int i = 0; i < n; i++) {
         if (tables[i] == summary && !o->section) continue;
         if (!render_shown(tables[i], o)) continue;

@@ -334,6 +334,9 @@ double series_between_pct(const struct series_info *s);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the
  * tables' one figure. */
 double series_items_per_s(const struct series_info *s);
+/* The phase's one series, or NULL (none, or several: the phase pools them). */
+const struct series_info *phase_only_series(const struct run_phases *p,
+                                            const struct phase_info *ph);
 /* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a
  * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
  * iterations. */

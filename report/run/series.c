@@ -141,6 +141,17 @@ double series_items_per_s(const struct series_info *s)
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
 }
 
+const struct series_info *phase_only_series(const struct run_phases *p, const struct phase_info *ph)
+{
+    const struct series_info *one = NULL;
+    for (int i = 0; i < p->series.n; i++) {
+        if (&p->v[p->series.v[i].phase] != ph) continue;
+        if (one) return NULL;
+        one = &p->series.v[i];
+    }
+    return one;
+}
+
 /* Time of the other series' iterations inside [from, to). */
 static int64_t others_inside(const struct run_phases *p, const struct series_info *se, int64_t from,
                              int64_t to)

@@ -31,14 +31,17 @@ static const struct phase_info *fastest(const struct run_phases *p,
 
 /* ", no verdict: no_grad/off shifted 714us -> 479us mid-run": what stands in for a verdict
  * against a phase whose steady iterations shift level (docs/report.md, "Verdicts the run cannot
- * support"). */
-static size_t shift_words(const struct phase_info *ph, char *out, size_t n)
+ * support"); alone (no phase to compare it with): "; it shifted ... (the p50 is of both
+ * levels)". */
+static size_t shift_words(const struct phase_info *ph, int alone, char *out, size_t n)
 {
     char l[32], a[32], b[32];
     phase_short_label(ph, l, sizeof l);
     fmt_ns(a, sizeof a, (double)ph->shift_before);
     fmt_ns(b, sizeof b, (double)ph->shift_after);
-    int w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
+    int w =
+        alone ? snprintf(out, n, "; it shifted %s -> %s mid-run (the p50 is of both levels)", a, b)
+              : snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
@@ -70,6 +73,26 @@ static void pooled_words(const struct run_phases *p, const struct phase_info *ph
              line ? "Series line" : "Series table");
 }
 
+/* x and y whose one series ran at other batch sizes: a call's latency says nothing of the mode
+ * or phase (batch 16 against batch 8 read "1.34x no_grad, faster"), the rate per item compares
+ * them: ": not compared by latency, batch 16 against no_grad's 8; per item 2.64x its rate (388
+ * against 147 items/s)" appended to out; 0 (nothing written) when they ran one batch size. */
+static int batch_words(const struct run_phases *p, const struct phase_info *x,
+                       const struct phase_info *y, const char *yname, char *out, size_t n)
+{
+    const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
+    if (!sx || !sy || sx->batch <= 0 || sy->batch <= 0 || sx->batch == sy->batch) return 0;
+    size_t o = strlen(out);
+    double a = series_items_per_s(sx), b = series_items_per_s(sy);
+    snprintf(out + o, n - o, ": not compared by latency, batch %lld against %s's %lld",
+             (long long)sx->batch, yname, (long long)sy->batch);
+    o = strlen(out);
+    if (a > 0 && b > 0)
+        snprintf(out + o, n - o, "; per item %.2fx its rate (%.0f against %.0f items/s)", a / b, a,
+                 b);
+    return 1;
+}
+
 /* Fastest phase: its p50 and how it compares with the baseline, with the 95% band; phases that
  * pool several series are neither ranked nor compared (pooled_words). */
 static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
@@ -96,6 +119,7 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
             iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
+        if (against && batch_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
         if (against)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
                      (double)base->lat_p50 / (double)f->lat_p50, b,
@@ -105,14 +129,9 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
                                             : "");
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
-        if (sh) shift_words(sh, buf + strlen(buf), sizeof buf - strlen(buf));
-        if (!against && f->shift_before) { /* no ratio to withhold: the shift said all the same */
-            char sb[32], sa[32];
-            fmt_ns(sb, sizeof sb, (double)f->shift_before);
-            fmt_ns(sa, sizeof sa, (double)f->shift_after);
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
-                     "; it shifted %s -> %s mid-run (the p50 is of both levels)", sb, sa);
-        }
+        if (sh) shift_words(sh, 0, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (!against && f->shift_before) /* no ratio to withhold: the shift said all the same */
+            shift_words(f, 1, buf + strlen(buf), sizeof buf - strlen(buf));
         if (against) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         /* A phase that pools configurations has a p50 of none of them: the Series line has. */
         const struct phase_info *mixed = f != base && base->nseries > 1 ? base : pooled;
@@ -161,6 +180,16 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
                                   pooled == inf ? "inference_mode" : "no_grad", pooled->nseries);
             continue;
         }
+        /* Another batch size: a call's latency says nothing of the mode (batch 16 against
+         * batch 8 read "1.34x no_grad, faster"): the rate per item compares them. */
+        char lead[64];
+        snprintf(lead, sizeof lead, "%sautocast %s", o ? "; " : "", inf->autocast);
+        memcpy(buf + o, lead, strlen(lead) + 1);
+        if (batch_words(p, inf, ng, "no_grad", buf, sizeof buf)) {
+            o = strlen(buf);
+            continue;
+        }
+        buf[o] = 0;
         static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
                                             [VERDICT_FASTER] = ", faster",
                                             [VERDICT_SLOWER] = ", slower",
@@ -175,7 +204,7 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
                               o ? "; " : "", inf->autocast, r,
                               band ? words[iterations_verdict(lo, hi)] : "",
                               bad ? " (suspect)" : "");
-        if (sh && o < sizeof buf) o += shift_words(sh, buf + o, sizeof buf - o);
+        if (sh && o < sizeof buf) o += shift_words(sh, 0, buf + o, sizeof buf - o);
         if (o < sizeof buf)
             o += inf->lat_p50 < ng->lat_p50 ? overlap_words(inf, ng, buf + o, sizeof buf - o)
                                             : overlap_words(ng, inf, buf + o, sizeof buf - o);

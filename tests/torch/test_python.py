@@ -3,7 +3,9 @@ libtorch found though Python loads it privately, every phase of the program in i
 memory per phase, the program unaffected; with no iteration marked, a report that says how to
 mark them (its module calls unseen: INFPROF_PYTHON=0), or, seen, its outermost module calls as
 iterations; with each forward in a torch.profiler.record_function scope, those iterations."""
+import json
 import os
+import re
 import shutil
 import unittest
 
@@ -145,6 +147,47 @@ class PythonProgram(TorchCase):
         self.assertRegex(fired[0]["finding"], r"its dropout layers drop activations \(their"
                          r" operators drew masks\)(, and batch-norm layers, if it has any,| and"
                          r" its batch-norm layers)")
+
+    def test_modes_at_other_batch_sizes_are_compared_per_item(self):
+        # no_grad at batch 8, then inference_mode at batch 16, no mark: the first screen does
+        # not read their call latencies as the modes' difference (it said "1.34x no_grad,
+        # faster" for batch 16 against 8); it compares the rate per item, which is the
+        # program's own within 15%.
+        script = os.path.join(self.dir, "modes.py")
+        with open(script, "w") as f:
+            f.write("import time, json, torch\n"
+                    "torch.set_num_threads(1)\n"
+                    "model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.ReLU(),\n"
+                    "                            torch.nn.Linear(1024, 256)).eval()\n"
+                    "rate = {}\n"
+                    "for name, ctx, bs in (('no_grad', torch.no_grad, 8),\n"
+                    "                      ('inference_mode', torch.inference_mode, 16)):\n"
+                    "    x, t = torch.randn(bs, 256), []\n"
+                    "    with ctx():\n"
+                    "        for i in range(30):\n"
+                    "            t0 = time.perf_counter_ns()\n"
+                    "            model(x)\n"
+                    "            t.append(time.perf_counter_ns() - t0)\n"
+                    "    t = sorted(t[2:])\n"
+                    "    rate[name] = bs * 1e9 / t[len(t) // 2]\n"
+                    "print(json.dumps(rate))\n")
+        r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="modes.db")
+        if b"No module named 'torch'" in r.err:
+            self.skipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        own = json.loads(r.out)
+        summary = self.report_json(r.db("modes.db"))["summary"]
+        line = summary["inference_vs_no_grad"]
+        m = re.search(r"^autocast off: not compared by latency, batch 16 against no_grad's 8; per"
+                      r" item ([\d.]+)x its rate", line)
+        self.assertIsNotNone(m, line)
+        want = own["inference_mode"] / own["no_grad"]
+        self.assertAlmostEqual(float(m.group(1)), want, delta=0.15 * want, msg=(line, own))
+        # The Fastest phase line gives no latency ratio between the batch sizes either.
+        self.assertRegex(summary["fastest"], r"\(the baseline\)$|not compared by latency, batch"
+                                             r" 16 against no_grad/off's 8")
+        for word in ("faster", "slower", "no clear difference"):
+            self.assertNotIn(word, line)
 
     def test_a_model_at_two_batch_sizes_is_a_series_each(self):
         # One model, no mark, called at batch 8 then 32, then once at 5 (a DataLoader's last,
