@@ -46,11 +46,37 @@ class Many(Case):
         label = {db: row["process"] for db, row in zip(dbs, report["processes"])}
         slow_db, big_db = dbs[SLOW], dbs[BIG]
         # The straggler: the slow rank, its p50 the program's own within 5%, its ratio to the
-        # median the programs' own ratio within 10%.
-        self.assertEqual(job["straggler_process"], label[slow_db], job)
+        # median the programs' own ratio within 10%. Where the other ranks' own p50s were
+        # themselves spread (a machine loaded by other work: 0.64-1.68x once under ctest -j2),
+        # declining to single one out is the honest answer, said so.
+        others_own = [own[d] for d in dbs if d != slow_db]
+        calm = max(others_own) <= 1.25 * min(others_own)
+        named = job["straggler_process"] is not None
+        if calm or named:
+            self.assertEqual(job["straggler_process"], label[slow_db], job)
+        else:
+            self.assertIn("too widely to single one out", job["straggler"], job)
+            print(f"a loaded machine: the ranks' own p50s {sorted(others_own)}; none named")
         # Named by the rank its launcher gave it (torchrun's RANK), then its pid.
         for k, db in enumerate(dbs):
             self.assertTrue(label[db].startswith(f"rank {k}, pid "), label[db])
+        # The highest peak: the rank holding 64 MiB more than the others (within 5%).
+        self.assertEqual(job["peak_process"], label[big_db], job)
+        peaks = sorted(rows[label[d]]["peak_allocated_bytes"] for d in dbs if d != big_db)
+        extra = rows[label[big_db]]["peak_allocated_bytes"] - peaks[len(peaks) // 2]
+        self.assertAlmostEqual(extra, 64 << 20, delta=0.05 * (64 << 20))
+        # The first screen is the job's; each process's own report only with --each.
+        text = self.cli("report", *dbs).out.decode()
+        self.assertTrue(text.startswith("Summary (all processes)\n"), text[:200])
+        if named:
+            self.assertRegex(text.split("\n\n")[0], rf"Straggler +{label[slow_db]}: p50"
+                                                    r" [0-9.]+ms, [0-9.]+x the median process's")
+        self.assertNotIn("Run 1 of 8", text)
+        each = self.cli("report", "--each", *dbs).out.decode()
+        self.assertIn("Run 1 of 8", each)
+        self.assertLess(len(text.splitlines()), len(each.splitlines()) / 3)
+        if not named:
+            return
         mine = rows[label[slow_db]]
         # The mark is inside the program's timer; on a machine loaded by other work its timer
         # also holds the preemptions that fall after the mark: held to 5% (and the ratio to
@@ -67,20 +93,6 @@ class Many(Case):
             print(f"a loaded machine: p50 ours {mine['latency_p50_ns']} vs its own"
                   f" {own[slow_db]}, ratio {job['straggler_ratio']:.2f} vs {own_ratio:.2f}")
         self.assertEqual(mine["stands_out"], "slowest")
-        # The highest peak: the rank holding 64 MiB more than the others (within 5%).
-        self.assertEqual(job["peak_process"], label[big_db], job)
-        peaks = sorted(rows[label[d]]["peak_allocated_bytes"] for d in dbs if d != big_db)
-        extra = rows[label[big_db]]["peak_allocated_bytes"] - peaks[len(peaks) // 2]
-        self.assertAlmostEqual(extra, 64 << 20, delta=0.05 * (64 << 20))
-        # The first screen is the job's; each process's own report only with --each.
-        text = self.cli("report", *dbs).out.decode()
-        self.assertTrue(text.startswith("Summary (all processes)\n"), text[:200])
-        self.assertRegex(text.split("\n\n")[0], rf"Straggler +{label[slow_db]}: p50 [0-9.]+ms,"
-                                                r" [0-9.]+x the median process's")
-        self.assertNotIn("Run 1 of 8", text)
-        each = self.cli("report", "--each", *dbs).out.decode()
-        self.assertIn("Run 1 of 8", each)
-        self.assertLess(len(text.splitlines()), len(each.splitlines()) / 3)
 
 
 if __name__ == "__main__":
