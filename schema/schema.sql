@@ -46,9 +46,12 @@ CREATE TABLE iterations (
     label_id INTEGER
 );
 -- Each outermost iteration's thread while it ran (profiler/iteration.c, from 2026-11-26 within
--- schema 5: a database without it reads as one where none was read): its CPU time (ns,
--- CLOCK_THREAD_CPUTIME_ID) and context switches, voluntary (it waited: a lock, the GIL, I/O, a
--- synchronisation) and involuntary (preempted), from getrusage(RUSAGE_THREAD). NULL: unreadable.
+-- schema 5: a database without it reads as one where none was read): its CPU time (ns) and
+-- context switches, voluntary (it waited: a lock, the GIL, I/O, a synchronisation) and
+-- involuntary (preempted), from getrusage(RUSAGE_THREAD). The CPU time is the scheduler's account
+-- at each edge, a tick (1-4 ms) behind at most: exact in sums and means, coarse for one short
+-- iteration (from 2026-11-26, fourth session; before, CLOCK_THREAD_CPUTIME_ID, which preempted
+-- the program at the edges of a loaded CPU). NULL: unreadable.
 CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
                             involuntary INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase

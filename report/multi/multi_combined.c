@@ -2,10 +2,11 @@
  * multi_combined.c: the sections of several processes combined (compare.h): phases merged by
  * label and tensor memory per shared device; the kernels are in multi_kernels.c.
  *
- * Phases: iterations, kernels and GPU time are sums; latency percentiles are taken again from
- * every iteration of every process (a percentile of percentiles is no percentile); throughput is
- * all iterations over the union of their intervals on the wall clock (start_unix_ns + start), so
- * processes running side by side add up and processes running one after another average. Peak
+ * Phases: iterations (warm-up too, as each process's Phases table counts them), kernels and GPU
+ * time are sums; latency percentiles are taken again from every steady iteration of every
+ * process (a percentile of percentiles is no percentile); throughput is those iterations over
+ * the union of their intervals on the wall clock (start_unix_ns + start), so processes running
+ * side by side add up and processes running one after another average. Peak
  * memory of a phase is the largest peak of one process, named: phases of different processes do
  * not happen at the same time, and ranks usually hold separate GPUs, so that is what a device
  * must hold.
@@ -169,6 +170,7 @@ enum {
     P_LABEL,
     P_PROCS,
     P_ITERS,
+    P_STEADY,
     P_TPUT,
     P_ITEMS,
     P_P50,
@@ -198,7 +200,6 @@ static void combined_iterations(struct multi_data *d, struct table *t, int id)
         if (it->batch < 0) batched = 0;
         items += it->batch;
     }
-    table_set_int(t, P_ITERS, (int64_t)n);
     if (n) {
         int64_t busy = union_length(v, n);
         ip_stats_median(&lat, NULL); /* sorts: the percentiles below need it */
@@ -220,7 +221,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
     table_set_text(t, P_SHORT, s);
     table_set_text(t, P_LABEL, ph->label);
     int procs = 0, iters = 0, kernels = 0, memory = 0, reserved = 0;
-    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0;
+    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0, all = 0, steady = 0;
     const char *peak_proc = NULL;
     for (int r = 0; r < d->n; r++) {
         const struct run_phases *p = &d->runs[r].phases;
@@ -229,6 +230,8 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
             if (x->id != ph->id) continue;
             procs++;
             iters |= x->has_iterations;
+            if (!d->runs[r].helper) /* as each run counts: warm-up too; captured ones steady */
+                all += x->iterations, steady += x->iterations - x->warmup;
             if (x->has_kernels) kernels = 1, nk += x->kernels, gpu += x->gpu_time;
             if (x->has_memory && x->peak_alloc > peak)
                 memory = 1, peak = x->peak_alloc, peak_proc = d->runs[r].label;
@@ -237,7 +240,10 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
         }
     }
     table_set_int(t, P_PROCS, procs);
-    if (iters) combined_iterations(d, t, ph->id);
+    if (iters) {
+        table_set_int(t, P_ITERS, all), table_set_int(t, P_STEADY, steady);
+        combined_iterations(d, t, ph->id);
+    }
     if (kernels) table_set_int(t, P_KERNELS, nk), table_set_int(t, P_GPU, gpu);
     if (memory) table_set_int(t, P_PEAK, peak), table_set_text(t, P_PEAK_PROC, peak_proc);
     if (reserved) table_set_int(t, P_RSRVD, rsrvd);
@@ -250,6 +256,7 @@ static struct table *combined_phases(struct multi_data *d)
     table_col(t, "label", NULL, COL_TEXT);
     table_col(t, "processes", "Procs", COL_INT);
     table_col(t, "iterations", "Iters", COL_INT);
+    table_col(t, "steady_iterations", NULL, COL_INT);
     table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
     table_col(t, "items_per_s", NULL, COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);

@@ -386,7 +386,7 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
     int64_t *g = malloc((n ? n : 1) * sizeof *g);
     if (!se->gapv || !g) cli_fail("out of memory");
     for (size_t k = 0; k < n; k++) {
-        if (warm[k] || mine[k]->gap < 0) continue;
+        if (warm[k] == 1 || mine[k]->gap < 0) continue; /* a captured one's gap is as any */
         int64_t end = mine[k]->start + mine[k]->host;
         if (!one_window(end, end + mine[k]->gap)) continue;
         se->gapv[se->gaps] = (struct interval){end, end + mine[k]->gap};

@@ -1,7 +1,8 @@
 /*
  * phase_util.c: the small helpers every part of the run model uses (run.h): a phase by its id,
- * its short label, the length of a union of intervals, and the one median and p50 rule. Below
- * phases.c, memory.c, steady.c and suspect.c, so that those can use them while phases.c calls them.
+ * its short label, a device's name, the length of a union of intervals, and the one median and
+ * p50 rule. Below phases.c, memory.c, steady.c and suspect.c, so that those can use them while
+ * phases.c calls them.
  */
 #include "run.h"
 
@@ -9,6 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void device_name(int type, int index, char *out, size_t n)
+{
+    if (type == 0)
+        snprintf(out, n, "cpu");
+    else if (type == 1)
+        snprintf(out, n, "cuda:%d", index);
+    else
+        snprintf(out, n, "device%d:%d", type, index);
+}
 
 static int cmp_interval(const void *a, const void *b)
 {
@@ -79,7 +90,8 @@ void run_check(const struct run_phases *p)
         const struct phase_info *ph = &p->v[i];
         for (int j = 0; j < i; j++) assert(p->v[j].id != ph->id);
         assert(ph->warmup >= 0 && ph->warmup <= ph->iterations);
-        assert(ph->iterations == 0 || (int64_t)ph->nsteady == ph->iterations - ph->warmup);
+        assert(ph->iterations == 0 ||
+               (int64_t)ph->nsteady + ph->captured_apart == ph->iterations - ph->warmup);
         assert(ph->module_iterations <= ph->iterations);
         assert(!ph->nsteady || (ph->lat_p50 <= ph->lat_p95 && ph->lat_p95 <= ph->lat_p99));
         assert(ph->mem_dev >= -1 && ph->mem_dev < p->devices.n);
@@ -88,7 +100,8 @@ void run_check(const struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *se = &p->series.v[i];
         assert(se->phase >= 0 && se->phase < p->n);
-        assert(se->warmup >= 0 && (int64_t)se->nsteady + se->warmup == se->iterations);
+        assert(se->warmup >= 0 &&
+               (int64_t)se->nsteady + se->captured_apart + se->warmup == se->iterations);
         assert((int64_t)se->nits == se->iterations);
         assert(se->gap_data < 0 || se->gap_data <= se->gap_total);
     }

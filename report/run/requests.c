@@ -24,7 +24,7 @@ static int cmp_edge(const void *a, const void *b)
 
 /* Each iteration id's thread CPU time, sorted by id (NULL: no table). */
 struct cpu_row {
-    int64_t id, cpu;
+    int64_t id, cpu, vcsw, ivcsw;
 };
 
 static int cmp_row(const void *a, const void *b)
@@ -40,9 +40,11 @@ static struct cpu_row *cpu_rows(sqlite3 *db, size_t *n)
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu", 0);
     struct cpu_row *v = malloc((cap ? cap : 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns FROM iteration_cpu ORDER BY id");
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns, voluntary, involuntary FROM"
+                                      " iteration_cpu ORDER BY id");
     while (db_step(st) && *n < cap)
-        v[(*n)++] = (struct cpu_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+        v[(*n)++] = (struct cpu_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
     sqlite3_finalize(st);
     return v;
 }
@@ -70,8 +72,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         if (ntid < 2 || n < 2) continue; /* one thread: a loop, not a server */
         if (!cpu && !ncpu) cpu = cpu_rows(db, &ncpu);
         struct edge *e = malloc(2 * n * sizeof *e);
-        int64_t *cpus = malloc(n * sizeof *cpus);
-        if (!e || !cpus) cli_fail("out of memory");
+        if (!e) cli_fail("out of memory");
         size_t k = 0, nc = 0;
         int64_t first = INT64_MAX, last = 0;
         double busy = 0, off = 0, on = 0;
@@ -83,10 +84,12 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
             first = it->start < first ? it->start : first;
             last = it->start + it->host > last ? it->start + it->host : last;
             busy += (double)it->host;
-            struct cpu_row key = {it->id, 0}, *c;
+            struct cpu_row key = {it->id, 0, 0, 0}, *c;
             if (cpu && it->id && (c = bsearch(&key, cpu, ncpu, sizeof *cpu, cmp_row))) {
-                cpus[nc++] = c->cpu;
-                on += (double)c->cpu, off += (double)it->host - (double)c->cpu;
+                double o = run_off_cpu((double)it->host, (double)c->cpu, (double)c->vcsw,
+                                       (double)c->ivcsw);
+                nc++;
+                on += (double)it->host - o, off += o;
             }
         }
         qsort(e, k, sizeof *e, cmp_edge);
@@ -112,9 +115,11 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         free(wv);
         q->per_s = span > 0 ? (double)n / span * 1e9 : 0;
         q->mean_concurrency = span > 0 ? busy / span : 0;
-        q->waiting_pct = nc ? 100 * (off > 0 ? off : 0) / (on + (off > 0 ? off : 0)) : -1;
-        q->cpu_p50_ns = nc ? (double)run_p50(cpus, nc) : -1; /* the latency p50's rule */
-        free(e), free(cpus);
+        q->waiting_pct = nc && on + off > 0 ? 100 * off / (on + off) : -1;
+        /* A mean, not a p50: each request's CPU time is its host time less its time off the CPU
+         * (run_off_cpu), coarse alone: the scheduler's account at its edges is a tick behind. */
+        q->cpu_mean_ns = nc ? on / (double)nc : -1;
+        free(e);
     }
     free(cpu);
     return r;

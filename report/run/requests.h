@@ -20,7 +20,7 @@ struct series_requests {
     double mean_concurrency; /* their summed time over the span */
     int max_concurrency;     /* the most in flight at once */
     double waiting_pct;      /* of their time off the CPU (-1 unknown: no iteration_cpu) */
-    double cpu_p50_ns;       /* the p50 of each one's CPU time (-1 unknown) */
+    double cpu_mean_ns;      /* the mean of each one's CPU time (-1 unknown) */
 };
 
 struct run_requests {

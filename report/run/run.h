@@ -6,11 +6,12 @@
  *
  * Invariants (phases_load ends with run_check, which asserts them in debug builds):
  *   1. 0 <= n <= REPORT_MAX_PHASES, phase ids distinct; 0 <= series.n <= REPORT_MAX_SERIES.
- *   2. A phase: warmup <= iterations, nsteady == iterations - warmup, module_iterations <=
- *      iterations; with steady iterations lat_p50 <= lat_p95 <= lat_p99.
+ *   2. A phase: warmup <= iterations, nsteady + captured_apart == iterations - warmup (the
+ *      steady ones whose operators were captured may be set apart from the latencies),
+ *      module_iterations <= iterations; with steady iterations lat_p50 <= lat_p95 <= lat_p99.
  *   3. A phase's memory device mem_dev is -1 or a device of devices (0 <= mem_dev < devices.n).
- *   4. A series' phase is one of v; its warm-up and steady iterations add up to its iterations
- *      (nits == iterations); gap_data, when known (>= 0), is at most gap_total.
+ *   4. A series' phase is one of v; its warm-up, steady and captured-apart iterations add up to
+ *      its iterations (nits == iterations); gap_data, when known (>= 0), is at most gap_total.
  *   5. Every run_iter's phase is one of v, its series -1 or one of series.v; niters is the sum
  *      of the phases' iterations.
  */
@@ -284,6 +285,19 @@ int64_t run_median(int64_t *v, size_t n);
 /* qsort and bsearch order of int64_t values (or of records that begin with one). */
 int run_cmp_i64(const void *a, const void *b);
 int64_t run_p50(int64_t *v, size_t n);
+
+/* An iteration's time off the CPU, from its row of iteration_cpu (profiler/iteration.c): its
+ * host time less its CPU time where a context switch took it off, none where no switch did (it
+ * ran throughout). Its CPU time is the scheduler's account at its edges, a tick behind at most,
+ * and a switch brings the account up to date: iterations without one read too little CPU, those
+ * with one too much (a loop of 1.8 ms iterations under load read 1.59 ms off the CPU in those
+ * without a switch, 0.08 of a switch each). */
+static inline double run_off_cpu(double host, double cpu, double vcsw, double ivcsw)
+{
+    if (cpu < 0 || (vcsw <= 0 && ivcsw <= 0)) return 0;
+    double off = host - cpu;
+    return off < 0 ? 0 : off > host ? host : off;
+}
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 int64_t union_length(struct interval *v, size_t n);
 /* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP

@@ -76,29 +76,44 @@ static int by_dist(const void *a, const void *b)
 }
 
 /* Whether the slow iterations recur: the longest run of them a fixed step apart (any step
- * between two of the first 64; the smaller on a tie), when it holds 3 or more and either a third
- * of them or the slowest (its mean above the others'): a recurring cause among noise. */
-static void pattern_of(struct series_tail *t)
+ * between two of the first 64; on a tie the slower members, then the smaller step), when it holds
+ * 3 or more and either it holds a third of them and chance would hardly make one so long (fewer
+ * than 0.2 such runs expected were the slow ones spread at random over the series: a loaded
+ * machine's many slow iterations once gave "every 3rd from #13" among 14, and "every 5th, and 148
+ * others" among 160), or its members are all slower than every other slow one (a recurring
+ * cause among noise: the program's every 10th at 180 ms among 20 ms ones). */
+static void pattern_of(struct series_tail *t, int64_t span)
 {
     int64_t n = t->nslow < 64 ? t->nslow : 64, *ix = t->slow_index, best_d = 0, best = 0;
     int64_t first = 0;
+    double best_sum = 0;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) {
             int64_t d = ix[j] - ix[i], len = 1, want = ix[i] + d;
+            double sum = (double)t->slow_lat[i];
             if (d < 2) continue;
             for (int64_t q = i + 1; q < n && ix[q] <= want; q++)
-                if (ix[q] == want) len++, want += d;
-            if (len > best || (len == best && d < best_d)) best = len, best_d = d, first = ix[i];
+                if (ix[q] == want) len++, want += d, sum += (double)t->slow_lat[q];
+            if (len > best || (len == best && (sum > best_sum || (sum == best_sum && d < best_d))))
+                best = len, best_d = d, first = ix[i], best_sum = sum;
         }
-    double in = 0, out = 0;
+    double in_min = INFINITY, out_max = 0;
     for (int64_t q = 0, want = first; q < t->nslow; q++) {
         int member = best >= 3 && ix[q] == want && (want - first) / best_d < best;
         if (member) want += best_d;
-        *(member ? &in : &out) += (double)t->slow_lat[q];
+        if (member)
+            in_min = fmin(in_min, (double)t->slow_lat[q]);
+        else
+            out_max = fmax(out_max, (double)t->slow_lat[q]);
     }
+    /* Runs of this length expected by chance: every slow start and step that fits the span,
+     * each with the chance that the next best - 1 at that step are slow too. */
+    double chance = 0, p = span > 0 ? fmin(1, (double)t->nslow / (double)span) : 1;
+    for (int64_t i = 0; best >= 3 && i < n && chance < 1; i++)
+        for (int64_t d = 2; ix[i] + (best - 1) * d < span; d++)
+            chance += pow(p, (double)(best - 1));
     int64_t others = t->nslow - best;
-    if (best >= 3 &&
-        (3 * best >= t->nslow || (others && in / (double)best > out / (double)others))) {
+    if (best >= 3 && ((chance < 0.2 && 3 * best >= t->nslow) || in_min > out_max)) {
         const char *th = best_d % 100 / 10 == 1 ? "th"
                          : best_d % 10 == 1     ? "st"
                          : best_d % 10 == 2     ? "nd"
@@ -174,9 +189,10 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         if (!t->slow_index) cli_fail("out of memory");
         t->slow_start = t->slow_index + nslow, t->slow_lat = t->slow_start + nslow;
         double total = 0, over = 0, slow_sum = 0;
-        int64_t k = 0;
+        int64_t k = 0, span = 0; /* the series' iterations up to its last steady one */
         for (size_t i = 0; i < n; i++) {
             total += (double)c[i].it->lat;
+            if (c[i].index + 1 > span) span = c[i].index + 1;
             if (c[i].dist >= 0) continue;
             over += (double)c[i].it->lat - local[i], slow_sum += (double)c[i].it->lat;
             t->slow_index[k] = c[i].index, t->slow_start[k] = c[i].it->start;
@@ -187,7 +203,7 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         /* What they took, and what their neighbours did: the extra the causes explain. */
         t->slow_mean = slow_sum / (double)nslow, t->extra = over / (double)nslow;
         t->typical_mean = t->slow_mean - t->extra;
-        pattern_of(t);
+        pattern_of(t, span);
         /* The windows: every slow one (the slowest TAIL_SLOW_MAX) and the typical ones. */
         qsort(c, n, sizeof *c, by_dist);
         size_t want = 0;
@@ -463,7 +479,8 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 
 /* ---- the causes ----------------------------------------------------------------------------- */
 
-#define MIB (1024.0 * 1024.0)
+#define MIB                    (1024.0 * 1024.0)
+#define TAIL_CPU_RESOLUTION_NS 4e6
 
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
@@ -482,7 +499,7 @@ static void add_means(struct means *m, const struct win *x)
     m->bytes_outside += x->bytes_outside, m->kern += x->kern, m->alloc_max += x->alloc_max;
     if (x->new_ops > 0) m->n_new++, m->bytes_new += x->alloc_bytes;
     if (x->cpu >= 0) {
-        m->off_cpu += fmax(0, (double)(x->host_end - x->s) - x->cpu);
+        m->off_cpu += run_off_cpu((double)(x->host_end - x->s), x->cpu, x->vcsw, x->ivcsw);
         m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
     }
 }
@@ -506,8 +523,7 @@ static const char *const titles[][2] = {
     {"new_input_shape", "a new input shape"},
     {"longer_operators", "the same operators, longer"},
     {"preempted", "the thread preempted"},
-    {"off_cpu", "the thread off the CPU (waiting)"},
-    {"cpu_taken", "the CPU taken from the thread (a VM's steal, a CPU quota)"},
+    {"off_cpu", "the thread off the CPU (waiting, or switched out)"},
     {"synchronisation", "CUDA synchronisations"},
     {"copies", "cudaMemcpy"},
     {"cuda_malloc", "cudaMalloc and cudaFree"},
@@ -624,6 +640,41 @@ static void tail_guess(const struct run_tails *r, struct series_tail *t, const s
                  "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");
 }
 
+/* What took the slow iterations' thread off the CPU, by their context switches: waiting when
+ * their voluntary ones grew (a sleep, a lock or the GIL is one at least, whatever a loaded machine
+ * adds); preempted when not, and they were preempted about once each or more (a loaded machine
+ * preempts the typical ones too, as often: 3.0 switches against 3.2 once read as no preemption;
+ * the time is the excess over theirs, off_cpu_excess); else neither said (too few switches to
+ * tell). */
+enum { OFF_UNTOLD, OFF_PREEMPTED, OFF_WAITED };
+
+static int off_cpu_kind(const struct means *s, const struct means *m)
+{
+    if (s->vcsw - m->vcsw >= 0.5) return OFF_WAITED;
+    return s->ivcsw >= 0.5 ? OFF_PREEMPTED : OFF_UNTOLD;
+}
+
+/* The slow iterations' time off the CPU beyond what their CPU work costs at the typical ones'
+ * rate: on a loaded machine each iteration is preempted in proportion to the CPU it uses, so work
+ * that made an iteration slow (Python, a large tensor) is stretched too, and the stretch is that
+ * work's, not a cause of its own (it once named "preempted" first, 61%, for a Python loop before
+ * the forward under a loaded ctest). A sleep, a lock or a preemption aimed at the slow ones adds
+ * time off the CPU without CPU work, and counts whole. */
+static double off_cpu_excess(const struct means *s, const struct means *m)
+{
+    if (!s->ncpu || !m->ncpu) return 0;
+    double m_on = fmax(0, m->host - m->off_cpu), s_on = fmax(0, s->host - s->off_cpu);
+    double rate = m_on > 0 ? m->off_cpu / m_on : 0;
+    double x = fmax(0, s->off_cpu - rate * s_on);
+    /* Each iteration's CPU time is the scheduler's account, up to a tick (4 ms at 250 Hz) behind
+     * at either edge (profiler/iteration.c): time off the CPU with too few context switches to
+     * tell is told only past that, over the slow iterations' number. Two iterations after an idle
+     * sleep, each 0.8 ms slower on the CPU by the program's own thread clock, once read as taken
+     * off it for 147% of their extra. */
+    int switched = off_cpu_kind(s, m) != OFF_UNTOLD;
+    return switched || x >= TAIL_CPU_RESOLUTION_NS / sqrt(s->ncpu) ? x : 0;
+}
+
 static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
                       const struct means *m, const struct keyed *kd, int gpu)
 {
@@ -637,7 +688,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     /* Time the thread spent off the CPU is its own cause (preempted, or waiting): the host
      * time outside the forward or outside any operator is what the thread computed there, the
      * off-CPU extra taken out of the first (then of the second). */
-    double off_extra = s->ncpu && m->ncpu ? fmax(0, s->off_cpu - m->off_cpu) : 0, outside_off = 0;
+    double off_extra = off_cpu_excess(s, m), outside_off = 0;
     if (forward) {
         /* Operators outside the forward are theirs (new or longer ones below), not Python's. */
         double so = fmax(0, s->host - s->mod - s->gc - s->ops_outside - off_extra);
@@ -658,21 +709,14 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     }
     if (r->operators) causes_of_operators(db, t, k, s, m, kd, forward, off_extra, outside_off);
     if (s->ncpu && m->ncpu) {
-        /* Preempted when involuntary switches grew and voluntary ones did not: a sleep, a lock
-         * or the GIL is one voluntary switch at least, whatever a loaded machine adds. */
-        int preempted = s->ivcsw - m->ivcsw >= 0.5 && s->vcsw - m->vcsw < 0.5;
-        /* Neither grew: no switch of the kernel's took the thread off; the CPU itself went (a
-         * hypervisor running another guest: steal time; a cgroup's quota spent). */
-        int taken = !preempted && s->ivcsw - m->ivcsw < 0.5 && s->vcsw - m->vcsw < 0.5;
-        cause(t, TAIL_OFF_CPU,
-              preempted ? "preempted"
-              : taken   ? "cpu_taken"
-                        : "off_cpu",
-              s->off_cpu - m->off_cpu, NULL,
-              "the iteration's thread was off the CPU %.2f ms (%.2f ms in a typical one): %.1f"
-              " involuntary context switches (preempted) and %.1f voluntary ones (waiting: a lock,"
-              " the GIL, I/O, a sleep, a synchronisation) vs %.1f and %.1f",
-              s->off_cpu / 1e6, m->off_cpu / 1e6, s->ivcsw, s->vcsw, m->ivcsw, m->vcsw);
+        int how = off_cpu_kind(s, m);
+        cause(t, TAIL_OFF_CPU, how == OFF_PREEMPTED ? "preempted" : "off_cpu", off_extra, NULL,
+              "the iteration's thread was off the CPU %.2f ms (%.2f ms in a typical one; %.2f ms"
+              " more than its CPU time would be off at a typical one's rate): %.1f involuntary"
+              " context switches (preempted) and %.1f voluntary ones (waiting: a lock, the GIL,"
+              " I/O, a sleep, a synchronisation) vs %.1f and %.1f",
+              s->off_cpu / 1e6, m->off_cpu / 1e6, off_extra / 1e6, s->ivcsw, s->vcsw, m->ivcsw,
+              m->vcsw);
     }
     cause(t, TAIL_SYNC, "synchronisation", s->sync - m->sync, NULL,
           "CUDA synchronisations: %.2f ms vs %.2f ms", s->sync / 1e6, m->sync / 1e6);

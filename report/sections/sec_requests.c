@@ -23,7 +23,7 @@ static int requests_build(const struct section_ctx *c, struct table **out, int m
     table_col(t, "latency_p95_ns", "p95", COL_NS);
     table_col(t, "mean_concurrency", "In flight", COL_RATIO);
     table_col(t, "max_concurrency", "Most", COL_INT);
-    table_col(t, "cpu_p50_ns", "CPU p50", COL_NS);
+    table_col(t, "cpu_mean_ns", "CPU/req", COL_NS);
     table_col(t, "waiting_pct", "Waiting", COL_PCT);
     for (int i = 0; i < r->n; i++) {
         const struct series_requests *q = &r->v[i];
@@ -37,13 +37,14 @@ static int requests_build(const struct section_ctx *c, struct table **out, int m
         if (se->nsteady) table_set_int(t, 6, se->lat_p50), table_set_int(t, 7, se->lat_p95);
         table_set_num(t, 8, q->mean_concurrency);
         table_set_int(t, 9, q->max_concurrency);
-        if (q->cpu_p50_ns >= 0) table_set_int(t, 10, (int64_t)q->cpu_p50_ns);
+        if (q->cpu_mean_ns >= 0) table_set_int(t, 10, (int64_t)q->cpu_mean_ns);
         if (q->waiting_pct >= 0) table_set_num(t, 11, q->waiting_pct);
     }
     t->note = "Req/s: requests over the series' span, first start to last end; In flight: their"
               " summed time over that span; Waiting: the share of their time the handling"
-              " threads were off the CPU (the GIL, a lock, I/O), from each one's thread CPU"
-              " clock; p50, p95: the series' (warm-up apart)";
+              " threads were off the CPU (the GIL, a lock, I/O), switched out; CPU/req: a"
+              " request's mean time on the CPU, its time less that; p50, p95: the series'"
+              " (warm-up apart)";
     out[0] = t;
     return 1;
 }

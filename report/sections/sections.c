@@ -12,16 +12,6 @@
 #include <unistd.h>
 #include <time.h>
 
-void device_name(int type, int index, char *out, size_t n)
-{
-    if (type == 0)
-        snprintf(out, n, "cpu");
-    else if (type == 1)
-        snprintf(out, n, "cuda:%d", index);
-    else
-        snprintf(out, n, "device%d:%d", type, index);
-}
-
 void phase_cells(struct table *t, const struct phase_info *ph, int full, int shrt)
 {
     char s[32] = "(no phase)";

@@ -3,9 +3,12 @@
 own measure: tests/progs/cpu_burn.c spins one thread, then two, then sleeps, each stage an NVTX
 range, and prints the cores it kept busy in each (its process CPU time over the stage's wall
 time). Ours, within each stage, must agree; off (INFPROF_CPU_MS=0) it reads nothing and says
-so; a database from before it (the H100 fixtures) gets a page that says why there is no chart."""
+so; a database from before it (the H100 fixtures) gets a page that says why there is no chart.
+
+And each iteration's CPU time (table iteration_cpu) is read without the thread's CPU clock: such a
+read preempts, on an EEVDF kernel, a thread that has used its slice (profiler/iteration.c)."""
 import os
-from harness import Case, main, prog
+from harness import LIB, Case, main, prog
 
 STAGE_MS = 600
 PERIOD_MS = 50
@@ -78,6 +81,30 @@ class CpuTime(Case):
         chart = page[page.index('id="chart-cpu"'):]
         self.assertIn("no chart: no CPU time was read (INFPROF_CPU_MS=0",
                       chart[:chart.index("</figure>")])
+
+
+class IterationEdges(Case):
+    def test_no_cpu_clock_read_at_an_iterations_edges(self):
+        # 200 NVTX-marked iterations; a preloaded shim counts the CPU-clock reads of the main
+        # thread (tests/progs/cpuclock_shim.c). Before 2026-11-26 (fourth session) each edge
+        # read it: 400 reads, and on a loaded CPU a 4 ms preemption at each of them
+        # (tests/torch/test_series.py read 72% time between iterations against the program's 1%).
+        db = os.path.join(self.dir, "edges.db")
+        r = self.run_prog([prog("nvtx_ranges"), "200", "iteration"], preload=False,
+                          LD_PRELOAD=f"{prog('cpuclock_shim.so')} {LIB}", INFPROF_OUTPUT=db)
+        self.assertEqual(r.rc, 0, r.err)
+        reads = [line for line in r.err.decode().splitlines()
+                 if line.startswith("cpu_clock_reads ")]
+        self.assertEqual(len(reads), 1, r.err)
+        self.assertEqual(reads[0], "cpu_clock_reads 0", r.err)
+        # The CPU time is still read, from the scheduler's account (getrusage), for each one.
+        self.assertEqual(self.query(db, "SELECT count(*) FROM iterations")[0][0], 200)
+        rows = self.query(db, "SELECT count(*), min(cpu_ns), sum(cpu_ns IS NULL),"
+                              " min(involuntary) FROM iteration_cpu")[0]
+        self.assertEqual(rows[0], 200, rows)
+        self.assertGreaterEqual(rows[1], 0, rows)
+        self.assertEqual(rows[2], 0, rows)
+        self.assertGreaterEqual(rows[3], 0, rows)
 
 
 if __name__ == "__main__":

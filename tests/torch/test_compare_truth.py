@@ -94,10 +94,14 @@ class CompareTruth(Case):
         base = self.run_once("w0.db", "unmarked")
         new = self.run_once("w1.db", "unmarked", WAIT_MS=2)
         row, summary = self.series(base, new)
-        # The model itself may run a little slower between waits (its caches gone cold): the
-        # loop rate is what changed, far more than the latency.
-        self.assertLess(row["latency_p50_ns_ratio"], 1.15, row)
+        # The model itself may run a little slower between waits (its caches gone cold), and a
+        # loaded machine may slow one run (ours read 1.157x once under ctest -j2 beside other
+        # work): its latency ratio is the program's own within 5%, and the loop rate is what
+        # changed, far more than the latency explains.
+        own = self.own["w1.db"] / self.own["w0.db"]
+        self.assertLess(abs(row["latency_p50_ns_ratio"] / own - 1), 0.05, (row, own))
         self.assertLess(row["delivered_per_s_ratio"], 0.85, row)
+        self.assertLess(row["delivered_per_s_ratio"] * row["latency_p50_ns_ratio"], 0.9, row)
         self.assertEqual(row["delivered_verdict"], "slower", row)
         self.assertLessEqual(row["delivered_speedup_lo"], row["delivered_per_s_ratio"], row)
         self.assertGreaterEqual(row["delivered_speedup_hi"], row["delivered_per_s_ratio"], row)

@@ -102,7 +102,15 @@ class Series(Case):
         self.assertGreater(prep["between_p50_ns"], 0.95 * lo - 200_000, (prep, lo, hi))
         self.assertLess(prep["between_p50_ns"], 1.05 * hi + 200_000, (prep, lo, hi))
         self.assertGreater(prep["between_pct"], 50)
-        self.assertLess(tight["between_pct"], 5)
+        # Back to back: the time between is the program's own (its time between forwards) within
+        # 150 us a gap, what record_function's Python costs on entering and leaving, inside the
+        # program's timer and outside the scope (50-90 us here). On a loaded CPU it once read
+        # 4 ms a gap, 72% of the time against the program's 1%: our reading of the thread's CPU
+        # clock preempted the program at each edge (profiler/iteration.c).
+        own_gaps = sum(self.between["tight"])
+        self.assertLess(abs(tight["between_total_ns"] - own_gaps), 150_000 * tight["gaps"],
+                        (tight, own_gaps))
+        self.assertLess(tight["between_pct"], 20)  # under input_bound's bar
         self.assertIsNone(prep["gpu_idle_between_ns"])  # no kernels on CPU
         fired = [a for a in report["advice"] if a["rule"] == "input_bound"]
         self.assertEqual([a["evidence"]["series"] for a in fired], ["prep"], fired)

@@ -22,7 +22,7 @@ WANT = {"gc": ("gc", "gc"), "gcmode": ("gc", "gc"), "python": ("outside_forward"
 # Causes no kind may be blamed on (the CPU has none of these; gc only where it ran).
 NEVER = {"synchronisation", "copies", "cuda_malloc", "new_kernels", "longer_kernels"}
 # What a loaded machine adds to a few iterations of its own (named when they explain enough).
-NOISE = {"preempted", "off_cpu", "cpu_taken"}  # a loaded machine's, whatever the program
+NOISE = {"preempted", "off_cpu"}  # a loaded machine's, whatever the program
 
 
 class Tails(Case):
@@ -35,7 +35,9 @@ class Tails(Case):
         if r.rc != 0 and b"No module named" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
-        own = [int(v) for v in r.out.decode().split()]
+        lines = r.out.decode().splitlines()
+        self.own_cpu = [int(v) for v in lines[1].split()] if len(lines) > 1 else None
+        own = [int(v) for v in lines[0].split()]
         return own, self.report_json(r.db(db)), r.db(db)
 
     def check_kind(self, kind, operators):
@@ -146,12 +148,21 @@ class Tails(Case):
 
     def test_a_sleep_between_iterations_is_no_tail(self):
         own, report, _ = self.run_kind("sleep", 0)
-        # No iteration after a sleep is slow (a loaded machine may still make a few others so,
-        # for causes of its own).
-        # (The iteration right after a sleep may run a little slower, its caches cold: that is
-        # so, and no cause is made of the sleep.)
+        # No cause is made of the sleep (a loaded machine may still make a few iterations slow,
+        # for causes of its own). The iteration right after a sleep may run a little slower, its
+        # caches cold, on the CPU (by the program's own thread clock, 0.8 ms of a 3.2 ms one
+        # here): named where it ran (outside_forward: Python before or after the forward, as our
+        # module hooks bound it), no more than the program's own extra CPU time there.
+        slow = [int(x.strip("#")) for t in report["tails"]
+                for x in t["slow_indices"].split(", ") if x != "..."]
+        cpu = self.own_cpu
+        typical = statistics.median(cpu)
+        extra_cpu = max([cpu[k] - typical for k in slow if k < len(cpu)], default=0)
         for c in report["tail_causes"]:
-            self.assertIn(c["cause"], NOISE, report["tail_causes"])
+            if c["cause"] in NOISE:
+                continue
+            self.assertEqual(c["cause"], "outside_forward", report["tail_causes"])
+            self.assertLess(c["extra_ns"], extra_cpu + 500_000, (report["tail_causes"], cpu))
 
 
 if __name__ == "__main__":
