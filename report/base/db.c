@@ -63,6 +63,17 @@ static void db_check_file(const char *path)
                  path, (long long)st.st_size, (unsigned long long)pages * page_size);
 }
 
+/* INFPROF_SQL_TRACE=1: each statement the report ran and its time, on stderr (where a report's
+ * time goes: docs/performance.md). */
+static int db_trace_cb(unsigned t, void *c, void *p, void *x)
+{
+    (void)t, (void)c;
+    char *sql = sqlite3_expanded_sql(p);
+    fprintf(stderr, "sql %.1f ms: %.300s\n", (double)*(long long *)x / 1e6, sql ? sql : "?");
+    sqlite3_free(sql);
+    return 0;
+}
+
 struct sqlite3 *db_open(const char *path)
 {
     db_check_file(path);
@@ -77,6 +88,7 @@ struct sqlite3 *db_open(const char *path)
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK)
         cli_fail("cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_busy_timeout(db, 2000);
+    if (getenv("INFPROF_SQL_TRACE")) sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, db_trace_cb, NULL);
     if (!db_has_table(db, "meta"))
         cli_fail("%s is an SQLite database but not an infprof one (no infprof metadata)", path);
     char *format = db_meta_text(db, "format");

@@ -7,6 +7,7 @@
  * waited for a DataLoader's next batch (input_waits, schema 5), the rest being its other host work.
  */
 #include "run.h"
+#include "kernrows.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -60,16 +61,15 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
         qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
         struct interval *v = NULL;
         size_t n = 0, cap = 0;
-        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernels WHERE phase = ?"
-                                          " AND start < ? AND start + dur > ?");
-        sqlite3_bind_int(st, 1, ph->id);
-        sqlite3_bind_int64(st, 2, se->gapv[se->gaps - 1].end);
-        sqlite3_bind_int64(st, 3, se->gapv[0].start);
-        while (db_step(st)) {
-            int64_t s = sqlite3_column_int64(st, 0);
-            clip(se->gapv, (size_t)se->gaps, s, s + sqlite3_column_int64(st, 1), &v, &n, &cap);
+        const struct kern_rows *kr = kern_rows_get(db, p);
+        int64_t hi = se->gapv[se->gaps - 1].end, lo = se->gapv[0].start;
+        for (size_t j = 0; j < kr->n; j++) {
+            const struct krow *x = &kr->v[j];
+            if (x->sig < 0 || krow_phase(kr, x) != ph->id || x->start >= hi ||
+                x->start + x->dur <= lo)
+                continue;
+            clip(se->gapv, (size_t)se->gaps, x->start, x->start + x->dur, &v, &n, &cap);
         }
-        sqlite3_finalize(st);
         se->gap_gpu_busy = union_length(v, n);
         free(v);
     }

@@ -4,6 +4,8 @@
  * advice rules share (computed here once per report, not once per reader).
  */
 #include "cudnn_run.h"
+#include "run.h"
+#include "kernrows.h"
 #include "../../profiler/stats.h"
 
 #include <sqlite3.h>
@@ -34,20 +36,80 @@ static int fn_index(struct cudnn_run *r, const char *name)
     return r->nfns++;
 }
 
-static void calls_load(sqlite3 *db, struct cudnn_run *r)
+/* The kernels each linked call launched, summed by its external id: the external correlation
+ * records (kind 4, cuDNN's) joined with every kernel by correlation id, here, not by SQLite
+ * (its automatic index over 371 k kernels and a sorted GROUP BY took 0.7 s of the H200
+ * fixture's report). */
+struct ext_pair {
+    int64_t corr, ext; /* corr first: run_cmp_i64 orders by it */
+};
+struct ext_sum {
+    int64_t ext, gpu, kernels; /* ext first */
+};
+
+static struct ext_sum *linked_load(sqlite3 *db, const struct run_phases *p, size_t *nsums)
+{
+    *nsums = 0;
+    if (!db_has_table(db, "external_corr")) return NULL;
+    struct ext_pair *pv = NULL;
+    size_t np = 0, cap = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT corr, ext_id FROM external_corr WHERE kind = 4"
+                                      " AND corr IS NOT NULL AND ext_id IS NOT NULL");
+    while (db_step(st)) {
+        if (np == cap && !(pv = realloc(pv, (cap = cap ? cap * 2 : 1024) * sizeof *pv)))
+            cli_fail("out of memory");
+        pv[np++] = (struct ext_pair){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    }
+    sqlite3_finalize(st);
+    if (!np) return NULL;
+    qsort(pv, np, sizeof *pv, run_cmp_i64);
+    /* Every external id once, in order, for the sums. */
+    struct ext_sum *sv = malloc(np * sizeof *sv);
+    if (!sv) cli_fail("out of memory");
+    for (size_t i = 0; i < np; i++) sv[i] = (struct ext_sum){pv[i].ext, 0, 0};
+    qsort(sv, np, sizeof *sv, run_cmp_i64);
+    size_t ns = 0;
+    for (size_t i = 0; i < np; i++)
+        if (!ns || sv[ns - 1].ext != sv[i].ext) sv[ns++] = sv[i];
+    const struct kern_rows *kr = kern_rows_get(db, p);
+    for (size_t j = 0; j < kr->n; j++) {
+        if (kr->v[j].sig < 0 || !kr->v[j].corr) continue; /* the kernels view's, with an id */
+        int64_t corr = kr->v[j].corr;
+        struct ext_pair *x = bsearch(&corr, pv, np, sizeof *pv, run_cmp_i64);
+        if (!x) continue;
+        while (x > pv && x[-1].corr == corr) x--;
+        for (; x < pv + np && x->corr == corr; x++) {
+            struct ext_sum *e = bsearch(&x->ext, sv, ns, sizeof *sv, run_cmp_i64);
+            e->gpu += kr->v[j].dur;
+            e->kernels++;
+        }
+    }
+    free(pv);
+    *nsums = ns;
+    return sv;
+}
+
+/* By start, a tie in the order read (the calls are written in time order: sorted at once). */
+static int cmp_call_start(const void *a, const void *b)
+{
+    const struct cudnn_call *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run *r)
 {
     if (!db_has_table(db, "cudnn_calls")) return;
+    size_t nsums;
+    struct ext_sum *sums = linked_load(db, p, &nsums);
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT c.start, c.dur, c.status, g.gpu, g.nk, %s, c.plan, c.op_kind, c.phase,"
+             "SELECT c.start, c.dur, c.status, c.ext_id, %s, c.plan, c.op_kind, c.phase,"
              " c.dtype, c.ext_id IS NOT NULL, s.value FROM cudnn_calls c"
-             " JOIN strings s ON s.id = c.fn_id LEFT JOIN (SELECT e.ext_id AS ext,"
-             " sum(k.dur) AS gpu, count(*) AS nk FROM external_corr e JOIN kernels k"
-             " ON k.corr = e.corr WHERE e.kind = 4 GROUP BY e.ext_id) g ON g.ext = c.ext_id"
-             " ORDER BY c.start",
+             " JOIN strings s ON s.id = c.fn_id",
              db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
     sqlite3_stmt *st = db_prepare(db, sql);
-    int cap = 0;
+    int cap = 0, sorted = 1;
     while (db_step(st)) {
         if (r->n == cap &&
             !(r->v = realloc(r->v, sizeof *r->v * (size_t)(cap = cap ? cap * 2 : 256))))
@@ -56,21 +118,29 @@ static void calls_load(sqlite3 *db, struct cudnn_run *r)
         k->start = sqlite3_column_int64(st, 0);
         k->dur = sqlite3_column_int64(st, 1);
         k->status = sqlite3_column_int64(st, 2);
-        k->gpu = sqlite3_column_int64(st, 3);
-        k->kernels = sqlite3_column_int64(st, 4);
-        k->shape = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
-        k->plan = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6);
+        int64_t ext = sqlite3_column_int64(st, 3);
+        struct ext_sum *e = sqlite3_column_type(st, 3) != SQLITE_NULL && nsums
+                                ? bsearch(&ext, sums, nsums, sizeof *sums, run_cmp_i64)
+                                : NULL;
+        k->gpu = e ? e->gpu : 0;
+        k->kernels = e ? e->kernels : 0;
+        k->shape = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+        k->plan = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
         k->op =
-            sqlite3_column_type(st, 7) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 7);
+            sqlite3_column_type(st, 6) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 6);
         if (k->op < 0 || k->op >= CUDNN_OP_COUNT) k->op = CUDNN_OP_OTHER;
-        k->phase = sqlite3_column_int(st, 8);
-        k->dtype = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 9);
-        k->linked = sqlite3_column_int(st, 10);
-        k->fn = fn_index(r, (const char *)sqlite3_column_text(st, 11));
+        k->phase = sqlite3_column_int(st, 7);
+        k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+        k->linked = sqlite3_column_int(st, 9);
+        k->fn = fn_index(r, (const char *)sqlite3_column_text(st, 10));
         k->role = role_of(r->fns[k->fn]);
         r->linked |= k->linked;
+        k->seq = r->n;
+        if (r->n > 1 && k->start < k[-1].start) sorted = 0;
     }
     sqlite3_finalize(st);
+    free(sums);
+    if (!sorted) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
 }
 
 /* Read only when some call was recorded: an older database need not have cudnn_plans at all. */
@@ -335,7 +405,7 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
     if (!p->lazy->cudnn) {
         struct cudnn_run *r = calloc(1, sizeof *r);
         if (!r) cli_fail("out of memory");
-        calls_load(db, r);
+        calls_load(db, p, r);
         /* No call: no plan is read and the findings stay 0 (nothing is known), but every list
          * is there, empty. */
         if (r->n) {

@@ -52,6 +52,7 @@ struct cudnn_call {
     int linked;                 /* it pushed a correlation id (ext_id) */
     int fn;                     /* its API function: index into cudnn_run.fns */
     enum cudnn_role role;       /* the function's */
+    int seq;                    /* its place as read: a tie in start keeps that order */
 };
 
 /* Calls grouped by key (what the key holds depends on the list, struct cudnn_run). */

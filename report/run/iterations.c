@@ -20,6 +20,7 @@
 #include "run.h"
 #include "windows.h"
 #include "detect.h"
+#include "memrows.h"
 #include "../../profiler/stats.h"
 
 #include <math.h>
@@ -258,42 +259,86 @@ size_t iterations_warmup(const int64_t *lat, size_t n)
     return k;
 }
 
+/* The cuDNN calls that search for algorithms or build plans, by start: read once for every
+ * phase's warm-up (a scan of cudnn_calls per phase before). */
+struct search_calls {
+    int64_t (*v)[2]; /* start, dur */
+    size_t n;
+    int loaded;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static void search_calls_load(sqlite3 *db, struct search_calls *c)
+{
+    c->loaded = 1;
+    if (!db_has_table(db, "cudnn_calls")) return;
+    size_t cap = 0;
+    sqlite3_stmt *st = db_prepare(
+        db, "SELECT start, dur FROM cudnn_calls WHERE fn_id IN (SELECT id FROM strings WHERE"
+            " value LIKE 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR"
+            " value = 'cudnnBackendFinalize')");
+    while (db_step(st)) {
+        if (c->n == cap && !(c->v = realloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof *c->v)))
+            cli_fail("out of memory");
+        c->v[c->n][0] = sqlite3_column_int64(st, 0);
+        c->v[c->n++][1] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (c->n) qsort(c->v, c->n, sizeof *c->v, cmp_pair);
+}
+
+/* How much more the caching allocator reserved in [a, b] than it held before a: the highest
+ * reservation in it less the last one before it (0 when none is known). */
+static int64_t reserved_growth(const struct mem_rows *m, int64_t a, int64_t b)
+{
+    int64_t top = -1, before = 0, before_ts = INT64_MIN;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct mem_row *r = &m->v[i];
+        if (!r->type) continue;
+        if (r->ts >= a && r->ts <= b && r->reserved > top) top = r->reserved;
+        if (r->ts < a && r->ts >= before_ts) before_ts = r->ts, before = r->reserved;
+    }
+    return top < 0 ? 0 : top - (before < 0 ? 0 : before);
+}
+
 /* What the warm-up window [a, b] of a phase shows, in words ("" when nothing does). */
-static void warmup_cause(sqlite3 *db, const struct phase_info *ph, int64_t a, int64_t b,
-                         int64_t extra_kernels, int64_t steady_kernels, char *out, size_t n)
+static void warmup_cause(sqlite3 *db, struct search_calls *sc, const struct mem_rows *m,
+                         const struct phase_info *ph, int64_t a, int64_t b, int64_t extra_kernels,
+                         int64_t steady_kernels, char *out, size_t n)
 {
     size_t o = 0;
     out[0] = 0;
-    if (db_has_table(db, "cudnn_calls")) {
-        sqlite3_stmt *st = db_prepare(
-            db, "SELECT count(*), coalesce(sum(c.dur), 0) FROM cudnn_calls c JOIN strings s ON"
-                " s.id = c.fn_id WHERE c.start BETWEEN ? AND ? AND (s.value LIKE 'cudnnFind%' OR"
-                " s.value LIKE 'cudnnGet%Algorithm%' OR s.value = 'cudnnBackendFinalize')");
-        sqlite3_bind_int64(st, 1, a);
-        sqlite3_bind_int64(st, 2, b);
-        if (db_step(st) && sqlite3_column_int64(st, 0) > 0) {
-            char t[32];
-            fmt_ns(t, sizeof t, (double)sqlite3_column_int64(st, 1));
-            o += (size_t)snprintf(out + o, n - o,
-                                  "cuDNN algorithm search and plan builds (%lld"
-                                  " calls, %s)",
-                                  (long long)sqlite3_column_int64(st, 0), t);
-        }
-        sqlite3_finalize(st);
+    if (!sc->loaded) search_calls_load(db, sc);
+    int64_t calls = 0, dur = 0;
+    size_t lo = 0, hi = sc->n;
+    while (lo < hi) { /* the first call at a or after */
+        size_t mid = (lo + hi) / 2;
+        if (sc->v[mid][0] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT max(reserved) - coalesce((SELECT reserved FROM tensor_memory WHERE"
-            " device_type != 0 AND ts < ?1 ORDER BY ts DESC LIMIT 1), 0) FROM tensor_memory"
-            " WHERE device_type != 0 AND ts BETWEEN ?1 AND ?2");
-    sqlite3_bind_int64(st, 1, a);
-    sqlite3_bind_int64(st, 2, b);
-    if (db_step(st) && sqlite3_column_int64(st, 0) > 0 && o + 64 < n) {
+    for (size_t i = lo; i < sc->n && sc->v[i][0] <= b; i++) calls++, dur += sc->v[i][1];
+    if (calls > 0) {
         char t[32];
-        fmt_bytes(t, sizeof t, (double)sqlite3_column_int64(st, 0));
+        fmt_ns(t, sizeof t, (double)dur);
+        o += (size_t)snprintf(out + o, n - o,
+                              "cuDNN algorithm search and plan builds (%lld"
+                              " calls, %s)",
+                              (long long)calls, t);
+    }
+    int64_t grown = reserved_growth(m, a, b);
+    if (grown > 0 && o + 64 < n) {
+        char t[32];
+        fmt_bytes(t, sizeof t, (double)grown);
         o += (size_t)snprintf(out + o, n - o, "%sthe caching allocator reserving %s more",
                               o ? "; " : "", t);
     }
-    sqlite3_finalize(st);
     if (extra_kernels > 2 && extra_kernels * 10 >= steady_kernels && o + 64 < n)
         snprintf(out + o, n - o, "%s%lld more kernels per iteration than later%s", o ? "; " : "",
                  (long long)extra_kernels,
@@ -779,6 +824,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     int64_t total =
         db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
     struct iters it = {0};
+    struct search_calls sc = {0};
     int gpu_known = 0;
     free(gap_windows);
     gap_nwindows = run_window_spans(db, &gap_windows);
@@ -885,7 +931,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                     if (warm[k] == 1) sum += mine[k]->kernels;
                 extra = sum / (int64_t)w - steady_k;
             }
-            warmup_cause(db, ph, a, b, extra, steady_k, ph->warmup_cause, sizeof ph->warmup_cause);
+            warmup_cause(db, &sc, mem_rows_get(db, p), ph, a, b, extra, steady_k,
+                         ph->warmup_cause, sizeof ph->warmup_cause);
         }
         free(mine);
         free(lat);
@@ -893,6 +940,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         free(warm);
     }
     free(it.v);
+    free(sc.v);
 }
 
 /* ---- ratios with noise bands ---------------------------------------------------------------- */

@@ -17,6 +17,8 @@
  */
 #include "operators.h"
 #include "run.h"
+#include "operators_iters.h"
+#include "memrows.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -120,20 +122,22 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
 {
     if (!db_has_column(db, "tensor_memory", "op")) return;
     /* Sampled, the reports that carry an operator: those of the captured iterations. */
-    sqlite3_stmt *st = db_prepare(
-        db, r->sampled ? "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
-                         " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ?"
-                         " AND t.allocated = ? AND t.op IS NOT NULL ORDER BY t.ts LIMIT 1"
-                       : "SELECT s.value FROM tensor_memory t LEFT JOIN strings s ON s.id = t.op"
-                         " WHERE t.phase = ? AND t.device_type = ? AND t.device_index = ?"
-                         " AND t.allocated = ? ORDER BY t.ts LIMIT 1");
+    const struct mem_rows *m = mem_rows_get(db, p);
+    sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
     for (int k = 0; k < r->nphases; k++) {
         const struct phase_info *ph = phase_by_id(p, r->phases[k].phase);
         if (!ph || ph->mem_dev < 0 || ph->peak_alloc <= 0) continue;
-        sqlite3_bind_int(st, 1, ph->id);
-        sqlite3_bind_int(st, 2, p->devices.type[ph->mem_dev]);
-        sqlite3_bind_int(st, 3, p->devices.index[ph->mem_dev]);
-        sqlite3_bind_int64(st, 4, ph->peak_alloc);
+        const struct mem_row *first = NULL;
+        for (size_t i = 0; i < m->n; i++) {
+            const struct mem_row *x = &m->v[i];
+            if (x->phase != ph->id || x->type != p->devices.type[ph->mem_dev] ||
+                x->index != p->devices.index[ph->mem_dev] || x->allocated != ph->peak_alloc ||
+                (r->sampled && !x->op))
+                continue;
+            if (!first || x->ts < first->ts) first = x;
+        }
+        if (!first || !first->op) continue;
+        sqlite3_bind_int64(st, 1, first->op);
         if (db_step(st) && sqlite3_column_text(st, 0))
             snprintf(r->phases[k].peak_op, sizeof r->phases[k].peak_op, "%s",
                      (const char *)sqlite3_column_text(st, 0));
@@ -195,11 +199,10 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
     if (r->sampled) operators_sampled_finish(db, p, r);
     op_peak_load(db, p, r);
     db_meta_int(db, "torch_operator_overflow", &r->overflow);
-    if (r->sampled)
-        r->uncounted = db_int(db,
-                              "SELECT count(*) FROM torch_operators WHERE iter NOT IN (SELECT"
-                              " iter FROM torch_operator_windows)",
-                              0);
+    if (r->sampled) {
+        const struct op_iters *x = op_iters_get(db, p);
+        r->uncounted = x ? x->outside : 0;
+    }
 }
 
 void operators_free(struct run_operators *r)

@@ -15,6 +15,8 @@
  * iterations (the finite-population correction: 0 where every one was captured).
  */
 #include "operators_model.h"
+#include "operators_iters.h"
+#include "kernrows.h"
 #include "run.h"
 
 #include <math.h>
@@ -110,31 +112,47 @@ static struct op_figure *fig_find(struct run_operators *r, int phase, const char
     return NULL;
 }
 
-/* Kernels launched with an operator innermost, in the captured steady iterations. */
-static void sampled_gpu(sqlite3 *db, const struct captured *c, struct run_operators *r)
+/* Kernels launched with an operator innermost, in the captured steady iterations: summed by
+ * phase and operator, then added to that operator's figure. */
+struct gpu_sum {
+    int phase;
+    uint32_t op;
+    int64_t dur;
+};
+
+static int cmp_gpu_sum(const void *a, const void *b)
+{
+    const struct gpu_sum *x = a, *y = b;
+    if (x->phase != y->phase) return x->phase < y->phase ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
+static void sampled_gpu(sqlite3 *db, const struct run_phases *p, const struct captured *c,
+                        struct run_operators *r)
 {
     if (!db_has_column(db, "kernel_rows", "op")) return;
     r->gpu = 1;
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT g.phase, s.value, k.iter, count(*), sum(k.dur) FROM kernel_rows k"
-            " JOIN launch_sigs g ON g.id = k.sig JOIN strings s ON s.id = k.op"
-            " WHERE k.op IS NOT NULL AND k.iter IN (SELECT iter FROM torch_operator_windows)"
-            " GROUP BY g.phase, k.op, k.iter ORDER BY g.phase, k.op");
-    struct op_figure *f = NULL;
-    int last_phase = -1;
-    while (db_step(st)) {
-        if (!captured_has(c, sqlite3_column_int64(st, 2))) continue;
-        int phase = sqlite3_column_int(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        if (phase != last_phase || !f || !name || strcmp(f->name, name)) {
-            f = fig_find(r, phase, name);
-            last_phase = phase;
-        }
-        if (!f) continue;
-        f->kernels += sqlite3_column_int64(st, 3);
-        f->gpu_ns += sqlite3_column_int64(st, 4);
+    const struct kern_rows *kr = kern_rows_get(db, p);
+    const struct op_iters *x = op_iters_get(db, p);
+    struct gpu_sum *v = malloc((kr->n ? kr->n : 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < kr->n; i++) {
+        const struct krow *k = &kr->v[i];
+        if (k->sig < 0 || !k->op || k->iter == KROW_NO_ITER || !captured_has(c, k->iter))
+            continue;
+        v[n++] = (struct gpu_sum){krow_phase(kr, k), k->op, k->dur};
     }
-    sqlite3_finalize(st);
+    if (n) qsort(v, n, sizeof *v, cmp_gpu_sum);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        int64_t kernels = 0, dur = 0;
+        for (; j < n && v[j].phase == v[i].phase && v[j].op == v[i].op; j++) kernels++, dur += v[j].dur;
+        struct op_figure *f = x ? fig_find(r, v[i].phase, op_iters_name(x, v[i].op)) : NULL;
+        if (f) f->kernels += kernels, f->gpu_ns += dur;
+        i = j;
+    }
+    free(v);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -179,19 +197,16 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
     size_t cap = 0;
     double *vals = NULL, *tots = NULL; /* the current operator's per-iteration self, total */
     size_t m = 0;
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT o.phase, o.name_id, s.value, o.iter, count(*), sum(o.self), sum(o.dur)"
-            " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
-            " WHERE o.iter IN (SELECT iter FROM torch_operator_windows)"
-            " GROUP BY o.phase, o.name_id, o.iter ORDER BY o.phase, o.name_id");
+    const struct op_iters *x = op_iters_get(db, p);
     struct op_figure *f = NULL;
-    int last_phase = -1, more = 1;
+    int last_phase = -1;
     int64_t last_name = -1;
-    while (more) {
-        more = db_step(st);
-        if (more && !captured_has(&c, sqlite3_column_int64(st, 3))) continue;
-        int phase = more ? sqlite3_column_int(st, 0) : -1;
-        int64_t name_id = more ? sqlite3_column_int64(st, 1) : -1;
+    for (size_t i = 0;; i++) {
+        int more = x && i < x->n;
+        const struct op_iter_sum *o = more ? &x->v[i] : NULL;
+        if (more && (!o->named || !captured_has(&c, o->iter))) continue;
+        int phase = more ? o->phase : -1;
+        int64_t name_id = more ? o->name_id : -1;
         if (f && (!more || phase != last_phase || name_id != last_name)) {
             int k = captured_phase(&c, f->phase);
             size_t n = k >= 0 ? (size_t)c.taken[k] : 0;
@@ -210,24 +225,21 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
         if (!f) {
             f = operators_add(r);
             f->phase = phase;
-            const unsigned char *name = sqlite3_column_text(st, 2);
-            snprintf(f->name, sizeof f->name, "%s", name ? (const char *)name : "?");
+            const char *name = op_iters_name(x, name_id);
+            snprintf(f->name, sizeof f->name, "%s", name ? name : "?");
             last_phase = phase, last_name = name_id;
         }
-        int64_t calls = sqlite3_column_int64(st, 4), self = sqlite3_column_int64(st, 5);
-        int64_t total = sqlite3_column_int64(st, 6);
-        f->calls += calls, f->calls_in_iter += calls;
-        f->self_ns += self, f->total_ns += total;
+        f->calls += o->calls, f->calls_in_iter += o->calls;
+        f->self_ns += o->self, f->total_ns += o->dur;
         if (m == cap) {
             cap = cap ? cap * 2 : 64;
             if (!(vals = realloc(vals, cap * sizeof *vals)) ||
                 !(tots = realloc(tots, cap * sizeof *tots)))
                 cli_fail("out of memory");
         }
-        tots[m] = (double)total;
-        vals[m++] = (double)self;
+        tots[m] = (double)o->dur;
+        vals[m++] = (double)o->self;
     }
-    sqlite3_finalize(st);
     free(vals), free(tots);
     if (r->n) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_fig);
     for (int i = 0; i < r->n;) { /* shares of the phase's operator self time */
@@ -237,7 +249,7 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
         for (; i < j; i++)
             r->v[i].self_share = sum > 0 ? 100.0 * (double)r->v[i].self_ns / (double)sum : 0;
     }
-    sampled_gpu(db, &c, r);
+    sampled_gpu(db, p, &c, r);
     captured_free(&c);
 }
 
@@ -273,6 +285,18 @@ static void phase_scale(struct run_operators *r, struct op_phase *ph)
     ph->dropout_train = scaled(ph->dropout_train, x), ph->bn_train = scaled(ph->bn_train, x);
 }
 
+struct ph_iter {
+    int phase;
+    int64_t iter, self;
+};
+
+static int cmp_ph_iter(const void *a, const void *b)
+{
+    const struct ph_iter *x = a, *y = b;
+    if (x->phase != y->phase) return x->phase < y->phase ? -1 : 1;
+    return (x->iter > y->iter) - (x->iter < y->iter);
+}
+
 void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct run_operators *r)
 {
     struct captured c;
@@ -283,15 +307,25 @@ void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct ru
     int *ph_of = malloc(n * sizeof *ph_of);
     if (!vals || !ph_of) cli_fail("out of memory");
     size_t m = 0;
-    sqlite3_stmt *st = db_prepare(db, "SELECT o.phase, o.iter, sum(o.self) FROM torch_operators o"
-                                      " WHERE o.iter IN (SELECT iter FROM torch_operator_windows)"
-                                      " GROUP BY o.phase, o.iter");
-    while (db_step(st) && m < n) {
-        if (!captured_has(&c, sqlite3_column_int64(st, 1))) continue;
-        ph_of[m] = sqlite3_column_int(st, 0);
-        vals[m++] = (double)sqlite3_column_int64(st, 2);
+    /* Each captured iteration's operator self time, by phase and iteration. */
+    const struct op_iters *x = op_iters_get(db, p);
+    struct ph_iter *pi = malloc((x && x->n ? x->n : 1) * sizeof *pi);
+    if (!pi) cli_fail("out of memory");
+    size_t npi = 0;
+    for (size_t i = 0; x && i < x->n; i++)
+        if (captured_has(&c, x->v[i].iter))
+            pi[npi++] = (struct ph_iter){x->v[i].phase, x->v[i].iter, x->v[i].self};
+    if (npi) qsort(pi, npi, sizeof *pi, cmp_ph_iter);
+    for (size_t i = 0; i < npi && m < n;) {
+        size_t j = i;
+        int64_t self = 0;
+        for (; j < npi && pi[j].phase == pi[i].phase && pi[j].iter == pi[i].iter; j++)
+            self += pi[j].self;
+        ph_of[m] = pi[i].phase;
+        vals[m++] = (double)self;
+        i = j;
     }
-    sqlite3_finalize(st);
+    free(pi);
     double *one = malloc(n * sizeof *one);
     if (!one) cli_fail("out of memory");
     for (int k = 0; k < r->nphases; k++) {

@@ -6,6 +6,7 @@
  * that a configuration's operators are compared with the same configuration's.
  */
 #include "operators_series.h"
+#include "operators_iters.h"
 #include "run.h"
 
 #include <sqlite3.h>
@@ -34,6 +35,79 @@ static size_t series_of_iterations(const struct run_phases *p, struct by_id **ou
     return n;
 }
 
+/* The operator calls and self time per name and iteration, by name id: the sampled run's from
+ * the run model's sums (operators_iters.h), phases merged; else every call's, read here. */
+struct ser_row {
+    int64_t name_id, iter, calls, self;
+    const char *name; /* NULL: its value is NULL */
+};
+
+static int cmp_ser_row(const void *a, const void *b)
+{
+    const struct ser_row *x = a, *y = b;
+    if (x->name_id != y->name_id) return x->name_id < y->name_id ? -1 : 1;
+    return (x->iter > y->iter) - (x->iter < y->iter);
+}
+
+static struct ser_row *rows_load(sqlite3 *db, const struct run_phases *p, int sampled, size_t *n)
+{
+    struct ser_row *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    if (sampled) {
+        const struct op_iters *x = op_iters_get(db, p);
+        if (!x || !x->n) return NULL;
+        if (!(v = malloc(x->n * sizeof *v))) cli_fail("out of memory");
+        for (size_t i = 0; i < x->n; i++)
+            if (x->v[i].named)
+                v[(*n)++] = (struct ser_row){x->v[i].name_id, x->v[i].iter, x->v[i].calls,
+                                             x->v[i].self, op_iters_name(x, x->v[i].name_id)};
+        if (*n) qsort(v, *n, sizeof *v, cmp_ser_row);
+        /* One row per name and iteration, as GROUP BY name_id, iter gave them. */
+        size_t m = 0;
+        for (size_t i = 0; i < *n; i++) {
+            if (m && v[m - 1].name_id == v[i].name_id && v[m - 1].iter == v[i].iter) {
+                v[m - 1].calls += v[i].calls, v[m - 1].self += v[i].self;
+                continue;
+            }
+            v[m++] = v[i];
+        }
+        *n = m;
+        return v;
+    }
+    sqlite3_stmt *st = db_prepare(db, "SELECT o.name_id, s.value, o.iter, count(*), sum(o.self)"
+                                      " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+                                      " WHERE o.iter > 0 GROUP BY o.name_id, o.iter"
+                                      " ORDER BY o.name_id");
+    int64_t last = 0;
+    while (db_step(st)) {
+        if (*n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof *v)))
+            cli_fail("out of memory");
+        struct ser_row *r = &v[(*n)++];
+        r->name_id = sqlite3_column_int64(st, 0);
+        r->iter = sqlite3_column_int64(st, 2);
+        r->calls = sqlite3_column_int64(st, 3);
+        r->self = sqlite3_column_int64(st, 4);
+        r->name = NULL;
+        if (*n == 1 || r->name_id != last) { /* a name's first row owns its copy */
+            const unsigned char *t = sqlite3_column_text(st, 1);
+            if (t && !(r->name = strdup((const char *)t))) cli_fail("out of memory");
+        } else {
+            r->name = v[*n - 2].name;
+        }
+        last = r->name_id;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void rows_free(struct ser_row *v, size_t n, int sampled)
+{
+    for (size_t i = 0; !sampled && i < n; i++)
+        if (i == 0 || v[i].name_id != v[i - 1].name_id) free((char *)v[i].name);
+    free(v);
+}
+
 size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                            struct op_series_row **out)
 {
@@ -47,30 +121,22 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     int64_t *self = calloc((size_t)ns, sizeof *self);
     char *seen = calloc(nids ? nids : 1, 1);
     if (!iters || !calls || !self || !seen) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(
-        db, sampled ? "SELECT o.name_id, s.value, o.iter, count(*), sum(o.self) FROM"
-                      " torch_operators o JOIN strings s ON s.id = o.name_id WHERE o.iter IN"
-                      " (SELECT iter FROM torch_operator_windows) GROUP BY o.name_id, o.iter"
-                      " ORDER BY o.name_id"
-                    : "SELECT o.name_id, s.value, o.iter, count(*), sum(o.self) FROM"
-                      " torch_operators o JOIN strings s ON s.id = o.name_id WHERE o.iter > 0"
-                      " GROUP BY o.name_id, o.iter ORDER BY o.name_id");
-    /* Two passes over one statement: first the iterations each series has operators in (the
+    size_t nrows;
+    struct ser_row *rows = rows_load(db, p, sampled, &nrows);
+    /* Two passes over the rows: first the iterations each series has operators in (the
      * denominator), then each name's sums. */
-    while (db_step(st)) {
-        struct by_id key = {sqlite3_column_int64(st, 2), 0};
+    for (size_t i = 0; i < nrows; i++) {
+        struct by_id key = {rows[i].iter, 0};
         struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
         if (x && !seen[x - ids]) seen[x - ids] = 1, iters[x->series]++;
     }
-    sqlite3_reset(st);
     size_t n = 0, cap = 0;
     struct op_series_row *v = NULL;
-    int more = 1;
     int64_t name_id = -1;
-    char name[64] = "";
-    while (more) {
-        more = db_step(st);
-        int64_t id = more ? sqlite3_column_int64(st, 0) : -2;
+    const char *name = "";
+    for (size_t i = 0;; i++) {
+        int more = i < nrows;
+        int64_t id = more ? rows[i].name_id : -2;
         if (id != name_id && name_id != -1) { /* a name's rows are done: one row per series */
             for (int s = 0; s < ns; s++) {
                 if (!calls[s] || !iters[s]) continue;
@@ -89,17 +155,16 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
         }
         if (!more) break;
         if (id != name_id) {
-            const unsigned char *t = sqlite3_column_text(st, 1);
-            snprintf(name, sizeof name, "%s", t ? (const char *)t : "?");
+            name = rows[i].name ? rows[i].name : "?";
             name_id = id;
         }
-        struct by_id key = {sqlite3_column_int64(st, 2), 0};
+        struct by_id key = {rows[i].iter, 0};
         struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
         if (!x) continue; /* warm-up, or no series */
-        calls[x->series] += sqlite3_column_int64(st, 3);
-        self[x->series] += sqlite3_column_int64(st, 4);
+        calls[x->series] += rows[i].calls;
+        self[x->series] += rows[i].self;
     }
-    sqlite3_finalize(st);
+    rows_free(rows, nrows, sampled);
     free(ids), free(iters), free(calls), free(self), free(seen);
     *out = v;
     return n;

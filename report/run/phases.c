@@ -9,6 +9,7 @@
  * was already live when the phase began.
  */
 #include "run.h"
+#include "memrows.h"
 #include "../../profiler/stats.h"
 
 #include <sqlite3.h>
@@ -123,12 +124,12 @@ static void peak_update(struct phase_info *ph, const struct run_devices *d, cons
 
 static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
 {
-    size_t nmem = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0);
+    const struct mem_rows *m = mem_rows_get(db, p);
+    size_t nmem = m->n;
     size_t nspan = (size_t)db_int(db, "SELECT count(*) FROM phase_spans", 0);
     for (int i = 0; i < p->n; i++) p->v[i].has_memory = nmem > 0;
     /* Reserved memory is a caching-allocator notion: the CPU allocator reports none. */
-    int gpu = db_int(db, "SELECT count(*) FROM tensor_memory WHERE device_type != 0", 0) > 0;
-    for (int i = 0; i < p->n; i++) p->v[i].has_reserved = gpu;
+    for (int i = 0; i < p->n; i++) p->v[i].has_reserved = m->gpu;
     if (!nmem) return;
     struct sweep_item *v = malloc((nmem + 2 * nspan + 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
@@ -141,11 +142,10 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, -1, 0, 0};
     }
     sqlite3_finalize(st);
-    st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved, phase, bytes"
-                        " FROM tensor_memory");
     struct run_devices *d = &p->devices;
-    while (db_step(st) && n < nmem + 2 * nspan) {
-        int type = sqlite3_column_int(st, 1), index = sqlite3_column_int(st, 2);
+    for (size_t i = 0; i < nmem && n < nmem + 2 * nspan; i++) {
+        const struct mem_row *r = &m->v[i];
+        int type = r->type, index = r->index;
         int k = 0;
         while (k < d->n && (d->type[k] != type || d->index[k] != index)) k++;
         if (k == d->n) {
@@ -154,12 +154,10 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
             d->index[k] = index;
             d->n++;
         }
-        v[n++] =
-            (struct sweep_item){sqlite3_column_int64(st, 0), 1, 0, k, sqlite3_column_int64(st, 3),
-                                sqlite3_column_int64(st, 4)};
+        v[n++] = (struct sweep_item){r->ts, 1, 0, k, r->allocated, r->reserved < 0 ? 0 : r->reserved};
         /* Allocations counted for the phase of the thread that made them. */
-        int64_t bytes = sqlite3_column_int64(st, 6);
-        struct phase_info *owner = loading(p, sqlite3_column_int(st, 5));
+        int64_t bytes = r->bytes;
+        struct phase_info *owner = loading(p, r->phase);
         if (owner && bytes > 0) {
             owner->dev_allocs[k]++;
             owner->dev_alloc_bytes[k] += bytes;
@@ -172,7 +170,6 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
                 }
         }
     }
-    sqlite3_finalize(st);
     qsort(v, n, sizeof *v, cmp_sweep);
     int64_t alloc[REPORT_MAX_DEVICES] = {0}, res[REPORT_MAX_DEVICES] = {0};
     int active[REPORT_MAX_PHASES] = {0};

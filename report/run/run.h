@@ -191,6 +191,9 @@ struct run_timeline;
 struct run_tails;
 struct run_windows;
 struct run_requests;
+struct op_iters;
+struct mem_rows;
+struct kern_rows;
 struct run_lazy {                    /* each NULL until first use */
     struct energy_run *energy;       /* energy.c */
     struct cuda_run *cuda;           /* cuda_run.c: copies, memsets, memory operations, API calls */
@@ -198,6 +201,9 @@ struct run_lazy {                    /* each NULL until first use */
     struct kernels_run *kernels;     /* kernels.c: kernel names per phase */
     struct nvtx_run *nvtx;           /* nvtx.c: NVTX ranges and their GPU time */
     struct run_operators *operators; /* operators.c: PyTorch operators per phase */
+    struct op_iters *op_iters;       /* operators_iters.c: sampled operators per iteration */
+    struct mem_rows *mem;            /* memrows.c: the allocator's reports */
+    struct kern_rows *kern;          /* kernrows.c: the kernels one by one */
     struct run_timeline *timeline;   /* timeline.c: memory, GPU busy and power over time */
     struct run_tails *tails;         /* tails.c: the slow iterations and their causes */
     struct run_windows *windows;     /* windows.c: the recording windows */

@@ -7,6 +7,8 @@
  * series; these tell them apart.
  */
 #include "run.h"
+#include "memrows.h"
+#include "kernrows.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -47,18 +49,17 @@ static void kernels_of(sqlite3 *db, struct run_phases *p)
         for (size_t k = 0; k < p->series.v[i].nits; k++)
             if (p->series.v[i].its[k].steady) v[n++] = (struct idx){p->series.v[i].its[k].id, i};
     qsort(v, n, sizeof *v, cmp_idx);
-    sqlite3_stmt *st = db_prepare(db, "SELECT iter, count(*), sum(dur) FROM kernel_rows"
-                                      " WHERE iter IS NOT NULL GROUP BY iter");
-    while (db_step(st)) {
-        struct idx key = {sqlite3_column_int64(st, 0), 0};
+    const struct kern_rows *kr = kern_rows_get(db, p);
+    for (size_t j = 0; n && j < kr->n; j++) {
+        if (kr->v[j].iter == KROW_NO_ITER) continue;
+        struct idx key = {kr->v[j].iter, 0};
         struct idx *x = bsearch(&key, v, n, sizeof *v, cmp_idx);
         if (!x) continue;
         struct series_info *se = &p->series.v[x->series];
         if (se->kernels < 0) se->kernels = se->gpu_time = 0;
-        se->kernels += sqlite3_column_int64(st, 1);
-        se->gpu_time += sqlite3_column_int64(st, 2);
+        se->kernels++;
+        se->gpu_time += kr->v[j].dur;
     }
-    sqlite3_finalize(st);
     free(v);
 }
 
@@ -82,7 +83,8 @@ static const struct win *window_of(const struct win *w, size_t n, int64_t t)
 static void peaks_of(sqlite3 *db, struct run_phases *p)
 {
     int dev = run_memory_device(&p->devices);
-    if (dev < 0 || !db_has_table(db, "tensor_memory")) return;
+    if (dev < 0) return;
+    const struct mem_rows *m = mem_rows_get(db, p);
     size_t n = 0;
     for (int i = 0; i < p->series.n; i++) n += p->series.v[i].nits;
     struct win *w = malloc((n ? n : 1) * sizeof *w);
@@ -92,18 +94,14 @@ static void peaks_of(sqlite3 *db, struct run_phases *p)
         for (size_t k = 0; k < p->series.v[i].nits; k++)
             w[n++] = (struct win){p->series.v[i].its[k].start, p->series.v[i].its[k].end, i};
     qsort(w, n, sizeof *w, cmp_win);
-    sqlite3_stmt *st = db_prepare(db, "SELECT ts, allocated FROM tensor_memory"
-                                      " WHERE device_type = ? AND device_index = ?");
-    sqlite3_bind_int(st, 1, p->devices.type[dev]);
-    sqlite3_bind_int(st, 2, p->devices.index[dev]);
-    while (db_step(st)) {
-        const struct win *x = window_of(w, n, sqlite3_column_int64(st, 0));
+    for (size_t i = 0; i < m->n; i++) {
+        const struct mem_row *r = &m->v[i];
+        if (r->type != p->devices.type[dev] || r->index != p->devices.index[dev]) continue;
+        const struct win *x = window_of(w, n, r->ts);
         if (!x) continue;
         struct series_info *se = &p->series.v[x->series];
-        int64_t a = sqlite3_column_int64(st, 1);
-        if (a > se->peak_alloc) se->peak_alloc = a;
+        if (r->allocated > se->peak_alloc) se->peak_alloc = r->allocated;
     }
-    sqlite3_finalize(st);
     free(w);
 }
 

@@ -7,6 +7,7 @@
  * steady iterations were about 40% busy).
  */
 #include "run.h"
+#include "kernrows.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -44,10 +45,11 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
         free(win);
         struct interval *v = NULL;
         size_t n = 0, cap = 0;
-        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernels WHERE phase = ?");
-        sqlite3_bind_int(st, 1, ph->id);
-        while (db_step(st)) {
-            int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        const struct kern_rows *kr = kern_rows_get(db, p);
+        for (size_t j = 0; j < kr->n; j++) {
+            const struct krow *x = &kr->v[j];
+            if (x->sig < 0 || krow_phase(kr, x) != ph->id) continue;
+            int64_t s = x->start, d = x->dur;
             long k = window_of(ph, s);
             if (k < 0) continue;
             ph->steady_kernels++;
@@ -59,7 +61,6 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
             }
             v[n++] = (struct interval){s, s + d < end ? s + d : end};
         }
-        sqlite3_finalize(st);
         ph->steady_gpu_busy = union_length(v, n);
         ph->has_steady_gpu = 1;
         free(v);

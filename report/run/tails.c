@@ -6,6 +6,7 @@
  * reports, CUDA API calls and kernels. A long run reads no more than its rows.
  */
 #include "tails.h"
+#include "memrows.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -297,18 +298,18 @@ static int in_forward(const struct wins *w, int64_t t, int64_t tid)
     return 0;
 }
 
-static void read_memory(sqlite3 *db, struct wins *w)
+static void read_memory(sqlite3 *db, const struct run_phases *p, struct wins *w)
 {
-    if (!db_has_table(db, "tensor_memory")) return;
-    sqlite3_stmt *st = db_prepare(db, "SELECT ts, tid, bytes FROM tensor_memory WHERE bytes > 0");
-    while (db_step(st)) {
-        struct win *x = win_at(w, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), 1);
+    const struct mem_rows *m = mem_rows_get(db, p);
+    for (size_t i = 0; i < m->n; i++) {
+        const struct mem_row *r = &m->v[i];
+        if (r->bytes <= 0) continue;
+        struct win *x = win_at(w, r->ts, r->tid, 1);
         if (!x) continue;
-        double b = (double)sqlite3_column_int64(st, 2);
+        double b = (double)r->bytes;
         x->allocs++, x->alloc_bytes += b, x->alloc_max = fmax(x->alloc_max, b);
-        if (w->nmods && !in_forward(w, sqlite3_column_int64(st, 0), x->tid)) x->bytes_outside += b;
+        if (w->nmods && !in_forward(w, r->ts, x->tid)) x->bytes_outside += b;
     }
-    sqlite3_finalize(st);
 }
 
 static void read_api(sqlite3 *db, struct wins *w)
@@ -746,7 +747,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     if (!r->n) return r;
     read_gc(db, &w);
     read_modules(db, &w);
-    read_memory(db, &w);
+    read_memory(db, p, &w);
     read_api(db, &w);
     read_cpu(db, &w);
     static struct keyed kd[2];

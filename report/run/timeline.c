@@ -8,6 +8,9 @@
 #include "timeline.h"
 #include "kernels.h"
 #include "operators.h"
+#include "operators_iters.h"
+#include "memrows.h"
+#include "kernrows.h"
 #include "cuda_run.h"
 #include "cudnn_run.h"
 #include "energy.h"
@@ -30,19 +33,18 @@ static int bucket_of(const struct run_timeline *r, int64_t t)
 /* Each device's allocated and reserved totals: per bucket the highest, else the level the last
  * report before it left. Read unsorted (a long run has millions of reports: no sort): each
  * bucket keeps its highest and its latest report. */
-static void memory_of(sqlite3 *db, struct run_timeline *r)
+static void memory_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
 {
-    if (!db_has_table(db, "tensor_memory")) return;
+    const struct mem_rows *m = mem_rows_get(db, p);
     static int64_t last_ts[TIMELINE_DEVICES][TIMELINE_BUCKETS];
     static double last_a[TIMELINE_DEVICES][TIMELINE_BUCKETS],
         last_r[TIMELINE_DEVICES][TIMELINE_BUCKETS];
     int seen[TIMELINE_DEVICES][TIMELINE_BUCKETS];
     memset(seen, 0, sizeof seen);
     int type[TIMELINE_DEVICES], index[TIMELINE_DEVICES];
-    sqlite3_stmt *st = db_prepare(db, "SELECT ts, device_type, device_index, allocated, reserved"
-                                      " FROM tensor_memory");
-    while (db_step(st)) {
-        int ty = sqlite3_column_int(st, 1), ix = sqlite3_column_int(st, 2), k = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct mem_row *x = &m->v[i];
+        int ty = x->type, ix = x->index, k = 0;
         while (k < r->nmem && (type[k] != ty || index[k] != ix)) k++;
         if (k == r->nmem) {
             if (k == TIMELINE_DEVICES) continue;
@@ -51,17 +53,16 @@ static void memory_of(sqlite3 *db, struct run_timeline *r)
             for (int b = 0; b < TIMELINE_BUCKETS; b++) r->mem[k].v2[b] = -1;
         }
         struct timeline_series *s = &r->mem[k];
-        int64_t ts = sqlite3_column_int64(st, 0);
+        int64_t ts = x->ts;
         int b = bucket_of(r, ts);
-        double a = (double)sqlite3_column_int64(st, 3);
-        double rv = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
+        double a = (double)x->allocated;
+        double rv = (double)x->reserved; /* -1: NULL */
         if (!seen[k][b] || a > s->v[b]) s->v[b] = a;
         if (rv > s->v2[b]) s->v2[b] = rv;
         if (!seen[k][b] || ts >= last_ts[k][b])
             last_ts[k][b] = ts, last_a[k][b] = a, last_r[k][b] = rv;
         seen[k][b] = 1;
     }
-    sqlite3_finalize(st);
     for (int k = 0; k < r->nmem; k++) {
         struct timeline_series *s = &r->mem[k];
         double last = 0, rlast = -1;
@@ -79,20 +80,18 @@ static void memory_of(sqlite3 *db, struct run_timeline *r)
 }
 
 /* The kernels' time in each bucket (a kernel over two buckets counts in both, split). */
-static void gpu_of(sqlite3 *db, struct run_timeline *r)
+static void gpu_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
 {
-    if (!db_has_table(db, "kernel_rows")) return;
+    const struct kern_rows *kr = kern_rows_get(db, p);
     double busy[TIMELINE_BUCKETS] = {0};
-    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernel_rows");
-    while (db_step(st)) {
+    for (size_t j = 0; j < kr->n; j++) {
         r->gpu = 1;
-        int64_t s = sqlite3_column_int64(st, 0), e = s + sqlite3_column_int64(st, 1);
+        int64_t s = kr->v[j].start, e = s + kr->v[j].dur;
         for (int b = bucket_of(r, s); b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns < e; b++) {
             int64_t lo = (int64_t)b * r->bucket_ns, hi = lo + r->bucket_ns;
             busy[b] += (double)((e < hi ? e : hi) - (s > lo ? s : lo));
         }
     }
-    sqlite3_finalize(st);
     struct timeline_series *g = &r->gpu_busy;
     snprintf(g->device, sizeof g->device, "gpu");
     for (int b = 0; r->gpu && b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns <= r->end_ns; b++) {
@@ -198,8 +197,8 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     if (db_meta_int(db, "duration_ns", &duration) && duration > r->end_ns) r->end_ns = duration;
     if (r->end_ns <= 0) return r;
     r->bucket_ns = r->end_ns / TIMELINE_BUCKETS + 1;
-    memory_of(db, r);
-    gpu_of(db, r);
+    memory_of(db, p, r);
+    gpu_of(db, p, r);
     power_of(db, p, r);
     clock_of(db, p, r);
     cpu_of(db, r);
@@ -216,6 +215,12 @@ void run_lazy_drop(struct run_phases *p)
     p->lazy->cuda = NULL;
     if (p->lazy->operators) operators_free(p->lazy->operators), free(p->lazy->operators);
     p->lazy->operators = NULL;
+    op_iters_free(p->lazy->op_iters);
+    p->lazy->op_iters = NULL;
+    mem_rows_free(p->lazy->mem);
+    p->lazy->mem = NULL;
+    kern_rows_free(p->lazy->kern);
+    p->lazy->kern = NULL;
     if (p->lazy->energy) energy_free(p->lazy->energy), free(p->lazy->energy);
     p->lazy->energy = NULL;
     struct kernels_run *k = p->lazy->kernels;

@@ -1,0 +1,71 @@
+/*
+ * kernrows.c: kernel_rows and launch_sigs read once (kernrows.h): 40 bytes a kernel held in
+ * memory, against a scan of the table (and its join) per figure.
+ */
+#include "kernrows.h"
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void load(sqlite3 *db, struct kern_rows *k)
+{
+    if (!db_has_table(db, "kernel_rows")) return;
+    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM launch_sigs", 0);
+    if (cap && !(k->sigs = malloc(cap * sizeof *k->sigs))) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, name_id, phase FROM launch_sigs");
+    while (k->nsigs < cap && db_step(st))
+        k->sigs[k->nsigs++] = (struct ksig){sqlite3_column_int64(st, 0),
+                                            sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2)};
+    sqlite3_finalize(st);
+    if (k->nsigs) qsort(k->sigs, k->nsigs, sizeof *k->sigs, run_cmp_i64);
+    /* Ids are 1, 2, 3...: where they are, a row's signature is found by its id at once. */
+    int dense = 1;
+    for (size_t i = 0; i < k->nsigs && dense; i++) dense = k->sigs[i].id == (int64_t)i + 1;
+    cap = (size_t)db_int(db, "SELECT count(*) FROM kernel_rows", 0);
+    if (!cap) return;
+    if (!(k->v = malloc(cap * sizeof *k->v))) cli_fail("out of memory");
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT start, dur, %s, corr, sig, %s FROM kernel_rows",
+             db_has_column(db, "kernel_rows", "iter") ? "iter" : "NULL",
+             db_has_column(db, "kernel_rows", "op") ? "op" : "NULL");
+    st = db_prepare(db, sql);
+    while (k->n < cap && db_step(st)) {
+        struct krow *r = &k->v[k->n++];
+        r->start = sqlite3_column_int64(st, 0);
+        r->dur = sqlite3_column_int64(st, 1);
+        r->iter = sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER
+                                                             : sqlite3_column_int64(st, 2);
+        r->corr = (uint32_t)sqlite3_column_int64(st, 3);
+        r->op = (uint32_t)sqlite3_column_int64(st, 5);
+        int64_t sig = sqlite3_column_int64(st, 4);
+        r->sig = -1;
+        if (sqlite3_column_type(st, 4) == SQLITE_NULL) continue;
+        if (dense) {
+            if (sig >= 1 && sig <= (int64_t)k->nsigs) r->sig = (int32_t)(sig - 1);
+        } else {
+            const struct ksig *g =
+                k->nsigs ? bsearch(&sig, k->sigs, k->nsigs, sizeof *k->sigs, run_cmp_i64) : NULL;
+            if (g) r->sig = (int32_t)(g - k->sigs);
+        }
+    }
+    sqlite3_finalize(st);
+}
+
+const struct kern_rows *kern_rows_get(sqlite3 *db, const struct run_phases *p)
+{
+    if (!p->lazy->kern) {
+        struct kern_rows *k = calloc(1, sizeof *k);
+        if (!k) cli_fail("out of memory");
+        load(db, k);
+        p->lazy->kern = k;
+    }
+    return p->lazy->kern;
+}
+
+void kern_rows_free(struct kern_rows *k)
+{
+    if (k) free(k->v), free(k->sigs);
+    free(k);
+}

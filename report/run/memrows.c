@@ -1,0 +1,53 @@
+/*
+ * memrows.c: tensor_memory read once (memrows.h). 56 bytes a report held in memory, against a
+ * scan of the table per figure.
+ */
+#include "memrows.h"
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+static void load(sqlite3 *db, struct mem_rows *m)
+{
+    if (!db_has_table(db, "tensor_memory")) return;
+    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0);
+    if (!cap) return;
+    if (!(m->v = malloc(cap * sizeof *m->v))) cli_fail("out of memory");
+    int op = db_has_column(db, "tensor_memory", "op");
+    sqlite3_stmt *st = db_prepare(db, op ? "SELECT ts, tid, phase, device_type, device_index,"
+                                           " allocated, reserved, bytes, op FROM tensor_memory"
+                                         : "SELECT ts, tid, phase, device_type, device_index,"
+                                           " allocated, reserved, bytes, 0 FROM tensor_memory");
+    while (m->n < cap && db_step(st)) {
+        struct mem_row *r = &m->v[m->n++];
+        r->ts = sqlite3_column_int64(st, 0);
+        r->tid = (uint32_t)sqlite3_column_int64(st, 1);
+        r->phase = sqlite3_column_int(st, 2);
+        r->type = (int16_t)sqlite3_column_int(st, 3);
+        r->index = (int16_t)sqlite3_column_int(st, 4);
+        r->allocated = sqlite3_column_int64(st, 5);
+        r->reserved = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+        r->bytes = sqlite3_column_int64(st, 7);
+        r->op = sqlite3_column_int64(st, 8);
+        m->gpu |= r->type != 0;
+    }
+    sqlite3_finalize(st);
+}
+
+const struct mem_rows *mem_rows_get(sqlite3 *db, const struct run_phases *p)
+{
+    if (!p->lazy->mem) {
+        struct mem_rows *m = calloc(1, sizeof *m);
+        if (!m) cli_fail("out of memory");
+        load(db, m);
+        p->lazy->mem = m;
+    }
+    return p->lazy->mem;
+}
+
+void mem_rows_free(struct mem_rows *m)
+{
+    if (m) free(m->v);
+    free(m);
+}

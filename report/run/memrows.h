@@ -1,0 +1,35 @@
+/*
+ * memrows.h: the allocator's reports (tensor_memory) read once into the run model, for every
+ * figure that reads them: each phase's peaks and allocations (phases.c), each series' peak
+ * (series.c), the warm-up's reserved growth (iterations.c), the memory timeline, the slow
+ * iterations' allocations (tails.c) and the operator at a peak (operators.c). Each read the
+ * table again before (seven scans, 1.8 s of the H200 fixture's 635 k reports).
+ */
+#ifndef INFPROF_MEMROWS_H
+#define INFPROF_MEMROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sqlite3;
+struct run_phases;
+
+struct mem_row {
+    int64_t ts, allocated, reserved, bytes; /* reserved: -1 where NULL (a CPU allocator's) */
+    int64_t op;                             /* its operator's string id, 0 none */
+    uint32_t tid;
+    int32_t phase;
+    int16_t type, index; /* device */
+};
+
+struct mem_rows {
+    struct mem_row *v; /* in the table's order (not sorted: readers need no order) */
+    size_t n;
+    int gpu; /* some report is of a device's memory (device_type != 0) */
+};
+
+/* The run's reports, read on first use (an empty set where the table is missing). */
+const struct mem_rows *mem_rows_get(struct sqlite3 *db, const struct run_phases *p);
+void mem_rows_free(struct mem_rows *m);
+
+#endif
