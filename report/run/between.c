@@ -32,14 +32,32 @@ static int cmp_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* The part of [s, e] inside the gaps, as intervals appended to *out. */
-static void clip(const struct interval *g, size_t ng, int64_t s, int64_t e, struct interval **out,
-                 size_t *n, size_t *cap)
+/* The running highest end of the gaps (pm[i]: of g[0..i]), so that the first gap ending after
+ * a time is found by bisection (a walk from the first gap took a fifth of a report's time). */
+static int64_t *ends_max(const struct interval *g, size_t ng)
+{
+    int64_t *pm = malloc((ng ? ng : 1) * sizeof *pm);
+    if (!pm) cli_fail("out of memory");
+    for (size_t i = 0; i < ng; i++) pm[i] = i && pm[i - 1] > g[i].end ? pm[i - 1] : g[i].end;
+    return pm;
+}
+
+/* The part of [s, e] inside the gaps, as intervals appended to *out (pm: ends_max of g). */
+static void clip(const struct interval *g, const int64_t *pm, size_t ng, int64_t s, int64_t e,
+                 struct interval **out, size_t *n, size_t *cap)
 {
     long k = gap_of(g, ng, s);
     size_t i = k >= 0 ? (size_t)k : 0;
-    if (k < 0) /* the first gap after s */
-        while (i < ng && g[i].end <= s) i++;
+    if (k < 0) { /* the first gap that ends after s */
+        size_t hi = ng;
+        while (i < hi) {
+            size_t mid = (i + hi) / 2;
+            if (pm[mid] <= s)
+                i = mid + 1;
+            else
+                hi = mid;
+        }
+    }
     for (; i < ng && g[i].start < e; i++) {
         int64_t a = s > g[i].start ? s : g[i].start, b = e < g[i].end ? e : g[i].end;
         if (a >= b) continue;
@@ -59,19 +77,20 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
         const struct phase_info *ph = &p->v[se->phase];
         if (!se->gaps || !ph->has_kernels) continue;
         qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
+        int64_t *pm = ends_max(se->gapv, (size_t)se->gaps);
         struct interval *v = NULL;
         size_t n = 0, cap = 0;
         const struct kern_rows *kr = kern_rows_get(db, p);
         int64_t hi = se->gapv[se->gaps - 1].end, lo = se->gapv[0].start;
         for (size_t j = 0; j < kr->n; j++) {
-            const struct krow *x = &kr->v[j];
+            const struct kern_row *x = &kr->v[j];
             if (x->sig < 0 || krow_phase(kr, x) != ph->id || x->start >= hi ||
                 x->start + x->dur <= lo)
                 continue;
-            clip(se->gapv, (size_t)se->gaps, x->start, x->start + x->dur, &v, &n, &cap);
+            clip(se->gapv, pm, (size_t)se->gaps, x->start, x->start + x->dur, &v, &n, &cap);
         }
         se->gap_gpu_busy = union_length(v, n);
-        free(v);
+        free(v), free(pm);
     }
 }
 
@@ -85,6 +104,7 @@ void series_between_data(struct sqlite3 *db, struct run_phases *p)
         se->gap_data = have ? 0 : -1;
         if (!have || !se->gaps) continue;
         qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
+        int64_t *pm = ends_max(se->gapv, (size_t)se->gaps);
         struct interval *v = NULL;
         size_t n = 0, cap = 0;
         sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM input_waits"
@@ -93,11 +113,12 @@ void series_between_data(struct sqlite3 *db, struct run_phases *p)
         sqlite3_bind_int64(st, 2, se->gapv[0].start);
         while (db_step(st)) {
             int64_t s0 = sqlite3_column_int64(st, 0);
-            clip(se->gapv, (size_t)se->gaps, s0, s0 + sqlite3_column_int64(st, 1), &v, &n, &cap);
+            clip(se->gapv, pm, (size_t)se->gaps, s0, s0 + sqlite3_column_int64(st, 1), &v, &n,
+                 &cap);
         }
         sqlite3_finalize(st);
         se->gap_data = union_length(v, n);
-        free(v);
+        free(v), free(pm);
     }
 }
 

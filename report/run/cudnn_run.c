@@ -89,6 +89,34 @@ static struct ext_sum *linked_load(sqlite3 *db, const struct run_phases *p, size
     return sv;
 }
 
+/* The functions' string ids seen so far, each with its index into cudnn_run.fns (-1: the strings
+ * table has no such id): a lookup per function, not a join per call. */
+struct fn_ids {
+    struct {
+        int64_t id;
+        int fn;
+    } *v;
+    int n;
+    struct cudnn_run *r;
+};
+
+static int fn_of(sqlite3 *db, struct fn_ids *m, int64_t id)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->v[i].id == id) return m->v[i].fn;
+    sqlite3_stmt *st = db_prepare(db, "SELECT value FROM strings WHERE id = ?");
+    sqlite3_bind_int64(st, 1, id);
+    int fn = -1;
+    if (db_step(st)) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        fn = fn_index(m->r, t ? (const char *)t : "?");
+    }
+    sqlite3_finalize(st);
+    if (!(m->v = realloc(m->v, (size_t)(m->n + 1) * sizeof *m->v))) cli_fail("out of memory");
+    m->v[m->n].id = id, m->v[m->n++].fn = fn;
+    return fn;
+}
+
 /* By start, a tie in the order read (the calls are written in time order: sorted at once). */
 static int cmp_call_start(const void *a, const void *b)
 {
@@ -105,11 +133,11 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT c.start, c.dur, c.status, c.ext_id, %s, c.plan, c.op_kind, c.phase,"
-             " c.dtype, c.ext_id IS NOT NULL, s.value FROM cudnn_calls c"
-             " JOIN strings s ON s.id = c.fn_id",
+             " c.dtype, c.ext_id IS NOT NULL, c.fn_id FROM cudnn_calls c",
              db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
     sqlite3_stmt *st = db_prepare(db, sql);
     int cap = 0, sorted = 1;
+    struct fn_ids names = {NULL, 0, r};
     while (db_step(st)) {
         if (r->n == cap &&
             !(r->v = realloc(r->v, sizeof *r->v * (size_t)(cap = cap ? cap * 2 : 256))))
@@ -132,7 +160,12 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
         k->phase = sqlite3_column_int(st, 7);
         k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
         k->linked = sqlite3_column_int(st, 9);
-        k->fn = fn_index(r, (const char *)sqlite3_column_text(st, 10));
+        int fn = fn_of(db, &names, sqlite3_column_int64(st, 10));
+        if (fn == -1) { /* a call whose function's name is not stored: left out, as the join did */
+            r->n--;
+            continue;
+        }
+        k->fn = fn;
         k->role = role_of(r->fns[k->fn]);
         r->linked |= k->linked;
         k->seq = r->n;
@@ -140,7 +173,22 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
     }
     sqlite3_finalize(st);
     free(sums);
-    if (!sorted) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
+    free(names.v);
+    if (sorted) return;
+    qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
+    /* The functions numbered in the order of their first call, as read in time order. */
+    int *to = malloc((size_t)(r->nfns ? r->nfns : 1) * sizeof *to), next = 0;
+    char **fns = malloc((size_t)(r->nfns ? r->nfns : 1) * sizeof *fns);
+    if (!to || !fns) cli_fail("out of memory");
+    for (int i = 0; i < r->nfns; i++) to[i] = -1;
+    for (int i = 0; i < r->n; i++) {
+        if (to[r->v[i].fn] < 0) fns[next] = r->fns[r->v[i].fn], to[r->v[i].fn] = next++;
+        r->v[i].fn = to[r->v[i].fn];
+    }
+    for (int i = 0; i < r->nfns; i++) /* a function all of whose calls were left out: last */
+        if (to[i] < 0) fns[next++] = r->fns[i];
+    memcpy(r->fns, fns, (size_t)r->nfns * sizeof *fns);
+    free(to), free(fns);
 }
 
 /* Read only when some call was recorded: an older database need not have cudnn_plans at all. */

@@ -32,7 +32,7 @@ static void load(sqlite3 *db, struct kern_rows *k)
              db_has_column(db, "kernel_rows", "op") ? "op" : "NULL");
     st = db_prepare(db, sql);
     while (k->n < cap && db_step(st)) {
-        struct krow *r = &k->v[k->n++];
+        struct kern_row *r = &k->v[k->n++];
         r->start = sqlite3_column_int64(st, 0);
         r->dur = sqlite3_column_int64(st, 1);
         r->iter = sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER

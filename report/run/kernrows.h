@@ -16,7 +16,7 @@ struct run_phases;
 
 #define KROW_NO_ITER INT64_MIN /* iter NULL */
 
-struct krow {
+struct kern_row {
     int64_t start, dur, iter;
     uint32_t corr; /* 0: NULL */
     uint32_t op;   /* the operator's string id, 0: NULL */
@@ -24,7 +24,7 @@ struct krow {
 };
 
 struct kern_rows {
-    struct krow *v; /* in the table's order */
+    struct kern_row *v; /* in the table's order */
     size_t n;
     struct ksig {
         int64_t id, name_id; /* id first: run_cmp_i64 orders by it */
@@ -36,7 +36,7 @@ struct kern_rows {
 /* The run's kernels, read on first use (empty where the table is missing). */
 const struct kern_rows *kern_rows_get(struct sqlite3 *db, const struct run_phases *p);
 /* The phase of a kernel of the kernels view (r->sig >= 0). */
-static inline int krow_phase(const struct kern_rows *k, const struct krow *r)
+static inline int krow_phase(const struct kern_rows *k, const struct kern_row *r)
 {
     return k->sigs[r->sig].phase;
 }

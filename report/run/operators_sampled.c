@@ -138,7 +138,7 @@ static void sampled_gpu(sqlite3 *db, const struct run_phases *p, const struct ca
     if (!v) cli_fail("out of memory");
     size_t n = 0;
     for (size_t i = 0; i < kr->n; i++) {
-        const struct krow *k = &kr->v[i];
+        const struct kern_row *k = &kr->v[i];
         if (k->sig < 0 || !k->op || k->iter == KROW_NO_ITER || !captured_has(c, k->iter))
             continue;
         v[n++] = (struct gpu_sum){krow_phase(kr, k), k->op, k->dur};

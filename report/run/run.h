@@ -288,6 +288,8 @@ const struct phase_info *phase_twin(const struct run_phases *p, const struct pha
  * the middle two, an observed latency: lat_p50's rule, profiler/stats.h's percentile agrees);
  * both sort v; 0 for none (phase_util.c). */
 int64_t run_median(int64_t *v, size_t n);
+/* The same median, v reordered but not sorted (linear time). */
+int64_t run_median_unsorted(int64_t *v, size_t n);
 /* qsort and bsearch order of int64_t values (or of records that begin with one). */
 int run_cmp_i64(const void *a, const void *b);
 int64_t run_p50(int64_t *v, size_t n);

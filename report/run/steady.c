@@ -47,7 +47,7 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
         size_t n = 0, cap = 0;
         const struct kern_rows *kr = kern_rows_get(db, p);
         for (size_t j = 0; j < kr->n; j++) {
-            const struct krow *x = &kr->v[j];
+            const struct kern_row *x = &kr->v[j];
             if (x->sig < 0 || krow_phase(kr, x) != ph->id) continue;
             int64_t s = x->start, d = x->dur;
             long k = window_of(ph, s);

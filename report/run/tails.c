@@ -7,6 +7,7 @@
  */
 #include "tails.h"
 #include "memrows.h"
+#include "kernrows.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -435,29 +436,48 @@ static void split_keyed(struct krow *v, size_t n, const int *nslow, const int *n
     }
 }
 
-static size_t read_keyed(sqlite3 *db, const char *sql, struct wins *w, int gpu, struct krow **out)
+/* The outermost operators (sql: start, dur, name id, thread) in the windows, by host overlap. */
+static size_t read_keyed(sqlite3 *db, const char *sql, struct wins *w, struct krow **out)
 {
     size_t n = 0, cap = 0;
     struct krow *v = NULL;
     sqlite3_stmt *st = db_prepare(db, sql);
     while (db_step(st)) {
         int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
-        struct win *x = win_at(w, s, gpu ? 0 : sqlite3_column_int64(st, 3), gpu);
+        struct win *x = win_at(w, s, sqlite3_column_int64(st, 3), 0);
         if (!x) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 1024;
             if (!(v = realloc(v, cap * sizeof *v))) cli_fail("out of memory");
         }
-        v[n++] =
-            (struct krow){x, sqlite3_column_int64(st, 2), gpu ? (double)d : host_overlap(x, s, d)};
-        if (gpu) {
-            x->kern += (double)d;
-        } else {
-            x->ops += v[n - 1].dur;
-            if (w->nmods && !in_forward(w, s, x->tid)) x->ops_outside += v[n - 1].dur;
-        }
+        v[n++] = (struct krow){x, sqlite3_column_int64(st, 2), host_overlap(x, s, d)};
+        x->ops += v[n - 1].dur;
+        if (w->nmods && !in_forward(w, s, x->tid)) x->ops_outside += v[n - 1].dur;
     }
     sqlite3_finalize(st);
+    *out = v;
+    return n;
+}
+
+/* The kernels (those of the kernels view) in the windows, keyed by name, from the run model. */
+static size_t read_kernels(sqlite3 *db, const struct run_phases *p, struct wins *w,
+                           struct krow **out)
+{
+    const struct kern_rows *kr = kern_rows_get(db, p);
+    size_t n = 0, cap = 0;
+    struct krow *v = NULL;
+    for (size_t j = 0; j < kr->n; j++) {
+        const struct kern_row *k = &kr->v[j];
+        if (k->sig < 0) continue;
+        struct win *x = win_at(w, k->start, 0, 1);
+        if (!x) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            if (!(v = realloc(v, cap * sizeof *v))) cli_fail("out of memory");
+        }
+        v[n++] = (struct krow){x, kr->sigs[k->sig].name_id, (double)k->dur};
+        x->kern += (double)k->dur;
+    }
     *out = v;
     return n;
 }
@@ -760,14 +780,13 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     r->operators = db_operators_every_call(db);
     if (r->operators) {
         n = read_keyed(db, "SELECT start, dur, name_id, tid FROM torch_operators WHERE depth = 0",
-                       &w, 0, &v);
+                       &w, &v);
         split_keyed(v, n, nslow, ntyp, 0, &kd[0]);
         free(v);
     }
-    int gpu = db_has_table(db, "kernel_rows") &&
-              db_int(db, "SELECT EXISTS (SELECT 1 FROM kernel_rows)", 0) > 0;
+    int gpu = kern_rows_get(db, p)->n > 0;
     if (gpu) {
-        n = read_keyed(db, "SELECT start, dur, name_id FROM kernels", &w, 1, &v);
+        n = read_kernels(db, p, &w, &v);
         split_keyed(v, n, nslow, ntyp, 1, &kd[1]);
         free(v);
     }
