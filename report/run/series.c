@@ -49,8 +49,8 @@ static void kernels_of(sqlite3 *db, struct run_phases *p)
         for (size_t k = 0; k < p->series.v[i].nits; k++)
             if (p->series.v[i].its[k].steady) v[n++] = (struct idx){p->series.v[i].its[k].id, i};
     qsort(v, n, sizeof *v, cmp_idx);
-    const struct kern_rows *kr = kern_rows_get(db, p);
-    for (size_t j = 0; n && j < kr->n; j++) {
+    const struct kern_rows *kr = n ? kern_rows_get(db, p) : NULL; /* no steady one: none */
+    for (size_t j = 0; kr && j < kr->n; j++) {
         if (kr->v[j].iter == KROW_NO_ITER) continue;
         struct idx key = {kr->v[j].iter, 0};
         struct idx *x = bsearch(&key, v, n, sizeof *v, cmp_idx);

@@ -80,17 +80,29 @@ static void memory_of(sqlite3 *db, const struct run_phases *p, struct run_timeli
 }
 
 /* The kernels' time in each bucket (a kernel over two buckets counts in both, split). */
+/* A kernel of [s, e) into the buckets it overlaps. */
+static void busy_add(struct run_timeline *r, double *busy, int64_t s, int64_t e)
+{
+    for (int b = bucket_of(r, s); b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns < e; b++) {
+        int64_t lo = (int64_t)b * r->bucket_ns, hi = lo + r->bucket_ns;
+        busy[b] += (double)((e < hi ? e : hi) - (s > lo ? s : lo));
+    }
+}
+
 static void gpu_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
 {
-    const struct kern_rows *kr = kern_rows_get(db, p);
     double busy[TIMELINE_BUCKETS] = {0};
-    for (size_t j = 0; j < kr->n; j++) {
-        r->gpu = 1;
-        int64_t s = kr->v[j].start, e = s + kr->v[j].dur;
-        for (int b = bucket_of(r, s); b < TIMELINE_BUCKETS && (int64_t)b * r->bucket_ns < e; b++) {
-            int64_t lo = (int64_t)b * r->bucket_ns, hi = lo + r->bucket_ns;
-            busy[b] += (double)((e < hi ? e : hi) - (s > lo ? s : lo));
+    if (p->lazy->kern) { /* the kernels are in memory (a run with iterations): read there */
+        const struct kern_rows *kr = p->lazy->kern;
+        for (size_t j = 0; j < kr->n; j++)
+            r->gpu = 1, busy_add(r, busy, kr->v[j].start, kr->v[j].start + kr->v[j].dur);
+    } else if (db_has_table(db, "kernel_rows")) { /* else one pass, nothing kept */
+        sqlite3_stmt *st = db_prepare(db, "SELECT start, dur FROM kernel_rows");
+        while (db_step(st)) {
+            int64_t s = sqlite3_column_int64(st, 0);
+            r->gpu = 1, busy_add(r, busy, s, s + sqlite3_column_int64(st, 1));
         }
+        sqlite3_finalize(st);
     }
     struct timeline_series *g = &r->gpu_busy;
     snprintf(g->device, sizeof g->device, "gpu");
