@@ -171,6 +171,7 @@ static void read_process(struct multi_data *d, int i, const char *path,
     multi_gather(db, &r->phases, d, i);
     multi_process_facts(db, r);
     db_close(db);
+    run_rows_drop(&r->phases); /* with --each too: its tables are made */
 }
 
 /* Without --each: process i's rows folded into the sections of all processes (JSON, CSV; past

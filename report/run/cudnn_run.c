@@ -95,7 +95,7 @@ struct fn_ids {
     struct {
         int64_t id;
         int fn;
-    } *v;
+    } * v;
     int n;
     struct cudnn_run *r;
 };
@@ -160,7 +160,9 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
         k->phase = sqlite3_column_int(st, 7);
         k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
         k->linked = sqlite3_column_int(st, 9);
-        int fn = fn_of(db, &names, sqlite3_column_int64(st, 10));
+        int fn = sqlite3_column_type(st, 10) == SQLITE_NULL
+                     ? -1
+                     : fn_of(db, &names, sqlite3_column_int64(st, 10));
         if (fn == -1) { /* a call whose function's name is not stored: left out, as the join did */
             r->n--;
             continue;

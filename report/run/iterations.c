@@ -296,12 +296,14 @@ static void search_calls_load(sqlite3 *db, struct search_calls *c)
  * reservation in it less the last one before it (0 when none is known). */
 static int64_t reserved_growth(const struct mem_rows *m, int64_t a, int64_t b)
 {
-    int64_t top = -1, before = 0, before_ts = INT64_MIN;
+    int64_t top = -1, before = 0, before_ts = 0;
+    int found = 0;
     for (size_t i = 0; i < m->n; i++) {
         const struct mem_row *r = &m->v[i];
         if (!r->type) continue;
         if (r->ts >= a && r->ts <= b && r->reserved > top) top = r->reserved;
-        if (r->ts < a && r->ts >= before_ts) before_ts = r->ts, before = r->reserved;
+        if (r->ts < a && (!found || r->ts > before_ts)) /* the first of a tie, as LIMIT 1 */
+            found = 1, before_ts = r->ts, before = r->reserved;
     }
     return top < 0 ? 0 : top - (before < 0 ? 0 : before);
 }
@@ -931,8 +933,8 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                     if (warm[k] == 1) sum += mine[k]->kernels;
                 extra = sum / (int64_t)w - steady_k;
             }
-            warmup_cause(db, &sc, mem_rows_get(db, p), ph, a, b, extra, steady_k,
-                         ph->warmup_cause, sizeof ph->warmup_cause);
+            warmup_cause(db, &sc, mem_rows_get(db, p), ph, a, b, extra, steady_k, ph->warmup_cause,
+                         sizeof ph->warmup_cause);
         }
         free(mine);
         free(lat);

@@ -35,8 +35,8 @@ static void load(sqlite3 *db, struct kern_rows *k)
         struct kern_row *r = &k->v[k->n++];
         r->start = sqlite3_column_int64(st, 0);
         r->dur = sqlite3_column_int64(st, 1);
-        r->iter = sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER
-                                                             : sqlite3_column_int64(st, 2);
+        r->iter =
+            sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER : sqlite3_column_int64(st, 2);
         r->corr = (uint32_t)sqlite3_column_int64(st, 3);
         r->op = (uint32_t)sqlite3_column_int64(st, 5);
         int64_t sig = sqlite3_column_int64(st, 4);

@@ -20,7 +20,7 @@ struct kern_row {
     int64_t start, dur, iter;
     uint32_t corr; /* 0: NULL */
     uint32_t op;   /* the operator's string id, 0: NULL */
-    int32_t sig;   /* index into kern_rows.sigs; -1: no launch signature (not in the kernels view) */
+    int32_t sig; /* index into kern_rows.sigs; -1: no launch signature (not in the kernels view) */
 };
 
 struct kern_rows {
@@ -29,7 +29,7 @@ struct kern_rows {
     struct ksig {
         int64_t id, name_id; /* id first: run_cmp_i64 orders by it */
         int phase;
-    } *sigs; /* by id */
+    } * sigs; /* by id */
     size_t nsigs;
 };
 

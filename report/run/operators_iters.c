@@ -82,8 +82,8 @@ static void names_load(sqlite3 *db, struct op_iters *x)
     size_t cap = 0;
     sqlite3_stmt *st = db_prepare(db, "SELECT id, value FROM strings");
     while (db_step(st)) {
-        if (x->nnames == cap && !(x->names = realloc(x->names, (cap = cap ? cap * 2 : 256) *
-                                                                   sizeof *x->names)))
+        if (x->nnames == cap &&
+            !(x->names = realloc(x->names, (cap = cap ? cap * 2 : 256) * sizeof *x->names)))
             cli_fail("out of memory");
         const unsigned char *t = sqlite3_column_text(st, 1);
         struct op_iter_name *n = &x->names[x->nnames++];
@@ -120,9 +120,12 @@ static void load(sqlite3 *db, struct op_iters *x)
     int null_window = mw < nw;
     names_load(db, x);
     struct agg a = {x, 0, NULL, 0};
-    st = db_prepare(db, "SELECT phase, name_id, iter, self, dur FROM torch_operators"
-                        " WHERE iter IS NOT NULL");
+    st = db_prepare(db, "SELECT phase, name_id, iter, self, dur FROM torch_operators");
     while (db_step(st)) {
+        if (sqlite3_column_type(st, 2) == SQLITE_NULL) { /* NOT IN an empty set is true */
+            x->outside += nw == 0;
+            continue;
+        }
         int64_t iter = sqlite3_column_int64(st, 2);
         if (!mw || !bsearch(&iter, w, mw, sizeof *w, run_cmp_i64)) {
             x->outside += !null_window;

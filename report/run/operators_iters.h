@@ -24,9 +24,9 @@ struct op_iters {
     size_t n;
     int64_t outside; /* calls with an iteration outside every capture window */
     struct op_iter_name {
-        int64_t id; /* first: run_cmp_i64 orders by it */
+        int64_t id;  /* first: run_cmp_i64 orders by it */
         char *value; /* NULL: the string's value is NULL */
-    } *names;
+    } * names;
     size_t nnames;
 };
 

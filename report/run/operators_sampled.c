@@ -139,15 +139,15 @@ static void sampled_gpu(sqlite3 *db, const struct run_phases *p, const struct ca
     size_t n = 0;
     for (size_t i = 0; i < kr->n; i++) {
         const struct kern_row *k = &kr->v[i];
-        if (k->sig < 0 || !k->op || k->iter == KROW_NO_ITER || !captured_has(c, k->iter))
-            continue;
+        if (k->sig < 0 || !k->op || k->iter == KROW_NO_ITER || !captured_has(c, k->iter)) continue;
         v[n++] = (struct gpu_sum){krow_phase(kr, k), k->op, k->dur};
     }
     if (n) qsort(v, n, sizeof *v, cmp_gpu_sum);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         int64_t kernels = 0, dur = 0;
-        for (; j < n && v[j].phase == v[i].phase && v[j].op == v[i].op; j++) kernels++, dur += v[j].dur;
+        for (; j < n && v[j].phase == v[i].phase && v[j].op == v[i].op; j++)
+            kernels++, dur += v[j].dur;
         struct op_figure *f = x ? fig_find(r, v[i].phase, op_iters_name(x, v[i].op)) : NULL;
         if (f) f->kernels += kernels, f->gpu_ns += dur;
         i = j;

@@ -154,7 +154,8 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
             d->index[k] = index;
             d->n++;
         }
-        v[n++] = (struct sweep_item){r->ts, 1, 0, k, r->allocated, r->reserved < 0 ? 0 : r->reserved};
+        v[n++] =
+            (struct sweep_item){r->ts, 1, 0, k, r->allocated, r->reserved < 0 ? 0 : r->reserved};
         /* Allocations counted for the phase of the thread that made them. */
         int64_t bytes = r->bytes;
         struct phase_info *owner = loading(p, r->phase);

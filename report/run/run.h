@@ -239,6 +239,9 @@ void phases_load(struct sqlite3 *db, struct run_phases *p);
  * nsteady stays their count): a report of many processes keeps each run model's phase figures,
  * not what its sections were built from (timeline.c). The invariants no longer hold after it. */
 void run_lazy_drop(struct run_phases *p);
+/* Only the rows read once for the figures (memrows, kernrows, operators_iters): the figures
+ * made, a report of several processes keeps no process's rows (timeline.c). */
+void run_rows_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);
 /* iterations.c: each phase's iterations (phases_load calls it). */

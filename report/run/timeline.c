@@ -217,6 +217,16 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     return r;
 }
 
+void run_rows_drop(struct run_phases *p)
+{
+    op_iters_free(p->lazy->op_iters);
+    p->lazy->op_iters = NULL;
+    mem_rows_free(p->lazy->mem);
+    p->lazy->mem = NULL;
+    kern_rows_free(p->lazy->kern);
+    p->lazy->kern = NULL;
+}
+
 void run_lazy_drop(struct run_phases *p)
 {
     /* The largest parts: every cuDNN call, the API functions, the operators, the energy
@@ -227,12 +237,7 @@ void run_lazy_drop(struct run_phases *p)
     p->lazy->cuda = NULL;
     if (p->lazy->operators) operators_free(p->lazy->operators), free(p->lazy->operators);
     p->lazy->operators = NULL;
-    op_iters_free(p->lazy->op_iters);
-    p->lazy->op_iters = NULL;
-    mem_rows_free(p->lazy->mem);
-    p->lazy->mem = NULL;
-    kern_rows_free(p->lazy->kern);
-    p->lazy->kern = NULL;
+    run_rows_drop(p);
     if (p->lazy->energy) energy_free(p->lazy->energy), free(p->lazy->energy);
     p->lazy->energy = NULL;
     struct kernels_run *k = p->lazy->kernels;
