@@ -137,7 +137,6 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
              db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
     sqlite3_stmt *st = db_prepare(db, sql);
     int cap = 0, sorted = 1;
-    struct fn_ids names = {NULL, 0, r};
     while (db_step(st)) {
         if (r->n == cap &&
             !(r->v = realloc(r->v, sizeof *r->v * (size_t)(cap = cap ? cap * 2 : 256))))
@@ -160,37 +159,28 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
         k->phase = sqlite3_column_int(st, 7);
         k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
         k->linked = sqlite3_column_int(st, 9);
-        int fn = sqlite3_column_type(st, 10) == SQLITE_NULL
-                     ? -1
-                     : fn_of(db, &names, sqlite3_column_int64(st, 10));
-        if (fn == -1) { /* a call whose function's name is not stored: left out, as the join did */
-            r->n--;
-            continue;
-        }
-        k->fn = fn;
-        k->role = role_of(r->fns[k->fn]);
-        r->linked |= k->linked;
+        k->fn_id = sqlite3_column_type(st, 10) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 10);
         k->seq = r->n;
         if (r->n > 1 && k->start < k[-1].start) sorted = 0;
     }
     sqlite3_finalize(st);
     free(sums);
-    free(names.v);
-    if (sorted) return;
-    qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
-    /* The functions numbered in the order of their first call, as read in time order. */
-    int *to = malloc((size_t)(r->nfns ? r->nfns : 1) * sizeof *to), next = 0;
-    char **fns = malloc((size_t)(r->nfns ? r->nfns : 1) * sizeof *fns);
-    if (!to || !fns) cli_fail("out of memory");
-    for (int i = 0; i < r->nfns; i++) to[i] = -1;
+    if (!sorted) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
+    /* The functions numbered in the order of their first call; a call whose function's name is
+     * not stored is left out, as the join with strings left it out. */
+    struct fn_ids names = {NULL, 0, r};
+    int kept = 0;
     for (int i = 0; i < r->n; i++) {
-        if (to[r->v[i].fn] < 0) fns[next] = r->fns[r->v[i].fn], to[r->v[i].fn] = next++;
-        r->v[i].fn = to[r->v[i].fn];
+        struct cudnn_call *k = &r->v[i];
+        int fn = k->fn_id ? fn_of(db, &names, k->fn_id) : -1;
+        if (fn < 0) continue;
+        k->fn = fn;
+        k->role = role_of(r->fns[fn]);
+        r->linked |= k->linked;
+        r->v[kept++] = *k;
     }
-    for (int i = 0; i < r->nfns; i++) /* a function all of whose calls were left out: last */
-        if (to[i] < 0) fns[next++] = r->fns[i];
-    memcpy(r->fns, fns, (size_t)r->nfns * sizeof *fns);
-    free(to), free(fns);
+    r->n = kept;
+    free(names.v);
 }
 
 /* Read only when some call was recorded: an older database need not have cudnn_plans at all. */

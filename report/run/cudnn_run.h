@@ -53,6 +53,7 @@ struct cudnn_call {
     int fn;                     /* its API function: index into cudnn_run.fns */
     enum cudnn_role role;       /* the function's */
     int seq;                    /* its place as read: a tie in start keeps that order */
+    int64_t fn_id;              /* its function's string id (0: NULL) */
 };
 
 /* Calls grouped by key (what the key holds depends on the list, struct cudnn_run). */

@@ -965,7 +965,7 @@ static int cmp_double(const void *a, const void *b)
 static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t *seed)
 {
     for (size_t i = 0; i < n; i++) buf[i] = v[rng_next(seed) % n];
-    return (double)run_median_unsorted(buf, n);
+    return (double)run_median(buf, n);
 }
 
 enum verdict iterations_verdict(double lo, double hi)

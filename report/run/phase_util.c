@@ -64,13 +64,6 @@ int run_cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int64_t run_median(int64_t *v, size_t n)
-{
-    if (!n) return 0;
-    qsort(v, n, sizeof *v, run_cmp_i64);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* v[k] as if v were sorted, v reordered so that every value before k is at most v[k]: a
  * selection (three-way partitions around the middle value), linear time for the medians of
  * many resamples. */
@@ -98,7 +91,7 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k)
     return v[k];
 }
 
-int64_t run_median_unsorted(int64_t *v, size_t n)
+int64_t run_median(int64_t *v, size_t n)
 {
     if (!n) return 0;
     int64_t hi = select_kth(v, n, n / 2);

@@ -287,12 +287,10 @@ size_t phases_overlap(const struct phase_info *fast, const struct phase_info *sl
  * (inference_mode's no_grad twin). */
 const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
                                     const char *grad_mode);
-/* The one median (the mean of the middle two for an even count) and the one p50 (the lower of
- * the middle two, an observed latency: lat_p50's rule, profiler/stats.h's percentile agrees);
- * both sort v; 0 for none (phase_util.c). */
+/* The one median (the mean of the middle two for an even count; v reordered by a selection,
+ * not sorted) and the one p50 (the lower of the middle two, an observed latency: lat_p50's
+ * rule, profiler/stats.h's percentile agrees; v sorted); 0 for none (phase_util.c). */
 int64_t run_median(int64_t *v, size_t n);
-/* The same median, v reordered but not sorted (linear time). */
-int64_t run_median_unsorted(int64_t *v, size_t n);
 /* qsort and bsearch order of int64_t values (or of records that begin with one). */
 int run_cmp_i64(const void *a, const void *b);
 int64_t run_p50(int64_t *v, size_t n);
