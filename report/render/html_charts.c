@@ -55,10 +55,14 @@ static void chart_speedup(FILE *out, struct table **t, int n)
 {
     const struct table *ph = table_by_key(t, n, "phases");
     struct band_row v[32];
-    int k = 0;
+    int k = 0, pooled = 0;
     for (int r = 0; ph && r < ph->nrows && k < 32; r++) {
         double x = html_num(ph, r, "throughput_ratio");
-        if (isnan(x)) continue;
+        const char *why = html_txt(ph, r, "verdict");
+        if (isnan(x)) { /* a phase pooling several series has no ratio (sec_phases.c) */
+            pooled += why && !strncmp(why, "no verdict", 10);
+            continue;
+        }
         snprintf(v[k].name, sizeof v[k].name, "%s%s", html_phase_short(html_txt(ph, r, "label")),
                  html_num(ph, r, "suspect") > 0 ? " (suspect)" : "");
         v[k].r = x, v[k].lo = html_num(ph, r, "throughput_ratio_low");
@@ -69,9 +73,11 @@ static void chart_speedup(FILE *out, struct table **t, int n)
     }
     if (k < 2) {
         svg_none(out, "chart-speedup", "Speed-up against the baseline phase",
-                 k ? "no chart: one phase ran the model, nothing to hold against it"
-                   : "no chart: no phase has steady iterations to hold against a baseline (the"
-                     " phase table's note says why)");
+                 pooled ? "no chart: the phases pool several series each, so their p50 is of"
+                          " none of them (the Series table compares the series)"
+                 : k    ? "no chart: one phase ran the model, nothing to hold against it"
+                        : "no chart: no phase has steady iterations to hold against a baseline"
+                          " (the phase table's note says why)");
         return;
     }
     html_forest(out, "chart-speedup", "Speed-up against the baseline phase, with its 95% band", v,

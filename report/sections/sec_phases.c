@@ -252,9 +252,27 @@ void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
                    const struct phase_info *base)
 {
     if (!ph->nsteady || !base->nsteady || ph->lat_p50 <= 0) return;
-    table_set_num(t, c_ratio, (double)base->lat_p50 / (double)ph->lat_p50);
+    const struct phase_info *pooled = ph == base          ? NULL
+                                      : ph->nseries > 1   ? ph
+                                      : base->nseries > 1 ? base
+                                                          : NULL;
+    if (!pooled) table_set_num(t, c_ratio, (double)base->lat_p50 / (double)ph->lat_p50);
     if (ph == base) {
         table_set_text(t, c_ratio + 3, "baseline");
+        return;
+    }
+    /* What the Summary withholds, the tables withhold too: a phase that pools several series has
+     * a p50 of none of them (no ratio: "no verdict: inference/fp16 pools 2" series), one whose
+     * iterations shifted level mid-run a p50 of both levels (a ratio, no band, no verdict). */
+    const struct phase_info *sh = phases_shifted(ph, base);
+    if (pooled || sh) {
+        char why[96], l[32];
+        phase_short_label(pooled ? pooled : sh, l, sizeof l);
+        if (pooled)
+            snprintf(why, sizeof why, "no verdict: %s pools %d", l, pooled->nseries);
+        else
+            snprintf(why, sizeof why, "no verdict: %s shifted", l);
+        table_set_text(t, c_ratio + 3, why);
         return;
     }
     double lo, hi;

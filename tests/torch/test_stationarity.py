@@ -35,7 +35,7 @@ print("done")
 
 
 class Stationarity(Case):
-    def summary(self, what):
+    def report(self, what):
         if not os.path.exists(PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
         prog = os.path.join(self.dir, "prog.py")
@@ -45,10 +45,14 @@ class Stationarity(Case):
         if r.rc != 0 and b"No module named 'torch'" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
-        return self.report_json(r.db(f"{what}.db"))["summary"]
+        return self.report_json(r.db(f"{what}.db"))
+
+    def summary(self, what):
+        return self.report(what)["summary"]
 
     def test_a_level_shift_gives_no_verdict(self):
-        s = self.summary("shift")
+        rep = self.report("shift")
+        s = rep["summary"]
         line = s["inference_vs_no_grad"]
         m = re.search(r"no verdict: inference/off shifted ([\d.]+)ms -> ([\d.]+)ms mid-run", line)
         self.assertIsNotNone(m, line)
@@ -56,6 +60,15 @@ class Stationarity(Case):
         self.assertTrue(30 <= float(m.group(2)) < 45, line)
         for word in ("faster", "slower", "no clear difference", "the same within"):
             self.assertNotIn(word, line)
+        # The tables withhold what the Summary withholds: a ratio, no band, no verdict.
+        iv = rep["inference_vs_no_grad"][0]
+        self.assertEqual(iv["verdict"], "no verdict: inference/off shifted", iv)
+        self.assertIsNone(iv.get("speedup_low"), iv)
+        self.assertGreater(iv["speedup"], 0, iv)
+        inf = [p for p in rep["phases"] if p["grad_mode"] == "inference_mode"]
+        self.assertEqual(len(inf), 1, rep["phases"])
+        self.assertEqual(inf[0]["verdict"], "no verdict: inference/off shifted", inf[0])
+        self.assertIsNone(inf[0].get("throughput_ratio_low"), inf[0])
 
     def test_iterations_at_the_other_phases_speed_give_a_caution(self):
         s = self.summary("overlap")
