@@ -506,7 +506,7 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
         known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, alloc_max, off_cpu, vcsw,
-        ivcsw, ncpu;
+        ivcsw, off_waited, ncpu; /* off_waited: off_cpu of the iterations with a voluntary switch */
     double n_new, bytes_new; /* the iterations that ran operators new to the typical ones */
 };
 
@@ -520,7 +520,8 @@ static void add_means(struct means *m, const struct win *x)
     m->bytes_outside += x->bytes_outside, m->kern += x->kern, m->alloc_max += x->alloc_max;
     if (x->new_ops > 0) m->n_new++, m->bytes_new += x->alloc_bytes;
     if (x->cpu >= 0) {
-        m->off_cpu += run_off_cpu((double)(x->host_end - x->s), x->cpu, x->vcsw, x->ivcsw);
+        double off = run_off_cpu((double)(x->host_end - x->s), x->cpu, x->vcsw, x->ivcsw);
+        m->off_cpu += off, m->off_waited += x->vcsw > 0 ? off : 0;
         m->vcsw += x->vcsw, m->ivcsw += x->ivcsw, m->ncpu++;
     }
 }
@@ -529,7 +530,7 @@ static void div_means(struct means *m)
 {
     double *f = &m->lat, n = m->n > 0 ? m->n : 1, nc = m->ncpu > 0 ? m->ncpu : 1;
     for (double *q = f; q < &m->off_cpu; q++) *q /= n;
-    m->off_cpu /= nc, m->vcsw /= nc, m->ivcsw /= nc;
+    m->off_cpu /= nc, m->vcsw /= nc, m->ivcsw /= nc, m->off_waited /= nc;
 }
 
 static void cause(struct series_tail *t, int which, const char *key, double extra, const char *top,
@@ -663,15 +664,20 @@ static void tail_guess(const struct run_tails *r, struct series_tail *t, const s
 
 /* What took the slow iterations' thread off the CPU, by their context switches: waiting when
  * their voluntary ones grew (a sleep, a lock or the GIL is one at least, whatever a loaded machine
- * adds); preempted when not, and they were preempted about once each or more (a loaded machine
- * preempts the typical ones too, as often: 3.0 switches against 3.2 once read as no preemption;
- * the time is the excess over theirs, off_cpu_excess); else neither said (too few switches to
- * tell). */
+ * adds), or when most of their extra time off the CPU was in iterations that switched voluntarily
+ * (a 50 ms sleep in every 10th iteration among more iterations a loaded ctest made slow by
+ * preempting them once read 0.4 voluntary switches each and "preempted"); preempted when not,
+ * and they were preempted about once each or more (a loaded machine preempts the typical ones
+ * too, as often: 3.0 switches against 3.2 once read as no preemption; the time is the excess
+ * over theirs, off_cpu_excess); else neither said (too few switches to tell). */
 enum { OFF_UNTOLD, OFF_PREEMPTED, OFF_WAITED };
 
 static int off_cpu_kind(const struct means *s, const struct means *m)
 {
     if (s->vcsw - m->vcsw >= 0.5) return OFF_WAITED;
+    double extra = s->off_cpu - m->off_cpu;
+    if (s->vcsw > m->vcsw && extra > 0 && s->off_waited - m->off_waited > 0.5 * extra)
+        return OFF_WAITED;
     return s->ivcsw >= 0.5 ? OFF_PREEMPTED : OFF_UNTOLD;
 }
 
