@@ -31,6 +31,11 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         NULL, "With INFPROF_OPERATORS=sampled, one outermost iteration in this many (on average,"
         " per phase; at random so as not to follow a loop's own period) has its operators"
         " recorded, the second of each phase always. 1: every iteration.", NULL},
+    [IP_TORCH_CFG_OPERATORS_BUDGET] = {"INFPROF_OPERATORS_BUDGET", IP_CFG_INT, "1", 0, 100, NULL,
+        "With INFPROF_OPERATORS=sampled, once a phase has had 8 captures: later ones are spaced"
+        " so that what they add (captured iterations against the others, measured as the run"
+        " goes) stays about this percent of the phase's time (1 in INFPROF_OPERATORS_EVERY at"
+        " most, 1 in 256 at least). 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

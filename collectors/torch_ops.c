@@ -16,7 +16,13 @@
  * at its start, at::removeCallback at its end; other threads never see it: a global callback
  * switched on and off once slowed and recorded their iterations too). Iterations are chosen at
  * their start (profiler/iteration.h's observer) per phase: the second iteration of a phase, then
- * at random gaps of 1 to 2N-1 (a mean of N, never in step with a loop's own period). Such an
+ * at random gaps of 1 to 2N-1 (a mean of N, never in step with a loop's own period). Once a phase
+ * has had OP_SETTLE captures, N grows past INFPROF_OPERATORS_EVERY where the captures cost more
+ * than INFPROF_OPERATORS_BUDGET percent of its time: the phase's captured and uncaptured
+ * iterations are timed as they end (a moving mean of each), a capture adds f = captured /
+ * uncaptured - 1 of an iteration, so a mean gap of f / budget holds the cost to the budget (a
+ * tiny-op MLP whose captures ran 20% slower: 1 in 20, not 1 in 4; a GPU model's 5%: 1 in 5). The
+ * gap is chosen from iterations already ended, never from the one it picks. Such an
  * iteration's operators are all recorded (whole trees: exact self times, counts and kernels),
  * and one torch_operator_windows row says which iteration it was; the report scales per
  * iteration. INFPROF_OPERATORS=1 records every call.
@@ -50,17 +56,25 @@ static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not r
 #define OP_KEYS 64 /* phases told apart when choosing iterations; others share the last */
 static uint64_t (*cb_add_tl)(struct rf_callback);
 static void (*cb_remove)(uint64_t);
-static uint32_t op_every;
+static uint32_t op_every, op_budget; /* INFPROF_OPERATORS_EVERY, _BUDGET (0: a fixed rate) */
+#define OP_SETTLE  8   /* a phase's captures at 1 in op_every before the budget spaces them */
+#define OP_GAP_MAX 256 /* the budget's mean gap at most */
 static _Atomic uint64_t op_windows; /* captures begun */
+static _Atomic uint64_t op_spaced;  /* of those, chosen at a mean gap the budget made longer */
 static _Atomic int op_armed;        /* the callback (or the sampled capture) is in place */
 static __thread struct {
     uint32_t iter;   /* the thread's captured iteration, 0 none */
+    uint32_t key;    /* its phase's op_keys slot */
     uint64_t start;  /* when its capture began */
     uint64_t handle; /* its thread-local callback */
+    uint32_t plain, plain_key; /* the thread's uncaptured iteration being timed, 0 none */
+    uint64_t plain_start;
 } cap __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t op_rand = 0x9E3779B97F4A7C15ull;
 static struct {
     _Atomic uint32_t seen, next; /* outermost iterations begun in the phase; the next captured */
+    _Atomic uint32_t captures;   /* captures begun in the phase */
+    _Atomic uint64_t plain_ns, cap_ns; /* moving means of its uncaptured and captured iterations */
 } op_keys[OP_KEYS];
 
 struct open_op {
@@ -146,12 +160,34 @@ static void op_end(const void *rf, void *ctx)
 }
 
 /* The next gap between captured iterations: 1 to 2N-1, uniform (a mean of N). */
-static uint32_t op_gap(void)
+static uint32_t op_gap(uint32_t mean)
 {
     uint64_t x = atomic_load_explicit(&op_rand, memory_order_relaxed);
     x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64; threads racing share a draw */
     atomic_store_explicit(&op_rand, x, memory_order_relaxed);
-    return op_every <= 1 ? 1 : 1 + (uint32_t)(x % (2 * op_every - 1));
+    return mean <= 1 ? 1 : 1 + (uint32_t)(x % (2 * mean - 1));
+}
+
+/* The mean gap for phase slot k now: op_every, or longer where the budget asks (above). */
+static uint32_t op_mean(uint32_t k)
+{
+    if (!op_budget || atomic_load_explicit(&op_keys[k].captures, memory_order_relaxed) < OP_SETTLE)
+        return op_every;
+    uint64_t plain = atomic_load_explicit(&op_keys[k].plain_ns, memory_order_relaxed);
+    uint64_t capd = atomic_load_explicit(&op_keys[k].cap_ns, memory_order_relaxed);
+    if (!plain || capd <= plain) return op_every;
+    double n = (double)(capd - plain) / (double)plain * 100.0 / op_budget;
+    if (n <= op_every) return op_every;
+    return n >= OP_GAP_MAX ? OP_GAP_MAX : (uint32_t)(n + 0.5);
+}
+
+/* A moving mean (weight 1/2^shift for the newest), its first value as it is. Threads racing may
+ * lose an update: a mean, not a count. */
+static void op_mean_add(_Atomic uint64_t *m, uint64_t v, int shift)
+{
+    uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+    uint64_t nv = old ? old - (old >> shift) + (v >> shift) : v;
+    atomic_store_explicit(m, nv ? nv : 1, memory_order_relaxed);
 }
 
 /* An outermost iteration begins or ends on this thread (iteration.h's observer). A forked
@@ -160,10 +196,17 @@ static uint32_t op_gap(void)
 static void op_edge(uint32_t id, int begin)
 {
     if (!begin) {
-        if (cap.iter != id) return;
+        if (cap.iter != id) {
+            if (cap.plain == id && op_budget) {
+                op_mean_add(&op_keys[cap.plain_key].plain_ns, ip_clock_now() - cap.plain_start, 4);
+                cap.plain = 0;
+            }
+            return;
+        }
         cb_remove(cap.handle); /* operators begun from now on: not called */
         uint64_t end = ip_clock_now();
         cap.iter = 0;
+        if (op_budget) op_mean_add(&op_keys[cap.key].cap_ns, end - cap.start, 2);
         /* Inside a hook of ours already (an NVTX range's pop ends the iteration): its guard
          * holds, and the ring is free to append to (no event is half written). */
         int entered = ip_hook_enter();
@@ -184,10 +227,22 @@ static void op_edge(uint32_t id, int begin)
     uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;
     uint32_t seen = atomic_fetch_add_explicit(&op_keys[k].seen, 1, memory_order_relaxed);
     if (seen == 0) atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
-    if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) return;
-    atomic_store_explicit(&op_keys[k].next, seen + op_gap(), memory_order_relaxed);
+    if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) {
+        if (op_budget && seen) { /* timed for the budget's mean (not the first: a warm-up) */
+            cap.plain = id;
+            cap.plain_key = k;
+            cap.plain_start = ip_clock_now();
+        }
+        return;
+    }
+    uint32_t mean = op_mean(k);
+    atomic_store_explicit(&op_keys[k].next, seen + op_gap(mean), memory_order_relaxed);
+    if (mean > op_every) atomic_fetch_add_explicit(&op_spaced, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&op_keys[k].captures, 1, memory_order_relaxed);
     struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
     cb.scopes[RF_SCOPE_FUNCTION] = true;
+    cap.plain = 0;
+    cap.key = k;
     cap.start = ip_clock_now();
     cap.handle = cb_add_tl(cb);
     cap.iter = id;
@@ -215,6 +270,11 @@ void ip_torch_ops_arm(void)
             return;
         }
         op_every = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY);
+        /* A rate the user set is kept, unless a budget is set too. */
+        op_budget = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET);
+        if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
+            !ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET))
+            op_budget = 0;
         ip_iter_observe(op_edge);
     } else {
         struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
@@ -271,6 +331,8 @@ void ip_torch_ops_finish(struct ip_store *s)
         if (mode == IP_OPERATORS_SAMPLED) {
             ip_store_meta_int(s, "torch_operators_every", op_every);
             ip_store_meta_int(s, "torch_operator_windows", (int64_t)atomic_load(&op_windows));
+            ip_store_meta_int(s, "torch_operators_budget_pct", op_budget);
+            ip_store_meta_int(s, "torch_operator_windows_spaced", (int64_t)atomic_load(&op_spaced));
         }
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());

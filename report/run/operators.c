@@ -146,11 +146,20 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
     sqlite3_finalize(st);
 }
 
+const char *operators_rate_text(const struct run_operators *r)
+{
+    if (r->spaced > 0 && r->budget > 0)
+        return pool_printf("1 iteration in %lld, later fewer (%lld captures spaced to cost"
+                           " about %lld%% of the time)",
+                           (long long)r->every, (long long)r->spaced, (long long)r->budget);
+    return pool_printf("1 iteration in %lld", (long long)r->every);
+}
+
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph)
 {
     if (!r->n) return "";
     if (!r->sampled) return "every call";
-    if (!ph) return pool_printf("1 iteration in %lld", (long long)r->every);
+    if (!ph) return operators_rate_text(r);
     return pool_printf("%lld of %lld iterations", (long long)ph->captured,
                        (long long)ph->iterations);
 }
@@ -164,6 +173,8 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
                  db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0);
     if (r->sampled) {
         if (!db_meta_int(db, "torch_operators_every", &r->every)) r->every = 0;
+        if (!db_meta_int(db, "torch_operators_budget_pct", &r->budget)) r->budget = 0;
+        if (!db_meta_int(db, "torch_operator_windows_spaced", &r->spaced)) r->spaced = 0;
         operators_sampled_rows(db, p, r);
     } else {
         char sql[900];

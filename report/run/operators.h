@@ -25,5 +25,7 @@ const struct run_operators *run_operators(struct sqlite3 *db, const struct run_p
 /* How the run's operators were recorded, in words ("every call", "1 iteration in 4: 25 of
  * 100"), for notes; "" none recorded. */
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph);
+/* The sampled rate in words: "1 iteration in 4", with how the budget spaced later ones. */
+const char *operators_rate_text(const struct run_operators *r);
 
 #endif

@@ -72,10 +72,10 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
         t->note = NO_OPERATOR;
     else if (r->sampled)
         t->note = pool_printf(
-            "estimated: every operator call of 1 iteration in %lld was recorded (the Recorded"
+            "estimated: every operator call of %s was recorded (the Recorded"
             " ones, INFPROF_OPERATORS=sampled), counts and times scaled to all; ±: 99%% sampling"
             " error of the time per iteration; INFPROF_OPERATORS=1 records every call%s",
-            (long long)r->every,
+            operators_rate_text(r),
             r->overflow > 0 ? pool_printf("; suspect: %lld calls nested deeper than 64 not"
                                           " recorded",
                                           (long long)r->overflow)
@@ -133,10 +133,10 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         t->note = NO_OPERATOR;
     else if (r->sampled)
         t->note = pool_printf(
-            "estimated from the iterations whose every operator call was recorded (1 in %lld);"
+            "estimated from the iterations whose every operator call was recorded (%s);"
             " Self/it: per iteration, the highest and lowest 2%% left out; ±: its 99%% sampling"
             " error%s",
-            (long long)r->every,
+            operators_rate_text(r),
             r->uncounted ? pool_printf("; %lld calls recorded outside any captured iteration (one"
                                        " the program ended inside, a forked child's) left out",
                                        (long long)r->uncounted)

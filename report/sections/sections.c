@@ -119,13 +119,21 @@ static void operators_text(const struct runfacts *r, char *out, size_t n)
              (!runfacts_int(r, "torch_operator_windows", &windows) || !windows))
         snprintf(out, n, "sampled, none captured: no iteration was seen live (a Python module"
                          " call, a TorchScript call, a mark; INFPROF_OPERATORS=1: every call)");
-    else if (mode && !strcmp(mode, "sampled") && every > 0)
+    else if (mode && !strcmp(mode, "sampled") && every > 0) {
+        int64_t spaced = 0, budget = 0;
+        runfacts_int(r, "torch_operator_windows_spaced", &spaced);
+        runfacts_int(r, "torch_operators_budget_pct", &budget);
+        char later[96] = "";
+        if (spaced > 0 && budget > 0)
+            snprintf(later, sizeof later, " (%lld of them spaced further to cost about %lld%%)",
+                     (long long)spaced, (long long)budget);
         snprintf(out, n,
-                 "sampled: every call of 1 iteration in %lld, %lld captured (INFPROF_OPERATORS=1:"
-                 " every call)",
+                 "sampled: every call of 1 iteration in %lld, %lld captured%s"
+                 " (INFPROF_OPERATORS=1: every call)",
                  (long long)every,
-                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL);
-    else if (set && !strcmp(set, "0") && runfacts_text(r, "torch_api"))
+                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL,
+                 later);
+    } else if (set && !strcmp(set, "0") && runfacts_text(r, "torch_api"))
         snprintf(out, n, "off (INFPROF_OPERATORS=0)");
 }
 

@@ -1,9 +1,14 @@
 """Operators sampled by iteration (INFPROF_OPERATORS=sampled, the default; collectors/
 torch_ops.c, report/run/operators.c) on tests/progs/sampled_ops.py, an unmarked Python loop whose
 forward calls torch.mul a random number of times (0 to 8) per iteration:
-- by default about one iteration in 4 has its operators recorded, the second always, and no
-  operator outside those; fixed operators' counts are the program's exactly (L Linear layers: L
-  aten::addmm a forward), the varying one's within twice the stated 95% error;
+- at INFPROF_OPERATORS_EVERY=4 (a fixed rate: the tests below but one) about one iteration in 4
+  has its operators recorded, the second always, and no operator outside those; fixed operators'
+  counts are the program's exactly (L Linear layers: L aten::addmm a forward), the varying one's
+  within twice the stated 95% error;
+- by default (INFPROF_OPERATORS_BUDGET=1) the first 8 captures come at 1 in 4, and later ones
+  are spaced so that what they add stays about 1% of the time: on this tiny-op model, whose
+  captured forwards run about 1.5x, about one in 50; the counts stay exact and the report says
+  how the rate was chosen;
 - the estimator against exact capture on the same data: a run that records every iteration,
   cut down to a random quarter of its iterations (their windows), must give each operator's self
   time per iteration (a 2%-trimmed mean) within the stated 99% error of the whole run's, for at
@@ -26,10 +31,13 @@ ITERS = 400
 
 
 class SampledOperators(TorchCase):
-    def run_program(self, **extra):
+    def run_program(self, budget=False, iters=ITERS, **extra):
+        """The program at the fixed rate of 1 in 4, unless budget: the defaults."""
+        if not budget:
+            extra.setdefault("INFPROF_OPERATORS_EVERY", "4")
         if not os.path.exists(TORCH_PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([TORCH_PYTHON, PROG, str(ITERS)], timeout=300, **extra)
+        r = self.run_prog([TORCH_PYTHON, PROG, str(iters)], timeout=300, **extra)
         if r.rc != 0 and b"No module named 'torch'" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
@@ -38,7 +46,7 @@ class SampledOperators(TorchCase):
     def ops(self, db):
         return {o["operator"]: o for o in self.report_json(db)["operators"]}
 
-    def test_default_samples_whole_iterations(self):
+    def test_fixed_rate_samples_whole_iterations(self):
         r, own = self.run_program()
         db = r.db()
         self.assertEqual(self.meta(db, "torch_operators_mode"), "sampled")
@@ -73,6 +81,50 @@ class SampledOperators(TorchCase):
         self.assertIn("estimated: every operator call of 1 iteration in 4 was recorded", text)
         self.assertEqual(self.report_json(db)["run"]["operators"],
                          f"sampled: every call of 1 iteration in 4, {len(captured)} captured"
+                         " (INFPROF_OPERATORS=1: every call)")
+
+    def test_default_budget_spaces_later_captures(self):
+        n = 3 * ITERS  # room for spaced captures even where a capture costs 3x
+        r, own = self.run_program(budget=True, iters=n)
+        db = r.db()
+        self.assertEqual(self.meta(db, "torch_operators_every"), 4)
+        self.assertEqual(self.meta(db, "torch_operators_budget_pct"), 1)
+        ids = [i for (i,) in self.query(db, "SELECT id FROM iterations ORDER BY start")]
+        self.assertEqual(len(ids), n)
+        captured = [i for (i,) in self.query(db, "SELECT iter FROM torch_operator_windows"
+                                                 " ORDER BY start")]
+        spaced = self.meta(db, "torch_operator_windows_spaced")
+        # 8 at 1 in 4 (gaps of at most 7), the rest spaced: far fewer than a quarter.
+        self.assertIn(ids[1], captured)
+        self.assertGreaterEqual(len(captured), 9, captured)
+        self.assertLess(len(captured), n / 8, len(captured))
+        self.assertLessEqual(ids.index(captured[7]), 1 + 7 * 7)
+        # Spaced: those chosen at a mean gap past 4 (where the cost read as under 4% of an
+        # iteration, a loaded machine's noise, the next came at 1 in 4).
+        self.assertTrue(1 <= spaced <= len(captured) - 8, (spaced, len(captured)))
+        # What the captures added, from the program's own timer: about the budget (1%), well
+        # under what 1 in 4 would add.
+        times = own["forward_ns"]
+        plain = sorted(t for i, t in zip(ids, times) if i not in set(captured))
+        taken = sorted(t for i, t in zip(ids, times) if i in set(captured[8:]))
+        slower = taken[len(taken) // 2] / plain[len(plain) // 2]
+        added = (slower - 1) * len(taken) / (n - 40)
+        self.assertLess(added, 0.04, (slower, len(taken)))
+        self.assertLess(added, (slower - 1) / 4 / 2, (slower, len(taken)))
+        ops = self.ops(db)
+        L = own["linear_layers"]
+        self.assertEqual(ops["aten::addmm"]["calls"], L * n)
+        mul = ops["aten::mul"]
+        self.assertLessEqual(abs(mul["calls"] - own["mul_calls"]) / own["mul_calls"],
+                             2 * mul["self_error_pct"] / 100, (mul, own))
+        rate = (f"1 iteration in 4, later fewer ({spaced} captures spaced to cost about 1% of"
+                " the time)")
+        text = self.cli("report", db).out.decode()
+        self.assertRegex(text, r"\s+".join(re.escape(w) for w in
+                                           ("estimated: every operator call of " + rate).split()))
+        self.assertEqual(self.report_json(db)["run"]["operators"],
+                         f"sampled: every call of 1 iteration in 4, {len(captured)} captured"
+                         f" ({spaced} of them spaced further to cost about 1%)"
                          " (INFPROF_OPERATORS=1: every call)")
 
     def test_captured_iterations_leave_the_latencies_alone(self):

@@ -1,0 +1,128 @@
+"""mlp_cost.py: what infprof's defaults add to a small eager model (issue "Faster where it counts",
+docs/performance.md "Defaults on a small model"). A 20-layer MLP (Linear 64 + ReLU, 41 module
+calls a forward) at batch 1 under no_grad, unmarked: each forward is an iteration by the Python
+module hooks, as a user's loop is.
+
+Two measures, because this machine's speed moves by 20-30% between runs of the same program:
+- wall: the mean forward of each configuration, run alternately, ROUNDS runs each (minimum and
+  median over the runs): plain; the defaults; each default collector off in turn; torch.profiler
+  (CPU activity, the anchor) beside them;
+- --instructions: the instructions the program's main thread executes per forward, counted by
+  valgrind's callgrind, which does not move with the machine: each configuration run with 200
+  and with 1200 forwards, the difference over 1000 (start-up falls out). Slow: a few minutes a
+  configuration. The cost of a system call (one getrusage per iteration edge) and of cache misses
+  is not in it.
+
+Prints figures; asserts nothing.
+
+usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--instructions]"""
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from alternate import run_alternately
+
+PROG = r"""
+import sys, time, torch
+torch.set_num_threads(1)
+layers = []
+for _ in range(20):
+    layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
+m = torch.nn.Sequential(*layers).eval()
+x = torch.randn(1, 64)
+n = int(sys.argv[2])
+prof = None
+if sys.argv[1] == "torch.profiler":
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    prof.__enter__()
+t = []
+with torch.no_grad():
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        m(x)
+        t.append(time.perf_counter_ns() - t0)
+if prof:
+    prof.__exit__(None, None, None)
+t = t[n // 20:]
+print(sum(t) / len(t))
+"""
+
+
+def configs(lib):
+    on = {"LD_PRELOAD": lib}
+    return {"plain": {}, "defaults": dict(on),
+            "python hooks off": dict(on, INFPROF_PYTHON="0"),
+            "operators off": dict(on, INFPROF_OPERATORS="0"),
+            "CPU memory off": dict(on, INFPROF_CPU_MEMORY="0"),
+            "operators 1 in 4": dict(on, INFPROF_OPERATORS_EVERY="4"),
+            "torch.profiler": {}}
+
+
+def wall(lib, rounds, tmp):
+    got = run_alternately(configs(lib), lambda name: ["/usr/bin/python3", "-c", PROG, name,
+                                                      "3000"], rounds, tmp)
+    base_min, base_med = min(got["plain"]), statistics.median(got["plain"])
+    print(f"mean forward, {rounds} alternating runs of 3000 forwards each (the first 5% left out)")
+    for name, v in got.items():
+        print(f"  {name:17s} min {min(v) / 1000:7.1f} us ({(min(v) / base_min - 1) * 100:+6.1f}%)"
+              f"  median {statistics.median(v) / 1000:7.1f} us"
+              f" ({(statistics.median(v) / base_med - 1) * 100:+6.1f}%)"
+              f"  runs: {', '.join(f'{x / 1000:.0f}' for x in v)}")
+
+
+def main_thread_instructions(name, extra, n, tmp):
+    out = os.path.join(tmp, f"cg.{name.replace(' ', '_')}.{n}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFPROF_")
+           and k != "LD_PRELOAD"}
+    env.update(extra, INFPROF_OUTPUT=os.path.join(tmp, f"cg-{name.replace(' ', '_')}-{n}.db"))
+    subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                    f"--callgrind-out-file={out}", "/usr/bin/python3", "-c", PROG, name, str(n)],
+                   env=env, capture_output=True, check=True)
+    with open(out + "-01") as f:
+        for line in f:
+            m = re.match(r"(?:summary|totals): (\d+)", line)
+            if m:
+                return int(m.group(1))
+    raise RuntimeError("no summary in " + out)
+
+
+def instructions(lib, tmp):
+    if not shutil.which("valgrind"):
+        print("instructions: valgrind not found (Debian: valgrind)")
+        return
+    want = {k: v for k, v in configs(lib).items() if k != "torch.profiler"}
+    jobs = [(name, extra, n) for name, extra in want.items() for n in (200, 1200)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        counts = list(pool.map(lambda j: main_thread_instructions(*j, tmp), jobs))
+    per = {}
+    for (name, _, n), c in zip(jobs, counts):
+        per.setdefault(name, {})[n] = c
+    per = {k: (v[1200] - v[200]) / 1000 for k, v in per.items()}
+    base = per["plain"]
+    print("instructions a forward, main thread (callgrind, 1200 forwards less 200)")
+    for name, v in per.items():
+        print(f"  {name:17s} {v / 1000:8.1f} k ({(v / base - 1) * 100:+5.1f}%)")
+
+
+def main():
+    build = os.environ.get("INFPROF_BUILD", "build")
+    lib = os.path.abspath(os.path.join(build, "lib", "libinfprof.so"))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rounds = int(args[0]) if args else 5
+    tmp = tempfile.mkdtemp(prefix="infprof-mlp-cost-")
+    try:
+        if "--instructions" in sys.argv:
+            instructions(lib, tmp)
+        else:
+            wall(lib, rounds, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
