@@ -146,13 +146,18 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
     sqlite3_finalize(st);
 }
 
-const char *operators_rate_text(const struct run_operators *r)
+const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget)
 {
-    if (r->spaced > 0 && r->budget > 0)
+    if (spaced > 0 && budget > 0)
         return pool_printf("1 iteration in %lld, later fewer (%lld captures spaced to cost"
                            " about %lld%% of the time)",
-                           (long long)r->every, (long long)r->spaced, (long long)r->budget);
-    return pool_printf("1 iteration in %lld", (long long)r->every);
+                           (long long)every, (long long)spaced, (long long)budget);
+    return pool_printf("1 iteration in %lld", (long long)every);
+}
+
+const char *operators_rate_text(const struct run_operators *r)
+{
+    return operators_rate_words(r->every, r->spaced, r->budget);
 }
 
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph)

@@ -3,6 +3,7 @@
  * kernel summary (nsys cuda_gpu_kern_sum columns).
  */
 #include "sections.h"
+#include "../run/operators.h"
 #include "../run/runfacts.h"
 #include "../../collectors/registry.h"
 
@@ -123,16 +124,10 @@ static void operators_text(const struct runfacts *r, char *out, size_t n)
         int64_t spaced = 0, budget = 0;
         runfacts_int(r, "torch_operator_windows_spaced", &spaced);
         runfacts_int(r, "torch_operators_budget_pct", &budget);
-        char later[96] = "";
-        if (spaced > 0 && budget > 0)
-            snprintf(later, sizeof later, " (%lld of them spaced further to cost about %lld%%)",
-                     (long long)spaced, (long long)budget);
         snprintf(out, n,
-                 "sampled: every call of 1 iteration in %lld, %lld captured%s"
-                 " (INFPROF_OPERATORS=1: every call)",
-                 (long long)every,
-                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL,
-                 later);
+                 "sampled: every call of %s, %lld captured (INFPROF_OPERATORS=1: every call)",
+                 operators_rate_words(every, spaced, budget),
+                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL);
     } else if (set && !strcmp(set, "0") && runfacts_text(r, "torch_api"))
         snprintf(out, n, "off (INFPROF_OPERATORS=0)");
 }
