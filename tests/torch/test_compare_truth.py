@@ -100,7 +100,11 @@ class CompareTruth(Case):
         # changed, far more than the latency explains.
         own = self.own["w1.db"] / self.own["w0.db"]
         self.assertLess(abs(row["latency_p50_ns_ratio"] / own - 1), 0.05, (row, own))
-        self.assertLess(row["delivered_per_s_ratio"], 0.85, row)
+        # The loop rate the program's own timer and the 2 ms wait predict, not a fixed 0.8 (CI
+        # read 0.855 for a run whose model was 9% faster than the base's: 0.867 predicted).
+        want = self.own["w0.db"] / (self.own["w1.db"] + 0.002)
+        self.assertLess(abs(row["delivered_per_s_ratio"] / want - 1), 0.08, (row, want))
+        self.assertLess(row["delivered_per_s_ratio"], 0.95, row)
         self.assertLess(row["delivered_per_s_ratio"] * row["latency_p50_ns_ratio"], 0.9, row)
         self.assertEqual(row["delivered_verdict"], "slower", row)
         self.assertLessEqual(row["delivered_speedup_lo"], row["delivered_per_s_ratio"], row)
