@@ -9,7 +9,7 @@
  *
  * The report turns consecutive readings into cores busy (CPU time over wall time) over time: a
  * host-bound loop, a DataLoader's work in the main process, threads that intra-op
- * parallelism keeps busy (report/run/timeline.c).
+ * parallelism keeps busy (report/run/timeline.c), held to the CPUs online (meta cpus_online).
  */
 #include "cpu_config.h"
 #include "registry.h"
@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CPU_PENDING 64
 
@@ -101,6 +102,9 @@ static uint64_t cpu_tick(uint64_t now, int final)
 static void cpu_prepare(struct ip_store *s)
 {
     cs.rows = ip_batch_open(s, "cpu_samples", 4);
+    /* The bound on cores busy the report holds its readings to (from 2026-11-28). */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0) ip_store_meta_int(s, "cpus_online", online);
     /* A forked child's readings start again (its CPU clocks did, at the fork). */
     if (ip_role() == IP_ROLE_FORK_CHILD) cs.n = 0, cs.started = 0, cs.next = 0, cs.readings = 0;
 }

@@ -87,6 +87,7 @@ static struct {
     nvmlDeviceGetClockInfo_fn Clock;
     nvmlDeviceGetTemperature_fn Temp;
     nvmlDeviceGetCurrentClocksEventReasons_fn Reasons;
+    nvmlDeviceGetEnforcedPowerLimit_fn Limit;
 } nv;
 
 struct gpu {
@@ -94,6 +95,7 @@ struct gpu {
     int cuda; /* CUDA ordinal mapped here, -1 none yet */
     int mig;
     int energy_ok, power_ok; /* the counter read at start */
+    int64_t limit_mw;        /* the enforced power limit, -1 unknown */
     char name[96], uuid[96], status[160];
 };
 
@@ -174,6 +176,7 @@ static int nv_start(char *why, size_t n)
     SYM(Temp, "nvmlDeviceGetTemperature");
     SYM(Reasons, "nvmlDeviceGetCurrentClocksEventReasons");
     if (!nv.Reasons) SYM(Reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    SYM(Limit, "nvmlDeviceGetEnforcedPowerLimit");
 #undef SYM
     if (!nv.Init || !nv.Count || !nv.ByIndex) {
         snprintf(why, n, "NVML lacks %s (driver too old)",
@@ -208,6 +211,10 @@ static int nv_start(char *why, size_t n)
         unsigned cur = 0, pend = 0;
         if (g->h && nv.MigMode && nv.MigMode(g->h, &cur, &pend) == NVML_SUCCESS)
             g->mig = cur == NVML_DEVICE_MIG_ENABLE;
+        unsigned limit = 0; /* the bound the report holds power to */
+        g->limit_mw = g->h && nv.Limit && nv.Limit(g->h, &limit) == NVML_SUCCESS && limit
+                          ? (int64_t)limit
+                          : -1;
         es.ngpu++;
     }
     char drv[80] = "";
@@ -628,6 +635,7 @@ int ip_energy_gpu_infos(struct ip_energy_gpu_info *out, int max)
         o->nvml_index = i;
         o->cuda = g->cuda;
         o->mig = g->mig;
+        o->power_limit_mw = g->limit_mw;
         snprintf(o->name, sizeof o->name, "%s", g->name);
         snprintf(o->uuid, sizeof o->uuid, "%s", g->uuid);
         snprintf(o->status, sizeof o->status, "%s", g->status);

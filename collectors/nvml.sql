@@ -14,6 +14,9 @@ CREATE TABLE energy_samples (
 
 -- Each GPU NVML showed: the CUDA device ordinal the process used it as (-1: not used), whether
 -- it is in MIG mode, and why a figure is missing (status, empty when all is read).
+-- power_limit_mw (from 2026-11-28): NVML's enforced power limit at start, NULL unknown; the
+-- report drops power readings above it.
 CREATE TABLE energy_gpus (
-    gpu INTEGER PRIMARY KEY, cuda_device INTEGER, name TEXT, uuid TEXT, mig INTEGER, status TEXT
+    gpu INTEGER PRIMARY KEY, cuda_device INTEGER, name TEXT, uuid TEXT, mig INTEGER, status TEXT,
+    power_limit_mw INTEGER
 );

@@ -71,5 +71,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t dev, int sensor
                                                     unsigned int *temp);
 typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons_fn)(nvmlDevice_t dev,
                                                                   unsigned long long *reasons);
+/* mW, the power limit the driver enforces now (Kepler and later). */
+typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t dev, unsigned int *limit);
 
 #endif

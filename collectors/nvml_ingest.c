@@ -51,7 +51,7 @@ void ip_energy_finish(struct ip_store *s)
     struct ip_energy_gpu_info g[IP_ENERGY_GPUS];
     int n = ip_energy_gpu_infos(g, IP_ENERGY_GPUS);
     sqlite3_stmt *st = n ? ip_store_prepare(s, "INSERT OR REPLACE INTO energy_gpus VALUES"
-                                               " (?,?,?,?,?,?)")
+                                               " (?,?,?,?,?,?,?)")
                          : NULL;
     for (int i = 0; st && i < n; i++) {
         sqlite3_reset(st);
@@ -61,6 +61,10 @@ void ip_energy_finish(struct ip_store *s)
         sqlite3_bind_text(st, 4, g[i].uuid, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(st, 5, g[i].mig);
         sqlite3_bind_text(st, 6, g[i].status, -1, SQLITE_TRANSIENT);
+        if (g[i].power_limit_mw > 0)
+            sqlite3_bind_int64(st, 7, g[i].power_limit_mw);
+        else
+            sqlite3_bind_null(st, 7);
         ip_store_step(s, st);
     }
     struct ip_energy_facts f;

@@ -43,6 +43,7 @@ int ip_energy_pop(struct ip_energy_queue *q, struct ip_energy_reading *out);
 struct ip_energy_gpu_info {
     int nvml_index, cuda; /* cuda: the CUDA ordinal mapped to it, -1 none */
     int mig;
+    int64_t power_limit_mw; /* NVML's enforced power limit, -1 unknown */
     char name[96], uuid[96], status[160];
 };
 int ip_energy_gpu_infos(struct ip_energy_gpu_info *out, int max);

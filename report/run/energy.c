@@ -1,10 +1,20 @@
 /*
  * energy.c: energy, power and clocks over time intervals (energy.h), from the readings of the
  * energy collector. The counter is cumulative, so the energy between two moments is exact at
- * readings and interpolated linearly between them (readings are taken at every phase change,
- * so a phase's edges are readings, not interpolations). Without a counter (pre-Volta GPU, no
+ * its energy points and interpolated linearly between them (readings are taken at every phase
+ * change: where the counter moves at least as often as it is read, as RAPL's does, a phase's
+ * edges are points, not interpolations). Without a counter (pre-Volta GPU, no
  * RAPL) the energy is the power readings integrated, each holding until the next (a reading at a
  * phase change is the new phase's). Clocks and reasons hold from one reading to the next.
+ *
+ * A counter read more often than it moves (NVML's moves about every 100 ms on an H100 or H200;
+ * it is read every 20 ms and at every phase change) repeats its last value: such a reading is
+ * no energy point (its energy is unknown, not unchanged), or two readings 20 ms apart around an
+ * update would show five times the power (an H200 run drew 8,278 W for a 700 W GPU). The energy
+ * points are where the counter was first seen moved; between two of them, energy is
+ * interpolated and the power is their difference over their distance. Power above the device's
+ * limit (NVML's enforced limit, kept in energy_gpus from 2026-11-28) is no reading: dropped and
+ * counted (out_of_bounds), never drawn.
  */
 #include "energy.h"
 
@@ -19,6 +29,63 @@ static void meta_copy(struct sqlite3 *db, const char *key, char *out, size_t n)
     char *v = db_meta_text(db, key);
     snprintf(out, n, "%s", v ? v : "");
     free(v);
+}
+
+int energy_power_possible(const struct energy_device *d, double watts)
+{
+    return watts >= 0 && (d->limit_w <= 0 || watts <= d->limit_w);
+}
+
+/* The counter's readings that repeat the last value stop being energy points (above): the
+ * first reading too, when the next repeats it (its update came before it, unseen); the last
+ * ones after the last move are dropped (their energy is unknown), unless it never moved. */
+static void counter_points(struct energy_device *d)
+{
+    long first = -1, moved = 0;
+    double last = -1;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->e[i] < 0) continue;
+        if (first < 0) {
+            first = (long)i, last = d->e[i];
+            continue;
+        }
+        if (d->e[i] == last) {
+            d->e[i] = -1, d->repeats++;
+            continue;
+        }
+        if (!moved && i > (size_t)first + 1 && d->e[first + 1] < 0 && d->n > 2)
+            d->e[first] = -1, d->repeats++; /* repeated right after: no point either */
+        moved = 1, last = d->e[i];
+    }
+    if (first >= 0 && !moved) { /* never moved: the first and the last reading stand */
+        for (size_t i = d->n; i-- > (size_t)first + 1;)
+            if (d->t[i] > d->t[first]) {
+                d->e[i] = last, d->repeats--;
+                break;
+            }
+    }
+}
+
+/* Power between consecutive energy points, and the power readings, held to the limit. */
+static void power_points(struct energy_device *d)
+{
+    d->w = malloc((d->n ? d->n : 1) * sizeof *d->w);
+    if (!d->w) cli_fail("out of memory");
+    long prev = -1;
+    for (size_t i = 0; i < d->n; i++) {
+        d->w[i] = -1;
+        if (d->p[i] >= 0 && !energy_power_possible(d, (double)d->p[i] / 1000))
+            d->p[i] = -1, d->out_of_bounds++;
+        if (d->e[i] < 0) continue;
+        if (prev >= 0 && d->t[i] > d->t[prev]) {
+            double w = (d->e[i] - d->e[prev]) / (double)(d->t[i] - d->t[prev]) * 1e6;
+            if (energy_power_possible(d, w))
+                d->w[i] = w;
+            else
+                d->out_of_bounds++;
+        }
+        prev = (long)i;
+    }
 }
 
 static void load_device(struct sqlite3 *db, struct energy_device *d)
@@ -65,7 +132,10 @@ static void load_device(struct sqlite3 *db, struct energy_device *d)
             d->e[i] = acc;
         }
         d->has_energy = 1;
+    } else if (d->has_energy) {
+        counter_points(d);
     }
+    power_points(d);
 }
 
 void energy_load(struct sqlite3 *db, struct energy_run *r)
@@ -75,8 +145,14 @@ void energy_load(struct sqlite3 *db, struct energy_run *r)
     r->present = 1;
     meta_copy(db, "energy.gpu", r->gpu_status, sizeof r->gpu_status);
     meta_copy(db, "energy.cpu", r->cpu_status, sizeof r->cpu_status);
-    sqlite3_stmt *st = db_prepare(db, "SELECT gpu, cuda_device, name, status FROM energy_gpus"
-                                      " WHERE cuda_device >= 0 ORDER BY cuda_device");
+    /* The power limit: from 2026-11-28 (older databases: unknown, nothing held to it). */
+    sqlite3_stmt *st = db_prepare(db, db_has_column(db, "energy_gpus", "power_limit_mw")
+                                          ? "SELECT gpu, cuda_device, name, status, power_limit_mw"
+                                            " FROM energy_gpus WHERE cuda_device >= 0 ORDER BY"
+                                            " cuda_device"
+                                          : "SELECT gpu, cuda_device, name, status, NULL FROM"
+                                            " energy_gpus WHERE cuda_device >= 0 ORDER BY"
+                                            " cuda_device");
     while (st && db_step(st) == 1 && r->n < ENERGY_MAX_DEVICES - 1) {
         struct energy_device *d = &r->d[r->n++];
         d->gpu = sqlite3_column_int(st, 0);
@@ -84,6 +160,7 @@ void energy_load(struct sqlite3 *db, struct energy_run *r)
         snprintf(d->label, sizeof d->label, "cuda:%d", d->cuda);
         snprintf(d->name, sizeof d->name, "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
         snprintf(d->status, sizeof d->status, "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
+        d->limit_w = (double)sqlite3_column_int64(st, 4) / 1000; /* NULL: 0, unknown */
         load_device(db, d);
     }
     if (st) sqlite3_finalize(st);
@@ -102,8 +179,8 @@ void energy_free(struct energy_run *r)
 {
     for (int i = 0; i < r->n; i++) {
         struct energy_device *d = &r->d[i];
-        free(d->t), free(d->e), free(d->p), free(d->sm), free(d->reasons);
-        d->t = NULL, d->e = NULL, d->p = d->sm = d->reasons = NULL;
+        free(d->t), free(d->e), free(d->p), free(d->sm), free(d->reasons), free(d->w);
+        d->t = NULL, d->e = d->w = NULL, d->p = d->sm = d->reasons = NULL;
         d->n = 0;
     }
 }

@@ -27,6 +27,12 @@ struct energy_device {
     int64_t *p, *sm;  /* mW, MHz; -1 unknown */
     int64_t *reasons; /* -1 unknown */
     int from_power, has_energy, has_sm, has_reasons;
+    /* Power over time (energy_load): w[i], the watts from the energy point before reading i to
+     * it (-1 where i is no point, or the first). Energy points: where a counter moved (below). */
+    double *w;
+    double limit_w;       /* the power limit (energy_gpus.power_limit_mw), 0 unknown */
+    size_t repeats;       /* counter readings that repeated the last value: not energy points */
+    size_t out_of_bounds; /* power readings and intervals above limit_w (or below 0): dropped */
 };
 
 struct energy_run {
@@ -35,6 +41,9 @@ struct energy_run {
     struct energy_device d[ENERGY_MAX_DEVICES];
     char gpu_status[256], cpu_status[256];
 };
+
+/* Power a reading may show: at most the device's limit, when it is known. */
+int energy_power_possible(const struct energy_device *d, double watts);
 
 /* The devices with readings that matter: the GPUs the process used, and the CPU when it has an
  * energy counter or a clock. */

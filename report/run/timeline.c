@@ -19,6 +19,7 @@
 #include "runfacts.h"
 #include "windows.h"
 
+#include <assert.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -113,7 +114,8 @@ static void gpu_of(sqlite3 *db, const struct run_phases *p, struct run_timeline 
     }
 }
 
-/* Each device's power between readings, the highest in each bucket. */
+/* Each device's power between its energy points (energy.c: where its counter moved, held to
+ * its limit), the highest in each bucket. */
 static void power_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
 {
     const struct energy_run *e = run_energy(db, p);
@@ -124,8 +126,9 @@ static void power_of(sqlite3 *db, const struct run_phases *p, struct run_timelin
         snprintf(s->device, sizeof s->device, "%s", d->label);
         int last = -1;
         for (size_t i = 1; i < d->n; i++) {
-            if (d->t[i] <= d->t[i - 1]) continue;
-            double w = (d->e[i] - d->e[i - 1]) / (double)(d->t[i] - d->t[i - 1]) * 1e6;
+            double w = d->w[i];
+            if (w < 0) continue;
+            assert(energy_power_possible(d, w));
             int b = bucket_of(r, d->t[i]);
             if (b != last) {
                 if (s->n == TIMELINE_BUCKETS) break;
@@ -165,11 +168,23 @@ static void clock_of(sqlite3 *db, const struct run_phases *p, struct run_timelin
     }
 }
 
+/* Cores busy a reading may show: at most the CPUs online, when known (meta cpus_online, from
+ * 2026-11-28). Up to CPU_JITTER over them is the reading's timing (its clocks are read after
+ * its time stamp, and the writer may be preempted between: 2.0008 cores on 2 CPUs here), held
+ * to the bound; more is no reading. */
+#define CPU_JITTER 1.05
+static int cpu_possible(const struct run_timeline *r, double cores)
+{
+    return cores >= 0 && (r->cpus_online <= 0 || cores <= r->cpus_online * CPU_JITTER);
+}
+
 /* The program's CPU cores busy between consecutive readings of cpu_samples (its CPU time, ours
  * taken out, over the wall time), each interval in the bucket where it ends; a bucket with
  * several is their total over their total length. */
 static void cpu_of(sqlite3 *db, struct run_timeline *r)
 {
+    int64_t online = 0;
+    if (db_meta_int(db, "cpus_online", &online) && online > 0) r->cpus_online = (double)online;
     if (!db_has_table(db, "cpu_samples")) return;
     static double cpu[TIMELINE_BUCKETS], ours[TIMELINE_BUCKETS], wall[TIMELINE_BUCKETS];
     memset(cpu, 0, sizeof cpu), memset(ours, 0, sizeof ours), memset(wall, 0, sizeof wall);
@@ -180,10 +195,22 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
         int64_t t = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
         int64_t o = sqlite3_column_type(st, 2) == SQLITE_NULL ? o0 : sqlite3_column_int64(st, 2);
         if (t0 >= 0 && t > t0 && c >= c0) {
-            int b = bucket_of(r, t);
-            wall[b] += (double)(t - t0), ours[b] += (double)(o - o0);
-            cpu[b] += (double)(c - c0) - (double)(o - o0);
-            r->cpu = 1;
+            /* Ours is the writer thread's clock: a new writer thread (a fork's child, a restart)
+             * starts it again from 0, counted from there (an H200 run read 32 cores on a 16-core
+             * host when its 4.4 s were taken back). */
+            int64_t dc = c - c0, d_ours = o >= o0 ? o - o0 : o;
+            if (r->cpus_online > 0 && dc > (t - t0) * r->cpus_online &&
+                cpu_possible(r, (double)dc / (double)(t - t0)))
+                dc = (int64_t)((double)(t - t0) * r->cpus_online); /* its timing: held */
+            if (d_ours > dc) d_ours = dc;
+            if (!cpu_possible(r, (double)dc / (double)(t - t0))) {
+                r->cpu_out_of_bounds++;
+            } else {
+                int b = bucket_of(r, t);
+                wall[b] += (double)(t - t0), ours[b] += (double)d_ours;
+                cpu[b] += (double)(dc - d_ours);
+                r->cpu = 1;
+            }
         }
         t0 = t, c0 = c, o0 = o;
     }
@@ -193,7 +220,9 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
     for (int b = 0; r->cpu && b < TIMELINE_BUCKETS; b++) {
         if (wall[b] <= 0) continue;
         s->t[s->n] = (int64_t)b * r->bucket_ns;
-        s->v[s->n] = fmax(0, cpu[b] / wall[b]), s->v2[s->n++] = fmax(0, ours[b] / wall[b]);
+        s->v[s->n] = fmax(0, cpu[b] / wall[b]), s->v2[s->n] = fmax(0, ours[b] / wall[b]);
+        assert(r->cpus_online <= 0 || s->v[s->n] + s->v2[s->n] <= r->cpus_online * 1.000001);
+        s->n++;
     }
 }
 
@@ -215,6 +244,28 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     clock_of(db, p, r);
     cpu_of(db, r);
     return r;
+}
+
+void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bounds *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct energy_run *e = run_energy(db, p);
+    for (int k = 0; k < e->n; k++) {
+        out->power += (int64_t)e->d[k].out_of_bounds;
+        if (e->d[k].limit_w > out->power_limit_w) out->power_limit_w = e->d[k].limit_w;
+    }
+    /* The CPU's readings by the timeline's own rule, without the rest of the timeline. */
+    struct run_timeline *r = p->lazy->timeline;
+    struct run_timeline *own = r ? NULL : calloc(1, sizeof *own);
+    if (!r && !own) cli_fail("out of memory");
+    if (!r) {
+        own->end_ns = 1, own->bucket_ns = 1; /* every reading in the last bucket: counted only */
+        cpu_of(db, own);
+    }
+    const struct run_timeline *c = r ? r : own;
+    out->cpu = c->cpu_out_of_bounds;
+    out->cpus_online = c->cpus_online;
+    free(own);
 }
 
 void run_rows_drop(struct run_phases *p)

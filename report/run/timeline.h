@@ -32,6 +32,8 @@ struct run_timeline {
                                         of kernel time, at most 100: streams may overlap) */
     int npower;
     struct timeline_series power[TIMELINE_DEVICES];
+    double cpus_online;              /* the bound on cores busy (meta cpus_online), 0 unknown */
+    int64_t cpu_out_of_bounds;       /* CPU readings above it (or going back): dropped */
     int cpu;                         /* CPU time was read (cpu_samples): cpu_busy below is known */
     struct timeline_series cpu_busy; /* v: the program's cores busy (its CPU time over the wall
                                         time, ours taken out), v2: our writer thread's */
@@ -41,5 +43,13 @@ struct run_timeline {
 };
 
 const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p);
+
+/* Readings no machine could give, dropped from every figure and counted (the run header's
+ * warnings say so): power above a GPU's limit (energy.c), cores busy above the CPUs online. */
+struct run_bounds {
+    int64_t power, cpu;
+    double cpus_online, power_limit_w; /* 0 unknown (databases before 2026-11-28) */
+};
+void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bounds *out);
 
 #endif

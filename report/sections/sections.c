@@ -5,6 +5,7 @@
 #include "sections.h"
 #include "../run/operators.h"
 #include "../run/runfacts.h"
+#include "../run/timeline.h"
 #include "../../collectors/registry.h"
 
 #include <stdlib.h>
@@ -40,7 +41,7 @@ static void version_text(int64_t v, char *out, size_t n)
     snprintf(out, n, "%lld.%lld", (long long)(v / 1000), (long long)(v % 1000 / 10));
 }
 
-static void warnings_text(const struct runfacts *r, char *out, size_t n)
+static void warnings_text(const struct runfacts *r, const struct run_bounds *b, char *out, size_t n)
 {
     size_t o = 0;
     int64_t v;
@@ -95,6 +96,17 @@ static void warnings_text(const struct runfacts *r, char *out, size_t n)
         if (rows)
             WARN(" (%lld rows not written: a full disk or a file size limit?)", (long long)rows);
     }
+    if (b->power) {
+        WARN("%s%lld power readings above the GPU's ", o ? "; " : "", (long long)b->power);
+        if (b->power_limit_w > 0)
+            WARN("%.0f W limit", b->power_limit_w);
+        else
+            WARN("limit");
+        WARN(" were left out of every figure");
+    }
+    if (b->cpu)
+        WARN("%s%lld CPU time readings above the %.0f CPUs online were left out of every figure",
+             o ? "; " : "", (long long)b->cpu, b->cpus_online);
     if (r->missing[0])
         WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
              " not in this report",
@@ -237,7 +249,9 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_int_col(t, r, c++, "cupti_dropped_records");
     meta_int_col(t, r, c++, "cupti_buffers_refused");
     meta_int_col(t, r, c++, "write_errors");
-    warnings_text(r, buf, sizeof buf);
+    struct run_bounds bounds;
+    run_bounds(db, p, &bounds);
+    warnings_text(r, &bounds, buf, sizeof buf);
     if (buf[0]) table_set_text(t, c, buf);
     c++;
     meta_text_col(t, r, c++, "infprof_version");

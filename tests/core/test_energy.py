@@ -18,13 +18,14 @@ BATCH = 8
 
 
 class Energy(Case):
-    def app(self, stub=STUB, period=1000, **env):
+    def app(self, stub=STUB, period=1000, iterations=None, **env):
         """Runs the scripted program; a period longer than the whole run leaves only the start,
         the phase changes and the end as readings, so every figure rests on the edges."""
         self.db = os.path.join(self.dir, "e.db")
         self.tids = os.path.join(self.dir, "tids")
         self.log = os.path.join(self.dir, "nvml.log")
-        r = self.run_prog([prog("energy_app"), self.db, STUB, self.tids], preload=False,
+        args = [str(iterations)] if iterations else []
+        r = self.run_prog([prog("energy_app"), self.db, STUB, self.tids] + args, preload=False,
                           INFPROF_NVML_PATH=stub, INFPROF_ENERGY_MS=period,
                           STUB_NVML_LOG=self.log, **{"INFPROF_NVML": "start", **env})
         self.assertEqual(r.rc, 0, r.err)
@@ -148,6 +149,45 @@ class Energy(Case):
                 self.assertGreater(len(got), 5, (key, label, report[key]))
                 for v in got:
                     self.assertNear(v, want, 0.01, f"{key} {label}")
+
+    def test_a_counter_slower_than_its_readings_draws_no_impossible_power(self):
+        # NVML's counter moves about every 100 ms on an H100 or H200 and is read every 20 ms: an
+        # H200 run's power over time read 8,278 W for a 700 W GPU (two readings around one move).
+        # Power is drawn between the counter's moves: within a quarter of the script's (a move is
+        # seen up to a reading late), never above the 700 W limit, and the phases' energy holds.
+        self.app(period=20, iterations=15, STUB_NVML="coarse=100")
+        report = self.report_json(self.db)
+        watts = [r["watts"] for r in report["power_timeline"] if r["device"] == "cuda:1"]
+        self.assertTrue(watts)
+        self.assertLessEqual(max(watts), 700, watts)
+        for label, (want, _, _) in SCRIPT.items():
+            phase = 4 if label == NO_GRAD else 7
+            (start, end), = self.query(self.db, "SELECT min(start), max(end) FROM phase_spans"
+                                                " WHERE phase = ?", phase)
+            got = [r["watts"] for r in report["power_timeline"] if r["device"] == "cuda:1"
+                   and start + 250_000_000 <= r["t_ns"] <= end - 50_000_000]
+            self.assertGreater(len(got), 3, (label, report["power_timeline"]))
+            for v in got:
+                self.assertNear(v, want, 0.3, f"power over time, {label}")
+            e = self.rows()[(label, "cuda:1")]
+            self.assertNear(e["avg_power_w"], want, 0.15, label + " avg W")
+        self.assertIsNone(report["run"]["warnings"])  # nothing above the limit to drop
+
+    def test_power_above_the_limit_is_dropped_and_counted(self):
+        # A GPU capped at 250 W that reads 300 W: no machine gives that reading. It is left out
+        # of every figure, never drawn, and the run header says how many.
+        self.app(period=20, STUB_NVML="limit=250")
+        report = self.report_json(self.db)
+        (limit,), = self.query(self.db, "SELECT power_limit_mw FROM energy_gpus WHERE gpu = 1")
+        self.assertEqual(limit, 250_000)
+        watts = [r["watts"] for r in report["power_timeline"] if r["device"] == "cuda:1"]
+        self.assertTrue(watts)  # no_grad's 100 W
+        self.assertLessEqual(max(watts), 250, watts)
+        for e in report["energy"]:
+            self.assertLessEqual(e["peak_power_w"] or 0, 250, e)
+        self.assertRegex(report["run"]["warnings"] or "",
+                         r"\d+ power readings above the GPU's 250 W limit were left out of every"
+                         r" figure")
 
     def test_phase_changes_are_read_at_their_edges(self):
         self.app()

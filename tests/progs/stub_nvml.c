@@ -10,6 +10,9 @@
  *   noenergy   nvmlDeviceGetTotalEnergyConsumption fails with NOT_SUPPORTED (a pre-Volta GPU)
  *   mig        every GPU is in MIG mode
  *   gpus=N     N GPUs (default 2)
+ *   coarse=MS  the energy counter moves only every MS ms (NVML's does about every 100 ms on an
+ *              H100 or H200), showing the energy at its last move in between
+ *   limit=W    the enforced power limit (default 700 W; 0: the function fails)
  * Built twice: with -DSTUB_NVML_NO_ENERGY_FN the energy function is not exported at all (a
  * driver too old to have it).
  * STUB_NVML_LOG: a file that gets one line "TID BLOCKED" per thread that calls NVML (BLOCKED: 1
@@ -33,10 +36,13 @@
 
 static struct {
     int init, noperm, noenergy, mig, ngpu;
+    unsigned coarse_ms, limit_w;
     pthread_mutex_t lock;
     struct {
         double energy_mj;
         uint64_t last_ns;
+        double shown_mj; /* coarse: the counter at its last move, at shown_ns */
+        uint64_t shown_ns;
         unsigned power_mw, sm, mem, temp;
         unsigned long long reasons;
     } g[GPUS];
@@ -56,6 +62,7 @@ static void configure(void)
     if (st.init) return;
     st.init = 1;
     st.ngpu = 2;
+    st.limit_w = 700;
     const char *m = getenv("STUB_NVML");
     if (m) {
         st.noperm = strstr(m, "noperm") != NULL;
@@ -64,6 +71,10 @@ static void configure(void)
         const char *g = strstr(m, "gpus=");
         if (g) st.ngpu = atoi(g + 5);
         if (st.ngpu < 1 || st.ngpu > GPUS) st.ngpu = 2;
+        const char *c = strstr(m, "coarse=");
+        if (c) st.coarse_ms = (unsigned)atoi(c + 7);
+        const char *l = strstr(m, "limit=");
+        if (l) st.limit_w = (unsigned)atoi(l + 6);
     }
     for (int i = 0; i < GPUS; i++) {
         st.g[i].last_ns = now_ns();
@@ -202,10 +213,30 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned
     ENTER;
     if (st.noenergy) LEAVE(NVML_ERROR_NOT_SUPPORTED);
     advance(DEV(d));
-    *e = (unsigned long long)(st.g[DEV(d)].energy_mj + 0.5);
+    double mj = st.g[DEV(d)].energy_mj;
+    if (st.coarse_ms) { /* it moves on a fixed beat from its first read, at the energy then */
+        uint64_t beat = (uint64_t)st.coarse_ms * 1000000u, t = st.g[DEV(d)].last_ns;
+        if (!st.g[DEV(d)].shown_ns) st.g[DEV(d)].shown_ns = t, st.g[DEV(d)].shown_mj = mj;
+        if (t - st.g[DEV(d)].shown_ns >= beat) {
+            uint64_t at = st.g[DEV(d)].shown_ns + (t - st.g[DEV(d)].shown_ns) / beat * beat;
+            st.g[DEV(d)].shown_mj = mj - st.g[DEV(d)].power_mw * (double)(t - at) / 1e9;
+            st.g[DEV(d)].shown_ns = at;
+        }
+        mj = st.g[DEV(d)].shown_mj;
+    }
+    *e = (unsigned long long)(mj + 0.5);
     LEAVE(NVML_SUCCESS);
 }
 #endif
+
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *limit)
+{
+    ENTER;
+    (void)d;
+    if (!st.limit_w) LEAVE(NVML_ERROR_NOT_SUPPORTED);
+    *limit = st.limit_w * 1000;
+    LEAVE(NVML_SUCCESS);
+}
 
 EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *p)
 {
