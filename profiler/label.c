@@ -57,3 +57,26 @@ size_t ip_label_cut(char *out, size_t n, const char *s, size_t len)
     out[o] = 0;
     return o;
 }
+
+size_t ip_label_wide(char *out, size_t n, const wchar_t *w)
+{
+    size_t o = 0;
+    if (!n) return 0;
+    for (; w && *w; w++) {
+        uint32_t c = (uint32_t)*w;
+        if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff) c = 0xfffd;
+        unsigned char b[4];
+        size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (k == 1) {
+            b[0] = (unsigned char)c;
+        } else {
+            for (size_t j = k - 1; j > 0; j--, c >>= 6) b[j] = (unsigned char)(0x80 | (c & 0x3f));
+            b[0] = (unsigned char)((k == 2 ? 0xc0 : k == 3 ? 0xe0 : 0xf0) | c);
+        }
+        if (o + k > n - 1) break; /* cut on a character */
+        memcpy(out + o, b, k);
+        o += k;
+    }
+    out[o] = 0;
+    return o;
+}
