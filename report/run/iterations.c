@@ -349,8 +349,10 @@ static void warmup_cause(sqlite3 *db, struct search_calls *sc, const struct mem_
 
 /* A series' name: the mark's text beyond its leading "iteration" and the separators after it
  * ("iteration batch=8 int8" -> "batch=8 int8"; "iteration" -> ""), then the settings that tell
- * it apart ("batch=8 cudnn.benchmark=on"). */
-static void series_name(sqlite3 *db, int64_t label, const char *settings, char *out, size_t n)
+ * it apart ("batch=8 cudnn.benchmark=on"). A Python module's class name (source 5) is a name,
+ * never a mark: kept whole (classes iteration_Net and Net were one series "Net" to compare). */
+static void series_name(sqlite3 *db, int64_t label, int source, const char *settings, char *out,
+                        size_t n)
 {
     char name[352] = "";
     if (label < 0) /* a loop detected without a mark (add_detected) */
@@ -363,7 +365,7 @@ static void series_name(sqlite3 *db, int64_t label, const char *settings, char *
             /* "iteration" and the separators after it, when a separator (or the end) follows:
              * "iterations plural" keeps its name. */
             static const char sep[] = " :_-/=|";
-            if (v && !strncmp(v, "iteration", 9) && (!v[9] || strchr(sep, v[9]))) {
+            if (v && source != 5 && !strncmp(v, "iteration", 9) && (!v[9] || strchr(sep, v[9]))) {
                 v += 9;
                 while (*v && strchr(sep, *v)) v++;
             }
@@ -585,7 +587,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         struct series_info *se = &p->series.v[p->series.n++];
         memset(se, 0, sizeof *se);
         se->phase = pi;
-        series_name(db, labels[g], settings[g] ? p->settings.combo[settings[g] - 1] : "", se->name,
+        series_name(db, labels[g], m ? gm[0]->source : 0,
+                    settings[g] ? p->settings.combo[settings[g] - 1] : "", se->name,
                     sizeof se->name);
         size_t len = strlen(se->name);
         if (batches[g] >= 0 && !strstr(se->name, "batch="))

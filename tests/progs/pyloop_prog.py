@@ -14,6 +14,8 @@ loader: each forward's start and end too).
   pyloop_prog.py jitload  the MLP traced, saved to mlp_traced.pt (in the current directory),
                           loaded with torch.jit.load and called 15 times
   pyloop_prog.py twice    two instances of the MLP class in turn, 20 each
+  pyloop_prog.py prefixed an MLP of class iteration_MLP and one of class MLP, in turn, 20 each
+                          (a class name is a name: never stripped as a mark's "iteration")
   pyloop_prog.py workers  the loader, num_workers=2
   pyloop_prog.py post     20 steps: 3 ms of host work making the input, the MLP, then an
                           nn.Softmax module on its output
@@ -285,12 +287,14 @@ elif what == "raises":
                 continue
             a += timed(m, x, 1)
     out = {"forward_p50": p50(a), "ok": len(a)}
-elif what in ("jit", "twice"):
+elif what in ("jit", "twice", "prefixed"):
     m = MLP().eval()
     with torch.no_grad():
         if what == "jit":
             first = torch.jit.trace(m, x)
             second = torch.jit.freeze(torch.jit.script(MLP().eval()))
+        elif what == "prefixed":
+            first, second = type("iteration_MLP", (MLP,), {})().eval(), m
         else:
             first, second = m, MLP().eval()
         a, b = [], []

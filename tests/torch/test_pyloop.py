@@ -184,6 +184,16 @@ class PyLoop(Case):
             self.assertLess(abs(s[name]["delivered_per_s"] / s[name]["model_rate_per_s"] - 1),
                             0.15, s[name])
 
+    def test_a_class_named_iteration_something_keeps_its_name(self):
+        # "iteration" is stripped from a mark's text ("iteration batch=8" -> "batch=8"), never
+        # from a class name: classes iteration_MLP and MLP were one name, "MLP", and compare
+        # matched them as one series.
+        own, rep, _ = self.python("prefixed")
+        s = self.series(rep)
+        self.assertEqual(sorted(s), ["MLP", "iteration_MLP"], s)
+        for name in s:
+            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+
     def test_a_softmax_module_after_the_model_is_no_iteration(self):
         # A weightless layer called on its own is post-processing: one series, and the time
         # between its iterations is the program's own preparation.
