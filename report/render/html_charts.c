@@ -129,6 +129,21 @@ static int series_row(struct table **t, int n, const struct group *g)
     return -1;
 }
 
+/* A series' iterations in the Series table's words and numbers (one count in every output):
+ * "381 iterations: 5 warm-up, 376 steady (94 of them captured, apart from the latencies)". */
+static const char *series_counts(const struct table *st, int sr, int n)
+{
+    double steady = sr >= 0 ? html_num(st, sr, "steady_iterations") : NAN;
+    double warm = sr >= 0 ? html_num(st, sr, "warmup_iterations") : NAN;
+    double capt = sr >= 0 ? html_num(st, sr, "captured_iterations") : NAN;
+    if (isnan(steady) || isnan(warm)) return pool_printf("%d iterations", n);
+    const char *c = isnan(capt) || capt <= 0
+                        ? ""
+                        : pool_printf(" (%.0f of them captured, apart from the latencies)", capt);
+    return pool_printf("%.0f iterations: %.0f warm-up, %.0f steady%s", steady + warm, warm, steady,
+                       c);
+}
+
 static void chart_latency(FILE *out, struct table **t, int nt, const struct table *it,
                           const struct group *g, int ng)
 {
@@ -163,14 +178,13 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
                            ? pool_printf("%s +%d more", g[k].name, ng - k - 1)
                            : g[k].name);
         /* Many iterations: per bucket of them, their range as a line and its middle as a dot. */
-        int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1, warm = 0;
+        int step = g[k].n > BUCKETS ? (g[k].n + BUCKETS - 1) / BUCKETS : 1;
         for (int i = 0; i < g[k].n; i += step) {
             int m = i + step < g[k].n ? step : g[k].n - i, r = g[k].rows[i];
             double lo = INFINITY, hi = 0, s = html_num(it, r, "start_ns");
             for (int q = i; q < i + m; q++) {
                 double l = html_num(it, g[k].rows[q], "latency_ns");
                 lo = fmin(lo, l), hi = fmax(hi, l);
-                warm += html_num(it, g[k].rows[q], "steady") <= 0;
             }
             int steady = html_num(it, r, "steady") > 0;
             int shape = !steady ? 1 : strstr(html_txt(it, r, "source"), "detected") ? 2 : 0;
@@ -198,8 +212,8 @@ static void chart_latency(FILE *out, struct table **t, int nt, const struct tabl
             snprintf(a, sizeof a, "-");
         else
             fmt_ns(a, sizeof a, p50);
-        html_add(text, "%s%s: %d iterations (%d warm-up), p50 %s", k ? "; " : "", g[k].name, g[k].n,
-                 warm, a);
+        html_add(text, "%s%s: %s, p50 %s", k ? "; " : "", g[k].name, series_counts(st, sr, g[k].n),
+                 a);
         if (nslow) html_add(text, ", %d slow (ringed in red: Slow iterations)", nslow);
     }
     svg_end(&p, text);
@@ -258,8 +272,16 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
             fmt_ns(p95, sizeof p95, html_num(st, sr, "latency_p95_ns"));
             fmt_ns(p99, sizeof p99, html_num(st, sr, "latency_p99_ns"));
         }
-        snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
-                 p99);
+        /* The Series table's counts: steady = in the latencies + captured apart. */
+        double capt = sr >= 0 ? html_num(st, sr, "captured_iterations") : NAN;
+        if (!isnan(capt) && capt > 0)
+            snprintf(text, sizeof text,
+                     "%.0f steady iterations, %d in the latencies (%.0f captured, apart): p50 %s,"
+                     " p95 %s, p99 %s",
+                     m + capt, m, capt, p50, p95, p99);
+        else
+            snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
+                     p99);
         svg_end(&p, text);
         free(v);
     }

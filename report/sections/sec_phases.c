@@ -188,6 +188,7 @@ enum {
     C_SAVED_PCT,
     C_BASE,
     C_SUSPECT,
+    C_CAPTURED,
     C_COUNT
 };
 
@@ -244,6 +245,9 @@ static void phase_columns(struct table *t)
     table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
     table_col(t, "baseline", NULL, COL_TEXT);
     table_col(t, "suspect", NULL, COL_TEXT); /* why its figures lost events (suspect.c), or null */
+    /* Of the steady iterations, those whose operators were captured: apart from the latencies
+     * (the series table's captured_iterations, summed). */
+    table_col(t, "captured_iterations", NULL, COL_INT);
 }
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
@@ -313,6 +317,7 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         /* Steady iterations, those whose operators were recorded too (their latencies apart). */
         table_set_int(t, C_STEADY, (int64_t)ph->nsteady + ph->captured_apart);
         table_set_int(t, C_WARM, ph->warmup);
+        table_set_int(t, C_CAPTURED, ph->captured_apart);
         if (ph->warmup) {
             table_set_int(t, C_WARM_NS, ph->warmup_ns);
             table_set_text(t, C_WARM_CAUSE,

@@ -86,6 +86,10 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     table_col(t, "energy_device", NULL, COL_TEXT);
     table_col(t, "j_per_iteration", NULL, COL_RATE);
     table_col(t, "mj_per_item", NULL, COL_RATE);
+    /* Of the steady iterations, those whose operators were captured (sampled): in the loop's
+     * rate, apart from the latencies. Iterations = warm-up + steady, and the latencies are over
+     * steady - captured, in every output (the HTML captions say it in these words). */
+    table_col(t, "captured_iterations", NULL, COL_INT);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -130,6 +134,7 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         if (loop > 0) table_set_num(t, 23, loop);
         if (model > 0 || loop > 0) table_set_text(t, 24, items ? "items/s" : "iter/s");
         series_energy(db, p, s, t);
+        table_set_int(t, 28, s->captured_apart);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"

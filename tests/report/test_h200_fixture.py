@@ -1,0 +1,105 @@
+"""One count everywhere: each series' iterations (warm-up + steady, the captured ones among the
+steady set apart from the latencies) the same in JSON, CSV and the HTML page's captions (a caption
+read "381 iterations (99 warm-up)" where the tables said 5 warm-up and 94 captured).
+
+Physical bounds on a real H200 run (tests/data/h200, trimmed from ../shared/fixtures/h200):
+its report once drew 8,278 W for a 700 W GPU (NVML's counter moves about every 100 ms and was
+read every 20 ms: two readings around one move gave five times the power) and 32.4 cores busy on
+a 16-core host (the writer thread's CPU clock started again mid-run). Power over time stays under
+the GPU's 700 W, cores under 16, with nothing left to drop; and each series' joules per iteration,
+read between the counter's moves, is within 5% of what the program measured with NVML itself
+(it was 3-10% off when every reading counted)."""
+import csv
+import html
+import io
+import lzma
+import os
+import re
+import shutil
+import tempfile
+
+from harness import Case, main
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "h200")
+# series (phase, name) -> the program's own J per timed forward (README.md)
+OWN = {("no_grad | autocast off", "ResNet cudnn.benchmark=off"): 1.734,
+       ("inference_mode | autocast fp16", "ResNet cudnn.benchmark=off"): 1.368,
+       ("inference_mode | autocast bf16", "ResNet cudnn.benchmark=off batch=64"): 2.854,
+       ("inference_mode | autocast fp16", "BertModel cudnn.benchmark=off"): 1.584}
+
+
+class H200Fixture(Case):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="infprof-h200-")
+        cls.db = os.path.join(cls.tmp, "energy-cpu.db")
+        with lzma.open(os.path.join(DATA, "energy-cpu.db.xz")) as src, open(cls.db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_power_and_cores_within_the_machine(self):
+        report = self.report_json(self.db)
+        watts = [r["watts"] for r in report["power_timeline"]]
+        self.assertGreater(len(watts), 100)
+        self.assertLessEqual(max(watts), 700)
+        self.assertGreater(max(watts), 300)  # the busy loops are drawn, not flattened
+        for e in report["energy"]:
+            self.assertLessEqual(e["peak_power_w"], 700, e)
+            self.assertLessEqual(e["avg_power_w"], 700, e)
+        cores = [r["program_cores"] + r["infprof_cores"] for r in report["cpu_timeline"]]
+        self.assertLessEqual(max(cores), 16)
+        self.assertIsNone(report["run"]["warnings"])  # no reading was out of bounds
+
+    def test_one_count_per_series_in_every_output(self):
+        report = self.report_json(self.db)
+        rows = report["iterations"]
+        r = self.cli("report", "--format", "csv", "--section", "series", self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        by_csv = {(x["phase"], x["series"]): x for x in csv.DictReader(io.StringIO(r.out.decode()))}
+        r = self.cli("report", "--format", "html", self.db)
+        self.assertEqual(r.rc, 0, r.err)
+        page = html.unescape(r.out.decode())
+        captured_any = 0
+        for s in report["series"]:
+            key = (s["phase"], s["series"])
+            mine = [x for x in rows if (x["phase"], x["series"]) == key]
+            steady, warm, capt = (s["steady_iterations"], s["warmup_iterations"],
+                                  s["captured_iterations"])
+            self.assertEqual(steady + warm, len(mine), key)
+            self.assertEqual(capt, sum(1 for x in mine if x["captured"] and not x["steady"]), key)
+            self.assertEqual(steady - capt, sum(1 for x in mine if x["steady"]), key)
+            c = by_csv[key]
+            self.assertEqual((int(c["steady_iterations"]), int(c["warmup_iterations"]),
+                              int(c["captured_iterations"])), (steady, warm, capt), key)
+            captured_any += capt
+            words = (f"{steady + warm} iterations: {warm} warm-up, {steady} steady"
+                     + (f" ({capt} of them captured, apart from the latencies)" if capt else ""))
+            self.assertIn(f"{s['series']}: {words}, p50", page)
+            if capt:
+                self.assertIn(f"{steady} steady iterations, {steady - capt} in the latencies"
+                              f" ({capt} captured, apart)", page)
+        self.assertGreater(captured_any, 0)
+        self.assertNotRegex(page, r"\d+ iterations \(\d+ warm-up\)")
+        # The phase pools its series' counts.
+        for ph in report["phases"]:
+            mine = [s for s in report["series"] if s["phase"] == ph["label"]]
+            if ph["steady_iterations"] is None:
+                continue
+            self.assertEqual(ph["captured_iterations"],
+                             sum(s["captured_iterations"] for s in mine), ph["label"])
+            self.assertEqual(ph["steady_iterations"],
+                             sum(s["steady_iterations"] for s in mine), ph["label"])
+
+    def test_joules_per_iteration_against_the_programs_own(self):
+        series = {(s["phase"], s["series"]): s for s in self.report_json(self.db)["series"]}
+        for key, own in OWN.items():
+            self.assertIn(key, series, sorted(series))
+            got = series[key]["j_per_iteration"]
+            self.assertLess(abs(got / own - 1), 0.05, (key, got, own))
+
+
+if __name__ == "__main__":
+    main()
