@@ -587,8 +587,15 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         struct series_info *se = &p->series.v[p->series.n++];
         memset(se, 0, sizeof *se);
         se->phase = pi;
-        series_name(db, labels[g], m ? gm[0]->source : 0,
-                    settings[g] ? p->settings.combo[settings[g] - 1] : "", se->name,
+        /* A setting names a series only where it tells it apart from another of the same name
+         * and batch in the phase (one loop that turned cudnn.benchmark on once put
+         * "cudnn.benchmark=off" in every other series' name); the series keeps it all the same. */
+        int apart = 0;
+        for (int h = 0; h < nl; h++)
+            apart |= h != g && labels[h] == labels[g] && batches[h] == batches[g] &&
+                     settings[h] != settings[g];
+        se->settings = settings[g] ? p->settings.combo[settings[g] - 1] : "";
+        series_name(db, labels[g], m ? gm[0]->source : 0, apart ? se->settings : "", se->name,
                     sizeof se->name);
         size_t len = strlen(se->name);
         if (batches[g] >= 0 && !strstr(se->name, "batch="))

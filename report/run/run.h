@@ -103,7 +103,9 @@ struct series_iter {
 struct series_info {
     int phase;      /* index in run_phases.v */
     char name[352]; /* the mark's text beyond "iteration", then the settings that tell it apart
-                       (settings.c), "" none */
+                       from a series of the same name and batch in its phase (settings.c), ""
+                       none */
+    const char *settings; /* the varying settings it ran with (in its name or not), "" none */
     int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
     int64_t captured_apart; /* steady, set apart from the latencies (phase_info's) */

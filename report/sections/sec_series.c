@@ -90,6 +90,9 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
      * rate, apart from the latencies. Iterations = warm-up + steady, and the latencies are over
      * steady - captured, in every output (the HTML captions say it in these words). */
     table_col(t, "captured_iterations", NULL, COL_INT);
+    /* The settings that changed between iterations, as this series ran them: in its name only
+     * where they tell it apart from another series of the same name and batch. */
+    table_col(t, "settings", NULL, COL_TEXT);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -135,6 +138,7 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         if (model > 0 || loop > 0) table_set_text(t, 24, items ? "items/s" : "iter/s");
         series_energy(db, p, s, t);
         table_set_int(t, 28, s->captured_apart);
+        if (s->settings && s->settings[0]) table_set_text(t, 29, s->settings);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"

@@ -238,7 +238,9 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     if (set->constant[0] || set->varying[0]) {
         snprintf(buf, sizeof buf, "%s%s%s%s", set->constant,
                  set->constant[0] && set->varying[0] ? "; " : "",
-                 set->varying[0] ? "changed between iterations (in the series names): " : "",
+                 set->varying[0] ? "changed between iterations (in a series' name where it tells"
+                                   " two series apart; each series' settings in JSON and CSV): "
+                                 : "",
                  set->varying);
         table_set_text(t, c, buf);
     }
