@@ -32,7 +32,7 @@ static void compare_usage(FILE *out)
 
 int cmd_compare(int argc, char **argv)
 {
-    struct render_opts ro = {.format = OUT_TEXT, .width = 100};
+    struct render_opts ro = {.format = OUT_TEXT, .width = render_text_width()};
     struct report_opts o = {.top = -1};
     const char *paths[2];
     int npaths = 0;

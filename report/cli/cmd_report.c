@@ -52,7 +52,7 @@ static void report_usage(FILE *out)
 
 int cmd_report(int argc, char **argv)
 {
-    struct render_opts ro = {.format = OUT_TEXT, .width = 100};
+    struct render_opts ro = {.format = OUT_TEXT, .width = render_text_width()};
     struct report_opts o = {.top = -1};
     char **paths = calloc((size_t)argc, sizeof *paths);
     int npaths = 0;

@@ -27,8 +27,16 @@ void html_forest(FILE *out, const char *id, const char *title, struct band_row *
         double a = isnan(v[i].lo) ? v[i].r : v[i].lo, b = isnan(v[i].hi) ? v[i].r : v[i].hi;
         lo = fmin(lo, a), hi = fmax(hi, b);
     }
+    /* The verdicts wrapped in the room right of the plot (compare's "no verdict: the new run's
+     * iterations s" was clipped at the chart's edge): rows as tall as the longest needs. */
+    const double room = 190;
+    int lines = 1;
+    for (int i = 0; i < n; i++)
+        if (v[i].verdict && svg_text_lines(v[i].verdict, room) > lines)
+            lines = svg_text_lines(v[i].verdict, room);
+    double rowh = lines <= 2 ? 26 : 12 * lines + 4;
     struct svg_plot p;
-    svg_begin(&p, out, id, title, CHART_W, 60 + 26 * n);
+    svg_begin(&p, out, id, title, CHART_W, 60 + (int)(rowh * n));
     p.left = 280, p.right = CHART_W - 200;
     p.x.lo = lo / 1.08, p.x.hi = hi * 1.08, p.x.log = 1;
     p.y.lo = n, p.y.hi = 0;
@@ -40,7 +48,7 @@ void html_forest(FILE *out, const char *id, const char *title, struct band_row *
         if (!isnan(v[i].lo)) svg_line(&p, v[i].lo, y, v[i].hi, y, i % SVG_COLOURS, 3, 0);
         svg_point(&p, v[i].r, y, i % SVG_COLOURS, 0, v[i].name);
         html_row_label(&p, p.x.lo, y, v[i].name);
-        svg_text(&p, p.x.hi, y, "start", v[i].verdict);
+        svg_text_wrapped(&p, p.x.hi, y, room, v[i].verdict ? v[i].verdict : "");
         snprintf(a, sizeof a, "%.2fx", v[i].r);
         if (isnan(v[i].lo))
             b[0] = 0;

@@ -81,19 +81,29 @@ struct pair {
 static void pairs(FILE *out, const char *id, const char *title, const struct pair *v, int n,
                   enum svg_unit u, const char *xname)
 {
-    double hi = 0;
+    double hi = 0, lo = INFINITY;
     for (int i = 0; i < n; i++) {
         if (!isnan(v[i].base)) hi = fmax(hi, v[i].base);
         if (!isnan(v[i].new_)) hi = fmax(hi, v[i].new_);
+        if (v[i].base > 0) lo = fmin(lo, v[i].base);
+        if (v[i].new_ > 0) lo = fmin(lo, v[i].new_);
     }
     struct svg_plot p;
     svg_begin(&p, out, id, title, CHART_W, 84 + 30 * n);
     p.left = 330, p.right = CHART_W - 90;
     p.x.lo = 0, p.x.hi = hi > 0 ? hi : 1, p.y.lo = n, p.y.hi = 0;
-    svg_nice(&p.x.lo, &p.x.hi);
-    if (u == SVG_BYTES) p.x.hi = svg_bytes_ceil(hi > 0 ? hi : 1);
+    /* Values more than 10x apart (one 390 ms p95 beside 5 ms p50s): a log scale, or the one
+     * flattens every other bar. Bars then start at the axis' low end. */
+    int logx = hi > 0 && lo < INFINITY && hi / lo > 10;
+    if (logx) {
+        p.x.log = 1, p.x.lo = lo / 1.5, p.x.hi = hi * 1.2;
+    } else {
+        svg_nice(&p.x.lo, &p.x.hi);
+        if (u == SVG_BYTES) p.x.hi = svg_bytes_ceil(hi > 0 ? hi : 1);
+    }
+    double x0 = p.x.lo;
     svg_legend_room(&p, 2);
-    svg_axes(&p, u, xname, SVG_NUM, "");
+    svg_axes(&p, u, logx ? pool_printf("%s (log scale)", xname) : xname, SVG_NUM, "");
     svg_legend(&p, 0, -1, "base run");
     svg_legend(&p, 1, 0, "new run");
     char text[TEXT_MAX] = "", a[32], b[32], change[32];
@@ -103,14 +113,14 @@ static void pairs(FILE *out, const char *id, const char *title, const struct pai
         if (!isnan(q->base)) {
             svg_label(a, sizeof a, q->base, u);
             snprintf(tip, sizeof tip, "%s, base: %s", q->name, a);
-            svg_rect(&p, 0, i + 0.1, q->base, i + 0.48, "#bbbbbb", tip);
+            svg_rect(&p, x0, i + 0.1, q->base, i + 0.48, "#bbbbbb", tip);
         } else {
             snprintf(a, sizeof a, "not run");
         }
         if (!isnan(q->new_)) {
             svg_label(b, sizeof b, q->new_, u);
             snprintf(tip, sizeof tip, "%s, new: %s", q->name, b);
-            svg_rect(&p, 0, i + 0.52, q->new_, i + 0.9, svg_colour[0], tip);
+            svg_rect(&p, x0, i + 0.52, q->new_, i + 0.9, svg_colour[0], tip);
         } else {
             snprintf(b, sizeof b, "not run");
         }
@@ -118,7 +128,7 @@ static void pairs(FILE *out, const char *id, const char *title, const struct pai
             snprintf(change, sizeof change, "%+.1f%%", 100 * (q->new_ - q->base) / q->base);
         else
             snprintf(change, sizeof change, isnan(q->base) ? "new" : "gone");
-        html_row_label(&p, 0, i + 0.5, q->name);
+        html_row_label(&p, x0, i + 0.5, q->name);
         svg_text(&p, p.x.hi, i + 0.5, "start", change);
         html_add(text, "%s%s: %s -> %s (%s)", i ? "; " : "", q->name, a, b, change);
     }

@@ -7,7 +7,10 @@
 #include "render_impl.h"
 #include "../base/cli.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 const char *output_format_names(const char *sep, const char *last)
 {
@@ -36,6 +39,18 @@ const struct output_format *output_format_of(enum out_format views)
     for (int i = 0; i < output_format_count; i++)
         if (output_formats[i]->views == views) return output_formats[i];
     return output_formats[0];
+}
+
+int render_text_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    char *end = NULL;
+    long v = c && *c ? strtol(c, &end, 10) : 0;
+    if (end && !*end && v >= 40 && v <= 1000) return (int)v;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col > 1000 ? 1000 : ws.ws_col;
+    return 100;
 }
 
 int render_shown(const struct table *t, const struct render_opts *o)

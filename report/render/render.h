@@ -31,10 +31,16 @@ struct render_opts {
     const struct output_format *out; /* the format; NULL: the one of `format`'s views */
     int wide;                        /* do not shorten names */
     int color;                       /* ANSI colour (text on a terminal, NO_COLOR unset) */
-    int width;                       /* text width, 100 */
+    int width;                       /* text width (render_text_width) */
     const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */
     const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
 };
+
+/* The width text takes: COLUMNS when set (40 to 1000), else the terminal's when stdout is one,
+ * else 100 (a file, a pipe: the same text wherever it is read). Names take what the other
+ * columns leave of it (a 160-column terminal showed aten::cudnn_convolution as
+ * "ate...tion #0b67" at a fixed 100). */
+int render_text_width(void);
 
 /* Render a document made of tables. JSON: one object with a member per table. */
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o);

@@ -242,6 +242,51 @@ void svg_text(struct svg_plot *p, double x, double y, const char *anchor, const 
     fputs("</text>\n", p->out);
 }
 
+/* The next line of s that fits `chars` (at a space where one is), its length; *next after it. */
+static size_t wrap_line(const char *s, size_t chars, const char **next)
+{
+    size_t len = strlen(s);
+    if (len <= chars) {
+        *next = s + len;
+        return len;
+    }
+    size_t cut = chars;
+    while (cut > 0 && s[cut] != ' ') cut--;
+    if (cut == 0) cut = fmt_utf8_cut(s, chars); /* one long word: cut on a character */
+    *next = s + cut;
+    while (**next == ' ') (*next)++;
+    return cut;
+}
+
+int svg_text_lines(const char *s, double room)
+{
+    size_t chars = room > 62 ? (size_t)(room / 6.2) : 10;
+    int n = 0;
+    for (const char *at = s; at && *at; n++) wrap_line(at, chars, &at);
+    return n ? n : 1;
+}
+
+int svg_text_wrapped(struct svg_plot *p, double x, double y, double room, const char *s)
+{
+    size_t chars = room > 62 ? (size_t)(room / 6.2) : 10;
+    int n = svg_text_lines(s, room);
+    fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", svg_at(&p->x, x),
+            svg_at(&p->y, y) - 6.0 * (n - 1));
+    const char *at = s;
+    for (int i = 0; i < n && *at; i++) {
+        const char *next;
+        size_t len = wrap_line(at, chars, &next);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), at);
+        fprintf(p->out, "<tspan x=\"%.1f\"%s>", svg_at(&p->x, x), i ? " dy=\"12\"" : "");
+        html_text(p->out, line);
+        fputs("</tspan>", p->out);
+        at = next;
+    }
+    fputs("</text>\n", p->out);
+    return n;
+}
+
 void svg_legend_room(struct svg_plot *p, int n)
 {
     p->top = 16 + 14 * ((n + SVG_LEGEND_COLUMNS - 1) / SVG_LEGEND_COLUMNS);

@@ -58,6 +58,12 @@ void svg_rect(struct svg_plot *p, double x0, double y0, double x1, double y1, co
 /* A line through n points (a level over time). */
 void svg_polyline(struct svg_plot *p, const double *x, const double *y, int n, int colour);
 void svg_text(struct svg_plot *p, double x, double y, const char *anchor, const char *s);
+/* Text at the left of `room` pixels, wrapped at spaces into lines that fit them (about 6.2 px a
+ * character at the page's 11 px), centred on y; a word longer than a line goes on over the next
+ * (cut on a character). A label is never clipped by the chart's edge. Returns the lines. */
+int svg_text_wrapped(struct svg_plot *p, double x, double y, double room, const char *s);
+/* The lines svg_text_wrapped would take for s in room pixels. */
+int svg_text_lines(const char *s, double room);
 /* A legend above the plot, in rows of SVG_LEGEND_COLUMNS: room for n entries (before
  * svg_axes), then the k-th entry (colour < 0: grey, a base run's). */
 #define SVG_LEGEND_COLUMNS 4

@@ -172,7 +172,8 @@ static void clock_of(sqlite3 *db, const struct run_phases *p, struct run_timelin
  * 2026-11-28). Up to CPU_JITTER over them is the reading's timing (its clocks are read after
  * its time stamp, and the writer may be preempted between: 2.0008 cores on 2 CPUs here), held
  * to the bound; more is no reading. */
-#define CPU_JITTER 1.05
+#define CPU_JITTER   1.05
+#define CPU_SHORT_NS 10000000
 static int cpu_possible(const struct run_timeline *r, double cores)
 {
     return cores >= 0 && (r->cpus_online <= 0 || cores <= r->cpus_online * CPU_JITTER);
@@ -194,6 +195,9 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
     while (db_step(st)) {
         int64_t t = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
         int64_t o = sqlite3_column_type(st, 2) == SQLITE_NULL ? o0 : sqlite3_column_int64(st, 2);
+        /* An interval under CPU_SHORT_NS (the reading at the finish, soon after a periodic one)
+         * is too short to divide by: it goes into the next one (the start stays). */
+        if (t0 >= 0 && t > t0 && t - t0 < CPU_SHORT_NS) continue;
         if (t0 >= 0 && t > t0 && c >= c0) {
             /* Ours is the writer thread's clock: a new writer thread (a fork's child, a restart)
              * starts it again from 0, counted from there (an H200 run read 32 cores on a 16-core

@@ -78,7 +78,7 @@ class Case(unittest.TestCase):
     def env(self, preload=True, **extra):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("INFPROF_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH",
-                                                            "CUDA_INJECTION64_PATH")}
+                                                            "CUDA_INJECTION64_PATH", "COLUMNS")}
         if preload:
             env["LD_PRELOAD"] = LIB
         env.update({k: str(v) for k, v in extra.items()})

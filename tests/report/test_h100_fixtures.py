@@ -272,6 +272,22 @@ class H100(Case):
         self.assertTrue(text.startswith("Summary\n  Fastest phase"), text[:200])
         self.assertLess(text.index("Summary"), text.index("Run\n"))
 
+    def test_names_take_the_terminal_width(self):
+        # A 160-column terminal showed aten::cudnn_convolution as "ate...tion #0b67": the text
+        # was 100 wide wherever it was read. COLUMNS (or the terminal) gives the width; a pipe
+        # without it, 100.
+        db = self.db["resnet50-b32-script"]
+        narrow = self.cli("report", db).out.decode()
+        wide = self.cli("report", db, COLUMNS="220").out.decode()
+        self.assertEqual(max(len(line) for line in narrow.splitlines()), 100)
+        self.assertLessEqual(max(len(line) for line in wide.splitlines()), 220)
+        self.assertGreater(max(len(line) for line in wide.splitlines()), 160)
+        # Names cut at 100 are whole at 220.
+        cut = [line for line in narrow.splitlines() if "..." in line]
+        self.assertGreater(len(cut), len([line for line in wide.splitlines() if "..." in line]))
+        for bad in ("abc", "10", "0"):  # not a width: 100
+            self.assertEqual(self.cli("report", db, COLUMNS=bad).out.decode(), narrow)
+
     def kernel_names_shown(self, db, *args):
         text = self.cli("report", "--top", "0", *args, db).out.decode()
         table = text.split("CUDA kernels (all phases)\n")[1].split("\n\n")[0].splitlines()[1:]

@@ -4,10 +4,12 @@ Chromium without a console message or a request beyond the page; the DOM holds t
 lines as the text report has them, every chart with its text equivalent (or why there is none),
 and the tables. On the H100 fixtures (each page under 2 MB), the advice fixtures, a compare and a
 CPU run of a real PyTorch program."""
+import json
 import lzma
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 
@@ -143,6 +145,54 @@ class Html(Case):
         fig = re.search(r'(?s)<figure id="chart-compare-kernels">.*?</figure>', dom).group(0)
         self.assertIn("the 12 that changed most", fig)
         print("html sizes:", sizes)
+
+    MEASURE = """<script>
+const out = [];
+for (const svg of document.querySelectorAll("figure svg")) {
+  const box = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll("text")) {
+    const b = t.getBoundingClientRect();
+    if (b.width > 0 && (b.left < box.left - 1 || b.right > box.right + 1))
+      out.push(svg.closest("figure").id + ": " + t.textContent);
+  }
+}
+document.body.setAttribute("data-clipped", JSON.stringify(out));
+</script>"""
+
+    def clipped(self, html, name):
+        """The chart labels Chromium lays out past their chart's edge: the page with its
+        Content-Security-Policy taken out and a script of ours that measures every <text>."""
+        html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+        dom, console = self.render(html.replace("</body>", self.MEASURE + "</body>"), name)
+        self.assertEqual(console, [])
+        m = re.search(r'data-clipped="([^"]*)"', dom)
+        self.assertIsNotNone(m, dom[:500])
+        return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+    def test_no_label_past_its_chart_and_a_log_scale_where_values_spread(self):
+        # compare's page clipped its verdicts at the right edge ("no verdict: the new run's
+        # iterations s"), and drew latency per series on a linear scale where one 390 ms p95 hid
+        # every other bar (the H200 fixture's ResNet #2, a new input size every 8th call).
+        base = os.path.join(self.tmp, "h200-a.db")
+        with lzma.open(os.path.join(DATA, "..", "h200", "energy-cpu.db.xz")) as src, \
+                open(base, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        new = os.path.join(self.tmp, "h200-b.db")
+        shutil.copy(base, new)
+        con = sqlite3.connect(new)
+        con.execute("UPDATE meta SET value = value + 1 WHERE key = 'pid'")
+        # The new run's ResNet iterations 20% slower for their second half: a level shift, so
+        # its verdict is withheld with a long reason.
+        con.execute("UPDATE iterations SET dur = dur * 12 / 10 WHERE label_id = (SELECT id FROM"
+                    " strings WHERE value = 'ResNet') AND start > (SELECT avg(start) FROM"
+                    " iterations)")
+        con.commit()
+        con.close()
+        page = self.page(base, new, command="compare")
+        self.assertEqual(self.clipped(page, "h200 compare"), [])
+        fig = re.search(r'(?s)<figure id="chart-compare-latency">.*?</figure>', page).group(0)
+        self.assertIn("latency (log scale)", fig)
+        self.assertEqual(self.clipped(self.page(base), "h200 report"), [])
 
     def test_advice_fixtures_and_compare(self):
         dbs = {}
