@@ -57,7 +57,7 @@ static void cpu_read(uint64_t now)
     struct cpu_reading *r = &cs.v[cs.n++];
     struct rusage ru;
     /* Stamped at the process clock's read, not at the wake (`now`): the writer preempted between
-     * the two made a short interval read more cores than the machine has (2.3 on 2 CPUs). */
+     * the two made a short interval read more cores than the machine has (over 2.1 on 2 CPUs). */
     (void)now;
     uint64_t before = ip_clock_now();
     r->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
