@@ -14,6 +14,9 @@
  *                                        on it; prints report_s
  *   infprof-bench burst, hooks           the event path under load, and per-event costs
  *                                        (bench_events.c)
+ *   infprof-bench floor [--records N]    kernel rows through the store alone: the ceiling
+ *                                        ingest could reach with one SQLite row a kernel
+ *                                        (bench_db.c)
  */
 #include "collectors/registry.h"
 #include "bench.h"
@@ -42,7 +45,8 @@ static void usage(void)
     fprintf(stderr, "usage: infprof-bench ingest [--records N] [--by-records] [--keep FILE]\n"
                     "       infprof-bench report [--kernels N] [--keep FILE]\n"
                     "       infprof-bench burst [--threads N] [--seconds S]\n"
-                    "       infprof-bench hooks [--n N]\n");
+                    "       infprof-bench hooks [--n N]\n"
+                    "       infprof-bench floor [--records N]\n");
     exit(2);
 }
 
@@ -195,5 +199,6 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "report")) return bench_report(argc, argv);
     if (!strcmp(argv[1], "burst")) return bench_burst(argc, argv);
     if (!strcmp(argv[1], "hooks")) return bench_hooks(argc, argv);
+    if (!strcmp(argv[1], "floor")) return bench_floor(argc, argv);
     usage();
 }

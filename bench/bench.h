@@ -10,6 +10,8 @@ int bench_burst(int argc, char **argv);
 int bench_hooks(int argc, char **argv);
 
 /* bench_db.c */
+/* infprof-bench floor: rows through the store alone (the ceiling of ingest). */
+int bench_floor(int argc, char **argv);
 /* A fresh path for a benchmark's database (`keep`, emptied, when given). */
 void bench_temp_path(char *out, unsigned long size, const char *keep);
 /* Remove it (and its folder) unless it is the file --keep named. */

@@ -3,6 +3,8 @@
  * from a run's metadata, and the bytes a table takes.
  */
 #include "bench.h"
+#include "profiler/clock.h"
+#include "profiler/store.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -79,4 +81,50 @@ void bench_temp_done(const char *path, const char *keep)
         *slash = 0;
         rmdir(side);
     }
+}
+
+/* infprof-bench floor [--records N]: the writer's storage alone, the ceiling of ingest. N kernel
+ * rows as on_kernel makes them (7 integers, the iteration, NVTX range and operator NULL), through
+ * the real store (its pragmas, WAL, VFS and 64-row batches), a commit every 50 ms as a backlog's
+ * drain commits (IP_WRITER_BACKLOG_COMMIT_MS), nothing decoded, attributed or summarised. */
+int bench_floor(int argc, char **argv)
+{
+    long n = 5000000;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--records") && i + 1 < argc)
+            n = strtol(argv[++i], NULL, 10);
+        else
+            return fprintf(stderr, "usage: infprof-bench floor [--records N]\n"), 2;
+    }
+    if (n <= 0) return fprintf(stderr, "usage: infprof-bench floor [--records N]\n"), 2;
+    char path[4096];
+    bench_temp_path(path, sizeof path, NULL);
+    struct ip_store *s = ip_store_open(path, 0);
+    if (!s) return fprintf(stderr, "infprof-bench: cannot open %s\n", path), 1;
+    ip_store_exec(s, "CREATE TABLE IF NOT EXISTS kernel_rows (start INTEGER, dur INTEGER,"
+                     " sig INTEGER, corr INTEGER, iter INTEGER, nvtx INTEGER, op INTEGER)");
+    struct ip_batch *b = ip_batch_open(s, "kernel_rows", 7);
+    ip_store_begin(s);
+    uint64_t t0 = ip_clock_now();
+    int64_t ts = 1000000000;
+    uint64_t last = t0;
+    for (long k = 0; k < n; k++) {
+        int64_t *row = ip_batch_row(b);
+        ts += 1500;
+        row[0] = ts, row[1] = 1000 + k % 101, row[2] = 1 + k % 64, row[3] = k + 1;
+        row[4] = row[5] = row[6] = IP_NULL;
+        if ((k & 4095) == 4095 && ip_clock_now() - last >= 50000000ull) {
+            ip_store_commit(s);
+            ip_store_begin(s);
+            last = ip_clock_now();
+        }
+    }
+    ip_store_commit(s);
+    double secs = (double)(ip_clock_now() - t0) / 1e9;
+    ip_store_close(s);
+    printf("rows %ld\n", n);
+    printf("seconds %.3f\n", secs);
+    printf("rows_per_s %.0f\n", (double)n / secs);
+    bench_temp_done(path, NULL);
+    return 0;
 }
