@@ -20,6 +20,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -88,9 +90,20 @@ IP_EXPORT void quick_exit(int status)
     for (;;) syscall(SYS_exit_group, status);
 }
 
+/* The first thread of this process in exit(): pid << 32 | tid, 0 none. */
+static _Atomic uint64_t exit_first;
+
 IP_EXPORT void exit(int status)
 {
-    if (ip_process_owns()) ip_process_set_exit_status(status);
+    uint64_t me = (uint64_t)getpid() << 32 | (uint32_t)syscall(SYS_gettid), none = 0;
+    if (!atomic_compare_exchange_strong(&exit_first, &none, me) && none != me &&
+        none >> 32 == (uint64_t)getpid()) {
+        /* Another thread's exit is finishing the run (workers that fail together): the database
+         * first, then this exit as glibc runs it; the first exit's status stands. */
+        if (ip_process_owns()) ip_lifecycle_wait_finished();
+    } else if (ip_process_owns()) {
+        ip_process_set_exit_status(status);
+    }
     void (*fn)(int) = (void (*)(int))real("exit");
     if (fn) fn(status);
     for (;;) syscall(SYS_exit_group, status);

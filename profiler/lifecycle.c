@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,16 @@ void ip_lifecycle_exit_finish(void)
     int was_active = atomic_load(&ip_state_v) == IP_STATE_ACTIVE;
     ip_lifecycle_finish("exit", 0);
     if (was_active) __cxa_atexit(life_after_destructors, NULL, NULL);
+}
+
+void ip_lifecycle_wait_finished(void)
+{
+    uint64_t until = ip_clock_now() + (uint64_t)ip_cfg_int(IP_CFG_FINISH_TIMEOUT_MS) * 1000000ull;
+    for (;;) {
+        int s = atomic_load(&ip_state_v);
+        if ((s != IP_STATE_ACTIVE && s != IP_STATE_FINISHING) || ip_clock_now() >= until) return;
+        nanosleep(&(struct timespec){0, 1000000}, NULL); /* not a program thread's hot path */
+    }
 }
 
 static void life_fork_prepare(void)

@@ -40,6 +40,10 @@ void ip_lifecycle_finish(const char *reason, int from_signal);
  * NVTX in its own atexit handler is recorded), before the destructors that follow ours, whose
  * events are counted as after the end. */
 void ip_lifecycle_exit_finish(void);
+/* A second thread in exit() while a first one's exit finishes the run: wait (at most
+ * INFPROF_FINISH_TIMEOUT_MS) until the database is written, then let it go on as glibc would
+ * (two exits at once ended the process in the second one's _exit, the database unwritten). */
+void ip_lifecycle_wait_finished(void);
 
 /* The real path of the shared library infprof runs from (libinfprof.so), for the injection
  * variables; -1 when the core is linked into the program itself (tests, benchmarks), where

@@ -240,6 +240,26 @@ class Hostile3(Case):
         self.assertGreater(self.meta(db, "events_after_end"), 0)
         print(f"exit with 4 threads recording: {took:.2f} s")
 
+    def test_threads_that_exit_at_once(self):
+        # Workers that fail together: 2, 4 and 8 threads call exit(6) at the same moment, 20
+        # times each. Without infprof the program exits 6; with it, it did too, but the second
+        # exit's _exit ended the process while the first one's finish was writing: no end and 0
+        # of 1,000 ranges. Now each run exits 6 with every range and a finished database.
+        for n in (2, 4, 8):
+            argv = [prog("hostile3"), "twoexit", str(n)]
+            plain = self.run_prog(argv, preload=False)
+            self.assertEqual((plain.rc, plain.out), (6, b""))
+            bad = []
+            for k in range(20):
+                db = f"x{n}-{k}.db"
+                r = self.run_prog(argv, INFPROF_OUTPUT=db)
+                self.assertUnnoticed(plain, r)
+                got = (self.meta(r.db(db), "finished"), self.meta(r.db(db), "exit_status"),
+                       self.query(r.db(db), "SELECT count(*) FROM nvtx_ranges")[0][0])
+                if got != (1, 6, 1000):
+                    bad.append((k, got))
+            self.assertEqual(bad, [], n)
+
     def test_quick_exit(self):
         argv = [prog("hostile3"), "quickexit", "10"]
         plain = self.run_prog(argv, preload=False)

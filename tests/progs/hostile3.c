@@ -22,12 +22,15 @@
  *                         SIGTERM raised: prints "handled" and exits 0 if the handler ran
  *   bsd                   the same with bsd_signal() and sysv_signal()
  *   mallocloop            threads malloc and free flat out until killed
+ *   twoexit N             1,000 NVTX ranges, then N threads call exit(6) at the same moment
+ *                         (workers that fail together)
  */
 #include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +286,30 @@ static int mallocloop(void)
     return 0;
 }
 
+static atomic_int exit_go;
+
+static void *exit_now(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&exit_go)) {
+    }
+    exit(6);
+}
+
+static int twoexit(int n)
+{
+    for (int i = 0; i < 1000; i++) {
+        nvtxRangePushA("iteration");
+        nvtxRangePop();
+    }
+    pthread_t t[16];
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, exit_now, NULL);
+    atomic_store(&exit_go, 1);
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *m = argc > 1 ? argv[1] : "";
@@ -302,6 +329,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "sigset")) return sigset_mode();
     if (!strcmp(m, "bsd")) return bsd_mode();
     if (!strcmp(m, "mallocloop")) return mallocloop();
+    if (!strcmp(m, "twoexit")) return twoexit(atoi(a));
     if (!strcmp(m, "longnames")) return long_names();
     fprintf(stderr, "hostile3: unknown mode %s\n", m);
     return 2;
