@@ -1,9 +1,10 @@
 /*
  * log.c: formatting of the library's stderr lines (see log.h). Safe to call from any thread; it
- * never allocates (the line is built on the stack), escapes control characters so that a line
- * stays one line, and writes with a single write(2).
+ * never allocates (the line is built on the stack), escapes what a terminal would obey (text.h)
+ * so that a line stays one line, and writes with a single write(2).
  */
 #include "log.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,17 +35,11 @@ void ip_log(int level, const char *fmt, ...)
     va_end(ap);
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2) len = sizeof line - 2;
-    /* One line, whatever the message quotes (a path, a setting's value): control characters
-     * are escaped, never written raw to the terminal. */
+    /* One line, whatever the message quotes (a path, a setting's value), escaped as the CLI
+     * escapes (profiler/text.c): C0 and C1 controls, bytes that are not UTF-8, the bidirectional
+     * and other hidden characters never reach the terminal raw. */
     char out[4 * sizeof line];
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 5 < sizeof out; i++) {
-        unsigned char c = (unsigned char)line[i];
-        if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf(out + o, sizeof out - o, "\\x%02x", c);
-        else
-            out[o++] = (char)c;
-    }
+    size_t o = ip_text_escape(out, sizeof out - 1, line, len);
     out[o++] = '\n';
     ssize_t w = write(STDERR_FILENO, out, o);
     (void)w;

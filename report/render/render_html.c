@@ -145,10 +145,11 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
     const struct table *summary = table_by_key(tables, n, "summary");
     const struct cell *cmd = run ? table_cell(run, 0, "command") : NULL;
     /* Offline by construction, and held to it by the browser: nothing may be loaded from
-     * anywhere (a program's string that looked like markup could not fetch anything either). */
+     * anywhere (a program's string that looked like markup could not fetch anything either),
+     * nor a base URL or a form's target set (the two that default-src does not cover). */
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
-          " style-src 'unsafe-inline'\">\n"
+          " style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>infprof ",
           out);

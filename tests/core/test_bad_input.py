@@ -57,6 +57,38 @@ class HostileStrings(Case):
         self.assertIn("iteration \x9b31m red \x1b[0m \ufffd caf\xe9", names)
 
 
+    # Characters a person cannot see (issue 54): the soft hyphen, U+180E, a Hangul filler, a
+    # variation selector, the combining grapheme joiner, a tag character, and a combining mark
+    # at a name's start. Two names that differ only by them must not look alike.
+    HIDDEN = [("\u00ad", "\\u00ad"), ("\u180e", "\\u180e"), ("\u3164", "\\u3164"),
+              ("\ufe0f", "\\ufe0f"), ("\u034f", "\\u034f"), ("\U000e0041", "\\U000e0041")]
+
+    def test_hidden_characters_are_shown_wherever_a_person_reads(self):
+        for ch, shown in self.HIDDEN + [("\u0301", "\\u0301")]:
+            # the combining mark leads the name; the others sit inside it
+            text = (ch + "iteration" if ch == "\u0301" else "iteration x" + ch + "y").encode()
+            db = f"h{ord(ch):x}.db"
+            r = self.run_prog([prog("nvtx_ranges"), "2", text], INFPROF_OUTPUT=db)
+            self.assertEqual(r.rc, 0)
+            for fmt in ("text", "md", "csv", "html"):
+                out = self.cli("report", "--format", fmt, "--section", "nvtx", db).out.decode()
+                self.assertNotIn(ch, out, (fmt, shown))
+                self.assertIn(shown, out, (fmt, shown))
+            # JSON keeps the name as it is (a program reads it), valid UTF-8.
+            names = [n["range"] for n in self.report_json(db)["nvtx"]]
+            self.assertIn(text.decode(), names)
+
+    def test_the_librarys_own_lines_escape_as_the_cli_does(self):
+        # A setting's value is quoted in the warning: C1 CSI, U+202E and a tag character.
+        bad = "12\u009b31m\u202e\U000e0041"
+        r = self.run_prog(["/bin/true"], INFPROF_BUFFER_MB=bad)
+        line = [l for l in r.err.decode().splitlines() if l.startswith("infprof:")]
+        self.assertEqual(len(line), 1, r.err)
+        for raw in ("\u009b", "\u202e", "\U000e0041"):
+            self.assertNotIn(raw, line[0])
+        self.assertIn("12\\u009b31m\\u202e\\U000e0041", line[0])
+
+
 class BadDatabases(Case):
     def real_db(self):
         r = self.run_prog([prog("nvtx_ranges"), "2"], INFPROF_OUTPUT="real.db")

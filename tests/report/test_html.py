@@ -71,6 +71,7 @@ class Html(Case):
         # Offline by construction: nothing refers outside the page.
         self.assertNotRegex(html, r"<script|<link|<img|<iframe|@import|url\(|src=")
         self.assertIn("default-src 'none'", html)
+        self.assertIn("base-uri 'none'; form-action 'none'", html)  # what default-src leaves
         for href in re.findall(r'href="([^"]*)"', html):
             self.assertTrue(href.startswith("#"), href)
             self.assertTrue(f'id="{href[1:]}"' in html, href)  # every link lands
