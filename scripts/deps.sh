@@ -2,13 +2,14 @@
 # Installs what infprof needs to build and test on Debian 12 (bookworm): a C compiler, CMake,
 # Ninja, SQLite, and libtorch 1.13 (CPU) with Python torch/torchvision for the samples and tests;
 # PIL makes the Python loop tests' images; pandas and protoc check the CSV and Perfetto exports;
-# clang is CI's second compiler (ci_builds.sh); headless chromium renders the HTML report in tests.
+# clang is CI's second compiler (ci_builds.sh); headless chromium renders the HTML report in tests,
+# cmark-gfm (GitHub's Markdown) the Markdown one.
 # CUDA 13 (headers, CUPTI, cuDNN) is expected where nvcc on the PATH points; it is not installed
 # here. Idempotent: does nothing when everything is present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libsqlite3-dev sqlite3 python3
           libtorch-dev python3-torch python3-torchvision python3-pil python3-pandas binutils xz-utils
-          protobuf-compiler clang chromium)
+          protobuf-compiler clang chromium cmark-gfm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

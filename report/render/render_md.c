@@ -8,20 +8,65 @@
 #include "../base/names.h"
 #include "../base/table.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Markdown never renders a program's string as markup (issue 54: names turned into emphasis,
+ * live links, remote images and raw HTML in cmark-gfm). What Markdown would read is escaped with
+ * a backslash: \ ` * _ [ ] < > ! ~ & |, a leading #, the ':' of "://" and the '.' of "www."
+ * (GFM's autolinks). An e-mail address is linked by GFM whatever is escaped in it: a cell that
+ * holds one is a code span, whose content is literal (a table's | is \| in it too). */
+static int md_email(const char *s)
+{
+    for (const char *c = strchr(s, '@'); c; c = strchr(c + 1, '@'))
+        if (c > s && isalnum((unsigned char)c[-1]) && isalnum((unsigned char)c[1])) return 1;
+    return 0;
+}
+
+static void md_escaped(FILE *out, const char *s)
+{
+    for (const char *c = s; *c; c++) {
+        /* An underscore between two letters or digits never makes emphasis: left as it is
+         * (grad_mode_in_inference, INFPROF_CUDNN). */
+        int intraword =
+            *c == '_' && c > s && isalnum((unsigned char)c[-1]) && isalnum((unsigned char)c[1]);
+        if ((strchr("\\`*_[]<>!~&|", *c) && !intraword) || (*c == '#' && c == s) ||
+            (*c == ':' && !strncmp(c + 1, "//", 2)) ||
+            (*c == '.' && c - s >= 3 && !strncasecmp(c - 3, "www", 3)))
+            fputc('\\', out);
+        fputc(*c, out);
+    }
+}
+
 static void md_text(FILE *out, const char *s)
 {
+    if (!md_email(s)) {
+        md_escaped(out, s);
+        return;
+    }
+    size_t run = 0, longest = 0, len = strlen(s);
+    for (const char *c = s; *c; c++) {
+        run = *c == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    /* A fence longer than any run of backticks inside; a space each side where the content
+     * starts or ends with a backtick or a space (CommonMark strips one of each). */
+    int pad = len && (s[0] == '`' || s[len - 1] == '`' || (s[0] == ' ' && s[len - 1] == ' '));
+    for (size_t i = 0; i <= longest; i++) fputc('`', out);
+    if (pad) fputc(' ', out);
     for (; *s; s++) {
         if (*s == '|') fputc('\\', out);
         fputc(*s, out);
     }
+    if (pad) fputc(' ', out);
+    for (size_t i = 0; i <= longest; i++) fputc('`', out);
 }
 
 static void render_md(FILE *out, const struct table *t)
@@ -30,7 +75,9 @@ static void render_md(FILE *out, const struct table *t)
     int idx[TABLE_MAX_COLS], nv = render_visible(t, 0, idx);
     char title[CELL_MAX];
     fmt_escape(title, sizeof title, t->title);
-    fprintf(out, "## %s\n\n", title);
+    fputs("## ", out);
+    md_escaped(out, title);
+    fputs("\n\n", out);
     if (t->object) {
         fputs("| | |\n|---|---|\n", out);
         for (int k = 0; t->nrows && k < nv; k++) {
@@ -58,7 +105,13 @@ static void render_md(FILE *out, const struct table *t)
             fputs("|\n", out);
         }
     }
-    if (t->note) fprintf(out, "\n%s\n", t->note);
+    if (t->note) {
+        char note[4 * CELL_MAX];
+        fmt_escape(note, sizeof note, t->note);
+        fputc('\n', out);
+        md_escaped(out, note);
+        fputc('\n', out);
+    }
     fputc('\n', out);
 }
 

@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 from harness import Case, main, prog
 
 
@@ -87,6 +88,41 @@ class HostileStrings(Case):
         for raw in ("\u009b", "\u202e", "\U000e0041"):
             self.assertNotIn(raw, line[0])
         self.assertIn("12\\u009b31m\\u202e\\U000e0041", line[0])
+
+
+    MARKUP = ["__Foo__", "a*b*c", "x<!-- hidden -->y", "a\\|b|c", "<b>|</b>",
+              "[link](http://evil.example/x)", "![img](http://evil.example/i.png)",
+              "http://evil.example", "www.evil.example", "`tick`", "<script>unclosed",
+              "x &lt; y", "mail x@evil.example", "# heading"]
+
+    def test_markdown_renders_no_name_as_markup(self):
+        # GitHub's renderer turned names into bold, italics, live links, remote images and raw
+        # HTML (an unclosed <script> swallowed 11 of 12 tables). Every name comes out as itself.
+        cmark = shutil.which("cmark-gfm")
+        if not cmark:
+            self.skipTest("no cmark-gfm (scripts/deps.sh installs Debian's)")
+        r = self.run_prog([prog("nvtx_ranges"), "1", "iteration"], INFPROF_OUTPUT="m.db")
+        self.assertEqual(r.rc, 0)
+        con = sqlite3.connect(r.db("m.db"))
+        for name in self.MARKUP:  # the ranges' names as a program would have given them
+            con.execute("INSERT INTO strings(value) VALUES (?)", (name,))
+            con.execute("INSERT INTO nvtx_ranges(tid, domain, kind, start, end, text_id)"
+                        " SELECT tid, domain, kind, start, end, last_insert_rowid() FROM"
+                        " nvtx_ranges LIMIT 1")
+        con.commit()
+        con.close()
+        md = self.cli("report", "--format", "md", r.db("m.db"))
+        self.assertEqual(md.rc, 0, md.err)
+        html = subprocess.run([cmark, "-e", "table", "-e", "autolink", "--unsafe"], input=md.out,
+                              capture_output=True, timeout=60).stdout.decode()
+        self.assertNotRegex(html, r"<(a|img|em|strong|script|b)[\s>]")
+        self.assertNotIn("<!--", html)
+        self.assertEqual(html.count("<table>"), md.out.decode().count("\n|---"))
+        import html as h
+        cells = [h.unescape(c) for c in re.findall(r"<code>(.*?)</code>", html)]
+        for name in self.MARKUP:
+            self.assertIn(name, cells + [h.unescape(c) for c in
+                                         re.findall(r"<td>(.*?)</td>", html)], name)
 
 
 class BadDatabases(Case):
