@@ -52,7 +52,10 @@ class HostileStrings(Case):
             self.assertNotIn(b"\x1b", out, fmt)
             self.assertNotIn(b"\xc2\x9b", out, fmt)
             unwrapped = re.sub(rb"\n +", b" ", out)  # text wraps long values
-            self.assertIn(b"\\u009b31m red \\x1b[0m \\xc0 caf\xc3\xa9", unwrapped, fmt)
+            want = b"\\u009b31m red \\x1b[0m \\xc0 caf\xc3\xa9"
+            if fmt == "md":  # Markdown's own escapes on top: it renders as the text above
+                want = b"\\\\u009b31m red \\\\x1b\\[0m \\\\xc0 caf\xc3\xa9"
+            self.assertIn(want, unwrapped, fmt)
         report = self.report_json("h.db")  # strict JSON, valid UTF-8
         names = [n["range"] for n in report["nvtx"]]
         self.assertIn("iteration \x9b31m red \x1b[0m \ufffd caf\xe9", names)
