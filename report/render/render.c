@@ -46,7 +46,7 @@ int render_text_width(void)
     const char *c = getenv("COLUMNS");
     char *end = NULL;
     long v = c && *c ? strtol(c, &end, 10) : 0;
-    if (end && !*end && v >= 40 && v <= 1000) return (int)v;
+    if (end && !*end && v > 0) return v < 40 ? 40 : v > 1000 ? 1000 : (int)v; /* held to 40-1000 */
     struct winsize ws;
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
         return ws.ws_col > 1000 ? 1000 : ws.ws_col;

@@ -36,7 +36,8 @@ struct render_opts {
     const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
 };
 
-/* The width text takes: COLUMNS when set (40 to 1000), else the terminal's when stdout is one,
+/* The width text takes: COLUMNS when set (a positive number, held to 40-1000: a 30-column
+ * COLUMNS gives 40, not 100), else the terminal's when stdout is one,
  * else 100 (a file, a pipe: the same text wherever it is read). Names take what the other
  * columns leave of it (a 160-column terminal showed aten::cudnn_convolution as
  * "ate...tion #0b67" at a fixed 100). */

@@ -48,7 +48,7 @@ struct tail_cause_figure {
     double extra_ns;   /* per slow iteration, over the typical ones */
     double share;      /* of the extra latency, 0..1 (causes may overlap: host and GPU) */
     char top[256];     /* the operators or kernels that differ most ("" none) */
-    char detail[256];
+    char detail[768];  /* what shows it, with figures (an off-CPU one ran past 256 bytes) */
 };
 
 struct series_tail {

@@ -285,8 +285,11 @@ class H100(Case):
         # Names cut at 100 are whole at 220.
         cut = [line for line in narrow.splitlines() if "..." in line]
         self.assertGreater(len(cut), len([line for line in wide.splitlines() if "..." in line]))
-        for bad in ("abc", "10", "0"):  # not a width: 100
+        for bad in ("abc", "-5", "0"):  # not a width: 100
             self.assertEqual(self.cli("report", db, COLUMNS=bad).out.decode(), narrow)
+        # Under 40: 40, the narrowest the tables keep (not 100, wider than asked).
+        self.assertEqual(self.cli("report", db, COLUMNS="10").out,
+                         self.cli("report", db, COLUMNS="40").out)
 
     def kernel_names_shown(self, db, *args):
         text = self.cli("report", "--top", "0", *args, db).out.decode()

@@ -106,6 +106,23 @@ class H200Fixture(Case):
         self.assertEqual(settings["BertModel"], "cudnn.benchmark=off")
         self.assertTrue(report["run"]["settings"].endswith(": cudnn.benchmark"))
 
+    def test_energy_against_the_baseline_is_per_item_and_withholds_pooled_phases(self):
+        # Its Items/J column was the iterations' ratio (0.77x for inference/bf16, where the
+        # Energy table's items/J gave 3.15x), and it gave speed-ups to phases that pool two
+        # series, which every other table withholds.
+        report = self.report_json(self.db)
+        energy = {(e["phase"], e["device"]): e for e in report["energy"]}
+        base = [p for p in report["phases"] if p["verdict"] == "baseline"][0]["label"]
+        rows = report["energy_vs_baseline"]
+        self.assertTrue(rows)
+        for r in rows:
+            mine, theirs = energy[(r["phase"], r["device"])], energy[(base, r["device"])]
+            self.assertAlmostEqual(r["efficiency_ratio"],
+                                   mine["items_per_j"] / theirs["items_per_j"], places=3)
+            pooled = sum(1 for s in report["series"] if s["phase"] in (r["phase"], base)) > 2
+            if pooled:
+                self.assertIsNone(r["speedup"], r)
+
     def test_joules_per_iteration_against_the_programs_own(self):
         series = {(s["phase"], s["series"]): s for s in self.report_json(self.db)["series"]}
         for key, own in OWN.items():
