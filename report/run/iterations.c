@@ -464,9 +464,10 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
  * captured ones less than CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the
  * callback's cost lost in them): the captured ones count as any. Returns the warm-up count. */
 #define CAPTURE_APART 1.05
-static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw)
+static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw, double *fout)
 {
     memset(gw, 0, n);
+    *fout = 1;
     size_t taken = 0;
     for (size_t k = 0; k < n; k++) taken += m[k]->captured != 0;
     size_t others = n - taken;
@@ -501,6 +502,7 @@ static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *
         memset(gw, 1, w);
         return w;
     }
+    *fout = f;
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
     size_t w = iterations_warmup(a, n);
     free(a);
@@ -584,7 +586,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
                 gh[m] = host[k];
                 at[m++] = k;
             }
-        size_t w = group_warmup(gm, gl, m, gw);
+        double capture_f = 1;
+        size_t w = group_warmup(gm, gl, m, gw, &capture_f);
         for (size_t k = 0; k < m; k++) warm[at[k]] = gw[k];
         if (p->series.n >= REPORT_MAX_SERIES) {
             p->series.left_out += (int64_t)m;
@@ -610,6 +613,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
                      (long long)batches[g]);
         se->iterations = (int64_t)m;
         se->warmup = (int64_t)w;
+        se->capture_f = capture_f;
         se->batch = m ? gm[0]->batch : -1;
         for (size_t k = 0; k < m; k++) {
             if (gm[k]->batch != se->batch) se->batch = -1;

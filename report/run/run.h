@@ -109,6 +109,7 @@ struct series_info {
     int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
     int64_t captured_apart; /* steady, set apart from the latencies (phase_info's) */
+    double capture_f;       /* how much slower the capture made them (those set apart), 1 none */
     int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     size_t nsteady;

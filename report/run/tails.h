@@ -35,6 +35,7 @@ enum tail_cause {
     TAIL_SYNC,             /* CUDA synchronisations (API time) */
     TAIL_COPIES,           /* cudaMemcpy (API time) */
     TAIL_CUDA_MALLOC,      /* cudaMalloc / cudaFree (API time): the caching allocator grew */
+    TAIL_CUDNN_SEARCH,     /* cuDNN algorithm searches and plan builds (autotuning a new shape) */
     TAIL_GPU_IDLE,         /* the GPU idle in the iteration, waiting for the host */
     TAIL_NEW_KERNELS,      /* kernels the typical iterations did not run */
     TAIL_LONGER_KERNELS,   /* the same kernels, longer */
