@@ -140,15 +140,22 @@ static void request(void)
     } else {
         snprintf(answer, sizeof answer, "unknown request\n");
     }
+    /* Written whole under another name, then renamed: `infprof window` polls for the answer and
+     * once read it empty between our create and our write ("process N: answered", no "closed
+     * window 1", under ctest -j2). */
+    char tmp[sizeof ws.ack + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", ws.ack);
     unlink(ws.ack); /* a stale answer nobody read */
-    fd = open(ws.ack, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return;
     if (!(f = fdopen(fd, "w"))) {
         syscall(SYS_close, fd);
+        unlink(tmp);
         return;
     }
-    fputs(answer, f);
-    fclose(f);
+    int ok = fputs(answer, f) >= 0;
+    if (fclose(f) != 0 || !ok || rename(tmp, ws.ack) != 0) unlink(tmp);
 }
 
 static uint64_t window_tick(uint64_t now, int final)

@@ -255,8 +255,10 @@ static struct table *combined_phases(struct multi_data *d)
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "label", NULL, COL_TEXT);
     table_col(t, "processes", "Procs", COL_INT);
-    table_col(t, "iterations", "Iters", COL_INT);
-    table_col(t, "steady_iterations", NULL, COL_INT);
+    /* Iters in text: the steady ones, as each process's Phases table shows them (it showed
+     * every iteration, warm-up too: 479 beside a single report's 478). */
+    table_col(t, "iterations", NULL, COL_INT);
+    table_col(t, "steady_iterations", "Iters", COL_INT);
     table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
     table_col(t, "items_per_s", NULL, COL_RATE);
     table_col(t, "latency_p50_ns", "p50", COL_NS);

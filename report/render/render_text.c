@@ -35,10 +35,11 @@ static void print_wrapped(FILE *out, const char *s, int at, int width)
             cut = room;
             while (s[cut] && s[cut] != ' ') cut++;
         }
-        fprintf(out, "%.*s\n%*s", cut, s, at, "");
+        fprintf(out, "%.*s\n", cut, s);
         s += cut;
         while (*s == ' ') s++;
-        if (!*s) return;
+        if (!*s) return; /* a long last word: its line ended, no indent left hanging */
+        fprintf(out, "%*s", at, "");
     }
 }
 

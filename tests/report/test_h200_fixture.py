@@ -151,6 +151,15 @@ class H200Fixture(Case):
                          r"^no_grad/off ResNet #2: \d+ of 42 iterations slow .*cuDNN autotuning"
                          r" \(algorithm searches and plan builds\): \d+% of the extra")
 
+    def test_a_long_value_wraps_without_moving_the_next_row(self):
+        # At 80 columns the libtorch path (one word longer than the room) ended its row with the
+        # continuation's indent left hanging: the next row, NVTX, began 27 columns in.
+        for width in ("60", "80", "100"):
+            text = self.cli("report", self.db, COLUMNS=width).out.decode()
+            run = text.split("\nRun\n")[1].split("\n\n")[0]
+            for title in ("libtorch hooks", "NVTX", "cuDNN", "Energy", "CPU time", "Events"):
+                self.assertRegex(run, rf"(?m)^  {title}  ", (width, title, run))
+
     def test_joules_per_iteration_against_the_programs_own(self):
         series = {(s["phase"], s["series"]): s for s in self.report_json(self.db)["series"]}
         for key, own in OWN.items():
