@@ -360,7 +360,13 @@ static const struct over_time over_time[] = {
      "cores", 0,
      "no chart: no CPU time was read (INFPROF_CPU_MS=0, or a database from before infprof read"
      " it)"},
-    {"power_timeline", "watts", NULL, NULL, NULL, SVG_NUM, "chart-power", "Power over time (W)",
+    /* Two figures of power, named apart: this one between the counter's moves (report/run/
+     * energy.c), the Energy table's Peak W from NVML's power readings (540 W here beside 443 W
+     * there on the H200 fixture, each right of what it is). */
+    {"power_timeline", "watts", NULL, NULL, NULL, SVG_NUM, "chart-power",
+     "Power over time (W: the energy counter's change between its moves, about 0.1 s apart on"
+     " recent GPUs; the Energy table's Peak W is NVML's power reading, which the driver averages"
+     " over up to 1 s)",
      "watts", 1, NO_ENERGY},
     {"clock_timeline", "sm_clock_mhz", NULL, NULL, NULL, SVG_NUM, "chart-clock",
      "Clocks over time (GPU: SM clock; CPU: cpufreq's mean; MHz)", "MHz", 0,

@@ -289,6 +289,9 @@ class PyLoop(Case):
         self.assertEqual(len(workers), 2)
         for w in workers:
             self.assertEqual(self.query(w, "SELECT count(*) FROM iterations")[0][0], 0)
+            # Nor does the report find a loop in its collate (it once found one, and a "fastest
+            # phase" beside the header's "makes batches (no iterations)").
+            self.assertEqual(self.report_json(w)["iterations"], [], w)
         rep = self.report_json(main_db[0])
         mob = self.series(rep)["MobileNetV3"]
         self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
