@@ -133,7 +133,11 @@ static struct table *api(const struct section_ctx *c)
     static const struct stat_cols stat = {"calls", "Calls", 0, 0, 1, 0};
     table_stat_cols(t, &stat);
     table_col(t, "errors", NULL, COL_INT);
-    table_col(t, "launches", NULL, COL_INT);
+    /* Launches in text only where a call has no count of its own (API records off). */
+    const struct cuda_run *cr0 = run_cuda(c->db, c->p);
+    int uncounted = 0;
+    for (int i = 0; i < cr0->napi; i++) uncounted |= !cr0->api[i].has_host && !cr0->api[i].calls;
+    table_col(t, "launches", uncounted ? "Launches" : NULL, COL_INT);
     table_col(t, "latency_avg_ns", NULL, COL_NS);
     table_col(t, "latency_med_ns", "Lat med", COL_NS);
     table_col(t, "latency_min_ns", NULL, COL_NS);
@@ -146,14 +150,17 @@ static struct table *api(const struct section_ctx *c)
     int64_t errors = 0;
     for (int i = 0; i < n; i++) all += (double)v[i].total, errors += v[i].errors;
     int shown = o->top && o->top < n ? o->top : n;
+    int any_counted_only = 0;
     for (int i = 0; i < shown; i++) {
         const struct cuda_api_fn *r = &v[i];
         table_row(t);
         struct stat_cells s = {1, all, r->total, r->calls, r->med, r->min, r->max, r->stddev};
         if (r->has_host)
             table_set_stats(t, 0, &s);
-        else
-            table_set_int(t, 2, r->calls); /* no host times (API records off): calls only */
+        else if (r->calls) /* no host times: the calls alone */
+            table_set_int(t, 2, r->calls);
+        else /* no API records (the default): calls unknown, not 0; Launches has them */
+            any_counted_only = 1;
         table_set_int(t, 8, r->errors);
         table_set_int(t, 9, r->launches);
         if (r->has_latency) {
@@ -164,10 +171,14 @@ static struct table *api(const struct section_ctx *c)
         }
         table_set_text(t, 14, r->name);
     }
-    static char note[160];
+    static char note[320];
     int o_ = snprintf(note, sizeof note,
                       "Lat: from the call's start to the start of the GPU work"
                       " it issued");
+    if (any_counted_only) /* Calls 0 beside latencies read as no call at all */
+        o_ += snprintf(note + o_, sizeof note - (size_t)o_,
+                       "; without API records (INFPROF_CUDA_API=1) no host times and no call"
+                       " count ('-'), only the Launches the callback saw");
     if (errors)
         snprintf(note + o_, sizeof note - (size_t)o_, "; %lld calls returned an error",
                  (long long)errors);

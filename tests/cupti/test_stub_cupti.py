@@ -121,7 +121,8 @@ class Stub(Case):
         self.assertEqual(self.meta(self.db, "cupti_unattributed_records"), 0)
         api = {a["name"]: a for a in self.report_json(self.db)["cuda_api"]}
         a = api["cudaLaunchKernel"]
-        self.assertEqual((a["calls"], a["total_ns"], a["launches"]), (0, None, LAUNCHES))
+        # Calls unknown (null, not 0: a text 'Calls 0' beside latencies read as no call at all).
+        self.assertEqual((a["calls"], a["total_ns"], a["launches"]), (None, None, LAUNCHES))
         self.assertGreaterEqual(a["latency_min_ns"], 2000)
         self.assertEqual(api["cudaMemcpyAsync"]["launches"], COPIES)
 
