@@ -37,12 +37,23 @@ static void sequence(struct pf *w, int interned)
     w->first = 0;
 }
 
+/* A string field of the trace: valid UTF-8 as protobuf's string type wants, and nothing a
+ * person reading it could be deceived by (report/base/fmt.c's rule: \xNN, \uNNNN). The bytes went
+ * in raw: 6 names not UTF-8 and 18 with ESC sequences in one run, where the JSON trace escaped
+ * them. */
+static void trace_str(struct proto_buf *p, uint32_t field, const char *s)
+{
+    char safe[4 * 4096 + 8];
+    fmt_escape(safe, sizeof safe, s);
+    proto_str(p, field, safe);
+}
+
 /* One entry of an interned index (field `field` of InternedData), on the next packet. */
 static void interned_entry(struct pf *w, uint32_t field, uint64_t iid, const char *text)
 {
     proto_reset(&w->sub2);
     proto_uint(&w->sub2, IID, iid);
-    proto_str(&w->sub2, IID_NAME, text);
+    trace_str(&w->sub2, IID_NAME, text);
     proto_msg(&w->names, field, &w->sub2);
 }
 
@@ -225,7 +236,7 @@ void pf_describe(struct pf *w, uint64_t uuid, uint64_t parent, const char *name,
     proto_reset(&w->ev);
     proto_uint(&w->ev, TD_UUID, uuid);
     if (parent) proto_uint(&w->ev, TD_PARENT, parent);
-    if (name) proto_str(&w->ev, TD_NAME, name);
+    if (name) trace_str(&w->ev, TD_NAME, name);
     if (part) proto_msg(&w->ev, (uint32_t)part, &w->sub);
     proto_msg(&w->pkt, PKT_TRACK_DESCRIPTOR, &w->ev);
     put_packet(w);
@@ -245,7 +256,7 @@ void pf_describe_processes(struct pf *w)
     }
     free(cmd);
     proto_uint(&w->sub, PD_PID, (uint64_t)c->host_pid);
-    proto_str(&w->sub, PD_NAME, name);
+    trace_str(&w->sub, PD_NAME, name);
     int fresh;
     pf_describe(w, pf_track_of(w, TRACK_HOST, &fresh), 0, NULL, TD_PROCESS);
     proto_uint(&w->sub, PD_PID, (uint64_t)c->gpu_pid);
@@ -274,7 +285,7 @@ uint64_t pf_thread_track(struct pf *w, int64_t tid)
         snprintf(name, sizeof name, "%s", plain);
     proto_uint(&w->sub, THD_PID, (uint64_t)w->c->host_pid);
     proto_uint(&w->sub, THD_TID, (uint64_t)tid);
-    proto_str(&w->sub, THD_NAME, name);
+    trace_str(&w->sub, THD_NAME, name);
     pf_describe(w, uuid, pf_track_of(w, TRACK_HOST, &fresh), NULL, TD_THREAD);
     return uuid;
 }

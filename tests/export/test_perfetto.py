@@ -139,6 +139,22 @@ class Perfetto(Case):
         self.assertEqual(self.cli("export", db, "-o", whole, "--max-mb", "0").rc, 0)
         self.assertGreater(os.path.getsize(whole), 1 << 20)
 
+    def test_names_are_valid_utf8_with_nothing_hidden(self):
+        # The .pftrace wrote names as raw bytes (6 not UTF-8, 18 with ESC sequences in one run)
+        # where the JSON trace escaped them: now the report's one rule, as text shows them.
+        text = b"iteration \xc2\x9b31m red \x1b[0m \xc0 caf\xc3\xa9 \xe2\x80\xae"
+        r = self.run_prog([prog("nvtx_ranges"), "2", text], INFPROF_OUTPUT="h.db")
+        self.assertEqual(r.rc, 0, r.err)
+        out = os.path.join(self.dir, "h.pftrace")
+        e = self.cli("export", "--format", "perfetto", r.db("h.db"), "-o", out)
+        self.assertEqual(e.rc, 0, e.err)
+        with open(out, "rb") as f:
+            raw = f.read()
+        for bad in (b"\x1b", b"\xc2\x9b", b"\xc0 ", b"\xe2\x80\xae"):
+            self.assertNotIn(bad, raw)
+        self.assertIn(b"iteration \\u009b31m red \\x1b[0m \\xc0 caf\xc3\xa9 \\u202e", raw)
+        decode(out)  # protoc reads every string field
+
     def test_json_trace_names_too(self):
         # The Chrome JSON trace shows the same demangled kernel names.
         db = self.fixture("resnet50-b1-python-eager")
