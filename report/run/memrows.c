@@ -15,6 +15,17 @@ static void load(sqlite3 *db, struct mem_rows *m)
     if (!cap) return;
     if (!(m->v = malloc(cap * sizeof *m->v))) cli_fail("out of memory");
     int op = db_has_column(db, "tensor_memory", "op");
+    /* Each GPU's memory (CUPTI's device records): a report of more allocated or reserved than
+     * the GPU holds is no reading any machine gives, left out of every figure and counted. */
+    int64_t total[64] = {0};
+    if (db_has_table(db, "devices")) {
+        sqlite3_stmt *d = db_prepare(db, "SELECT id, global_memory_bytes FROM devices");
+        while (db_step(d)) {
+            int64_t id = sqlite3_column_int64(d, 0);
+            if (id >= 0 && id < 64) total[id] = sqlite3_column_int64(d, 1);
+        }
+        sqlite3_finalize(d);
+    }
     sqlite3_stmt *st = db_prepare(db, op ? "SELECT ts, tid, phase, device_type, device_index,"
                                            " allocated, reserved, bytes, op FROM tensor_memory"
                                          : "SELECT ts, tid, phase, device_type, device_index,"
@@ -30,6 +41,11 @@ static void load(sqlite3 *db, struct mem_rows *m)
         r->reserved = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
         r->bytes = sqlite3_column_int64(st, 7);
         r->op = sqlite3_column_int64(st, 8);
+        if (r->type == 1 && r->index >= 0 && r->index < 64 && total[r->index] > 0 &&
+            (r->allocated > total[r->index] || r->reserved > total[r->index])) {
+            m->n--, m->out_of_bounds++; /* CUDA (c10's DeviceType 1) */
+            continue;
+        }
         m->gpu |= r->type != 0;
     }
     sqlite3_finalize(st);

@@ -26,6 +26,7 @@ struct mem_rows {
     struct mem_row *v; /* in the table's order (not sorted: readers need no order) */
     size_t n;
     int gpu; /* some report is of a device's memory (device_type != 0) */
+    int64_t out_of_bounds; /* CUDA reports above their GPU's memory (devices): left out */
 };
 
 /* The run's reports, read on first use (an empty set where the table is missing). */

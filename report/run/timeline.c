@@ -270,6 +270,7 @@ void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bound
     out->cpu = c->cpu_out_of_bounds;
     out->cpus_online = c->cpus_online;
     free(own);
+    out->memory = mem_rows_get(db, p)->out_of_bounds;
 }
 
 void run_rows_drop(struct run_phases *p)

@@ -47,7 +47,7 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
 /* Readings no machine could give, dropped from every figure and counted (the run header's
  * warnings say so): power above a GPU's limit (energy.c), cores busy above the CPUs online. */
 struct run_bounds {
-    int64_t power, cpu;
+    int64_t power, cpu, memory;        /* memory: CUDA allocator reports above the GPU's memory */
     double cpus_online, power_limit_w; /* 0 unknown (databases before 2026-11-28) */
 };
 void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bounds *out);

@@ -107,6 +107,9 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
     if (b->cpu)
         WARN("%s%lld CPU time readings above the %.0f CPUs online were left out of every figure",
              o ? "; " : "", (long long)b->cpu, b->cpus_online);
+    if (b->memory)
+        WARN("%s%lld allocator reports above their GPU's memory were left out of every figure",
+             o ? "; " : "", (long long)b->memory);
     if (r->missing[0])
         WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
              " not in this report",

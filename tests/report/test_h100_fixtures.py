@@ -140,6 +140,30 @@ class H100(Case):
                     self.assertEqual(p["peak_allocated_bytes"], ref["max_memory_allocated"])
                     self.assertEqual(p["memory_device"], "cuda:0")
 
+    def test_memory_never_above_the_gpus(self):
+        # A report of more than the GPU holds (80 GB on this H100) is no reading: left out of
+        # every figure, counted in the run header's warnings; the peaks stay the run's own.
+        import sqlite3
+        src = self.db["resnet18-b8-python-cuda"]
+        before = self.report_json(src)
+        bad = os.path.join(self.tmp, "bad-memory.db")
+        shutil.copy(src, bad)
+        con = sqlite3.connect(bad)
+        con.execute("INSERT INTO tensor_memory (ts, tid, phase, device_type, device_index, ptr,"
+                    " bytes, allocated, reserved) SELECT ts + 1, tid, phase, device_type,"
+                    " device_index, ptr, bytes, 90000000000, 90000000000 FROM tensor_memory"
+                    " WHERE device_type = 1 LIMIT 3")
+        con.commit()
+        con.close()
+        after = self.report_json(bad)
+        self.assertRegex(after["run"]["warnings"] or "",
+                         r"3 allocator reports above their GPU's memory were left out")
+        peaks = lambda r: [p["peak_allocated_bytes"] for p in r["phases"]]
+        self.assertEqual(peaks(after), peaks(before))
+        for row in after["memory_timeline"]:
+            self.assertLess(row["allocated_bytes"], 85017493504, row)
+        os.remove(bad)
+
     def test_summary_peak_is_the_tables_and_the_programs(self):
         # One figure per device (issue 25 item 1): the Summary's peak and saving are the phase
         # table's and the program's max_memory_allocated; CPU bytes are never added to GPU bytes

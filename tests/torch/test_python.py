@@ -175,6 +175,7 @@ class PythonProgram(TorchCase):
                     "            t.append(time.perf_counter_ns() - t0)\n"
                     "    t = sorted(t[2:])\n"
                     "    rate[name] = bs * 1e9 / t[len(t) // 2]\n"
+                    "    rate[name + ' mean'] = bs * 1e9 * len(t) / sum(t)\n"
                     "print(json.dumps(rate))\n")
         r = self.run_prog([PYTHON, script], INFPROF_OUTPUT="modes.db")
         if b"No module named 'torch'" in r.err:
@@ -186,8 +187,13 @@ class PythonProgram(TorchCase):
         m = re.search(r"^autocast off: not compared by latency, batch 16 against no_grad's 8; per"
                       r" item ([\d.]+)x its rate", line)
         self.assertIsNotNone(m, line)
-        want = own["inference_mode"] / own["no_grad"]
-        self.assertAlmostEqual(float(m.group(1)), want, delta=0.15 * want, msg=(line, own))
+        # Our items/s is over the mean latency (docs/report.md): against the program's own by
+        # its median and by its mean (under ctest -j2 a stalled forward moved the mean 1.6x,
+        # ours with it: 1.79x read against 1.08x by the medians).
+        got = float(m.group(1))
+        wants = (own["inference_mode"] / own["no_grad"],
+                 own["inference_mode mean"] / own["no_grad mean"])
+        self.assertTrue(any(abs(got - w) <= 0.15 * w for w in wants), (line, own))
         # The Fastest phase line gives no latency ratio between the batch sizes either.
         self.assertRegex(summary["fastest"], r"\(the baseline\)$|not compared by latency, batch"
                                              r" 16 against no_grad/off's 8")
