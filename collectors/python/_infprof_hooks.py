@@ -158,7 +158,10 @@ def _label(m):
     else:
         refs[n] = ref
     text = base if n == 0 else "%s #%d" % (base, n + 1)
-    return text.encode("utf-8", "replace")[:255]
+    # Whole, for the library to cut on a character with a hash of all of it (two 300-byte class
+    # names alike for 255 bytes were cut here to one name); a NUL (a Python str may hold one),
+    # which would end the C string there, written as \0 (the report's escape).
+    return text.replace("\0", "\\0").encode("utf-8", "replace")[:65536]
 
 
 def _name_of(m):

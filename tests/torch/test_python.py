@@ -97,6 +97,23 @@ class PythonProgram(TorchCase):
                 self.assertIn("GPU: not loaded: the process used no GPU", energy)
                 self.assertFalse(os.path.exists(log))
 
+    def test_long_class_names_stay_apart(self):
+        # Module classes named alike for 300 characters: the hooks cut them at 255 bytes, no
+        # hash, into one series; the library's cut keeps a hash of the whole name.
+        report = self.run_script("classes", "import torch\n"
+                    "x = torch.ones(4, 16)\n"
+                    "names = ['M' * 300 + 'A', 'M' * 300 + 'B']\n"
+                    "models = [type(n, (torch.nn.Linear,), {})(16, 16).eval() for n in names]\n"
+                    "with torch.inference_mode():\n"
+                    "    for m in models:\n"
+                    "        for i in range(8):\n"
+                    "            m(x)\n")
+        names = sorted(x["series"] for x in report["series"])
+        self.assertEqual(len(set(names)), 2, names)
+        for name in names:
+            self.assertLessEqual(len(name.encode()), 255, name)
+            self.assertRegex(name, r"^M{200}.*\.\.\.~[0-9a-f]{6}$")
+
     def test_long_marks_stay_apart_and_whole_characters(self):
         # Two marks of 300 bytes that differ only in their last character, in two-byte
         # characters: each series keeps a name of its own, cut on a character (once cut at 255
