@@ -212,6 +212,7 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
             } else {
                 int b = bucket_of(r, t);
                 wall[b] += (double)(t - t0), ours[b] += (double)d_ours;
+                r->ours_cpu_ns += (double)d_ours;
                 cpu[b] += (double)(dc - d_ours);
                 r->cpu = 1;
             }
@@ -269,6 +270,7 @@ void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bound
     const struct run_timeline *c = r ? r : own;
     out->cpu = c->cpu_out_of_bounds;
     out->cpus_online = c->cpus_online;
+    out->ours_cpu_ns = c->ours_cpu_ns;
     free(own);
     out->memory = mem_rows_get(db, p)->out_of_bounds;
 }

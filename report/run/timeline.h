@@ -34,6 +34,7 @@ struct run_timeline {
     struct timeline_series power[TIMELINE_DEVICES];
     double cpus_online;              /* the bound on cores busy (meta cpus_online), 0 unknown */
     int64_t cpu_out_of_bounds;       /* CPU readings above it (or going back): dropped */
+    double ours_cpu_ns;              /* our writer thread's CPU time over the readings */
     int cpu;                         /* CPU time was read (cpu_samples): cpu_busy below is known */
     struct timeline_series cpu_busy; /* v: the program's cores busy (its CPU time over the wall
                                         time, ours taken out), v2: our writer thread's */
@@ -48,6 +49,7 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
  * warnings say so): power above a GPU's limit (energy.c), cores busy above the CPUs online. */
 struct run_bounds {
     int64_t power, cpu, memory;        /* memory: CUDA allocator reports above the GPU's memory */
+    double ours_cpu_ns; /* the writer thread's CPU time (every writer: cpu_samples) */
     double cpus_online, power_limit_w; /* 0 unknown (databases before 2026-11-28) */
 };
 void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bounds *out);

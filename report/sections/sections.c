@@ -121,6 +121,50 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
 #undef WARN
 }
 
+/* What infprof cost the run, as the run itself measured it (issue 48 item 4): the captured
+ * iterations against the others (the factor each series shows, report/run/iterations.c), and
+ * the CPU time of our writer thread (every one: cpu_samples), of which the energy sampler's
+ * readings (a tick on the writer: energy_sampler_cpu_ns is part of it, not more).
+ * The launch path's cost is not measurable inside a run: said so. "" when nothing is known. */
+static void observer_text(const struct runfacts *r, const struct run_phases *p,
+                          const struct run_bounds *b, char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = 0;
+    double added = 0, total = 0, worst = 1;
+    int64_t captured = 0;
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        if (!s->nsteady || s->lat_mean <= 0) continue;
+        double f = s->capture_f > 1 && s->captured_apart ? s->capture_f : 1;
+        added += (f - 1) * (double)s->lat_mean * (double)s->captured_apart;
+        total += (double)s->lat_mean * ((double)s->nsteady + f * (double)s->captured_apart);
+        captured += s->captured_apart, worst = f > worst ? f : worst;
+    }
+    if (captured && total > 0)
+        o += (size_t)snprintf(out + o, n - o,
+                              "the %lld iterations whose operators were captured ran up to %.0f%%"
+                              " slower (set apart from the latencies): %.1f%% of the steady"
+                              " iterations' time",
+                              (long long)captured, 100 * (worst - 1), 100 * added / total);
+    int64_t dur = 0, sampler = 0;
+    runfacts_int(r, "duration_ns", &dur);
+    runfacts_int(r, "energy_sampler_cpu_ns", &sampler);
+    double ours = b->ours_cpu_ns > (double)sampler ? b->ours_cpu_ns : (double)sampler;
+    if (dur > 0 && ours > 0 && o + 80 < n)
+        o += (size_t)snprintf(out + o, n - o,
+                              "%sinfprof's writer thread used %.1f%% of a core (%.2f s",
+                              o ? "; " : "", 100 * ours / (double)dur, ours / 1e9);
+    if (dur > 0 && ours > 0 && sampler > 0 && o + 60 < n)
+        o += (size_t)snprintf(out + o, n - o, ", %.2f s of it reading energy",
+                              (double)sampler / 1e9);
+    if (dur > 0 && ours > 0 && o + 2 < n) o += (size_t)snprintf(out + o, n - o, ")");
+    if (o && o + 96 < n)
+        snprintf(out + o, n - o,
+                 "; the cost on each launch and operator call is not measured"
+                 " within a run (bench/overhead.py)");
+}
+
 /* How the PyTorch operators were recorded (INFPROF_OPERATORS), in a process with libtorch: every
  * output names the mode its operator figures come from. "" none (no libtorch, an older run). */
 static void operators_text(const struct runfacts *r, char *out, size_t n)
@@ -172,6 +216,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"collectors", NULL, COL_TEXT}, /* one column per collector (collectors/registry.c) */
         {"python_module_hooks", "Python modules", COL_TEXT},
         {"operators", "Operators", COL_TEXT},
+        {"observer_cost", "Our cost", COL_TEXT},
         {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
@@ -236,6 +281,11 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     operators_text(r, buf, sizeof buf); /* how they were recorded, where libtorch was */
     if (buf[0]) table_set_text(t, c, buf);
     c++;
+    struct run_bounds bounds;
+    run_bounds(db, p, &bounds);
+    observer_text(r, p, &bounds, buf, sizeof buf); /* what infprof itself cost, as measured */
+    if (buf[0]) table_set_text(t, c, buf);
+    c++;
     /* The libtorch settings the program set (report/run/settings.c). */
     const struct run_settings *set = &p->settings;
     if (set->constant[0] || set->varying[0]) {
@@ -254,8 +304,6 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_int_col(t, r, c++, "cupti_dropped_records");
     meta_int_col(t, r, c++, "cupti_buffers_refused");
     meta_int_col(t, r, c++, "write_errors");
-    struct run_bounds bounds;
-    run_bounds(db, p, &bounds);
     warnings_text(r, &bounds, buf, sizeof buf);
     if (buf[0]) table_set_text(t, c, buf);
     c++;

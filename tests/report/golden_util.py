@@ -3,8 +3,8 @@ what legitimately differs between two runs of the same fixture, and compare the 
 with a unified diff on failure. A new section adds its own files and changes no other.
 
 What is normalised, and nothing else: the run header's command line (build and scratch paths),
-pid, host, start time (text and Unix ns), the run's own duration, the database path and the
-infprof version. Every figure the fixtures synthesise (phase spans, kernels, copies, iterations,
+pid, host, start time (text and Unix ns), the run's own duration, what infprof cost it (its own
+CPU time), the database path and the infprof version. Every figure the fixtures synthesise (phase spans, kernels, copies, iterations,
 memory, cuDNN calls, counters) uses synthetic times and stays as it is.
 
 INFPROF_UPDATE_GOLDEN=1 (or --update on the test's command line) rewrites the files instead.
@@ -17,8 +17,12 @@ UPDATE = os.environ.get("INFPROF_UPDATE_GOLDEN") == "1"
 
 # JSON/CSV keys of the run section, and the titles text and Markdown give them.
 RUN_KEYS = ("command", "pid", "host", "start_time", "start_unix_ns", "duration_ns",
-            "output_path", "infprof_version")
+            "output_path", "infprof_version", "observer_cost")
 RUN_TITLES = ("Command", "PID", "Host", "Started", "Duration")
+# Present or not by the run (infprof's own CPU time needs two readings 10 ms apart): the row
+# goes in text and Markdown, the value in JSON and CSV, whether it is there or not.
+RUN_ANY = ("observer_cost",)
+RUN_ANY_TITLES = ("Our cost",)
 
 
 def _json(text):
@@ -62,7 +66,7 @@ def _csv(text, tidy=False):
         row = _csv_fields(lines[at + 2])
         assert len(row) == len(header), "the run row does not match its header"
         for i, key in enumerate(header):
-            if key in RUN_KEYS and row[i]:
+            if key in RUN_KEYS and (row[i] or key in RUN_ANY):
                 row[i] = f"<{key}>"
         lines[at + 2] = ",".join(row)
     if tidy and at == 0:
@@ -71,18 +75,27 @@ def _csv(text, tidy=False):
 
 
 def _titled(text, fmt):
-    out, in_run = [], False
+    out, in_run, wrapped = [], False, False
     for line in text.split("\n"):
+        # A normalised value's continuation lines (text wraps a long one under itself) go too.
+        if wrapped and fmt == "text" and re.match(r"^ {3,}\S", line):
+            continue
+        wrapped = False
         if line in ("Run", "## Run"):
             in_run = True
         elif in_run and line == "" and fmt == "text":
             in_run = False
         elif in_run and fmt == "md" and line.startswith("## "):
             in_run = False
+        if in_run and any(re.match(rf"^(  |\| ){t}(\s{{2,}}| \| )", line)
+                          for t in RUN_ANY_TITLES):
+            wrapped = True
+            continue
         if in_run:
             for title in RUN_TITLES:
                 if fmt == "text" and re.match(rf"^  {title}\s{{2,}}\S", line):
                     line = re.sub(r"^(  \S.*?\s{2,})\S.*$", rf"\g<1><{title}>", line)
+                    wrapped = True
                 elif fmt == "md" and line.startswith(f"| {title} | "):
                     line = f"| {title} | <{title}> |"
         out.append(line)

@@ -160,6 +160,17 @@ class H200Fixture(Case):
             for title in ("libtorch hooks", "NVTX", "cuDNN", "Energy", "CPU time", "Events"):
                 self.assertRegex(run, rf"(?m)^  {title}  ", (width, title, run))
 
+    def test_the_report_states_its_own_cost(self):
+        # What infprof cost this run, as the run measured it: the captured iterations against
+        # the others, and its writer thread's CPU time (energy readings included: 3.73 s of
+        # 4.74 s here, at the 20 ms of then).
+        cost = self.report_json(self.db)["run"]["observer_cost"]
+        self.assertRegex(cost, r"^the 319 iterations whose operators were captured ran up to"
+                               r" \d+% slower \(set apart from the latencies\): [0-9.]+% of the"
+                               r" steady iterations' time; infprof's writer thread used"
+                               r" 19\.\d% of a core \(4\.74 s, 3\.73 s of it reading energy\);"
+                               r" the cost on each launch and operator call is not measured")
+
     def test_joules_per_iteration_against_the_programs_own(self):
         series = {(s["phase"], s["series"]): s for s in self.report_json(self.db)["series"]}
         for key, own in OWN.items():
