@@ -1,7 +1,7 @@
-"""alternate.py: what the Python benchmarks share (window_cost.py, operators_cost.py): run a
-program under several configurations in turn, round after round (a machine's drift falls on all
-of them alike), each printing one number; and print each configuration's median against the
-first's."""
+"""alternate.py: what the Python benchmarks share (window_cost.py, operators_cost.py,
+mlp_cost.py): run a program under several configurations in turn, round after round (a machine's
+drift falls on all of them alike), each printing one number; print each configuration's median
+against the first's; and the timed MLP two of them run."""
 import os
 import statistics
 import subprocess
@@ -20,6 +20,36 @@ def run_alternately(configs, argv_of, rounds, tmp, prefix=""):
             out = subprocess.run(argv_of(name), env=env, capture_output=True, check=True).stdout
             got[name].append(float(out))
     return got
+
+
+def mlp_program(layers, width, grad="no_grad", keep_from=0):
+    """The timed MLP the benchmarks run (mlp_cost.py, operators_cost.py): `layers` Linear(width)
+    + ReLU pairs at batch 1 under torch.<grad>(), argv: CONFIG N; CONFIG torch.profiler wraps it
+    in torch.profiler (CPU). Prints the mean forward in ns, the first N * keep_from left out."""
+    return f"""
+import sys, time, torch
+torch.set_num_threads(1)
+layers = []
+for _ in range({layers}):
+    layers += [torch.nn.Linear({width}, {width}), torch.nn.ReLU()]
+m = torch.nn.Sequential(*layers).eval()
+x = torch.randn(1, {width})
+n = int(sys.argv[2])
+prof = None
+if sys.argv[1] == "torch.profiler":
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    prof.__enter__()
+t = []
+with torch.{grad}():
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        m(x)
+        t.append(time.perf_counter_ns() - t0)
+if prof:
+    prof.__exit__(None, None, None)
+t = t[int(n * {keep_from}):]
+print(sum(t) / len(t))
+"""
 
 
 def report(what, got, per=None):

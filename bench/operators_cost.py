@@ -14,30 +14,9 @@ import sqlite3
 import sys
 import tempfile
 
-from alternate import report, run_alternately
+from alternate import mlp_program, report, run_alternately
 
-PROG = r"""
-import sys, time, torch
-torch.set_num_threads(1)
-layers = []
-for _ in range(24):
-    layers += [torch.nn.Linear(32, 32), torch.nn.ReLU()]
-m = torch.nn.Sequential(*layers).eval()
-x = torch.randn(1, 32)
-prof = None
-if sys.argv[1] == "torch.profiler":
-    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
-    prof.__enter__()
-t = []
-with torch.inference_mode():
-    for _ in range(3000):
-        t0 = time.perf_counter_ns()
-        m(x)
-        t.append(time.perf_counter_ns() - t0)
-if prof:
-    prof.__exit__(None, None, None)
-print(sum(t) / len(t))
-"""
+PROG = mlp_program(24, 32, "inference_mode")  # 48 modules, 288 operator calls a forward
 
 
 def main():
@@ -51,8 +30,8 @@ def main():
                                      "INFPROF_CPU_MEMORY": "0"},
                "every call": {"LD_PRELOAD": lib, "INFPROF_OPERATORS": "1"},
                "torch.profiler": {}}
-    got = run_alternately(configs, lambda name: ["/usr/bin/python3", "-c", PROG, name], rounds,
-                          tmp)
+    got = run_alternately(configs, lambda name: ["/usr/bin/python3", "-c", PROG, name, "3000"],
+                          rounds, tmp)
     db = sqlite3.connect(os.path.join(tmp, "every call0.db"))
     calls = db.execute("SELECT count(*) FROM torch_operators").fetchone()[0] / 3000
     print(f"operator calls a forward: {calls:.0f}")
