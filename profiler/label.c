@@ -3,28 +3,19 @@
  * (label.h).
  */
 #include "label.h"
+#include "text.h"
 
 #include <stdint.h>
 #include <string.h>
-
-/* Length of the UTF-8 sequence whose lead byte is c, by its lead byte alone; 1 for a byte that
- * cannot lead one (shown escaped by the report, one byte). */
-static size_t lead_len(unsigned char c)
-{
-    return c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? (c <= 0xef ? 3 : 1) : c >= 0xc2 ? 2 : 1;
-}
 
 size_t ip_utf8_cut(const char *s, size_t len, size_t max)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t at = 0;
     while (at < len) {
-        size_t k = lead_len(p[at]);
-        for (size_t j = 1; j < k; j++) /* a broken sequence: its lead byte alone */
-            if (at + j >= len || (p[at + j] & 0xc0) != 0x80) {
-                k = 1;
-                break;
-            }
+        /* A byte that is not valid UTF-8 (text.c's rule) counts as one character. */
+        size_t k = ip_text_utf8_len(p + at, p + len);
+        if (!k) k = 1;
         if (at + k > max) break;
         at += k;
     }

@@ -38,31 +38,31 @@ int energy_power_possible(const struct energy_device *d, double watts)
 
 /* The counter's readings that repeat the last value stop being energy points (above): the
  * first reading too, when the next repeats it (its update came before it, unseen); the last
- * ones after the last move are dropped (their energy is unknown), unless it never moved. */
+ * ones after the last move are dropped (their energy is unknown). A counter that never moved
+ * keeps every reading (no power drawn). */
 static void counter_points(struct energy_device *d)
 {
-    long first = -1, moved = 0;
+    long first = -1, moves = 0;
     double last = -1;
-    for (size_t i = 0; i < d->n; i++) {
+    for (size_t i = 0; i < d->n; i++) { /* does it move at all? */
         if (d->e[i] < 0) continue;
-        if (first < 0) {
-            first = (long)i, last = d->e[i];
-            continue;
-        }
+        if (first < 0)
+            first = (long)i;
+        else if (d->e[i] != last)
+            moves++;
+        last = d->e[i];
+    }
+    if (!moves) return;
+    last = d->e[first];
+    for (size_t i = (size_t)first + 1, moved = 0; i < d->n; i++) {
+        if (d->e[i] < 0) continue;
         if (d->e[i] == last) {
             d->e[i] = -1, d->repeats++;
             continue;
         }
-        if (!moved && i > (size_t)first + 1 && d->e[first + 1] < 0 && d->n > 2)
+        if (!moved && i > (size_t)first + 1 && d->e[first + 1] < 0)
             d->e[first] = -1, d->repeats++; /* repeated right after: no point either */
         moved = 1, last = d->e[i];
-    }
-    if (first >= 0 && !moved) { /* never moved: the first and the last reading stand */
-        for (size_t i = d->n; i-- > (size_t)first + 1;)
-            if (d->t[i] > d->t[first]) {
-                d->e[i] = last, d->repeats--;
-                break;
-            }
     }
 }
 

@@ -134,16 +134,15 @@ static struct table *api(const struct section_ctx *c)
     table_stat_cols(t, &stat);
     table_col(t, "errors", NULL, COL_INT);
     /* Launches in text only where a call has no count of its own (API records off). */
-    const struct cuda_run *cr0 = run_cuda(c->db, c->p);
+    const struct cuda_run *cr = run_cuda(c->db, c->p);
     int uncounted = 0;
-    for (int i = 0; i < cr0->napi; i++) uncounted |= !cr0->api[i].has_host && !cr0->api[i].calls;
+    for (int i = 0; i < cr->napi; i++) uncounted |= !cr->api[i].has_host && !cr->api[i].calls;
     table_col(t, "launches", uncounted ? "Launches" : NULL, COL_INT);
     table_col(t, "latency_avg_ns", NULL, COL_NS);
     table_col(t, "latency_med_ns", "Lat med", COL_NS);
     table_col(t, "latency_min_ns", NULL, COL_NS);
     table_col(t, "latency_max_ns", "Lat max", COL_NS);
     table_col(t, "name", "Name", COL_NAME);
-    const struct cuda_run *cr = run_cuda(c->db, c->p);
     const struct cuda_api_fn *v = cr->api;
     int n = cr->napi;
     double all = 0;
