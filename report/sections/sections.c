@@ -155,7 +155,7 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
         o += (size_t)snprintf(out + o, n - o,
                               "%sinfprof's writer thread used %.1f%% of a core (%.2f s",
                               o ? "; " : "", 100 * ours / (double)dur, ours / 1e9);
-    if (dur > 0 && ours > 0 && sampler > 0 && o + 60 < n)
+    if (dur > 0 && ours > 0 && sampler >= 5000000 && o + 60 < n) /* 0.00 s says nothing */
         o += (size_t)snprintf(out + o, n - o, ", %.2f s of it reading energy",
                               (double)sampler / 1e9);
     if (dur > 0 && ours > 0 && o + 2 < n) o += (size_t)snprintf(out + o, n - o, ")");
