@@ -95,9 +95,12 @@ static _Atomic uint64_t exit_first;
 
 IP_EXPORT void exit(int status)
 {
-    uint64_t me = (uint64_t)getpid() << 32 | (uint32_t)syscall(SYS_gettid), none = 0;
-    if (!atomic_compare_exchange_strong(&exit_first, &none, me) && none != me &&
-        none >> 32 == (uint64_t)getpid()) {
+    /* Claimed by this process's first exit (a forked child's own, not its parent's). */
+    uint64_t pid = (uint64_t)getpid(), me = pid << 32 | (uint32_t)syscall(SYS_gettid);
+    uint64_t cur = atomic_load(&exit_first);
+    while (cur >> 32 != pid && !atomic_compare_exchange_weak(&exit_first, &cur, me)) {
+    }
+    if (atomic_load(&exit_first) != me) {
         /* Another thread's exit is finishing the run (workers that fail together): the database
          * first, then this exit as glibc runs it; the first exit's status stands. */
         if (ip_process_owns()) ip_lifecycle_wait_finished();
