@@ -459,3 +459,11 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
     }
     return p->lazy->cudnn;
 }
+
+sqlite3_stmt *cudnn_search_calls(sqlite3 *db)
+{
+    if (!db_has_table(db, "cudnn_calls")) return NULL;
+    return db_prepare(db, "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM"
+                          " strings WHERE value LIKE 'cudnnFind%' OR value LIKE"
+                          " 'cudnnGet%Algorithm%' OR value = 'cudnnBackendFinalize')");
+}

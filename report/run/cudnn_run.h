@@ -111,5 +111,10 @@ struct cudnn_run {
 const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p);
 /* Frees what run_cudnn loaded (run_lazy_drop). */
 void cudnn_run_free(struct cudnn_run *r);
+/* The calls the warm-up causes and the slow iterations' causes call "cuDNN algorithm search and
+ * plan builds": cudnnFind*, cudnnGet*Algorithm* (the v7 heuristic queries) and
+ * cudnnBackendFinalize, rows (start, dur, tid); NULL where cudnn_calls is missing. One query for
+ * both (iterations.c, tails.c). */
+struct sqlite3_stmt *cudnn_search_calls(struct sqlite3 *db);
 
 #endif

@@ -20,6 +20,7 @@
 #include "run.h"
 #include "windows.h"
 #include "detect.h"
+#include "cudnn_run.h"
 #include "memrows.h"
 #include "../../profiler/stats.h"
 
@@ -276,12 +277,9 @@ static int cmp_pair(const void *a, const void *b)
 static void search_calls_load(sqlite3 *db, struct search_calls *c)
 {
     c->loaded = 1;
-    if (!db_has_table(db, "cudnn_calls")) return;
     size_t cap = 0;
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT start, dur FROM cudnn_calls WHERE fn_id IN (SELECT id FROM strings WHERE"
-            " value LIKE 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR"
-            " value = 'cudnnBackendFinalize')");
+    sqlite3_stmt *st = cudnn_search_calls(db);
+    if (!st) return;
     while (db_step(st)) {
         if (c->n == cap && !(c->v = realloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof *c->v)))
             cli_fail("out of memory");

@@ -8,6 +8,7 @@
 #include "tails.h"
 #include "memrows.h"
 #include "kernrows.h"
+#include "cudnn_run.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -348,11 +349,8 @@ static void read_api(sqlite3 *db, struct wins *w)
  * it has not seen: on the H200, a new input size every 8th call took 290-390 ms against 2 ms). */
 static void read_cudnn(sqlite3 *db, struct wins *w)
 {
-    if (!db_has_table(db, "cudnn_calls")) return;
-    sqlite3_stmt *st = db_prepare(
-        db, "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM strings WHERE"
-            " value LIKE 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR"
-            " value = 'cudnnBackendFinalize')");
+    sqlite3_stmt *st = cudnn_search_calls(db);
+    if (!st) return;
     while (db_step(st)) {
         int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
         struct win *x = win_at(w, s, sqlite3_column_int64(st, 2), 0);
