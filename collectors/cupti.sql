@@ -88,6 +88,14 @@ CREATE TABLE kernel_summary (
 -- copies and sets) and how many such records there were.
 CREATE TABLE phase_gpu (phase INTEGER PRIMARY KEY, busy_ns INTEGER, work INTEGER);
 
+-- Written at finish (from 2026-11-28, within schema 5: a database without them is read from
+-- kernel_rows), so that a report does not read every kernel row: the kernels' time over the run
+-- in buckets of meta 'kernel_time.width_ns' (bucket b is [b * width, (b + 1) * width) since t0;
+-- a kernel over two buckets counts in both, split; buckets without kernels are left out), and
+-- per (phase of the launch, innermost operator: a strings id) the kernels and their time.
+CREATE TABLE kernel_time (bucket INTEGER PRIMARY KEY, ns INTEGER);
+CREATE TABLE operator_kernels (phase INTEGER, op INTEGER, kernels INTEGER, ns INTEGER);
+
 -- Per CUDA API function (all phases): host time, and for launches the launch latency (API call
 -- start to the start of the work it launched).
 CREATE TABLE api_summary (

@@ -280,6 +280,7 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[5] = a && a->nvtx ? (int64_t)a->nvtx : IP_NULL;
     row[6] = ip_opname_string(s, a ? a->op : 0);
     ip_cupti_sum_kernel(g.v[0], phase, dur);
+    ip_cupti_fold_kernel(row[0], dur, phase, row[6]);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
 

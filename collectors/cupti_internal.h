@@ -144,6 +144,11 @@ void ip_cupti_busy_reset(void);
 void ip_cupti_busy_add(int phase, uint64_t start, uint64_t end);
 void ip_cupti_busy_write(struct ip_store *s);
 void ip_cupti_sum_kernel(int64_t name_id, int phase, int64_t dur);
+/* The kernels' time over the run and per (phase, operator), folded for the report
+ * (cupti_fold.c): start in ns since t0, op a strings id (IP_NULL none). Written at finish. */
+void ip_cupti_fold_reset(void);
+void ip_cupti_fold_kernel(int64_t start, int64_t dur, int phase, int64_t op);
+void ip_cupti_fold_write(struct ip_store *s);
 void ip_cupti_sum_api(int64_t name_id, int64_t dur, int error);
 void ip_cupti_sum_latency(int64_t api_name_id, int64_t latency);
 /* Work of a graph launch (graph_id != 0): its span becomes one graph_launches row at finish;

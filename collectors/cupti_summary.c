@@ -62,6 +62,7 @@ static void *grow(void *p, size_t *cap, size_t elem)
 void ip_cupti_sum_reset(void)
 {
     ip_cupti_busy_reset();
+    ip_cupti_fold_reset();
     for (size_t i = 0; i < sum.nkernels; i++) ip_stats_free(&sum.kernels[i].st);
     for (size_t i = 0; i < sum.napis; i++) {
         ip_stats_free(&sum.apis[i].st);
@@ -322,6 +323,7 @@ void ip_cupti_sum_write(struct ip_store *s)
     graph_write(s, sum.ngraphs); /* first: graph launch latencies join the API summary */
     write_summaries(s);
     ip_cupti_busy_write(s);
+    ip_cupti_fold_write(s);
     write_devices(s);
     ip_cupti_sum_reset();
 }

@@ -99,10 +99,17 @@ static void op_gpu_load(sqlite3 *db, struct run_operators *r)
 {
     if (!db_has_column(db, "kernel_rows", "op")) return;
     r->gpu = 1;
-    sqlite3_stmt *st = db_prepare(db, "SELECT g.phase, s.value, count(*), sum(k.dur)"
-                                      " FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig"
-                                      " JOIN strings s ON s.id = k.op WHERE k.op IS NOT NULL"
-                                      " GROUP BY g.phase, k.op");
+    /* Folded by the writer at finish (collectors/cupti_fold.c), else from every kernel row. */
+    int64_t width = 0;
+    int folded =
+        db_has_table(db, "operator_kernels") && db_meta_int(db, "kernel_time.width_ns", &width);
+    sqlite3_stmt *st = db_prepare(db, folded ? "SELECT o.phase, s.value, o.kernels, o.ns"
+                                               " FROM operator_kernels o JOIN strings s"
+                                               " ON s.id = o.op"
+                                             : "SELECT g.phase, s.value, count(*), sum(k.dur)"
+                                               " FROM kernel_rows k JOIN launch_sigs g"
+                                               " ON g.id = k.sig JOIN strings s ON s.id = k.op"
+                                               " WHERE k.op IS NOT NULL GROUP BY g.phase, k.op");
     while (db_step(st)) {
         int phase = sqlite3_column_int(st, 0);
         const char *name = (const char *)sqlite3_column_text(st, 1);

@@ -93,7 +93,15 @@ static void busy_add(struct run_timeline *r, double *busy, int64_t s, int64_t e)
 static void gpu_of(sqlite3 *db, const struct run_phases *p, struct run_timeline *r)
 {
     double busy[TIMELINE_BUCKETS] = {0};
-    if (p->lazy->kern) { /* the kernels are in memory (a run with iterations): read there */
+    if (r->fold_ns) { /* folded by the writer (collectors/cupti_fold.c): buckets of fold_ns */
+        sqlite3_stmt *st = db_prepare(db, "SELECT bucket, ns FROM kernel_time");
+        while (db_step(st)) {
+            int64_t b = sqlite3_column_int64(st, 0) * r->fold_ns / r->bucket_ns;
+            r->gpu = 1;
+            if (b >= 0 && b < TIMELINE_BUCKETS) busy[b] += (double)sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    } else if (p->lazy->kern) { /* the kernels are in memory (a run with iterations): read there */
         const struct kern_rows *kr = p->lazy->kern;
         for (size_t j = 0; j < kr->n; j++)
             r->gpu = 1, busy_add(r, busy, kr->v[j].start, kr->v[j].start + kr->v[j].dur);
@@ -243,6 +251,13 @@ const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_pha
     if (db_meta_int(db, "duration_ns", &duration) && duration > r->end_ns) r->end_ns = duration;
     if (r->end_ns <= 0) return r;
     r->bucket_ns = r->end_ns / TIMELINE_BUCKETS + 1;
+    /* The kernels' time folded by the writer: buckets of whole multiples of its width, so that
+     * each of ours is the exact sum of its. */
+    if (db_has_table(db, "kernel_time") && db_meta_int(db, "kernel_time.width_ns", &r->fold_ns) &&
+        r->fold_ns > 0)
+        r->bucket_ns = (r->bucket_ns + r->fold_ns - 1) / r->fold_ns * r->fold_ns;
+    else
+        r->fold_ns = 0;
     memory_of(db, p, r);
     gpu_of(db, p, r);
     power_of(db, p, r);

@@ -25,6 +25,7 @@ struct timeline_series {
 
 struct run_timeline {
     int64_t bucket_ns, end_ns; /* 0: no run length known */
+    int64_t fold_ns;           /* the writer's kernel_time bucket width, 0: read from the rows */
     int nmem;
     struct timeline_series mem[TIMELINE_DEVICES];
     int gpu;                         /* kernels recorded: gpu_busy below is known */

@@ -4,6 +4,9 @@ copies and memsets get their thread's innermost operator in both attribution mod
 callbacks, and API records looked up in the thread's history), none outside operators; cuDNN calls
 and the kernels launched inside them carry it too (the fake libcudnn.so.9); past the
 64-deep operator stack the deepest operator kept is carried and the overflow is counted."""
+import shutil
+import sqlite3
+
 from harness import Case, main, prog
 
 NESTED = {"outer": "aten::conv2d", "inner": "aten::cudnn_convolution", "after": "aten::conv2d",
@@ -73,6 +76,56 @@ class OperatorsOnGpuWork(Case):
                 self.assertEqual(ops["aten::cudnn_convolution"]["kernels_per_call"], 1)
                 [ph] = r["operator_phases"]
                 self.assertEqual((ph["kernels"], ph["gpu_ns"], ph["suspect"]), (3, 8000, None))
+
+    def test_writer_folds_what_the_report_read_from_every_kernel(self):
+        # collectors/cupti_fold.c: kernel time over the run (buckets that widen) and per phase
+        # and operator, written at finish, equal to what the rows give; the report reads them
+        # and prints the same as from the rows (a database without them).
+        for env in ({}, {"INFPROF_ATTRIBUTION": "records"}):
+            with self.subTest(**env):
+                db = self.fixture("long", **env)
+                by_op = self.query(db, "SELECT g.phase, k.op, count(*), sum(k.dur)"
+                                       " FROM kernel_rows k JOIN launch_sigs g ON g.id = k.sig"
+                                       " WHERE k.op IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2")
+                self.assertEqual(len(by_op), 4)  # two operators in two phases
+                self.assertEqual(self.query(db, "SELECT phase, op, kernels, ns FROM"
+                                                " operator_kernels ORDER BY 1, 2"), by_op)
+                # 40 s of kernels: 1 ms buckets widen to 2 ms past 16.4 s, 4 ms past 32.8 s.
+                width = self.meta(db, "kernel_time.width_ns")
+                self.assertEqual(width, 4000000)
+                want = {}
+                for start, dur in self.query(db, "SELECT start, dur FROM kernel_rows"):
+                    s, e = max(start, 0), start + dur
+                    b = s // width
+                    while b * width < e:
+                        lo, hi = b * width, (b + 1) * width
+                        want[b] = want.get(b, 0) + min(e, hi) - max(s, lo)
+                        b += 1
+                self.assertEqual(dict(self.query(db, "SELECT bucket, ns FROM kernel_time")),
+                                 {b: v for b, v in want.items() if v})
+                rows_only = db + ".rows.db"
+                shutil.copy(db, rows_only)
+                con = sqlite3.connect(rows_only)
+                con.executescript("DROP TABLE kernel_time; DROP TABLE operator_kernels;"
+                                  " DELETE FROM meta WHERE key = 'kernel_time.width_ns';")
+                con.close()
+                self.assertEqual(self.cli("report", db).out, self.cli("report", rows_only).out)
+                folded, rows = self.report_json(db), self.report_json(rows_only)
+                # The timeline's buckets are whole multiples of the writer's: exact sums.
+                gpu = folded["gpu_timeline"]
+                step = gpu[1]["t_ns"] - gpu[0]["t_ns"]
+                self.assertEqual(step % width, 0)
+                for g in gpu:
+                    ns = sum(v for b, v in want.items() if g["t_ns"] <= b * width < g["t_ns"] + step)
+                    self.assertAlmostEqual(g["busy_pct"], min(100, 100 * ns / step), delta=0.5)
+                self.assertGreater(sum(g["busy_pct"] for g in gpu), 0)
+                for r in (folded, rows):
+                    r["run"].pop("file", None)
+                    r.pop("gpu_timeline")
+                    for k in ("memory_timeline", "power_timeline", "clock_timeline",
+                              "cpu_timeline"):
+                        r.pop(k)
+                self.assertEqual(folded, rows)
 
     def test_report_marks_overflow_suspect(self):
         db = self.fixture("deep")

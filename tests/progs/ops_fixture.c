@@ -16,6 +16,9 @@
  *           then "none" outside; the collector must count, not crash.
  *   names   2100 operators of distinct names, one kernel in each (named like its operator): past
  *           the 2048-name table the kernels carry no operator, and the rest are counted.
+ *   long    600 kernels over 40 s of GPU time (past the writer's 16 s of 1 ms buckets, so its
+ *           kernel_time buckets widen twice), each over a bucket's edge, in two operators and two
+ *           phases; one starts before t0, one lasts 3 s, one runs outside any operator.
  */
 #include "../../collectors/cupti_config.h"
 #include "collectors/registry.h"
@@ -186,6 +189,37 @@ static void scenario_deep(void)
     kernel(2, "none");
 }
 
+static void kernel_at(uint32_t corr, const char *name, int64_t start, int64_t dur)
+{
+    issue(corr, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+    CUpti_ActivityKernel10 *k = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    k->start = (uint64_t)((int64_t)base + start);
+    k->end = k->start + (uint64_t)dur;
+    k->name = name;
+    k->correlationId = corr;
+    k->streamId = 7;
+    k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
+}
+
+static void scenario_long(void)
+{
+    struct fake_rf mm = {"aten::mm"}, add = {"aten::add"};
+    uint32_t corr = 1;
+    for (int i = 0; i < 600; i++) {
+        if (i == 300) ip_phase_set(IP_NO_GRAD, 0, 0);
+        struct fake_rf *rf = i % 3 ? &mm : &add;
+        op_begin(rf);
+        /* 66.6 ms apart, 1.5 ms long, starting 0.3 ms before a 1 ms edge */
+        kernel_at(corr++, i % 3 ? "gemm" : "add", (int64_t)i * 66600000 + 700000, 1500000);
+        op_end(rf);
+    }
+    op_begin(&mm);
+    kernel_at(corr++, "early", -500000, 1000000);
+    kernel_at(corr++, "long", 20000000000, 3000000000);
+    op_end(&mm);
+    kernel_at(corr++, "none", 39000000000, 2000000);
+}
+
 static void scenario_names(void)
 {
     static struct fake_rf rf[2100];
@@ -221,6 +255,8 @@ int main(int argc, char **argv)
         scenario_names();
     else if (!strcmp(argv[1], "deep"))
         scenario_deep();
+    else if (!strcmp(argv[1], "long"))
+        scenario_long();
     else
         rc = 2;
     ip_replay_complete(&buf, 0);
