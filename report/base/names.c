@@ -15,18 +15,6 @@
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-static enum name_style style = NAMES_SHORT;
-
-void names_set_style(enum name_style s)
-{
-    style = s;
-}
-
-enum name_style names_style(void)
-{
-    return style;
-}
-
 void name_demangled(const char *raw, char *out, size_t n)
 {
     if (!n) return;
@@ -211,7 +199,7 @@ char *name_demangled_whole(const char *raw)
     return demangle_whole(raw);
 }
 
-void name_for(const char *raw, int text, char *out, size_t n)
+void name_for(const char *raw, enum name_style style, int text, char *out, size_t n)
 {
     if (style == NAMES_MANGLED) {
         size_t len = strlen(raw ? raw : "");
@@ -225,7 +213,7 @@ void name_for(const char *raw, int text, char *out, size_t n)
     }
 }
 
-char *name_data(const char *raw)
+char *name_data(const char *raw, enum name_style style)
 {
     raw = raw ? raw : "";
     int status = -1;

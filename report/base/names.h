@@ -8,9 +8,8 @@
 
 enum name_style { NAMES_SHORT, NAMES_FULL, NAMES_MANGLED };
 
-/* --names: short (text default; JSON/CSV get the full demangled name), full, mangled. */
-void names_set_style(enum name_style s);
-enum name_style names_style(void);
+/* --names: short (text default; JSON/CSV get the full demangled name), full, mangled; carried by
+ * the render options (render.h), passed to the two functions below. */
 /* The demangled C++ name, or the name as it is when it is not a mangled one. */
 void name_demangled(const char *raw, char *out, size_t n);
 /* "at::native::vectorized_elementwise_kernel<…>": no return type, parameters or template
@@ -21,10 +20,10 @@ void name_short(const char *raw, char *out, size_t n);
 void name_base(const char *raw, char *out, size_t n);
 /* The whole demangled name, whatever --names says: malloc'd, the caller frees it. */
 char *name_demangled_whole(const char *raw);
-/* The name a rendering shows (text: 1 for text and Markdown) under the chosen style. */
-void name_for(const char *raw, int text, char *out, size_t n);
-/* The name JSON and CSV carry under the chosen style (full or mangled), whole however long:
- * malloc'd, the caller frees it. */
-char *name_data(const char *raw);
+/* The name a rendering shows (text: 1 for text and Markdown) under the style. */
+void name_for(const char *raw, enum name_style style, int text, char *out, size_t n);
+/* The name JSON and CSV carry under the style (full or mangled), whole however long: malloc'd,
+ * the caller frees it. */
+char *name_data(const char *raw, enum name_style style);
 
 #endif

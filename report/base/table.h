@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TABLE_MAX_COLS 64
+#define TABLE_MAX_COLS 96
 
 enum col_type {
     COL_TEXT,   /* a string (escaped on output) */

@@ -53,7 +53,7 @@ static void report_usage(FILE *out)
 int cmd_report(int argc, char **argv)
 {
     struct render_opts ro = {.format = OUT_TEXT, .width = render_text_width()};
-    struct report_opts o = {.top = -1};
+    struct report_opts o = {.top = -1, .run = RUN_OPTIONS_DEFAULT};
     char **paths = calloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     if (!paths) cli_fail("out of memory");
@@ -69,7 +69,7 @@ int cmd_report(int argc, char **argv)
             o.each = 1;
         } else if (!strcmp(a, "--window")) {
             char *end;
-            if (++i == argc || (o.window = (int)strtol(argv[i], &end, 10)) < 1 || *end)
+            if (++i == argc || (o.run.window = (int)strtol(argv[i], &end, 10)) < 1 || *end)
                 cli_fail("--window needs a window number, 1 or more (the Windows section lists"
                          " them)");
         } else if (!strcmp(a, "--baseline")) {
@@ -82,7 +82,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!npaths) cli_fail("no database given (usage: infprof report [options] FILE)");
-    if (o.window && npaths > 1)
+    if (o.run.window && npaths > 1)
         cli_fail("--window N reads one database's window N (got %d databases)", npaths);
     report_defaults(&o, &ro);
     if (npaths > 1) {
@@ -93,11 +93,10 @@ int cmd_report(int argc, char **argv)
 
     struct sqlite3 *db = db_open(paths[0]);
     free(paths);
-    const char *missing = detect_prefer_missing(db);
+    const char *missing = detect_prefer_missing(db, o.run.detect);
     if (missing) fprintf(stderr, "infprof: %s\n", missing);
-    if (o.window) run_only_window(db, o.window);
     struct run_phases phases;
-    phases_load(db, &phases);
+    phases_load(db, &phases, &o.run);
     struct table *t[REPORT_TABLES];
     int n = report_build(db, &phases, &o, t, (int)(sizeof t / sizeof t[0]));
     render(stdout, t, n, &ro);

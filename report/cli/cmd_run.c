@@ -6,6 +6,11 @@
  * program starts: an existing one is an error unless --force, an unwritable directory is an error.
  * Afterwards the program's exit status is written into the database and its path printed on
  * stderr, with the databases of any programs it executed.
+ *
+ * --repeat N runs the program N times, one after another, into FILE, then FILE's stem .2, .3 ...
+ * (run.db, run.2.db, run.3.db: never STEM-N, which names the databases of programs a run
+ * executed); every name is checked before the first run. It stops at the first run that fails
+ * and returns that run's status: `infprof compare` takes the runs of each side (docs/compare.md).
  */
 #include "commands.h"
 #include "../base/cli.h"
@@ -33,10 +38,12 @@ static void run_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: infprof run [-o FILE] [--force] [--] PROGRAM [ARGS...]\n\n"
+        "usage: infprof run [-o FILE] [--force] [--repeat N] [--] PROGRAM [ARGS...]\n\n"
         "Profile PROGRAM into an SQLite database (default infprof.db, then infprof-2.db, ...).\n"
         "  -o FILE    the database (%%p pid, %%h host); an existing FILE is an error\n"
         "  --force    overwrite an existing FILE\n"
+        "  --repeat N run PROGRAM N times into FILE, FILE.2, ... (run.db, run.2.db): the runs\n"
+        "             'infprof compare BASE... -- NEW...' weighs a change against\n"
         "  --delay S  record nothing for S seconds, then open a recording window\n"
         "  --duration S  close each window S seconds after it opened\n"
         "  --closed   record only inside windows: 'infprof window PID start|stop'\n"
@@ -276,7 +283,7 @@ static void run_shell_quote(const char *s, char *out, size_t n)
 
 /* The options before PROGRAM (the window ones set the program's environment); returns the
  * index of PROGRAM in argv, or -1 after --help. */
-static int run_options(int argc, char **argv, const char **output, int *force)
+static int run_options(int argc, char **argv, const char **output, int *force, int *repeat)
 {
     int i = 1;
     for (; i < argc; i++) {
@@ -295,6 +302,12 @@ static int run_options(int argc, char **argv, const char **output, int *force)
             *output = argv[i] + 9;
         } else if (!strcmp(argv[i], "--force")) {
             *force = 1;
+        } else if (!strcmp(argv[i], "--repeat")) {
+            char *end;
+            long n = ++i < argc ? strtol(argv[i], &end, 10) : 0;
+            if (i == argc || end == argv[i] || *end || n < 1 || n > 1000)
+                cli_fail("--repeat needs a number of runs from 1 to 1000, e.g. --repeat 3");
+            *repeat = (int)n;
         } else if (!strcmp(argv[i], "--delay") || !strcmp(argv[i], "--duration")) {
             const char *name = argv[i];
             if (++i == argc) cli_fail("%s needs seconds, e.g. %s 10", name, name);
@@ -355,24 +368,9 @@ static int run_output_path(const char *output, int force, char *path, size_t siz
     return pattern;
 }
 
-int cmd_run(int argc, char **argv)
+/* One run of argv into path: the program's exit code; *death the signal that killed it (0). */
+static int run_one(char **argv, const char *lib, const char *path, int pattern, int *death)
 {
-    const char *output = NULL;
-    int force = 0;
-    int i = run_options(argc, argv, &output, &force);
-    if (i < 0) return 0;
-    char lib[PATH_MAX], path[PATH_MAX];
-    find_library(lib, sizeof lib);
-    int pattern = run_output_path(output, force, path, sizeof path);
-    char exe[PATH_MAX];
-    run_which(argv[i], exe, sizeof exe);
-    if (exe[0] && run_is_static(exe)) {
-        cli_escape_into(exe, sizeof exe);
-        fprintf(stderr,
-                "infprof: %s is statically linked: LD_PRELOAD cannot load infprof into it, so"
-                " nothing is profiled (it runs as usual)\n",
-                exe);
-    }
     char list[] = "/tmp/infprof-run-XXXXXX";
     const char *tmpdir = getenv("TMPDIR");
     char listpath[PATH_MAX];
@@ -388,10 +386,10 @@ int cmd_run(int argc, char **argv)
     time_t started = time(NULL);
     /* An AddressSanitizer program needs its runtime first, before us. */
     char asan[PATH_MAX];
-    int with_asan = run_asan_runtime(argv[i], asan, sizeof asan) == 0;
+    int with_asan = run_asan_runtime(argv[0], asan, sizeof asan) == 0;
     if (with_asan)
         fprintf(stderr, "infprof: %s is built with AddressSanitizer: preloading %s first\n",
-                argv[i], asan);
+                argv[0], asan);
     pid_t pid = fork();
     if (pid < 0) cli_fail("cannot fork: %s", strerror(errno));
     if (pid == 0) {
@@ -409,8 +407,8 @@ int cmd_run(int argc, char **argv)
         if (nvtx && *nvtx && strcmp(nvtx, lib) != 0) setenv("INFPROF_NVTX_NEXT", nvtx, 1);
         if (!getenv("INFPROF_NVTX") || strcmp(getenv("INFPROF_NVTX"), "0") != 0)
             setenv("NVTX_INJECTION64_PATH", lib, 1);
-        execvp(argv[i], argv + i);
-        fprintf(stderr, "infprof: cannot run %s: %s\n", argv[i], strerror(errno));
+        execvp(argv[0], argv);
+        fprintf(stderr, "infprof: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
     run_child = pid;
@@ -420,10 +418,77 @@ int cmd_run(int argc, char **argv)
     }
     run_child = 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    int death = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    int rc = run_finish(argv[i], path, pattern, pid, code, started, listpath);
+    *death = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    int rc = run_finish(argv[0], path, pattern, pid, code, started, listpath);
     if (listpath[0]) unlink(listpath);
-    if (death) run_die_like(death);
+    return rc;
+}
+
+/* The database of run r (1-based) of a --repeat: path itself, then STEM.r.EXT. */
+static void run_repeat_path(const char *path, int r, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (r == 1 || !dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+        snprintf(out, n, r == 1 ? "%s" : "%s.%d", path, r);
+    else
+        snprintf(out, n, "%.*s.%d%s", (int)(dot - path), path, r, dot);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *output = NULL;
+    int force = 0, repeat = 1;
+    int i = run_options(argc, argv, &output, &force, &repeat);
+    if (i < 0) return 0;
+    char lib[PATH_MAX], path[PATH_MAX];
+    find_library(lib, sizeof lib);
+    int pattern = run_output_path(output, force, path, sizeof path);
+    if (repeat > 1 && pattern)
+        cli_fail("--repeat names its databases after -o FILE: a %%p or %%h pattern cannot be"
+                 " repeated (give a plain name, e.g. -o base.db)");
+    char(*paths)[PATH_MAX] = calloc((size_t)repeat, sizeof *paths);
+    if (!paths) cli_fail("out of memory");
+    for (int r = 1; r <= repeat; r++) {
+        run_repeat_path(path, r, paths[r - 1], sizeof paths[r - 1]);
+        if (r > 1) check_output(paths[r - 1], force); /* every name before the first run */
+    }
+    char exe[PATH_MAX];
+    run_which(argv[i], exe, sizeof exe);
+    if (exe[0] && run_is_static(exe)) {
+        cli_escape_into(exe, sizeof exe);
+        fprintf(stderr,
+                "infprof: %s is statically linked: LD_PRELOAD cannot load infprof into it, so"
+                " nothing is profiled (it runs as usual)\n",
+                exe);
+    }
+    int rc = 0, death = 0;
+    for (int r = 1; r <= repeat; r++) {
+        if (repeat > 1) fprintf(stderr, "infprof: run %d of %d\n", r, repeat);
+        rc = run_one(argv + i, lib, paths[r - 1], pattern, &death);
+        if (death) run_die_like(death);
+        if (rc != 0) {
+            if (repeat > 1)
+                fprintf(stderr,
+                        "infprof: run %d of %d exited with status %d: the runs after it"
+                        " were not made\n",
+                        r, repeat, rc);
+            free(paths);
+            return rc;
+        }
+    }
+    if (repeat > 1) {
+        char q[PATH_MAX * 4 + 8];
+        fprintf(stderr,
+                "infprof: %d runs: compare them with another side's:"
+                " infprof compare",
+                repeat);
+        for (int r = 1; r <= repeat; r++) {
+            run_shell_quote(paths[r - 1], q, sizeof q);
+            fprintf(stderr, " %s", q);
+        }
+        fprintf(stderr, " -- NEW...\n");
+    }
+    free(paths);
     return rc;
 }
 

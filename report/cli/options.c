@@ -56,26 +56,27 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
         if (++*i == argc) cli_fail("--names needs short, full or mangled");
         const char *v = argv[*i];
         if (!strcmp(v, "short"))
-            names_set_style(NAMES_SHORT);
+            ro->names = NAMES_SHORT;
         else if (!strcmp(v, "full"))
-            names_set_style(NAMES_FULL);
+            ro->names = NAMES_FULL;
         else if (!strcmp(v, "mangled"))
-            names_set_style(NAMES_MANGLED);
+            ro->names = NAMES_MANGLED;
         else
             cli_fail("--names takes short, full or mangled, not '%s'", v);
     } else if (!strcmp(a, "--detect")) {
         if (++*i == argc) cli_fail("--detect needs kernels, operators or allocations");
         if (!strcmp(argv[*i], "kernels"))
-            detect_prefer(DETECT_KERNELS);
+            o->run.detect = DETECT_KERNELS;
         else if (!strcmp(argv[*i], "operators"))
-            detect_prefer(DETECT_OPERATORS);
+            o->run.detect = DETECT_OPERATORS;
         else if (!strcmp(argv[*i], "allocations"))
-            detect_prefer(DETECT_ALLOCATIONS);
+            o->run.detect = DETECT_ALLOCATIONS;
         else
             cli_fail("--detect takes kernels, operators or allocations, not '%s'", argv[*i]);
     } else if (!strcmp(a, "--warmup")) {
         if (++*i == argc) cli_fail("--warmup needs a number of iterations");
-        iterations_set_warmup(parse_count("--warmup", argv[*i]));
+        o->run.warmup = parse_count("--warmup", argv[*i]);
+        o->run.warmup_given = 1;
     } else {
         return 0;
     }

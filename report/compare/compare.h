@@ -17,13 +17,48 @@
 struct table *diff_section(const struct diff_spec *s, const struct table *base,
                            const struct table *new, int top);
 
-/* One side of a comparison: a database read into the report's tables (compare_runs.c). */
+/* One side of a comparison: a database read into the report's tables (compare_runs.c), and the
+ * side's other runs (compare BASE... -- NEW...), read into run models only: the first run's
+ * tables are compared row by row; the phases' and series' verdicts weigh every run. */
 struct compare_side {
     const char *path;
     struct run_phases phases;
     struct table *t[REPORT_TABLES];
     int n;
+    struct run_phases *more; /* runs 2.. of the side */
+    int nmore;
 };
+
+/* ---- between runs (compare_band.c) --------------------------------------------------------- */
+
+/* Each run's median steady latency of the phase (name NULL) or series (phase's full label and
+ * the series' name) of side s, into m (room for 1 + s->nmore); how many runs have one. */
+int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m);
+/* The 95% band of the speed-up (base over new) across the runs' medians mb[0..kb), mn[0..kn)
+ * (Welch's t on their logs); spread: the widest gap between two runs of one side (log), and
+ * within_spread: the change is no larger. 0 when there are too few runs (one a side). */
+struct runs_band {
+    int kb, kn;
+    double lo, hi, ratio, spread;
+    int within_spread;
+};
+int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_band *out);
+/* The runs of a side that stand out slower than its others (three runs or more; out[i] 1), how
+ * many: a machine's slow spell, left out of the band and said. */
+int runs_left_out(const double *m, int k, int *out);
+/* "3.21ms 52.50ms (left out) 3.19ms": the runs' medians as the tables show them (pool
+ * memory); out NULL: none left out. */
+const char *runs_text(const double *m, int k, const int *out);
+/* What a series' change is made of: per steady iteration, each side's median over its runs of
+ * its time on the CPU, off it (sleeps, waits, preemption: iteration_cpu), its GPU kernels' time
+ * and the wait between iterations; those that moved by PARTS_MOVED_SHARE of the base latency
+ * p50 and PARTS_MOVED_MIN_NS or more, largest first: "off the CPU +10.05ms, on the CPU +1.20ms
+ * per iteration" (pool memory), or NULL. */
+#define PARTS_MOVED_SHARE  0.05
+#define PARTS_MOVED_MIN_NS 20000
+const char *series_parts_moved(const struct compare_side *b, const struct compare_side *n,
+                               const char *phase, const char *bname, const char *nname,
+                               double base_p50);
 /* The side's table of a section (compare_diff.c; exits if the report has none: a bug). */
 struct table *side_table(struct compare_side *s, const char *key);
 /* The compared sections, data and text views, appended to t (room for max); returns how many.
@@ -43,6 +78,9 @@ struct series_renames {
 /* A copy of the new run's series table with those series under the base run's names. */
 struct table *series_match_renames(const struct table *base, const struct table *new,
                                    struct series_renames *rn);
+/* A copy of a new run's table whose rows name a series (operators per series) with the renamed
+ * series under the base run's names. */
+struct table *series_renamed(const struct table *new, const struct series_renames *rn);
 /* The new run's name of the base run's series (phase, name) where renamed, else NULL. */
 const char *series_renamed_to(const struct series_renames *rn, const char *phase, const char *name);
 /* d with the 95% band of each row's speed-up (speedup_lo, speedup_hi: base latency over new) and
@@ -64,8 +102,9 @@ int compare_operators(struct compare_side *b, struct compare_side *n, const stru
 struct compare_runs {
     struct compare_side base, new;
 };
-int compare_runs(struct compare_runs *r, const char *base_path, const char *new_path,
-                 const struct report_opts *o, struct table **t);
+/* base[0..nb), new[0..nn): each side's runs, the first compared row by row. */
+int compare_runs(struct compare_runs *r, const char *const *base, int nb, const char *const *new,
+                 int nn, const struct report_opts *o, struct table **t);
 void compare_runs_free(struct compare_runs *r, struct table **t, int k);
 
 #endif

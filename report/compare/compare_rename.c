@@ -72,3 +72,23 @@ const char *series_renamed_to(const struct series_renames *rn, const char *phase
         if (!strcmp(rn->phase[i], phase) && !strcmp(rn->base[i], name)) return rn->new[i];
     return NULL;
 }
+
+struct table *series_renamed(const struct table *new, const struct series_renames *rn)
+{
+    struct table *t = table_new(new->key, new->title);
+    for (int c = 0; c < new->ncols; c++)
+        table_col(t, new->cols[c].key, new->cols[c].title, new->cols[c].type);
+    int sc = table_col_index(new, "series"), pc = table_col_index(new, "phase");
+    for (int r = 0; r < new->nrows; r++) {
+        table_row(t);
+        for (int c = 0; c < new->ncols; c++) table_copy_cell(t, c, new, r, c);
+        const struct cell *p = pc >= 0 ? table_cell(new, r, "phase") : NULL;
+        const struct cell *s = sc >= 0 ? table_cell(new, r, "series") : NULL;
+        for (int i = 0; p && p->s && s && s->s && i < rn->n; i++)
+            if (!strcmp(rn->phase[i], p->s) && !strcmp(rn->new[i], s->s)) {
+                table_set_text(t, sc, rn->base[i]);
+                break;
+            }
+    }
+    return t;
+}

@@ -15,9 +15,25 @@ static void side_load(struct compare_side *s, const char *path, const struct rep
 {
     s->path = path;
     struct sqlite3 *db = db_open(path);
-    phases_load(db, &s->phases);
+    phases_load(db, &s->phases, &o->run);
     s->n = report_build(db, &s->phases, o, s->t, REPORT_TABLES);
     db_close(db);
+}
+
+/* The side's other runs: their run models, what the verdicts read (phases and series), the
+ * rows they were made from let go. */
+static void side_more(struct compare_side *s, const char *const *paths, int n,
+                      const struct report_opts *o)
+{
+    if (n <= 0) return;
+    if (!(s->more = calloc((size_t)n, sizeof *s->more))) cli_fail("out of memory");
+    for (int i = 0; i < n; i++) {
+        struct sqlite3 *db = db_open(paths[i]);
+        phases_load(db, &s->more[i], &o->run);
+        run_rows_drop(&s->more[i]);
+        db_close(db);
+    }
+    s->nmore = n;
 }
 
 /* ---- the header: what was compared, and why the comparison may be doubtful ---------------- */
@@ -94,7 +110,11 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
     table_col(c, "base_file", NULL, COL_TEXT);
     table_col(c, "new_file", NULL, COL_TEXT);
     table_col(c, "warnings", NULL, COL_TEXT);
+    table_col(c, "runs_base", NULL, COL_INT);
+    table_col(c, "runs_new", NULL, COL_INT);
     table_row(c);
+    table_set_int(c, 3, 1 + b->nmore);
+    table_set_int(c, 4, 1 + n->nmore);
     table_set_text(c, 0, b->path);
     table_set_text(c, 1, n->path);
     char joined[1024] = "";
@@ -146,18 +166,23 @@ static void check_distinct(const char *a, const char *b)
         cli_fail("%s and %s are the same database: compare needs two runs", a, b);
 }
 
-int compare_runs(struct compare_runs *r, const char *base_path, const char *new_path,
-                 const struct report_opts *o, struct table **t)
+int compare_runs(struct compare_runs *r, const char *const *base, int nb, const char *const *new,
+                 int nn, const struct report_opts *o, struct table **t)
 {
-    check_distinct(base_path, new_path);
+    for (int i = 0; i < nb + nn; i++)
+        for (int j = i + 1; j < nb + nn; j++)
+            check_distinct(i < nb ? base[i] : new[i - nb], j < nb ? base[j] : new[j - nb]);
+    const char *base_path = base[0], *new_path = new[0];
 
     /* Every row of every section on both sides: --top applies to the comparison, and --phase
      * is resolved against both runs (a phase may exist in one only). */
     struct report_opts all = {
-        .by_phase = o->by_phase || o->phase, .nvtx = o->nvtx, .format = o->format};
+        .by_phase = o->by_phase || o->phase, .nvtx = o->nvtx, .format = o->format, .run = o->run};
     struct compare_side *b = &r->base, *n = &r->new;
     side_load(b, base_path, &all);
     side_load(n, new_path, &all);
+    side_more(b, base + 1, nb - 1, &all);
+    side_more(n, new + 1, nn - 1, &all);
     const struct run_phases *both[2] = {&b->phases, &n->phases};
     const char *phase = o->phase ? phase_resolve(both, 2, o->phase) : NULL;
 
@@ -179,5 +204,7 @@ void compare_runs_free(struct compare_runs *r, struct table **t, int k)
             table_free(t[i]);
     for (int i = 0; i < r->base.n; i++) table_free(r->base.t[i]);
     for (int i = 0; i < r->new.n; i++) table_free(r->new.t[i]);
+    free(r->base.more);
+    free(r->new.more);
     pool_free();
 }

@@ -164,16 +164,27 @@ static int compare_kernel_tables(struct compare_side *b, struct compare_side *n,
 
 /* A section compared by its descriptor: the matched rows and their text view. */
 static int compare_generic(const struct section_compare *sc, struct compare_side *b,
-                           struct compare_side *n, const struct report_opts *o, struct table **t)
+                           struct compare_side *n, const struct report_opts *o,
+                           const struct series_renames *series_rn, struct table **t)
 {
     struct table *d;
     struct series_renames rn = {0};
+    int by_series = 0; /* rows matched by series too (operators per series) */
+    for (int i = 0; i < 3 && sc->spec.match[i]; i++)
+        by_series |= !strcmp(sc->spec.match[i], "series");
     if (sc->verdicts) { /* series: matched across a setting that renamed them, with verdicts */
         const struct table *sb = side_table(b, sc->spec.key);
         struct table *sn = series_match_renames(sb, side_table(n, sc->spec.key), &rn);
         d = compare_verdicts(diff_section(&sc->spec, sb, sn, sc->top ? o->top : 0), sc->spec.key, b,
                              n, &rn);
         table_free(sn);
+    } else if (by_series && series_rn->n) {
+        /* The series as the Series table matched them: a renamed series' rows (its operators)
+         * under the base run's name, not all removed and all added. */
+        struct table *sn = series_renamed(side_table(n, sc->spec.key), series_rn);
+        d = diff_section(&sc->spec, side_table(b, sc->spec.key), sn, sc->top ? o->top : 0);
+        table_free(sn);
+        rn = *series_rn;
     } else {
         d = diff(&sc->spec, b, n, sc->top ? o->top : 0);
     }
@@ -204,6 +215,9 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
                      const char *phase, struct table **t, int max)
 {
     int k = 0;
+    /* The series renamed by a setting, once, for every section matched by series. */
+    struct series_renames rn = {0};
+    table_free(series_match_renames(side_table(b, "series"), side_table(n, "series"), &rn));
     /* The report's sections in its order: three by hand here, the others by descriptor. */
     for (int i = 0; i < report_section_count; i++) {
         const struct report_section *s = report_sections[i];
@@ -217,7 +231,7 @@ int compare_sections(struct compare_side *b, struct compare_side *n, const struc
         else if (!strcmp(s->key, "operators"))
             k += compare_operators(b, n, o, t + k);
         else if (s->compare)
-            k += compare_generic(s->compare, b, n, o, t + k);
+            k += compare_generic(s->compare, b, n, o, &rn, t + k);
     }
     return k;
 }

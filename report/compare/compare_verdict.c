@@ -41,6 +41,7 @@ static const struct series_info *series_named(const struct compare_side *s, cons
 }
 
 #define COMPARE_MIN_STEADY 6
+#define RUNS_COLS          7 /* the last columns of a verdict table (compare_verdicts) */
 /* What two processes of one unchanged program differ by (above): a change needs its band past. */
 #define COMPARE_NOISE_FLOOR 1.03
 
@@ -141,9 +142,12 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
     if (!st || !st->s || strcmp(st->s, "both")) return;
     double lo = 0, hi = 0;
     const char *why = NULL;
-    int ok = 0;
+    int ok = 0, judged = 0; /* judged: weighed by its band (not withheld for a pooled phase or
+                               another batch size), which several runs a side may then give */
+    const char *key_phase = NULL, *bname = NULL, *nname = NULL;
     if (!strcmp(kind, "phases")) {
         const struct cell *l = table_cell(t, r, "label");
+        key_phase = l ? l->s : NULL;
         const struct phase_info *pb = l && l->s ? phase_named(b, l->s) : NULL;
         const struct phase_info *pn = l && l->s ? phase_named(n, l->s) : NULL;
         if (!pb || !pn || (!pb->nsteady && !pn->nsteady)) return; /* set-up: nothing to weigh */
@@ -160,7 +164,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
         else
-            ok = band_of(pb->steady, pb->nsteady, pn->steady, pn->nsteady, &lo, &hi, &why);
+            ok = band_of(pb->steady, pb->nsteady, pn->steady, pn->nsteady, &lo, &hi, &why),
+            judged = 1;
     } else {
         const struct cell *ph = table_cell(t, r, "phase"), *nm = table_cell(t, r, "series");
         if (!ph || !ph->s || !nm || !nm->s) return;
@@ -168,6 +173,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct series_info *sb = series_named(b, ph->s, nm->s);
         const struct series_info *sn = series_named(n, ph->s, renamed ? renamed : nm->s);
         if (renamed) table_set_text(t, v_col + 1, renamed);
+        /* Several runs a side: each run's series by the same name (the new side's as renamed). */
+        key_phase = ph->s, bname = nm->s, nname = renamed ? renamed : nm->s;
         if (!sb || !sn || (!sb->nsteady && !sn->nsteady)) return;
         loop_verdict(t, r, v_col + 1 + (rn != NULL), b, sb, n, sn);
         if (sb->batch > 0 && sn->batch > 0 && sb->batch != sn->batch) {
@@ -184,17 +191,74 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         if (!lb || !ln) cli_fail("out of memory");
         size_t nb = series_steady_latencies(sb, lb), nn = series_steady_latencies(sn, ln);
         ok = band_of(lb, nb, ln, nn, &lo, &hi, &why);
+        judged = 1;
         free(lb);
         free(ln);
     }
+    const struct cell *b50 = table_cell(t, r, "latency_p50_ns_base");
+    const struct cell *n50 = table_cell(t, r, "latency_p50_ns_new");
+    double ratio = b50 && n50 && !b50->null && !n50->null && n50->i > 0
+                       ? (double)b50->i / (double)n50->i
+                       : (lo + hi) / 2;
+    int runs_col = t->ncols - RUNS_COLS;
+    table_set_text(t, runs_col + 4, "iterations");
+    /* What the change is made of (a series: its parts per iteration, each side's runs). */
+    const char *moved = bname && b50 && !b50->null && b50->i > 0
+                            ? series_parts_moved(b, n, key_phase, bname, nname, (double)b50->i)
+                            : NULL;
+    if (moved) table_set_text(t, runs_col + 6, moved);
+    if (key_phase && (b->nmore || n->nmore)) {
+        /* Several runs a side: the band is the runs' (compare_band.c), whatever each run's own
+         * iterations said; the runs' medians are shown. */
+        double *mb = malloc((size_t)(1 + b->nmore) * sizeof *mb);
+        double *mn = malloc((size_t)(1 + n->nmore) * sizeof *mn);
+        if (!mb || !mn) cli_fail("out of memory");
+        int kb = side_run_medians(b, key_phase, bname, mb);
+        int kn = side_run_medians(n, key_phase, nname, mn);
+        int *ob = malloc((size_t)(kb + 1) * sizeof *ob),
+            *on = malloc((size_t)(kn + 1) * sizeof *on);
+        if (!ob || !on) cli_fail("out of memory");
+        int lb = runs_left_out(mb, kb, ob), ln = runs_left_out(mn, kn, on);
+        table_set_text(t, runs_col + 2, runs_text(mb, kb, ob));
+        table_set_text(t, runs_col + 3, runs_text(mn, kn, on));
+        /* The band of the runs kept. */
+        for (int i = 0, w = 0; i < kb; i++)
+            if (!ob[i]) mb[w++] = mb[i];
+        for (int i = 0, w = 0; i < kn; i++)
+            if (!on[i]) mn[w++] = mn[i];
+        kb -= lb, kn -= ln;
+        free(ob), free(on);
+        table_set_int(t, runs_col, kb); /* the runs the band is of */
+        table_set_int(t, runs_col + 1, kn);
+        struct runs_band rb;
+        if (judged && runs_band(mb, kb, mn, kn, &rb)) {
+            ok = 1, lo = rb.lo, hi = rb.hi, ratio = rb.ratio;
+            table_set_text(t, runs_col + 4, "runs");
+            table_set_num(t, runs_col + 5, ratio);
+            table_set_num(t, lo_col, lo);
+            table_set_num(t, hi_col, hi);
+            why = verdict_words(lo, hi, ratio);
+            if ((!strcmp(why, "faster") || !strcmp(why, "slower")) && rb.within_spread)
+                why = "no clear difference: no more than two runs of one side differ";
+            else if (!strcmp(why, "no clear difference") && (lo > 1 || hi < 1))
+                why = pool_printf("no clear difference: %s, but the band reaches within 3%%"
+                                  " (more runs a side narrow it)",
+                                  lo > 1 ? "faster" : "slower");
+        } else if (judged) {
+            ok = 0;
+            why = "no verdict: too few runs with steady iterations on a side";
+        }
+        free(mb);
+        free(mn);
+        if (why) table_set_text(t, v_col, why);
+        return;
+    }
+    table_set_int(t, runs_col, 1);
+    table_set_int(t, runs_col + 1, 1);
     if (ok) {
         table_set_num(t, lo_col, lo);
         table_set_num(t, hi_col, hi);
-        const struct cell *b50 = table_cell(t, r, "latency_p50_ns_base");
-        const struct cell *n50 = table_cell(t, r, "latency_p50_ns_new");
-        double ratio = b50 && n50 && !b50->null && !n50->null && n50->i > 0
-                           ? (double)b50->i / (double)n50->i
-                           : (lo + hi) / 2;
+        table_set_num(t, runs_col + 5, ratio);
         why = verdict_words(lo, hi, ratio);
     }
     if (why) table_set_text(t, v_col, why);
@@ -218,6 +282,15 @@ struct table *compare_verdicts(struct table *d, const char *kind, const struct c
         table_col(t, "delivered_speedup_hi", NULL, COL_RATIO);
         table_col(t, "delivered_verdict", NULL, COL_TEXT);
     }
+    /* Last (RUNS_COLS): the runs each side had, their medians, what the band is of (a run's
+     * iterations, or the runs), and the speed-up the verdict read. */
+    table_col(t, "runs_base", NULL, COL_INT);
+    table_col(t, "runs_new", NULL, COL_INT);
+    table_col(t, "run_p50s_base", NULL, COL_TEXT);
+    table_col(t, "run_p50s_new", NULL, COL_TEXT);
+    table_col(t, "band_from", NULL, COL_TEXT);
+    table_col(t, "speedup", NULL, COL_RATIO);
+    table_col(t, "moved", NULL, COL_TEXT); /* series_parts_moved */
     for (int r = 0; r < d->nrows; r++) {
         table_row(t);
         for (int c = 0; c < d->ncols; c++) table_copy_cell(t, c, d, r, c);
@@ -235,6 +308,7 @@ struct change {
     double lat, lo, hi; /* latency new / base, its 95% band */
     int64_t base, new;
     int slower;
+    char runs[48]; /* what the band is of: ", 3+3 runs" or ", one run a side" */
 };
 
 static int by_size(const void *a, const void *b)
@@ -281,7 +355,7 @@ static int series_rows(const struct table *d, const char *phase)
 /* The loop rates that changed where the latency did not say as much (a loop that now waits
  * longer for its data, the model as fast as before): "grad/off a loop rate slower, 0.52x (95%:
  * 0.51-0.53x), latency the same within 1%, between p50 10.00us -> 100.00us". */
-static void loop_changes(const struct table *d, char *out, size_t n)
+static void loop_changes(const struct table *d, const char *basis, char *out, size_t n)
 {
     for (int r = 0; d && r < d->nrows; r++) {
         const struct cell *lv = table_cell(d, r, "delivered_verdict");
@@ -316,19 +390,23 @@ static void loop_changes(const struct table *d, char *out, size_t n)
         }
         size_t len = strlen(out);
         if (len + 400 > n) return;
-        snprintf(out + len, n - len, "%s%s%s%s loop rate %s, %.2fx (95%%: %.2f-%.2fx)%s",
+        snprintf(out + len, n - len, "%s%s%s%s loop rate %s, %.2fx (95%%: %.2f-%.2fx, %s)%s",
                  len ? "; " : "", ph && ph->s ? ph->s : "?", cut[0] ? " " : "", cut, lv->s,
-                 ratio && !ratio->null ? ratio->d : 0, lo ? lo->d : 0, hi ? hi->d : 0, why);
+                 ratio && !ratio->null ? ratio->d : 0, lo ? lo->d : 0, hi ? hi->d : 0, basis, why);
     }
 }
 
 struct table *compare_summary(struct table **t, int k)
 {
+    const struct table *cmp = table_by_key(t, k, "compare");
+    const struct cell *kb = cmp ? table_cell(cmp, 0, "runs_base") : NULL;
+    const struct cell *kn = cmp ? table_cell(cmp, 0, "runs_new") : NULL;
+    int several = kb && kn && !kb->null && !kn->null && (kb->i > 1 || kn->i > 1);
     struct change ch[64];
     int nch = 0, changed = 0, compared = 0;
-    static struct list unclear, same, none;
+    static struct list unclear, same, none, moved;
     memset(&unclear, 0, sizeof unclear), memset(&same, 0, sizeof same);
-    memset(&none, 0, sizeof none);
+    memset(&none, 0, sizeof none), memset(&moved, 0, sizeof moved);
     static const char *const kinds[] = {"phases", "series"};
     for (int q = 0; q < 2; q++) {
         const struct table *d = table_by_key(t, k, kinds[q]);
@@ -347,6 +425,8 @@ struct table *compare_summary(struct table **t, int k)
             snprintf(name, sizeof name, "%s%s%s", ph && ph->s ? ph->s : "?", cut[0] ? " " : "",
                      cut);
             compared++;
+            const struct cell *mv = table_cell(d, r, "moved");
+            if (mv && mv->s) append(&moved, pool_printf("%s: %s", name, mv->s));
             if (!strcmp(v->s, "faster") || !strcmp(v->s, "slower")) {
                 changed++;
                 if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
@@ -355,18 +435,34 @@ struct table *compare_summary(struct table **t, int k)
                 c->slower = !strcmp(v->s, "slower");
                 c->base = table_cell(d, r, "latency_p50_ns_base")->i;
                 c->new = table_cell(d, r, "latency_p50_ns_new")->i;
-                c->lat = c->base ? (double)c->new / (double)c->base : 1;
+                const struct cell *sp = table_cell(d, r, "speedup");
+                c->lat = sp && !sp->null && sp->d > 0 ? 1 / sp->d
+                         : c->base                    ? (double)c->new / (double)c->base
+                                                      : 1;
                 c->lo = 1 / table_cell(d, r, "speedup_hi")->d; /* latency band: 1 / speed-up */
                 c->hi = 1 / table_cell(d, r, "speedup_lo")->d;
-            } else if (!strcmp(v->s, "no clear difference")) {
+                const struct cell *bf = table_cell(d, r, "band_from");
+                const struct cell *xb = table_cell(d, r, "runs_base");
+                const struct cell *xn = table_cell(d, r, "runs_new");
+                if (bf && bf->s && !strcmp(bf->s, "runs") && xb && xn)
+                    snprintf(c->runs, sizeof c->runs, ", %lld+%lld runs", (long long)xb->i,
+                             (long long)xn->i);
+                else
+                    snprintf(c->runs, sizeof c->runs, ", one run a side");
+            } else if (!strncmp(v->s, "no clear difference", 19)) {
                 /* With its ratio and band: a wide band around a large ratio is a reason to look
                  * (too few iterations, noisy runs), not a sign that nothing changed. */
                 const struct cell *lat = table_cell(d, r, "latency_p50_ns_ratio");
+                const struct cell *sp = table_cell(d, r, "speedup");
                 const struct cell *lo = table_cell(d, r, "speedup_lo");
                 const struct cell *hi = table_cell(d, r, "speedup_hi");
-                if (lat && !lat->null && lo && !lo->null && hi && !hi->null && lo->d > 0)
+                double l = sp && !sp->null && sp->d > 0 ? 1 / sp->d
+                           : lat && !lat->null          ? lat->d
+                                                        : 0;
+                if (l > 0 && lo && !lo->null && hi && !hi->null && lo->d > 0)
                     snprintf(name + strlen(name), sizeof name - strlen(name),
-                             " (latency %.2fx, 95%%: %.2f-%.2fx)", lat->d, 1 / hi->d, 1 / lo->d);
+                             " (latency %.2fx, 95%%: %.2f-%.2fx%s)", l, 1 / hi->d, 1 / lo->d,
+                             strchr(v->s, ':') ? pool_printf("; %s", strchr(v->s, ':') + 2) : "");
                 append(&unclear, name);
             } else if (!strcmp(v->s, "the same within 1%")) {
                 append(&same, name);
@@ -402,8 +498,8 @@ struct table *compare_summary(struct table **t, int k)
         fmt_ns(n, sizeof n, (double)c->new);
         fmt_ns(dlt, sizeof dlt, (double)(c->new - c->base));
         snprintf(one, sizeof one,
-                 "%.159s %s, latency %.2fx (95%%: %.2f-%.2fx), p50 %s -> %s (%s%s)", c->name,
-                 c->slower ? "slower" : "faster", c->lat, c->lo, c->hi, b, n,
+                 "%.159s %s, latency %.2fx (95%%: %.2f-%.2fx%s), p50 %s -> %s (%s%s)", c->name,
+                 c->slower ? "slower" : "faster", c->lat, c->lo, c->hi, c->runs, b, n,
                  c->new >= c->base ? "+" : "", dlt);
         size_t len = strlen(changes);
         snprintf(changes + len, sizeof changes - len, "%s%s", len ? "; " : "", one);
@@ -411,14 +507,32 @@ struct table *compare_summary(struct table **t, int k)
     if (changed > 8)
         snprintf(changes + strlen(changes), sizeof changes - strlen(changes),
                  "; %d more in the tables below", changed - 8);
-    loop_changes(table_by_key(t, k, "series"), changes, sizeof changes);
+    /* The loop rate's band is of the first run of each side's cycles, however many runs. */
+    loop_changes(table_by_key(t, k, "series"),
+                 several ? "the first run of each side" : "one run a side", changes,
+                 sizeof changes);
     struct table *s = table_new("summary", "Summary: the changes the data supports");
     s->object = 1;
     table_col(s, "changes", "Changes", COL_TEXT);
     table_col(s, "no_clear_difference", "No clear difference", COL_TEXT);
     table_col(s, "same", "The same within 1%", COL_TEXT);
     table_col(s, "no_verdict", "No verdict", COL_TEXT);
+    table_col(s, "runs", "Runs", COL_TEXT);
+    table_col(s, "moved", "What moved", COL_TEXT);
     table_row(s);
+    /* What the bands are of (docs/compare.md): one run a side cannot know how much a second
+     * run of the same program would differ, and says so. */
+    if (several)
+        table_set_text(s, 4,
+                       pool_printf("%lld base, %lld new: each phase's and series' band is of the"
+                                   " runs' medians (the other sections compare the first run of"
+                                   " each side)",
+                                   (long long)kb->i, (long long)kn->i));
+    else
+        table_set_text(s, 4,
+                       "one a side: each band is of one run's iterations; how much a second run"
+                       " of the program would differ is not known (infprof run --repeat 3 a side,"
+                       " then infprof compare BASE... -- NEW...)");
     table_set_text(s, 0,
                    changes[0] ? changes
                    : compared && list_text(&none)
@@ -432,5 +546,7 @@ struct table *compare_summary(struct table **t, int k)
     if (u) table_set_text(s, 1, u);
     if (sm) table_set_text(s, 2, sm);
     if (nv) table_set_text(s, 3, nv);
+    const char *mvd = list_text(&moved);
+    if (mvd) table_set_text(s, 5, mvd);
     return s;
 }

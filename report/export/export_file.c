@@ -276,7 +276,7 @@ int export_run(const struct export_opts *opts)
     memset(&c, 0, sizeof c);
     c.db = db_open(o.db);
     static struct run_phases phases; /* large: not on the stack */
-    phases_load(c.db, &phases);
+    phases_load(c.db, &phases, NULL); /* the report's defaults */
     iterations_shadow(c.db, &phases); /* detected iterations too; a mark wins, as in the report */
     c.phases = &phases;
     c.phase = o.phase ? resolve_phase(c.db, &phases, o.phase) : -1;

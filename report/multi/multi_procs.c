@@ -71,21 +71,13 @@ void multi_process_roles(struct multi_data *d)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/* The outlier rule's constants for a process (rstats.h): over the median of the ranks by more
+ * than OUTLIER_SIGMAS robust deviations and OUTLIER_SHARE of the median. */
+#define OUTLIER_SIGMAS 3
+#define OUTLIER_SHARE  0.05
 
 /* The one that stands out above the median of the ranks: its index, its ratio to the median,
- * and the band the others make (lo-hi ratios); -1 when none does (within 5% of the median or 3
- * robust deviations). */
+ * and the band the others make (lo-hi ratios); -1 when none does. */
 struct outlier {
     int who;
     double ratio, med, lo, hi;
@@ -106,16 +98,18 @@ static struct outlier stands_out(const struct multi_data *d,
         if (top < 0 || x > fig(&d->runs[top])) top = i;
     }
     if (n >= 2) {
-        o.med = median_of(v, n);
-        for (int i = 0; i < n; i++) dev[i] = fabs(v[i] - o.med);
-        double mad = 1.4826 * median_of(dev, n), x = fig(&d->runs[top]);
+        o.med = rstats_median_f(v, (size_t)n);
+        for (int i = 0; i < n; i++) dev[i] = v[i];
+        double sigma = RSTATS_SIGMA_PER_MAD * rstats_mad_f(dev, (size_t)n, o.med);
+        double x = fig(&d->runs[top]);
         o.lo = INFINITY, o.hi = 0;
         for (int i = 0; i < d->n; i++) {
             double y = fig(&d->runs[i]);
             if (i == top || d->runs[i].helper || !(y > 0)) continue;
             o.lo = fmin(o.lo, y / o.med), o.hi = fmax(o.hi, y / o.med);
         }
-        if (x - o.med > fmax(0.05 * o.med, 3 * mad)) o.who = top, o.ratio = x / o.med;
+        if (rstats_above(x, o.med, sigma, OUTLIER_SIGMAS, OUTLIER_SHARE))
+            o.who = top, o.ratio = x / o.med;
     }
     free(v), free(dev);
     return o;

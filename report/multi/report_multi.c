@@ -144,13 +144,13 @@ static void read_process(struct multi_data *d, int i, const char *path,
 {
     struct multi_run *r = &d->runs[i];
     struct sqlite3 *db = db_open(path);
-    const char *missing = detect_prefer_missing(db);
+    const char *missing = detect_prefer_missing(db, po->run.detect);
     if (missing) fprintf(stderr, "infprof: %s: %s\n", path, missing);
     r->path = path;
     r->label = label_of(db);
     db_meta_int(db, "start_unix_ns", &r->start_unix);
     unique_label(d, i);
-    phases_load(db, &r->phases);
+    phases_load(db, &r->phases, &po->run);
     if (!(per[i] = calloc(REPORT_TABLES, sizeof **per))) cli_fail("out of memory");
     nper[i] = report_build(db, &r->phases, po, per[i], REPORT_TABLES);
     /* Some sections title themselves in static buffers the next database reuses (tables

@@ -202,7 +202,8 @@ static int by_value(const void *a, const void *b)
  * phase's TOP_PHASE, in the phase's colour, where the rows are per phase (the page asks for the
  * kernels per phase; operators always are), else the whole run's TOP_ALL. */
 static void chart_top(FILE *out, struct table **t, int n, const char *key, const char *name,
-                      const char *col, const char *id, const char *title, const char *none)
+                      const char *col, const char *id, const char *title, const char *none,
+                      enum name_style names)
 {
     const struct table *d = table_by_key(t, n, key);
     struct bar v[TOP_BARS];
@@ -224,7 +225,7 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
         }
         struct bar b = {.v = x, .part = NAN, .colour = per_phase ? q : -1};
         char full[CELL_MAX], cut[64];
-        render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
+        render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], names, full, sizeof full);
         fmt_label_cut(cut, sizeof cut, full, per_phase ? 34 : 46);
         snprintf(b.name, sizeof b.name, "%s%s%s", per_phase ? html_phase_short(ph) : "",
                  per_phase ? ": " : "", cut);
@@ -380,14 +381,14 @@ void html_charts_over_time(FILE *out, struct table **t, int n)
         chart_over_time(out, t, n, &over_time[i]);
 }
 
-void html_charts_bars(FILE *out, struct table **t, int n)
+void html_charts_bars(FILE *out, struct table **t, int n, enum name_style names)
 {
     chart_between(out, t, n);
     chart_precision(out, t, n);
     chart_top(out, t, n, "kernels", "name", "total_ns", "chart-kernels", "CUDA kernels by GPU time",
-              "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)");
+              "no chart: no CUDA kernel was recorded (a CPU run, or CUDA activity off)", names);
     chart_top(out, t, n, "operators", "operator", "self_cpu_ns", "chart-operators",
               "PyTorch operators by self time (on the calling thread)",
-              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records every call)");
+              "no chart: no operator was recorded (INFPROF_OPERATORS=1 records every call)", names);
     chart_energy(out, t, n);
 }

@@ -39,9 +39,9 @@ void html_forest(FILE *out, const char *id, const char *title, struct band_row *
 /* html_charts.c: the speed-ups, the iterations and the sweep. */
 void html_charts_runs(FILE *out, struct table **t, int n);
 /* html_compare.c: compare's speed-ups, and the two runs side by side with their deltas. */
-void html_charts_compare(FILE *out, struct table **t, int n);
+void html_charts_compare(FILE *out, struct table **t, int n, enum name_style names);
 /* html_bars.c: the charts over time, then the bars. */
 void html_charts_over_time(FILE *out, struct table **t, int n);
-void html_charts_bars(FILE *out, struct table **t, int n);
+void html_charts_bars(FILE *out, struct table **t, int n, enum name_style names);
 
 #endif

@@ -137,7 +137,7 @@ static void pairs(FILE *out, const char *id, const char *title, const struct pai
 
 /* The pairs of a compare table: its column's _base and _new, the name from the match columns. */
 static int pairs_of(const struct table *d, const char *col, const char *what, struct pair *v, int k,
-                    int max, const char *name1, const char *name2)
+                    int max, const char *name1, const char *name2, enum name_style names)
 {
     char cb[96], cn[96];
     snprintf(cb, sizeof cb, "%s_base", col), snprintf(cn, sizeof cn, "%s_new", col);
@@ -147,7 +147,8 @@ static int pairs_of(const struct table *d, const char *col, const char *what, st
         const char *a = html_txt(d, r, name1);
         char full[CELL_MAX] = "", cut[64];
         int c = name2 ? table_col_index(d, name2) : -1; /* as the text shows it: demangled */
-        if (c >= 0) render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], full, sizeof full);
+        if (c >= 0)
+            render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], names, full, sizeof full);
         const char *b = full;
         fmt_label_cut(cut, sizeof cut, b, 40);
         snprintf(v[k].name, sizeof v[k].name, "%s%s%s%s%s",
@@ -191,7 +192,8 @@ static void chart_memory(FILE *out, struct table **t, int n)
 {
     struct pair v[PAIRS_MAX];
     const struct table *d = table_by_key(t, n, "memory");
-    int k = pairs_of(d, "peak_allocated_bytes", "", v, 0, PAIRS_MAX, "label", "device");
+    int k =
+        pairs_of(d, "peak_allocated_bytes", "", v, 0, PAIRS_MAX, "label", "device", NAMES_SHORT);
     if (!k) {
         svg_none(out, "chart-compare-memory", "Peak tensor memory, base and new",
                  "no chart: no allocator report in either run (libtorch's hooks off, or no"
@@ -215,13 +217,14 @@ static int by_change(const void *a, const void *b)
 
 /* The rows whose time changed most, in either direction (added or gone included). */
 static void chart_changed(FILE *out, struct table **t, int n, const char *key, const char *col,
-                          const char *name, const char *id, const char *title, const char *none)
+                          const char *name, const char *id, const char *title, const char *none,
+                          enum name_style names)
 {
     const struct table *d = table_by_key(t, n, key);
     int rows = d ? d->nrows : 0, per_phase = d && table_col_index(d, "phase") >= 0;
     struct pair *v = malloc((size_t)(rows ? rows : 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
-    int k = pairs_of(d, col, "", v, 0, rows, per_phase ? "phase" : "", name);
+    int k = pairs_of(d, col, "", v, 0, rows, per_phase ? "phase" : "", name, names);
     if (!k) {
         svg_none(out, id, title, none);
         free(v);
@@ -235,15 +238,17 @@ static void chart_changed(FILE *out, struct table **t, int n, const char *key, c
     free(v);
 }
 
-void html_charts_compare(FILE *out, struct table **t, int n)
+void html_charts_compare(FILE *out, struct table **t, int n, enum name_style names)
 {
     chart_compare(out, t, n);
     chart_latency(out, t, n);
     chart_memory(out, t, n);
     chart_changed(out, t, n, "kernels", "total_ns", "name", "chart-compare-kernels",
                   "CUDA kernels by GPU time",
-                  "no chart: no CUDA kernel in either run (a CPU run, or CUDA activity off)");
+                  "no chart: no CUDA kernel in either run (a CPU run, or CUDA activity off)",
+                  names);
     chart_changed(out, t, n, "operators", "self_cpu_ns", "operator", "chart-compare-operators",
                   "PyTorch operators by self CPU time",
-                  "no chart: no operator in either run (INFPROF_OPERATORS=1 records every call)");
+                  "no chart: no operator in either run (INFPROF_OPERATORS=1 records every call)",
+                  names);
 }

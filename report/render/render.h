@@ -7,6 +7,7 @@
 #ifndef INFPROF_RENDER_H
 #define INFPROF_RENDER_H
 
+#include "../base/names.h"
 #include "../sections/sections.h"
 
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct render_opts {
     enum out_format format;          /* the views asked for */
     const struct output_format *out; /* the format; NULL: the one of `format`'s views */
     int wide;                        /* do not shorten names */
+    enum name_style names;           /* --names (names.h): NAMES_SHORT by default */
     int color;                       /* ANSI colour (text on a terminal, NO_COLOR unset) */
     int width;                       /* text width (render_text_width) */
     const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */

@@ -10,7 +10,8 @@
 #include <string.h>
 
 /* A cell as text for the text and Markdown renderings. */
-void render_cell_text(const struct col *col, const struct cell *c, char *out, size_t n)
+void render_cell_text(const struct col *col, const struct cell *c, enum name_style names, char *out,
+                      size_t n)
 {
     if (c->null) {
         snprintf(out, n, "-");
@@ -19,7 +20,7 @@ void render_cell_text(const struct col *col, const struct cell *c, char *out, si
     char simple[CELL_MAX];
     switch (col->type) {
     case COL_KERNEL:
-        name_for(c->s, 1, simple, sizeof simple);
+        name_for(c->s, names, 1, simple, sizeof simple);
         fmt_escape(out, n, simple);
         break;
     case COL_TEXT:
@@ -128,7 +129,7 @@ void render_print_padded(FILE *out, const char *s, int w, int right, const char 
 /* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
  * to w, w < 0: not shortened) equals another row's while their names differ get a tag, a short
  * hash of the name (the same kernel has the same tag in every table). need[r]: 1 for those. */
-void render_name_clashes(const struct table *t, int c, int w, int *need)
+void render_name_clashes(const struct table *t, int c, int w, enum name_style names, int *need)
 {
     memset(need, 0, (size_t)t->nrows * sizeof *need);
     if (t->nrows > 4000) return; /* quadratic: a table that long is read as data */
@@ -136,7 +137,7 @@ void render_name_clashes(const struct table *t, int c, int w, int *need)
     if (!shown) return;
     char buf[CELL_MAX];
     for (int r = 0; r < t->nrows; r++) {
-        render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], buf, sizeof buf);
+        render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], names, buf, sizeof buf);
         if (w >= 0) render_shorten(buf, w);
         shown[r] = strdup(buf);
     }

@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
+static void csv_cell(FILE *out, const struct col *col, const struct cell *c, enum name_style names)
 {
     if (c->null) return;
     if (render_is_left(col->type)) {
-        char *name = col->type == COL_KERNEL ? name_data(c->s) : NULL;
+        char *name = col->type == COL_KERNEL ? name_data(c->s, names) : NULL;
         const char *text = name ? name : c->s;
         size_t cap = 4 * strlen(text) + 8; /* an escape is at most 4 bytes a byte: no cut */
         char *buf = malloc(cap);
@@ -46,7 +46,7 @@ static void csv_cell(FILE *out, const struct col *col, const struct cell *c)
 
 /* One table as CSV; tidy (header and rows only, what pandas.read_csv reads) or, in the
  * all-sections document, headed by "# key" and followed by a blank line. */
-static void render_csv(FILE *out, const struct table *t, int tidy)
+static void render_csv(FILE *out, const struct table *t, int tidy, enum name_style names)
 {
     int idx[TABLE_MAX_COLS], nv = render_visible(t, 1, idx);
     if (!tidy) fprintf(out, "# %s\n", t->key);
@@ -57,7 +57,7 @@ static void render_csv(FILE *out, const struct table *t, int tidy)
         const struct cell *row = table_row_cells(t, r);
         for (int k = 0; k < nv; k++) {
             if (k) fputc(',', out);
-            csv_cell(out, &t->cols[idx[k]], &row[idx[k]]);
+            csv_cell(out, &t->cols[idx[k]], &row[idx[k]], names);
         }
         fputc('\n', out);
     }
@@ -65,7 +65,7 @@ static void render_csv(FILE *out, const struct table *t, int tidy)
 }
 
 /* --csv-dir: DIR/<key>.csv for each table, never over an existing file. */
-static void render_csv_dir(struct table **tables, int n, const char *dir)
+static void render_csv_dir(struct table **tables, int n, const char *dir, enum name_style names)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         cli_fail("cannot create directory %s: %s", dir, strerror(errno));
@@ -79,7 +79,7 @@ static void render_csv_dir(struct table **tables, int n, const char *dir)
                      errno == EEXIST ? " (it is kept: give an empty directory)" : "");
         FILE *f = fdopen(fd, "w");
         if (!f) cli_fail("cannot write %s: %s", path, strerror(errno));
-        render_csv(f, tables[i], 1);
+        render_csv(f, tables[i], 1, names);
         if (fclose(f) != 0) cli_fail("writing %s failed: %s", path, strerror(errno));
     }
 }
@@ -87,11 +87,11 @@ static void render_csv_dir(struct table **tables, int n, const char *dir)
 static void csv_document(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
     if (o->csv_dir) {
-        render_csv_dir(tables, n, o->csv_dir);
+        render_csv_dir(tables, n, o->csv_dir, o->names);
         return;
     }
     for (int i = 0; i < n; i++)
-        if (tables[i]->key) render_csv(out, tables[i], o->section != NULL);
+        if (tables[i]->key) render_csv(out, tables[i], o->section != NULL, o->names);
 }
 
 const struct output_format out_csv = {"csv", NULL, OUT_CSV, csv_document, NULL};

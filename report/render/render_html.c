@@ -67,7 +67,7 @@ static int html_has_table(struct table **tables, int n, const struct render_opts
 /* An object table (the run header, the Summary) as title: value lines; the Summary's lines link
  * to their chart or table where the page has it. */
 static void html_object(FILE *out, const struct table *t, int summary, struct table **tables, int n,
-                        const struct render_opts *o)
+                        const struct render_opts *o, enum name_style names)
 {
     fprintf(out, "<dl class=\"%s\">\n", summary ? "sum" : "obj");
     char buf[CELL_MAX];
@@ -80,7 +80,7 @@ static void html_object(FILE *out, const struct table *t, int summary, struct ta
         if (a) fprintf(out, "<a href=\"#%s\">", a);
         html_text(out, t->cols[c].title);
         fputs(a ? "</a></dt><dd>" : "</dt><dd>", out);
-        render_cell_text(&t->cols[c], x, buf, sizeof buf);
+        render_cell_text(&t->cols[c], x, names, buf, sizeof buf);
         html_text(out, buf);
         fputs("</dd>\n", out);
     }
@@ -89,7 +89,8 @@ static void html_object(FILE *out, const struct table *t, int summary, struct ta
 
 /* A table under its heading; id: "table-<key>", which the first view of a data table not shown
  * itself takes (the phases' and the advice's views), else "view-<seq>". */
-static void html_table(FILE *out, const struct table *t, int seq, const char *data_key)
+static void html_table(FILE *out, const struct table *t, int seq, const char *data_key,
+                       enum name_style names)
 {
     if (t->key || data_key)
         fprintf(out, "<h2 id=\"table-%s\">", t->key ? t->key : data_key);
@@ -98,7 +99,7 @@ static void html_table(FILE *out, const struct table *t, int seq, const char *da
     html_text(out, t->title ? t->title : t->key);
     fputs("</h2>\n", out);
     if (t->object) {
-        html_object(out, t, 0, NULL, 0, NULL);
+        html_object(out, t, 0, NULL, 0, NULL, names);
     } else {
         int idx[TABLE_MAX_COLS], n = render_visible(t, t->title == NULL, idx);
         char buf[CELL_MAX];
@@ -114,7 +115,7 @@ static void html_table(FILE *out, const struct table *t, int seq, const char *da
             fputs("<tr>", out);
             for (int k = 0; k < n; k++) {
                 const struct col *c = &t->cols[idx[k]];
-                render_cell_text(c, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
+                render_cell_text(c, &t->cells[r * t->ncols + idx[k]], names, buf, sizeof buf);
                 fprintf(out, "<td%s>", render_is_left(c->type) ? " class=\"l\"" : "");
                 html_text(out, buf);
                 fputs("</td>", out);
@@ -164,18 +165,18 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
         fputs("<section id=\"summary\"><h2>", out);
         html_text(out, summary->title);
         fputs("</h2>\n", out);
-        html_object(out, summary, 1, tables, n, o);
+        html_object(out, summary, 1, tables, n, o, o->names);
         fputs("</section>\n", out);
     }
     int several = several_runs(tables, n);
     if (!o->section && !several) {
         fputs("<section id=\"charts\"><h2>Charts</h2>\n", out);
         if (table_by_key(tables, n, "base")) { /* infprof compare */
-            html_charts_compare(out, tables, n);
+            html_charts_compare(out, tables, n, o->names);
         } else {
             html_charts_runs(out, tables, n);
             html_charts_over_time(out, tables, n);
-            html_charts_bars(out, tables, n);
+            html_charts_bars(out, tables, n, o->names);
         }
         fputs("</section>\n", out);
     }
@@ -190,7 +191,7 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
             !several && !tables[i]->key && before && before->key && !render_shown(before, o)
                 ? before->key
                 : NULL;
-        html_table(out, tables[i], i, data);
+        html_table(out, tables[i], i, data, o->names);
     }
     fputs("</section>\n", out);
     /* Several processes' rows together: the answer (their Summary, side by side, combined)

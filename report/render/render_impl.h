@@ -22,13 +22,14 @@ extern const int output_format_count;
 int render_shown(const struct table *t, const struct render_opts *o);
 
 /* render_cells.c */
-void render_cell_text(const struct col *col, const struct cell *c, char *out, size_t n);
+void render_cell_text(const struct col *col, const struct cell *c, enum name_style names, char *out,
+                      size_t n);
 int render_is_left(enum col_type t);
 int render_is_name(enum col_type t);
 int render_disp_width(const char *s);
 void render_shorten(char *s, int w);
 void render_print_padded(FILE *out, const char *s, int w, int right, const char *tail);
-void render_name_clashes(const struct table *t, int c, int w, int *need);
+void render_name_clashes(const struct table *t, int c, int w, enum name_style names, int *need);
 void render_name_tag(const char *s, char *out, size_t n);
 int render_visible(const struct table *t, int data, int *idx);
 

@@ -25,7 +25,7 @@ static void json_string(FILE *out, const char *s)
     free(q);
 }
 
-static void json_cell(FILE *out, const struct col *col, const struct cell *c)
+static void json_cell(FILE *out, const struct col *col, const struct cell *c, enum name_style names)
 {
     if (c->null) {
         fputs("null", out);
@@ -33,7 +33,7 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     }
     switch (col->type) {
     case COL_KERNEL: {
-        char *name = name_data(c->s); /* whole: C++ names can pass any fixed size */
+        char *name = name_data(c->s, names); /* whole: C++ names can pass any fixed size */
         if (!name) cli_fail("out of memory");
         json_string(out, name);
         free(name);
@@ -59,7 +59,8 @@ static void json_cell(FILE *out, const struct col *col, const struct cell *c)
     }
 }
 
-static void json_row(FILE *out, const struct table *t, int64_t r, const char *indent)
+static void json_row(FILE *out, const struct table *t, int64_t r, const char *indent,
+                     enum name_style names)
 {
     const struct cell *row = table_row_cells(t, r);
     fputc('{', out);
@@ -69,7 +70,7 @@ static void json_row(FILE *out, const struct table *t, int64_t r, const char *in
         fprintf(out, "%s\n%s  ", k ? "," : "", indent);
         json_string(out, t->cols[c].key);
         fputs(": ", out);
-        json_cell(out, &t->cols[c], &row[c]);
+        json_cell(out, &t->cols[c], &row[c], names);
     }
     fprintf(out, "\n%s}", indent);
 }
@@ -78,7 +79,7 @@ static void json_row(FILE *out, const struct table *t, int64_t r, const char *in
  * its meaning or unit changes; added keys keep it. */
 #define JSON_SCHEMA_VERSION 1
 
-static void render_json(FILE *out, struct table **tables, int n)
+static void render_json(FILE *out, struct table **tables, int n, enum name_style names)
 {
     fprintf(out, "{\n  \"json_schema_version\": %d", JSON_SCHEMA_VERSION);
     int first = 0;
@@ -91,7 +92,7 @@ static void render_json(FILE *out, struct table **tables, int n)
         fputs(": ", out);
         if (t->object) {
             if (table_rows(t))
-                json_row(out, t, 0, "  ");
+                json_row(out, t, 0, "  ", names);
             else
                 fputs("null", out);
             continue;
@@ -100,7 +101,7 @@ static void render_json(FILE *out, struct table **tables, int n)
         int64_t rows = table_rows(t);
         for (int64_t r = 0; r < rows; r++) {
             fprintf(out, "%s\n    ", r ? "," : "");
-            json_row(out, t, r, "    ");
+            json_row(out, t, r, "    ", names);
         }
         fputs(rows ? "\n  ]" : "]", out);
     }
@@ -109,8 +110,7 @@ static void render_json(FILE *out, struct table **tables, int n)
 
 static void json_document(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
-    (void)o;
-    render_json(out, tables, n);
+    render_json(out, tables, n, o->names);
 }
 
 const struct output_format out_json = {"json", NULL, OUT_JSON, json_document, NULL};

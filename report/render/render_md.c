@@ -69,7 +69,7 @@ static void md_text(FILE *out, const char *s)
     for (size_t i = 0; i <= longest; i++) fputc('`', out);
 }
 
-static void render_md(FILE *out, const struct table *t)
+static void render_md(FILE *out, const struct table *t, enum name_style names)
 {
     char buf[CELL_MAX];
     int idx[TABLE_MAX_COLS], nv = render_visible(t, 0, idx);
@@ -83,7 +83,7 @@ static void render_md(FILE *out, const struct table *t)
         for (int k = 0; t->nrows && k < nv; k++) {
             const struct cell *cell = &t->cells[idx[k]];
             if (cell->null) continue;
-            render_cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
+            render_cell_text(&t->cols[idx[k]], cell, names, buf, sizeof buf);
             fprintf(out, "| %s | ", t->cols[idx[k]].title);
             md_text(out, buf);
             fputs(" |\n", out);
@@ -96,7 +96,7 @@ static void render_md(FILE *out, const struct table *t)
         fputs("|\n", out);
         for (int r = 0; r < t->nrows; r++) {
             for (int k = 0; k < nv; k++) {
-                render_cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], buf,
+                render_cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], names, buf,
                                  sizeof buf);
                 fputs("| ", out);
                 md_text(out, buf);
@@ -118,7 +118,7 @@ static void render_md(FILE *out, const struct table *t)
 static void md_document(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
     for (int i = 0; i < n; i++)
-        if (render_shown(tables[i], o)) render_md(out, tables[i]);
+        if (render_shown(tables[i], o)) render_md(out, tables[i], o->names);
 }
 
 const struct output_format out_md = {"md", "markdown", OUT_MD, md_document, NULL};

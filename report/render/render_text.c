@@ -52,7 +52,7 @@ static void render_text_object(FILE *out, const struct table *t, const struct re
     for (int k = 0; t->nrows && k < nv; k++) {
         const struct cell *cell = &t->cells[idx[k]];
         if (cell->null) continue;
-        render_cell_text(&t->cols[idx[k]], cell, buf, sizeof buf);
+        render_cell_text(&t->cols[idx[k]], cell, o->names, buf, sizeof buf);
         /* Warnings stand out on a terminal (yellow); everything else stays plain. Long values
          * wrap under themselves, never cut. */
         int warn = o->color && t->cols[idx[k]].key && !strcmp(t->cols[idx[k]].key, "warnings");
@@ -81,7 +81,7 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
         for (int k = 0; k < nv; k++) width[k] = render_disp_width(t->cols[idx[k]].title);
         for (int r = 0; r < t->nrows; r++)
             for (int k = 0; k < nv; k++) {
-                render_cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], buf,
+                render_cell_text(&t->cols[idx[k]], &t->cells[r * t->ncols + idx[k]], o->names, buf,
                                  sizeof buf);
                 if (render_disp_width(buf) > width[k]) width[k] = render_disp_width(buf);
             }
@@ -99,7 +99,8 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
         if (!clash) cli_fail("out of memory");
         for (int k = 0; k < nv; k++)
             if (render_is_name(t->cols[idx[k]].type))
-                render_name_clashes(t, idx[k], o->wide ? -1 : width[k], clash + k * t->nrows);
+                render_name_clashes(t, idx[k], o->wide ? -1 : width[k], o->names,
+                                    clash + k * t->nrows);
         for (int r = -1; r < t->nrows; r++) {
             fputs("  ", out);
             int at = 2;
@@ -108,7 +109,8 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                 if (r < 0)
                     snprintf(buf, sizeof buf, "%s", col->title);
                 else
-                    render_cell_text(col, &t->cells[r * t->ncols + idx[k]], buf, sizeof buf);
+                    render_cell_text(col, &t->cells[r * t->ncols + idx[k]], o->names, buf,
+                                     sizeof buf);
                 if (r >= 0 && clash[k * t->nrows + r]) {
                     char tag[16];
                     render_name_tag(t->cells[r * t->ncols + idx[k]].s, tag, sizeof tag);

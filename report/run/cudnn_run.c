@@ -41,7 +41,7 @@ static int fn_index(struct cudnn_run *r, const char *name)
  * (its automatic index over 371 k kernels and a sorted GROUP BY took 0.7 s of the H200
  * fixture's report). */
 struct ext_pair {
-    int64_t corr, ext; /* corr first: run_cmp_i64 orders by it */
+    int64_t corr, ext; /* corr first: rstats_cmp_i64 orders by it */
 };
 struct ext_sum {
     int64_t ext, gpu, kernels; /* ext first */
@@ -62,12 +62,12 @@ static struct ext_sum *linked_load(sqlite3 *db, const struct run_phases *p, size
     }
     sqlite3_finalize(st);
     if (!np) return NULL;
-    qsort(pv, np, sizeof *pv, run_cmp_i64);
+    qsort(pv, np, sizeof *pv, rstats_cmp_i64);
     /* Every external id once, in order, for the sums. */
     struct ext_sum *sv = malloc(np * sizeof *sv);
     if (!sv) cli_fail("out of memory");
     for (size_t i = 0; i < np; i++) sv[i] = (struct ext_sum){pv[i].ext, 0, 0};
-    qsort(sv, np, sizeof *sv, run_cmp_i64);
+    qsort(sv, np, sizeof *sv, rstats_cmp_i64);
     size_t ns = 0;
     for (size_t i = 0; i < np; i++)
         if (!ns || sv[ns - 1].ext != sv[i].ext) sv[ns++] = sv[i];
@@ -75,11 +75,11 @@ static struct ext_sum *linked_load(sqlite3 *db, const struct run_phases *p, size
     for (size_t j = 0; j < kr->n; j++) {
         if (kr->v[j].sig < 0 || !kr->v[j].corr) continue; /* the kernels view's, with an id */
         int64_t corr = kr->v[j].corr;
-        struct ext_pair *x = bsearch(&corr, pv, np, sizeof *pv, run_cmp_i64);
+        struct ext_pair *x = bsearch(&corr, pv, np, sizeof *pv, rstats_cmp_i64);
         if (!x) continue;
         while (x > pv && x[-1].corr == corr) x--;
         for (; x < pv + np && x->corr == corr; x++) {
-            struct ext_sum *e = bsearch(&x->ext, sv, ns, sizeof *sv, run_cmp_i64);
+            struct ext_sum *e = bsearch(&x->ext, sv, ns, sizeof *sv, rstats_cmp_i64);
             e->gpu += kr->v[j].dur;
             e->kernels++;
         }
@@ -147,7 +147,7 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
         k->status = sqlite3_column_int64(st, 2);
         int64_t ext = sqlite3_column_int64(st, 3);
         struct ext_sum *e = sqlite3_column_type(st, 3) != SQLITE_NULL && nsums
-                                ? bsearch(&ext, sums, nsums, sizeof *sums, run_cmp_i64)
+                                ? bsearch(&ext, sums, nsums, sizeof *sums, rstats_cmp_i64)
                                 : NULL;
         k->gpu = e ? e->gpu : 0;
         k->kernels = e ? e->kernels : 0;
@@ -342,32 +342,66 @@ static struct shape_seen *shape_of(struct shape_seen **v, int *n, int64_t shape)
     return s;
 }
 
-/* Warm-up: the first iteration when iterations are known, else the first half of the cuDNN
- * compute calls. Searches after it mean shapes that keep changing while the program runs. */
-static int64_t warm_up_end(sqlite3 *db, const struct cudnn_run *r)
+/* Warm-up, as the iterations define it (iterations.c: found from the data, or --warmup), per
+ * series (a loop of its own: a model, a batch size): from its first iteration's start to its last
+ * warm-up iteration's end, and never before its first iteration ends (the first call of a shape
+ * searches there, however fast it was). The iterations are those the report counts (marks,
+ * module calls, detected loops). A search is late when it falls inside a series' span (its first
+ * start to its last end) past the warm-up of every series running then: between loops, a new
+ * loop's set-up is no change of shapes. */
+struct warm_span {
+    int64_t first, warm_end, last;
+};
+
+static struct warm_span *series_warm_spans(const struct run_phases *p)
 {
-    int64_t end = db_int(db, "SELECT min(start + dur) FROM iterations", -1);
+    struct warm_span *w = malloc((size_t)(p->series.n ? p->series.n : 1) * sizeof *w);
+    if (!w) cli_fail("out of memory");
+    for (int i = 0; i < p->series.n; i++) w[i] = (struct warm_span){-1, -1, -1};
+    for (size_t k = 0; k < p->niters; k++) {
+        const struct run_iter *x = &p->iters[k];
+        if (x->series < 0 || x->series >= p->series.n) continue;
+        struct warm_span *s = &w[x->series];
+        int64_t e = x->start + x->lat;
+        if (s->first < 0 || x->start < s->first) s->first = x->start;
+        if (e > s->last) s->last = e;
+        if (s->warm_end < 0 || (x->start == s->first && e > s->warm_end)) s->warm_end = e;
+    }
+    /* then the warm-up iterations' ends (the first iteration's is known by now) */
+    for (size_t k = 0; k < p->niters; k++) {
+        const struct run_iter *x = &p->iters[k];
+        if (x->series < 0 || x->series >= p->series.n || x->steady || x->captured) continue;
+        int64_t e = x->start + x->lat;
+        if (e > w[x->series].warm_end) w[x->series].warm_end = e;
+    }
+    return w;
+}
+
+/* A call at t is late: inside a series' span past its warm-up, and in no series' warm-up. */
+static int after_warm_up(const struct warm_span *w, int n, int64_t t)
+{
+    int inside = 0;
+    for (int i = 0; i < n; i++) {
+        if (w[i].first < 0 || t < w[i].first || t > w[i].last) continue;
+        if (t <= w[i].warm_end) return 0;
+        inside = 1;
+    }
+    return inside;
+}
+
+/* The run's warm-up (the figure the cuDNN table shows): the earliest series' end of warm-up;
+ * without iterations the first half of the cuDNN compute calls, every call after it late. */
+static int64_t warm_up_end(const struct cudnn_run *r, const struct warm_span *w, int n)
+{
+    int64_t end = -1;
+    for (int i = 0; i < n; i++)
+        if (w[i].first >= 0 && (end < 0 || w[i].warm_end < end)) end = w[i].warm_end;
     if (end >= 0) return end;
     int compute = 0, seen = 0;
     for (int i = 0; i < r->n; i++) compute += r->v[i].role == CUDNN_ROLE_COMPUTE;
     for (int i = 0; i < r->n; i++)
         if (r->v[i].role == CUDNN_ROLE_COMPUTE && ++seen > compute / 2) return r->v[i].start;
     return INT64_MAX;
-}
-
-/* Each phase's own warm-up: the end of its first iteration. A phase is a new setting (autocast's
- * new dtype, another grad mode): its first searches and plans are its warm-up, not a shape that
- * changed. -1 where the phase has no iteration (the run's warm-up then applies). */
-static void phase_warm_ends(sqlite3 *db, int64_t *end)
-{
-    for (int i = 0; i < REPORT_MAX_PHASES; i++) end[i] = -1;
-    sqlite3_stmt *st = db_prepare(db, "SELECT phase, min(start + dur) FROM iterations GROUP BY"
-                                      " phase");
-    while (db_step(st)) {
-        int ph = sqlite3_column_int(st, 0);
-        if (ph >= 0 && ph < REPORT_MAX_PHASES) end[ph] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
 }
 
 /* The shapes' figures, summed into the findings. */
@@ -382,13 +416,14 @@ static void shapes_sum(const struct shape_seen *shapes, int n, struct cudnn_find
     }
 }
 
-static void findings_compute(sqlite3 *db, const struct cudnn_run *r, struct cudnn_findings *f)
+static void findings_compute(const struct run_phases *p, const struct cudnn_run *r,
+                             struct cudnn_findings *f)
 {
     memset(f, 0, sizeof *f);
     f->calls = r->n;
-    f->warm_end = warm_up_end(db, r);
-    int64_t warm[REPORT_MAX_PHASES];
-    phase_warm_ends(db, warm);
+    struct warm_span *spans = series_warm_spans(p);
+    int nspans = p->niters ? p->series.n : 0;
+    f->warm_end = warm_up_end(r, spans, nspans);
     int nshapes = 0;
     struct shape_seen *shapes = NULL;
     for (int i = 0; i < r->n; i++) {
@@ -408,10 +443,7 @@ static void findings_compute(sqlite3 *db, const struct cudnn_run *r, struct cudn
          * the calls table's BackendFinalize rows; plan_builds counts the plans. */
         if (role == CUDNN_ROLE_FINALIZE) f->build_ns += k->dur;
         if (build) f->builds++;
-        int64_t end = k->phase >= 0 && k->phase < REPORT_MAX_PHASES && warm[k->phase] >= 0
-                          ? warm[k->phase]
-                          : f->warm_end;
-        int late = k->start > end;
+        int late = nspans ? after_warm_up(spans, nspans, k->start) : k->start > f->warm_end;
         if ((role == CUDNN_ROLE_SEARCH || build) && late) f->late++, f->late_ns += k->dur;
         if (!k->shape || (role != CUDNN_ROLE_COMPUTE && role != CUDNN_ROLE_SEARCH && !build))
             continue;
@@ -427,6 +459,7 @@ static void findings_compute(sqlite3 *db, const struct cudnn_run *r, struct cudn
     }
     shapes_sum(shapes, nshapes, f);
     free(shapes);
+    free(spans);
 }
 
 /* ---- the run model's part ----------------------------------------------------------------- */
@@ -450,7 +483,7 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
          * is there, empty. */
         if (r->n) {
             plans_load(db, r);
-            findings_compute(db, r, &r->findings);
+            findings_compute(p, r, &r->findings);
         }
         group_calls(r);
         group_plans(r);

@@ -22,7 +22,7 @@
  * allocations). A phase with no kernel period, or none at all (CPU), is searched next in its
  * outermost PyTorch operators when they were recorded (INFPROF_OPERATORS=1: their names on the
  * busiest thread, cut before the longest host idle; host time, first operator's start to last
- * one's end), then in its allocations. `infprof report --detect allocations` (detect_prefer)
+ * one's end), then in its allocations. `infprof report --detect allocations` (run_options.detect)
  * searches the allocations first, then the operators, then the kernels.
  *
  * A phase that runs one loop after another (a batch size, then another) repeats no period over
@@ -43,16 +43,9 @@ struct rep {
     int64_t key; /* the cut goes before the offset whose median key is lowest */
 };
 
-static int prefer = DETECT_KERNELS;
-
 #define MIN_KERNELS 4
 
-void detect_prefer(int from)
-{
-    prefer = from;
-}
-
-const char *detect_prefer_missing(struct sqlite3 *db)
+const char *detect_prefer_missing(struct sqlite3 *db, int prefer)
 {
     if (prefer != DETECT_OPERATORS) return NULL;
     if (db_operators_every_call(db)) return NULL;
@@ -107,7 +100,7 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     for (size_t j = 0; j < p; j++) {
         size_t m = 0;
         for (size_t k = r0 + j; k < n && m < cycles; k += p) v[m++] = s[k].key;
-        int64_t med = run_median(v, m);
+        int64_t med = rstats_median(v, m);
         if (j == 0 || med < best_v) best_v = med, best = j;
     }
     /* Allocations: a loop that makes its input before the forward reaches the same lowest
@@ -120,12 +113,12 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
         for (size_t j = 0; j < p; j++) {
             size_t m = 0;
             for (size_t k = r0 + j; k < n && m < cycles; k += p) v[m++] = s[k].key;
-            int64_t med = run_median(v, m);
+            int64_t med = rstats_median(v, m);
             if (med != best_v) continue; /* exactly the lowest: the forward never gets there */
             m = 0;
             for (size_t k = r0 + j; k + 1 < n && m < cycles; k += p) v[m++] = s[k + 1].ts - s[k].ts;
             if (!m) continue;
-            int64_t idle = run_median(v, m);
+            int64_t idle = rstats_median(v, m);
             if (idle > longest) longest = idle, pick = j;
         }
         best = pick;
@@ -415,14 +408,14 @@ static int timed(struct detected *d)
     int64_t *v = malloc((d->n ? d->n : 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
     for (size_t k = 0; k < d->n; k++) v[k] = d->end[k] - d->start[k];
-    int64_t med = run_median(v, d->n);
+    int64_t med = rstats_median(v, d->n);
     free(v);
     if (med > 0) return 1;
     d->n = 0;
     return 0;
 }
 
-int detect_iterations(sqlite3 *db, int phase, struct detected *out)
+int detect_iterations(sqlite3 *db, int prefer, int phase, struct detected *out)
 {
     memset(out, 0, sizeof *out);
     /* The one asked for first, then kernels, operators, allocations. */

@@ -26,12 +26,11 @@ struct detected {
 };
 
 /* The iterations of `phase` from its kernel sequence, else its operators, else its allocator
- * reports (the one detect_prefer names first): 1 when found (out filled), else 0. */
-int detect_iterations(struct sqlite3 *db, int phase, struct detected *out);
-/* Which is searched first (`--detect`): DETECT_KERNELS (the default), _OPERATORS, _ALLOCATIONS. */
-void detect_prefer(int from);
+ * reports; `prefer` (--detect: DETECT_KERNELS, the default, and 0; _OPERATORS; _ALLOCATIONS) is
+ * searched first: 1 when found (out filled), else 0. */
+int detect_iterations(struct sqlite3 *db, int prefer, int phase, struct detected *out);
 /* The words for a preferred source the run does not hold (--detect operators without
  * INFPROF_OPERATORS=1), or NULL: said, not fallen back from silently. */
-const char *detect_prefer_missing(struct sqlite3 *db);
+const char *detect_prefer_missing(struct sqlite3 *db, int prefer);
 
 #endif

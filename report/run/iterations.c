@@ -30,12 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int warmup_override = -1;
-
-void iterations_set_warmup(int n)
-{
-    warmup_override = n;
-}
+/* The outlier rule's constants for warm-up (rstats.h): an iteration is warm-up while it is over
+ * the steady median by more than WARMUP_SIGMAS robust deviations and WARMUP_SHARE of the median
+ * (the median itself with fewer than 8 iterations). */
+#define WARMUP_SIGMAS    5
+#define WARMUP_SHARE     0.10
+#define WARMUP_SHARE_FEW 1.0
 
 struct iter {
     int64_t id, tid, start, host, gpu_end, items;
@@ -180,13 +180,14 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, m, sizeof *w, run_cmp_i64);
+    qsort(w, m, sizeof *w, rstats_cmp_i64);
     for (size_t k = 0; k < it->n; k++)
-        it->v[k].captured = it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, run_cmp_i64);
+        it->v[k].captured =
+            it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, rstats_cmp_i64);
     free(w);
 }
 
-static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
+static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
     int v4 = db_has_column(db, "iterations", "label_id");
@@ -204,7 +205,7 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
                                              " NULL, NULL, source FROM iterations");
     int have_end = 0, w_n;
     int64_t w_start = 0, w_end = 0;
-    int window = run_window_only(&w_start, &w_end, &w_n);
+    int window = run_window_only(o, &w_start, &w_end, &w_n);
     while (db_step(st) && it->n < cap) {
         struct iter *x = &it->v[it->n++];
         x->id = sqlite3_column_int64(st, 0);
@@ -236,27 +237,22 @@ static void load_all(sqlite3 *db, struct iters *it, int *gpu_known)
     *gpu_known = have_end;
 }
 
-/* The p50 the report gives: the lower median, a value of the sample (nearest rank, as p95 and
- * p99, and as the samples' own reference lines); sorts v. */
-/* How many leading iterations are warm-up (latencies in time order). */
-size_t iterations_warmup(const int64_t *lat, size_t n)
+size_t iterations_warmup(int fixed, const int64_t *lat, size_t n)
 {
-    if (warmup_override >= 0) return (size_t)warmup_override < n ? (size_t)warmup_override : n;
+    if (fixed >= 0) return (size_t)fixed < n ? (size_t)fixed : n;
     if (n < 4) return 0;
     size_t half = n / 2, m = n - half;
     int64_t *tail = malloc(m * sizeof *tail);
     if (!tail) cli_fail("out of memory");
     memcpy(tail, lat + half, m * sizeof *tail);
-    int64_t med = run_median(tail, m);
-    for (size_t i = 0; i < m; i++) tail[i] = llabs(lat[half + i] - med);
-    int64_t mad = run_median(tail, m);
+    int64_t med = rstats_median(tail, m);
+    double sigma = RSTATS_SIGMA_PER_MAD * (double)rstats_mad(tail, m, med);
     free(tail);
-    double margin = fmax(5 * 1.4826 * (double)mad, 0.10 * (double)med);
     /* Under 8 iterations the tail's spread says little (a loaded machine stretches any of them
      * by tens of percent): only an iteration twice the steady one is taken for warm-up. */
-    if (n < 8) margin = fmax(margin, (double)med);
+    double share = n < 8 ? WARMUP_SHARE_FEW : WARMUP_SHARE;
     size_t k = 0;
-    while (k < half && (double)lat[k] > (double)med + margin) k++;
+    while (k < half && rstats_above((double)lat[k], (double)med, sigma, WARMUP_SIGMAS, share)) k++;
     return k;
 }
 
@@ -413,27 +409,30 @@ static void steady_figures(struct iter **mine, const int64_t *lat, const int64_t
         *p95 = ip_stats_percentile(&st, 95);
         *p99 = ip_stats_percentile(&st, 99);
         *mean = sum / count;
-        *host_p50 = run_p50(h, (size_t)count); /* the rule of lat_p50 (issue 25) */
+        *host_p50 = rstats_p50(h, (size_t)count); /* the rule of lat_p50 (issue 25) */
         *items = batched ? it : 0;
     }
     ip_stats_free(&st);
     free(h);
 }
 
-/* The recording windows (windows.h), when the run had some: a gap from one to another, over
- * time nothing was recorded in, is no time between iterations. */
-static struct interval *gap_windows;
-static size_t gap_nwindows;
+/* The recording windows (windows.h), when the run had some (n 0: it recorded all along): a gap
+ * from one to another, over time nothing was recorded in, is no time between iterations. */
+struct spans {
+    struct interval *v;
+    size_t n;
+};
 
-static int one_window(int64_t a, int64_t b)
+static int one_window(const struct spans *w, int64_t a, int64_t b)
 {
-    for (size_t i = 0; i < gap_nwindows; i++)
-        if (gap_windows[i].start <= a && b <= gap_windows[i].end) return 1;
-    return !gap_nwindows;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i].start <= a && b <= w->v[i].end) return 1;
+    return !w->n;
 }
 
 /* The time between the steady iterations mine[0..n) of series se and their next ones. */
-static void series_gaps(struct series_info *se, struct iter **mine, const char *warm, size_t n)
+static void series_gaps(struct series_info *se, struct iter **mine, const char *warm, size_t n,
+                        const struct spans *w)
 {
     se->gap_gpu_busy = -1;
     se->gapv = malloc((n ? n : 1) * sizeof *se->gapv);
@@ -442,13 +441,13 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
     for (size_t k = 0; k < n; k++) {
         if (warm[k] == 1 || mine[k]->gap < 0) continue; /* a captured one's gap is as any */
         int64_t end = mine[k]->start + mine[k]->host;
-        if (!one_window(end, end + mine[k]->gap)) continue;
+        if (!one_window(w, end, end + mine[k]->gap)) continue;
         se->gapv[se->gaps] = (struct interval){end, end + mine[k]->gap};
         g[se->gaps++] = mine[k]->gap;
         se->gap_total += mine[k]->gap;
         se->gap_host += mine[k]->host;
     }
-    if (se->gaps) se->gap_p50 = run_p50(g, (size_t)se->gaps);
+    if (se->gaps) se->gap_p50 = rstats_p50(g, (size_t)se->gaps);
     free(g);
 }
 
@@ -462,7 +461,8 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
  * captured ones less than CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the
  * callback's cost lost in them): the captured ones count as any. Returns the warm-up count. */
 #define CAPTURE_APART 1.05
-static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *gw, double *fout)
+static size_t group_warmup(int fixed, struct iter **m, const int64_t *lat, size_t n, char *gw,
+                           double *fout)
 {
     memset(gw, 0, n);
     *fout = 1;
@@ -470,7 +470,7 @@ static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *
     for (size_t k = 0; k < n; k++) taken += m[k]->captured != 0;
     size_t others = n - taken;
     if (others < 4 || taken < 2) {
-        size_t w = iterations_warmup(lat, n);
+        size_t w = iterations_warmup(fixed, lat, n);
         memset(gw, 1, w);
         return w;
     }
@@ -489,20 +489,20 @@ static size_t group_warmup(struct iter **m, const int64_t *lat, size_t n, char *
             if (!m[j]->captured) near[nn++] = lat[j], got++;
         for (size_t j = k + 1, got = 0; j < n && got < 2; j++)
             if (!m[j]->captured) near[nn++] = lat[j], got++;
-        int64_t ref = nn ? run_median(near, nn) : 0;
+        int64_t ref = nn ? rstats_median(near, nn) : 0;
         if (ref > 0) a[na++] = (int64_t)(1e6 * (double)lat[k] / (double)ref);
     }
-    double ratio = na ? (double)run_median(a, na) / 1e6 : 1;
+    double ratio = na ? (double)rstats_median(a, na) / 1e6 : 1;
     double f = ratio > 1 ? ratio : 1;
     if (f < CAPTURE_APART) { /* no slower than the others, within the noise: as any */
         free(a);
-        size_t w = iterations_warmup(lat, n);
+        size_t w = iterations_warmup(fixed, lat, n);
         memset(gw, 1, w);
         return w;
     }
     *fout = f;
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
-    size_t w = iterations_warmup(a, n);
+    size_t w = iterations_warmup(fixed, a, n);
     free(a);
     for (size_t k = 0; k < n; k++) gw[k] = k < w ? 1 : m[k]->captured ? 2 : 0;
     return w;
@@ -548,7 +548,8 @@ static void batch_keys(struct iter **mine, size_t n, int64_t *key)
 }
 
 static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter **mine,
-                         const int64_t *lat, const int64_t *host, char *warm, size_t n)
+                         const int64_t *lat, const int64_t *host, char *warm, size_t n,
+                         const struct spans *win)
 {
     int64_t labels[REPORT_MAX_SERIES], batches[REPORT_MAX_SERIES];
     int settings[REPORT_MAX_SERIES], nl = 0;
@@ -585,7 +586,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
                 at[m++] = k;
             }
         double capture_f = 1;
-        size_t w = group_warmup(gm, gl, m, gw, &capture_f);
+        size_t w =
+            group_warmup(p->opts.warmup_given ? p->opts.warmup : -1, gm, gl, m, gw, &capture_f);
         for (size_t k = 0; k < m; k++) warm[at[k]] = gw[k];
         if (p->series.n >= REPORT_MAX_SERIES) {
             p->series.left_out += (int64_t)m;
@@ -623,7 +625,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
         se->end = m ? gm[m - 1]->start + gl[m - 1] : 0;
         steady_figures(gm, gl, gh, gw, m, &se->lat_p50, &se->lat_p95, &se->lat_p99, &se->lat_mean,
                        &se->host_p50, &se->items, &se->nsteady);
-        series_gaps(se, gm, gw, m);
+        series_gaps(se, gm, gw, m, win);
         se->its = malloc((m ? m : 1) * sizeof *se->its);
         if (!se->its) cli_fail("out of memory");
         for (size_t k = 0; k < m; k++)
@@ -655,13 +657,13 @@ int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t 
         size_t k = n / 4 + (n / 2) * (size_t)c / 20;
         if (k < 6 || n - k < 6) continue;
         memcpy(buf, v, k * sizeof *buf);
-        int64_t m1 = run_median(buf, k);
-        for (size_t i = 0; i < k; i++) buf[i] = llabs(v[i] - m1);
-        int64_t d1 = run_median(buf, k);
+        int64_t m1 = rstats_median(buf, k);
+        memcpy(buf, v, k * sizeof *buf);
+        int64_t d1 = rstats_mad(buf, k, m1);
         memcpy(buf, v + k, (n - k) * sizeof *buf);
-        int64_t m2 = run_median(buf, n - k);
-        for (size_t i = k; i < n; i++) buf[i - k] = llabs(v[i] - m2);
-        int64_t d2 = run_median(buf, n - k);
+        int64_t m2 = rstats_median(buf, n - k);
+        memcpy(buf, v + k, (n - k) * sizeof *buf);
+        int64_t d2 = rstats_mad(buf, n - k, m2);
         int64_t lo = m1 < m2 ? m1 : m2, diff = llabs(m1 - m2);
         if (lo <= 0 || (double)diff <= 0.15 * (double)lo || diff <= 4 * d1 || diff <= 4 * d2)
             continue;
@@ -700,18 +702,18 @@ static int64_t loop_median(const struct detected *d, int l, int64_t *tmp)
     size_t m = 0;
     for (size_t k = 0; k < d->n; k++)
         if (d->loop[k] == l) tmp[m++] = d->end[k] - d->start[k];
-    return m ? run_median(tmp, m) : 0;
+    return m ? rstats_median(tmp, m) : 0;
 }
 
 /* Iterations detected in a run recorded in windows: --window N keeps those inside it (as it
  * does marks); and the recording's gaps cut a loop's sequence, so loops that each lie in a
  * window of their own, at one pace (medians within 1.25x), are one loop found again. Loops are
  * numbered again in time order; one left: no loop of its own. */
-static void detected_in_windows(sqlite3 *db, struct detected *d)
+static void detected_in_windows(sqlite3 *db, const struct run_options *o, struct detected *d)
 {
     int64_t ws = 0, we = 0;
     int wn;
-    if (run_window_only(&ws, &we, &wn)) {
+    if (run_window_only(o, &ws, &we, &wn)) {
         size_t o = 0;
         for (size_t k = 0; k < d->n; k++)
             if (d->start[k] >= ws && d->end[k] <= we) {
@@ -780,8 +782,8 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         struct phase_info *ph = &p->v[i];
         int marked = 0;
         for (size_t k = 0; k < it->n && !marked; k++) marked = it->v[k].phase == ph->id;
-        if (marked || !detect_iterations(db, ph->id, d)) continue;
-        detected_in_windows(db, d);
+        if (marked || !detect_iterations(db, p->opts.detect, ph->id, d)) continue;
+        detected_in_windows(db, &p->opts, d);
         if (!d->n) continue; /* none inside the window asked for */
         struct iter *v = realloc(it->v, (it->n + d->n) * sizeof *v);
         if (!v) cli_fail("out of memory");
@@ -854,15 +856,16 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     struct iters it = {0};
     struct search_calls sc = {0};
     int gpu_known = 0;
-    free(gap_windows);
-    gap_nwindows = run_window_spans(db, &gap_windows);
-    if (total) load_all(db, &it, &gpu_known);
+    struct spans win = {0};
+    win.n = run_window_spans(db, &win.v);
+    if (total) load_all(db, &p->opts, &it, &gpu_known);
     if (add_detected(db, p, &it)) total = 1;
     label_settings(db, p, &it);
     gaps_after(&it);
     for (int i = 0; i < p->n; i++) p->v[i].has_iterations = total > 0;
     if (!total) {
         free(it.v);
+        free(win.v);
         return;
     }
     for (int i = 0; i < p->n; i++) {
@@ -893,12 +896,12 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         }
         /* Warm-up is judged within each series (series.c's rule: a phase and a mark name). */
         int first_series = p->series.n;
-        phase_series(db, p, i, mine, lat, host, warm, n);
+        phase_series(db, p, i, mine, lat, host, warm, n, &win);
         ph->nseries = p->series.n - first_series;
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
         memcpy(all, lat, n * sizeof *lat);
-        ph->lat_all_p50 = run_p50(all, n);
+        ph->lat_all_p50 = rstats_p50(all, n);
         free(all);
         size_t w = 0, apart = 0; /* warm-up; and captured ones set apart (group_warmup) */
         for (size_t k = 0; k < n; k++) w += warm[k] == 1, apart += warm[k] == 2;
@@ -953,7 +956,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                 if (!kc) cli_fail("out of memory");
                 for (size_t k = 0, j = 0; k < n; k++)
                     if (!warm[k]) kc[j++] = mine[k]->kernels;
-                steady_k = run_median(kc, s);
+                steady_k = rstats_median(kc, s);
                 free(kc);
                 for (size_t k = 0; k < n; k++)
                     if (warm[k] == 1) sum += mine[k]->kernels;
@@ -970,6 +973,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     }
     free(it.v);
     free(sc.v);
+    free(win.v);
 }
 
 /* ---- ratios with noise bands ---------------------------------------------------------------- */
@@ -992,7 +996,7 @@ static int cmp_double(const void *a, const void *b)
 static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t *seed)
 {
     for (size_t i = 0; i < n; i++) buf[i] = v[rng_next(seed) % n];
-    return (double)run_median(buf, n);
+    return (double)rstats_median(buf, n);
 }
 
 enum verdict iterations_verdict(double lo, double hi)

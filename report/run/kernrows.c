@@ -19,7 +19,7 @@ static void load(sqlite3 *db, struct kern_rows *k)
         k->sigs[k->nsigs++] = (struct ksig){sqlite3_column_int64(st, 0),
                                             sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2)};
     sqlite3_finalize(st);
-    if (k->nsigs) qsort(k->sigs, k->nsigs, sizeof *k->sigs, run_cmp_i64);
+    if (k->nsigs) qsort(k->sigs, k->nsigs, sizeof *k->sigs, rstats_cmp_i64);
     /* Ids are 1, 2, 3...: where they are, a row's signature is found by its id at once. */
     int dense = 1;
     for (size_t i = 0; i < k->nsigs && dense; i++) dense = k->sigs[i].id == (int64_t)i + 1;
@@ -46,7 +46,7 @@ static void load(sqlite3 *db, struct kern_rows *k)
             if (sig >= 1 && sig <= (int64_t)k->nsigs) r->sig = (int32_t)(sig - 1);
         } else {
             const struct ksig *g =
-                k->nsigs ? bsearch(&sig, k->sigs, k->nsigs, sizeof *k->sigs, run_cmp_i64) : NULL;
+                k->nsigs ? bsearch(&sig, k->sigs, k->nsigs, sizeof *k->sigs, rstats_cmp_i64) : NULL;
             if (g) r->sig = (int32_t)(g - k->sigs);
         }
     }

@@ -27,7 +27,7 @@ struct kern_rows {
     struct kern_row *v; /* in the table's order */
     size_t n;
     struct ksig {
-        int64_t id, name_id; /* id first: run_cmp_i64 orders by it */
+        int64_t id, name_id; /* id first: rstats_cmp_i64 orders by it */
         int phase;
     } * sigs; /* by id */
     size_t nsigs;

@@ -92,12 +92,12 @@ static void names_load(sqlite3 *db, struct op_iters *x)
         if (t && !n->value) cli_fail("out of memory");
     }
     sqlite3_finalize(st);
-    if (x->nnames) qsort(x->names, x->nnames, sizeof *x->names, run_cmp_i64);
+    if (x->nnames) qsort(x->names, x->nnames, sizeof *x->names, rstats_cmp_i64);
 }
 
 static const struct op_iter_name *name_find(const struct op_iters *x, int64_t id)
 {
-    return x->nnames ? bsearch(&id, x->names, x->nnames, sizeof *x->names, run_cmp_i64) : NULL;
+    return x->nnames ? bsearch(&id, x->names, x->nnames, sizeof *x->names, rstats_cmp_i64) : NULL;
 }
 
 const char *op_iters_name(const struct op_iters *x, int64_t name_id)
@@ -115,7 +115,7 @@ static void load(sqlite3 *db, struct op_iters *x)
                                       " WHERE iter IS NOT NULL");
     while (mw < nw && db_step(st)) w[mw++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, mw, sizeof *w, run_cmp_i64);
+    qsort(w, mw, sizeof *w, rstats_cmp_i64);
     /* NOT IN over a set holding NULL is never true: no call counts as outside then. */
     int null_window = mw < nw;
     names_load(db, x);
@@ -127,7 +127,7 @@ static void load(sqlite3 *db, struct op_iters *x)
             continue;
         }
         int64_t iter = sqlite3_column_int64(st, 2);
-        if (!mw || !bsearch(&iter, w, mw, sizeof *w, run_cmp_i64)) {
+        if (!mw || !bsearch(&iter, w, mw, sizeof *w, rstats_cmp_i64)) {
             x->outside += !null_window;
             continue;
         }

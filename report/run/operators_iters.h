@@ -24,7 +24,7 @@ struct op_iters {
     size_t n;
     int64_t outside; /* calls with an iteration outside every capture window */
     struct op_iter_name {
-        int64_t id;  /* first: run_cmp_i64 orders by it */
+        int64_t id;  /* first: rstats_cmp_i64 orders by it */
         char *value; /* NULL: the string's value is NULL */
     } * names;
     size_t nnames;

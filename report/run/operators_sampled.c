@@ -60,17 +60,17 @@ static void captured_load(sqlite3 *db, const struct run_phases *p, struct captur
     sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, m, sizeof *w, run_cmp_i64);
+    qsort(w, m, sizeof *w, rstats_cmp_i64);
     for (size_t i = 0; i < p->niters; i++) {
         const struct run_iter *x = &p->iters[i];
         if (x->id <= 0 || !(x->steady || x->captured) || c->n >= m ||
-            !bsearch(&x->id, w, m, sizeof *w, run_cmp_i64))
+            !bsearch(&x->id, w, m, sizeof *w, rstats_cmp_i64))
             continue;
         c->v[c->n++] = (struct cap_iter){x->id, p->v[x->phase].id};
     }
     free(w);
     /* The run model keeps them phase by phase: in id order for bsearch. */
-    qsort(c->v, c->n, sizeof *c->v, run_cmp_i64);
+    qsort(c->v, c->n, sizeof *c->v, rstats_cmp_i64);
     for (int k = 0; k < p->n && c->nph < REPORT_MAX_PHASES; k++) {
         c->phase[c->nph] = p->v[k].id;
         /* The population sampled: the steady iterations, the captured ones set apart too. */
@@ -90,7 +90,7 @@ static int captured_phase(const struct captured *c, int phase)
 
 static int captured_has(const struct captured *c, int64_t id)
 {
-    return c->n && bsearch(&id, c->v, c->n, sizeof *c->v, run_cmp_i64) != NULL;
+    return c->n && bsearch(&id, c->v, c->n, sizeof *c->v, rstats_cmp_i64) != NULL;
 }
 
 static void captured_free(struct captured *c)

@@ -15,7 +15,7 @@
 #include <string.h>
 
 struct by_id {
-    int64_t id; /* first: run_cmp_i64 orders by it */
+    int64_t id; /* first: rstats_cmp_i64 orders by it */
     int series;
 };
 
@@ -30,7 +30,7 @@ static size_t series_of_iterations(const struct run_phases *p, struct by_id **ou
         if (x->id > 0 && x->series >= 0 && (x->steady || x->captured))
             v[n++] = (struct by_id){x->id, x->series};
     }
-    qsort(v, n, sizeof *v, run_cmp_i64);
+    qsort(v, n, sizeof *v, rstats_cmp_i64);
     *out = v;
     return n;
 }
@@ -127,7 +127,7 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
      * denominator), then each name's sums. */
     for (size_t i = 0; i < nrows; i++) {
         struct by_id key = {rows[i].iter, 0};
-        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
+        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, rstats_cmp_i64) : NULL;
         if (x && !seen[x - ids]) seen[x - ids] = 1, iters[x->series]++;
     }
     size_t n = 0, cap = 0;
@@ -159,7 +159,7 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
             name_id = id;
         }
         struct by_id key = {rows[i].iter, 0};
-        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, run_cmp_i64) : NULL;
+        struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, rstats_cmp_i64) : NULL;
         if (!x) continue; /* warm-up, or no series */
         calls[x->series] += rows[i].calls;
         self[x->series] += rows[i].self;

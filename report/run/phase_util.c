@@ -58,57 +58,6 @@ const struct phase_info *phase_by_id(const struct run_phases *p, int id)
     return NULL;
 }
 
-int run_cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* v[k] as if v were sorted, v reordered so that every value before k is at most v[k]: a
- * selection (three-way partitions around the middle value), linear time for the medians of
- * many resamples. */
-static int64_t select_kth(int64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n; /* k lies in [lo, hi); all before lo <= all in it <= all after */
-    while (hi - lo > 1) {
-        int64_t pivot = v[lo + (hi - lo) / 2], t;
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            if (v[i] < pivot)
-                t = v[lt], v[lt++] = v[i], v[i++] = t;
-            else if (v[i] > pivot)
-                t = v[--gt], v[gt] = v[i], v[i] = t;
-            else
-                i++;
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    return v[k];
-}
-
-int64_t run_median(int64_t *v, size_t n)
-{
-    if (!n) return 0;
-    int64_t hi = select_kth(v, n, n / 2);
-    if (n % 2) return hi;
-    int64_t lo = v[0]; /* the largest of the lower half, which selection left below n / 2 */
-    for (size_t i = 1; i < n / 2; i++)
-        if (v[i] > lo) lo = v[i];
-    return (lo + hi) / 2;
-}
-
-int64_t run_p50(int64_t *v, size_t n)
-{
-    if (!n) return 0;
-    qsort(v, n, sizeof *v, run_cmp_i64);
-    return v[(n - 1) / 2];
-}
-
 void run_check(const struct run_phases *p)
 {
 #ifdef NDEBUG

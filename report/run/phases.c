@@ -10,6 +10,7 @@
  */
 #include "run.h"
 #include "memrows.h"
+#include "windows.h"
 #include "../../profiler/stats.h"
 
 #include <sqlite3.h>
@@ -195,21 +196,20 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     free(v);
 }
 
-/* Union of each phase's iteration intervals (host calls): the window the launch-bound and
- * pageable-copy advice look at. */
-static void load_iteration_window(sqlite3 *db, struct run_phases *p)
+/* Union of each phase's iteration intervals (host calls) of the iterations the report counts
+ * (p->iters: marks, module calls, detected ones): the window the launch-bound and pageable-copy
+ * advice look at. */
+static void load_iteration_window(struct run_phases *p)
 {
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
         if (!ph->iterations) continue;
-        sqlite3_stmt *st = db_prepare(db, "SELECT start, start + dur FROM iterations WHERE"
-                                          " phase = ?");
-        sqlite3_bind_int(st, 1, ph->id);
         struct interval *iv = NULL;
         size_t n = 0, cap = 0;
-        while (db_step(st))
-            push_interval(&iv, &n, &cap, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-        sqlite3_finalize(st);
+        for (size_t k = 0; k < p->niters; k++)
+            if (p->iters[k].phase == i)
+                push_interval(&iv, &n, &cap, p->iters[k].start,
+                              p->iters[k].start + p->iters[k].host);
         ph->busy = union_length(iv, n);
         free(iv);
     }
@@ -298,10 +298,12 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
     cli_fail("%s '%s' is not a phase of this run (it has %s)", option, want, p->n ? known : "none");
 }
 
-void phases_load(sqlite3 *db, struct run_phases *p)
+void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
 {
     summaries_complete(db); /* an unfinished run: its kernel summary, computed once */
     memset(p, 0, sizeof *p);
+    p->opts = o ? *o : RUN_OPTIONS_DEFAULT;
+    if (p->opts.window) run_window_resolve(db, &p->opts);
     if (!(p->lazy = calloc(1, sizeof *p->lazy))) cli_fail("out of memory");
     if (!(p->series.v = calloc(REPORT_MAX_SERIES, sizeof *p->series.v)) ||
         !(p->v = calloc(REPORT_MAX_PHASES, sizeof *p->v)))
@@ -316,12 +318,13 @@ void phases_load(sqlite3 *db, struct run_phases *p)
     load_memory(db, p, duration);
     phases_memory_peaks(p);
     iterations_load(db, p);
-    load_iteration_window(db, p);
+    load_iteration_window(p);
     mark_transient(p);
     phases_steady_gpu(db, p);
     series_between_gpu(db, p);
     series_between_data(db, p);
     series_figures(db, p);
+    series_cpu(db, p);
     series_loop_walls(p);
     phases_suspect(db, p);
     char *py = db_meta_text(db, "python_module_hooks");

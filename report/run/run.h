@@ -21,6 +21,7 @@
 #include "classify.h"
 #include "../base/cli.h"
 #include "../base/db.h"
+#include "../base/rstats.h"
 #include "../base/table.h"
 
 #include <stdint.h>
@@ -130,6 +131,9 @@ struct series_info {
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
     int64_t kernels, gpu_time, peak_alloc;
+    /* series_cpu.c: per steady iteration, the mean time its thread ran on the CPU and the mean
+     * host time off it (-1 unknown: no iteration_cpu reading). */
+    int64_t cpu_mean, off_cpu_mean;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
@@ -214,7 +218,22 @@ struct run_lazy {                    /* each NULL until first use */
     struct runfacts *info;           /* runfacts.c: the run header's facts */
 };
 
+/* What the report's options ask of the run model, carried into it by phases_load: no loader
+ * reads an option from anywhere else. */
+struct run_options {
+    int warmup_given, warmup; /* --warmup N: the first N iterations of each series are warm-up;
+                                 not given: found from the data */
+    int detect; /* --detect: the source searched first for unmarked loops (detect.h DETECT_*; 0:
+                   kernels) */
+    int window; /* --window N (1-based): only the iterations inside recording window N; 0 all */
+    int64_t window_start, window_end; /* that window's span (phases_load fills them) */
+};
+/* The defaults, all zero (a zeroed struct is the defaults): warm-up found, kernels first, every
+ * window. */
+#define RUN_OPTIONS_DEFAULT ((struct run_options){0, 0, 0, 0, 0, 0})
+
 struct run_phases {
+    struct run_options opts; /* as phases_load was given them */
     int n;
     struct phase_info *v;   /* room for REPORT_MAX_PHASES (phases_load; run_lazy_drop keeps n) */
     struct run_iter *iters; /* every iteration the report counts, phase by phase */
@@ -235,7 +254,9 @@ struct run_phases {
     struct run_settings settings; /* the run's, and what tells its series apart */
 };
 
-void phases_load(struct sqlite3 *db, struct run_phases *p);
+/* The run model of db under the options o (NULL: RUN_OPTIONS_DEFAULT); --window N names a
+ * window the run does not have: exits 2 naming those there are. */
+void phases_load(struct sqlite3 *db, struct run_phases *p, const struct run_options *o);
 /* Let go of what only sections use, once they are built: the lazily read models (timeline,
  * tails, cuDNN, CUDA, operators, energy, kernel names, the header's facts, requests, windows),
  * the series (0 of them after) and every iteration (iters and each phase's steady arrays NULL;
@@ -261,9 +282,9 @@ void iterations_shadow(struct sqlite3 *db, const struct run_phases *p);
 const char *iterations_source_text(int source);
 /* The same for one iteration, a detected one with what it was detected from. */
 const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x);
-/* Warm-up: the first n iterations of each phase (-1: found from the data, the default). */
-void iterations_set_warmup(int n);
-size_t iterations_warmup(const int64_t *lat, size_t n);
+/* How many leading iterations of lat[0..n) (latencies in time order) are warm-up: `fixed` when
+ * it is 0 or more (--warmup), else found from the data (iterations.c). */
+size_t iterations_warmup(int fixed, const int64_t *lat, size_t n);
 /* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi);
@@ -290,13 +311,6 @@ size_t phases_overlap(const struct phase_info *fast, const struct phase_info *sl
  * (inference_mode's no_grad twin). */
 const struct phase_info *phase_twin(const struct run_phases *p, const struct phase_info *ph,
                                     const char *grad_mode);
-/* The one median (the mean of the middle two for an even count; v reordered by a selection,
- * not sorted) and the one p50 (the lower of the middle two, an observed latency: lat_p50's
- * rule, profiler/stats.h's percentile agrees; v sorted); 0 for none (phase_util.c). */
-int64_t run_median(int64_t *v, size_t n);
-/* qsort and bsearch order of int64_t values (or of records that begin with one). */
-int run_cmp_i64(const void *a, const void *b);
-int64_t run_p50(int64_t *v, size_t n);
 
 /* An iteration's time off the CPU, from its row of iteration_cpu (profiler/iteration.c): its
  * host time less its CPU time where a context switch took it off, none where no switch did (it
@@ -355,6 +369,8 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
 /* The latencies of a series' steady iterations, in time order, into out (room for s->nsteady);
  * returns how many. */
 size_t series_steady_latencies(const struct series_info *s, int64_t *out);
+/* Each series' CPU time and time off the CPU per steady iteration (series_cpu.c; phases_load). */
+void series_cpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
 double series_between_pct(const struct series_info *s);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the

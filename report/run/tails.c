@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The outlier rule's constants for a slow iteration (rstats.h): over the median of the 11 around
+ * it by more than TAIL_SIGMAS robust deviations and TAIL_SHARE of that median. */
+#define TAIL_SIGMAS 4
+#define TAIL_SHARE  0.25
+
 struct win {
     int64_t s, host_end, end, tid; /* host window [s, host_end], GPU to end */
     int tail, slow;                /* index in run_tails.v; a slow one (else typical) */
@@ -172,18 +177,17 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         for (size_t i = 0; i < n; i++) {
             size_t a = i >= 5 ? i - 5 : 0, b = i + 6 < n ? i + 6 : n, m = 0;
             for (size_t q = a; q < b; q++) win[m++] = c[q].lat;
-            local[i] = (double)run_median(win, m);
+            local[i] = (double)rstats_median(win, m);
         }
         free(win);
         /* The series' own p50 and p99 (the Series table's, one computation). */
         int64_t p50 = se->lat_p50, p99 = se->lat_p99;
         for (size_t i = 0; i < n; i++) dev[i] = llabs(c[i].lat - (int64_t)local[i]);
-        double mad = 1.4826 * (double)run_median(dev, n);
+        double sigma = RSTATS_SIGMA_PER_MAD * (double)rstats_median(dev, n);
         int64_t nslow = 0;
         for (size_t i = 0; i < n; i++) {
-            double at = fmax(1.25 * local[i], local[i] + 4 * mad);
-            c[i].dist = (double)c[i].lat > at ? -(double)c[i].lat
-                                              : fabs((double)c[i].lat - local[i]) / local[i];
+            int slow = rstats_above((double)c[i].lat, local[i], sigma, TAIL_SIGMAS, TAIL_SHARE);
+            c[i].dist = slow ? -(double)c[i].lat : fabs((double)c[i].lat - local[i]) / local[i];
             nslow += c[i].dist < 0;
         }
         if (!p50 || !nslow || !((double)p99 > 1.3 * (double)p50 || nslow >= 2)) {
@@ -225,7 +229,7 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
                 if (!slow) break;
                 continue;
             }
-            if (!slow && c[i].dist > fmax(mad / (double)p50, 0.02) && i > (size_t)nslow + 4)
+            if (!slow && c[i].dist > fmax(sigma / (double)p50, 0.02) && i > (size_t)nslow + 4)
                 break; /* typical: near their neighbours (at least 5 of them) */
             if (w->n == cap) {
                 cap = cap ? 2 * cap : 256;

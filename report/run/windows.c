@@ -1,17 +1,13 @@
 /*
- * windows.c: the recording windows of a run (windows.h), and --window N's restriction, which
- * iterations.c applies to the iterations it loads (every figure made of them follows).
+ * windows.c: the recording windows of a run (windows.h), and --window N's restriction (the run
+ * model's options), which iterations.c applies to the iterations it loads (every figure made of
+ * them follows).
  */
 #include "windows.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-
-static struct {
-    int on, n;
-    int64_t start, end;
-} only;
 
 const char *run_window_how(int how)
 {
@@ -67,7 +63,7 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
      * --window N only that window's are read: the others' are not known (-1). A run with no
      * phase (no libtorch) counts none: its table's rows (marks) are counted instead. */
     int64_t os = 0, oe = 0;
-    int on = 0, restricted = run_window_only(&os, &oe, &on);
+    int on = 0, restricted = run_window_only(&p->opts, &os, &oe, &on);
     sqlite3_stmt *st = !p->niters && db_has_table(db, "iterations")
                            ? db_prepare(db, "SELECT count(*) FROM iterations WHERE start >= ?"
                                             " AND start + dur <= ?")
@@ -91,23 +87,24 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
     return w;
 }
 
-void run_only_window(struct sqlite3 *db, int n)
+void run_window_resolve(struct sqlite3 *db, struct run_options *o)
 {
     struct run_windows w = {0};
     load(db, &w);
+    int n = o->window;
     if (n < 1 || n > w.n)
         cli_fail(w.n ? "--window %d: this run has windows 1 to %d (the Windows section lists them)"
                      : "--window %d: this run recorded no windows (it recorded all along)",
                  n, w.n);
-    only.on = 1, only.n = n, only.start = w.v[n - 1].start;
-    only.end = w.v[n - 1].end >= 0 ? w.v[n - 1].end : INT64_MAX;
+    o->window_start = w.v[n - 1].start;
+    o->window_end = w.v[n - 1].end >= 0 ? w.v[n - 1].end : INT64_MAX;
     free(w.v);
 }
 
-int run_window_only(int64_t *start, int64_t *end, int *n)
+int run_window_only(const struct run_options *o, int64_t *start, int64_t *end, int *n)
 {
-    if (only.on) *start = only.start, *end = only.end, *n = only.n;
-    return only.on;
+    if (o->window) *start = o->window_start, *end = o->window_end, *n = o->window;
+    return o->window != 0;
 }
 
 size_t run_window_spans(struct sqlite3 *db, struct interval **out)

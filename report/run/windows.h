@@ -33,10 +33,10 @@ const char *run_window_how(int how);
 /* The windows as intervals (an open one to INT64_MAX) into *out (malloc'd), how many; 0 when
  * the run recorded all along (no windows, or one from its start to its end). */
 size_t run_window_spans(struct sqlite3 *db, struct interval **out);
-/* --window N: only the iterations inside window N count; exits 2 naming the windows there are
- * when there is no such window. Before phases_load. */
-void run_only_window(struct sqlite3 *db, int n);
-/* The restriction in force: 1 and its bounds, 0 none. */
-int run_window_only(int64_t *start, int64_t *end, int *n);
+/* --window N (o->window): its span into o; exits 2 naming the windows there are when there is no
+ * such window (phases_load calls it). */
+void run_window_resolve(struct sqlite3 *db, struct run_options *o);
+/* The restriction o puts in force: 1 and its bounds, 0 none. */
+int run_window_only(const struct run_options *o, int64_t *start, int64_t *end, int *n);
 
 #endif

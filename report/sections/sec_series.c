@@ -93,6 +93,10 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     /* The settings that changed between iterations, as this series ran them: in its name only
      * where they tell it apart from another series of the same name and batch. */
     table_col(t, "settings", NULL, COL_TEXT);
+    /* Per steady iteration (means), on the CPU and off it (series_cpu.c): what compare splits a
+     * change of latency into. */
+    table_col(t, "cpu_per_iteration_ns", NULL, COL_NS);
+    table_col(t, "off_cpu_per_iteration_ns", NULL, COL_NS);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -139,6 +143,8 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         series_energy(db, p, s, t);
         table_set_int(t, 28, s->captured_apart);
         if (s->settings && s->settings[0]) table_set_text(t, 29, s->settings);
+        if (s->cpu_mean >= 0) table_set_int(t, 30, s->cpu_mean);
+        if (s->off_cpu_mean >= 0) table_set_int(t, 31, s->off_cpu_mean);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"
@@ -417,7 +423,10 @@ static const struct section_compare series_compare = {
                       {"peak_allocated_bytes", 0, 0},
                       {"delivered_per_s", 0, 1},
                       {"mj_per_item", 0, 1},
-                      {"batch", 0, 0}},
+                      {"batch", 0, 0},
+                      {"cpu_per_iteration_ns", 0, 0},
+                      {"off_cpu_per_iteration_ns", 0, 0},
+                      {"gpu_time_per_iteration_ns", 0, 0}},
              .what = "series"},
     .title = "Series: latency and throughput, new / base (matched by phase and name)",
     .cols = {{"Phase", NULL},

@@ -56,7 +56,7 @@ static void fill_windows(const struct section_ctx *c, struct summary_out *o)
     char a[32], b[32], line[400];
     fmt_ns(a, sizeof a, (double)w->recorded_ns);
     fmt_ns(b, sizeof b, (double)duration);
-    if (run_window_only(&start, &end, &n))
+    if (run_window_only(&c->p->opts, &start, &end, &n))
         snprintf(line, sizeof line, "window %d of %d only (--window %d): %s-%s of the run", n, w->n,
                  n, pool_printf("%.3fs", (double)start / 1e9),
                  end == INT64_MAX ? "now" : pool_printf("%.3fs", (double)end / 1e9));

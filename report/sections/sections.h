@@ -14,7 +14,7 @@ struct report_opts {
     int by_phase;           /* kernels per phase rather than over all phases */
     const char *phase;      /* kernels of this phase only */
     const char *nvtx;       /* kernels launched inside NVTX ranges matching this glob */
-    int window;             /* report: only recording window N (1-based), 0 all */
+    struct run_options run; /* what the run model is asked (--warmup, --detect, --window) */
     int each;               /* several databases: each process's own report too */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
 };
@@ -80,7 +80,7 @@ struct diff_spec {
     const char *key;          /* the section: its key in both runs and in the result */
     const char *match[3];     /* columns that identify a row (NULL ends) */
     const char *show[3];      /* columns copied from the side that has the row (text labels) */
-    struct diff_fig figs[12]; /* compared figures (key NULL ends) */
+    struct diff_fig figs[16]; /* compared figures (key NULL ends) */
     const char *sort;         /* figure whose absolute change orders rows; NULL: as found */
     const char *group;        /* rows are sorted and cut (--top) within each value of this */
     const char *what;         /* "kernel names": for the note on rows left out */

@@ -1,9 +1,9 @@
 /*
- * median_check.c: run_median (a selection, report/run/phase_util.c) against the median of the
+ * median_check.c: rstats_median (a selection, report/base/rstats.c) against the median of the
  * sorted array on arrays shaped to break a selection: every length 1-64, sorted, reversed, all
  * equal, two values, heavy duplicates, extremes, random. Exit 0 when every one agrees.
  */
-#include "report/run/run.h"
+#include "report/base/rstats.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ static int check(const int64_t *v, size_t n, const char *shape)
     int64_t a[128], b[128];
     memcpy(a, v, n * sizeof *v), memcpy(b, v, n * sizeof *v);
     qsort(a, n, sizeof *a, cmp);
-    int64_t want = n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2, got = run_median(b, n);
+    int64_t want = n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2, got = rstats_median(b, n);
     if (want == got) return 0;
     fprintf(stderr, "median_check: %s n=%zu: selection %lld, sort %lld\n", shape, n, (long long)got,
             (long long)want);

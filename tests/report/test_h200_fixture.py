@@ -136,6 +136,28 @@ class H200Fixture(Case):
             took = float(m.group(2)) * {"us": 1e3, "ms": 1e6, "s": 1e9}[m.group(3)]
             self.assertLessEqual(took, ph["warmup_ns"], ph["label"])
 
+    def test_late_cudnn_searches_are_the_autotuning_loops_own(self):
+        # Warm-up has one definition (the iterations'), per series: cuDNN's plan builds are late
+        # only inside a loop's steady state. The ResNet-18 loop builds plans for each new input
+        # size in its slow iterations; the run-wide rule before (no marks: the first half of the
+        # compute calls) counted 2423 late builds and 88 new shapes, the earlier loops' set-up
+        # among them. Now the late ones are those of its 6 slow iterations (1981 of 1983).
+        import sqlite3
+        report = self.report_json(self.db)
+        slow = [(s["start_ns"], s["start_ns"] + s["latency_ns"])
+                for s in report["slow_iterations"] if s["series"] == "ResNet #2"]
+        self.assertEqual(len(slow), 6)
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        starts = [r[0] for r in con.execute(
+            "SELECT c.start FROM cudnn_calls c JOIN strings s ON s.id = c.fn_id"
+            " WHERE s.value = 'cudnnBackendFinalize' AND c.plan IS NOT NULL")]
+        con.close()
+        inside = sum(1 for t in starts if any(a <= t <= b for a, b in slow))
+        f = report["cudnn_findings"]
+        self.assertGreater(inside, 1000)
+        self.assertLessEqual(abs(f["late_searches"] - inside), 0.01 * inside, f)
+        self.assertLess(f["late_shapes"], 88, f)
+
     def test_the_autotuning_tail_is_named_with_every_slow_iteration(self):
         # ResNet-18 with cudnn.benchmark on and a new input size every 8th call: 290-390 ms
         # against 2 ms, the README's 6 slow calls. The tail once listed 4 (the 2 captured ones

@@ -15,17 +15,22 @@ torch.set_num_threads(1)
 mark = sys.argv[1] == "marked"
 extra = float(os.environ.get("REGRESS_MS", "0")) / 1000
 wait = float(os.environ.get("WAIT_MS", "0")) / 1000  # between iterations: the next input
-class MLP(torch.nn.Module):
+sleep = float(os.environ.get("SLEEP_MS", "0")) / 1000  # off the CPU, inside the forward
+class MLP(torch.nn.Module):  # CLASS_NAME renames it (a series is named by its class)
     def __init__(self):
         super().__init__()
         self.net = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
                                        torch.nn.Linear(512, 256))
     def forward(self, x):
+        if sleep:
+            time.sleep(sleep)
         if extra:  # the regression: busy, inside the forward
             t = time.perf_counter() + extra
             while time.perf_counter() < t:
                 pass
         return self.net(x)
+if os.environ.get("CLASS_NAME"):
+    MLP = type(os.environ["CLASS_NAME"], (MLP,), {})
 model, x = MLP().eval(), torch.randn(32, 256)
 own = []  # the program's own timer around each forward
 with torch.inference_mode():
@@ -89,6 +94,36 @@ class CompareTruth(Case):
             self.assertIn("slower", summary["changes"])
             self.assertEqual(row["delivered_verdict"], "slower", (how, row))
             self.assertLess(row["delivered_speedup_hi"], 1.0, (how, row))
+
+    def test_a_sleep_is_named_as_time_off_the_cpu(self):
+        # issue 51: a 10 ms sleep inside forward() is what moved, "off the CPU +10 ms per
+        # iteration" (iteration_cpu), first on the first screen's What moved, whatever the wall
+        # latency's verdict; the time on the CPU did not move by as much.
+        import re
+        for how in ("marked", "unmarked"):
+            base = self.run_once(f"s0-{how}.db", how)
+            new = self.run_once(f"s1-{how}.db", how, SLEEP_MS=10)
+            row, summary = self.series(base, new)
+            m = re.match(r"off the CPU \+([0-9.]+)ms", row["moved"] or "")
+            self.assertTrue(m, (how, row["moved"]))
+            self.assertGreater(float(m.group(1)), 9.9, (how, row["moved"]))
+            self.assertLess(float(m.group(1)), 11.5, (how, row["moved"]))
+            self.assertIn("off the CPU +", summary["moved"])
+            self.assertLess(abs(row["cpu_per_iteration_ns_delta"]), 2_000_000, (how, row))
+
+    def test_a_renamed_wrapper_keeps_its_operators_matched(self):
+        # issue 51: the base's "MLP" matched to the new run's "Slow" (each the only series of its
+        # phase): its operators follow that match, compared, not all removed and all added.
+        base = self.run_once("r0.db", "unmarked")
+        new = self.run_once("r1.db", "unmarked", CLASS_NAME="Slow")
+        r = self.report_json_compare(base, new)
+        [row] = [x for x in r["series"] if x["status"] == "both"]
+        self.assertEqual((row["series"], row["new_series"]), ("MLP", "Slow"), row)
+        ops = r["operator_series"]
+        self.assertTrue(ops, r["operator_series"])
+        both = [x for x in ops if x["status"] == "both"]
+        self.assertEqual([x for x in ops if x["status"] != "both"], [], ops)
+        self.assertIn("aten::linear", {x["operator"] for x in both})
 
     def test_a_slower_input_reads_loop_slower_model_not(self):
         base = self.run_once("w0.db", "unmarked")

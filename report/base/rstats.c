@@ -1,0 +1,93 @@
+/*
+ * rstats.c: the report's medians, spread and outlier rule (rstats.h).
+ */
+#include "rstats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int rstats_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* v[k] as if v were sorted, v reordered so that every value before k is at most v[k]: a
+ * selection (three-way partitions around the middle value), linear time for the medians of
+ * many resamples. */
+static int64_t select_kth(int64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* k lies in [lo, hi); all before lo <= all in it <= all after */
+    while (hi - lo > 1) {
+        int64_t pivot = v[lo + (hi - lo) / 2], t;
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (v[i] < pivot)
+                t = v[lt], v[lt++] = v[i], v[i++] = t;
+            else if (v[i] > pivot)
+                t = v[--gt], v[gt] = v[i], v[i] = t;
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return v[k];
+}
+
+int64_t rstats_median(int64_t *v, size_t n)
+{
+    if (!n) return 0;
+    int64_t hi = select_kth(v, n, n / 2);
+    if (n % 2) return hi;
+    int64_t lo = v[0]; /* the largest of the lower half, which selection left below n / 2 */
+    for (size_t i = 1; i < n / 2; i++)
+        if (v[i] > lo) lo = v[i];
+    return (lo + hi) / 2;
+}
+
+double rstats_median_f(double *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_f);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int64_t rstats_p50(int64_t *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, rstats_cmp_i64);
+    return v[(n - 1) / 2];
+}
+
+int64_t rstats_mad(int64_t *v, size_t n, int64_t center)
+{
+    for (size_t i = 0; i < n; i++) v[i] = llabs(v[i] - center);
+    return rstats_median(v, n);
+}
+
+double rstats_mad_f(double *v, size_t n, double center)
+{
+    for (size_t i = 0; i < n; i++) v[i] = fabs(v[i] - center);
+    return rstats_median_f(v, n);
+}
+
+double rstats_margin(double center, double sigma, double k, double share)
+{
+    return fmax(k * sigma, share * center);
+}
+
+int rstats_above(double x, double center, double sigma, double k, double share)
+{
+    return x > center + rstats_margin(center, sigma, k, share);
+}

@@ -1,0 +1,223 @@
+/*
+ * compare_band.c: how a change weighs against the variation between runs, for `infprof compare
+ * BASE... -- NEW...` (compare.h). Two processes of one unchanged program differ by more than
+ * either one's iterations say (the GPU's clocks, the allocator, the kernels cuDNN picked, the
+ * host), so with several runs a side the band comes from the runs:
+ *
+ *   each run gives one figure per series (or phase): the median of its steady latencies. On the
+ *   logs of those medians, Welch's t: the speed-up is exp(mean log base - mean log new), its 95%
+ *   band exp(that -+ t(0.975, df) x se), se^2 = var_base / k_base + var_new / k_new, df
+ *   Welch-Satterthwaite's (rounded down); one run on a side takes the other side's variance
+ *   (se^2 = var x (1 / k_base + 1 / k_new), df = k - 1).
+ *
+ * The verdict reads that band as compare_verdict.c reads any (faster or slower only past the 3%
+ * noise floor), and never calls a change smaller than the runs' own spread (the widest gap
+ * between two runs of one side, in logs) faster or slower.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* t(0.975, df) for df 1-30 (Student's t quantiles); beyond, 1.96 + 2.4 / df is within 0.002. */
+static double t975(int df)
+{
+    static const double t[31] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df < 1) df = 1;
+    return df <= 30 ? t[df] : 1.96 + 2.4 / df;
+}
+
+/* One run's series by phase (full label) and name, or NULL. */
+static const struct series_info *series_in(const struct run_phases *p, const char *phase,
+                                           const char *name)
+{
+    /* The Series table shows a series without a name as "(unnamed)" (sec_series.c). */
+    const char *want = strcmp(name, "(unnamed)") ? name : "";
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        if (!strcmp(p->v[s->phase].label, phase) && !strcmp(s->name, want)) return s;
+    }
+    return NULL;
+}
+
+/* The median steady latency of one run's phase (name NULL) or series; 0 when it has none. */
+static double run_median_of(const struct run_phases *p, const char *phase, const char *name)
+{
+    int64_t *v = NULL;
+    size_t n = 0;
+    if (!name) {
+        for (int i = 0; i < p->n && !v; i++) {
+            const struct phase_info *ph = &p->v[i];
+            if (strcmp(ph->label, phase) || !ph->nsteady) continue;
+            if (!(v = malloc(ph->nsteady * sizeof *v))) cli_fail("out of memory");
+            memcpy(v, ph->steady, ph->nsteady * sizeof *v);
+            n = ph->nsteady;
+        }
+    } else {
+        const struct series_info *s = series_in(p, phase, name);
+        if (s && s->nsteady) {
+            if (!(v = malloc((s->nsteady + 1) * sizeof *v))) cli_fail("out of memory");
+            n = series_steady_latencies(s, v);
+        }
+    }
+    double m = n ? (double)rstats_median(v, n) : 0;
+    free(v);
+    return m;
+}
+
+int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m)
+{
+    int k = 0;
+    double x = run_median_of(&s->phases, phase, name);
+    if (x > 0) m[k++] = x;
+    for (int r = 0; r < s->nmore; r++)
+        if ((x = run_median_of(&s->more[r], phase, name)) > 0) m[k++] = x;
+    return k;
+}
+
+static void mean_var(const double *m, int k, double *mean, double *var, double *range)
+{
+    double s = 0, lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < k; i++) {
+        double l = log(m[i]);
+        s += l, lo = fmin(lo, l), hi = fmax(hi, l);
+    }
+    *mean = s / k;
+    double q = 0;
+    for (int i = 0; i < k; i++) q += (log(m[i]) - *mean) * (log(m[i]) - *mean);
+    *var = k > 1 ? q / (k - 1) : -1;
+    *range = k > 1 ? hi - lo : 0;
+}
+
+int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_band *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kb = kb, out->kn = kn;
+    if (kb < 1 || kn < 1 || (kb < 2 && kn < 2)) return 0;
+    double ab, vb, rb, an, vn, rn;
+    mean_var(mb, kb, &ab, &vb, &rb);
+    mean_var(mn, kn, &an, &vn, &rn);
+    double se, df;
+    if (kb >= 2 && kn >= 2) {
+        double qb = vb / kb, qn = vn / kn;
+        se = sqrt(qb + qn);
+        double den = qb * qb / (kb - 1) + qn * qn / (kn - 1);
+        df = den > 0 ? (qb + qn) * (qb + qn) / den : kb + kn - 2;
+    } else {
+        double v = kb >= 2 ? vb : vn;
+        se = sqrt(v * (1.0 / kb + 1.0 / kn));
+        df = (kb >= 2 ? kb : kn) - 1;
+    }
+    double d = ab - an, t = t975((int)floor(df));
+    out->ratio = exp(d);
+    out->lo = exp(d - t * se);
+    out->hi = exp(d + t * se);
+    out->spread = fmax(rb, rn);
+    out->within_spread = fabs(d) <= out->spread;
+    return 1;
+}
+
+/* A run that stands out above its side's others (the outlier rule, rstats.h): a machine that
+ * ran one process at half speed (this VM's slow mode read 52.50 ms against 25.66 and 26.19) is
+ * not the program. Only with three runs or more, and only slower ones. */
+#define RUN_OUT_SIGMAS 3
+#define RUN_OUT_SHARE  0.25
+
+int runs_left_out(const double *m, int k, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < k; i++) out[i] = 0;
+    if (k < 3) return 0;
+    double *v = malloc((size_t)k * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    for (int i = 0; i < k; i++) v[i] = m[i];
+    double med = rstats_median_f(v, (size_t)k);
+    for (int i = 0; i < k; i++) v[i] = m[i];
+    double sigma = RSTATS_SIGMA_PER_MAD * rstats_mad_f(v, (size_t)k, med);
+    free(v);
+    for (int i = 0; i < k; i++)
+        if (rstats_above(m[i], med, sigma, RUN_OUT_SIGMAS, RUN_OUT_SHARE)) out[i] = 1, n++;
+    return n;
+}
+
+const char *runs_text(const double *m, int k, const int *out)
+{
+    char buf[400] = "";
+    size_t o = 0;
+    for (int i = 0; i < k && o + 60 < sizeof buf; i++) {
+        char x[32];
+        fmt_ns(x, sizeof x, m[i]);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s", i ? " " : "", x,
+                              out && out[i] ? " (left out)" : "");
+    }
+    return pool_printf("%s", buf);
+}
+
+/* ---- what a change is made of ------------------------------------------------------------- */
+
+enum { PART_CPU, PART_OFF_CPU, PART_GPU, PART_BETWEEN, PARTS };
+static const char *const part_words[PARTS] = {"on the CPU", "off the CPU", "GPU kernels",
+                                              "between iterations"};
+
+/* A part of one run's series per steady iteration (ns), -1 unknown. */
+static double part_of(const struct series_info *s, int part)
+{
+    switch (part) {
+    case PART_CPU:
+        return (double)s->cpu_mean;
+    case PART_OFF_CPU:
+        return (double)s->off_cpu_mean;
+    case PART_GPU:
+        return s->gpu_time >= 0 && s->nsteady ? (double)s->gpu_time / (double)s->nsteady : -1;
+    default:
+        return s->gaps ? (double)s->gap_p50 : -1;
+    }
+}
+
+/* A side's part: the median over its runs that know it; -1 none. */
+static double side_part(const struct compare_side *s, const char *phase, const char *name, int part)
+{
+    double v[1 + 64];
+    size_t k = 0;
+    for (int r = 0; r <= s->nmore && k < 65; r++) {
+        const struct series_info *x = series_in(r ? &s->more[r - 1] : &s->phases, phase, name);
+        double y = x ? part_of(x, part) : -1;
+        if (y >= 0) v[k++] = y;
+    }
+    return k ? rstats_median_f(v, k) : -1;
+}
+
+const char *series_parts_moved(const struct compare_side *b, const struct compare_side *n,
+                               const char *phase, const char *bname, const char *nname,
+                               double base_p50)
+{
+    struct {
+        int part;
+        double d;
+    } moved[PARTS];
+    int k = 0;
+    for (int part = 0; part < PARTS; part++) {
+        double x = side_part(b, phase, bname, part), y = side_part(n, phase, nname, part);
+        if (x < 0 || y < 0) continue;
+        double d = y - x;
+        if (fabs(d) < PARTS_MOVED_SHARE * base_p50 || fabs(d) < PARTS_MOVED_MIN_NS) continue;
+        int at = k++;
+        while (at > 0 && fabs(moved[at - 1].d) < fabs(d)) moved[at] = moved[at - 1], at--;
+        moved[at].part = part, moved[at].d = d;
+    }
+    if (!k) return NULL;
+    char buf[256] = "";
+    size_t o = 0;
+    for (int i = 0; i < k; i++) {
+        char x[32];
+        fmt_ns(x, sizeof x, fabs(moved[i].d));
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %s%s", i ? ", " : "",
+                              part_words[moved[i].part], moved[i].d > 0 ? "+" : "-", x);
+    }
+    return pool_printf("%s per iteration", buf);
+}

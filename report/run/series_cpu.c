@@ -1,0 +1,50 @@
+/*
+ * series_cpu.c: each series' time on and off the CPU per steady iteration, from iteration_cpu
+ * (each marked or module-call iteration's thread CPU time, read at its edges: schema 5): the
+ * mean CPU time, and the mean host time less it (sleeps, waits for a lock, the GIL, I/O or a
+ * synchronisation, preemption). Means, not medians: the scheduler's account moves in ticks (1-4
+ * ms), exact in sums and means, coarse for one iteration (a 10 ms sleep read 1.7 ms on the CPU
+ * by the median); and the two add up to the mean host time. On a shared host these move far less
+ * than wall latency, so compare names the part that moved (docs/compare.md). -1 where no steady
+ * iteration has a reading (detected loops, older databases).
+ */
+#include "run.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+struct id_cpu {
+    int64_t id, cpu;
+};
+
+void series_cpu(struct sqlite3 *db, struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++)
+        p->series.v[i].cpu_mean = p->series.v[i].off_cpu_mean = -1;
+    if (!p->series.n || !db_has_table(db, "iteration_cpu")) return;
+    size_t cap =
+               (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu WHERE cpu_ns IS NOT NULL", 0),
+           n = 0;
+    if (!cap) return;
+    struct id_cpu *v = malloc(cap * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns FROM iteration_cpu WHERE cpu_ns IS NOT"
+                                      " NULL ORDER BY id");
+    while (n < cap && db_step(st))
+        v[n++] = (struct id_cpu){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    sqlite3_finalize(st);
+    for (int s = 0; s < p->series.n; s++) {
+        int64_t k = 0, cpu = 0, host = 0;
+        for (size_t i = 0; i < p->niters; i++) {
+            const struct run_iter *x = &p->iters[i];
+            if (x->series != s || !x->steady || x->id <= 0) continue;
+            const struct id_cpu *c = bsearch(&x->id, v, n, sizeof *v, rstats_cmp_i64);
+            if (!c) continue;
+            cpu += c->cpu, host += x->host, k++;
+        }
+        if (!k) continue;
+        p->series.v[s].cpu_mean = cpu / k;
+        p->series.v[s].off_cpu_mean = host > cpu ? (host - cpu) / k : 0;
+    }
+    free(v);
+}

@@ -1,0 +1,138 @@
+"""compare over several runs a side (docs/compare.md): `infprof run --repeat N`, and `infprof
+compare BASE... -- NEW...` whose verdicts weigh a change against how much the runs of a side
+differ (Welch's t on the logs of each run's median). fixture_compare's `latency` runs make series
+at a p50 of the test's choosing, so the runs' spread is known exactly; one run a side says what it
+cannot know."""
+import math
+import os
+
+from compare_common import Runs, build
+from harness import main, prog
+
+
+def welch(base, new):
+    """The band by docs/compare.md's recipe, for the test to check the tool against."""
+    lb, ln = [math.log(x) for x in base], [math.log(x) for x in new]
+    mb, mn = sum(lb) / len(lb), sum(ln) / len(ln)
+    vb = sum((x - mb) ** 2 for x in lb) / (len(lb) - 1)
+    vn = sum((x - mn) ** 2 for x in ln) / (len(ln) - 1)
+    qb, qn = vb / len(lb), vn / len(ln)
+    se = math.sqrt(qb + qn)
+    df = (qb + qn) ** 2 / (qb * qb / (len(lb) - 1) + qn * qn / (len(ln) - 1))
+    t = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447}[min(int(df), 6)]
+    d = mb - mn
+    return math.exp(d), math.exp(d - t * se), math.exp(d + t * se)
+
+
+class SeveralRuns(Runs):
+    def side(self, name, p50s):
+        return [build(self.root, f"{name}{i}", "latency", FIXTURE_P50_US=p, FIXTURE_ONE_SERIES=1)
+                for i, p in enumerate(p50s)]
+
+    def series_a(self, base, new):
+        r = self.json_of("compare", *base, "--", *new)
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        return r, row
+
+    def test_unchanged_runs_read_no_change(self):
+        # A/A: three runs a side at 1000, 1020, 990 us and 1010, 995, 1005 us: the runs differ by
+        # up to 3% within a side; no verdict of faster or slower.
+        r, row = self.series_a(self.side("aa-b", [1000, 1020, 990]),
+                               self.side("aa-n", [1010, 995, 1005]))
+        self.assertEqual((row["runs_base"], row["runs_new"], row["band_from"]), (3, 3, "runs"))
+        self.assertNotIn(row["verdict"], ("faster", "slower"), row)
+        self.assertLess(row["speedup_lo"], 1)
+        self.assertGreater(row["speedup_hi"], 1)
+        self.assertEqual(r["compare"]["runs_base"], 3)
+        self.assertTrue(r["summary"]["runs"].startswith("3 base, 3 new"), r["summary"])
+
+    def test_a_regression_reads_slower_with_the_runs_band(self):
+        base, new = [1000, 1020, 990], [1100, 1125, 1090]  # +10%
+        r, row = self.series_a(self.side("up-b", base), self.side("up-n", new))
+        self.assertEqual(row["verdict"], "slower", row)
+        ratio, lo, hi = welch(base, new)
+        self.assertAlmostEqual(row["speedup"], ratio, delta=0.002)
+        self.assertAlmostEqual(row["speedup_lo"], lo, delta=0.002)
+        self.assertAlmostEqual(row["speedup_hi"], hi, delta=0.002)
+        self.assertEqual(row["run_p50s_base"], "1.00ms 1.02ms 990.00us")
+        self.assertRegex(r["summary"]["changes"],
+                         r"^grad/off a slower, latency 1\.10x \(95%: [0-9.]+-[0-9.]+x, 3\+3 runs\)")
+
+    def test_a_change_inside_the_runs_spread_is_no_verdict(self):
+        # The base runs spread 8% (960-1040 us); the new ones are 4.5% slower on the mean: a
+        # narrow band could still clear the floor, the spread says two runs differ by more.
+        r, row = self.series_a(self.side("sp-b", [960, 1000, 1040, 1000]),
+                               self.side("sp-n", [1045, 1046, 1044, 1045]))
+        self.assertNotIn(row["verdict"], ("faster", "slower"), row)
+
+    def test_a_change_near_the_floor_says_which_way_and_asks_for_runs(self):
+        # +4%, the runs within 1% of each other: the band (about 0.951-0.972) excludes 1 but
+        # reaches within the 3% floor: not "slower", and not silent about the way it leans.
+        r, row = self.series_a(self.side("fl-b", [1000, 1005, 995]),
+                               self.side("fl-n", [1040, 1045, 1035]))
+        self.assertLess(row["speedup_hi"], 1, row)
+        self.assertGreater(row["speedup_hi"], 1 / 1.03, row)
+        self.assertEqual(row["verdict"], "no clear difference: slower, but the band reaches"
+                                         " within 3% (more runs a side narrow it)", row)
+        self.assertIn("more runs a side narrow it", r["summary"]["no_clear_difference"])
+
+    def test_a_run_at_half_speed_is_left_out_and_said(self):
+        # This VM's slow mode: one process at half speed (52.50 ms against 25.66 and 26.19). It
+        # is left out of the band, marked, and the other runs still tell the +10%.
+        r, row = self.series_a(self.side("half-b", [1000, 2050, 1010, 990]),
+                               self.side("half-n", [1100, 1110, 1095, 1105]))
+        self.assertEqual(row["run_p50s_base"], "1.00ms 2.05ms (left out) 1.01ms 990.00us", row)
+        self.assertEqual((row["runs_base"], row["runs_new"]), (3, 4), row)
+        self.assertEqual(row["verdict"], "slower", row)
+        self.assertIn("3+4 runs", r["summary"]["changes"])
+
+    def test_one_run_a_side_says_so(self):
+        a = build(self.root, "one-a", "latency", FIXTURE_P50_US=100, FIXTURE_ONE_SERIES=1)
+        b = build(self.root, "one-b", "latency", FIXTURE_P50_US=120, FIXTURE_ONE_SERIES=1)
+        r = self.json_of("compare", a, b)
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        self.assertEqual((row["verdict"], row["runs_base"], row["band_from"]),
+                         ("slower", 1, "iterations"))
+        self.assertTrue(r["summary"]["runs"].startswith("one a side:"), r["summary"])
+        self.assertIn("--repeat", r["summary"]["runs"])
+        self.assertIn("one run a side)", r["summary"]["changes"])
+        text = self.text_lines("compare", a, b)
+        self.assertIn("one run a side", text)
+
+    def test_usage_errors(self):
+        a = build(self.root, "use-a", "latency", FIXTURE_ONE_SERIES=1)
+        b = build(self.root, "use-b", "latency", FIXTURE_ONE_SERIES=1)
+        self.assertOneErrorLine(self.cli("compare", a, b, a), "BASE... -- NEW...")
+        self.assertOneErrorLine(self.cli("compare", a, b, "--"), "the new side has no database")
+        self.assertOneErrorLine(self.cli("compare", "--", a, b), "the base side has no database")
+        self.assertOneErrorLine(self.cli("compare", a, "--", b, "--", a), "one '--'")
+        self.assertOneErrorLine(self.cli("compare", a, "--", b, a), "same database")
+
+
+class Repeat(Runs):
+    def test_repeat_names_each_run_and_stops_at_a_failure(self):
+        r = self.cli("run", "--repeat", "3", "-o", "rep.db", "--", prog("host"))
+        self.assertEqual(r.rc, 0, r.err)
+        for name in ("rep.db", "rep.2.db", "rep.3.db"):
+            self.assertTrue(os.path.exists(os.path.join(self.dir, name)), (name, r.err))
+        self.assertIn(b"infprof compare", r.err)
+        self.assertIn(b"rep.2.db", r.err)
+        # A failing program: its status, the runs after the first not made.
+        r = self.cli("run", "--repeat", "3", "-o", "bad.db", "--", "sh", "-c", "exit 5")
+        self.assertEqual(r.rc, 5)
+        self.assertIn(b"run 1 of 3 exited with status 5", r.err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "bad.2.db")))
+
+    def test_repeat_checks_every_name_before_the_first_run(self):
+        open(os.path.join(self.dir, "x.2.db"), "w").close()
+        r = self.cli("run", "--repeat", "2", "-o", "x.db", "--", "sh", "-c", "echo ran")
+        self.assertOneErrorLine(r, "x.2.db exists")
+        self.assertEqual(r.out, b"")  # the program never ran
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "x.db")))
+        self.assertOneErrorLine(self.cli("run", "--repeat", "0", "/bin/true"), "--repeat")
+        self.assertOneErrorLine(self.cli("run", "--repeat", "2", "-o", "p-%p.db", "/bin/true"),
+                                "pattern")
+
+
+if __name__ == "__main__":
+    main()
