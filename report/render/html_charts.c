@@ -26,6 +26,8 @@ void html_forest(FILE *out, const char *id, const char *title, struct band_row *
     for (int i = 0; i < n; i++) {
         double a = isnan(v[i].lo) ? v[i].r : v[i].lo, b = isnan(v[i].hi) ? v[i].r : v[i].hi;
         lo = fmin(lo, a), hi = fmax(hi, b);
+        for (int j = 0; j < v[i].nruns; j++)
+            lo = fmin(lo, v[i].runs[j]), hi = fmax(hi, v[i].runs[j]);
     }
     /* The verdicts wrapped in the room right of the plot (compare's "no verdict: the new run's
      * iterations s" was clipped at the chart's edge): rows as tall as the longest needs. */
@@ -46,6 +48,8 @@ void html_forest(FILE *out, const char *id, const char *title, struct band_row *
     for (int i = 0; i < n; i++) {
         double y = i + 0.5;
         if (!isnan(v[i].lo)) svg_line(&p, v[i].lo, y, v[i].hi, y, i % SVG_COLOURS, 3, 0);
+        for (int j = 0; j < v[i].nruns; j++) /* each run, hollow, under the point */
+            svg_point(&p, v[i].runs[j], y, i % SVG_COLOURS, 1, v[i].name);
         svg_point(&p, v[i].r, y, i % SVG_COLOURS, 0, v[i].name);
         html_row_label(&p, p.x.lo, y, v[i].name);
         svg_text_wrapped(&p, p.x.hi, y, room, v[i].verdict ? v[i].verdict : "");
@@ -63,6 +67,7 @@ static void chart_speedup(FILE *out, struct table **t, int n)
 {
     const struct table *ph = table_by_key(t, n, "phases");
     struct band_row v[32];
+    memset(v, 0, sizeof v);
     int k = 0, pooled = 0;
     for (int r = 0; ph && r < ph->nrows && k < 32; r++) {
         double x = html_num(ph, r, "throughput_ratio");

@@ -27,10 +27,13 @@ int html_suspect(struct table **t, int n, const char *label);
 void html_row_label(struct svg_plot *p, double x, double y, const char *name);
 
 /* A row of a forest plot: a ratio with its band and its verdict. */
+#define BAND_RUNS 16
 struct band_row {
     char name[160];
     double r, lo, hi; /* ratio; band, NAN none */
     const char *verdict;
+    int nruns;              /* compare with several runs a side: one ring per run (0 none) */
+    double runs[BAND_RUNS]; /* each run's ratio against the base side's centre */
 };
 /* Ratios with their 95% bands on a log axis around 1 (html_charts.c). */
 void html_forest(FILE *out, const char *id, const char *title, struct band_row *v, int n,

@@ -14,10 +14,54 @@
 
 #define PAIRS_MAX 24 /* pairs drawn in one chart */
 
+/* A duration as fmt_ns writes it ("25.66ms", "990.00us", "1.20s", "500ns"), in ns; NAN none. */
+static double ns_of(const char *s, const char **end)
+{
+    char *e;
+    double x = strtod(s, &e);
+    if (e == s) return NAN;
+    double unit = !strncmp(e, "ns", 2)   ? 1
+                  : !strncmp(e, "us", 2) ? 1e3
+                  : !strncmp(e, "ms", 2) ? 1e6
+                  : *e == 's'            ? 1e9
+                                         : NAN;
+    while (*e && *e != ' ') e++;
+    *end = e;
+    return x * unit;
+}
+
+/* Several runs a side (run_p50s_base, run_p50s_new): each run's ring, its median against the
+ * base runs' geometric mean (a base run's above 1 when it ran faster than its side's centre);
+ * the runs left out are drawn too (they are what was seen). */
+static void runs_of(const struct table *d, int r, struct band_row *v)
+{
+    const char *sb = html_txt(d, r, "run_p50s_base"), *sn = html_txt(d, r, "run_p50s_new");
+    const char *bf = html_txt(d, r, "band_from");
+    if (!sb[0] || !sn[0] || strcmp(bf, "runs")) return;
+    double base[BAND_RUNS], lsum = 0;
+    int nb = 0;
+    for (const char *s = sb, *e; *s && nb < BAND_RUNS; s = *e ? e + 1 : e) {
+        double x = ns_of(s, &e);
+        if (isnan(x) || x <= 0) return;
+        if (!strncmp(e, " (left out)", 11)) e += 11;
+        base[nb++] = x, lsum += log(x);
+    }
+    if (!nb) return;
+    double centre = exp(lsum / nb);
+    for (int i = 0; i < nb && v->nruns < BAND_RUNS; i++) v->runs[v->nruns++] = centre / base[i];
+    for (const char *s = sn, *e; *s && v->nruns < BAND_RUNS; s = *e ? e + 1 : e) {
+        double x = ns_of(s, &e);
+        if (isnan(x) || x <= 0) return;
+        if (!strncmp(e, " (left out)", 11)) e += 11;
+        v->runs[v->nruns++] = centre / x;
+    }
+}
+
 /* compare: each series' (else phase's) speed-up from the base run to the new one. */
 static void chart_compare(FILE *out, struct table **t, int n)
 {
     struct band_row v[32];
+    memset(v, 0, sizeof v);
     int k = 0;
     static const char *const kinds[] = {"series", "phases"};
     for (int q = 0; q < 2 && !k; q++) {
@@ -30,22 +74,30 @@ static void chart_compare(FILE *out, struct table **t, int n)
                          html_txt(d, r, "series"));
             else
                 snprintf(v[k].name, sizeof v[k].name, "%s", html_txt(d, r, "label"));
-            v[k].r = 1 / lat;
+            double sp = html_num(d, r, "speedup"); /* the verdict's point: the runs' centre */
+            v[k].r = !isnan(sp) && sp > 0 ? sp : 1 / lat;
             v[k].lo = html_num(d, r, "speedup_lo"), v[k].hi = html_num(d, r, "speedup_hi");
             if (isnan(v[k].hi)) v[k].lo = NAN;
             v[k].verdict = html_txt(d, r, "verdict");
+            runs_of(d, r, &v[k]);
             k++;
         }
     }
     if (!k)
         svg_none(out, "chart-compare", "Speed-up, new run against base",
                  "no chart: no series or phase has iterations in both runs");
-    else
+    else {
+        int runs = 0;
+        for (int i = 0; i < k; i++) runs |= v[i].nruns > 0;
         html_forest(out, "chart-compare", "Speed-up, new run against base, with its 95% band", v, k,
-                    "speed-up: the base run's p50 latency over the new run's (log scale; above 1"
-                    " faster)");
+                    runs ? "speed-up: the base runs' median latency over the new runs' (log scale;"
+                           " above 1 faster); rings: each run against the base runs' centre"
+                         : "speed-up: the base run's p50 latency over the new run's (log scale;"
+                           " above 1 faster)");
+    }
     /* The loop rate beside it: what each series delivered, waits for data included. */
     const struct table *d = table_by_key(t, n, "series");
+    memset(v, 0, sizeof v);
     k = 0;
     for (int r = 0; d && r < d->nrows && k < 32; r++) {
         double x = html_num(d, r, "delivered_per_s_ratio");

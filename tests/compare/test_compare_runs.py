@@ -48,7 +48,8 @@ class SeveralRuns(Runs):
 
     def test_a_regression_reads_slower_with_the_runs_band(self):
         base, new = [1000, 1020, 990], [1100, 1125, 1090]  # +10%
-        r, row = self.series_a(self.side("up-b", base), self.side("up-n", new))
+        base_dbs, new_dbs = self.side("up-b", base), self.side("up-n", new)
+        r, row = self.series_a(base_dbs, new_dbs)
         self.assertEqual(row["verdict"], "slower", row)
         ratio, lo, hi = welch(base, new)
         self.assertAlmostEqual(row["speedup"], ratio, delta=0.002)
@@ -57,6 +58,16 @@ class SeveralRuns(Runs):
         self.assertEqual(row["run_p50s_base"], "1.00ms 1.02ms 990.00us")
         self.assertRegex(r["summary"]["changes"],
                          r"^grad/off a slower, latency 1\.10x \(95%: [0-9.]+-[0-9.]+x, 3\+3 runs\)")
+        # The HTML forest: the band, the point and one ring per run (six), each run against the
+        # base runs' centre.
+        import re
+        h = self.cli("compare", "--format", "html", *base_dbs, "--", *new_dbs)
+        self.assertEqual(h.rc, 0, h.err)
+        page = h.out.decode()
+        svg = page[page.index('id="chart-compare"'):]
+        svg = svg[:svg.index("</svg>")]
+        self.assertEqual(len(re.findall(r'<circle[^>]*fill="none"', svg)), 6, svg)
+        self.assertIn("rings: each run", page)
 
     def test_a_change_inside_the_runs_spread_is_no_verdict(self):
         # The base runs spread 8% (960-1040 us); the new ones are 4.5% slower on the mean: a
