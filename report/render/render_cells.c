@@ -92,10 +92,23 @@ int render_disp_width(const char *s)
 }
 
 /* Shorten s to at most w columns by cutting its middle, never inside a UTF-8 character. */
+/* A place to cut a name: after a separator of words or of C++ scopes (" ", "::", "_", ".", "/",
+ * ",", "(", "<", "-"). */
+static int word_edge(char c)
+{
+    return c == ' ' || c == ':' || c == '_' || c == '.' || c == '/' || c == ',' || c == '(' ||
+           c == '<' || c == '-';
+}
+
 void render_shorten(char *s, int w)
 {
+    render_shorten_share(s, w, 50);
+}
+
+void render_shorten_share(char *s, int w, int head_pct)
+{
     if (w < 8 || render_disp_width(s) <= w) return;
-    int head_w = (w - 3) / 2, tail_w = w - 3 - head_w, len = (int)strlen(s), cl;
+    int head_w = (w - 3) * head_pct / 100, tail_w = w - 3 - head_w, len = (int)strlen(s), cl;
     int head = 0, used = 0;
     while (s[head]) {
         int cw = char_width((const unsigned char *)s + head, &cl);
@@ -112,6 +125,19 @@ void render_shorten(char *s, int w)
         if (used + cw > tail_w) break;
         used += cw, from = b;
     }
+    /* At a word's edge where one is near (within a third of each part): "aten::cudnn_..." and
+     * "..._convolution", not "aten::cud...lution". The columns given up stay blank. Not for
+     * the other shares, which tell apart names that the middle cut made alike. */
+    for (int b = head; head_pct == 50 && b > 0 && head - b <= head_w / 3; b--)
+        if (word_edge(s[b - 1]) && !word_edge(s[b])) {
+            head = b;
+            break;
+        }
+    for (int b = from; head_pct == 50 && b < len && b - from <= tail_w / 3; b++)
+        if (word_edge(s[b]) && b + 1 < len && !word_edge(s[b + 1])) {
+            from = b + 1 > from ? b : from; /* keep the separator: "..._convolution" */
+            break;
+        }
     memmove(s + head + 3, s + from, (size_t)(len - from) + 1);
     memcpy(s + head, "...", 3);
 }
@@ -126,21 +152,12 @@ void render_print_padded(FILE *out, const char *s, int w, int right, const char 
     fputs(tail, out);
 }
 
-/* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
- * to w, w < 0: not shortened) equals another row's while their names differ get a tag, a short
- * hash of the name (the same kernel has the same tag in every table). need[r]: 1 for those. */
-void render_name_clashes(const struct table *t, int c, int w, enum name_style names, int *need)
+const int render_shares[RENDER_SHARES] = {75, 25, 90, 10};
+
+/* Rows whose shown text equals another's while their names differ: flag[r] 1; how many. */
+static int clashing(const struct table *t, int c, char **shown, int *flag)
 {
-    memset(need, 0, (size_t)t->nrows * sizeof *need);
-    if (t->nrows > 4000) return; /* quadratic: a table that long is read as data */
-    char **shown = calloc((size_t)t->nrows, sizeof *shown);
-    if (!shown) return;
-    char buf[CELL_MAX];
-    for (int r = 0; r < t->nrows; r++) {
-        render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], names, buf, sizeof buf);
-        if (w >= 0) render_shorten(buf, w);
-        shown[r] = strdup(buf);
-    }
+    int n = 0;
     for (int r = 0; r < t->nrows; r++) {
         const struct cell *a = &t->cells[r * t->ncols + c];
         for (int q = r + 1; q < t->nrows && shown[r]; q++) {
@@ -148,11 +165,52 @@ void render_name_clashes(const struct table *t, int c, int w, enum name_style na
             if (a->null || b->null || !shown[q] || strcmp(shown[r], shown[q]) ||
                 !strcmp(a->s, b->s))
                 continue;
-            need[r] = need[q] = 1;
+            n += !flag[r] + !flag[q];
+            flag[r] = flag[q] = 1;
+        }
+    }
+    return n;
+}
+
+void render_name_clashes(const struct table *t, int c, int w, enum name_style names, int *need)
+{
+    memset(need, 0, (size_t)t->nrows * sizeof *need);
+    if (t->nrows > 4000) return; /* quadratic: a table that long is read as data */
+    char **shown = calloc((size_t)t->nrows, sizeof *shown);
+    int *flag = calloc((size_t)t->nrows + 1, sizeof *flag);
+    if (!shown || !flag) {
+        free(shown), free(flag);
+        return;
+    }
+    char buf[CELL_MAX];
+    for (int r = 0; r < t->nrows; r++) {
+        render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], names, buf, sizeof buf);
+        if (w >= 0) render_shorten(buf, w);
+        shown[r] = strdup(buf);
+    }
+    if (clashing(t, c, shown, need) && w >= 0) {
+        /* Each one cut elsewhere (more of the head, or of the tail) where that shows a text no
+         * other row shows, before a hash tag takes six of the column's characters:
+         * "aten::cud...tion" beside "aten::con...tion", where the middle cut gave
+         * "aten::...olution" twice. */
+        for (int r = 0; r < t->nrows; r++) {
+            if (!need[r]) continue;
+            for (int s = 0; s < RENDER_SHARES && need[r] == 1; s++) {
+                render_cell_text(&t->cols[c], &t->cells[r * t->ncols + c], names, buf, sizeof buf);
+                render_shorten_share(buf, w, render_shares[s]);
+                int alone = 1;
+                for (int q = 0; q < t->nrows && alone; q++)
+                    alone = q == r || !shown[q] || strcmp(buf, shown[q]) ||
+                            !strcmp(t->cells[q * t->ncols + c].s, t->cells[r * t->ncols + c].s);
+                if (!alone) continue;
+                free(shown[r]);
+                shown[r] = strdup(buf);
+                need[r] = 2 + s;
+            }
         }
     }
     for (int r = 0; r < t->nrows; r++) free(shown[r]);
-    free(shown);
+    free(shown), free(flag);
 }
 
 /* " #a3f1": FNV-1a of the name, folded to 16 bits. */

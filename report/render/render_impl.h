@@ -27,8 +27,18 @@ void render_cell_text(const struct col *col, const struct cell *c, enum name_sty
 int render_is_left(enum col_type t);
 int render_is_name(enum col_type t);
 int render_disp_width(const char *s);
+/* s cut in its middle to w columns ("head...tail", at a word's edge where one is near);
+ * _share: the head takes head_pct of the room. */
 void render_shorten(char *s, int w);
+void render_shorten_share(char *s, int w, int head_pct);
 void render_print_padded(FILE *out, const char *s, int w, int right, const char *tail);
+/* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened
+ * to w, w < 0: not shortened) equals another row's while their names differ. need[r]: 0 none;
+ * 2 + s: cut with render_shares[s] of the room for the head instead (the first share that
+ * leaves no two alike); 1: none did, a tag (a short hash of the name: the same kernel has the
+ * same tag in every table). */
+#define RENDER_SHARES 4
+extern const int render_shares[RENDER_SHARES];
 void render_name_clashes(const struct table *t, int c, int w, enum name_style names, int *need);
 void render_name_tag(const char *s, char *out, size_t n);
 int render_visible(const struct table *t, int data, int *idx);

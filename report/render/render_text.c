@@ -111,7 +111,11 @@ static void render_text(FILE *out, const struct table *t, const struct render_op
                 else
                     render_cell_text(col, &t->cells[r * t->ncols + idx[k]], o->names, buf,
                                      sizeof buf);
-                if (r >= 0 && clash[k * t->nrows + r]) {
+                if (r >= 0 && clash[k * t->nrows + r] >= 2) {
+                    if (!o->wide)
+                        render_shorten_share(buf, width[k],
+                                             render_shares[clash[k * t->nrows + r] - 2]);
+                } else if (r >= 0 && clash[k * t->nrows + r]) {
                     char tag[16];
                     render_name_tag(t->cells[r * t->ncols + idx[k]].s, tag, sizeof tag);
                     if (!o->wide) render_shorten(buf, width[k] - render_disp_width(tag));

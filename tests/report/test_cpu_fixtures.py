@@ -23,6 +23,37 @@ class SampledOperators(Case):
                 open(self.db, "wb") as out:
             shutil.copyfileobj(f, out)
 
+    def test_cut_operator_names_stay_readable_and_distinct(self):
+        # The H200 run's operators at 100 columns (a 16-column name): the middle cut made
+        # "aten::...olution" of three of them, and a hash tag then left "ate...tion #0b67".
+        # Each is now cut where its text is its own ("aten::cud...tion", "aten::con...tion"), a
+        # tag only where no cut is; the names a phase shows are distinct. This database's
+        # operators renamed to the H200's.
+        h200 = ["aten::cudnn_convolution", "aten::_convolution", "aten::convolution",
+                "aten::cudnn_batch_norm", "aten::native_batch_norm", "aten::native_layer_norm",
+                "aten::_batch_norm_impl_index", "aten::max_pool2d_with_indices"]
+        con = sqlite3.connect(self.db)
+        ids = [r[0] for r in con.execute("SELECT DISTINCT name_id FROM torch_operators"
+                                         " ORDER BY name_id")]
+        self.assertGreaterEqual(len(ids), len(h200))
+        for i, name in zip(ids, h200):
+            con.execute("UPDATE strings SET value = ? WHERE id = ?", (name, i))
+        con.commit()
+        con.close()
+        text = self.cli("report", self.db, COLUMNS="80").out.decode()
+        table = text.split("PyTorch operators by phase (self CPU time)\n")[1]
+        table = table.split("\n  estimated")[0].splitlines()
+        at = table[0].index("Operator")
+        names = [line[at:].split("  ")[0] for line in table[1:]]
+        self.assertEqual(len(names), 11, table)
+        self.assertEqual(len(names), len(set(names)), names)
+        cut = [n for n in names if "..." in n]
+        self.assertGreaterEqual(len(cut), 6, names)
+        self.assertFalse([n for n in names if "#" in n], names)
+        self.assertIn("aten::cud...tion", names)
+        self.assertIn("aten::con...tion", names)
+        self.assertTrue(all(n.startswith("ate") for n in cut), names)
+
     def test_captured_iterations_count_as_steady_everywhere(self):
         r = self.cli("report", self.db)
         self.assertEqual(r.rc, 0, r.err)  # a debug build's run_check once aborted here
