@@ -30,6 +30,9 @@ static void compare_usage(FILE *out)
             "  --by-phase  kernels matched by name and phase\n"
             "  --phase P   kernels of phase P only ('no_grad/bf16' or its full label)\n"
             "  --nvtx R    kernels launched inside NVTX ranges named R (a glob)\n"
+            "  --warmup N  the first N iterations of each series are warm-up (both sides)\n"
+            "  --detect S  where unmarked iterations are looked for first (kernels,\n"
+            "              operators or allocations), as in infprof report\n"
             "  --wide      do not shorten long names\n",
             output_format_names("|", "|"), output_format_names(", ", " or "));
 }

@@ -83,10 +83,10 @@ static void check_output(const char *path, int force)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) cli_fail("%s is a directory: -o names the database file", path);
         if (!force)
             cli_fail("%s exists; choose another name with -o, or add --force to overwrite it",
                      path);
-        if (S_ISDIR(st.st_mode)) cli_fail("%s is a directory", path);
         remove_db(path);
     }
     char copy[PATH_MAX];
@@ -305,7 +305,7 @@ static int run_options(int argc, char **argv, const char **output, int *force, i
         } else if (!strcmp(argv[i], "--repeat")) {
             char *end;
             long n = ++i < argc ? strtol(argv[i], &end, 10) : 0;
-            if (i == argc || end == argv[i] || *end || n < 1 || n > 1000)
+            if (i == argc || argv[i][0] < '0' || argv[i][0] > '9' || *end || n < 1 || n > 1000)
                 cli_fail("--repeat needs a number of runs from 1 to 1000, e.g. --repeat 3");
             *repeat = (int)n;
         } else if (!strcmp(argv[i], "--delay") || !strcmp(argv[i], "--duration")) {
@@ -465,13 +465,12 @@ int cmd_run(int argc, char **argv)
     for (int r = 1; r <= repeat; r++) {
         if (repeat > 1) fprintf(stderr, "infprof: run %d of %d\n", r, repeat);
         rc = run_one(argv + i, lib, paths[r - 1], pattern, &death);
+        if (rc != 0 && repeat > 1 && r < repeat)
+            fprintf(stderr, "infprof: run %d of %d %s %d: the runs after it were not made\n", r,
+                    repeat, death ? "was killed by signal" : "exited with status",
+                    death ? death : rc);
         if (death) run_die_like(death);
         if (rc != 0) {
-            if (repeat > 1)
-                fprintf(stderr,
-                        "infprof: run %d of %d exited with status %d: the runs after it"
-                        " were not made\n",
-                        r, repeat, rc);
             free(paths);
             return rc;
         }

@@ -26,20 +26,26 @@ struct compare_side {
     struct table *t[REPORT_TABLES];
     int n;
     struct run_phases *more; /* runs 2.. of the side */
+    const char *const *more_paths;
     int nmore;
 };
 
 /* ---- between runs (compare_band.c) --------------------------------------------------------- */
 
-/* Each run's median steady latency of the phase (name NULL) or series (phase's full label and
- * the series' name) of side s, into m (room for 1 + s->nmore); how many runs have one. */
+/* Each run's p50 steady latency (the report's p50) of the phase (name NULL) or series (phase's
+ * full label and the series' name) of side s, into m (room for 1 + s->nmore); how many runs
+ * have one. */
 int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m);
+/* Each run's loop rate (series_delivered_per_s: items/s where the batch is known, else
+ * iterations/s; the first run's unit) of a series of side s into m; how many. */
+int side_run_rates(const struct compare_side *s, const char *phase, const char *name, double *m);
 /* The 95% band of the speed-up (base over new) across the runs' medians mb[0..kb), mn[0..kn)
  * (Welch's t on their logs); spread: the widest gap between two runs of one side (log), and
  * within_spread: the change is no larger. 0 when there are too few runs (one a side). */
 struct runs_band {
     int kb, kn;
     double lo, hi, ratio, spread;
+    double centre_b, centre_n; /* each side's geometric mean of its runs' p50 (ns) */
     int within_spread;
 };
 int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_band *out);
@@ -49,11 +55,14 @@ int runs_left_out(const double *m, int k, int *out);
 /* "3.21ms 52.50ms (left out) 3.19ms": the runs' medians as the tables show them (pool
  * memory); out NULL: none left out. */
 const char *runs_text(const double *m, int k, const int *out);
+/* "16930123 18140456": the same in ns, every run (for checking a band by hand). */
+const char *runs_ns(const double *m, int k);
 /* What a series' change is made of: per steady iteration, each side's median over its runs of
  * its time on the CPU, off it (sleeps, waits, preemption: iteration_cpu), its GPU kernels' time
  * and the wait between iterations; those that moved by PARTS_MOVED_SHARE of the base latency
- * p50 and PARTS_MOVED_MIN_NS or more, largest first: "off the CPU +10.05ms, on the CPU +1.20ms
- * per iteration" (pool memory), or NULL. */
+ * p50 and PARTS_MOVED_MIN_NS or more and, with several runs, by more than two runs of one side
+ * are apart; largest first: "off the CPU +10.05ms, on the CPU +1.20ms per iteration" (pool
+ * memory), or NULL. */
 #define PARTS_MOVED_SHARE  0.05
 #define PARTS_MOVED_MIN_NS 20000
 const char *series_parts_moved(const struct compare_side *b, const struct compare_side *n,

@@ -45,8 +45,9 @@ static const struct series_info *series_in(const struct run_phases *p, const cha
     return NULL;
 }
 
-/* The median steady latency of one run's phase (name NULL) or series; 0 when it has none. */
-static double run_median_of(const struct run_phases *p, const char *phase, const char *name)
+/* One run's p50 steady latency of its phase (name NULL) or series, as `infprof report` prints it
+ * (rstats_p50: the lower of the middle two); 0 when it has none. */
+static double run_p50_of(const struct run_phases *p, const char *phase, const char *name)
 {
     int64_t *v = NULL;
     size_t n = 0;
@@ -65,7 +66,7 @@ static double run_median_of(const struct run_phases *p, const char *phase, const
             n = series_steady_latencies(s, v);
         }
     }
-    double m = n ? (double)rstats_median(v, n) : 0;
+    double m = n ? (double)rstats_p50(v, n) : 0;
     free(v);
     return m;
 }
@@ -73,10 +74,25 @@ static double run_median_of(const struct run_phases *p, const char *phase, const
 int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m)
 {
     int k = 0;
-    double x = run_median_of(&s->phases, phase, name);
+    double x = run_p50_of(&s->phases, phase, name);
     if (x > 0) m[k++] = x;
     for (int r = 0; r < s->nmore; r++)
-        if ((x = run_median_of(&s->more[r], phase, name)) > 0) m[k++] = x;
+        if ((x = run_p50_of(&s->more[r], phase, name)) > 0) m[k++] = x;
+    return k;
+}
+
+int side_run_rates(const struct compare_side *s, const char *phase, const char *name, double *m)
+{
+    int k = 0, unit = -1;
+    for (int r = 0; r <= s->nmore; r++) {
+        const struct series_info *x = series_in(r ? &s->more[r - 1] : &s->phases, phase, name);
+        int items;
+        double v = x ? series_delivered_per_s(x, &items) : 0;
+        if (!(v > 0)) continue;
+        if (unit < 0) unit = items;
+        if (items != unit) continue; /* per item and per iteration do not mix */
+        m[k++] = v;
+    }
     return k;
 }
 
@@ -114,6 +130,7 @@ int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_ba
         df = (kb >= 2 ? kb : kn) - 1;
     }
     double d = ab - an, t = t975((int)floor(df));
+    out->centre_b = exp(ab), out->centre_n = exp(an);
     out->ratio = exp(d);
     out->lo = exp(d - t * se);
     out->hi = exp(d + t * se);
@@ -143,6 +160,15 @@ int runs_left_out(const double *m, int k, int *out)
     for (int i = 0; i < k; i++)
         if (rstats_above(m[i], med, sigma, RUN_OUT_SIGMAS, RUN_OUT_SHARE)) out[i] = 1, n++;
     return n;
+}
+
+const char *runs_ns(const double *m, int k)
+{
+    char buf[400] = "";
+    size_t o = 0;
+    for (int i = 0; i < k && o + 24 < sizeof buf; i++)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%.0f", i ? " " : "", m[i]);
+    return pool_printf("%s", buf);
 }
 
 const char *runs_text(const double *m, int k, const int *out)
@@ -179,16 +205,19 @@ static double part_of(const struct series_info *s, int part)
     }
 }
 
-/* A side's part: the median over its runs that know it; -1 none. */
-static double side_part(const struct compare_side *s, const char *phase, const char *name, int part)
+/* A side's part: the median over its runs that know it, -1 none; *range: how far apart its
+ * runs are (0 with one). */
+static double side_part(const struct compare_side *s, const char *phase, const char *name, int part,
+                        double *range)
 {
-    double v[1 + 64];
+    double v[1 + 64], lo = INFINITY, hi = -INFINITY;
     size_t k = 0;
     for (int r = 0; r <= s->nmore && k < 65; r++) {
         const struct series_info *x = series_in(r ? &s->more[r - 1] : &s->phases, phase, name);
         double y = x ? part_of(x, part) : -1;
-        if (y >= 0) v[k++] = y;
+        if (y >= 0) v[k++] = y, lo = fmin(lo, y), hi = fmax(hi, y);
     }
+    *range = k > 1 ? hi - lo : 0;
     return k ? rstats_median_f(v, k) : -1;
 }
 
@@ -202,10 +231,14 @@ const char *series_parts_moved(const struct compare_side *b, const struct compar
     } moved[PARTS];
     int k = 0;
     for (int part = 0; part < PARTS; part++) {
-        double x = side_part(b, phase, bname, part), y = side_part(n, phase, nname, part);
+        double rx, ry;
+        double x = side_part(b, phase, bname, part, &rx), y = side_part(n, phase, nname, part, &ry);
         if (x < 0 || y < 0) continue;
         double d = y - x;
         if (fabs(d) < PARTS_MOVED_SHARE * base_p50 || fabs(d) < PARTS_MOVED_MIN_NS) continue;
+        /* Several runs: no further than two runs of one side are apart is no move (an unchanged
+         * program's off-CPU time moved 2.28 ms on a preempted VM, its runs as far apart). */
+        if (fabs(d) <= fmax(rx, ry)) continue;
         int at = k++;
         while (at > 0 && fabs(moved[at - 1].d) < fabs(d)) moved[at] = moved[at - 1], at--;
         moved[at].part = part, moved[at].d = d;

@@ -33,6 +33,7 @@ static void side_more(struct compare_side *s, const char *const *paths, int n,
         run_rows_drop(&s->more[i]);
         db_close(db);
     }
+    s->more_paths = paths;
     s->nmore = n;
 }
 
@@ -76,7 +77,67 @@ static void lost_records(const struct table *run, const char *side, const char *
     w[(*nw)++] = pool_printf("the %s run lost records (%s): its counts are low", side, what);
 }
 
-static int header(struct compare_side *b, struct compare_side *n, struct table **t)
+/* What tells one run from another (pid, host, start), and what the warnings read of it. */
+struct run_id {
+    int64_t pid, start, finished;
+    char *host, *command;
+};
+
+static void run_id_of(const char *path, struct run_id *x)
+{
+    struct sqlite3 *db = db_open(path);
+    memset(x, 0, sizeof *x);
+    db_meta_int(db, "pid", &x->pid);
+    db_meta_int(db, "start_unix_ns", &x->start);
+    db_meta_int(db, "finished", &x->finished);
+    x->host = db_meta_text(db, "host");
+    x->command = db_meta_text(db, "command");
+    db_close(db);
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Every run of both sides: none twice (a copy: the same pid, host and start; exits 2), and the
+ * warnings the first runs' header does not give: another run that did not finish, a command
+ * line other than the base run's. */
+static int runs_checked(const char *const *base, int nb, const char *const *new, int nn,
+                        const char **w, int room)
+{
+    int n = nb + nn, nw = 0;
+    struct run_id *id = calloc((size_t)n, sizeof *id);
+    if (!id) cli_fail("out of memory");
+    for (int i = 0; i < n; i++) run_id_of(i < nb ? base[i] : new[i - nb], &id[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (id[i].pid > 0 && id[i].start > 0 && id[i].pid == id[j].pid &&
+                id[i].start == id[j].start && same_text(id[i].host, id[j].host))
+                cli_fail("%s and %s hold the same run (pid %lld, same host and start): compare"
+                         " needs each run once",
+                         i < nb ? base[i] : new[i - nb], j < nb ? base[j] : new[j - nb],
+                         (long long)id[i].pid);
+    int commands = 0;
+    for (int i = 0; i < n; i++) {
+        int first = i == 0 || i == nb; /* the first runs: header() says it */
+        if (!first && !id[i].finished && nw < room)
+            w[nw++] = pool_printf("the %s side's run %s did not finish (killed, or still"
+                                  " running): its figures stop early",
+                                  i < nb ? "base" : "new",
+                                  pool_escaped(i < nb ? base[i] : new[i - nb], 60));
+        commands |= i != nb && !same_text(id[i].command, id[0].command);
+    }
+    if (commands && nw < room)
+        w[nw++] = "the runs' command lines differ (besides the first runs'): the runs may not do"
+                  " the same work";
+    for (int i = 0; i < n; i++) free(id[i].host), free(id[i].command);
+    free(id);
+    return nw;
+}
+
+static int header(struct compare_side *b, struct compare_side *n, struct table **t,
+                  const char *const *more_w, int more_nw)
 {
     struct table *rb = side_table(b, "run"), *rn = side_table(n, "run");
     if (int_of(rb, "pid") == int_of(rn, "pid") &&
@@ -84,8 +145,9 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
         int_of(rb, "start_unix_ns") == int_of(rn, "start_unix_ns"))
         cli_fail("%s and %s hold the same run (pid %lld, same host and start): compare two runs",
                  b->path, n->path, (long long)int_of(rb, "pid"));
-    const char *w[8];
+    const char *w[12];
     int nw = 0;
+    for (int i = 0; i < more_nw && nw < 4; i++) w[nw++] = more_w[i];
     if (strcmp(text_of(rb, "gpus"), text_of(rn, "gpus")))
         w[nw++] = "the runs used different GPUs: kernel times are not comparable";
     if (strcmp(text_of(rb, "command"), text_of(rn, "command")))
@@ -112,9 +174,17 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
     table_col(c, "warnings", NULL, COL_TEXT);
     table_col(c, "runs_base", NULL, COL_INT);
     table_col(c, "runs_new", NULL, COL_INT);
+    table_col(c, "base_files", NULL, COL_TEXT); /* every run's, "; " between */
+    table_col(c, "new_files", NULL, COL_TEXT);
     table_row(c);
     table_set_int(c, 3, 1 + b->nmore);
     table_set_int(c, 4, 1 + n->nmore);
+    for (int side = 0; side < 2; side++) {
+        const struct compare_side *s = side ? n : b;
+        const char *all = pool_printf("%s", s->path);
+        for (int i = 0; i < s->nmore; i++) all = pool_printf("%s; %s", all, s->more_paths[i]);
+        table_set_text(c, 5 + side, all);
+    }
     table_set_text(c, 0, b->path);
     table_set_text(c, 1, n->path);
     char joined[1024] = "";
@@ -172,6 +242,8 @@ int compare_runs(struct compare_runs *r, const char *const *base, int nb, const 
     for (int i = 0; i < nb + nn; i++)
         for (int j = i + 1; j < nb + nn; j++)
             check_distinct(i < nb ? base[i] : new[i - nb], j < nb ? base[j] : new[j - nb]);
+    const char *more_w[4];
+    int more_nw = nb + nn > 2 ? runs_checked(base, nb, new, nn, more_w, 4) : 0;
     const char *base_path = base[0], *new_path = new[0];
 
     /* Every row of every section on both sides: --top applies to the comparison, and --phase
@@ -186,7 +258,7 @@ int compare_runs(struct compare_runs *r, const char *const *base, int nb, const 
     const struct run_phases *both[2] = {&b->phases, &n->phases};
     const char *phase = o->phase ? phase_resolve(both, 2, o->phase) : NULL;
 
-    int k = header(b, n, t);
+    int k = header(b, n, t, more_w, more_nw);
     k += compare_sections(b, n, o, phase, t + k, COMPARE_OUT_TABLES - k - 1);
     /* The first screen, after the data headers (base, new, compare) and before every view. */
     struct table *summary = compare_summary(t, k);

@@ -41,7 +41,7 @@ static const struct series_info *series_named(const struct compare_side *s, cons
 }
 
 #define COMPARE_MIN_STEADY 6
-#define RUNS_COLS          7 /* the last columns of a verdict table (compare_verdicts) */
+#define RUNS_COLS          12 /* the last columns of a verdict table (compare_verdicts) */
 /* What two processes of one unchanged program differ by (above): a change needs its band past. */
 #define COMPARE_NOISE_FLOOR 1.03
 
@@ -133,6 +133,34 @@ static void loop_verdict(struct table *t, int r, int col, const struct compare_s
     free(cn);
 }
 
+/* Several runs a side: the loop rate's band from the runs' rates too (new over base), in place
+ * of the first runs' cycles' (lo at col, hi, verdict), and its point at point_col; nothing
+ * where too few runs have one. */
+static void runs_loop_verdict(struct table *t, int col, int point_col, const struct compare_side *b,
+                              const struct compare_side *n, const char *phase, const char *bname,
+                              const char *nname)
+{
+    double *rb = malloc((size_t)(1 + b->nmore) * sizeof *rb);
+    double *rn = malloc((size_t)(1 + n->nmore) * sizeof *rn);
+    if (!rb || !rn) cli_fail("out of memory");
+    int kb = side_run_rates(b, phase, bname, rb), kn = side_run_rates(n, phase, nname, rn);
+    struct runs_band band;
+    /* new over base: the new runs in the base's place */
+    if (runs_band(rn, kn, rb, kb, &band)) {
+        table_set_num(t, col, band.lo);
+        table_set_num(t, col + 1, band.hi);
+        table_set_num(t, point_col, band.ratio);
+        const char *why = verdict_words(band.lo, band.hi, band.ratio);
+        if ((!strcmp(why, "faster") || !strcmp(why, "slower")) && band.within_spread)
+            why = "no clear difference: no more than two runs of one side differ";
+        table_set_text(t, col + 2, why);
+    } else {
+        table_set_text(t, col + 2, "no verdict: too few runs with a loop rate on a side");
+    }
+    free(rb);
+    free(rn);
+}
+
 /* One row's verdict: writes the band (or leaves it null) and the words into the row. */
 static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
                         const struct compare_side *b, const struct compare_side *n,
@@ -221,6 +249,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         int lb = runs_left_out(mb, kb, ob), ln = runs_left_out(mn, kn, on);
         table_set_text(t, runs_col + 2, runs_text(mb, kb, ob));
         table_set_text(t, runs_col + 3, runs_text(mn, kn, on));
+        table_set_text(t, runs_col + 7, runs_ns(mb, kb));
+        table_set_text(t, runs_col + 8, runs_ns(mn, kn));
         /* The band of the runs kept. */
         for (int i = 0, w = 0; i < kb; i++)
             if (!ob[i]) mb[w++] = mb[i];
@@ -235,6 +265,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
             ok = 1, lo = rb.lo, hi = rb.hi, ratio = rb.ratio;
             table_set_text(t, runs_col + 4, "runs");
             table_set_num(t, runs_col + 5, ratio);
+            table_set_int(t, runs_col + 9, (int64_t)llround(rb.centre_b));
+            table_set_int(t, runs_col + 10, (int64_t)llround(rb.centre_n));
             table_set_num(t, lo_col, lo);
             table_set_num(t, hi_col, hi);
             why = verdict_words(lo, hi, ratio);
@@ -251,6 +283,9 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         free(mb);
         free(mn);
         if (why) table_set_text(t, v_col, why);
+        if (bname)
+            runs_loop_verdict(t, v_col + 1 + (rn != NULL), runs_col + 11, b, n, key_phase, bname,
+                              nname);
         return;
     }
     table_set_int(t, runs_col, 1);
@@ -291,6 +326,11 @@ struct table *compare_verdicts(struct table *d, const char *kind, const struct c
     table_col(t, "band_from", NULL, COL_TEXT);
     table_col(t, "speedup", NULL, COL_RATIO);
     table_col(t, "moved", NULL, COL_TEXT); /* series_parts_moved */
+    table_col(t, "run_p50s_base_ns", NULL, COL_TEXT); /* every run's p50, ns */
+    table_col(t, "run_p50s_new_ns", NULL, COL_TEXT);
+    table_col(t, "p50_base_runs_ns", NULL, COL_NS); /* the runs' centre (geometric mean) */
+    table_col(t, "p50_new_runs_ns", NULL, COL_NS);
+    table_col(t, "delivered_speedup", NULL, COL_RATIO); /* the loop rate's point, new / base */
     for (int r = 0; r < d->nrows; r++) {
         table_row(t);
         for (int c = 0; c < d->ncols; c++) table_copy_cell(t, c, d, r, c);
@@ -370,7 +410,8 @@ static void loop_changes(const struct table *d, const char *basis, char *out, si
         double loop = dr && !dr->null && dr->d > 0 ? fabs(log(dr->d)) : 0;
         if (!strcmp(v->s, lv->s) && loop <= 2 * lat) continue;
         const struct cell *ph = table_cell(d, r, "Phase"), *se = table_cell(d, r, "series");
-        const struct cell *ratio = table_cell(d, r, "delivered_per_s_ratio");
+        const struct cell *ratio = table_cell(d, r, "delivered_speedup"); /* the runs' */
+        if (!ratio || ratio->null) ratio = table_cell(d, r, "delivered_per_s_ratio");
         const struct cell *lo = table_cell(d, r, "delivered_speedup_lo");
         const struct cell *hi = table_cell(d, r, "delivered_speedup_hi");
         const struct cell *gb = table_cell(d, r, "between_p50_ns_base");
@@ -404,9 +445,10 @@ struct table *compare_summary(struct table **t, int k)
     int several = kb && kn && !kb->null && !kn->null && (kb->i > 1 || kn->i > 1);
     struct change ch[64];
     int nch = 0, changed = 0, compared = 0;
-    static struct list unclear, same, none, moved;
+    static struct list unclear, same, none, moved, left;
     memset(&unclear, 0, sizeof unclear), memset(&same, 0, sizeof same);
     memset(&none, 0, sizeof none), memset(&moved, 0, sizeof moved);
+    memset(&left, 0, sizeof left);
     static const char *const kinds[] = {"phases", "series"};
     for (int q = 0; q < 2; q++) {
         const struct table *d = table_by_key(t, k, kinds[q]);
@@ -427,6 +469,12 @@ struct table *compare_summary(struct table **t, int k)
             compared++;
             const struct cell *mv = table_cell(d, r, "moved");
             if (mv && mv->s) append(&moved, pool_printf("%s: %s", name, mv->s));
+            for (int side = 0; side < 2; side++) { /* the runs left out, said where they were */
+                const struct cell *rp = table_cell(d, r, side ? "run_p50s_new" : "run_p50s_base");
+                if (rp && rp->s && strstr(rp->s, "(left out)"))
+                    append(&left,
+                           pool_printf("%s, %s runs %s", name, side ? "new" : "base", rp->s));
+            }
             if (!strcmp(v->s, "faster") || !strcmp(v->s, "slower")) {
                 changed++;
                 if (nch == (int)(sizeof ch / sizeof ch[0])) continue;
@@ -435,6 +483,10 @@ struct table *compare_summary(struct table **t, int k)
                 c->slower = !strcmp(v->s, "slower");
                 c->base = table_cell(d, r, "latency_p50_ns_base")->i;
                 c->new = table_cell(d, r, "latency_p50_ns_new")->i;
+                /* Several runs a side: the runs' centres, what the ratio is of */
+                const struct cell *cb = table_cell(d, r, "p50_base_runs_ns");
+                const struct cell *cn = table_cell(d, r, "p50_new_runs_ns");
+                if (cb && cn && !cb->null && !cn->null) c->base = cb->i, c->new = cn->i;
                 const struct cell *sp = table_cell(d, r, "speedup");
                 c->lat = sp && !sp->null && sp->d > 0 ? 1 / sp->d
                          : c->base                    ? (double)c->new / (double)c->base
@@ -507,10 +559,10 @@ struct table *compare_summary(struct table **t, int k)
     if (changed > 8)
         snprintf(changes + strlen(changes), sizeof changes - strlen(changes),
                  "; %d more in the tables below", changed - 8);
-    /* The loop rate's band is of the first run of each side's cycles, however many runs. */
     loop_changes(table_by_key(t, k, "series"),
-                 several ? "the first run of each side" : "one run a side", changes,
-                 sizeof changes);
+                 several ? pool_printf("%lld+%lld runs", (long long)kb->i, (long long)kn->i)
+                         : "one run a side",
+                 changes, sizeof changes);
     struct table *s = table_new("summary", "Summary: the changes the data supports");
     s->object = 1;
     table_col(s, "changes", "Changes", COL_TEXT);
@@ -522,12 +574,17 @@ struct table *compare_summary(struct table **t, int k)
     table_row(s);
     /* What the bands are of (docs/compare.md): one run a side cannot know how much a second
      * run of the same program would differ, and says so. */
+    const char *lt = list_text(&left);
     if (several)
         table_set_text(s, 4,
                        pool_printf("%lld base, %lld new: each phase's and series' band is of the"
-                                   " runs' medians (the other sections compare the first run of"
-                                   " each side)",
-                                   (long long)kb->i, (long long)kn->i));
+                                   " runs' p50s (the other sections compare the first run of"
+                                   " each side)%s%s",
+                                   (long long)kb->i, (long long)kn->i,
+                                   lt ? "; left out, slower than their side's other runs by 25%"
+                                        " or more (a machine's slow spell): "
+                                      : "",
+                                   lt ? lt : ""));
     else
         table_set_text(s, 4,
                        "one a side: each band is of one run's iterations; how much a second run"

@@ -27,7 +27,8 @@ class CompareJson(Runs):
                                         "kernels", "memory_ops_time", "memory_ops_size",
                                         "cuda_api", "nvtx"])
         self.assertEqual(self.r["compare"], {"base_file": self.base, "new_file": self.new,
-                                             "warnings": None, "runs_base": 1, "runs_new": 1})
+                                             "warnings": None, "runs_base": 1, "runs_new": 1,
+                                             "base_files": self.base, "new_files": self.new})
         self.assertEqual(self.r["base"]["pid"], self.meta(self.base, "pid"))
         self.assertEqual(self.r["new"]["pid"], self.meta(self.new, "pid"))
         self.assertEqual(self.r["base"]["command"], self.r["new"]["command"])

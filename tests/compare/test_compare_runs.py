@@ -96,6 +96,9 @@ class SeveralRuns(Runs):
         self.assertEqual((row["runs_base"], row["runs_new"]), (3, 4), row)
         self.assertEqual(row["verdict"], "slower", row)
         self.assertIn("3+4 runs", r["summary"]["changes"])
+        # Said on the first screen too, not in JSON alone.
+        self.assertIn("left out", r["summary"]["runs"])
+        self.assertIn("base runs 1.00ms 2.05ms (left out)", r["summary"]["runs"])
 
     def test_one_run_a_side_says_so(self):
         a = build(self.root, "one-a", "latency", FIXTURE_P50_US=100, FIXTURE_ONE_SERIES=1)
@@ -109,6 +112,28 @@ class SeveralRuns(Runs):
         self.assertIn("one run a side)", r["summary"]["changes"])
         text = self.text_lines("compare", a, b)
         self.assertIn("one run a side", text)
+
+    def test_every_run_is_checked_not_only_the_first(self):
+        # A copy of a run counted twice narrows the band: refused wherever it stands; the runs
+        # past the first are held to the warnings the first ones are.
+        import shutil
+        base = self.side("cp-b", [1000, 1010])
+        new = self.side("cp-n", [1100, 1110])
+        copy = os.path.join(self.root, "copy.db")
+        shutil.copy(base[1], copy)
+        self.assertOneErrorLine(self.cli("compare", *base, copy, "--", *new), "same run")
+        copy0 = os.path.join(self.root, "copy0.db")
+        shutil.copy(base[0], copy0)
+        self.assertOneErrorLine(self.cli("compare", *base, "--", new[0], copy0), "same run")
+        other = build(self.root, "cp-other", "latency", "--other", FIXTURE_P50_US=1000,
+                      FIXTURE_ONE_SERIES=1)
+        r = self.json_of("compare", *base, other, "--", *new)
+        self.assertIn("command lines differ", r["compare"]["warnings"])
+        self.assertEqual(r["compare"]["base_files"], "; ".join(base + [other]))
+        # The loop rate's band is the runs' too: its verdict, its point.
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        self.assertIsNotNone(row["delivered_speedup"], row)
+        self.assertEqual(row["p50_base_runs_ns"] > 0, True, row)
 
     def test_usage_errors(self):
         a = build(self.root, "use-a", "latency", FIXTURE_ONE_SERIES=1)
