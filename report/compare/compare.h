@@ -35,7 +35,7 @@ struct compare_side {
 /* Each run's p50 steady latency (the report's p50) of the phase (name NULL) or series (phase's
  * full label and the series' name) of side s, into m (room for 1 + s->nmore); how many runs
  * have one. */
-int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m);
+int side_run_p50s(const struct compare_side *s, const char *phase, const char *name, double *m);
 /* Each run's loop rate (series_delivered_per_s: items/s where the batch is known, else
  * iterations/s; the first run's unit) of a series of side s into m; how many. */
 int side_run_rates(const struct compare_side *s, const char *phase, const char *name, double *m);

@@ -4,15 +4,18 @@
  * either one's iterations say (the GPU's clocks, the allocator, the kernels cuDNN picked, the
  * host), so with several runs a side the band comes from the runs:
  *
- *   each run gives one figure per series (or phase): the median of its steady latencies. On the
- *   logs of those medians, Welch's t: the speed-up is exp(mean log base - mean log new), its 95%
+ *   each run gives one figure per series (or phase): the p50 of its steady latencies, as the
+ *   report prints it (a run far slower than its side's others left out). On their logs, Welch's
+ *   t: the speed-up is exp(mean log base - mean log new), its 95%
  *   band exp(that -+ t(0.975, df) x se), se^2 = var_base / k_base + var_new / k_new, df
  *   Welch-Satterthwaite's (rounded down); one run on a side takes the other side's variance
  *   (se^2 = var x (1 / k_base + 1 / k_new), df = k - 1).
  *
  * The verdict reads that band as compare_verdict.c reads any (faster or slower only past the 3%
  * noise floor), and never calls a change smaller than the runs' own spread (the widest gap
- * between two runs of one side, in logs) faster or slower.
+ * between two runs of one side, in logs) faster or slower. The loop rate is weighed the same
+ * way from each run's rate. Also here: what a series' change is made of (its parts per
+ * iteration, each side's median over its runs).
  */
 #include "compare.h"
 
@@ -71,7 +74,7 @@ static double run_p50_of(const struct run_phases *p, const char *phase, const ch
     return m;
 }
 
-int side_run_medians(const struct compare_side *s, const char *phase, const char *name, double *m)
+int side_run_p50s(const struct compare_side *s, const char *phase, const char *name, double *m)
 {
     int k = 0;
     double x = run_p50_of(&s->phases, phase, name);

@@ -241,8 +241,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         double *mb = malloc((size_t)(1 + b->nmore) * sizeof *mb);
         double *mn = malloc((size_t)(1 + n->nmore) * sizeof *mn);
         if (!mb || !mn) cli_fail("out of memory");
-        int kb = side_run_medians(b, key_phase, bname, mb);
-        int kn = side_run_medians(n, key_phase, nname, mn);
+        int kb = side_run_p50s(b, key_phase, bname, mb);
+        int kn = side_run_p50s(n, key_phase, nname, mn);
         int *ob = malloc((size_t)(kb + 1) * sizeof *ob),
             *on = malloc((size_t)(kn + 1) * sizeof *on);
         if (!ob || !on) cli_fail("out of memory");
