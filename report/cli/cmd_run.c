@@ -424,6 +424,19 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
     return rc;
 }
 
+static void run_repeat_path(const char *path, int r, char *out, size_t n);
+
+/* A run of a --repeat whose database exists already. */
+static int repeat_taken(const char *path, int repeat)
+{
+    char p[PATH_MAX + 16];
+    for (int r = 1; r <= repeat; r++) {
+        run_repeat_path(path, r, p, sizeof p);
+        if (access(p, F_OK) == 0) return 1;
+    }
+    return 0;
+}
+
 /* The database of run r (1-based) of a --repeat: path itself, then STEM.r.EXT. */
 static void run_repeat_path(const char *path, int r, char *out, size_t n)
 {
@@ -448,6 +461,13 @@ int cmd_run(int argc, char **argv)
                  " repeated (give a plain name, e.g. -o base.db)");
     char(*paths)[PATH_MAX] = calloc((size_t)repeat, sizeof *paths);
     if (!paths) cli_fail("out of memory");
+    const char *given = output ? output : getenv("INFPROF_OUTPUT");
+    if (repeat > 1 && (!given || !*given)) /* the default name: the first whose runs are free */
+        for (int k = 2; k < 1000 && repeat_taken(path, repeat); k++) {
+            char name[64];
+            snprintf(name, sizeof name, "infprof-%d.db", k);
+            if (!repeat_taken(name, repeat)) run_output_path(name, 0, path, sizeof path);
+        }
     for (int r = 1; r <= repeat; r++) {
         run_repeat_path(path, r, paths[r - 1], sizeof paths[r - 1]);
         if (r > 1) check_output(paths[r - 1], force); /* every name before the first run */

@@ -8,6 +8,8 @@
  */
 #include "compare.h"
 
+#include <string.h>
+
 static const struct diff_spec ops_spec = {
     .key = "operators",
     .match = {"phase", "operator"},
@@ -32,18 +34,28 @@ int compare_operators(struct compare_side *b, struct compare_side *n, const stru
                                            {"self_cpu_ns_base", "Self base"},
                                            {"self_cpu_ns_new", "Self new"},
                                            {"self_cpu_ns_delta", "Delta"},
-                                           {"calls_per_iteration_base", "Per-it base"},
-                                           {"calls_per_iteration_new", "Per-it new"},
+                                           {"calls_per_iteration_base", "Base/it"},
+                                           {"calls_per_iteration_new", "New/it"},
                                            {"gpu_ns_delta", "GPU delta"},
                                            {"Change", NULL},
                                            {"operator", "Operator"}};
-    struct table *v = table_view(d, "PyTorch operators, by change in self CPU time", cols,
-                                 (int)(sizeof cols / sizeof *cols));
+    /* GPU delta in text only where an operator's GPU time moved (a CPU run's column of 0ns
+     * pushed the names past 100 columns). */
+    int gpu = 0;
+    for (int r = 0; r < d->nrows; r++) {
+        const struct cell *g = table_cell(d, r, "gpu_ns_delta");
+        gpu |= g && !g->null && g->i != 0;
+    }
+    struct view_col shown[sizeof cols / sizeof *cols];
+    int nshown = 0;
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        if (gpu || strcmp(cols[i].name, "gpu_ns_delta")) shown[nshown++] = cols[i];
+    struct table *v = table_view(d, "PyTorch operators, by change in self CPU time", shown, nshown);
     if (!d->nrows)
         v->note = "no operator in either run (INFPROF_OPERATORS=1 records every call)";
     else
-        v->note = pool_printf("%s%sPer-it: calls per iteration in each run; Delta: self CPU time,"
-                              " new less base",
+        v->note = pool_printf("%s%sBase/it, New/it: calls per iteration in each run; Delta: self"
+                              " CPU time, new less base",
                               d->note ? d->note : "", d->note ? ". " : "");
     t[0] = d;
     t[1] = v;

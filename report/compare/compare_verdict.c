@@ -545,7 +545,7 @@ struct table *compare_summary(struct table **t, int k)
     char changes[3072] = "";
     for (int i = 0; i < nch && i < 8; i++) {
         const struct change *c = &ch[i];
-        char b[32], n[32], dlt[32], one[sizeof c->name + 160];
+        char b[32], n[32], dlt[32], one[sizeof c->name + 256];
         fmt_ns(b, sizeof b, (double)c->base);
         fmt_ns(n, sizeof n, (double)c->new);
         fmt_ns(dlt, sizeof dlt, (double)(c->new - c->base));

@@ -159,6 +159,17 @@ class Repeat(Runs):
         self.assertIn(b"run 1 of 3 exited with status 5", r.err)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "bad.2.db")))
 
+    def test_repeat_without_a_name_takes_a_free_one(self):
+        # No -o: a stale infprof.2.db (not ours) is left alone, and the runs go to the first
+        # default name whose runs are all free.
+        stale = os.path.join(self.dir, "infprof.2.db")
+        open(stale, "w").close()
+        r = self.cli("run", "--repeat", "2", "--", "/bin/true")
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertEqual(os.path.getsize(stale), 0)
+        for name in ("infprof-2.db", "infprof-2.2.db"):
+            self.assertTrue(os.path.exists(os.path.join(self.dir, name)), (name, r.err))
+
     def test_repeat_checks_every_name_before_the_first_run(self):
         open(os.path.join(self.dir, "x.2.db"), "w").close()
         r = self.cli("run", "--repeat", "2", "-o", "x.db", "--", "sh", "-c", "echo ran")
