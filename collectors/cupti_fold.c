@@ -21,6 +21,9 @@
 
 #define FOLD_BUCKETS 16384
 #define FOLD_WIDTH0  1000000 /* 1 ms at first */
+/* Past 2^62 ns (146 years) a time is a broken record: not folded, so that the width (at most
+ * 2^49 then) times FOLD_BUCKETS never overflows and widen() always ends. */
+#define FOLD_MAX_NS ((int64_t)1 << 62)
 
 struct op_fold {
     int64_t op;
@@ -92,7 +95,8 @@ static void op_add(int64_t op, int phase, int64_t dur)
 
 void ip_cupti_fold_kernel(int64_t start, int64_t dur, int phase, int64_t op)
 {
-    time_add(start, start + dur);
+    if (start < FOLD_MAX_NS && dur >= 0 && dur < FOLD_MAX_NS - (start > 0 ? start : 0))
+        time_add(start, start + dur);
     op_add(op, phase, dur);
 }
 

@@ -94,7 +94,8 @@ class OperatorsOnGpuWork(Case):
                 width = self.meta(db, "kernel_time.width_ns")
                 self.assertEqual(width, 4000000)
                 want = {}
-                for start, dur in self.query(db, "SELECT start, dur FROM kernel_rows"):
+                for start, dur in self.query(db, "SELECT start, dur FROM kernel_rows"
+                                                 " WHERE start < 1 << 62"):
                     s, e = max(start, 0), start + dur
                     b = s // width
                     while b * width < e:

@@ -18,7 +18,8 @@
  *           the 2048-name table the kernels carry no operator, and the rest are counted.
  *   long    600 kernels over 40 s of GPU time (past the writer's 16 s of 1 ms buckets, so its
  *           kernel_time buckets widen twice), each over a bucket's edge, in two operators and two
- *           phases; one starts before t0, one lasts 3 s, one runs outside any operator.
+ *           phases; one starts before t0, one lasts 3 s, one runs outside any operator, and
+ *           one broken record starts 2^62 ns after t0.
  */
 #include "../../collectors/cupti_config.h"
 #include "collectors/registry.h"
@@ -218,6 +219,8 @@ static void scenario_long(void)
     kernel_at(corr++, "long", 20000000000, 3000000000);
     op_end(&mm);
     kernel_at(corr++, "none", 39000000000, 2000000);
+    /* A broken record 2^62 ns (146 years) after t0: stored, not folded (no endless widening). */
+    kernel_at(corr++, "broken", (int64_t)1 << 62, 1000);
 }
 
 static void scenario_names(void)
