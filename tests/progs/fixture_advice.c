@@ -26,6 +26,11 @@
  *   compiled  a torch.compile'd model under bf16 autocast: Triton GEMMs (type unknown) and a
  *             pointwise kernel named after a convolution, beside one cuBLAS bf16 GEMM: no rule
  *             fires, and the summary says what share of the time its answer covers
+ *   tail-malloc, tail-sync, tail-copy, tail-search, tail-none
+ *             30 iterations of 100 us (a kernel of 60 us each), of which 8, 16 and 24 take
+ *             250 us: inside them a cudaMalloc, a cudaDeviceSynchronize, a cudaMemcpy or a cuDNN
+ *             algorithm search of 150 us (a new shape each), or nothing recorded (the host
+ *             just took longer): each GPU-side cause of a tail, and one where none applies
  */
 #include "collectors/registry.h"
 #include "collectors/cudnn_internal.h"
@@ -468,6 +473,55 @@ static void scenario_sync_default(void)
     scenario_sync();
 }
 
+/* Slow iterations with one cause each (the tail-* scenarios). */
+static void scenario_tail(const char *what)
+{
+    phase_at(IP_INFERENCE_MODE, 0, 0, 0);
+    conv_plan(1, 400);
+    for (uint64_t i = 0; i < 30; i++) {
+        uint64_t t = 100 * US + i * 300 * US;
+        int slow = i == 8 || i == 16 || i == 24;
+        iteration(t, t + (slow ? 250 : 100) * US);
+        if (slow && !strcmp(what, "malloc"))
+            api(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, corr++, t + 5 * US, 150 * US);
+        else if (slow && !strcmp(what, "sync"))
+            api(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, corr++, t + 5 * US, 150 * US);
+        else if (slow && !strcmp(what, "copy"))
+            copy(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                 CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 1 << 20, t + 7 * US, 145 * US);
+        else if (slow && !strcmp(what, "search"))
+            cudnn(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, 0, t + 5 * US, 150 * US,
+                  400 + i);
+        kernel(SGEMM, t + (slow ? 165 : 15) * US, 60 * US);
+    }
+    phase_at(-1, 0, 0, 9200 * US);
+}
+
+static void scenario_tail_malloc(void)
+{
+    scenario_tail("malloc");
+}
+
+static void scenario_tail_sync(void)
+{
+    scenario_tail("sync");
+}
+
+static void scenario_tail_copy(void)
+{
+    scenario_tail("copy");
+}
+
+static void scenario_tail_search(void)
+{
+    scenario_tail("search");
+}
+
+static void scenario_tail_none(void)
+{
+    scenario_tail("none");
+}
+
 /* Two buffers taken from a pool of two: the third request is refused; CUPTI reports 5 records
  * dropped with the first. */
 static int scenario_dropped(void)
@@ -509,6 +563,11 @@ int main(int argc, char **argv)
         {"sync", scenario_sync},
         {"sync-default", scenario_sync_default},
         {"compiled", scenario_compiled},
+        {"tail-malloc", scenario_tail_malloc},
+        {"tail-sync", scenario_tail_sync},
+        {"tail-copy", scenario_tail_copy},
+        {"tail-search", scenario_tail_search},
+        {"tail-none", scenario_tail_none},
     };
     int rc = 2;
     if (!strcmp(argv[1], "dropped")) rc = scenario_dropped();

@@ -243,6 +243,39 @@ class Fires(AdviceCase):
         self.assertIn("INFPROF_CUPTI_BUFFERS (now 2)", a["try"])
 
 
+class TailCauses(AdviceCase):
+    """issue 52: each GPU-side cause of a tail, from the slow iterations' own records against the
+    typical ones (fixture_advice's tail-* scenarios: 3 of 30 iterations take 250 us instead of
+    100, with a 150 us cudaMalloc, cudaDeviceSynchronize, cudaMemcpy or cuDNN search inside, or
+    nothing recorded), and a case where none of them applies."""
+
+    WANT = {"malloc": ("cuda_malloc", "cudaMalloc and cudaFree"),
+            "sync": ("synchronisation", "CUDA synchronisations"),
+            "copy": ("copies", "cudaMemcpy"),
+            "search": ("cudnn_search", "cuDNN autotuning")}
+
+    def test_each_gpu_cause_and_none(self):
+        for what in list(self.WANT) + ["none"]:
+            with self.subTest(what=what):
+                r = self.run_prog([prog("fixture_advice"), "tail-" + what, what + ".db"],
+                                  preload=False)
+                self.assertEqual(r.rc, 0, r.err)
+                report = self.report_json(r.db(what + ".db"))
+                [tail] = report["tails"]
+                self.assertEqual(tail["slow_iterations"], 3, tail)
+                causes = [c["cause"] for c in report["tail_causes"]]
+                if what == "none":  # none of the four: the symptom only, said as such
+                    self.assertFalse(set(causes) & {c for c, _ in self.WANT.values()}, causes)
+                    self.assertEqual(causes, ["gpu_idle"], causes)
+                    continue
+                key, words = self.WANT[what]
+                first = report["tail_causes"][0]
+                self.assertEqual(first["cause"], key, report["tail_causes"])
+                self.assertGreaterEqual(first["share_pct"], 95, first)
+                self.assertNotIn("gpu_idle", causes)  # explained, so not the symptom too
+                self.assertIn(words, report["summary"]["tail"])
+
+
 class Quiet(AdviceCase):
     """The healthy run holds a near miss for each rule: the rule saw the evidence and stayed
     quiet because it is under the threshold, not because it was missing."""
