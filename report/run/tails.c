@@ -9,6 +9,7 @@
 #include "memrows.h"
 #include "kernrows.h"
 #include "cudnn_run.h"
+#include "energy.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -584,6 +585,7 @@ static const char *const titles[][2] = {
     {"gpu_idle", "the GPU idle, waiting for the host"},
     {"new_kernels", "kernels the typical iterations did not run"},
     {"longer_kernels", "the same kernels, longer"},
+    {"gpu_clock", "the GPU's clock lowered (power or thermal throttling, or a clock change)"},
 };
 
 /* A cause, kept when it explains enough of the extra latency. */
@@ -650,9 +652,16 @@ static void causes_of_operators(sqlite3 *db, struct series_tail *t, int k, const
               "the same operators ran longer: %s", names);
 }
 
-/* The GPU's causes: idle waiting for the host, kernels new or longer. */
+/* A slow iteration's SM clock under the typical ones' by more than this share: the clock, not
+ * the kernels, made them longer. */
+#define TAIL_CLOCK_DROP 0.10
+
+/* The GPU's causes: idle waiting for the host, kernels new or longer, and of those longer the
+ * part a lower SM clock explains (clock_s, clock_m: the slow and typical iterations' mean SM
+ * clock in MHz from the energy readings, <= 0 unknown). */
 static void causes_of_gpu(sqlite3 *db, struct series_tail *t, int k, const struct means *s,
-                          const struct means *m, const struct keyed *kd)
+                          const struct means *m, const struct keyed *kd, double clock_s,
+                          double clock_m)
 {
     char names[512];
     /* The GPU idle inside the iteration: the host's time, not the kernels' (launch-bound). It is
@@ -674,8 +683,41 @@ static void causes_of_gpu(sqlite3 *db, struct series_tail *t, int k, const struc
     cause(t, TAIL_NEW_KERNELS, "new_kernels", s->new_kern, names,
           "kernels the typical iterations did not run (autotuning, a new shape): %s", names);
     names_of(db, &kd[1].longer[k], names, sizeof names);
-    cause(t, TAIL_LONGER_KERNELS, "longer_kernels", s->known_kern - m->known_kern, names,
+    double longer = s->known_kern - m->known_kern, clock = 0;
+    if (clock_s > 0 && clock_m > 0 && clock_s < (1 - TAIL_CLOCK_DROP) * clock_m && longer > 0) {
+        /* At clock_s the typical iterations' kernels would take clock_m / clock_s as long. */
+        clock = fmin(longer, m->known_kern * (clock_m / clock_s - 1));
+        cause(t, TAIL_GPU_CLOCK, "gpu_clock", clock, names,
+              "the GPU's SM clock was %.0f MHz in the slow iterations against %.0f MHz in the"
+              " typical ones (power or thermal throttling: the Energy section names the reasons):"
+              " the same kernels ran longer, %.2f ms vs %.2f ms",
+              clock_s, clock_m, s->known_kern / 1e6, m->known_kern / 1e6);
+    }
+    cause(t, TAIL_LONGER_KERNELS, "longer_kernels", longer - clock, names,
           "the same kernels ran longer (clocks, contention): %s", names);
+}
+
+/* The mean SM clock of the run's first GPU with clock readings over the windows of tail k, slow
+ * or typical (MHz; <= 0 unknown). */
+static double windows_clock(sqlite3 *db, const struct run_phases *p, const struct wins *w, int k,
+                            int slow)
+{
+    const struct energy_run *e = run_energy(db, p);
+    const struct energy_device *d = NULL;
+    for (int i = 0; i < e->n && !d; i++)
+        if (e->d[i].cuda >= 0 && e->d[i].has_sm) d = &e->d[i];
+    if (!d) return -1;
+    struct interval *iv = malloc((w->n ? w->n : 1) * sizeof *iv);
+    if (!iv) cli_fail("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->v[i].tail == k && w->v[i].slow == slow)
+            iv[n++] = (struct interval){w->v[i].s,
+                                        w->v[i].end > w->v[i].s ? w->v[i].end : w->v[i].host_end};
+    struct energy_figures f;
+    energy_over(d, iv, n, 0, &f);
+    free(iv);
+    return f.used ? f.sm_mhz : -1; /* a clock without an energy counter is a clock */
 }
 
 /* What differs without a time of its own, said as a guess when the named causes explain under
@@ -744,7 +786,8 @@ static double off_cpu_excess(const struct means *s, const struct means *m)
 }
 
 static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
-                      const struct means *m, const struct keyed *kd, int gpu)
+                      const struct means *m, const struct keyed *kd, int gpu, double clock_s,
+                      double clock_m)
 {
     struct series_tail *t = &r->v[k];
     t->window_extra = s->lat - m->lat;
@@ -799,7 +842,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
           " seen: fix the input size, or turn benchmark mode off for this model): %.1f calls, %.2f"
           " ms vs %.1f, %.2f ms",
           s->cudnn_n, s->cudnn / 1e6, m->cudnn_n, m->cudnn / 1e6);
-    if (gpu) causes_of_gpu(db, t, k, s, m, kd);
+    if (gpu) causes_of_gpu(db, t, k, s, m, kd, clock_s, clock_m);
     qsort(t->c, (size_t)t->ncauses, sizeof *t->c, by_extra);
     double named = 0;
     for (int i = 0; i < t->ncauses; i++) named += t->c[i].share;
@@ -848,7 +891,9 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
         for (size_t i = 0; i < w.n; i++)
             if (w.v[i].tail == k) add_means(w.v[i].slow ? &s : &m, &w.v[i]);
         div_means(&s), div_means(&m);
-        causes_of(db, r, k, &s, &m, kd, gpu);
+        double clock_s = gpu ? windows_clock(db, p, &w, k, 1) : -1;
+        double clock_m = gpu ? windows_clock(db, p, &w, k, 0) : -1;
+        causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m);
     }
     free(w.v), free(w.mods), free(w.mod_tid);
     return r;

@@ -39,6 +39,7 @@ enum tail_cause {
     TAIL_GPU_IDLE,         /* the GPU idle in the iteration, waiting for the host */
     TAIL_NEW_KERNELS,      /* kernels the typical iterations did not run */
     TAIL_LONGER_KERNELS,   /* the same kernels, longer */
+    TAIL_GPU_CLOCK,        /* the same kernels, longer at a lower SM clock (energy readings) */
     TAIL_CAUSES
 };
 

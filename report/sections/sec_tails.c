@@ -186,6 +186,26 @@ static int tails_build(const struct section_ctx *c, struct table **out, int max)
     return 4;
 }
 
+/* What a user does about a cause that explains most of a tail (issue 52: the first screen names
+ * it in words a user acts on); NULL: the cause's detail says it. */
+static const char *tail_action(int cause)
+{
+    switch (cause) {
+    case TAIL_CUDNN_SEARCH:
+        return "fix the input size, or turn cudnn.benchmark off for this model";
+    case TAIL_CUDA_MALLOC:
+        return "the caching allocator grew: run the largest input once before the loop";
+    case TAIL_SYNC:
+        return "a synchronisation waited: look for .item(), .cpu() or a synchronize in the loop";
+    case TAIL_COPIES:
+        return "a blocking copy: pin the host tensor and copy with non_blocking=True";
+    case TAIL_GPU_CLOCK:
+        return "the GPU throttled: the Energy section names the reasons";
+    default:
+        return NULL;
+    }
+}
+
 /* The Summary's Tail line: the series whose slow iterations cost the most, past TAIL_FINDING. */
 static void fill_tail(const struct section_ctx *c, struct summary_out *o)
 {
@@ -218,6 +238,9 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
                  100 * x->unexplained);
     if (x->unexplained >= 0.5 && x->guess[0])
         snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess: %s", x->guess);
+    else if (x->ncauses && x->c[0].share >= 0.5 && tail_action(x->c[0].cause))
+        snprintf(line + strlen(line), sizeof line - strlen(line), "; %s",
+                 tail_action(x->c[0].cause));
     snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
     summary_set(o, line);
 }

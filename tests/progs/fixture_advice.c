@@ -30,7 +30,9 @@
  *             30 iterations of 100 us (a kernel of 60 us each), of which 8, 16 and 24 take
  *             250 us: inside them a cudaMalloc, a cudaDeviceSynchronize, a cudaMemcpy or a cuDNN
  *             algorithm search of 150 us (a new shape each), or nothing recorded (the host
- *             just took longer): each GPU-side cause of a tail, and one where none applies
+ *             just took longer): each GPU-side cause of a tail, and one where none applies;
+ *             tail-clock: the slow iterations' kernel takes 210 us instead of 60 (a test adds
+ *             the energy readings of a clock that dropped then)
  */
 #include "collectors/registry.h"
 #include "collectors/cudnn_internal.h"
@@ -492,7 +494,10 @@ static void scenario_tail(const char *what)
         else if (slow && !strcmp(what, "search"))
             cudnn(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, 0, t + 5 * US, 150 * US,
                   400 + i);
-        kernel(SGEMM, t + (slow ? 165 : 15) * US, 60 * US);
+        if (!strcmp(what, "clock")) /* the same kernel, 3.5x as long: the clock's doing */
+            kernel(SGEMM, t + 15 * US, (slow ? 210 : 60) * US);
+        else
+            kernel(SGEMM, t + (slow ? 165 : 15) * US, 60 * US);
     }
     phase_at(-1, 0, 0, 9200 * US);
 }
@@ -520,6 +525,11 @@ static void scenario_tail_search(void)
 static void scenario_tail_none(void)
 {
     scenario_tail("none");
+}
+
+static void scenario_tail_clock(void)
+{
+    scenario_tail("clock");
 }
 
 /* Two buffers taken from a pool of two: the third request is refused; CUPTI reports 5 records
@@ -568,6 +578,7 @@ int main(int argc, char **argv)
         {"tail-copy", scenario_tail_copy},
         {"tail-search", scenario_tail_search},
         {"tail-none", scenario_tail_none},
+        {"tail-clock", scenario_tail_clock},
     };
     int rc = 2;
     if (!strcmp(argv[1], "dropped")) rc = scenario_dropped();

@@ -254,6 +254,11 @@ class TailCauses(AdviceCase):
             "copy": ("copies", "cudaMemcpy"),
             "search": ("cudnn_search", "cuDNN autotuning")}
 
+    ACTS = {"malloc": "run the largest input once before the loop",
+            "sync": "look for .item(), .cpu() or a synchronize in the loop",
+            "copy": "pin the host tensor and copy with non_blocking=True",
+            "search": "fix the input size, or turn cudnn.benchmark off for this model"}
+
     def test_each_gpu_cause_and_none(self):
         for what in list(self.WANT) + ["none"]:
             with self.subTest(what=what):
@@ -274,6 +279,41 @@ class TailCauses(AdviceCase):
                 self.assertGreaterEqual(first["share_pct"], 95, first)
                 self.assertNotIn("gpu_idle", causes)  # explained, so not the symptom too
                 self.assertIn(words, report["summary"]["tail"])
+                self.assertIn(self.ACTS[what], report["summary"]["tail"])  # what to do
+
+
+    def test_a_lower_gpu_clock(self):
+        # The slow iterations' kernel ran 3.5x as long, and the GPU's SM clock read 565 MHz then
+        # against 1980 MHz (energy readings added here, one at each iteration's start): the
+        # clock is named, with the share of the extra the lower clock explains, before "the same
+        # kernels, longer".
+        r = self.run_prog([prog("fixture_advice"), "tail-clock", "c.db"], preload=False)
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("c.db")
+        con = sqlite3.connect(db)
+        con.execute("INSERT INTO energy_gpus(gpu, cuda_device, name, uuid, mig, status)"
+                    " VALUES (0, 0, 'Fake H100', '', 0, '')")
+        for i in range(31):
+            slow = i in (8, 16, 24)
+            con.execute("INSERT INTO energy_samples(gpu, t, kind, sm_clock) VALUES (0, ?, 1, ?)",
+                        (100_000 + i * 300_000, 565 if slow else 1980))
+        con.commit()
+        con.close()
+        report = self.report_json(db)
+        causes = report["tail_causes"]
+        self.assertEqual(causes[0]["cause"], "gpu_clock", causes)
+        self.assertGreaterEqual(causes[0]["share_pct"], 90, causes)
+        self.assertIn("565 MHz", causes[0]["detail"])
+        self.assertIn("the GPU's clock lowered", report["summary"]["tail"])
+        self.assertIn("the Energy section names the reasons", report["summary"]["tail"])
+        # The same readings at one clock throughout: no clock cause, the kernels longer.
+        con = sqlite3.connect(db)
+        con.execute("UPDATE energy_samples SET sm_clock = 1980")
+        con.commit()
+        con.close()
+        causes = [c["cause"] for c in self.report_json(db)["tail_causes"]]
+        self.assertNotIn("gpu_clock", causes)
+        self.assertEqual(causes[0], "longer_kernels", causes)
 
 
 class Quiet(AdviceCase):
