@@ -899,9 +899,3 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     return r;
 }
 
-const struct series_tail *tail_of_series(const struct run_tails *t, int series)
-{
-    for (int i = 0; i < t->n; i++)
-        if (t->v[i].series == series) return &t->v[i];
-    return NULL;
-}

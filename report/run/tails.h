@@ -79,7 +79,5 @@ struct run_tails {
 };
 
 const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p);
-/* The series' tail, NULL when it has none. */
-const struct series_tail *tail_of_series(const struct run_tails *t, int series);
 
 #endif

@@ -76,7 +76,5 @@ extern const int advice_rule_count;
 
 /* Run every registered rule over one run (advice_rules.c). */
 void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_list *l);
-/* A rule's rank on the first screen (its descriptor's; unregistered names come last). */
-int advice_rank(const char *rule);
 
 #endif

@@ -91,10 +91,3 @@ void advice_find(struct sqlite3 *db, const struct run_phases *p, struct advice_l
         advice_ev_text(a, "suspect", a->phase->suspect_why);
     }
 }
-
-int advice_rank(const char *rule)
-{
-    for (int r = 0; r < advice_rule_count; r++)
-        if (!strcmp(advice_rules[r]->name, rule)) return advice_rules[r]->rank;
-    return 1000; /* not registered: last, never lost */
-}

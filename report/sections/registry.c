@@ -22,9 +22,3 @@ const struct report_section *const report_sections[] = {
 };
 const int report_section_count = (int)(sizeof report_sections / sizeof report_sections[0]);
 
-const struct report_section *report_section_find(const char *key)
-{
-    for (int i = 0; i < report_section_count; i++)
-        if (!strcmp(report_sections[i]->key, key)) return report_sections[i];
-    return NULL;
-}

@@ -145,8 +145,6 @@ struct report_section {
 /* The report's sections in the order the report shows them (registry.c). */
 extern const struct report_section *const report_sections[];
 extern const int report_section_count;
-/* The descriptor of a key, or NULL. */
-const struct report_section *report_section_find(const char *key);
 
 /* ---- the report (build.c) ----------------------------------------------------------------- */
 
