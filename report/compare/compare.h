@@ -32,6 +32,11 @@ struct compare_side {
 
 /* ---- between runs (compare_band.c) --------------------------------------------------------- */
 
+/* One run's series by phase (full label) and name as the Series table shows it ("(unnamed)"
+ * for none), or NULL. */
+const struct series_info *series_in(const struct run_phases *p, const char *phase,
+                                    const char *name);
+
 /* Each run's p50 steady latency (the report's p50) of the phase (name NULL) or series (phase's
  * full label and the series' name) of side s, into m (room for 1 + s->nmore); how many runs
  * have one. */

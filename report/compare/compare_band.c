@@ -35,9 +35,7 @@ static double t975(int df)
     return df <= 30 ? t[df] : 1.96 + 2.4 / df;
 }
 
-/* One run's series by phase (full label) and name, or NULL. */
-static const struct series_info *series_in(const struct run_phases *p, const char *phase,
-                                           const char *name)
+const struct series_info *series_in(const struct run_phases *p, const char *phase, const char *name)
 {
     /* The Series table shows a series without a name as "(unnamed)" (sec_series.c). */
     const char *want = strcmp(name, "(unnamed)") ? name : "";

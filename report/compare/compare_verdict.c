@@ -32,13 +32,7 @@ static const struct phase_info *phase_named(const struct compare_side *s, const 
 static const struct series_info *series_named(const struct compare_side *s, const char *phase,
                                               const char *name)
 {
-    const struct run_phases *p = &s->phases;
-    /* The Series table shows a series without a name as "(unnamed)" (sec_series.c). */
-    const char *want = strcmp(name, "(unnamed)") ? name : "";
-    for (int i = 0; i < p->series.n; i++)
-        if (!strcmp(p->v[p->series.v[i].phase].label, phase) && !strcmp(p->series.v[i].name, want))
-            return &p->series.v[i];
-    return NULL;
+    return series_in(&s->phases, phase, name);
 }
 
 #define COMPARE_MIN_STEADY 6
