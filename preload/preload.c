@@ -38,9 +38,12 @@ IP_EXPORT const void *const infprof_active_copy = &copy_self;
 static void preload_resolve(void);
 
 /* Start once, from our constructor (or earlier, from a library whose constructor runs before ours
- * and initialises NVTX: collectors/nvtx.c starts the run there). */
+ * and initialises NVTX: nvtx_early.c, and collectors/nvtx.c starts the run there). */
+void ip_preload_nvtx_early_over(void); /* nvtx_early.c */
+
 __attribute__((constructor)) static void preload_init(void)
 {
+    ip_preload_nvtx_early_over();
     if (atomic_load(&ip_state_v) != IP_STATE_UNINIT) return;
     preload_resolve();
     const void *const *first = dlsym(RTLD_DEFAULT, "infprof_active_copy");

@@ -372,6 +372,26 @@ class Hostile3(Case):
         text = self.cli("report", db).out.decode()
         self.assertIn("200 NVTX ranges or marks came after the run ended", text)
 
+    def test_nvtx_from_a_library_constructor_under_plain_preload(self):
+        # Plain LD_PRELOAD: the library's constructor runs before ours, when
+        # NVTX_INJECTION64_PATH does not exist yet, and NVTX3 reads it once per library. Its
+        # constructor's 100 ranges and, later, its domain's 100 were lost (0 of 200); the
+        # variable's lookup before our constructor now answers our path (preload/nvtx_early.c).
+        # With NVTX capture off, the library's NVTX is left alone.
+        env = {"LD_LIBRARY_PATH": os.path.dirname(prog("nvtxlib_app"))}
+        plain = self.run_prog([prog("nvtxlib_app")], preload=False, **env)
+        want = {"lib constructor": 100, "lib domain": 100, "main": 100}
+        for extra, counts in (({}, want), ({"INFPROF_NVTX": "0"}, {})):
+            with self.subTest(extra=extra):
+                out = f"p{len(extra)}.db"
+                r = self.run_prog([prog("nvtxlib_app")], INFPROF_OUTPUT=out, **env, **extra)
+                self.assertUnnoticed(plain, r)
+                db = r.db(out)
+                self.assertEqual(self.meta(db, "finished"), 1)
+                self.assertEqual(self.nvtx_counts(db), counts)
+                if not extra:
+                    self.assertEqual(self.meta(db, "events_after_end"), 200)
+
     def test_a_start_inside_a_library_load_never_loads_nvml_late(self):
         # NVML comes before CUDA or never (docs/energy.md). Our constructor run inside a dlopen
         # (the program loads the library itself; glibc's static TLS surplus raised so that it
