@@ -11,12 +11,19 @@
  *
  * Memory is never unmapped (a ring of an exited thread goes to the next new thread): the budget
  * bounds what is mapped, and pages are committed only as they are first written.
+ *
+ * Invariants, asserted in debug builds where they matter:
+ *  R1. A record lies whole inside one block: committed only where head + size <= cap, and at
+ *      least an event header long.
+ *  R2. The consumer reads no further than a committed head: rpos <= head, always.
+ *  R3. A block is handed back (BLOCK_FREE) only sealed and read to its final head.
  */
 #include "ring.h"
 #include "clock.h"
 #include "futex.h"
 #include "thread.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +329,7 @@ void ip_ring_commit(struct ip_ring *r, uint16_t size)
 {
     struct ip_block *b = atomic_load_explicit(&r->wb, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
+    assert(size >= sizeof(struct ip_ev) && head + size <= b->cap); /* R1 */
     ring_bump(&r->appended, 1);
     atomic_store_explicit(&b->head, head + size, memory_order_release);
 }
@@ -395,7 +403,9 @@ static int ring_drain_block(struct ip_ring *r, ip_ring_visit_fn fn, void *ctx, u
         /* A block may hold tens of thousands of records: a fork waiting is let in within 256. */
         if (!(++k & 255) && stop && atomic_load_explicit(stop, memory_order_relaxed)) return 0;
     }
+    assert(r->rpos <= head); /* R2 */
     if (!sealed) return 1;
+    assert(r->rpos == atomic_load_explicit(&b->head, memory_order_acquire)); /* R3 */
     struct ip_block *n = atomic_load_explicit(&b->next, memory_order_acquire);
     atomic_store_explicit(&b->state, BLOCK_FREE, memory_order_release);
     r->rb = n;

@@ -4,6 +4,11 @@
  *
  * Contract: every function here runs on the writer thread (or on a thread that owns the store
  * exclusively, as the benchmark and the tests do). Nothing here is called from a hook.
+ *
+ * Invariants, asserted in debug builds:
+ *  S1. A batch holds at most IP_BATCH_ROWS rows: a full one is written before the next row.
+ *  S2. Rows are counted once: rows_at_begin <= rows, and rows lost in a failed commit are at most
+ *      the rows of that transaction.
  */
 #include "store.h"
 #include "collector.h"
@@ -11,6 +16,7 @@
 #include "store_vfs.h"
 #include "log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -270,6 +276,7 @@ void ip_store_commit(struct ip_store *s)
     for (int i = 0; i < s->nbatches; i++) ip_batch_flush(&s->batches[i]);
     if (!s->in_txn) return;
     s->in_txn = 0;
+    assert(s->rows_at_begin <= s->rows); /* S2 */
     if (ip_store_exec(s, "COMMIT") != 0) {
         /* A full disk, a file size limit: every row of the transaction is gone. Counted (the
          * report's Lost line), and the transaction ended so that the next one can begin. */
@@ -471,6 +478,7 @@ int64_t *ip_batch_row(struct ip_batch *b)
         batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
         b->n = 0;
     }
+    assert(b->n < IP_BATCH_ROWS); /* S1 */
     return b->vals + (size_t)b->n++ * (size_t)b->ncols;
 }
 

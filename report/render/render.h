@@ -2,7 +2,8 @@
  * render.h: the outputs, a layer above the sections: a document made of tables (base/table.h)
  * rendered in an output format (render.c), and the options the commands set for it
  * (defaults.c). Each format is a descriptor in a file of its own (render_text.c, render_json.c,
- * render_csv.c, render_md.c), listed in formats.c; nothing below this layer knows them.
+ * render_csv.c, render_md.c, render_html.c), listed in formats.c; nothing below this layer knows
+ * them.
  */
 #ifndef INFPROF_RENDER_H
 #define INFPROF_RENDER_H

@@ -355,16 +355,24 @@ void cuda_run_free(struct cuda_run *r)
     free(r);
 }
 
+static void cuda_drop(void *r)
+{
+    cuda_run_free(r);
+}
+
+const struct run_model run_model_cuda = {"cuda", cuda_drop, 0};
+
 const struct cuda_run *run_cuda(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->cuda) {
+    void **slot = run_lazy_slot(p, &run_model_cuda);
+    if (!*slot) {
         struct cuda_run *r = calloc(1, sizeof *r);
         if (!r) cli_fail("out of memory");
         memops_load(db, r);
         segments_load(db, r);
         api_load(db, r);
         counters_load(db, r);
-        p->lazy->cuda = r;
+        *slot = r;
     }
-    return p->lazy->cuda;
+    return *slot;
 }

@@ -473,9 +473,17 @@ void cudnn_run_free(struct cudnn_run *r)
     free(r);
 }
 
+static void cudnn_drop(void *r)
+{
+    cudnn_run_free(r);
+}
+
+const struct run_model run_model_cudnn = {"cudnn", cudnn_drop, 0};
+
 const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->cudnn) {
+    void **slot = run_lazy_slot(p, &run_model_cudnn);
+    if (!*slot) {
         struct cudnn_run *r = calloc(1, sizeof *r);
         if (!r) cli_fail("out of memory");
         calls_load(db, p, r);
@@ -488,9 +496,9 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
         group_calls(r);
         group_plans(r);
         group_precision(r);
-        p->lazy->cudnn = r;
+        *slot = r;
     }
-    return p->lazy->cudnn;
+    return *slot;
 }
 
 sqlite3_stmt *cudnn_search_calls(sqlite3 *db)

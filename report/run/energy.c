@@ -410,15 +410,24 @@ void energy_reason_names(int64_t mask, char *out, size_t n)
             o += (size_t)snprintf(out + o, n - o, "%s%s", o ? ", " : "", names[i].name);
 }
 
+static void energy_drop(void *r)
+{
+    energy_free(r);
+    free(r);
+}
+
+const struct run_model run_model_energy = {"energy", energy_drop, 0};
+
 const struct energy_run *run_energy(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->energy) {
+    void **slot = run_lazy_slot(p, &run_model_energy);
+    if (!*slot) {
         struct energy_run *r = malloc(sizeof *r);
         if (!r) cli_fail("out of memory");
         energy_load(db, r);
-        p->lazy->energy = r;
+        *slot = r;
     }
-    return p->lazy->energy;
+    return *slot;
 }
 
 size_t energy_clock_note(struct sqlite3 *db, const struct run_phases *p,

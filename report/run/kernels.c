@@ -193,13 +193,26 @@ static void names_load(struct sqlite3 *db, const struct run_phases *p, struct ke
     sqlite3_finalize(st);
 }
 
+static void kernels_drop(void *r)
+{
+    struct kernels_run *k = r;
+    for (int i = 0; i < REPORT_MAX_PHASES; i++) {
+        for (size_t j = 0; j < k->phase[i].n; j++) free(k->phase[i].v[j].name);
+        free(k->phase[i].v);
+    }
+    free(k);
+}
+
+const struct run_model run_model_kernels = {"kernels", kernels_drop, 0};
+
 const struct kernels_run *run_kernels(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->kernels) {
+    void **slot = run_lazy_slot(p, &run_model_kernels);
+    if (!*slot) {
         struct kernels_run *r = malloc(sizeof *r);
         if (!r) cli_fail("out of memory");
         names_load(db, p, r);
-        p->lazy->kernels = r;
+        *slot = r;
     }
-    return p->lazy->kernels;
+    return *slot;
 }

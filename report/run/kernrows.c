@@ -53,15 +53,23 @@ static void load(sqlite3 *db, struct kern_rows *k)
     sqlite3_finalize(st);
 }
 
+static void kern_rows_drop(void *k)
+{
+    kern_rows_free(k);
+}
+
+const struct run_model run_model_kern_rows = {"kern_rows", kern_rows_drop, 1};
+
 const struct kern_rows *kern_rows_get(sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->kern) {
+    void **slot = run_lazy_slot(p, &run_model_kern_rows);
+    if (!*slot) {
         struct kern_rows *k = calloc(1, sizeof *k);
         if (!k) cli_fail("out of memory");
         load(db, k);
-        p->lazy->kern = k;
+        *slot = k;
     }
-    return p->lazy->kern;
+    return *slot;
 }
 
 void kern_rows_free(struct kern_rows *k)

@@ -33,6 +33,8 @@ struct kern_rows {
     size_t nsigs;
 };
 
+struct run_model;
+extern const struct run_model run_model_kern_rows; /* its lazy part (report/run/lazy.c) */
 /* The run's kernels, read on first use (empty where the table is missing). */
 const struct kern_rows *kern_rows_get(struct sqlite3 *db, const struct run_phases *p);
 /* The phase of a kernel of the kernels view (r->sig >= 0). */

@@ -51,15 +51,23 @@ static void load(sqlite3 *db, struct mem_rows *m)
     sqlite3_finalize(st);
 }
 
+static void mem_rows_drop(void *m)
+{
+    mem_rows_free(m);
+}
+
+const struct run_model run_model_mem_rows = {"mem_rows", mem_rows_drop, 1};
+
 const struct mem_rows *mem_rows_get(sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->mem) {
+    void **slot = run_lazy_slot(p, &run_model_mem_rows);
+    if (!*slot) {
         struct mem_rows *m = calloc(1, sizeof *m);
         if (!m) cli_fail("out of memory");
         load(db, m);
-        p->lazy->mem = m;
+        *slot = m;
     }
-    return p->lazy->mem;
+    return *slot;
 }
 
 void mem_rows_free(struct mem_rows *m)

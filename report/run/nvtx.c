@@ -161,13 +161,17 @@ static void nvtx_load(struct sqlite3 *db, const struct run_phases *p, struct nvt
     ip_map_free(&v.parent);
 }
 
+/* Kept to the end: a report of several processes reads no NVTX ranges after its sections. */
+const struct run_model run_model_nvtx = {"nvtx", NULL, 0};
+
 const struct nvtx_run *run_nvtx(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->nvtx) {
+    void **slot = run_lazy_slot(p, &run_model_nvtx);
+    if (!*slot) {
         struct nvtx_run *r = malloc(sizeof *r);
         if (!r) cli_fail("out of memory");
         nvtx_load(db, p, r);
-        p->lazy->nvtx = r;
+        *slot = r;
     }
-    return p->lazy->nvtx;
+    return *slot;
 }

@@ -235,13 +235,22 @@ void operators_free(struct run_operators *r)
     memset(r, 0, sizeof *r);
 }
 
+static void operators_drop(void *r)
+{
+    operators_free(r);
+    free(r);
+}
+
+const struct run_model run_model_operators = {"operators", operators_drop, 0};
+
 const struct run_operators *run_operators(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (!p->lazy->operators) {
+    void **slot = run_lazy_slot(p, &run_model_operators);
+    if (!*slot) {
         struct run_operators *r = malloc(sizeof *r);
         if (!r) cli_fail("out of memory");
         operators_load(db, p, r);
-        p->lazy->operators = r;
+        *slot = r;
     }
-    return p->lazy->operators;
+    return *slot;
 }

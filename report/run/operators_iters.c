@@ -145,15 +145,23 @@ static void load(sqlite3 *db, struct op_iters *x)
     if (x->n) qsort(x->v, x->n, sizeof *x->v, cmp_sum);
 }
 
+static void op_iters_drop(void *x)
+{
+    op_iters_free(x);
+}
+
+const struct run_model run_model_op_iters = {"op_iters", op_iters_drop, 1};
+
 const struct op_iters *op_iters_get(sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->op_iters) return p->lazy->op_iters;
+    void **slot = run_lazy_slot(p, &run_model_op_iters);
+    if (*slot) return *slot;
     if (!db_has_table(db, "torch_operators") || !db_has_table(db, "torch_operator_windows"))
         return NULL;
     struct op_iters *x = calloc(1, sizeof *x);
     if (!x) cli_fail("out of memory");
     load(db, x);
-    p->lazy->op_iters = x;
+    *slot = x;
     return x;
 }
 

@@ -49,12 +49,15 @@ static struct cpu_row *cpu_rows(sqlite3 *db, size_t *n)
     return v;
 }
 
+const struct run_model run_model_requests = {"requests", free, 0};
+
 const struct run_requests *run_requests(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->requests) return p->lazy->requests;
+    void **slot = run_lazy_slot(p, &run_model_requests);
+    if (*slot) return *slot;
     struct run_requests *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
-    p->lazy->requests = r;
+    *slot = r;
     size_t ncpu = 0;
     struct cpu_row *cpu = NULL;
     for (int s = 0; s < p->series.n && r->n < REPORT_MAX_SERIES; s++) {

@@ -185,38 +185,24 @@ enum {
 };
 const char *run_lost_key(int which);
 
-/* What the run model computes on first use, once (energy.c's readings): held behind a pointer
- * so that readers of a const run model fill it. */
-struct energy_run;
-struct cuda_run;
-struct cudnn_run;
-struct kernels_run;
-struct nvtx_run;
-struct runfacts;
-struct run_operators;
-struct run_timeline;
-struct run_tails;
-struct run_windows;
-struct run_requests;
-struct op_iters;
-struct mem_rows;
-struct kern_rows;
-struct run_lazy {                    /* each NULL until first use */
-    struct energy_run *energy;       /* energy.c */
-    struct cuda_run *cuda;           /* cuda_run.c: copies, memsets, memory operations, API calls */
-    struct cudnn_run *cudnn;         /* cudnn_run.c: cuDNN calls, plans, findings */
-    struct kernels_run *kernels;     /* kernels.c: kernel names per phase */
-    struct nvtx_run *nvtx;           /* nvtx.c: NVTX ranges and their GPU time */
-    struct run_operators *operators; /* operators.c: PyTorch operators per phase */
-    struct op_iters *op_iters;       /* operators_iters.c: sampled operators per iteration */
-    struct mem_rows *mem;            /* memrows.c: the allocator's reports */
-    struct kern_rows *kern;          /* kernrows.c: the kernels one by one */
-    struct run_timeline *timeline;   /* timeline.c: memory, GPU busy and power over time */
-    struct run_tails *tails;         /* tails.c: the slow iterations and their causes */
-    struct run_windows *windows;     /* windows.c: the recording windows */
-    struct run_requests *requests;   /* requests.c: series served from several threads */
-    struct runfacts *info;           /* runfacts.c: the run header's facts */
+struct run_phases;
+/* A part of the run model read on first use, by its getter (run_cuda, kern_rows_get, ...), and
+ * kept with the model: its file defines the getter and this descriptor, and report/run/lazy.c
+ * lists it (two lines: its declaration and its entry). run_lazy_drop and run_rows_drop loop over
+ * that list. */
+struct run_model {
+    const char *name;
+    void (*drop)(void *); /* frees what the getter loaded; NULL: kept to the end */
+    int rows;             /* rows read once for the figures (memrows, kernrows, operators_iters):
+                             run_rows_drop lets them go */
 };
+#define RUN_LAZY_MAX 24
+/* Held behind a pointer so that the getters, given a const run model, fill it. */
+struct run_lazy {
+    void *slot[RUN_LAZY_MAX]; /* by the model's place in lazy.c's list; each NULL until first use */
+};
+/* Where model m of p is kept: NULL until its getter fills it (lazy.c). */
+void **run_lazy_slot(const struct run_phases *p, const struct run_model *m);
 
 /* What the report's options ask of the run model, carried into it by phases_load: no loader
  * reads an option from anywhere else. */
@@ -257,14 +243,13 @@ struct run_phases {
 /* The run model of db under the options o (NULL: RUN_OPTIONS_DEFAULT); --window N names a
  * window the run does not have: exits 2 naming those there are. */
 void phases_load(struct sqlite3 *db, struct run_phases *p, const struct run_options *o);
-/* Let go of what only sections use, once they are built: the lazily read models (timeline,
- * tails, cuDNN, CUDA, operators, energy, kernel names, the header's facts, requests, windows),
+/* Let go of what only sections use, once they are built: every lazy part with a drop (lazy.c),
  * the series (0 of them after) and every iteration (iters and each phase's steady arrays NULL;
  * nsteady stays their count): a report of many processes keeps each run model's phase figures,
- * not what its sections were built from (timeline.c). The invariants no longer hold after it. */
+ * not what its sections were built from. The invariants no longer hold after it. */
 void run_lazy_drop(struct run_phases *p);
-/* Only the rows read once for the figures (memrows, kernrows, operators_iters): the figures
- * made, a report of several processes keeps no process's rows (timeline.c). */
+/* Only the lazy parts that are rows read once for the figures (memrows, kernrows,
+ * operators_iters): the figures made, a report of several processes keeps no process's rows. */
 void run_rows_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);

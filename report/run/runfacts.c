@@ -94,9 +94,17 @@ static void load_missing(sqlite3 *db, struct runfacts *r)
     }
 }
 
+static void facts_drop(void *r)
+{
+    runfacts_free(r);
+}
+
+const struct run_model run_model_facts = {"facts", facts_drop, 0};
+
 const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->info) return p->lazy->info;
+    void **slot = run_lazy_slot(p, &run_model_facts);
+    if (*slot) return *slot;
     struct runfacts *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
     load_meta(db, r);
@@ -107,7 +115,7 @@ const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p)
     int64_t dropped = 0;
     if (runfacts_int(r, "dropped_events", &dropped) && dropped) load_drops(db, r);
     load_missing(db, r);
-    p->lazy->info = r;
+    *slot = r;
     return r;
 }
 

@@ -851,12 +851,23 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     if (named < 0.5) tail_guess(r, t, s, m);
 }
 
+static void tails_drop(void *r)
+{
+    struct run_tails *t = r;
+    for (int i = 0; i < t->n; i++) free(t->v[i].slow_index);
+    free(t->v);
+    free(t);
+}
+
+const struct run_model run_model_tails = {"tails", tails_drop, 0};
+
 const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->tails) return p->lazy->tails;
+    void **slot = run_lazy_slot(p, &run_model_tails);
+    if (*slot) return *slot;
     struct run_tails *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
-    p->lazy->tails = r;
+    *slot = r;
     struct wins w = {0};
     classify(p, r, &w);
     if (!r->n) return r;

@@ -101,8 +101,9 @@ static void gpu_of(sqlite3 *db, const struct run_phases *p, struct run_timeline 
             if (b >= 0 && b < TIMELINE_BUCKETS) busy[b] += (double)sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
-    } else if (p->lazy->kern) { /* the kernels are in memory (a run with iterations): read there */
-        const struct kern_rows *kr = p->lazy->kern;
+    } else if (*run_lazy_slot(p, &run_model_kern_rows)) {
+        /* the kernels are in memory (a run with iterations): read there */
+        const struct kern_rows *kr = *run_lazy_slot(p, &run_model_kern_rows);
         for (size_t j = 0; j < kr->n; j++)
             r->gpu = 1, busy_add(r, busy, kr->v[j].start, kr->v[j].start + kr->v[j].dur);
     } else if (db_has_table(db, "kernel_rows")) { /* else one pass, nothing kept */
@@ -239,12 +240,15 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
     }
 }
 
+const struct run_model run_model_timeline = {"timeline", free, 0};
+
 const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->timeline) return p->lazy->timeline;
+    void **slot = run_lazy_slot(p, &run_model_timeline);
+    if (*slot) return *slot;
     struct run_timeline *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
-    p->lazy->timeline = r;
+    *slot = r;
     for (int i = 0; i < p->n; i++)
         if (p->v[i].end > r->end_ns) r->end_ns = p->v[i].end;
     int64_t duration = 0;
@@ -275,7 +279,7 @@ void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bound
         if (e->d[k].limit_w > out->power_limit_w) out->power_limit_w = e->d[k].limit_w;
     }
     /* The CPU's readings by the timeline's own rule, without the rest of the timeline. */
-    struct run_timeline *r = p->lazy->timeline;
+    struct run_timeline *r = *run_lazy_slot(p, &run_model_timeline);
     struct run_timeline *own = r ? NULL : calloc(1, sizeof *own);
     if (!r && !own) cli_fail("out of memory");
     if (!r) {
@@ -288,68 +292,4 @@ void run_bounds(struct sqlite3 *db, const struct run_phases *p, struct run_bound
     out->ours_cpu_ns = c->ours_cpu_ns;
     free(own);
     out->memory = mem_rows_get(db, p)->out_of_bounds;
-}
-
-void run_rows_drop(struct run_phases *p)
-{
-    op_iters_free(p->lazy->op_iters);
-    p->lazy->op_iters = NULL;
-    mem_rows_free(p->lazy->mem);
-    p->lazy->mem = NULL;
-    kern_rows_free(p->lazy->kern);
-    p->lazy->kern = NULL;
-}
-
-void run_lazy_drop(struct run_phases *p)
-{
-    /* The largest parts: every cuDNN call, the API functions, the operators, the energy
-     * readings (a thousand processes read for one report kept them all). */
-    cudnn_run_free(p->lazy->cudnn);
-    p->lazy->cudnn = NULL;
-    cuda_run_free(p->lazy->cuda);
-    p->lazy->cuda = NULL;
-    if (p->lazy->operators) operators_free(p->lazy->operators), free(p->lazy->operators);
-    p->lazy->operators = NULL;
-    run_rows_drop(p);
-    if (p->lazy->energy) energy_free(p->lazy->energy), free(p->lazy->energy);
-    p->lazy->energy = NULL;
-    struct kernels_run *k = p->lazy->kernels;
-    for (int i = 0; k && i < REPORT_MAX_PHASES; i++) {
-        for (size_t j = 0; j < k->phase[i].n; j++) free(k->phase[i].v[j].name);
-        free(k->phase[i].v);
-    }
-    free(k);
-    p->lazy->kernels = NULL;
-    for (int i = 0; i < p->series.n; i++) free(p->series.v[i].its), free(p->series.v[i].gapv);
-    free(p->series.v); /* 120 KB a process, of which the many-process report reads nothing */
-    p->series.v = NULL;
-    p->series.n = 0;
-    /* The phases it has, not room for REPORT_MAX_PHASES (40 KB): nothing adds one now. */
-    struct phase_info *v = p->n ? realloc(p->v, (size_t)p->n * sizeof *v) : NULL;
-    if (v) p->v = v;
-    free(p->lazy->timeline);
-    p->lazy->timeline = NULL;
-    struct run_tails *t = p->lazy->tails;
-    for (int i = 0; t && i < t->n; i++) free(t->v[i].slow_index);
-    if (t) free(t->v);
-    free(t);
-    p->lazy->tails = NULL;
-    /* The run header's facts, the requests and the windows (read by its sections only). */
-    runfacts_free(p->lazy->info);
-    p->lazy->info = NULL;
-    free(p->lazy->requests);
-    p->lazy->requests = NULL;
-    if (p->lazy->windows) free(p->lazy->windows->v);
-    free(p->lazy->windows);
-    p->lazy->windows = NULL;
-    /* Every iteration, and each phase's steady ones (nsteady stays their count): the caller
-     * took what it needs of them first (multi_gather, multi_process_facts). */
-    free(p->iters);
-    p->iters = NULL;
-    p->niters = 0;
-    for (int i = 0; i < p->n; i++) {
-        struct phase_info *ph = &p->v[i];
-        free(ph->steady), free(ph->steady_start), free(ph->steady_batch);
-        ph->steady = ph->steady_start = ph->steady_batch = NULL;
-    }
 }

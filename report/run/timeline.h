@@ -44,6 +44,7 @@ struct run_timeline {
                                                        mean), time-weighted over the bucket */
 };
 
+extern const struct run_model run_model_timeline; /* its lazy part (report/run/lazy.c) */
 const struct run_timeline *run_timeline(struct sqlite3 *db, const struct run_phases *p);
 
 /* Readings no machine could give, dropped from every figure and counted (the run header's

@@ -43,12 +43,22 @@ static void load(sqlite3 *db, struct run_windows *w)
     sqlite3_finalize(st);
 }
 
+static void windows_drop(void *r)
+{
+    struct run_windows *w = r;
+    free(w->v);
+    free(w);
+}
+
+const struct run_model run_model_windows = {"windows", windows_drop, 0};
+
 const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phases *p)
 {
-    if (p->lazy->windows) return p->lazy->windows;
+    void **slot = run_lazy_slot(p, &run_model_windows);
+    if (*slot) return *slot;
     struct run_windows *w = calloc(1, sizeof *w);
     if (!w) cli_fail("out of memory");
-    p->lazy->windows = w;
+    *slot = w;
     load(db, w);
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);

@@ -1,13 +1,14 @@
 /*
- * sections.h: the sections of the report of one run, each built from the database and the run's
- * phases (run.h) into a table (table.h), and the report they make together (build.c).
+ * sections.h: the sections of the report of one run, each built from the run model (run.h: the
+ * figures are computed there, once; sections hold no SQL) into tables (table.h), and the report
+ * they make together (build.c).
  */
 #ifndef INFPROF_SECTIONS_H
 #define INFPROF_SECTIONS_H
 
 #include "../run/run.h"
 
-/* Sections: each returns a new table built from the database. */
+/* What the report's options ask of the sections (the run model's own are struct run_options). */
 struct report_opts {
     int top;                /* kernels shown; 0 all */
     const char *baseline;   /* phase label (or "grad/off" form) to compare against */

@@ -19,7 +19,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOC = os.path.join(ROOT, "docs", "internals.md")
 CUDA = os.environ.get("INFPROF_CUDA_INCLUDE", "/usr/local/cuda/include")
 FOLDER = {"sec_": "report/sections", "advice_": "report/sections", "render_": "report/render",
-          "example": "collectors"}
+          "model_": "report/run", "example": "collectors"}
 WARN = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
 
 
@@ -110,7 +110,7 @@ class InternalsExamples(unittest.TestCase):
         found = self.tree()
         self.assertEqual(sorted(found), ["advice_example.c", "example.c", "example.sql",
                                          "example_config.c", "example_config.h",
-                                         "render_example.c", "sec_example.c"])
+                                         "model_example.c", "render_example.c", "sec_example.c"])
         # GCC and clang (CI builds with both; clang warns where GCC does not, e.g. on a field
         # left out of a positional initializer).
         compilers = [self.cc] + ([shutil.which("clang")] if shutil.which("clang") else [])
@@ -119,6 +119,30 @@ class InternalsExamples(unittest.TestCase):
                 continue
             for cc in compilers:
                 r = self.compile_only(cc, os.path.join(self.tmp, folder_of(name), name))
+                self.assertEqual(r.returncode, 0, f"{name} ({cc}):\n{r.stderr}")
+
+    def test_a_lazy_part_is_a_file_and_two_lines(self):
+        # The page's lines added to a copy of report/run/lazy.c: it compiles with the example's
+        # file beside it, and the example's part is listed, so run_lazy_drop lets it go.
+        self.tree()
+        lines = re.findall(r"^(.*?)\s+/\* report/run/lazy\.c \*/$", doc_text(), re.M)
+        self.assertEqual(len(lines), 2, lines)
+        extern, entry = (l.rstrip() for l in lines)
+        with open(os.path.join(ROOT, "report", "run", "lazy.c")) as f:
+            c = f.read()
+        self.assertIn("static const struct run_model *const lazy_models[] = {", c)
+        c = c.replace("static const struct run_model *const lazy_models[] = {",
+                      extern + "\n\nstatic const struct run_model *const lazy_models[] = {", 1)
+        c = re.sub(r"(lazy_models\[\] = \{.*?)\n\};", lambda m: m.group(1) + "\n" + entry + "\n};",
+                   c, count=1, flags=re.S)
+        self.assertIn(entry, c)
+        path = os.path.join(self.tmp, "report", "run", "lazy.c")
+        with open(path, "w") as f:
+            f.write(c)
+        compilers = [self.cc] + ([shutil.which("clang")] if shutil.which("clang") else [])
+        for cc in compilers:
+            for name in ("lazy.c", "model_example.c"):
+                r = self.compile_only(cc, os.path.join(self.tmp, "report", "run", name))
                 self.assertEqual(r.returncode, 0, f"{name} ({cc}):\n{r.stderr}")
 
     def build_collector(self):
