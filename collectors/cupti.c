@@ -12,6 +12,7 @@
  * (cupti_pool.c); the writer turns them into rows (cupti_ingest.c). No lock of ours is ever held
  * across a CUPTI call.
  */
+#include "cuda_libs.h"
 #include "cupti_config.h"
 #include "registry.h"
 #include "cupti_internal.h"
@@ -188,15 +189,32 @@ static int cupti_enable_issue_calls(int records)
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
+/* libcupti: the configured file; else where the process's own CUDA came from (pip's nvidia
+ * packages, torch's RUNPATH: cuda_libs.c), before the loader's path and the toolkit's folders.
+ * `where` says which file and why, for the run header. */
 static void *cupti_open_library(char *where, size_t n)
 {
     const char *configured = ip_cfg_group_str(&ip_cupti_cfg, IP_CUPTI_CFG_PATH);
+    if (configured && *configured) {
+        void *h = dlopen(configured, RTLD_NOW | RTLD_LOCAL);
+        /* an explicit path that fails is not replaced silently */
+        snprintf(where, n, "%s", h ? configured : dlerror());
+        return h;
+    }
+    struct cuda_lib_candidate own[8];
+    int nown = ip_cuda_lib_candidates("libcupti.so.13", "cuda_cupti", own, 8);
+    for (int i = 0; i < nown; i++) {
+        void *h = dlopen(own[i].path, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            snprintf(where, n, "%s (%s)", own[i].path, own[i].how);
+            return h;
+        }
+    }
     const char *cuda_home = getenv("CUDA_HOME");
     char home_path[PATH_MAX] = "";
     if (cuda_home)
         snprintf(home_path, sizeof home_path, "%s/extras/CUPTI/lib64/libcupti.so.13", cuda_home);
     const char *candidates[] = {
-        configured && *configured ? configured : NULL,
         "libcupti.so.13",
         home_path[0] ? home_path : NULL,
         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
@@ -208,10 +226,6 @@ static void *cupti_open_library(char *where, size_t n)
         if (h) {
             snprintf(where, n, "%s", candidates[i]);
             return h;
-        }
-        if (i == 0) {
-            snprintf(where, n, "%s", dlerror());
-            return NULL; /* an explicit path that fails is not replaced silently */
         }
     }
     snprintf(where, n, "libcupti.so.13 not found (set INFPROF_CUPTI_PATH)");

@@ -13,7 +13,8 @@ static const struct ip_cfg_entry entries[IP_CUPTI_CFG_COUNT] = {
         "CUDA activity through CUPTI. 0 is passive mode: no CUPTI (leave it to Nsight or"
         " torch.profiler); interposers and NVTX keep working.", NULL},
     [IP_CUPTI_CFG_PATH] = {"INFPROF_CUPTI_PATH", IP_CFG_STR, "", 0, 0, NULL,
-        "libcupti to load; unset: libcupti.so.13 from the loader path or the CUDA install.", NULL},
+        "libcupti to load; unset: libcupti.so.13 where the program's own CUDA came from (pip's"
+        " nvidia packages, torch's RUNPATH), else the loader path or the CUDA install.", NULL},
     [IP_CUPTI_CFG_BUFFER_KB] = {"INFPROF_CUPTI_BUFFER_KB", IP_CFG_INT, "4096", 64, 262144, NULL,
         "Size of one CUPTI activity buffer, KiB.", NULL},
     [IP_CUPTI_CFG_BUFFERS] = {"INFPROF_CUPTI_BUFFERS", IP_CFG_INT, "16", 2, 4096, NULL,

@@ -4,6 +4,7 @@ the normal path stores exactly what CUPTI delivered, and every failure path ends
 (docs/cupti.md) with the host program unaffected: same exit status, stdout and stderr."""
 import ctypes.util
 import os
+import shutil
 from harness import LIB, Case, main, prog
 
 STUB = os.path.join(os.path.dirname(prog("cupti_app")), "stub", "libcupti.so.13")
@@ -263,6 +264,63 @@ class Stub(Case):
         self.assertEqual(self.meta(self.db, "cupti_buffer_errors"), 1)
         self.assertIn("could not be read to the end",
                       self.report_json(self.db)["cuda_activity"]["warnings"])
+
+
+class PipCuda(Case):
+    """CUPTI found where a pip-installed PyTorch's CUDA is (issue 55): no toolkit path, no
+    INFPROF_CUPTI_PATH; the stub CUPTI in a fake site-packages, the program having loaded torch's
+    libtorch_cuda.so (its RUNPATH names nvidia/cuda_cupti/lib) or a CUDA runtime from it. This
+    machine's /usr/local/cuda has a real libcupti.so.13, after them in the search."""
+    STANDS = os.path.join(os.path.dirname(prog("cupti_app")), "pipcuda")
+
+    def site(self, layout):
+        """Files copied into a fake site-packages: {relative path: source}."""
+        root = os.path.realpath(os.path.join(self.dir, "site-packages"))
+        for rel, src in layout.items():
+            dst = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(src, dst)
+        return root
+
+    def found(self, load, cupti):
+        argv = [prog("cupti_app"), cupti, "100"]
+        plain = self.run_prog(argv, preload=False, CUPTI_APP_LOAD=load)
+        r = self.run_prog(argv, CUPTI_APP_LOAD=load, INFPROF_CUPTI_PATH="")
+        self.assertUnnoticed(plain, r)
+        db = r.db()
+        self.assertEqual(self.query(db, "SELECT count(*) FROM kernels")[0][0], 200)
+        return self.meta(db, "collector.cupti")
+
+    def test_through_torchs_runpath(self):
+        root = self.site({"torch/lib/libtorch_cuda.so": os.path.join(self.STANDS,
+                                                                     "libtorch_cuda.so"),
+                          "nvidia/cuda_cupti/lib/libcupti.so.13": STUB})
+        cupti = os.path.join(root, "nvidia", "cuda_cupti", "lib", "libcupti.so.13")
+        status = self.found(os.path.join(root, "torch", "lib", "libtorch_cuda.so"), cupti)
+        self.assertTrue(status.startswith(f"on: {cupti} (in the RUNPATH of torch's"
+                                          " libtorch_cuda.so)"), status)
+        # The run header says it.
+        self.assertIn(cupti, self.cli("report", os.path.join(self.dir, "infprof.db")).out.decode())
+
+    def test_beside_a_cuda_13_runtime(self):
+        root = self.site({"nvidia/cu13/lib/libcudart.so.13": os.path.join(self.STANDS,
+                                                                          "libcudart.so.13"),
+                          "nvidia/cu13/lib/libcupti.so.13": STUB})
+        lib = os.path.join(root, "nvidia", "cu13", "lib")
+        status = self.found(os.path.join(lib, "libcudart.so.13"),
+                            os.path.join(lib, "libcupti.so.13"))
+        self.assertTrue(status.startswith(f"on: {lib}/libcupti.so.13 (beside the loaded"
+                                          " libcudart.so.13)"), status)
+
+    def test_in_the_pip_package_beside_the_runtimes(self):
+        root = self.site({"nvidia/cuda_runtime/lib/libcudart.so.13":
+                          os.path.join(self.STANDS, "libcudart.so.13"),
+                          "nvidia/cuda_cupti/lib/libcupti.so.13": STUB})
+        cupti = os.path.join(root, "nvidia", "cuda_cupti", "lib", "libcupti.so.13")
+        status = self.found(os.path.join(root, "nvidia", "cuda_runtime", "lib",
+                                         "libcudart.so.13"), cupti)
+        self.assertTrue(status.startswith(f"on: {cupti} (pip's nvidia/cuda_cupti, beside the"
+                                          " loaded libcudart.so.13)"), status)
 
 
 if __name__ == "__main__":

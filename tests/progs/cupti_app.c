@@ -4,7 +4,7 @@
  * exports one (cuInit would), then has the stub run launches and copies on two threads, as CUDA
  * would under CUPTI. Its own output and exit status (3) never depend on the library.
  *
- * Usage: cupti_app STUB_LIBCUPTI [LAUNCHES_PER_THREAD]
+ * Usage: [CUPTI_APP_LOAD=LIB:LIB] cupti_app STUB_LIBCUPTI [LAUNCHES_PER_THREAD]
  *   thread A: LAUNCHES x kernel_a (5 us each)
  *   thread B: LAUNCHES x kernel_b (7 us each) and LAUNCHES/10 copies of 64 KiB
  */
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef int (*launch_fn)(const char *, int, uint64_t);
 typedef int (*memcpy_fn)(uint64_t, int);
@@ -45,6 +46,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc > 2) per_thread = atoi(argv[2]);
+    /* CUPTI_APP_LOAD: libraries loaded first, as a Python program's `import torch` loads its CUDA
+     * (colon-separated paths). */
+    char load[4096];
+    snprintf(load, sizeof load, "%s", getenv("CUPTI_APP_LOAD") ? getenv("CUPTI_APP_LOAD") : "");
+    for (char *save = NULL, *lib = strtok_r(load, ":", &save); lib;
+         lib = strtok_r(NULL, ":", &save))
+        if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) {
+            fprintf(stderr, "cupti_app: %s\n", dlerror());
+            return 2;
+        }
     int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "InitializeInjection");
     if (init) init();
     void *stub = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
