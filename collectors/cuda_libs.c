@@ -3,13 +3,14 @@
  * the folders its own CUDA came from, before the system's.
  *
  * A program whose PyTorch came from pip has CUDA's runtime, CUPTI and cuDNN in pip's `nvidia`
- * packages (site-packages/nvidia/<package>/lib for CUDA 12 wheels, one nvidia/cu13/lib for CUDA
- * 13 ones), often with no toolkit on the machine, and torch's libtorch_cuda.so finds them through
- * its RUNPATH ($ORIGIN/../../nvidia/...). Candidates, best first: the copy already loaded (torch's
- * profiler may have loaded it); the folder of each loaded CUDA library (libcudart, libcudnn,
- * libcublas, libnvrtc) and that folder's pip sibling (nvidia/<package>/lib beside nvidia/<x>/lib);
- * the RUNPATH entries of a loaded libtorch_cuda.so, $ORIGIN expanded. Each comes with the words
- * that say where it came from, for the run header.
+ * packages (site-packages/nvidia/<package>/lib for CUDA 12 wheels; for CUDA 13 ones, as their
+ * RECORD files list them, nvidia/cu13/lib/libcudart.so.13 and libcupti.so.13 together, and
+ * nvidia/cudnn/lib/libcudnn.so.9), often with no toolkit on the machine, and torch's
+ * libtorch_cuda.so finds them through its RUNPATH ($ORIGIN/../../nvidia/...). Candidates, best
+ * first: the copy already loaded (torch's profiler may have loaded it); the folder of each loaded
+ * CUDA library (libcudart, libcudnn, libcublas, libnvrtc) and that folder's pip sibling
+ * (nvidia/<package>/lib beside nvidia/<x>/lib); the RUNPATH entries of a loaded libtorch_cuda.so,
+ * $ORIGIN expanded. Each comes with the words that say where it came from, for the run header.
  */
 #include "cuda_libs.h"
 
@@ -24,7 +25,8 @@
 static const char *const cuda_libs_known[] = {"libcudart.so", "libcudnn", "libcublas", "libnvrtc"};
 
 struct cuda_libs_scan {
-    const char *soname, *pip_package;
+    const char *soname;
+    const char *const *pip_packages;
     struct cuda_lib_candidate *out;
     int n, max;
     char torch_cuda[PATH_MAX]; /* a loaded libtorch_cuda.so, "" none */
@@ -45,8 +47,9 @@ static void cuda_libs_add(struct cuda_libs_scan *s, const char *dir, const char 
     s->n++;
 }
 
-/* dir ends in nvidia/<x>/lib: the same soname in nvidia/<pip_package>/lib. */
-static void cuda_libs_sibling(struct cuda_libs_scan *s, const char *dir, const char *how)
+/* dir ends in nvidia/<x>/lib: the same soname in nvidia/<package>/lib, for each of the pip
+ * folders it may be in (CUDA 12 wheels: one package a library; CUDA 13: nvidia/cu13/lib). */
+static void cuda_libs_sibling(struct cuda_libs_scan *s, const char *dir, const char *loaded)
 {
     char up[PATH_MAX];
     size_t n = strlen(dir);
@@ -55,8 +58,12 @@ static void cuda_libs_sibling(struct cuda_libs_scan *s, const char *dir, const c
     up[n - 4] = 0;
     char *pkg = strrchr(up, '/');
     if (!pkg || pkg - up < 7 || strncmp(pkg - 7, "/nvidia", 7) != 0) return;
-    snprintf(pkg + 1, sizeof up - (size_t)(pkg + 1 - up), "%s/lib", s->pip_package);
-    cuda_libs_add(s, up, s->soname, how);
+    for (const char *const *p = s->pip_packages; *p; p++) {
+        char how[128];
+        snprintf(how, sizeof how, "pip's nvidia/%.30s, beside the loaded %.40s", *p, loaded);
+        snprintf(pkg + 1, sizeof up - (size_t)(pkg + 1 - up), "%s/lib", *p);
+        cuda_libs_add(s, up, s->soname, how);
+    }
 }
 
 static int cuda_libs_visit(struct dl_phdr_info *info, size_t size, void *arg)
@@ -79,9 +86,7 @@ static int cuda_libs_visit(struct dl_phdr_info *info, size_t size, void *arg)
         char how[128];
         snprintf(how, sizeof how, "beside the loaded %.60s", base);
         cuda_libs_add(s, dir, s->soname, how);
-        snprintf(how, sizeof how, "pip's nvidia/%.30s, beside the loaded %.40s", s->pip_package,
-                 base);
-        cuda_libs_sibling(s, dir, how);
+        cuda_libs_sibling(s, dir, base);
     }
     return 0;
 }
@@ -133,10 +138,10 @@ static void cuda_libs_runpath(struct cuda_libs_scan *s)
     dlclose(h);
 }
 
-int ip_cuda_lib_candidates(const char *soname, const char *pip_package,
+int ip_cuda_lib_candidates(const char *soname, const char *const *pip_packages,
                            struct cuda_lib_candidate *out, int max)
 {
-    struct cuda_libs_scan s = {soname, pip_package, out, 0, max, ""};
+    struct cuda_libs_scan s = {soname, pip_packages, out, 0, max, ""};
     void *loaded = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
     if (loaded) {
         struct link_map *m = NULL;

@@ -12,9 +12,10 @@ struct cuda_lib_candidate {
     char how[128]; /* where it came from, for the run header: "beside the loaded libcudart..." */
 };
 
-/* Up to max readable candidates for soname ("libcupti.so.13"); pip_package is its pip folder
- * (nvidia/<pip_package>/lib: "cuda_cupti"). Returns how many. */
-int ip_cuda_lib_candidates(const char *soname, const char *pip_package,
+/* Up to max readable candidates for soname ("libcupti.so.13"); pip_packages, NULL-terminated,
+ * are the pip folders it may be in (nvidia/<package>/lib: "cuda_cupti", "cu13"). Returns how
+ * many. */
+int ip_cuda_lib_candidates(const char *soname, const char *const *pip_packages,
                            struct cuda_lib_candidate *out, int max);
 
 #endif

@@ -201,8 +201,9 @@ static void *cupti_open_library(char *where, size_t n)
         snprintf(where, n, "%s", h ? configured : dlerror());
         return h;
     }
-    struct cuda_lib_candidate own[8];
-    int nown = ip_cuda_lib_candidates("libcupti.so.13", "cuda_cupti", own, 8);
+    static const char *const pip[] = {"cu13", "cuda_cupti", NULL};
+    static struct cuda_lib_candidate own[8]; /* 33 KB: not on the calling thread's stack (once) */
+    int nown = ip_cuda_lib_candidates("libcupti.so.13", pip, own, 8);
     for (int i = 0; i < nown; i++) {
         void *h = dlopen(own[i].path, RTLD_NOW | RTLD_LOCAL);
         if (h) {

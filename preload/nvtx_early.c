@@ -50,7 +50,8 @@ static char *early_self(char *(*next)(const char *))
     return atomic_load(&early_filled) == 2 ? early_path : NULL;
 }
 
-IP_EXPORT char *getenv(const char *name)
+/* getenv itself, exported under glibc's name (the alias below). */
+static char *early_getenv(const char *name)
 {
     char *(*next)(const char *) = early_next();
     char *v = next ? next(name) : NULL;
@@ -59,3 +60,5 @@ IP_EXPORT char *getenv(const char *name)
         return v;
     return early_self(next);
 }
+
+IP_EXPORT char *getenv(const char *name) __attribute__((alias("early_getenv")));

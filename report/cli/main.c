@@ -11,6 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef INFPROF_COMMIT /* CMakeLists.txt gives the checkout's commit */
+#define INFPROF_COMMIT "unknown"
+#endif
+
 static const struct cli_command commands[] = {
     {"run", cmd_run, "profile a program: infprof run [-o FILE] [--force] [--] PROGRAM [ARGS]"},
     {"report", cmd_report, "print the report of one or more databases"},
@@ -45,7 +49,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("infprof %s (database schema %d)\n", INFPROF_VERSION, INFPROF_SCHEMA_VERSION);
+        printf("infprof %s (commit %s, database schema %d)\n", INFPROF_VERSION, INFPROF_COMMIT,
+               INFPROF_SCHEMA_VERSION);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -4,6 +4,7 @@ collector's, in its own file), and describes a database; every command answers -
 import glob
 import os
 import re
+import subprocess
 from harness import Case, main, prog
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -64,7 +65,19 @@ class Info(Case):
             self.assertIn(b"usage:", r.out)
         r = self.cli("--version")
         self.assertEqual(r.rc, 0)
-        self.assertRegex(r.out.decode(), r"^infprof \d+\.\d+\.\d+")
+        # The version project() gives, and the commit the build was configured at (issue 55).
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(infprof VERSION ([0-9.]+)", f.read()).group(1)
+        got = re.match(r"^infprof (\S+) \(commit (\S+), database schema \d+\)$",
+                       r.out.decode().strip())
+        self.assertTrue(got, r.out)
+        self.assertEqual(got.group(1), version)
+        # A commit of this checkout (the build may have been configured at an earlier one).
+        known = subprocess.run(["git", "-C", ROOT, "cat-file", "-e", got.group(2) + "^{commit}"],
+                               capture_output=True)
+        in_git = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True)
+        if in_git.returncode == 0:
+            self.assertEqual(known.returncode, 0, got.group(2))
 
 
 if __name__ == "__main__":

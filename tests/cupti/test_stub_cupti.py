@@ -4,6 +4,7 @@ the normal path stores exactly what CUPTI delivered, and every failure path ends
 (docs/cupti.md) with the host program unaffected: same exit status, stdout and stderr."""
 import ctypes.util
 import os
+import re
 import shutil
 from harness import LIB, Case, main, prog
 
@@ -299,8 +300,9 @@ class PipCuda(Case):
         status = self.found(os.path.join(root, "torch", "lib", "libtorch_cuda.so"), cupti)
         self.assertTrue(status.startswith(f"on: {cupti} (in the RUNPATH of torch's"
                                           " libtorch_cuda.so)"), status)
-        # The run header says it.
-        self.assertIn(cupti, self.cli("report", os.path.join(self.dir, "infprof.db")).out.decode())
+        # The run header says it (the path is in the Command line too: the CUPTI line's).
+        text = self.cli("report", os.path.join(self.dir, "infprof.db")).out.decode()
+        self.assertRegex(text, r"\n  CUPTI +on:\s+" + re.escape(cupti) + r"\s+\(in the RUNPATH")
 
     def test_beside_a_cuda_13_runtime(self):
         root = self.site({"nvidia/cu13/lib/libcudart.so.13": os.path.join(self.STANDS,
@@ -311,6 +313,17 @@ class PipCuda(Case):
                             os.path.join(lib, "libcupti.so.13"))
         self.assertTrue(status.startswith(f"on: {lib}/libcupti.so.13 (beside the loaded"
                                           " libcudart.so.13)"), status)
+
+    def test_in_cu13_beside_cudnns_package(self):
+        # CUDA 13 wheels (their RECORD files): libcupti.so.13 in nvidia/cu13/lib, cuDNN in
+        # nvidia/cudnn/lib; a program that has loaded only cuDNN from there.
+        root = self.site({"nvidia/cudnn/lib/libcudnn.so.9": os.path.join(self.STANDS,
+                                                                       "libcudart.so.13"),
+                          "nvidia/cu13/lib/libcupti.so.13": STUB})
+        cupti = os.path.join(root, "nvidia", "cu13", "lib", "libcupti.so.13")
+        status = self.found(os.path.join(root, "nvidia", "cudnn", "lib", "libcudnn.so.9"), cupti)
+        self.assertTrue(status.startswith(f"on: {cupti} (pip's nvidia/cu13, beside the loaded"
+                                          " libcudnn.so.9)"), status)
 
     def test_in_the_pip_package_beside_the_runtimes(self):
         root = self.site({"nvidia/cuda_runtime/lib/libcudart.so.13":
