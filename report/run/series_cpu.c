@@ -2,16 +2,23 @@
  * series_cpu.c: each series' time on and off the CPU per steady iteration, from iteration_cpu
  * (each marked or module-call iteration's thread CPU time, read at its edges: schema 5): the
  * mean CPU time, and the mean host time less it (sleeps, waits for a lock, the GIL, I/O or a
- * synchronisation, preemption). Means, not medians: the scheduler's account moves in ticks (1-4
- * ms), exact in sums and means, coarse for one iteration (a 10 ms sleep read 1.7 ms on the CPU
- * by the median); and the two add up to the mean host time. On a shared host these move far less
- * than wall latency, so compare names the part that moved (docs/compare.md). -1 where no steady
- * iteration has a reading (detected loops, older databases).
+ * synchronisation, preemption). Means, not medians: a running thread's account (getrusage
+ * RUSAGE_THREAD) moves at the scheduler's ticks and switches (1-10 ms), coarse for one iteration
+ * (a 10 ms sleep read 1.7 ms on the CPU by the median), right on average over many ticks; and
+ * the two add up to the mean host time. Only where the steady iterations span at least
+ * SERIES_CPU_MIN_SPAN_NS together: below it the split is the luck of a few ticks (60 forwards of
+ * 28 us read 0 on the CPU and all 28 us off it), and it is unknown. On a shared host these move far
+ * less than wall latency, so compare names the part that moved (docs/compare.md). -1 unknown:
+ * too short, or no steady iteration has a reading (detected loops, older databases).
  */
 #include "run.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
+
+/* The steady iterations' host time, together, for their CPU split to be told: 50 ticks of a
+ * 100 Hz scheduler clock (125 at 250 Hz), the mean's error then about a tenth or less. */
+#define SERIES_CPU_MIN_SPAN_NS 500000000LL
 
 struct id_cpu {
     int64_t id, cpu;
@@ -42,7 +49,7 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
             if (!c) continue;
             cpu += c->cpu, host += x->host, k++;
         }
-        if (!k) continue;
+        if (!k || host < SERIES_CPU_MIN_SPAN_NS) continue;
         p->series.v[s].cpu_mean = cpu / k;
         p->series.v[s].off_cpu_mean = host > cpu ? (host - cpu) / k : 0;
     }
