@@ -116,10 +116,16 @@ class CompareTruth(Case):
             self.assertLess(abs(row["cpu_per_iteration_ns_delta"]), 2_000_000, (how, row))
 
     def test_a_short_run_has_no_cpu_split(self):
-        # 60 forwards of well under a millisecond: the thread's CPU account moves at the
-        # scheduler's ticks, so the split read 0 on the CPU and everything off it; now unknown.
-        r = self.report_json(self.run_once("short.db", "unmarked"))
-        [s] = r["series"]
+        # 60 forwards of tens of microseconds: the thread's CPU account moves at the scheduler's
+        # ticks, so the split read 0 on the CPU and everything off it; now unknown.
+        script = os.path.join(self.dir, "short.py")
+        with open(script, "w") as f:
+            f.write("import torch\nm = torch.nn.Linear(32, 4).eval()\nx = torch.randn(4, 32)\n"
+                    "with torch.no_grad():\n    for _ in range(60):\n        m(x)\n")
+        r = self.run_prog([PYTHON, script], timeout=300, INFPROF_OUTPUT="short.db")
+        self.assertEqual(r.rc, 0, r.err)
+        [s] = self.report_json(r.db("short.db"))["series"]
+        self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], 60, s)
         self.assertIsNone(s["cpu_per_iteration_ns"], s)
         self.assertIsNone(s["off_cpu_per_iteration_ns"], s)
 
