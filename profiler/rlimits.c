@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -101,4 +103,21 @@ int ip_limits_disk_low(const char *path, unsigned long long pending)
     struct statvfs vfs;
     if (!reserve || !path || !path[0] || statvfs(path, &vfs) != 0) return 0;
     return (unsigned long long)vfs.f_bavail * vfs.f_frsize < reserve + pending;
+}
+
+int ip_limits_file_full(const char *path, unsigned long long pending)
+{
+    struct rlimit rl;
+    if (!path || !path[0] || getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    unsigned long long limit = (unsigned long long)rl.rlim_cur, have = pending;
+    unsigned long long reserve = limit / 8;
+    if (reserve < IP_LIMIT_FSIZE_RESERVE_MIN) reserve = IP_LIMIT_FSIZE_RESERVE_MIN;
+    if (reserve > IP_LIMIT_FSIZE_RESERVE_MAX) reserve = IP_LIMIT_FSIZE_RESERVE_MAX;
+    struct stat st;
+    char wal[PATH_MAX + 8];
+    if (stat(path, &st) == 0) have += (unsigned long long)st.st_size;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) == 0) have += (unsigned long long)st.st_size;
+    return have + reserve >= limit;
 }

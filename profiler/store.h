@@ -28,6 +28,11 @@ int64_t ip_store_rel(const struct ip_store *s, uint64_t ts);
 /* Transactions: the writer keeps one open and commits at least every second. */
 void ip_store_begin(struct ip_store *s);
 void ip_store_commit(struct ip_store *s);
+/* What the open transaction will add to the files when it commits, about. */
+uint64_t ip_store_uncommitted_bytes(const struct ip_store *s);
+/* Outside a transaction: fold the WAL into the database and empty its file (under a file-size
+ * limit the WAL's file counts too). 0 done. */
+int ip_store_fold_wal(struct ip_store *s);
 
 /* Run a statement without results; failures are counted and logged once. */
 int ip_store_exec(struct ip_store *s, const char *sql);

@@ -110,7 +110,25 @@ static int writer_disk_low(struct ip_store *s, uint64_t now)
     if (writer_reserve_hit_ns) return 1;
     if (now - writer_disk_checked_ns < 1000000ull) return 0; /* a statvfs a millisecond at most */
     writer_disk_checked_ns = now;
-    if (!ip_limits_disk_low(writer_path, ip_store_pending_bytes(s))) return 0;
+    if (ip_limits_file_full(writer_path, ip_store_uncommitted_bytes(s))) {
+        /* The WAL's file keeps its largest size: folded and emptied, the room may be there. */
+        ip_store_commit(s);
+        int folded = ip_store_fold_wal(s) == 0;
+        ip_store_begin(s);
+        if (folded && !ip_limits_file_full(writer_path, 0)) return 0;
+    }
+    uint64_t pending = ip_store_pending_bytes(s);
+    if (ip_limits_file_full(writer_path, ip_store_uncommitted_bytes(s))) {
+        /* Before a commit fails on it: a failed commit loses its rows, and one at the end the
+         * run's end itself (its counters, the finished flag). */
+        writer_reserve_hit_ns = now;
+        ip_warn("%s came near the file-size limit (ulimit -f): recording stopped (what follows"
+                " is counted as dropped, not stored)",
+                writer_path);
+        ip_store_meta_int(s, "file_size_stop_ns", ip_store_rel(s, now));
+        return 1;
+    }
+    if (!ip_limits_disk_low(writer_path, pending)) return 0;
     writer_reserve_hit_ns = now;
     ip_warn("the disk of %s has less than INFPROF_DISK_RESERVE_MB=%lld MiB free: recording"
             " stopped (what follows is counted as dropped, not stored)",

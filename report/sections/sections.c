@@ -79,6 +79,10 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
         WARN("%srecording stopped %.1f s into the run: the disk fell below the free space left to"
              " the program (INFPROF_DISK_RESERVE_MB); what followed is counted as dropped",
              o ? "; " : "", v / 1e9);
+    if (runfacts_int(r, "file_size_stop_ns", &v))
+        WARN("%srecording stopped %.1f s into the run: the database came near the file-size limit"
+             " (ulimit -f), with room kept for the run's end; what followed is counted as dropped",
+             o ? "; " : "", v / 1e9);
     if (runfacts_int(r, "finish_cut_ns", &v))
         WARN("%sthe finish ran out of time (INFPROF_FINISH_TIMEOUT_MS) at %.1f s: the events still"
              " buffered then are counted as dropped, not stored",
