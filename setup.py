@@ -33,6 +33,22 @@ def project_version():
     return m.group(1)
 
 
+def fresh_tree(tree):
+    """A CMake tree configured for another source folder (a copied checkout, its build-pip/ with
+    it) cannot be reused: CMake refuses it. Start that one again; any other is kept (rebuilds
+    are incremental)."""
+    cache = os.path.join(tree, "CMakeCache.txt")
+    try:
+        with open(cache) as f:
+            home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", f.read(), re.M)
+    except OSError:
+        return
+    if home and os.path.realpath(home.group(1)) != os.path.realpath(ROOT):
+        print(f"setup.py: {tree} was configured for {home.group(1)}: starting it again",
+              flush=True)
+        shutil.rmtree(tree)
+
+
 class build_native(build_py):
     """build_py, then CMake's build of the library and the command line into the package."""
 
@@ -42,6 +58,7 @@ class build_native(build_py):
         if not cmake:
             sys.exit("setup.py: cmake is needed to build infprof (Debian: apt install cmake)")
         tree = os.environ.get("INFPROF_PIP_BUILD_DIR") or os.path.join(ROOT, "build-pip", "cmake")
+        fresh_tree(tree)
         config = [cmake, "-S", ROOT, "-B", tree, "-DCMAKE_BUILD_TYPE=Release",
                   "-DBUILD_TESTING=OFF", "-DINFPROF_SAMPLES=OFF"]
         config += shlex.split(os.environ.get("INFPROF_CMAKE_ARGS", ""))

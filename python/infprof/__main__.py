@@ -9,8 +9,9 @@ from . import cli_path
 def main():
     exe = cli_path()
     if not os.access(exe, os.X_OK):
-        sys.stderr.write(f"infprof: the command line is missing from this package ({exe});"
-                         " reinstall it: pip install --force-reinstall infprof\n")
+        sys.stderr.write(f"infprof: the command line is missing from this package ({exe}; an"
+                         " editable install has none): install from the checkout with"
+                         " pip install --no-build-isolation /path/to/infprof\n")
         return 2
     os.execv(exe, ["infprof"] + sys.argv[1:])
 

@@ -18,6 +18,7 @@
 #include "../base/table.h"
 #include "../../profiler/output.h"
 #include "run_asan.h"
+#include "run_exec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -540,6 +541,22 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
                                 : "see the messages above");
             return code;
         }
+    }
+    /* A launcher that exec'd the program (pyenv's shims, env, a shell's exec): the image that
+     * ended is what the user ran. */
+    char last[PATH_MAX];
+    int execs = 0;
+    if (run_exec_last(final, pid, listed, nlisted, last, sizeof last, &execs)) {
+        char first[PATH_MAX], shown_prog[PATH_MAX];
+        snprintf(first, sizeof first, "%s", final);
+        snprintf(final, sizeof final, "%s", last);
+        snprintf(shown_prog, sizeof shown_prog, "%s", prog);
+        cli_escape_into(first, sizeof first);
+        cli_escape_into(shown_prog, sizeof shown_prog);
+        fprintf(stderr,
+                "infprof: %s replaced itself with exec (%d image%s before the last, the first in"
+                " %s): the database named below is the last one's, the program that ended\n",
+                shown_prog, execs, execs == 1 ? "" : "s", first);
     }
     note_exit(final, code);
     /* The nsys-named views' kernel names (demangled, base): SQL for nsys runs as is. */

@@ -53,6 +53,32 @@ class ForkExec(Case):
         self.assertEqual(self.meta(after, "pid"), self.meta(before, "pid"))
         self.assertEqual(self.query(after, "SELECT count(*) FROM iterations")[0][0], 2)
 
+    def test_infprof_run_names_the_image_that_ended(self):
+        # A launcher that execs the program (pyenv's shims are `#!/usr/bin/env bash` scripts
+        # ending in exec): env, then bash, then the program, one process. infprof run named the
+        # first image's database (env's: "no libtorch phase was seen") and wrote the exit status
+        # there; now it names the program's, which holds the ranges and the status.
+        shim = os.path.join(self.dir, "shim")
+        with open(shim, "w") as f:
+            f.write(f"#!/usr/bin/env bash\ntrue\nexec {prog('nvtx_ranges')} 3\n")
+        os.chmod(shim, 0o755)
+        r = self.cli("run", "-o", "s.db", "--", shim)
+        self.assertEqual(r.rc, 0, r.err)
+        said = r.err.decode().splitlines()
+        self.assertIn("replaced itself with exec (2 images before the last", said[-2])
+        named = said[-1].split("read it with: infprof report ")[1]
+        self.assertNotEqual(os.path.basename(named), "s.db")
+        self.assertEqual(self.meta(named, "end_reason"), "exit")
+        self.assertEqual(self.meta(named, "exit_status"), 0)
+        self.assertEqual(self.query(named, "SELECT count(*) FROM iterations")[0][0], 3)
+        first = os.path.join(self.dir, "s.db")
+        self.assertEqual(self.meta(first, "end_reason"), "exec")
+        # A program that does not exec is named as before.
+        r = self.cli("run", "-o", "p.db", "--", prog("nvtx_ranges"), "2")
+        self.assertTrue(r.err.decode().startswith("infprof: wrote "), r.err)
+        self.assertIn("read it with: infprof report " + os.path.join(self.dir, "p.db"),
+                      r.err.decode())
+
     def test_follow_exec_off(self):
         r = self.run_prog([prog("host"), "forkexec", prog("nvtx_ranges"), "1"],
                           INFPROF_FOLLOW_EXEC=0)
