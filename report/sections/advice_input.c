@@ -82,14 +82,16 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         int on_gpu = gpu ? 1 : run_gpu(p);
         if (on_gpu == 1)
             snprintf(a->try_, sizeof a->try_,
-                     "prepare the next input while the model runs: a DataLoader with num_workers"
-                     " > 0 and pin_memory=True, copies with non_blocking=True, post-processing"
+                     "prepare the next input while the model runs: DataLoader workers"
+                     " (num_workers > 0, or more of them where it has some) and"
+                     " pin_memory=True, copies with non_blocking=True, post-processing"
                      " off the critical path (a second thread or stream); profile the host code"
                      " between iterations first");
         else
             snprintf(a->try_, sizeof a->try_,
-                     "prepare the next input while the model runs: a DataLoader with num_workers"
-                     " > 0 (batches made in worker processes), post-processing off the critical"
+                     "prepare the next input while the model runs: DataLoader workers"
+                     " (num_workers > 0, or more of them where it has some: batches made in"
+                     " worker processes), post-processing off the critical"
                      " path (a second thread); profile the host code between iterations first%s",
                      on_gpu < 0 ? " (with a GPU: pin_memory=True and non_blocking=True copies)"
                                 : "");
