@@ -29,11 +29,29 @@ void ip_preload_nvtx_early_over(void)
     atomic_store(&early_over, 1);
 }
 
+extern char **environ;
+static __thread int early_resolving __attribute__((tls_model("initial-exec")));
+
+/* glibc's own lookup, for a getenv made while dlsym finds the next one (a preloaded allocator
+ * whose first malloc reads its settings). */
+static char *early_environ(const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = environ; n && e && *e; e++)
+        if (!strncmp(*e, name, n) && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
+}
+
 static char *(*early_next(void))(const char *)
 {
-    static char *(*next)(const char *);
-    if (!next) next = (char *(*)(const char *))dlsym(RTLD_NEXT, "getenv");
-    return next;
+    static char *(*_Atomic next)(const char *);
+    char *(*fn)(const char *) = atomic_load_explicit(&next, memory_order_acquire);
+    if (fn || early_resolving) return fn;
+    early_resolving = 1;
+    fn = (char *(*)(const char *))dlsym(RTLD_NEXT, "getenv");
+    early_resolving = 0;
+    atomic_store_explicit(&next, fn, memory_order_release);
+    return fn;
 }
 
 /* Our path, once; NULL where we should stay out (switched off, NVTX capture off, linked into a
@@ -54,8 +72,9 @@ static char *early_self(char *(*next)(const char *))
 static char *early_getenv(const char *name)
 {
     char *(*next)(const char *) = early_next();
-    char *v = next ? next(name) : NULL;
-    if (v || !next || atomic_load_explicit(&early_over, memory_order_relaxed) ||
+    if (!next) return early_environ(name);
+    char *v = next(name);
+    if (v || atomic_load_explicit(&early_over, memory_order_relaxed) ||
         strcmp(name, "NVTX_INJECTION64_PATH") != 0)
         return v;
     return early_self(next);

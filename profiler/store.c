@@ -7,8 +7,8 @@
  *
  * Invariants, asserted in debug builds:
  *  S1. A batch holds at most IP_BATCH_ROWS rows: a full one is written before the next row.
- *  S2. Rows are counted once: rows_at_begin <= rows, and rows lost in a failed commit are at most
- *      the rows of that transaction.
+ *  S2. Rows are counted once: rows_at_begin <= rows at every commit (the rows a failed commit
+ *      loses are those of its own transaction).
  */
 #include "store.h"
 #include "collector.h"
