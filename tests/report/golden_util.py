@@ -102,10 +102,27 @@ def _titled(text, fmt):
     return "\n".join(out)
 
 
+def _html(text):
+    """The page's body (its head is the same style sheet on every page), the run's identity as in
+    text."""
+    body = text.split("<body>", 1)[1] if "<body>" in text else text
+    out = []
+    for line in body.split("\n"):
+        m = re.match(r"^<dt>([^<]*)</dt><dd>", line)
+        if m and m.group(1) in RUN_ANY_TITLES:
+            continue
+        if m and m.group(1) in RUN_TITLES:
+            line = f"<dt>{m.group(1)}</dt><dd>&lt;{m.group(1)}&gt;</dd>"
+        out.append(line)
+    return "\n".join(out)
+
+
 def normalise(fmt, text, section=None):
     """section: the output is `--section KEY`'s (CSV: one tidy table, no '# key' line)."""
     if fmt == "json":
         return _json(text)
+    if fmt == "html":
+        return _html(text)
     if fmt == "csv":
         return _csv(text, tidy=section == "run")
     return _titled(text, fmt)

@@ -1,14 +1,16 @@
 """The Advice section on databases built by tests/progs/fixture_advice.c through the real writer:
 each rule fires on the scenario built to trigger it, with the exact figures it measured, and stays
 quiet on the healthy scenario, whose near misses sit just under every threshold. Every scenario's
-report is held, section by section, to golden files in text, JSON, CSV and Markdown
-(golden/SECTION/SCENARIO.EXT, golden_util.py).
+report is held, section by section, to golden files in every output format the CLI has
+registered (text, JSON, CSV, Markdown and HTML today, read from its help: a new format is held
+without an edit here; golden/SECTION/SCENARIO.EXT, golden_util.py).
 
 Regenerate the golden files after an intended change with
     INFPROF_UPDATE_GOLDEN=1 ctest -R report.   (or: python3 test_advice.py --update)
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -42,7 +44,21 @@ SCENARIOS = {
 # Held to golden files too, their rules tested elsewhere (TailCauses below): the sections of the
 # slow iterations and their causes, empty in every scenario above.
 GOLDEN_ONLY = ["tail-malloc"]
-FORMATS = {"text": "txt", "json": "json", "csv": "csv", "md": "md"}
+
+
+def registered_formats():
+    """Every output format the CLI has registered (report/render/formats.c), read from its help:
+    a new one goes through the golden files without an edit here (text's files end in .txt)."""
+    from harness import BUILD
+    r = subprocess.run([os.path.join(BUILD, "bin", "infprof"), "report", "--help"],
+                       capture_output=True, text=True)
+    m = re.search(r"\[--format ([a-z|]+)\]", r.stdout + r.stderr)
+    if not m:
+        raise RuntimeError("no --format list in infprof report --help")
+    return {f: "txt" if f == "text" else f for f in m.group(1).split("|")}
+
+
+FORMATS = registered_formats()
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 
