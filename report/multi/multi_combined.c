@@ -316,7 +316,7 @@ static struct table *combined_memory(struct multi_data *d)
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
     table_col(t, "largest_process_peak_bytes", "Largest process", COL_BYTES);
-    qsort(d->mem, d->nmem, sizeof *d->mem, cmp_mem);
+    if (d->nmem) qsort(d->mem, d->nmem, sizeof *d->mem, cmp_mem); /* none: mem may be NULL */
     /* Per process, what its allocator holds now on the device being swept, and whether it
      * used the device at all. */
     int64_t *alloc = calloc((size_t)d->n * 2 + 1, sizeof *alloc);
