@@ -33,6 +33,9 @@
  *             just took longer): each GPU-side cause of a tail, and one where none applies;
  *             tail-clock: the slow iterations' kernel takes 210 us instead of 60 (a test adds
  *             the energy readings of a clock that dropped then)
+ *   sweep     one model at batch 8 and 32 (two iteration marks), under no_grad and then
+ *             inference_mode 10% faster, and device memory segments: the batch sweep,
+ *             inference_mode against no_grad, and memory segments (golden files only)
  */
 #include "collectors/registry.h"
 #include "collectors/cudnn_internal.h"
@@ -121,6 +124,17 @@ static void iteration_close(void)
     nvtx_ev(IP_NVTX_POP, open_id, open_end, NULL);
     ip_self.nvtx_depth = 0;
     open_id = 0;
+}
+
+static void iteration_named(uint64_t start, uint64_t end, const char *name)
+{
+    iteration_close();
+    open_id = nvtx_id++;
+    open_end = end;
+    nvtx_ev(IP_NVTX_PUSH, open_id, start, name);
+    ip_self.nvtx_stack[0] = open_id;
+    ip_self.nvtx_domain[0] = 0;
+    ip_self.nvtx_depth = 1;
 }
 
 static void iteration(uint64_t start, uint64_t end)
@@ -502,6 +516,52 @@ static void scenario_tail(const char *what)
     phase_at(-1, 0, 0, 9200 * US);
 }
 
+/* A device memory segment (CUPTI MEMORY2): op 1 allocation, 2 release. */
+static void segment(uint64_t ts, int op, uint64_t address, uint64_t bytes)
+{
+    CUpti_ActivityMemory4 *m = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_MEMORY2);
+    m->timestamp = base + ts;
+    m->memoryOperationType = (CUpti_ActivityMemoryOperationType)op;
+    m->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m->address = address;
+    m->bytes = bytes;
+    m->deviceId = 0;
+    m->correlationId = corr++;
+}
+
+/* One model at batch 8 and at batch 32 (marks "iteration batch=8", "iteration batch=32"), 12
+ * iterations each, first under no_grad, then under inference_mode 10% faster; the caching
+ * allocator reserves two segments of 20 MiB and gives one back: a batch sweep, inference_mode
+ * against no_grad per series, and memory segments. */
+static void sweep_phase(int grad, uint64_t at, double scale)
+{
+    phase_at(grad, 0, 0, at);
+    static const struct {
+        const char *mark;
+        uint64_t kernel_us;
+    } b[] = {{"iteration batch=8", 60}, {"iteration batch=32", 200}};
+    uint64_t t = at + 50 * US;
+    for (size_t k = 0; k < 2; k++)
+        for (int i = 0; i < 12; i++) {
+            uint64_t dur = (uint64_t)((double)(b[k].kernel_us + 20) * scale) * US;
+            iteration_named(t, t + dur, b[k].mark);
+            tensor(t + 1 * US, 1 << 20, (4 + (int64_t)k) << 20, 40 << 20);
+            kernel(SGEMM, t + 5 * US, (uint64_t)((double)b[k].kernel_us * scale) * US);
+            tensor(t + dur - 2 * US, -(1 << 20), 4 << 20, 40 << 20);
+            t += dur + 30 * US;
+        }
+}
+
+static void scenario_sweep(void)
+{
+    segment(10 * US, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x7f0000000000ull, 20 << 20);
+    segment(20 * US, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x7f0001400000ull, 20 << 20);
+    sweep_phase(IP_NO_GRAD, 0, 1.0);
+    sweep_phase(IP_INFERENCE_MODE, 10000 * US, 0.9);
+    segment(19000 * US, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0001400000ull, 20 << 20);
+    phase_at(-1, 0, 0, 20000 * US);
+}
+
 static void scenario_tail_malloc(void)
 {
     scenario_tail("malloc");
@@ -579,6 +639,7 @@ int main(int argc, char **argv)
         {"tail-search", scenario_tail_search},
         {"tail-none", scenario_tail_none},
         {"tail-clock", scenario_tail_clock},
+        {"sweep", scenario_sweep},
     };
     int rc = 2;
     if (!strcmp(argv[1], "dropped")) rc = scenario_dropped();

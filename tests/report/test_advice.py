@@ -41,9 +41,10 @@ SCENARIOS = {
     "dropped": [("records_dropped", None)],
     "compiled": [],
 }
-# Held to golden files too, their rules tested elsewhere (TailCauses below): the sections of the
-# slow iterations and their causes, empty in every scenario above.
-GOLDEN_ONLY = ["tail-malloc"]
+# Held to golden files too (their rules are tested elsewhere: TailCauses below): the sections of
+# the slow iterations and their causes, the batch sweep, inference_mode against no_grad and the
+# memory segments, empty in every scenario above.
+GOLDEN_ONLY = ["tail-malloc", "sweep"]
 
 
 def registered_formats():
