@@ -42,9 +42,32 @@ SCENARIOS = {
     "compiled": [],
 }
 # Held to golden files too (their rules are tested elsewhere: TailCauses below): the sections of
-# the slow iterations and their causes, the batch sweep, inference_mode against no_grad and the
-# memory segments, empty in every scenario above.
-GOLDEN_ONLY = ["tail-malloc", "sweep"]
+# the slow iterations and their causes, the batch sweep, inference_mode against no_grad, the
+# memory segments and energy, empty in every scenario above.
+GOLDEN_ONLY = ["tail-malloc", "sweep", "sweep-energy"]
+
+
+def add_energy(db):
+    """A GPU's energy readings every 0.5 ms, as NVML gives them (a cumulative counter, the power,
+    the clocks): 300 W under no_grad, 270 W under inference_mode (the sweep's phase change at
+    10 ms). The fixture's own readings are off (they differ by machine)."""
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO energy_gpus(gpu, cuda_device, name, uuid, mig, status,"
+                " power_limit_mw) VALUES (0, 0, 'Fake H100', 'GPU-fake', 0, '', 700000)")
+    mj = 1_000_000
+    for i in range(41):
+        t = i * 500_000
+        watts = 300 if t < 10_000_000 else 270
+        mj += watts // 2 if i else 0  # mJ in 0.5 ms
+        con.execute("INSERT INTO energy_samples(gpu, t, kind, energy_mj, power_mw, sm_clock,"
+                    " mem_clock, temp) VALUES (0, ?, 1, ?, ?, 1980, 2619, 50)",
+                    (t, mj, watts * 1000))
+    con.commit()
+    con.close()
+
+
+# A golden-only scenario built from another's run (fixture scenario, what is added after).
+DERIVED = {"sweep-energy": ("sweep", add_energy)}
 
 
 def registered_formats():
@@ -67,7 +90,8 @@ def setUpModule():
     global DBDIR
     DBDIR = tempfile.mkdtemp(prefix="infprof-advice-")
     for name in list(SCENARIOS) + GOLDEN_ONLY:
-        p = subprocess.run([prog("fixture_advice"), name, name + ".db"], cwd=DBDIR,
+        scenario, then = DERIVED.get(name, (name, None))
+        p = subprocess.run([prog("fixture_advice"), scenario, name + ".db"], cwd=DBDIR,
                            capture_output=True, timeout=60,
                            env={**{k: v for k, v in os.environ.items()
                                    if not k.startswith("INFPROF_") and k != "LD_PRELOAD"},
@@ -75,6 +99,8 @@ def setUpModule():
                                 "INFPROF_ENERGY_MS": "0"})
         if p.returncode != 0:
             raise RuntimeError(f"fixture_advice {name}: {p.returncode} {p.stderr.decode()}")
+        if then:
+            then(os.path.join(DBDIR, name + ".db"))
 
 
 def tearDownModule():
