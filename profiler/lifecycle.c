@@ -316,18 +316,24 @@ int ip_lifecycle_start_aside(const struct ip_start_opts *opts)
     }
     life_boot.opts = opts;
     atomic_store(&life_boot.phase, BOOT_PROBING);
-    if (ip_thread_spawn(NULL, life_boot_main, NULL, 1) != 0)
+    /* Joinable: once it has started the run it is joined, so that no thread of ours but the
+     * writer is left when main begins (Python 3.12 counts the threads at a fork and warns on
+     * the program's stderr; a detached boot thread still exiting was seen once under load). */
+    pthread_t boot;
+    if (ip_thread_spawn(&boot, life_boot_main, NULL, 0) != 0)
         return ip_lifecycle_start(opts); /* here, then */
     uint64_t deadline = ip_clock_now() + 200000000ull;
     while (atomic_load(&life_boot.phase) == BOOT_PROBING && ip_clock_now() < deadline)
         ip_futex_wait(&life_boot.phase, BOOT_PROBING, 10);
     uint32_t expect = BOOT_PROBING;
     if (atomic_compare_exchange_strong(&life_boot.phase, &expect, BOOT_ABANDONED)) {
+        pthread_detach(boot); /* it waits for the loader's lock this thread holds: let it go */
         life_in_loader = 1; /* this thread holds the loader's lock: no thread of ours can load */
         return ip_lifecycle_start(opts);
     }
     while (atomic_load(&life_boot.phase) != BOOT_DONE)
         ip_futex_wait(&life_boot.phase, BOOT_RUNNING, 100);
+    pthread_join(boot, NULL);
     return life_boot.rc;
 }
 
