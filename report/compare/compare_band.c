@@ -35,6 +35,12 @@ static double t975(int df)
     return df <= 30 ? t[df] : 1.96 + 2.4 / df;
 }
 
+/* Run r of a side: 0 the first, then its more runs. */
+static const struct run_phases *side_run(const struct compare_side *s, int r)
+{
+    return r ? &s->more[r - 1] : &s->phases;
+}
+
 const struct series_info *series_in(const struct run_phases *p, const char *phase, const char *name)
 {
     /* The Series table shows a series without a name as "(unnamed)" (sec_series.c). */
@@ -75,10 +81,10 @@ static double run_p50_of(const struct run_phases *p, const char *phase, const ch
 int side_run_p50s(const struct compare_side *s, const char *phase, const char *name, double *m)
 {
     int k = 0;
-    double x = run_p50_of(&s->phases, phase, name);
-    if (x > 0) m[k++] = x;
-    for (int r = 0; r < s->nmore; r++)
-        if ((x = run_p50_of(&s->more[r], phase, name)) > 0) m[k++] = x;
+    for (int r = 0; r <= s->nmore; r++) {
+        double x = run_p50_of(side_run(s, r), phase, name);
+        if (x > 0) m[k++] = x;
+    }
     return k;
 }
 
@@ -86,7 +92,7 @@ int side_run_rates(const struct compare_side *s, const char *phase, const char *
 {
     int k = 0, unit = -1;
     for (int r = 0; r <= s->nmore; r++) {
-        const struct series_info *x = series_in(r ? &s->more[r - 1] : &s->phases, phase, name);
+        const struct series_info *x = series_in(side_run(s, r), phase, name);
         int items;
         double v = x ? series_delivered_per_s(x, &items) : 0;
         if (!(v > 0)) continue;
@@ -214,7 +220,7 @@ static double side_part(const struct compare_side *s, const char *phase, const c
     double v[1 + 64], lo = INFINITY, hi = -INFINITY;
     size_t k = 0;
     for (int r = 0; r <= s->nmore && k < 65; r++) {
-        const struct series_info *x = series_in(r ? &s->more[r - 1] : &s->phases, phase, name);
+        const struct series_info *x = series_in(side_run(s, r), phase, name);
         double y = x ? part_of(x, part) : -1;
         if (y >= 0) v[k++] = y, lo = fmin(lo, y), hi = fmax(hi, y);
     }

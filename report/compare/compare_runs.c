@@ -100,14 +100,14 @@ static int same_text(const char *a, const char *b)
     return !strcmp(a ? a : "", b ? b : "");
 }
 
-/* Every run of both sides: none twice (a copy: the same pid, host and start; exits 2), and the
- * warnings the first runs' header does not give: another run that did not finish, a command
- * line other than the base run's. */
+/* Every run of both sides, the first two included: none twice (a copy: the same pid, host and
+ * start; exits 2), and the warnings the first runs' header does not give: another run that did
+ * not finish, a command line other than the base run's. */
 static int runs_checked(const char *const *base, int nb, const char *const *new, int nn,
                         const char **w, int room)
 {
-    int n = nb + nn, nw = 0;
-    struct run_id *id = calloc((size_t)n, sizeof *id);
+    int n = nb + nn > 0 ? nb + nn : 0, nw = 0;
+    struct run_id *id = calloc((size_t)n + 1, sizeof *id);
     if (!id) cli_fail("out of memory");
     for (int i = 0; i < n; i++) run_id_of(i < nb ? base[i] : new[i - nb], &id[i]);
     for (int i = 0; i < n; i++)
@@ -140,11 +140,6 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
                   const char *const *more_w, int more_nw)
 {
     struct table *rb = side_table(b, "run"), *rn = side_table(n, "run");
-    if (int_of(rb, "pid") == int_of(rn, "pid") &&
-        !strcmp(text_of(rb, "host"), text_of(rn, "host")) &&
-        int_of(rb, "start_unix_ns") == int_of(rn, "start_unix_ns"))
-        cli_fail("%s and %s hold the same run (pid %lld, same host and start): compare two runs",
-                 b->path, n->path, (long long)int_of(rb, "pid"));
     const char *w[12];
     int nw = 0;
     for (int i = 0; i < more_nw && nw < 4; i++) w[nw++] = more_w[i];
@@ -243,7 +238,7 @@ int compare_runs(struct compare_runs *r, const char *const *base, int nb, const 
         for (int j = i + 1; j < nb + nn; j++)
             check_distinct(i < nb ? base[i] : new[i - nb], j < nb ? base[j] : new[j - nb]);
     const char *more_w[4];
-    int more_nw = nb + nn > 2 ? runs_checked(base, nb, new, nn, more_w, 4) : 0;
+    int more_nw = runs_checked(base, nb, new, nn, more_w, 4);
     const char *base_path = base[0], *new_path = new[0];
 
     /* Every row of every section on both sides: --top applies to the comparison, and --phase
