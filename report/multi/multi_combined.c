@@ -180,7 +180,8 @@ enum {
     P_GPU,
     P_PEAK,
     P_PEAK_PROC,
-    P_RSRVD
+    P_RSRVD,
+    P_CAPTURED
 };
 
 static void combined_iterations(struct multi_data *d, struct table *t, int id)
@@ -221,7 +222,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
     table_set_text(t, P_SHORT, s);
     table_set_text(t, P_LABEL, ph->label);
     int procs = 0, iters = 0, kernels = 0, memory = 0, reserved = 0;
-    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0, all = 0, steady = 0;
+    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0, all = 0, steady = 0, captured = 0;
     const char *peak_proc = NULL;
     for (int r = 0; r < d->n; r++) {
         const struct run_phases *p = &d->runs[r].phases;
@@ -230,8 +231,8 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
             if (x->id != ph->id) continue;
             procs++;
             iters |= x->has_iterations;
-            if (!d->runs[r].helper) /* as each run counts: warm-up too; captured ones steady */
-                all += x->iterations, steady += x->iterations - x->warmup;
+            if (!d->runs[r].helper) /* as each run counts: warm-up + steady + captured */
+                all += x->iterations, steady += (int64_t)x->nsteady, captured += x->captured_apart;
             if (x->has_kernels) kernels = 1, nk += x->kernels, gpu += x->gpu_time;
             if (x->has_memory && x->peak_alloc > peak)
                 memory = 1, peak = x->peak_alloc, peak_proc = d->runs[r].label;
@@ -242,6 +243,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
     table_set_int(t, P_PROCS, procs);
     if (iters) {
         table_set_int(t, P_ITERS, all), table_set_int(t, P_STEADY, steady);
+        table_set_int(t, P_CAPTURED, captured);
         combined_iterations(d, t, ph->id);
     }
     if (kernels) table_set_int(t, P_KERNELS, nk), table_set_int(t, P_GPU, gpu);
@@ -255,8 +257,8 @@ static struct table *combined_phases(struct multi_data *d)
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "label", NULL, COL_TEXT);
     table_col(t, "processes", "Procs", COL_INT);
-    /* Iters in text: the steady ones, as each process's Phases table shows them (it showed
-     * every iteration, warm-up too: 479 beside a single report's 478). */
+    /* Iters in text: the steady ones the latencies are over, as each process's Phases table
+     * shows them (it showed every iteration, warm-up too: 479 beside a single report's 478). */
     table_col(t, "iterations", NULL, COL_INT);
     table_col(t, "steady_iterations", "Iters", COL_INT);
     table_col(t, "throughput_per_s", "Iter/s", COL_RATE);
@@ -269,6 +271,8 @@ static struct table *combined_phases(struct multi_data *d)
     table_col(t, "peak_allocated_max_bytes", "Max peak", COL_BYTES);
     table_col(t, "peak_allocated_max_process", NULL, COL_TEXT);
     table_col(t, "peak_reserved_max_bytes", NULL, COL_BYTES);
+    /* Operators captured (sampled), apart from the latencies and from Iters. */
+    table_col(t, "captured_iterations", NULL, COL_INT);
     /* Phase ids are fixed (1 + 3 * grad + autocast): the same label has the same id in every
      * database, and ids give the order the single-run report uses. */
     for (int id = 0; id < 64; id++)

@@ -156,7 +156,7 @@ struct table *multi_processes(struct multi_data *d)
         if (r->main >= 0) {
             const struct phase_info *ph = &r->phases.v[r->main];
             phase_cells(t, ph, 2, 3);
-            table_set_int(t, 4, (int64_t)ph->nsteady + ph->captured_apart);
+            table_set_int(t, 4, (int64_t)ph->nsteady); /* the captured apart, as its own */
             table_set_int(t, 5, ph->lat_p50);
             table_set_int(t, 6, ph->lat_p95);
             if (r->items_per_s > 0) table_set_num(t, 7, r->items_per_s);

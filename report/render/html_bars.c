@@ -224,9 +224,9 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
             continue; /* the rows come phase after phase */
         }
         struct bar b = {.v = x, .part = NAN, .colour = per_phase ? q : -1};
-        char full[CELL_MAX], cut[64];
+        char full[CELL_MAX], cut[128];
         render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], names, full, sizeof full);
-        fmt_label_cut(cut, sizeof cut, full, per_phase ? 34 : 46);
+        render_label_fit(cut, sizeof cut, full, per_phase ? 34 : 46);
         snprintf(b.name, sizeof b.name, "%s%s%s", per_phase ? html_phase_short(ph) : "",
                  per_phase ? ": " : "", cut);
         render_name_tag(html_txt(d, r, name), b.tag, sizeof b.tag);

@@ -48,9 +48,8 @@ void html_add(char *out, const char *fmt, ...)
 /* A row's name left of the plot, cut to the room there (the whole name in its tooltip). */
 void html_row_label(struct svg_plot *p, double x, double y, const char *name)
 {
-    char cut[128];
-    size_t room = (size_t)((p->left - 10) / 6.2);
-    fmt_label_cut(cut, sizeof cut, name, room < sizeof cut ? room : sizeof cut - 1);
+    char cut[512];
+    render_label_fit(cut, sizeof cut, name, (int)((p->left - 10) / 6.2));
     svg_text(p, x, y, "end", cut);
 }
 

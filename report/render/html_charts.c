@@ -143,18 +143,17 @@ static int series_row(struct table **t, int n, const struct group *g)
 }
 
 /* A series' iterations in the Series table's words and numbers (one count in every output):
- * "381 iterations: 5 warm-up, 376 steady (94 of them captured, apart from the latencies)". */
+ * "381 iterations: 5 warm-up, 282 steady, 94 captured (apart from the latencies)". */
 static const char *series_counts(const struct table *st, int sr, int n)
 {
     double steady = sr >= 0 ? html_num(st, sr, "steady_iterations") : NAN;
     double warm = sr >= 0 ? html_num(st, sr, "warmup_iterations") : NAN;
     double capt = sr >= 0 ? html_num(st, sr, "captured_iterations") : NAN;
     if (isnan(steady) || isnan(warm)) return pool_printf("%d iterations", n);
-    const char *c = isnan(capt) || capt <= 0
-                        ? ""
-                        : pool_printf(" (%.0f of them captured, apart from the latencies)", capt);
-    return pool_printf("%.0f iterations: %.0f warm-up, %.0f steady%s", steady + warm, warm, steady,
-                       c);
+    if (isnan(capt)) capt = 0;
+    const char *c = capt > 0 ? pool_printf(", %.0f captured (apart from the latencies)", capt) : "";
+    return pool_printf("%.0f iterations: %.0f warm-up, %.0f steady%s", steady + warm + capt, warm,
+                       steady, c);
 }
 
 static void chart_latency(FILE *out, struct table **t, int nt, const struct table *it,
@@ -285,13 +284,12 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
             fmt_ns(p95, sizeof p95, html_num(st, sr, "latency_p95_ns"));
             fmt_ns(p99, sizeof p99, html_num(st, sr, "latency_p99_ns"));
         }
-        /* The Series table's counts: steady = in the latencies + captured apart. */
+        /* The Series table's counts: the steady ones in the latencies, the captured apart. */
         double capt = sr >= 0 ? html_num(st, sr, "captured_iterations") : NAN;
         if (!isnan(capt) && capt > 0)
             snprintf(text, sizeof text,
-                     "%.0f steady iterations, %d in the latencies (%.0f captured, apart): p50 %s,"
-                     " p95 %s, p99 %s",
-                     m + capt, m, capt, p50, p95, p99);
+                     "%d steady iterations (%.0f captured, apart): p50 %s, p95 %s, p99 %s", m, capt,
+                     p50, p95, p99);
         else
             snprintf(text, sizeof text, "%d steady iterations: p50 %s, p95 %s, p99 %s", m, p50, p95,
                      p99);

@@ -127,7 +127,24 @@ static void chart_compare(FILE *out, struct table **t, int n)
 struct pair {
     char name[160];
     double base, new_; /* NAN: not in that run */
+    char tag[8];       /* " #a3f1" of the full name: two labels alike are told apart by it */
 };
+
+/* Labels that came out alike (names cut the same way) get their full name's tag. */
+static void pairs_untie(struct pair *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int tie = 0;
+        for (int j = i + 1; j < n; j++)
+            if (!strcmp(v[i].name, v[j].name) && strcmp(v[i].tag, v[j].tag)) {
+                tie = 1;
+                size_t len = strlen(v[j].name);
+                snprintf(v[j].name + len, sizeof v[j].name - len, "%s", v[j].tag);
+            }
+        size_t len = strlen(v[i].name);
+        if (tie) snprintf(v[i].name + len, sizeof v[i].name - len, "%s", v[i].tag);
+    }
+}
 
 /* Each pair as two bars, base (grey) above new (blue), and the change at the right. */
 static void pairs(FILE *out, const char *id, const char *title, const struct pair *v, int n,
@@ -197,12 +214,13 @@ static int pairs_of(const struct table *d, const char *col, const char *what, st
         double x = html_num(d, r, cb), y = html_num(d, r, cn);
         if (!(fmax(isnan(x) ? 0 : x, isnan(y) ? 0 : y) > 0)) continue; /* nothing either side */
         const char *a = html_txt(d, r, name1);
-        char full[CELL_MAX] = "", cut[64];
+        char full[CELL_MAX] = "", cut[128];
         int c = name2 ? table_col_index(d, name2) : -1; /* as the text shows it: demangled */
         if (c >= 0)
             render_cell_text(&d->cols[c], &d->cells[r * d->ncols + c], names, full, sizeof full);
         const char *b = full;
-        fmt_label_cut(cut, sizeof cut, b, 40);
+        render_label_fit(cut, sizeof cut, b, 40);
+        render_name_tag(full, v[k].tag, sizeof v[k].tag);
         snprintf(v[k].name, sizeof v[k].name, "%s%s%s%s%s",
                  strchr(a, '|') ? html_phase_short(a) : a, b[0] ? " " : "", cut, what[0] ? " " : "",
                  what);
@@ -227,6 +245,7 @@ static void chart_latency(FILE *out, struct table **t, int n)
             snprintf(v[k].name, sizeof v[k].name, "%s %s %s",
                      html_phase_short(html_txt(d, r, "phase")), html_txt(d, r, "series"),
                      q ? "p95" : "p50");
+            v[k].tag[0] = 0; /* series names are distinct */
             v[k].base = x, v[k].new_ = y;
             k++;
         }
@@ -252,6 +271,7 @@ static void chart_memory(FILE *out, struct table **t, int n)
                  " tensor allocated)");
         return;
     }
+    pairs_untie(v, k);
     pairs(out, "chart-compare-memory", "Peak tensor memory per phase and device, base and new", v,
           k, SVG_BYTES, "peak allocated");
 }
@@ -284,6 +304,7 @@ static void chart_changed(FILE *out, struct table **t, int n, const char *key, c
     }
     qsort(v, (size_t)k, sizeof *v, by_change);
     if (k > 12) k = 12;
+    pairs_untie(v, k);
     char t2[200];
     snprintf(t2, sizeof t2, "%s, base and new (the %d that changed most)", title, k);
     pairs(out, id, t2, v, k, SVG_NS, "time");

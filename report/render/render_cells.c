@@ -100,6 +100,16 @@ static int word_edge(char c)
            c == '<' || c == '-';
 }
 
+void render_label_fit(char *out, size_t n, const char *s, int w)
+{
+    if (!n) return;
+    size_t len = strlen(s);
+    if (len >= n) len = fmt_utf8_cut(s, n - 1);
+    memcpy(out, s, len);
+    out[len] = 0;
+    render_shorten(out, w);
+}
+
 void render_shorten(char *s, int w)
 {
     render_shorten_share(s, w, 50);

@@ -30,6 +30,10 @@ int render_disp_width(const char *s);
 /* s cut in its middle to w columns ("head...tail", at a word's edge where one is near);
  * _share: the head takes head_pct of the room. */
 void render_shorten(char *s, int w);
+/* s into out (n bytes), cut as render_shorten cuts a text column (at a word's edge, the middle
+ * elided, on a character) to w columns: a chart's label. No hash: where two labels come out
+ * alike, the chart tells them apart (html_bars.c untie). */
+void render_label_fit(char *out, size_t n, const char *s, int w);
 void render_shorten_share(char *s, int w, int head_pct);
 void render_print_padded(FILE *out, const char *s, int w, int right, const char *tail);
 /* Distinct names stay distinct on screen: rows of name column `c` whose shown text (shortened

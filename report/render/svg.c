@@ -5,6 +5,7 @@
  */
 #include "svg.h"
 #include "../base/table.h"
+#include "render_impl.h"
 
 #include <math.h>
 #include <string.h>
@@ -296,8 +297,8 @@ void svg_legend(struct svg_plot *p, int k, int colour, const char *name)
 {
     double w = (p->right - p->left) / SVG_LEGEND_COLUMNS;
     double x = p->left + w * (k % SVG_LEGEND_COLUMNS), y = 12 + 14 * (k / SVG_LEGEND_COLUMNS);
-    char cut[64];
-    fmt_label_cut(cut, sizeof cut, name, (size_t)(w / 6.5) < sizeof cut ? (size_t)(w / 6.5) : 63);
+    char cut[256];
+    render_label_fit(cut, sizeof cut, name, (int)(w / 6.5));
     fprintf(p->out,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
             "<text x=\"%.1f\" y=\"%.1f\">",

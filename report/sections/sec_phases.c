@@ -245,9 +245,10 @@ static void phase_columns(struct table *t)
     table_col(t, "peak_allocated_saved_pct", "Saved %", COL_PCT);
     table_col(t, "baseline", NULL, COL_TEXT);
     table_col(t, "suspect", NULL, COL_TEXT); /* why its figures lost events (suspect.c), or null */
-    /* Of the steady iterations, those whose operators were captured: apart from the latencies
-     * (the series table's captured_iterations, summed). */
-    table_col(t, "captured_iterations", NULL, COL_INT);
+    /* Those whose operators were captured (sampled), apart from the latencies and from
+     * steady_iterations: iterations = warm-up + steady + captured in every output (the series
+     * table's captured_iterations, summed). */
+    table_col(t, "captured_iterations", "Captured", COL_INT);
 }
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
@@ -314,8 +315,8 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     table_set_int(t, C_TRANSIENT, ph->transient);
     if (ph->has_iterations) {
         table_set_int(t, C_ITERS, ph->iterations);
-        /* Steady iterations, those whose operators were recorded too (their latencies apart). */
-        table_set_int(t, C_STEADY, (int64_t)ph->nsteady + ph->captured_apart);
+        /* The steady iterations the latencies are over; the captured ones apart (C_CAPTURED). */
+        table_set_int(t, C_STEADY, (int64_t)ph->nsteady);
         table_set_int(t, C_WARM, ph->warmup);
         table_set_int(t, C_CAPTURED, ph->captured_apart);
         if (ph->warmup) {
@@ -594,8 +595,9 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
     if (apart) {
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len,
-                 "%s%lld steady iterations whose every operator call was recorded (sampled"
-                 " operators: slower for it) are left out of the latencies",
+                 "%sCaptured: %lld iterations whose every operator call was recorded (sampled"
+                 " operators: slower for it), left out of Iters and the latencies; Iters,"
+                 " Captured and Warm-up together are every iteration",
                  len ? ". " : "", (long long)apart);
     }
     /* The set-up line: the phases folded away, each with what it holds. */
@@ -678,14 +680,19 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
         }
     }
     if (!gpu && kernel_found) gpu = host ? 3 : 2;
-    static const int overview[] = {C_SHORT,   C_STEADY, C_TPUT,      C_P50,     C_P95,
-                                   C_KERNELS, C_GPU,    C_BUSY_TEXT, C_MIX_TEXT};
+    /* Captured in text where a phase has any: Iters + Captured + Warm-up are its iterations. */
+    int64_t apart = 0;
+    for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+    int overview[10], nov = 0;
+    overview[nov++] = C_SHORT, overview[nov++] = C_STEADY;
+    if (apart) overview[nov++] = C_CAPTURED;
+    static const int rest[] = {C_TPUT, C_P50, C_P95, C_KERNELS, C_GPU, C_BUSY_TEXT, C_MIX_TEXT};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) overview[nov++] = rest[i];
     static const int against[] = {C_SHORT, C_TPUT_RATIO, C_BAND,     C_VERDICT,
                                   C_ALLOC, C_SAVED,      C_SAVED_PCT};
     int n = 0;
     out[n++] = t;
-    struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview,
-                                  (int)(sizeof overview / sizeof *overview), 1);
+    struct table *v1 = phase_view(p, t, "Phases (grad mode / autocast)", overview, nov, 1);
     const char *note = overview_note(p, iters, gpu, transient);
     v1->note = note[0] ? note : NULL;
     if (!p->n)

@@ -8,6 +8,7 @@
 #include "sections.h"
 #include "../run/energy.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +24,46 @@ static int series_worth_showing(const struct run_phases *p)
     return 0;
 }
 
+/* The Series table's columns, in the order series_table declares them. */
+enum {
+    S_PHASE,
+    S_SHORT,
+    S_SERIES,
+    S_BATCH,
+    S_ITERS,
+    S_STEADY,
+    S_WARM,
+    S_WARM_NS,
+    S_CAPTURED,
+    S_TPUT,
+    S_ITEMS,
+    S_P50,
+    S_P95,
+    S_P99,
+    S_MEAN,
+    S_START,
+    S_END,
+    S_GAP_P50,
+    S_GAP_PCT,
+    S_PEAK,
+    S_KERNELS,
+    S_GPU,
+    S_KPI,
+    S_GPI,
+    S_MODEL,
+    S_LOOP,
+    S_UNIT,
+    S_EDEV,
+    S_JPI,
+    S_MJ,
+    S_SETTINGS,
+    S_CPU,
+    S_OFFCPU,
+    S_NCOLS
+};
+
 /* Energy per iteration and per item on the run's energy device (energy.c), JSON and CSV: what
- * compare holds two configurations' energy to. Columns 25-27. */
+ * compare holds two configurations' energy to. */
 static void series_energy(struct sqlite3 *db, const struct run_phases *p,
                           const struct series_info *s, struct table *t)
 {
@@ -32,9 +71,9 @@ static void series_energy(struct sqlite3 *db, const struct run_phases *p,
     const char *device;
     energy_series_figures(db, p, s, &j, &mj, &device);
     if (j < 0) return;
-    table_set_text(t, 25, device);
-    table_set_num(t, 26, j);
-    if (mj >= 0) table_set_num(t, 27, mj);
+    table_set_text(t, S_EDEV, device);
+    table_set_num(t, S_JPI, j);
+    if (mj >= 0) table_set_num(t, S_MJ, mj);
 }
 
 static struct table *series_table(struct sqlite3 *db, const struct run_phases *p)
@@ -45,9 +84,18 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
     table_col(t, "batch", NULL, COL_INT); /* batch and items/s: the batch sweep's, in text */
+    /* Every iteration of the series: warm-up + steady + captured. */
+    table_col(t, "iterations", NULL, COL_INT);
     table_col(t, "steady_iterations", "Iters", COL_INT);
     table_col(t, "warmup_iterations", "Warm-up", COL_INT);
     table_col(t, "warmup_ns", NULL, COL_NS);
+    /* Those whose operators were captured (sampled): in the loop's rate, apart from the
+     * latencies and from steady_iterations. Iterations = warm-up + steady + captured in every
+     * output, and the latencies are over the steady ones (the HTML captions say it in these
+     * words). In text where a series has any. */
+    int64_t apart = 0;
+    for (int i = 0; i < p->series.n; i++) apart += p->series.v[i].captured_apart;
+    table_col(t, "captured_iterations", apart ? "Captured" : NULL, COL_INT);
     /* Iter/s, items/s, batch and p99 in JSON/CSV only: the text table leaves the room to the
      * series' names (the batch sweep shows batch and items/s). */
     table_col(t, "throughput_per_s", NULL, COL_RATE);
@@ -86,10 +134,6 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     table_col(t, "energy_device", NULL, COL_TEXT);
     table_col(t, "j_per_iteration", NULL, COL_RATE);
     table_col(t, "mj_per_item", NULL, COL_RATE);
-    /* Of the steady iterations, those whose operators were captured (sampled): in the loop's
-     * rate, apart from the latencies. Iterations = warm-up + steady, and the latencies are over
-     * steady - captured, in every output (the HTML captions say it in these words). */
-    table_col(t, "captured_iterations", NULL, COL_INT);
     /* The settings that changed between iterations, as this series ran them: in its name only
      * where they tell it apart from another series of the same name and batch. */
     table_col(t, "settings", NULL, COL_TEXT);
@@ -100,36 +144,38 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
+    assert(t->ncols == S_NCOLS);
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
         table_row(t);
-        phase_cells(t, &p->v[s->phase], 0, 1);
-        table_set_text(t, 2, s->name[0] ? s->name : "(unnamed)");
-        if (s->batch > 0) table_set_int(t, 3, s->batch);
-        table_set_int(t, 4, (int64_t)s->nsteady + s->captured_apart); /* as the phase's */
-        table_set_int(t, 5, s->warmup);
-        table_set_int(t, 6, s->warmup_ns);
-        if (s->nsteady && s->lat_mean > 0) table_set_num(t, 7, 1e9 / (double)s->lat_mean);
-        if (series_items_per_s(s) > 0) table_set_num(t, 8, series_items_per_s(s));
+        phase_cells(t, &p->v[s->phase], S_PHASE, S_SHORT);
+        table_set_text(t, S_SERIES, s->name[0] ? s->name : "(unnamed)");
+        if (s->batch > 0) table_set_int(t, S_BATCH, s->batch);
+        table_set_int(t, S_STEADY, (int64_t)s->nsteady); /* as the phase's: the captured apart */
+        table_set_int(t, S_WARM, s->warmup);
+        table_set_int(t, S_ITERS, (int64_t)s->warmup + s->nsteady + s->captured_apart);
+        table_set_int(t, S_WARM_NS, s->warmup_ns);
+        if (s->nsteady && s->lat_mean > 0) table_set_num(t, S_TPUT, 1e9 / (double)s->lat_mean);
+        if (series_items_per_s(s) > 0) table_set_num(t, S_ITEMS, series_items_per_s(s));
         if (s->nsteady) {
-            table_set_int(t, 9, s->lat_p50);
-            table_set_int(t, 10, s->lat_p95);
-            table_set_int(t, 11, s->lat_p99);
-            table_set_int(t, 12, s->lat_mean);
+            table_set_int(t, S_P50, s->lat_p50);
+            table_set_int(t, S_P95, s->lat_p95);
+            table_set_int(t, S_P99, s->lat_p99);
+            table_set_int(t, S_MEAN, s->lat_mean);
         }
-        table_set_int(t, 13, s->start);
-        table_set_int(t, 14, s->end);
+        table_set_int(t, S_START, s->start);
+        table_set_int(t, S_END, s->end);
         if (s->gaps) {
-            table_set_int(t, 15, s->gap_p50);
-            table_set_num(t, 16, series_between_pct(s));
+            table_set_int(t, S_GAP_P50, s->gap_p50);
+            table_set_num(t, S_GAP_PCT, series_between_pct(s));
         }
-        if (s->peak_alloc >= 0) table_set_int(t, 17, s->peak_alloc);
+        if (s->peak_alloc >= 0) table_set_int(t, S_PEAK, s->peak_alloc);
         if (s->kernels >= 0) {
-            table_set_int(t, 18, s->kernels);
-            table_set_int(t, 19, s->gpu_time);
+            table_set_int(t, S_KERNELS, s->kernels);
+            table_set_int(t, S_GPU, s->gpu_time);
             if (s->nsteady) {
-                table_set_num(t, 20, (double)s->kernels / (double)s->nsteady);
-                table_set_int(t, 21, s->gpu_time / (int64_t)s->nsteady);
+                table_set_num(t, S_KPI, (double)s->kernels / (double)s->nsteady);
+                table_set_int(t, S_GPI, s->gpu_time / (int64_t)s->nsteady);
             }
         }
         int items;
@@ -137,19 +183,25 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         double model = items                           ? series_items_per_s(s)
                        : s->nsteady && s->lat_mean > 0 ? 1e9 / (double)s->lat_mean
                                                        : 0;
-        if (model > 0) table_set_num(t, 22, model);
-        if (loop > 0) table_set_num(t, 23, loop);
-        if (model > 0 || loop > 0) table_set_text(t, 24, items ? "items/s" : "iter/s");
+        if (model > 0) table_set_num(t, S_MODEL, model);
+        if (loop > 0) table_set_num(t, S_LOOP, loop);
+        if (model > 0 || loop > 0) table_set_text(t, S_UNIT, items ? "items/s" : "iter/s");
         series_energy(db, p, s, t);
-        table_set_int(t, 28, s->captured_apart);
-        if (s->settings && s->settings[0]) table_set_text(t, 29, s->settings);
-        if (s->cpu_mean >= 0) table_set_int(t, 30, s->cpu_mean);
-        if (s->off_cpu_mean >= 0) table_set_int(t, 31, s->off_cpu_mean);
+        table_set_int(t, S_CAPTURED, s->captured_apart);
+        if (s->settings && s->settings[0]) table_set_text(t, S_SETTINGS, s->settings);
+        if (s->cpu_mean >= 0) table_set_int(t, S_CPU, s->cpu_mean);
+        if (s->off_cpu_mean >= 0) table_set_int(t, S_OFFCPU, s->off_cpu_mean);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"
               " model alone could do; Loop rate: what the loop delivered, over the wall time of"
               " its steady iterations, the waits between them included";
+    if (apart)
+        t->note = pool_printf("%s. Captured: iterations whose every operator call was recorded"
+                              " (sampled operators: slower for it), in the loop rate, left out of"
+                              " Iters and the latencies; Iters, Captured and Warm-up together are"
+                              " every iteration",
+                              t->note);
     for (int i = 0; i < p->series.n; i++) {
         int items;
         const struct series_info *s = &p->series.v[i];

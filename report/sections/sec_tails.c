@@ -42,7 +42,9 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
     table_col(t, "phase", NULL, COL_TEXT);
     table_col(t, NULL, "Phase", COL_TEXT);
     table_col(t, "series", "Series", COL_NAME);
-    table_col(t, "steady_iterations", NULL, COL_INT);
+    /* The iterations judged: the steady ones and the captured ones (their latency divided by the
+     * capture's cost), the Series table's Iters + Captured. */
+    table_col(t, "judged_iterations", NULL, COL_INT);
     table_col(t, "slow_iterations", "Slow", COL_INT);
     table_col(t, "slow_indices", NULL, COL_TEXT);
     table_col(t, "pattern", "When", COL_TEXT);
@@ -171,7 +173,8 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
                   " it; Share: of that extra time (a cause is named when it explains 10% or"
                   " more; causes compare the slow iterations with the typical ones, nearest"
                   " their neighbours' median); #N: the iteration's index in its series, warm-up"
-                  " counted from 0";
+                  " counted from 0; Slow: of the Series table's Iters and Captured (a captured"
+                  " iteration at its latency divided by the capture's cost)";
     return v;
 }
 

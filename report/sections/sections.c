@@ -148,8 +148,8 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
     if (captured && total > 0)
         o += (size_t)snprintf(out + o, n - o,
                               "the %lld iterations whose operators were captured ran up to %.0f%%"
-                              " slower (set apart from the latencies): %.1f%% of the steady"
-                              " iterations' time",
+                              " slower (set apart from the latencies): %.1f%% of the steady and"
+                              " captured iterations' time",
                               (long long)captured, 100 * (worst - 1), 100 * added / total);
     int64_t dur = 0, sampler = 0;
     runfacts_int(r, "duration_ns", &dur);

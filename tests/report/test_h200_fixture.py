@@ -54,6 +54,9 @@ class H200Fixture(Case):
         self.assertIsNone(report["run"]["warnings"])  # no reading was out of bounds
 
     def test_one_count_per_series_in_every_output(self):
+        # Iterations = warm-up + steady + captured, three parts apart, named alike in JSON, CSV,
+        # the text tables and the HTML captions; the latencies are over the steady ones. The
+        # text table once said "Iters 60" for a p50 over 52 (8 captured among the 60).
         report = self.report_json(self.db)
         rows = report["iterations"]
         r = self.cli("report", "--format", "csv", "--section", "series", self.db)
@@ -62,36 +65,57 @@ class H200Fixture(Case):
         r = self.cli("report", "--format", "html", self.db)
         self.assertEqual(r.rc, 0, r.err)
         page = html.unescape(r.out.decode())
+        text = self.cli("report", self.db, COLUMNS="160").out.decode()
+        table = text.split("\nSeries (")[1].split("\n\n")[0].splitlines()
+        self.assertRegex(table[1], r"^  Phase\s+Series\s+Iters\s+Warm-up\s+Captured\s+p50 ")
+        in_text = [tuple(int(x) for x in m.groups()) for m in
+                   (re.match(r"^  \S+\s+.+?\s+(\d+)\s+(\d+)\s+(\d+)\s+\d", line)
+                    for line in table[2:]) if m]
+        self.assertEqual(len(in_text), len(report["series"]))
+        tails = {(t["phase"], t["series"]): t for t in report["tails"]}
         captured_any = 0
-        for s in report["series"]:
+        for s, shown in zip(report["series"], in_text):
             key = (s["phase"], s["series"])
             mine = [x for x in rows if (x["phase"], x["series"]) == key]
             steady, warm, capt = (s["steady_iterations"], s["warmup_iterations"],
                                   s["captured_iterations"])
-            self.assertEqual(steady + warm, len(mine), key)
+            self.assertEqual(s["iterations"], len(mine), key)
+            self.assertEqual(steady + warm + capt, len(mine), key)
             self.assertEqual(capt, sum(1 for x in mine if x["captured"] and not x["steady"]), key)
-            self.assertEqual(steady - capt, sum(1 for x in mine if x["steady"]), key)
+            self.assertEqual(steady, sum(1 for x in mine if x["steady"]), key)
+            self.assertEqual(shown, (steady, warm, capt), key)
             c = by_csv[key]
-            self.assertEqual((int(c["steady_iterations"]), int(c["warmup_iterations"]),
-                              int(c["captured_iterations"])), (steady, warm, capt), key)
+            self.assertEqual((int(c["iterations"]), int(c["steady_iterations"]),
+                              int(c["warmup_iterations"]), int(c["captured_iterations"])),
+                             (len(mine), steady, warm, capt), key)
+            if key in tails:  # judged: the steady ones and the captured ones
+                self.assertEqual(tails[key]["judged_iterations"], steady + capt, key)
             captured_any += capt
-            words = (f"{steady + warm} iterations: {warm} warm-up, {steady} steady"
-                     + (f" ({capt} of them captured, apart from the latencies)" if capt else ""))
+            words = (f"{steady + warm + capt} iterations: {warm} warm-up, {steady} steady"
+                     + (f", {capt} captured (apart from the latencies)" if capt else ""))
             self.assertIn(f"{s['series']}: {words}, p50", page)
             if capt:
-                self.assertIn(f"{steady} steady iterations, {steady - capt} in the latencies"
-                              f" ({capt} captured, apart)", page)
+                self.assertIn(f"{steady} steady iterations ({capt} captured, apart)", page)
         self.assertGreater(captured_any, 0)
         self.assertNotRegex(page, r"\d+ iterations \(\d+ warm-up\)")
-        # The phase pools its series' counts.
+        # Chart labels are cut as the text columns are, at a word's edge, with a hash only
+        # where two would read alike (every cut label once ended "...~434c6d").
+        labels = re.findall(r"<text[^>]*>([^<]*)</text>", r.out.decode())
+        self.assertTrue([x for x in labels if "..." in x], labels)
+        self.assertFalse([x for x in labels if re.search(r"~[0-9a-f]{6}$", x)], labels)
+        # The phase pools its series' counts, in JSON and in its text table.
+        phases = text.split("\nPhases (grad mode / autocast)\n")[1].split("\n\n")[0]
+        self.assertRegex(phases, r"^  Phase\s+Iters\s+Captured\s+Iter/s ")
         for ph in report["phases"]:
             mine = [s for s in report["series"] if s["phase"] == ph["label"]]
             if ph["steady_iterations"] is None:
                 continue
-            self.assertEqual(ph["captured_iterations"],
-                             sum(s["captured_iterations"] for s in mine), ph["label"])
-            self.assertEqual(ph["steady_iterations"],
-                             sum(s["steady_iterations"] for s in mine), ph["label"])
+            for k in ("iterations", "steady_iterations", "warmup_iterations",
+                      "captured_iterations"):
+                self.assertEqual(ph[k], sum(s[k] for s in mine), (ph["label"], k))
+            if ph["steady_iterations"]:
+                self.assertRegex(phases, rf"(?m)^  \S+\s+{ph['steady_iterations']}\s+"
+                                         rf"{ph['captured_iterations']}\s")
 
     def test_a_setting_names_only_the_series_it_tells_apart(self):
         # One loop (ResNet #2) turned cudnn.benchmark on: every other series' name once carried
@@ -165,7 +189,7 @@ class H200Fixture(Case):
         report = self.report_json(self.db)
         tail = [t for t in report["tails"] if t["series"] == "ResNet #2"][0]
         self.assertGreaterEqual(tail["slow_iterations"], 6, tail)
-        self.assertEqual(tail["steady_iterations"], 42, tail)  # the Series table's 42
+        self.assertEqual(tail["judged_iterations"], 42, tail)  # the Series table's Iters + Captured
         causes = [c for c in report["tail_causes"] if c["series"] == "ResNet #2"]
         self.assertEqual(causes[0]["cause"], "cudnn_search", causes)
         self.assertGreaterEqual(causes[0]["share_pct"], 50, causes)
@@ -190,7 +214,7 @@ class H200Fixture(Case):
         cost = self.report_json(self.db)["run"]["observer_cost"]
         self.assertRegex(cost, r"^the 319 iterations whose operators were captured ran up to"
                                r" \d+% slower \(set apart from the latencies\): [0-9.]+% of the"
-                               r" steady iterations' time; infprof's writer thread used"
+                               r" steady and captured iterations' time; infprof's writer thread used"
                                r" 19\.\d% of a core \(4\.74 s, 3\.73 s of it reading energy\);"
                                r" the cost on each launch and operator call is not measured")
 

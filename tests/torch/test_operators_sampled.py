@@ -146,7 +146,9 @@ class SampledOperators(TorchCase):
         self.assertGreater(slower, 1.1, "the hostile case: captured forwards are slower")
         rep = self.report_json(db)
         s, = rep["series"]
-        self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], ITERS)
+        self.assertEqual(s["iterations"], ITERS)
+        self.assertEqual(s["steady_iterations"] + s["warmup_iterations"] + s["captured_iterations"],
+                         ITERS)
         # Our p50 is the plain forwards' (the program's timer holds a little more than the
         # forward: within 10%), and our p95 is nearer theirs than all forwards' p95.
         self.assertLess(abs(s["latency_p50_ns"] - pct(plain, 0.5)), 0.1 * pct(plain, 0.5),
@@ -155,9 +157,10 @@ class SampledOperators(TorchCase):
         self.assertLess(abs(s["latency_p95_ns"] - pct(plain, 0.95)),
                         abs(s["latency_p95_ns"] - all_p95) + 1, (s, pct(plain, 0.95), all_p95))
         text = self.cli("report", db).out.decode()
-        words = ("steady iterations whose every operator call was recorded (sampled operators:"
-                 " slower for it) are left out of the latencies")
-        self.assertRegex(text, r"\d+\s+" + r"\s+".join(re.escape(w) for w in words.split()))
+        words = (f"Captured: {s['captured_iterations']} iterations whose every operator call was"
+                 " recorded (sampled operators: slower for it), left out of Iters and the"
+                 " latencies")
+        self.assertRegex(text, r"\s+".join(re.escape(w) for w in words.split()))
 
     def test_one_preempted_call_does_not_rank_its_operator_first(self):
         # One aten::relu call of a captured iteration held 20 ms (a preemption): scaled by 4,

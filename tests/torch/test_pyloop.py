@@ -47,7 +47,7 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(list(s), ["MobileNetV3"], s)
         mob = s["MobileNetV3"]
-        self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
+        self.assertEqual(mob["iterations"], own["n"])
         self.assertEqual(mob["batch"], 4)
         # The p50 of the same forwards by the program's own clock: the steady ones (its own p50
         # over all 16, warm-up included, once read 46 ms against our steady 33 ms on a loaded
@@ -58,8 +58,8 @@ class PyLoop(Case):
         its = [i for i in rep["iterations"] if i["series"] == "MobileNetV3"]
         self.assertEqual(len(its), len(own["spans"]))
         steady = sorted(e - s for (s, e), i in zip(own["spans"], its) if i["steady"])
-        # (steady_iterations also counts those set apart: not in the latencies)
-        self.assertTrue(0 < len(steady) <= mob["steady_iterations"], (its, mob))
+        # (the captured ones are apart: captured_iterations, not in the latencies)
+        self.assertEqual(len(steady), mob["steady_iterations"], (its, mob))
         mid, n = steady[(len(steady) - 1) // 2], len(steady) - 1
         band = {str(mid): [steady[int(0.4 * n)], steady[-(-6 * n // 10)]]}
         self.assertTrue(near(mob["latency_p50_ns"], mid, bands=band),
@@ -119,7 +119,8 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(sorted(s), ["loop 1", "loop 2"], s)
         for name, key in (("loop 1", "fp32_p50"), ("loop 2", "int8_p50")):
-            self.assertGreaterEqual(s[name]["steady_iterations"], 15, s[name])
+            self.assertGreaterEqual(s[name]["steady_iterations"] + s[name]["captured_iterations"], 15,
+                                    s[name])
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
                                  bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
@@ -136,7 +137,7 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(sorted(s), ["MLP", "MLP quantized"], s)
         for name, key in (("MLP", "fp32_p50"), ("MLP quantized", "int8_p50")):
-            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 25)
+            self.assertEqual(s[name]["iterations"], 25)
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
                                  bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
@@ -161,7 +162,7 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(sorted(s), ["MLP frozen", "MLP traced"], s)
         for name, key in (("MLP traced", "first_p50"), ("MLP frozen", "second_p50")):
-            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+            self.assertEqual(s[name]["iterations"], 20)
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key],
                                  bands=own.get("bands")), (name, s[name], own))
         self.assertEqual(self.query(db, "SELECT count(*) FROM iterations")[0][0], 40)
@@ -172,14 +173,14 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(list(s), ["mlp_traced.pt"], s)
         n = s["mlp_traced.pt"]
-        self.assertEqual(n["steady_iterations"] + n["warmup_iterations"], own["n"])
+        self.assertEqual(n["iterations"], own["n"])
 
     def test_two_instances_of_one_class(self):
         own, rep, _ = self.python("twice")
         s = self.series(rep)
         self.assertEqual(sorted(s), ["MLP", "MLP #2"], s)
         for name in s:
-            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+            self.assertEqual(s[name]["iterations"], 20)
             # Called in turn: each one's loop rate is over its own time, not the other's.
             self.assertLess(abs(s[name]["delivered_per_s"] / s[name]["model_rate_per_s"] - 1),
                             0.15, s[name])
@@ -192,7 +193,7 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(sorted(s), ["MLP", "iteration_MLP"], s)
         for name in s:
-            self.assertEqual(s[name]["steady_iterations"] + s[name]["warmup_iterations"], 20)
+            self.assertEqual(s[name]["iterations"], 20)
 
     def test_a_softmax_module_after_the_model_is_no_iteration(self):
         # A weightless layer called on its own is post-processing: one series, and the time
@@ -200,7 +201,7 @@ class PyLoop(Case):
         own, rep, _ = self.python("post")
         s = self.series(rep)
         self.assertEqual(list(s), ["MLP"], s)
-        self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
+        self.assertEqual(s["MLP"]["iterations"], own["n"])
         self.assertTrue(near(s["MLP"]["latency_p50_ns"], own["forward_p50"],
                              bands=own.get("bands")), (s, own))
         b = [x for x in rep["between"] if x["series"] == "MLP"][0]
@@ -224,7 +225,7 @@ class PyLoop(Case):
         own, rep, db = self.python("threads")
         s = self.series(rep)
         self.assertEqual(list(s), ["MLP"], s)
-        seen = s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"]
+        seen = s["MLP"]["iterations"]
         unseen = int(self.meta(db, "python_module_calls_unseen"))
         self.assertLessEqual(seen + unseen, own["n"])
         self.assertGreaterEqual(seen, own["n"] - 4, (seen, unseen))
@@ -238,9 +239,9 @@ class PyLoop(Case):
         # unseen, and the report says so instead of "nothing lost". PyTorch 2.1+ sees them all.
         own, rep, db = self.python("fallback")
         s = self.series(rep)
-        self.assertEqual(s["Primary"]["steady_iterations"] + s["Primary"]["warmup_iterations"], 9)
+        self.assertEqual(s["Primary"]["iterations"], 9)
         if "MLP" in s:  # PyTorch 2.1+: always-called hooks
-            self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], 20)
+            self.assertEqual(s["MLP"]["iterations"], 20)
         else:
             self.assertEqual(self.meta(db, "python_module_calls_open_at_end"), 1)
             self.assertIn("never ended", rep["summary"]["lost"])
@@ -249,7 +250,7 @@ class PyLoop(Case):
         own, rep, _ = self.python("rebuild")
         s = self.series(rep)
         self.assertEqual(list(s), ["MLP"], s)
-        self.assertEqual(s["MLP"]["steady_iterations"] + s["MLP"]["warmup_iterations"], own["n"])
+        self.assertEqual(s["MLP"]["iterations"], own["n"])
 
     def test_a_program_without_torch_nn_falls_back_to_detection(self):
         # The hooks are on, but no module is ever called: the loop is found from its
@@ -257,7 +258,7 @@ class PyLoop(Case):
         own, rep, _ = self.python("functional")
         ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
         self.assertEqual(ph["iteration_source"], "detected from the allocations")
-        self.assertGreaterEqual(ph["steady_iterations"], 15, ph)
+        self.assertGreaterEqual(ph["steady_iterations"] + ph["captured_iterations"], 15, ph)
         self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"],
                              bands=own.get("bands")), (ph, own))
 
@@ -267,14 +268,14 @@ class PyLoop(Case):
         for mode in ("recursive", "hookcall"):
             own, rep, _ = self.python(mode, db=mode + ".db")
             s = self.series(rep)["Tree"]
-            self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["n"], mode)
+            self.assertEqual(s["iterations"], own["n"], mode)
             self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"],
                                  bands=own.get("bands")), (mode, s, own))
 
     def test_a_forward_that_raises_is_no_iteration(self):
         own, rep, _ = self.python("raises")
         s = self.series(rep)["MLP"]
-        self.assertEqual(s["steady_iterations"] + s["warmup_iterations"], own["ok"], s)
+        self.assertEqual(s["iterations"], own["ok"], s)
         self.assertTrue(near(s["latency_p50_ns"], own["forward_p50"],
                              bands=own.get("bands")), (s, own))
 
@@ -294,7 +295,7 @@ class PyLoop(Case):
             self.assertEqual(self.report_json(w)["iterations"], [], w)
         rep = self.report_json(main_db[0])
         mob = self.series(rep)["MobileNetV3"]
-        self.assertEqual(mob["steady_iterations"] + mob["warmup_iterations"], own["n"])
+        self.assertEqual(mob["iterations"], own["n"])
         # Together: the workers are named so, and get no inference advice.
         multi = json.loads(self.cli("report", "--format", "json", *dbs).out)
         names = {r["process"] for r in multi["runs"]}
