@@ -117,6 +117,30 @@ class H200Fixture(Case):
                 self.assertRegex(phases, rf"(?m)^  \S+\s+{ph['steady_iterations']}\s+"
                                          rf"{ph['captured_iterations']}\s")
 
+    def test_a_pooled_phase_gets_no_verdict_in_any_view(self):
+        # Every phase with iterations here pools two series (ResNet-50 with BERT, or two
+        # ResNets): "inference/fp16 0.82x (95%: 0.78-0.84x) slower" once pooled ResNet-50 with
+        # BERT in the table and the chart while the Summary refused to rank it.
+        report = self.report_json(self.db)
+        pooled = [p for p in report["phases"] if p["steady_iterations"]]
+        self.assertEqual(len(pooled), 3)
+        for p in pooled:
+            if p["verdict"] == "baseline":
+                continue
+            self.assertIsNone(p["throughput_ratio"], p["label"])
+            self.assertIsNone(p["throughput_ratio_low"], p["label"])
+            self.assertRegex(p["verdict"], r"^no verdict: \S+ pools 2$", p["label"])
+        self.assertEqual(report["inference_vs_no_grad"], [])
+        self.assertRegex(report["summary"]["fastest"], r"pools 2 series, so it has no p50")
+        text = self.cli("report", self.db, COLUMNS="160").out.decode()
+        against = text.split("\nPhases against ")[1].split("\n\n")[0]
+        self.assertNotRegex(against, r"\d\.\d\dx  \d")  # no ratio beside a band
+        self.assertNotIn("faster", against)
+        self.assertNotIn("slower", against)
+        page = self.cli("report", "--format", "html", self.db).out.decode()
+        chart = page.split('id="chart-speedup"')[1].split("</figure>")[0]
+        self.assertIn("no chart: the phases pool several series", chart)
+
     def test_a_setting_names_only_the_series_it_tells_apart(self):
         # One loop (ResNet #2) turned cudnn.benchmark on: every other series' name once carried
         # "cudnn.benchmark=off". Each series still has its settings in JSON; the run header says
