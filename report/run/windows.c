@@ -63,6 +63,13 @@ const struct run_windows *run_windows(struct sqlite3 *db, const struct run_phase
     int64_t duration = 0;
     db_meta_int(db, "duration_ns", &duration);
     w->duration = duration > 0 ? duration : 0;
+    /* The window still open at the end was closed by the writer as it wrote it, after the
+     * run's end was taken (0.9 ms later on a fixture: "30.19ms of the run's 29.41ms"): no
+     * window reaches past the run. */
+    for (int i = 0; i < w->n && duration > 0; i++) {
+        if (w->v[i].end > duration) w->v[i].end = duration;
+        if (w->v[i].start > duration) w->v[i].start = duration;
+    }
     /* A run still going has no length yet: an open window runs to the last iteration written. */
     if (duration <= 0 && db_has_table(db, "iterations"))
         duration = db_int(db, "SELECT max(start + dur) FROM iterations", 0);

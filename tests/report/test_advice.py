@@ -43,8 +43,10 @@ SCENARIOS = {
 }
 # Held to golden files too (their rules are tested elsewhere: TailCauses below): the sections of
 # the slow iterations and their causes, the batch sweep, inference_mode against no_grad, the
-# memory segments and energy, empty in every scenario above.
-GOLDEN_ONLY = ["tail-malloc", "sweep", "sweep-energy"]
+# memory segments, energy, the operators, a server's requests and the recording windows, empty in
+# every scenario above.
+GOLDEN_ONLY = ["tail-malloc", "sweep", "sweep-energy", "sweep-ops", "sweep-server",
+               "sweep-windows"]
 
 
 def add_energy(db):
@@ -66,8 +68,58 @@ def add_energy(db):
     con.close()
 
 
+def add_operators(db):
+    """PyTorch operators recorded on every call (INFPROF_OPERATORS=1) in each iteration of the
+    sweep, at fixed times (a run's are the machine's): aten::linear (70% of the iteration, 10%
+    its own) around aten::addmm (60%), then aten::relu (20%)."""
+    con = sqlite3.connect(db)
+    base = con.execute("SELECT coalesce(max(id), 0) FROM strings").fetchone()[0]
+    for i, name in enumerate(["aten::linear", "aten::addmm", "aten::relu"]):
+        con.execute("INSERT INTO strings(id, value) VALUES (?, ?)", (base + 1 + i, name))
+    rows = con.execute("SELECT id, tid, phase, start, dur FROM iterations ORDER BY id").fetchall()
+    for it, tid, phase, start, dur in rows:
+        lin, mm, relu = dur * 70 // 100, dur * 60 // 100, dur * 20 // 100
+        t = start + dur // 20
+        for at, d, own, depth, name in ((t, lin, lin - mm, 0, 1),
+                                        (t + (lin - mm) // 2, mm, mm, 1, 2),
+                                        (t + lin, relu, relu, 0, 3)):
+            con.execute("INSERT INTO torch_operators(start, dur, self, tid, phase, iter, depth,"
+                        " name_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (at, d, own, tid, phase, it, depth, base + name))
+    con.commit()
+    con.close()
+
+
+def add_server(db):
+    """The sweep's inference_mode batch=8 series served from 4 threads, every other request
+    starting half a request early (two in flight at once): a server's Requests section."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT id, tid, start, dur FROM iterations WHERE phase = 7 AND batch = 8"
+                       " ORDER BY id").fetchall()
+    for k, (it, tid, start, dur) in enumerate(rows):
+        con.execute("UPDATE iterations SET tid = ?, start = ? WHERE id = ?",
+                    (tid + 1 + k % 4, start - (k % 2) * dur // 2, it))
+    con.commit()
+    con.close()
+
+
+def add_windows(db):
+    """Two recording windows, from the run's start to `infprof window` at 5 ms (the no_grad
+    iterations), and from `infprof window` at 9 ms to the run's end at 20 ms (the inference_mode
+    ones). The writer closes the last window as it writes it, 0.9 ms after the run's end was taken
+    here: the report holds it to the run ("30.19ms of the run's 29.41ms" once)."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = 20000000 WHERE key = 'duration_ns'")  # a run's varies
+    con.execute("DELETE FROM windows")
+    con.execute("INSERT INTO windows(id, start, end, opened_by, closed_by, open_at_close)"
+                " VALUES (1, 0, 5000000, 1, 4, 0), (2, 9000000, 20900000, 4, 8, 0)")
+    con.commit()
+    con.close()
+
+
 # A golden-only scenario built from another's run (fixture scenario, what is added after).
-DERIVED = {"sweep-energy": ("sweep", add_energy)}
+DERIVED = {"sweep-energy": ("sweep", add_energy), "sweep-ops": ("sweep", add_operators),
+           "sweep-server": ("sweep", add_server), "sweep-windows": ("sweep", add_windows)}
 
 
 def registered_formats():
