@@ -1,6 +1,7 @@
 /*
  * options.c: the options `infprof report` and `infprof compare` share (commands.h): the format,
- * --top, --by-phase, --phase, --nvtx, --wide, --section, --csv-dir, --names and --warmup.
+ * --top, --by-phase, --phase, --nvtx, --wide, --section, --columns, --csv-dir, --names and
+ * --warmup.
  */
 #include "commands.h"
 #include "../base/cli.h"
@@ -47,6 +48,13 @@ int report_option(int argc, char **argv, int *i, struct report_opts *o, struct r
     } else if (!strcmp(a, "--section")) {
         if (++*i == argc) cli_fail("--section needs a section's key (phases, kernels, ...)");
         ro->section = argv[*i];
+    } else if (!strcmp(a, "--columns")) {
+        if (++*i == argc)
+            cli_fail("--columns needs SECTION=COLUMN,COLUMN,... (e.g. series=series,"
+                     "latency_p50_ns)");
+        if (ro->ncolumns == RENDER_COLUMN_SPECS)
+            cli_fail("--columns: at most %d sections", RENDER_COLUMN_SPECS);
+        ro->columns[ro->ncolumns++] = argv[*i];
     } else if (!strcmp(a, "--csv-dir")) {
         if (++*i == argc) cli_fail("--csv-dir needs a directory");
         ro->csv_dir = argv[*i];

@@ -61,6 +61,19 @@ int render_shown(const struct table *t, const struct render_opts *o)
 
 void render(FILE *out, struct table **tables, int n, const struct render_opts *o)
 {
+    const struct output_format *f = o->out ? o->out : output_format_of(o->format);
+    struct table **picked = NULL, *made[RENDER_COLUMN_SPECS];
+    int nmade = 0;
+    if (o->ncolumns) {
+        /* The page draws its charts from the sections' whole tables. */
+        if (!strcmp(f->name, "html"))
+            cli_fail("--columns is for text, md, csv and json, not html (the page draws its"
+                     " charts from every column)");
+        if (!(picked = malloc((size_t)(n ? n : 1) * sizeof *picked))) cli_fail("out of memory");
+        n = render_columns(tables, n, o, picked, made);
+        nmade = o->ncolumns;
+        tables = picked;
+    }
     if (o->section) {
         int k = 0;
         while (k < n && !(tables[k]->key && !strcmp(tables[k]->key, o->section))) k++;
@@ -79,10 +92,11 @@ void render(FILE *out, struct table **tables, int n, const struct render_opts *o
         tables += k;
         n = 1 + views;
     }
-    const struct output_format *f = o->out ? o->out : output_format_of(o->format);
     /* --section K in text and Markdown: a data table with no title of its own is JSON's and
      * CSV's; where views of it follow, they are what a reader asked for. */
     if (o->section && n > 1 && !tables[0]->title && (f->views == OUT_TEXT || f->views == OUT_MD))
         tables++, n--;
     f->document(out, tables, n, o);
+    for (int i = 0; i < nmade; i++) table_free(made[i]);
+    free(picked);
 }

@@ -15,6 +15,8 @@
 
 struct render_opts;
 
+#define RENDER_COLUMN_SPECS 16
+
 /* An output format. */
 struct output_format {
     const char *name, *alias; /* what --format accepts ("md", "markdown"); alias NULL none */
@@ -37,6 +39,9 @@ struct render_opts {
     int width;                       /* text width (render_text_width) */
     const char *section; /* only the table with this key (CSV: one tidy table, no "# key" line) */
     const char *csv_dir; /* CSV: one tidy file per table, DIR/<key>.csv */
+    /* --columns SECTION=COL,...: the columns picked for a section (render_columns.c). */
+    const char *columns[RENDER_COLUMN_SPECS];
+    int ncolumns;
 };
 
 /* The width text takes: COLUMNS when set (a positive number, held to 40-1000: a 30-column

@@ -30,6 +30,12 @@ int render_disp_width(const char *s);
 /* s cut in its middle to w columns ("head...tail", at a word's edge where one is near);
  * _share: the head takes head_pct of the room. */
 void render_shorten(char *s, int w);
+/* --columns (render_columns.c): the document `in` (n tables) into `out`, each section named in
+ * o->columns its data table with the columns picked only (made[]: the new tables, for the caller
+ * to free) and its text views left out; returns the tables in out. Exits 2 on an unknown
+ * section or column, naming those there are. */
+int render_columns(struct table **in, int n, const struct render_opts *o, struct table **out,
+                   struct table **made);
 /* s into out (n bytes), cut as render_shorten cuts a text column (at a word's edge, the middle
  * elided, on a character) to w columns: a chart's label. No hash: where two labels come out
  * alike, the chart tells them apart (html_bars.c untie). */
