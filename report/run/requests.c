@@ -60,18 +60,17 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
     *slot = r;
     size_t ncpu = 0;
     struct cpu_row *cpu = NULL;
+    /* Each series' threads, counted whole (a ThreadingHTTPServer's 200, one a connection, once
+     * read "64" with no word of a cap). */
+    int64_t *tids = malloc((p->niters ? p->niters : 1) * sizeof *tids);
+    if (!tids) cli_fail("out of memory");
     for (int s = 0; s < p->series.n && r->n < REPORT_MAX_SERIES; s++) {
         size_t n = 0;
-        int64_t tids[64];
         int ntid = 0;
-        for (size_t i = 0; i < p->niters; i++) {
-            const struct run_iter *it = &p->iters[i];
-            if (it->series != s) continue;
-            n++;
-            int k = 0;
-            while (k < ntid && tids[k] != it->tid) k++;
-            if (k == ntid && ntid < 64) tids[ntid++] = it->tid;
-        }
+        for (size_t i = 0; i < p->niters; i++)
+            if (p->iters[i].series == s) tids[n++] = p->iters[i].tid;
+        qsort(tids, n, sizeof *tids, rstats_cmp_i64);
+        for (size_t i = 0; i < n; i++) ntid += !i || tids[i] != tids[i - 1];
         if (ntid < 2 || n < 2) continue; /* one thread: a loop, not a server */
         if (!cpu && !ncpu) cpu = cpu_rows(db, &ncpu);
         struct edge *e = malloc(2 * n * sizeof *e);
@@ -124,6 +123,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         q->cpu_mean_ns = nc ? on / (double)nc : -1;
         free(e);
     }
+    free(tids);
     free(cpu);
     return r;
 }

@@ -14,7 +14,7 @@
 
 struct series_requests {
     int series;  /* index in run_series */
-    int threads; /* threads its iterations ran on (64: 64 or more) */
+    int threads; /* threads its iterations ran on */
     int64_t requests;
     double per_s;            /* requests over the span, first start to last end */
     double mean_concurrency; /* their summed time over the span */

@@ -521,6 +521,28 @@ class Rendering(AdviceCase):
             self.assertLessEqual(len(line), 100, line)
 
 
+class Requests(AdviceCase):
+    def test_every_thread_of_a_server_is_counted(self):
+        # A ThreadingHTTPServer serves each connection on a thread of its own: 200 threads read
+        # "Threads 64" (a fixed list that stopped there) with no word of a cap.
+        db = os.path.join(self.dir, "many.db")
+        shutil.copy(db_of("sweep-server"), db)
+        con = sqlite3.connect(db)
+        cols = [c[1] for c in con.execute("PRAGMA table_info(iterations)")]
+        row = con.execute("SELECT * FROM iterations WHERE phase = 7 AND batch = 8 ORDER BY id"
+                          " LIMIT 1").fetchone()
+        last = con.execute("SELECT max(start + dur) FROM iterations").fetchone()[0]
+        for k in range(200):
+            v = list(row)
+            v[cols.index("id")], v[cols.index("tid")] = 10000 + k, 900000 + k
+            v[cols.index("start")], v[cols.index("nvtx")] = last + 1000 + k * 40000, None
+            con.execute(f"INSERT INTO iterations VALUES ({', '.join('?' * len(v))})", v)
+        con.commit()
+        con.close()
+        req, = self.report("many", db=db)["requests"]
+        self.assertEqual((req["threads"], req["requests"]), (204, 212), req)
+
+
 if __name__ == "__main__":
     golden_util.UPDATE = golden_util.UPDATE or "--update" in sys.argv
     sys.argv = [a for a in sys.argv if a != "--update"]
