@@ -18,6 +18,7 @@
 #include "multi.h"
 #include "../../profiler/stats.h"
 
+#include <assert.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +311,18 @@ int64_t multi_mem_points(const struct multi_data *d)
     return k < 256 ? 256 : k;
 }
 
+/* combined_memory's columns, in the order it declares them (asserted there). */
+enum {
+    CM_HOST,
+    CM_DEVICE,
+    CM_UUID,
+    CM_PROCESSES,
+    CM_PEAK_ALLOCATED_BYTES,
+    CM_PEAK_RESERVED_BYTES,
+    CM_LARGEST_PROCESS_PEAK_BYTES,
+    CM_NCOLS
+};
+
 static struct table *combined_memory(struct multi_data *d)
 {
     struct table *t = table_new("combined_memory", "All processes: tensor memory per device");
@@ -320,6 +333,7 @@ static struct table *combined_memory(struct multi_data *d)
     table_col(t, "peak_allocated_bytes", "Peak alloc", COL_BYTES);
     table_col(t, "peak_reserved_bytes", "Peak rsrvd", COL_BYTES);
     table_col(t, "largest_process_peak_bytes", "Largest process", COL_BYTES);
+    assert(t->ncols == CM_NCOLS);
     if (d->nmem) qsort(d->mem, d->nmem, sizeof *d->mem, cmp_mem); /* none: mem may be NULL */
     /* Per process, what its allocator holds now on the device being swept, and whether it
      * used the device at all. */
@@ -346,13 +360,14 @@ static struct table *combined_memory(struct multi_data *d)
         for (int p = 0; p < d->n; p++) procs += used[p];
         const struct multi_dev *v = &d->devs[dev];
         table_row(t);
-        table_set_text(t, 0, v->host);
-        table_set_text(t, 1, v->name);
-        if (v->uuid[0]) table_set_text(t, 2, v->uuid);
-        table_set_int(t, 3, procs);
-        table_set_int(t, 4, peak_a);
-        if (strcmp(v->name, "cpu")) table_set_int(t, 5, peak_r); /* no reserve on the CPU */
-        table_set_int(t, 6, largest);
+        table_set_text(t, CM_HOST, v->host);
+        table_set_text(t, CM_DEVICE, v->name);
+        if (v->uuid[0]) table_set_text(t, CM_UUID, v->uuid);
+        table_set_int(t, CM_PROCESSES, procs);
+        table_set_int(t, CM_PEAK_ALLOCATED_BYTES, peak_a);
+        if (strcmp(v->name, "cpu"))
+            table_set_int(t, CM_PEAK_RESERVED_BYTES, peak_r); /* no reserve on the CPU */
+        table_set_int(t, CM_LARGEST_PROCESS_PEAK_BYTES, largest);
     }
     free(alloc);
     free(used);

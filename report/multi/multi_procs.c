@@ -9,6 +9,7 @@
  */
 #include "multi.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,19 @@ static int phases_differ(const struct multi_data *d)
     return 0;
 }
 
+/* multi_job_summary's columns, in the order it declares them (asserted there). */
+enum {
+    MJ_PROCESSES,
+    MJ_STRAGGLER,
+    MJ_MEMORY,
+    MJ_LOST,
+    MJ_STRAGGLER_PROCESS,
+    MJ_STRAGGLER_RATIO,
+    MJ_PEAK_PROCESS,
+    MJ_PEAK_RATIO,
+    MJ_NCOLS
+};
+
 /* The first screen of several processes. */
 struct table *multi_job_summary(struct multi_data *d)
 {
@@ -212,6 +226,7 @@ struct table *multi_job_summary(struct multi_data *d)
     table_col(t, "straggler_ratio", NULL, COL_RATIO);
     table_col(t, "peak_process", NULL, COL_TEXT);
     table_col(t, "peak_ratio", NULL, COL_RATIO);
+    assert(t->ncols == MJ_NCOLS);
     table_row(t);
     int ranks = 0, helpers = 0, same = 1;
     int64_t lost = 0, iters = -1;
@@ -227,7 +242,7 @@ struct table *multi_job_summary(struct multi_data *d)
         if (iters >= 0 && llabs(n - iters) > iters / 20) same = 0;
         iters = n;
     }
-    table_set_text(t, 0,
+    table_set_text(t, MJ_PROCESSES,
                    pool_printf("%d process%s: %d compared, %d helper%s (Processes below)", d->n,
                                d->n > 1 ? "es" : "", ranks, helpers, helpers == 1 ? "" : "s"));
     char a[32], b[32];
@@ -245,17 +260,17 @@ struct table *multi_job_summary(struct multi_data *d)
                                            " step waits %s for it",
                                            pool_printf("%.2fms", (fig_p50(r) - slow.med) / 1e6))
                              : ""));
-        table_set_text(t, 4, r->label);
-        table_set_num(t, 5, slow.ratio);
+        table_set_text(t, MJ_STRAGGLER_PROCESS, r->label);
+        table_set_num(t, MJ_STRAGGLER_RATIO, slow.ratio);
     } else if (ranks < 2 || !(slow.med > 0)) {
-        table_set_text(t, 1, "fewer than two processes with iterations to compare");
+        table_set_text(t, MJ_STRAGGLER, "fewer than two processes with iterations to compare");
     } else {
         /* The spread of all of them (the top one is in neither lo nor hi). */
         double top = 0;
         for (int i = 0; i < d->n; i++)
             if (!d->runs[i].helper) top = fmax(top, fig_p50(&d->runs[i]) / slow.med);
         double lo = fmin(slow.lo, 1), hi = fmax(slow.hi, top);
-        table_set_text(t, 1,
+        table_set_text(t, MJ_STRAGGLER,
                        hi - lo <= 0.1 ? pool_printf("none: every process's p50 within %.2f-%.2fx"
                                                     " the median's",
                                                     lo, hi)
@@ -270,11 +285,11 @@ struct table *multi_job_summary(struct multi_data *d)
         const struct multi_run *r = &d->runs[big.who];
         fmt_bytes(a, sizeof a, (double)r->peak);
         fmt_bytes(b, sizeof b, big.med);
-        table_set_text(t, 2,
+        table_set_text(t, MJ_MEMORY,
                        pool_printf("%s: peak %s allocated, %.2fx the median process's %s", r->label,
                                    a, big.ratio, b));
-        table_set_text(t, 6, r->label);
-        table_set_num(t, 7, big.ratio);
+        table_set_text(t, MJ_PEAK_PROCESS, r->label);
+        table_set_num(t, MJ_PEAK_RATIO, big.ratio);
     } else if (big.med > 0) {
         double top = 0;
         for (int i = 0; i < d->n; i++)
@@ -286,11 +301,11 @@ struct table *multi_job_summary(struct multi_data *d)
                 ? pool_printf("none stands out: peaks within %.2f-%.2fx the median's", lo, hi)
                 : pool_printf("none named: peaks spread %.2f-%.2fx the median's", lo, hi));
     } else {
-        table_set_text(t, 2,
+        table_set_text(t, MJ_MEMORY,
                        ranks < 2 ? "fewer than two processes with iterations to compare"
                                  : "no allocator report in two processes or more");
     }
-    table_set_text(t, 3,
+    table_set_text(t, MJ_LOST,
                    lost ? pool_printf("%lld events dropped (Processes: Dropped)", (long long)lost)
                         : "nothing");
     return t;

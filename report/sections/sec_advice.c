@@ -9,6 +9,7 @@
 #include "sections.h"
 #include "../base/json.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,9 @@ static struct table *text_view(const struct advice_list *l, int width)
     return t;
 }
 
+/* md_view's columns, in the order it declares them (asserted there). */
+enum { AM_RULE, AM_PHASE, AM_FINDING, AM_TRY, AM_MEASURED_COST, AM_NCOLS };
+
 static struct table *md_view(const struct advice_list *l)
 {
     struct table *t = table_new(NULL, "Advice (rules and thresholds: docs/report.md)");
@@ -82,20 +86,33 @@ static struct table *md_view(const struct advice_list *l)
     table_col(t, NULL, "Finding", COL_TEXT);
     table_col(t, NULL, "Try", COL_TEXT);
     table_col(t, NULL, "Measured cost", COL_TEXT);
+    assert(t->ncols == AM_NCOLS);
     char s[128];
     for (int i = 0; i < l->n; i++) {
         const struct advice *a = &l->v[i];
         table_row(t);
-        table_set_text(t, 0, a->rule);
-        if (a->phase) phase_short_label(a->phase, s, sizeof s), table_set_text(t, 1, s);
-        table_set_text(t, 2, a->finding);
-        table_set_text(t, 3, a->try_);
+        table_set_text(t, AM_RULE, a->rule);
+        if (a->phase) phase_short_label(a->phase, s, sizeof s), table_set_text(t, AM_PHASE, s);
+        table_set_text(t, AM_FINDING, a->finding);
+        table_set_text(t, AM_TRY, a->try_);
         saving_text(a, s, sizeof s);
-        if (s[0]) table_set_text(t, 4, s);
+        if (s[0]) table_set_text(t, AM_MEASURED_COST, s);
     }
     if (!l->n) t->note = "no rule found evidence above its threshold";
     return t;
 }
+
+/* data_table's columns, in the order it declares them (asserted there). */
+enum {
+    AD_RULE,
+    AD_PHASE,
+    AD_FINDING,
+    AD_EVIDENCE,
+    AD_TRY,
+    AD_SAVING_NS,
+    AD_SAVING_BYTES,
+    AD_NCOLS
+};
 
 static struct table *data_table(const struct advice_list *l)
 {
@@ -107,18 +124,19 @@ static struct table *data_table(const struct advice_list *l)
     table_col(t, "try", NULL, COL_TEXT);
     table_col(t, "saving_ns", NULL, COL_NS);
     table_col(t, "saving_bytes", NULL, COL_BYTES);
+    assert(t->ncols == AD_NCOLS);
     char ev[1100];
     for (int i = 0; i < l->n; i++) {
         const struct advice *a = &l->v[i];
         table_row(t);
-        table_set_text(t, 0, a->rule);
-        if (a->phase) table_set_text(t, 1, a->phase->label);
-        table_set_text(t, 2, a->finding);
+        table_set_text(t, AD_RULE, a->rule);
+        if (a->phase) table_set_text(t, AD_PHASE, a->phase->label);
+        table_set_text(t, AD_FINDING, a->finding);
         snprintf(ev, sizeof ev, "{%s}", a->evidence);
-        table_set_text(t, 3, ev);
-        table_set_text(t, 4, a->try_);
-        if (a->saving_ns >= 0) table_set_int(t, 5, a->saving_ns);
-        if (a->saving_bytes >= 0) table_set_int(t, 6, a->saving_bytes);
+        table_set_text(t, AD_EVIDENCE, ev);
+        table_set_text(t, AD_TRY, a->try_);
+        if (a->saving_ns >= 0) table_set_int(t, AD_SAVING_NS, a->saving_ns);
+        if (a->saving_bytes >= 0) table_set_int(t, AD_SAVING_BYTES, a->saving_bytes);
     }
     return t;
 }

@@ -8,6 +8,7 @@
 #include "sections.h"
 #include "../run/cuda_run.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -91,6 +92,20 @@ static struct table *memops_size(const struct section_ctx *c)
     return memops_table(c, 1);
 }
 
+/* segments's columns, in the order it declares them (asserted there). */
+enum {
+    SG_DEVICE_NAME,
+    SG_DEVICE_INDEX,
+    SG_MEMORY_KIND,
+    SG_ALLOCATIONS,
+    SG_ASYNC_ALLOCATIONS,
+    SG_ALLOCATED_BYTES,
+    SG_RELEASES,
+    SG_RELEASED_BYTES,
+    SG_PEAK_BYTES,
+    SG_NCOLS
+};
+
 /* ---- memory segments ---------------------------------------------------------------------- */
 
 static struct table *segments(const struct section_ctx *c)
@@ -105,21 +120,22 @@ static struct table *segments(const struct section_ctx *c)
     table_col(t, "releases", "Frees", COL_INT);
     table_col(t, "released_bytes", "Freed", COL_BYTES);
     table_col(t, "peak_bytes", "Peak", COL_BYTES);
+    assert(t->ncols == SG_NCOLS);
     const struct cuda_run *r = run_cuda(c->db, c->p);
     for (int i = 0; i < r->nseg; i++) {
         const struct cuda_segment *v = &r->seg[i];
         char name[32];
         device_name(1, v->device, name, sizeof name);
         table_row(t);
-        table_set_text(t, 0, name);
-        table_set_int(t, 1, v->device);
-        table_set_text(t, 2, memory_kind_name(v->kind));
-        table_set_int(t, 3, v->allocs);
-        table_set_int(t, 4, v->async_allocs);
-        table_set_int(t, 5, v->allocated);
-        table_set_int(t, 6, v->releases);
-        table_set_int(t, 7, v->released);
-        table_set_int(t, 8, v->peak);
+        table_set_text(t, SG_DEVICE_NAME, name);
+        table_set_int(t, SG_DEVICE_INDEX, v->device);
+        table_set_text(t, SG_MEMORY_KIND, memory_kind_name(v->kind));
+        table_set_int(t, SG_ALLOCATIONS, v->allocs);
+        table_set_int(t, SG_ASYNC_ALLOCATIONS, v->async_allocs);
+        table_set_int(t, SG_ALLOCATED_BYTES, v->allocated);
+        table_set_int(t, SG_RELEASES, v->releases);
+        table_set_int(t, SG_RELEASED_BYTES, v->released);
+        table_set_int(t, SG_PEAK_BYTES, v->peak);
     }
     return t;
 }

@@ -12,6 +12,7 @@
 #include "sections.h"
 #include "../run/cudnn_run.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,23 @@ static void phase_short(const struct run_phases *p, int id, char *out, size_t n)
         snprintf(out, n, "none");
 }
 
+/* calls_table's columns, in the order it declares them (asserted there). */
+enum {
+    CC_OP_KIND,
+    CC_FUNCTION,
+    CC_FUNCTION_SHORT,
+    CC_PHASE,
+    CC_SHORT,
+    CC_CALLS,
+    CC_ERRORS,
+    CC_HOST_TOTAL_NS,
+    CC_HOST_AVG_NS,
+    CC_HOST_P95_NS,
+    CC_GPU_TIME_NS,
+    CC_KERNELS,
+    CC_NCOLS
+};
+
 /* ---- tables ------------------------------------------------------------------------------- */
 
 static struct table *calls_table(const struct run_phases *p, const struct cudnn_run *r)
@@ -83,23 +101,25 @@ static struct table *calls_table(const struct run_phases *p, const struct cudnn_
     table_col(t, "host_p95_ns", "p95", COL_NS);
     table_col(t, "gpu_time_ns", "GPU", COL_NS);
     table_col(t, "kernels", NULL, COL_INT);
+    assert(t->ncols == CC_NCOLS);
     char buf[64];
     for (int i = 0; i < r->nby_call; i++) {
         const struct cudnn_group *x = &r->by_call[i];
         const char *fn = r->fns[x->key[1]];
         table_row(t);
-        if (x->key[0]) table_set_text(t, 0, op_names[x->key[0]]);
-        table_set_text(t, 1, fn);
-        table_set_text(t, 2, fn_short(fn));
-        table_set_text(t, 3, phase_label(p, (int)x->key[2]));
+        if (x->key[0]) table_set_text(t, CC_OP_KIND, op_names[x->key[0]]);
+        table_set_text(t, CC_FUNCTION, fn);
+        table_set_text(t, CC_FUNCTION_SHORT, fn_short(fn));
+        table_set_text(t, CC_PHASE, phase_label(p, (int)x->key[2]));
         phase_short(p, (int)x->key[2], buf, sizeof buf);
-        table_set_text(t, 4, buf);
-        table_set_int(t, 5, x->calls);
-        table_set_int(t, 6, x->errors);
-        table_set_int(t, 7, x->host_total);
-        table_set_num(t, 8, x->host_avg);
-        table_set_int(t, 9, x->host_p95);
-        if (x->linked) table_set_int(t, 10, x->gpu), table_set_int(t, 11, x->kernels);
+        table_set_text(t, CC_SHORT, buf);
+        table_set_int(t, CC_CALLS, x->calls);
+        table_set_int(t, CC_ERRORS, x->errors);
+        table_set_int(t, CC_HOST_TOTAL_NS, x->host_total);
+        table_set_num(t, CC_HOST_AVG_NS, x->host_avg);
+        table_set_int(t, CC_HOST_P95_NS, x->host_p95);
+        if (x->linked)
+            table_set_int(t, CC_GPU_TIME_NS, x->gpu), table_set_int(t, CC_KERNELS, x->kernels);
     }
     if (!r->n)
         t->note = "no cuDNN call was recorded (the program does not use cuDNN, or INFPROF_CUDNN=0)";
@@ -107,6 +127,21 @@ static struct table *calls_table(const struct run_phases *p, const struct cudnn_
         t->note = "GPU: no call could be linked to its kernels (CUPTI was not recording)";
     return t;
 }
+
+/* plans_table's columns, in the order it declares them (asserted there). */
+enum {
+    CP_PLAN,
+    CP_OP_KIND,
+    CP_DTYPE,
+    CP_EXECUTES,
+    CP_HOST_TOTAL_NS,
+    CP_GPU_TIME_NS,
+    CP_KERNELS,
+    CP_SOURCE,
+    CP_FIRST_NS,
+    CP_DETAIL,
+    CP_NCOLS
+};
 
 static struct table *plans_table(const struct cudnn_run *r, const struct report_opts *o)
 {
@@ -121,6 +156,7 @@ static struct table *plans_table(const struct cudnn_run *r, const struct report_
     table_col(t, "source", NULL, COL_TEXT);
     table_col(t, "first_ns", NULL, COL_NS);
     table_col(t, "detail", "Nodes", COL_NAME);
+    assert(t->ncols == CP_NCOLS);
     /* No cuDNN call: the table stays, empty (a fixed shape). */
     int shown = o->top && o->top < r->nby_plan ? o->top : r->nby_plan;
     static const char *const sources[] = {"none", "build", "read"};
@@ -128,16 +164,19 @@ static struct table *plans_table(const struct cudnn_run *r, const struct report_
         const struct cudnn_group *x = &r->by_plan[i];
         const struct cudnn_plan *row = x->plan_row >= 0 ? &r->plans[x->plan_row] : NULL;
         table_row(t);
-        table_set_int(t, 0, x->key[0]);
-        table_set_int(t, 3, x->calls);
-        table_set_int(t, 4, x->host_total);
-        if (x->linked) table_set_int(t, 5, x->gpu), table_set_int(t, 6, x->kernels);
+        table_set_int(t, CP_PLAN, x->key[0]);
+        table_set_int(t, CP_EXECUTES, x->calls);
+        table_set_int(t, CP_HOST_TOTAL_NS, x->host_total);
+        if (x->linked)
+            table_set_int(t, CP_GPU_TIME_NS, x->gpu), table_set_int(t, CP_KERNELS, x->kernels);
         if (!row) continue;
-        if (row->op > 0 && row->op < CUDNN_OP_COUNT) table_set_text(t, 1, op_names[row->op]);
-        if (row->dtype >= 0) table_set_text(t, 2, dtype_name(row->dtype));
-        table_set_text(t, 7, sources[row->source >= 0 && row->source < 3 ? row->source : 0]);
-        table_set_int(t, 8, row->first_ns);
-        table_set_text(t, 9, row->detail);
+        if (row->op > 0 && row->op < CUDNN_OP_COUNT)
+            table_set_text(t, CP_OP_KIND, op_names[row->op]);
+        if (row->dtype >= 0) table_set_text(t, CP_DTYPE, dtype_name(row->dtype));
+        table_set_text(t, CP_SOURCE,
+                       sources[row->source >= 0 && row->source < 3 ? row->source : 0]);
+        table_set_int(t, CP_FIRST_NS, row->first_ns);
+        table_set_text(t, CP_DETAIL, row->detail);
     }
     static char note[96];
     if (shown < r->nby_plan) {
@@ -147,6 +186,18 @@ static struct table *plans_table(const struct cudnn_run *r, const struct report_
     }
     return t;
 }
+
+/* precision_table's columns, in the order it declares them (asserted there). */
+enum {
+    CX_PHASE,
+    CX_SHORT,
+    CX_OP_KIND,
+    CX_DTYPE,
+    CX_CALLS,
+    CX_GPU_TIME_NS,
+    CX_GPU_PCT_OF_PHASE,
+    CX_NCOLS
+};
 
 static struct table *precision_table(const struct run_phases *p, const struct cudnn_run *r)
 {
@@ -158,18 +209,19 @@ static struct table *precision_table(const struct run_phases *p, const struct cu
     table_col(t, "calls", "Calls", COL_INT);
     table_col(t, "gpu_time_ns", "GPU", COL_NS);
     table_col(t, "gpu_pct_of_phase", "GPU% of phase", COL_PCT);
+    assert(t->ncols == CX_NCOLS);
     char buf[64];
     for (int i = 0; i < r->nprecision; i++) {
         const struct cudnn_group *x = &r->precision[i];
         table_row(t);
-        table_set_text(t, 0, phase_label(p, (int)x->key[0]));
+        table_set_text(t, CX_PHASE, phase_label(p, (int)x->key[0]));
         phase_short(p, (int)x->key[0], buf, sizeof buf);
-        table_set_text(t, 1, buf);
-        table_set_text(t, 2, op_names[x->key[1]]);
-        table_set_text(t, 3, x->key[2] >= 0 ? dtype_name((int)x->key[2]) : "unknown");
-        table_set_int(t, 4, x->calls);
-        if (x->linked) table_set_int(t, 5, x->gpu);
-        if (x->gpu_pct >= 0) table_set_num(t, 6, x->gpu_pct);
+        table_set_text(t, CX_SHORT, buf);
+        table_set_text(t, CX_OP_KIND, op_names[x->key[1]]);
+        table_set_text(t, CX_DTYPE, x->key[2] >= 0 ? dtype_name((int)x->key[2]) : "unknown");
+        table_set_int(t, CX_CALLS, x->calls);
+        if (x->linked) table_set_int(t, CX_GPU_TIME_NS, x->gpu);
+        if (x->gpu_pct >= 0) table_set_num(t, CX_GPU_PCT_OF_PHASE, x->gpu_pct);
     }
     return t;
 }

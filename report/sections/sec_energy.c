@@ -8,6 +8,7 @@
 #include "sections.h"
 #include "../run/energy.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,9 @@ static const char *why_absent(const struct energy_run *r)
     return "no energy readings (INFPROF_ENERGY_MS=0, or the run ended before the first)";
 }
 
+/* ratio_table's columns, in the order it declares them (asserted there). */
+enum { ER_PHASE, ER_SHORT, ER_DEVICE, ER_SPEEDUP, ER_ENERGY_RATIO, ER_EFFICIENCY_RATIO, ER_NCOLS };
+
 static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
                                  const struct energy_run *r, const struct phase_info *base)
 {
@@ -37,6 +41,7 @@ static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
     table_col(t, "speedup", "Speed-up", COL_RATIO);
     table_col(t, "energy_ratio", "Energy/iter", COL_RATIO);
     table_col(t, "efficiency_ratio", "Items/J", COL_RATIO);
+    assert(t->ncols == ER_NCOLS);
     if (!base || !base->nsteady || !base->lat_p50) return t;
     for (int k = 0; k < r->n; k++) {
         struct energy_phase b;
@@ -51,25 +56,44 @@ static struct table *ratio_table(struct sqlite3 *db, const struct run_phases *p,
             char shortl[64];
             phase_short_label(ph, shortl, sizeof shortl);
             table_row(t);
-            table_set_text(t, 0, ph->label);
-            table_set_text(t, 1, shortl);
-            table_set_text(t, 2, r->d[k].label);
+            table_set_text(t, ER_PHASE, ph->label);
+            table_set_text(t, ER_SHORT, shortl);
+            table_set_text(t, ER_DEVICE, r->d[k].label);
             /* A phase pooling several series has a p50 of none of them: no speed-up, as every
              * other table withholds it (an H200 run read 0.82x here where the Phases table said
              * "no verdict: pools 2"). */
             if (ph->nseries <= 1 && base->nseries <= 1)
-                table_set_num(t, 3, (double)base->lat_p50 / (double)ph->lat_p50);
+                table_set_num(t, ER_SPEEDUP, (double)base->lat_p50 / (double)ph->lat_p50);
             /* Energy per iteration relative to the baseline's: below 1 uses less. */
-            table_set_num(t, 4, f.j_per_iter / b.j_per_iter);
+            table_set_num(t, ER_ENERGY_RATIO, f.j_per_iter / b.j_per_iter);
             /* Items per joule against the baseline's, where both know their items (it was the
              * iterations' ratio: 0.77x for a batch-64 phase against batch 16, where the Energy
              * table's items/J gave 3.15x). */
             if (f.items_per_j > 0 && b.items_per_j > 0)
-                table_set_num(t, 5, f.items_per_j / b.items_per_j);
+                table_set_num(t, ER_EFFICIENCY_RATIO, f.items_per_j / b.items_per_j);
         }
     }
     return t;
 }
+
+/* section_energy's columns, in the order it declares them (asserted there). */
+enum {
+    EN_PHASE,
+    EN_SHORT,
+    EN_DEVICE,
+    EN_SECONDS,
+    EN_ENERGY_J,
+    EN_AVG_POWER_W,
+    EN_PEAK_POWER_W,
+    EN_SM_CLOCK_MHZ,
+    EN_THROTTLED_PCT,
+    EN_REASONS,
+    EN_J_PER_ITERATION,
+    EN_MJ_PER_ITEM,
+    EN_ITEMS_PER_J,
+    EN_SOURCE,
+    EN_NCOLS
+};
 
 int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct phase_info *base,
                    struct table **out)
@@ -89,6 +113,7 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
     table_col(t, "mj_per_item", "mJ/item", COL_RATE);
     table_col(t, "items_per_j", "Items/J", COL_RATE);
     table_col(t, "source", NULL, COL_TEXT);
+    assert(t->ncols == EN_NCOLS);
     const struct energy_run *r = run_energy(db, p);
     char unread[400] = ""; /* phases begun before their device's first reading */
     for (int k = 0; k < r->n; k++) {
@@ -102,24 +127,27 @@ int section_energy(struct sqlite3 *db, const struct run_phases *p, const struct 
             table_row(t);
             char shortl[64];
             phase_short_label(ph, shortl, sizeof shortl);
-            table_set_text(t, 0, ph->label);
-            table_set_text(t, 1, shortl);
-            table_set_text(t, 2, d->label);
-            table_set_num(t, 3, f.span.seconds);
+            table_set_text(t, EN_PHASE, ph->label);
+            table_set_text(t, EN_SHORT, shortl);
+            table_set_text(t, EN_DEVICE, d->label);
+            table_set_num(t, EN_SECONDS, f.span.seconds);
             if (d->has_energy && f.span.ok) {
-                table_set_num(t, 4, f.span.joules);
-                table_set_num(t, 5, f.span.avg_w);
+                table_set_num(t, EN_ENERGY_J, f.span.joules);
+                table_set_num(t, EN_AVG_POWER_W, f.span.avg_w);
             }
-            if (f.span.peak_w > 0) table_set_num(t, 6, f.span.peak_w);
+            if (f.span.peak_w > 0) table_set_num(t, EN_PEAK_POWER_W, f.span.peak_w);
             set_pos(t, 7, f.span.sm_mhz);
             if (f.span.throttle_share >= 0) {
-                table_set_num(t, 8, 100 * f.span.throttle_share);
-                table_set_int(t, 9, f.span.reasons);
+                table_set_num(t, EN_THROTTLED_PCT, 100 * f.span.throttle_share);
+                table_set_int(t, EN_REASONS, f.span.reasons);
             }
             set_pos(t, 10, f.j_per_iter);
             set_pos(t, 11, f.mj_per_item);
             set_pos(t, 12, f.items_per_j);
-            table_set_text(t, 13, !d->has_energy ? "none" : d->from_power ? "power" : "counter");
+            table_set_text(t, EN_SOURCE,
+                           !d->has_energy  ? "none"
+                           : d->from_power ? "power"
+                                           : "counter");
             if (f.span.unread_s >= 0.001 || f.iter.unread) /* not an edge's microseconds */
                 snprintf(unread + strlen(unread), sizeof unread - strlen(unread),
                          "%s%s on %s: %.3f s outside %s readings%s", unread[0] ? "; " : "", shortl,

@@ -5,8 +5,24 @@
  */
 #include "sections.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
+
+/* section_memory's columns, in the order it declares them (asserted there). */
+enum {
+    ME_PHASE,
+    ME_LABEL,
+    ME_DEVICE,
+    ME_PEAK_ALLOCATED_BYTES,
+    ME_PEAK_RESERVED_BYTES,
+    ME_RESERVED_MINUS_ALLOCATED_AT_PEAK_BYTES,
+    ME_ALLOCATIONS,
+    ME_ALLOCATED_BYTES,
+    ME_LARGEST_BYTES,
+    ME_LARGEST3_BYTES,
+    ME_NCOLS
+};
 
 struct table *section_memory(const struct run_phases *p)
 {
@@ -21,6 +37,7 @@ struct table *section_memory(const struct run_phases *p)
     table_col(t, "allocated_bytes", "Alloc bytes", COL_BYTES);
     table_col(t, "largest_bytes", "Largest", COL_BYTES);
     table_col(t, "largest3_bytes", NULL, COL_JSON);
+    assert(t->ncols == ME_NCOLS);
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!ph->has_memory) continue;
@@ -30,20 +47,21 @@ struct table *section_memory(const struct run_phases *p)
                      ph->grad_mode[0] == 'i' ? "inference" : ph->grad_mode, ph->autocast);
             device_name(p->devices.type[k], p->devices.index[k], dev, sizeof dev);
             table_row(t);
-            table_set_text(t, 0, label);
-            table_set_text(t, 1, ph->label);
-            table_set_text(t, 2, dev);
-            table_set_int(t, 3, ph->dev_peak_alloc[k]);
+            table_set_text(t, ME_PHASE, label);
+            table_set_text(t, ME_LABEL, ph->label);
+            table_set_text(t, ME_DEVICE, dev);
+            table_set_int(t, ME_PEAK_ALLOCATED_BYTES, ph->dev_peak_alloc[k]);
             if (p->devices.type[k] != 0) { /* the CPU allocator reports no reserve */
-                table_set_int(t, 4, ph->dev_peak_reserved[k]);
-                table_set_int(t, 5, ph->dev_reserved_at_peak[k] - ph->dev_peak_alloc[k]);
+                table_set_int(t, ME_PEAK_RESERVED_BYTES, ph->dev_peak_reserved[k]);
+                table_set_int(t, ME_RESERVED_MINUS_ALLOCATED_AT_PEAK_BYTES,
+                              ph->dev_reserved_at_peak[k] - ph->dev_peak_alloc[k]);
             }
-            table_set_int(t, 6, ph->dev_allocs[k]);
-            table_set_int(t, 7, ph->dev_alloc_bytes[k]);
-            if (ph->dev_allocs[k]) table_set_int(t, 8, ph->dev_largest[k][0]);
+            table_set_int(t, ME_ALLOCATIONS, ph->dev_allocs[k]);
+            table_set_int(t, ME_ALLOCATED_BYTES, ph->dev_alloc_bytes[k]);
+            if (ph->dev_allocs[k]) table_set_int(t, ME_LARGEST_BYTES, ph->dev_largest[k][0]);
             snprintf(top, sizeof top, "[%lld, %lld, %lld]", (long long)ph->dev_largest[k][0],
                      (long long)ph->dev_largest[k][1], (long long)ph->dev_largest[k][2]);
-            table_set_text(t, 9, top);
+            table_set_text(t, ME_LARGEST3_BYTES, top);
         }
     }
     if (!t->nrows)

@@ -7,6 +7,7 @@
 #include "sections.h"
 #include "../run/operators_series.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,18 @@ static int cmp_row(const void *a, const void *b)
     if (x->series != y->series) return x->series - y->series;
     return (x->self_per_iter < y->self_per_iter) - (x->self_per_iter > y->self_per_iter);
 }
+
+/* operator_series_table's columns, in the order it declares them (asserted there). */
+enum {
+    OO_PHASE,
+    OO_SHORT,
+    OO_SERIES,
+    OO_OPERATOR,
+    OO_ITERATIONS,
+    OO_CALLS_PER_ITERATION,
+    OO_SELF_PER_ITERATION_NS,
+    OO_NCOLS
+};
 
 static struct table *operator_series_table(const struct section_ctx *c)
 {
@@ -28,6 +41,7 @@ static struct table *operator_series_table(const struct section_ctx *c)
     table_col(t, "iterations", "Iters", COL_INT);
     table_col(t, "calls_per_iteration", "Calls/it", COL_RATIO);
     table_col(t, "self_per_iteration_ns", "Self/it", COL_NS);
+    assert(t->ncols == OO_NCOLS);
     struct op_series_row *v;
     size_t n = operators_by_series(c->db, p, &v);
     if (n) qsort(v, n, sizeof *v, cmp_row);
@@ -38,11 +52,11 @@ static struct table *operator_series_table(const struct section_ctx *c)
         const struct series_info *se = &p->series.v[v[i].series];
         table_row(t);
         phase_cells(t, &p->v[se->phase], 0, 1);
-        table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
-        table_set_text(t, 3, v[i].name);
-        table_set_int(t, 4, v[i].iterations);
-        table_set_num(t, 5, v[i].calls_per_iter);
-        table_set_num(t, 6, v[i].self_per_iter);
+        table_set_text(t, OO_SERIES, se->name[0] ? se->name : "(unnamed)");
+        table_set_text(t, OO_OPERATOR, v[i].name);
+        table_set_int(t, OO_ITERATIONS, v[i].iterations);
+        table_set_num(t, OO_CALLS_PER_ITERATION, v[i].calls_per_iter);
+        table_set_num(t, OO_SELF_PER_ITERATION_NS, v[i].self_per_iter);
     }
     free(v);
     if (t->nrows)

@@ -7,6 +7,25 @@
 #include "sections.h"
 #include "../run/requests.h"
 
+#include <assert.h>
+
+/* requests_build's columns, in the order it declares them (asserted there). */
+enum {
+    RQ_PHASE,
+    RQ_SHORT,
+    RQ_SERIES,
+    RQ_THREADS,
+    RQ_REQUESTS,
+    RQ_REQUESTS_PER_S,
+    RQ_LATENCY_P50_NS,
+    RQ_LATENCY_P95_NS,
+    RQ_MEAN_CONCURRENCY,
+    RQ_MAX_CONCURRENCY,
+    RQ_CPU_MEAN_NS,
+    RQ_WAITING_PCT,
+    RQ_NCOLS
+};
+
 static int requests_build(const struct section_ctx *c, struct table **out, int max)
 {
     (void)max;
@@ -25,20 +44,23 @@ static int requests_build(const struct section_ctx *c, struct table **out, int m
     table_col(t, "max_concurrency", "Most", COL_INT);
     table_col(t, "cpu_mean_ns", "CPU/req", COL_NS);
     table_col(t, "waiting_pct", "Waiting", COL_PCT);
+    assert(t->ncols == RQ_NCOLS);
     for (int i = 0; i < r->n; i++) {
         const struct series_requests *q = &r->v[i];
         const struct series_info *se = &c->p->series.v[q->series];
         table_row(t);
         phase_cells(t, &c->p->v[se->phase], 0, 1);
-        table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
-        table_set_int(t, 3, q->threads);
-        table_set_int(t, 4, q->requests);
-        table_set_num(t, 5, q->per_s);
-        if (se->nsteady) table_set_int(t, 6, se->lat_p50), table_set_int(t, 7, se->lat_p95);
-        table_set_num(t, 8, q->mean_concurrency);
-        table_set_int(t, 9, q->max_concurrency);
-        if (q->cpu_mean_ns >= 0) table_set_int(t, 10, (int64_t)q->cpu_mean_ns);
-        if (q->waiting_pct >= 0) table_set_num(t, 11, q->waiting_pct);
+        table_set_text(t, RQ_SERIES, se->name[0] ? se->name : "(unnamed)");
+        table_set_int(t, RQ_THREADS, q->threads);
+        table_set_int(t, RQ_REQUESTS, q->requests);
+        table_set_num(t, RQ_REQUESTS_PER_S, q->per_s);
+        if (se->nsteady)
+            table_set_int(t, RQ_LATENCY_P50_NS, se->lat_p50),
+                table_set_int(t, RQ_LATENCY_P95_NS, se->lat_p95);
+        table_set_num(t, RQ_MEAN_CONCURRENCY, q->mean_concurrency);
+        table_set_int(t, RQ_MAX_CONCURRENCY, q->max_concurrency);
+        if (q->cpu_mean_ns >= 0) table_set_int(t, RQ_CPU_MEAN_NS, (int64_t)q->cpu_mean_ns);
+        if (q->waiting_pct >= 0) table_set_num(t, RQ_WAITING_PCT, q->waiting_pct);
     }
     t->note = "Req/s: requests over the series' span, first start to last end; In flight: their"
               " summed time over that span; Waiting: the share of their time the handling"

@@ -240,6 +240,20 @@ static int natural_cmp(const char *a, const char *b)
     return (unsigned char)*a - (unsigned char)*b;
 }
 
+/* sweep_table's columns, in the order it declares them (asserted there). */
+enum {
+    SW_PHASE,
+    SW_SHORT,
+    SW_SERIES,
+    SW_BATCH,
+    SW_ITEMS_PER_S,
+    SW_LATENCY_P50_NS,
+    SW_LATENCY_P95_NS,
+    SW_THROUGHPUT_GAIN,
+    SW_LATENCY_COST,
+    SW_NCOLS
+};
+
 /* By phase, then what the series are besides their batch size (series.c), then batch. */
 static int by_phase_batch(const void *a, const void *b)
 {
@@ -263,6 +277,7 @@ static struct table *sweep_table(const struct run_phases *p)
     table_col(t, "latency_p95_ns", "p95", COL_NS);
     table_col(t, "throughput_gain", "Items/s x", COL_RATIO);
     table_col(t, "latency_cost", "p50 x", COL_RATIO);
+    assert(t->ncols == SW_NCOLS);
     const struct series_info *v[REPORT_MAX_SERIES];
     int n = 0;
     for (int i = 0; i < p->series.n; i++)
@@ -277,15 +292,18 @@ static struct table *sweep_table(const struct run_phases *p)
         for (int k = a; batches > 1 && k < b; k++) {
             table_row(t);
             phase_cells(t, &p->v[v[k]->phase], 0, 1);
-            table_set_text(t, 2, v[k]->name[0] ? v[k]->name : "(unnamed)");
-            table_set_int(t, 3, v[k]->batch);
-            if (series_items_per_s(v[k]) > 0) table_set_num(t, 4, series_items_per_s(v[k]));
-            table_set_int(t, 5, v[k]->lat_p50);
-            table_set_int(t, 6, v[k]->lat_p95);
+            table_set_text(t, SW_SERIES, v[k]->name[0] ? v[k]->name : "(unnamed)");
+            table_set_int(t, SW_BATCH, v[k]->batch);
+            if (series_items_per_s(v[k]) > 0)
+                table_set_num(t, SW_ITEMS_PER_S, series_items_per_s(v[k]));
+            table_set_int(t, SW_LATENCY_P50_NS, v[k]->lat_p50);
+            table_set_int(t, SW_LATENCY_P95_NS, v[k]->lat_p95);
             /* Against the next smaller batch: what the step buys and what it costs. */
             if (k > a && series_items_per_s(v[k - 1]) > 0 && v[k - 1]->lat_p50 > 0) {
-                table_set_num(t, 7, series_items_per_s(v[k]) / series_items_per_s(v[k - 1]));
-                table_set_num(t, 8, (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
+                table_set_num(t, SW_THROUGHPUT_GAIN,
+                              series_items_per_s(v[k]) / series_items_per_s(v[k - 1]));
+                table_set_num(t, SW_LATENCY_COST,
+                              (double)v[k]->lat_p50 / (double)v[k - 1]->lat_p50);
             }
         }
         a = b;
@@ -355,6 +373,22 @@ static struct table *between_table(const struct run_phases *p)
     return t;
 }
 
+/* iterations_table's columns, in the order it declares them (asserted there). */
+enum {
+    IT_PHASE,
+    IT_SHORT,
+    IT_SERIES,
+    IT_ID,
+    IT_START_NS,
+    IT_HOST_NS,
+    IT_LATENCY_NS,
+    IT_BATCH,
+    IT_STEADY,
+    IT_SOURCE,
+    IT_CAPTURED,
+    IT_NCOLS
+};
+
 /* Every iteration the report counts, where it begins and ends and how it was found (JSON and
  * CSV; text only with --section iterations): a detected one can be checked against the code. */
 static struct table *iterations_table(const struct run_phases *p)
@@ -370,23 +404,24 @@ static struct table *iterations_table(const struct run_phases *p)
     table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "steady", "Steady", COL_INT);
     table_col(t, "source", "Source", COL_TEXT);
-    table_col(t, "captured", "Captured", COL_INT); /* its operators recorded, set apart */
+    table_col(t, "captured", "Captured", COL_INT);
+    assert(t->ncols == IT_NCOLS); /* its operators recorded, set apart */
     for (size_t k = 0; k < p->niters; k++) {
         const struct run_iter *x = &p->iters[k];
         table_row(t);
         phase_cells(t, &p->v[x->phase], 0, 1);
         if (x->series >= 0) {
             const char *name = p->series.v[x->series].name;
-            table_set_text(t, 2, name[0] ? name : "(unnamed)");
+            table_set_text(t, IT_SERIES, name[0] ? name : "(unnamed)");
         }
-        if (x->id) table_set_int(t, 3, x->id);
-        table_set_int(t, 4, x->start);
-        table_set_int(t, 5, x->host);
-        table_set_int(t, 6, x->lat);
-        if (x->batch >= 0) table_set_int(t, 7, x->batch);
-        table_set_int(t, 8, x->steady);
-        table_set_text(t, 9, iterations_source_name(p, x));
-        table_set_int(t, 10, x->captured);
+        if (x->id) table_set_int(t, IT_ID, x->id);
+        table_set_int(t, IT_START_NS, x->start);
+        table_set_int(t, IT_HOST_NS, x->host);
+        table_set_int(t, IT_LATENCY_NS, x->lat);
+        if (x->batch >= 0) table_set_int(t, IT_BATCH, x->batch);
+        table_set_int(t, IT_STEADY, x->steady);
+        table_set_text(t, IT_SOURCE, iterations_source_name(p, x));
+        table_set_int(t, IT_CAPTURED, x->captured);
     }
     t->quiet = 1;
     t->note = "Id: iterations.id in the database (none: detected by the report); Start: ns since"

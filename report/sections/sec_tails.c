@@ -9,14 +9,57 @@
 #include "sections.h"
 #include "../run/tails.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
+/* tails_table's columns, in the order it declares them (asserted there). */
+enum {
+    TL_PHASE,
+    TL_SHORT,
+    TL_SERIES,
+    TL_JUDGED_ITERATIONS,
+    TL_SLOW_ITERATIONS,
+    TL_SLOW_INDICES,
+    TL_PATTERN,
+    TL_LATENCY_P50_NS,
+    TL_LATENCY_P99_NS,
+    TL_SLOW_MEAN_NS,
+    TL_TYPICAL_MEAN_NS,
+    TL_EXTRA_NS,
+    TL_TAIL_PCT,
+    TL_CAUSES,
+    TL_UNEXPLAINED_PCT,
+    TL_GUESS,
+    TL_NCOLS
+};
+
+/* causes_table's columns, in the order it declares them (asserted there). */
+enum {
+    TC_PHASE,
+    TC_SHORT,
+    TC_SERIES,
+    TC_CAUSE,
+    TC_EXTRA_NS,
+    TC_SHARE_PCT,
+    TC_TOP,
+    TC_DETAIL,
+    TC_NCOLS
+};
+
+/* slow_table's columns, in the order it declares them (asserted there). */
+enum { TS_PHASE, TS_SHORT, TS_SERIES, TS_INDEX, TS_START_NS, TS_LATENCY_NS, TS_NCOLS };
+
+/* text_view's columns, in the order it declares them (asserted there). */
+enum { TV_SERIES, TV_SLOW, TV_EXTRA, TV_SHARE, TV_WHAT, TV_NCOLS };
+
+/* The first three columns of tails, tail_causes and slow_iterations: the series (the same
+ * three in each: asserted where each is built). */
 static void series_cells(struct table *t, const struct run_phases *p, const struct series_tail *x)
 {
     const struct series_info *se = &p->series.v[x->series];
-    phase_cells(t, &p->v[se->phase], 0, 1);
-    table_set_text(t, 2, se->name[0] ? se->name : "(unnamed)");
+    phase_cells(t, &p->v[se->phase], TL_PHASE, TL_SHORT);
+    table_set_text(t, TL_SERIES, se->name[0] ? se->name : "(unnamed)");
 }
 
 static void indices_text(const struct series_tail *x, char *out, size_t n)
@@ -57,26 +100,27 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
     table_col(t, "causes", NULL, COL_TEXT);
     table_col(t, "unexplained_pct", "Unexplained", COL_PCT);
     table_col(t, "guess", NULL, COL_TEXT);
+    assert(t->ncols == TL_NCOLS);
     char buf[1024];
     for (int i = 0; i < r->n; i++) {
         const struct series_tail *x = &r->v[i];
         table_row(t);
         series_cells(t, p, x);
-        table_set_int(t, 3, x->steady);
-        table_set_int(t, 4, x->nslow);
+        table_set_int(t, TL_JUDGED_ITERATIONS, x->steady);
+        table_set_int(t, TL_SLOW_ITERATIONS, x->nslow);
         indices_text(x, buf, 400);
-        table_set_text(t, 5, buf);
-        table_set_text(t, 6, x->pattern);
-        table_set_int(t, 7, x->p50);
-        table_set_int(t, 8, x->p99);
-        table_set_int(t, 9, (int64_t)x->slow_mean);
-        table_set_int(t, 10, (int64_t)x->typical_mean);
-        table_set_int(t, 11, (int64_t)x->extra);
-        table_set_num(t, 12, x->cost_pct);
+        table_set_text(t, TL_SLOW_INDICES, buf);
+        table_set_text(t, TL_PATTERN, x->pattern);
+        table_set_int(t, TL_LATENCY_P50_NS, x->p50);
+        table_set_int(t, TL_LATENCY_P99_NS, x->p99);
+        table_set_int(t, TL_SLOW_MEAN_NS, (int64_t)x->slow_mean);
+        table_set_int(t, TL_TYPICAL_MEAN_NS, (int64_t)x->typical_mean);
+        table_set_int(t, TL_EXTRA_NS, (int64_t)x->extra);
+        table_set_num(t, TL_TAIL_PCT, x->cost_pct);
         causes_text(x, buf, sizeof buf);
-        table_set_text(t, 13, buf);
-        table_set_num(t, 14, 100 * x->unexplained);
-        if (x->guess[0]) table_set_text(t, 15, x->guess);
+        table_set_text(t, TL_CAUSES, buf);
+        table_set_num(t, TL_UNEXPLAINED_PCT, 100 * x->unexplained);
+        if (x->guess[0]) table_set_text(t, TL_GUESS, x->guess);
     }
     return t;
 }
@@ -92,16 +136,19 @@ static struct table *causes_table(const struct run_phases *p, const struct run_t
     table_col(t, "share_pct", NULL, COL_PCT);
     table_col(t, "top", NULL, COL_NAME);
     table_col(t, "detail", NULL, COL_TEXT);
+    assert(t->ncols == TC_NCOLS);
+    _Static_assert((int)TC_SERIES == (int)TL_SERIES && (int)TC_SHORT == (int)TL_SHORT,
+                   "series_cells");
     for (int i = 0; i < r->n; i++)
         for (int k = 0; k < r->v[i].ncauses; k++) {
             const struct tail_cause_figure *c = &r->v[i].c[k];
             table_row(t);
             series_cells(t, p, &r->v[i]);
-            table_set_text(t, 3, c->key);
-            table_set_int(t, 4, (int64_t)c->extra_ns);
-            table_set_num(t, 5, 100 * c->share);
-            if (c->top[0]) table_set_text(t, 6, c->top);
-            table_set_text(t, 7, c->detail);
+            table_set_text(t, TC_CAUSE, c->key);
+            table_set_int(t, TC_EXTRA_NS, (int64_t)c->extra_ns);
+            table_set_num(t, TC_SHARE_PCT, 100 * c->share);
+            if (c->top[0]) table_set_text(t, TC_TOP, c->top);
+            table_set_text(t, TC_DETAIL, c->detail);
         }
     return t;
 }
@@ -115,13 +162,16 @@ static struct table *slow_table(const struct run_phases *p, const struct run_tai
     table_col(t, "index", NULL, COL_INT);
     table_col(t, "start_ns", NULL, COL_NS);
     table_col(t, "latency_ns", NULL, COL_NS);
+    assert(t->ncols == TS_NCOLS);
+    _Static_assert((int)TS_SERIES == (int)TL_SERIES && (int)TS_SHORT == (int)TL_SHORT,
+                   "series_cells");
     for (int i = 0; i < r->n; i++)
         for (int64_t k = 0; k < r->v[i].nslow; k++) {
             table_row(t);
             series_cells(t, p, &r->v[i]);
-            table_set_int(t, 3, r->v[i].slow_index[k]);
-            table_set_int(t, 4, r->v[i].slow_start[k]);
-            table_set_int(t, 5, r->v[i].slow_lat[k]);
+            table_set_int(t, TS_INDEX, r->v[i].slow_index[k]);
+            table_set_int(t, TS_START_NS, r->v[i].slow_start[k]);
+            table_set_int(t, TS_LATENCY_NS, r->v[i].slow_lat[k]);
         }
     return t;
 }
@@ -136,6 +186,7 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
     table_col(v, NULL, "Extra", COL_NS);
     table_col(v, NULL, "Share", COL_PCT);
     table_col(v, NULL, "What", COL_TEXT);
+    assert(v->ncols == TV_NCOLS);
     char name[400], label[32], idx[200], what[700], b1[32], b2[32];
     for (int i = 0; i < r->n; i++) {
         const struct series_tail *x = &r->v[i];
@@ -144,27 +195,27 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         snprintf(name, sizeof name, "%s%s%.40s", label, se->name[0] ? " " : "", se->name);
         indices_text(x, idx, 80);
         table_row(v);
-        table_set_text(v, 0, name);
+        table_set_text(v, TV_SERIES, name);
         snprintf(what, sizeof what, "%lld of %lld", (long long)x->nslow, (long long)x->steady);
-        table_set_text(v, 1, what);
-        table_set_int(v, 2, (int64_t)x->extra);
+        table_set_text(v, TV_SLOW, what);
+        table_set_int(v, TV_EXTRA, (int64_t)x->extra);
         fmt_ns(b1, sizeof b1, x->slow_mean);
         fmt_ns(b2, sizeof b2, x->typical_mean);
         snprintf(what, sizeof what, "%s: %s; %s vs %s typical, %.1f%% of the series' time",
                  x->pattern, idx, b1, b2, x->cost_pct);
-        table_set_text(v, 4, what);
+        table_set_text(v, TV_WHAT, what);
         for (int k = 0; k < x->ncauses; k++) {
             table_row(v);
-            table_set_int(v, 2, (int64_t)x->c[k].extra_ns);
-            table_set_num(v, 3, 100 * x->c[k].share);
-            table_set_text(v, 4, x->c[k].detail);
+            table_set_int(v, TV_EXTRA, (int64_t)x->c[k].extra_ns);
+            table_set_num(v, TV_SHARE, 100 * x->c[k].share);
+            table_set_text(v, TV_WHAT, x->c[k].detail);
         }
         table_row(v);
-        table_set_num(v, 3, 100 * x->unexplained);
+        table_set_num(v, TV_SHARE, 100 * x->unexplained);
         snprintf(what, sizeof what, "unexplained%s%s%s",
                  x->overlap ? " (the causes overlap: host and GPU work run together)" : "",
                  x->guess[0] ? ": " : "", x->guess);
-        table_set_text(v, 4, what);
+        table_set_text(v, TV_WHAT, what);
     }
     if (!r->n)
         v->note = "no series has a tail (a series needs 10 steady iterations to be judged)";

@@ -7,8 +7,22 @@
 #include "sections.h"
 #include "../run/windows.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
+
+/* windows_build's columns, in the order it declares them (asserted there). */
+enum {
+    WI_WINDOW,
+    WI_START_NS,
+    WI_END_NS,
+    WI_DURATION_NS,
+    WI_OPENED_BY,
+    WI_CLOSED_BY,
+    WI_ITERATIONS,
+    WI_IN_FLIGHT_AT_CLOSE,
+    WI_NCOLS
+};
 
 static int windows_build(const struct section_ctx *c, struct table **out, int max)
 {
@@ -23,19 +37,20 @@ static int windows_build(const struct section_ctx *c, struct table **out, int ma
     table_col(t, "closed_by", "Closed by", COL_TEXT);
     table_col(t, "iterations", "Iters", COL_INT);
     table_col(t, "in_flight_at_close", "In flight at close", COL_INT);
+    assert(t->ncols == WI_NCOLS);
     int64_t duration = w->duration;
     for (int i = 0; !w->whole && i < w->n; i++) {
         const struct run_window *x = &w->v[i];
         int64_t end = x->end >= 0 ? x->end : duration > 0 ? duration : w->so_far;
         table_row(t);
-        table_set_int(t, 0, x->id);
-        table_set_int(t, 1, x->start);
-        if (x->end >= 0) table_set_int(t, 2, x->end);
-        table_set_int(t, 3, end - x->start);
-        table_set_text(t, 4, run_window_how(x->opened_by));
-        table_set_text(t, 5, run_window_how(x->closed_by));
-        if (x->iterations >= 0) table_set_int(t, 6, x->iterations);
-        table_set_int(t, 7, x->open_at_close);
+        table_set_int(t, WI_WINDOW, x->id);
+        table_set_int(t, WI_START_NS, x->start);
+        if (x->end >= 0) table_set_int(t, WI_END_NS, x->end);
+        table_set_int(t, WI_DURATION_NS, end - x->start);
+        table_set_text(t, WI_OPENED_BY, run_window_how(x->opened_by));
+        table_set_text(t, WI_CLOSED_BY, run_window_how(x->closed_by));
+        if (x->iterations >= 0) table_set_int(t, WI_ITERATIONS, x->iterations);
+        table_set_int(t, WI_IN_FLIGHT_AT_CLOSE, x->open_at_close);
     }
     t->note = "Start, End: since the run's start; In flight at close: iterations open when the"
               " window closed, not recorded (they ended outside it); one that began before a"
