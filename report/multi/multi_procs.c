@@ -126,6 +126,25 @@ static double fig_peak(const struct multi_run *r)
     return (double)r->peak;
 }
 
+/* multi_processes's columns, in the order it declares them (asserted there). */
+enum {
+    MP_PROCESS,
+    MP_ROLE,
+    MP_PHASE,
+    MP_SHORT,
+    MP_STEADY_ITERATIONS,
+    MP_LATENCY_P50_NS,
+    MP_LATENCY_P95_NS,
+    MP_ITEMS_PER_S,
+    MP_GPU_BUSY_PCT,
+    MP_PEAK_ALLOCATED_BYTES,
+    MP_DROPPED_EVENTS,
+    MP_P50_VS_MEDIAN,
+    MP_STANDS_OUT,
+    MP_ROLE2,
+    MP_NCOLS
+};
+
 struct table *multi_processes(struct multi_data *d)
 {
     struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
@@ -149,31 +168,34 @@ struct table *multi_processes(struct multi_data *d)
     table_col(t, "p50_vs_median", "x median", COL_RATIO);
     table_col(t, "stands_out", "Stands out", COL_TEXT);
     table_col(t, NULL, "Role", COL_TEXT);
+    assert(t->ncols == MP_NCOLS);
     for (int i = 0; i < d->n; i++) {
         const struct multi_run *r = &d->runs[i];
         table_row(t);
-        table_set_text(t, 0, r->label);
-        table_set_text(t, 1, r->helper ? pool_printf("helper: %s", r->helper) : "rank");
+        table_set_text(t, MP_PROCESS, r->label);
+        table_set_text(t, MP_ROLE, r->helper ? pool_printf("helper: %s", r->helper) : "rank");
         if (r->main >= 0) {
             const struct phase_info *ph = &r->phases.v[r->main];
             phase_cells(t, ph, 2, 3);
-            table_set_int(t, 4, (int64_t)ph->nsteady); /* the captured apart, as its own */
-            table_set_int(t, 5, ph->lat_p50);
-            table_set_int(t, 6, ph->lat_p95);
-            if (r->items_per_s > 0) table_set_num(t, 7, r->items_per_s);
+            table_set_int(t, MP_STEADY_ITERATIONS,
+                          (int64_t)ph->nsteady); /* the captured apart, as its own */
+            table_set_int(t, MP_LATENCY_P50_NS, ph->lat_p50);
+            table_set_int(t, MP_LATENCY_P95_NS, ph->lat_p95);
+            if (r->items_per_s > 0) table_set_num(t, MP_ITEMS_PER_S, r->items_per_s);
             if (ph->has_steady_gpu && ph->steady_window > 0)
-                table_set_num(t, 8,
+                table_set_num(t, MP_GPU_BUSY_PCT,
                               100.0 * (double)ph->steady_gpu_busy / (double)ph->steady_window);
-            if (slow.med > 0 && !r->helper) table_set_num(t, 11, (double)ph->lat_p50 / slow.med);
+            if (slow.med > 0 && !r->helper)
+                table_set_num(t, MP_P50_VS_MEDIAN, (double)ph->lat_p50 / slow.med);
         }
-        if (r->peak >= 0) table_set_int(t, 9, r->peak);
-        table_set_int(t, 10, r->dropped);
+        if (r->peak >= 0) table_set_int(t, MP_PEAK_ALLOCATED_BYTES, r->peak);
+        table_set_int(t, MP_DROPPED_EVENTS, r->dropped);
         const char *what = i == slow.who && i == big.who ? "slowest, highest peak"
                            : i == slow.who               ? "slowest"
                            : i == big.who                ? "highest peak"
                                                          : NULL;
-        if (what) table_set_text(t, 12, what);
-        table_set_text(t, 13, r->helper ? "helper" : "rank");
+        if (what) table_set_text(t, MP_STANDS_OUT, what);
+        table_set_text(t, MP_ROLE2, r->helper ? "helper" : "rank");
     }
     t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; the"
                           " others' p50 within %.2f-%.2fx the median, their peaks within"

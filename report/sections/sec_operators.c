@@ -9,6 +9,7 @@
 #include "sections.h"
 #include "../run/operators.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* No operator: the setting, or a process that never marked an iteration while sampling. */
@@ -23,6 +24,26 @@ static const struct phase_info *phase_of(const struct run_phases *p, int id)
         if (p->v[k].id == id) return &p->v[k];
     return NULL;
 }
+
+/* phase_table's columns, in the order it declares them (asserted there). */
+enum {
+    OP_PHASE,
+    OP_SHORT,
+    OP_CALLS,
+    OP_CALLS_PER_ITERATION,
+    OP_SELF_CPU_NS,
+    OP_CASTS,
+    OP_CASTS_PER_ITERATION,
+    OP_CAST_NS,
+    OP_PRECISION,
+    OP_KERNELS,
+    OP_GPU_NS,
+    OP_SUSPECT,
+    OP_MEMORY_PEAK_OPERATOR,
+    OP_RECORDED,
+    OP_SELF_ERROR_PCT,
+    OP_NCOLS
+};
 
 /* Whether any operator launched GPU work: else the GPU columns stay out of text. */
 static int any_gpu(const struct run_operators *r)
@@ -51,22 +72,29 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     table_col(t, "memory_peak_operator", "At memory peak", COL_NAME);
     table_col(t, "recorded", r->sampled ? "Recorded" : NULL, COL_TEXT);
     table_col(t, "self_error_pct", r->sampled ? "Op CPU ±%" : NULL, COL_PCT);
+    assert(t->ncols == OP_NCOLS);
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
         phase_cells(t, phase_of(p, ph->phase), 0, 1);
-        table_set_int(t, 2, ph->calls);
-        if (ph->iterations) table_set_num(t, 3, (double)ph->calls_in_iter / (double)ph->iterations);
-        table_set_int(t, 4, ph->self_ns);
-        table_set_int(t, 5, ph->casts);
-        if (ph->iterations) table_set_num(t, 6, (double)ph->casts_in_iter / (double)ph->iterations);
-        table_set_int(t, 7, ph->cast_ns);
-        if (ph->int8_ns || ph->float_ns) table_set_text(t, 8, ph->int8 ? "int8" : "float");
-        if (r->gpu) table_set_int(t, 9, ph->kernels), table_set_int(t, 10, ph->gpu_ns);
-        if (r->overflow > 0) table_set_text(t, 11, "nested past 64");
-        if (ph->peak_op[0]) table_set_text(t, 12, ph->peak_op);
-        table_set_text(t, 13, operators_mode_text(r, ph));
-        if (ph->err_pct >= 0) table_set_num(t, 14, ph->err_pct);
+        table_set_int(t, OP_CALLS, ph->calls);
+        if (ph->iterations)
+            table_set_num(t, OP_CALLS_PER_ITERATION,
+                          (double)ph->calls_in_iter / (double)ph->iterations);
+        table_set_int(t, OP_SELF_CPU_NS, ph->self_ns);
+        table_set_int(t, OP_CASTS, ph->casts);
+        if (ph->iterations)
+            table_set_num(t, OP_CASTS_PER_ITERATION,
+                          (double)ph->casts_in_iter / (double)ph->iterations);
+        table_set_int(t, OP_CAST_NS, ph->cast_ns);
+        if (ph->int8_ns || ph->float_ns)
+            table_set_text(t, OP_PRECISION, ph->int8 ? "int8" : "float");
+        if (r->gpu)
+            table_set_int(t, OP_KERNELS, ph->kernels), table_set_int(t, OP_GPU_NS, ph->gpu_ns);
+        if (r->overflow > 0) table_set_text(t, OP_SUSPECT, "nested past 64");
+        if (ph->peak_op[0]) table_set_text(t, OP_MEMORY_PEAK_OPERATOR, ph->peak_op);
+        table_set_text(t, OP_RECORDED, operators_mode_text(r, ph));
+        if (ph->err_pct >= 0) table_set_num(t, OP_SELF_ERROR_PCT, ph->err_pct);
     }
     if (!r->nphases)
         t->note = NO_OPERATOR;
@@ -91,6 +119,23 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     return t;
 }
 
+/* section_operators's columns, in the order it declares them (asserted there). */
+enum {
+    OS_PHASE,
+    OS_SHORT,
+    OS_OPERATOR,
+    OS_CALLS,
+    OS_CALLS_PER_ITERATION,
+    OS_SELF_CPU_NS,
+    OS_SELF_SHARE_PCT,
+    OS_TOTAL_CPU_NS,
+    OS_GPU_NS,
+    OS_KERNELS_PER_CALL,
+    OS_SELF_PER_ITERATION_NS,
+    OS_SELF_ERROR_PCT,
+    OS_NCOLS
+};
+
 int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                       struct table **out)
 {
@@ -109,6 +154,7 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
     table_col(t, "kernels_per_call", gpu ? "Kernels/call" : NULL, COL_RATIO);
     table_col(t, "self_per_iteration_ns", "Self/it", COL_NS);
     table_col(t, "self_error_pct", r->sampled ? "±%" : NULL, COL_PCT);
+    assert(t->ncols == OS_NCOLS);
     int shown = 0, last = -1;
     for (int i = 0; i < r->n; i++) {
         const struct op_figure *f = &r->v[i];
@@ -116,16 +162,17 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         if (o->top > 0 && shown++ >= o->top) continue;
         table_row(t);
         phase_cells(t, phase_of(p, f->phase), 0, 1);
-        table_set_text(t, 2, f->name);
-        table_set_int(t, 3, f->calls);
-        if (f->calls_per_iter >= 0) table_set_num(t, 4, f->calls_per_iter);
-        table_set_int(t, 5, f->self_ns);
-        table_set_num(t, 6, f->self_share);
-        table_set_int(t, 7, f->total_ns);
-        if (r->gpu) table_set_int(t, 8, f->gpu_ns);
-        if (r->gpu && f->calls) table_set_num(t, 9, (double)f->kernels / (double)f->calls);
-        if (f->self_per_iter >= 0) table_set_num(t, 10, f->self_per_iter);
-        if (f->err_pct >= 0) table_set_num(t, 11, f->err_pct);
+        table_set_text(t, OS_OPERATOR, f->name);
+        table_set_int(t, OS_CALLS, f->calls);
+        if (f->calls_per_iter >= 0) table_set_num(t, OS_CALLS_PER_ITERATION, f->calls_per_iter);
+        table_set_int(t, OS_SELF_CPU_NS, f->self_ns);
+        table_set_num(t, OS_SELF_SHARE_PCT, f->self_share);
+        table_set_int(t, OS_TOTAL_CPU_NS, f->total_ns);
+        if (r->gpu) table_set_int(t, OS_GPU_NS, f->gpu_ns);
+        if (r->gpu && f->calls)
+            table_set_num(t, OS_KERNELS_PER_CALL, (double)f->kernels / (double)f->calls);
+        if (f->self_per_iter >= 0) table_set_num(t, OS_SELF_PER_ITERATION_NS, f->self_per_iter);
+        if (f->err_pct >= 0) table_set_num(t, OS_SELF_ERROR_PCT, f->err_pct);
     }
     if (!r->present)
         t->note = "no operator table (a database older than schema 4)";

@@ -314,6 +314,22 @@ static struct table *sweep_table(const struct run_phases *p)
     return t;
 }
 
+/* between_table's columns, in the order it declares them (asserted there). */
+enum {
+    BT_PHASE,
+    BT_SHORT,
+    BT_SERIES,
+    BT_GAPS,
+    BT_BETWEEN_P50_NS,
+    BT_BETWEEN_TOTAL_NS,
+    BT_BETWEEN_PCT,
+    BT_GPU_IDLE_BETWEEN_NS,
+    BT_GPU_IDLE_BETWEEN_PCT,
+    BT_DATA_LOADING_NS,
+    BT_OTHER_HOST_NS,
+    BT_NCOLS
+};
+
 /* Between iterations: every series whose iterations had any time between them (between.c);
  * shown in text where some series spent BETWEEN_SHOWN_PCT of its wall time there, in gaps of
  * p50 BETWEEN_SHOWN_NS or more (a Python loop's own few microseconds are not input work, even
@@ -339,25 +355,26 @@ static struct table *between_table(const struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) data |= p->series.v[i].gap_data >= 0;
     table_col(t, "data_loading_ns", data ? "DataLoader" : NULL, COL_NS);
     table_col(t, "other_host_ns", data ? "Other" : NULL, COL_NS);
+    assert(t->ncols == BT_NCOLS);
     int shown = 0;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
         if (!s->gaps) continue;
         table_row(t);
         phase_cells(t, &p->v[s->phase], 0, 1);
-        table_set_text(t, 2, s->name[0] ? s->name : "(unnamed)");
-        table_set_int(t, 3, s->gaps);
-        table_set_int(t, 4, s->gap_p50);
-        table_set_int(t, 5, s->gap_total);
-        table_set_num(t, 6, series_between_pct(s));
+        table_set_text(t, BT_SERIES, s->name[0] ? s->name : "(unnamed)");
+        table_set_int(t, BT_GAPS, s->gaps);
+        table_set_int(t, BT_BETWEEN_P50_NS, s->gap_p50);
+        table_set_int(t, BT_BETWEEN_TOTAL_NS, s->gap_total);
+        table_set_num(t, BT_BETWEEN_PCT, series_between_pct(s));
         if (s->gap_gpu_busy >= 0 && s->gap_total > 0) {
-            table_set_int(t, 7, s->gap_total - s->gap_gpu_busy);
-            table_set_num(t, 8,
+            table_set_int(t, BT_GPU_IDLE_BETWEEN_NS, s->gap_total - s->gap_gpu_busy);
+            table_set_num(t, BT_GPU_IDLE_BETWEEN_PCT,
                           100.0 * (double)(s->gap_total - s->gap_gpu_busy) / (double)s->gap_total);
         }
         if (s->gap_data >= 0) {
-            table_set_int(t, 9, s->gap_data);
-            table_set_int(t, 10, s->gap_total - s->gap_data);
+            table_set_int(t, BT_DATA_LOADING_NS, s->gap_data);
+            table_set_int(t, BT_OTHER_HOST_NS, s->gap_total - s->gap_data);
         }
         shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;
     }
