@@ -457,10 +457,10 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
  * median of each captured latency over the uncaptured ones around it); warm-up is judged on the
  * latencies with the captured ones divided by it (the second iteration of a phase is always
  * captured: undivided, a steady one would read as warm-up, and a warm one would be lost among the
- * others). Fewer than 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series), or
- * captured ones less than CAPTURE_APART slower (iterations of sleeps, waits, long kernels: the
- * callback's cost lost in them): the captured ones count as any. Returns the warm-up count. */
-#define CAPTURE_APART 1.05
+ * others). Fewer than 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series): the
+ * captured ones count as any. Else they are always apart, slower or not (one meaning of
+ * "captured" in every output: a run once showed 26 captured iterations in the latencies and 11
+ * apart, the ones found slower); the factor is at least 1. Returns the warm-up count. */
 static size_t group_warmup(int fixed, struct iter **m, const int64_t *lat, size_t n, char *gw,
                            double *fout)
 {
@@ -494,12 +494,6 @@ static size_t group_warmup(int fixed, struct iter **m, const int64_t *lat, size_
     }
     double ratio = na ? (double)rstats_median(a, na) / 1e6 : 1;
     double f = ratio > 1 ? ratio : 1;
-    if (f < CAPTURE_APART) { /* no slower than the others, within the noise: as any */
-        free(a);
-        size_t w = iterations_warmup(fixed, lat, n);
-        memset(gw, 1, w);
-        return w;
-    }
     *fout = f;
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
     size_t w = iterations_warmup(fixed, a, n);

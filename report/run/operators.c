@@ -156,9 +156,10 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
 const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget)
 {
     if (spaced > 0 && budget > 0)
-        return pool_printf("1 iteration in %lld, later fewer (%lld captures spaced to cost"
+        return pool_printf("1 iteration in %lld, later fewer (%lld capture%s spaced to cost"
                            " about %lld%% of the time)",
-                           (long long)every, (long long)spaced, (long long)budget);
+                           (long long)every, (long long)spaced, spaced == 1 ? "" : "s",
+                           (long long)budget);
     return pool_printf("1 iteration in %lld", (long long)every);
 }
 

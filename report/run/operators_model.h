@@ -43,6 +43,7 @@ struct op_phase {
      * statistics (aten::_native_batch_norm_legit, PyTorch 2.1 and later: eval mode calls
      * ..._no_training). */
     int64_t dropout_train, bn_train;
+    int capped;       /* sampled: the estimate ran past its iterations' own time, held to it */
     char peak_op[64]; /* innermost operator when tensor memory first reached the
                        * phase's peak as memory.c defines it, "" none */
 };

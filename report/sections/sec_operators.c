@@ -96,18 +96,30 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
         table_set_text(t, OP_RECORDED, operators_mode_text(r, ph));
         if (ph->err_pct >= 0) table_set_num(t, OP_SELF_ERROR_PCT, ph->err_pct);
     }
+    char capped[256] = "";
+    for (int i = 0, o = 0; i < r->nphases && o + 40 < (int)sizeof capped; i++) {
+        const struct phase_info *ph = phase_of(p, r->phases[i].phase);
+        char l[32];
+        if (!r->phases[i].capped || !ph) continue;
+        phase_short_label(ph, l, sizeof l);
+        o += snprintf(capped + o, sizeof capped - (size_t)o, "%s%s", o ? ", " : "", l);
+    }
     if (!r->nphases)
         t->note = NO_OPERATOR;
     else if (r->sampled)
         t->note = pool_printf(
             "estimated: every operator call of %s was recorded (the Recorded"
             " ones, INFPROF_OPERATORS=sampled), counts and times scaled to all; ±: 99%% sampling"
-            " error of the time per iteration; INFPROF_OPERATORS=1 records every call%s",
+            " error of the time per iteration; INFPROF_OPERATORS=1 records every call%s%s%s",
             operators_rate_text(r),
             r->overflow > 0 ? pool_printf("; suspect: %lld calls nested deeper than 64 not"
                                           " recorded",
                                           (long long)r->overflow)
-                            : "");
+                            : "",
+            capped[0] ? "; held to its iterations' own time (the captured ones ran long, the"
+                        " scaled estimate past it): "
+                      : "",
+            capped);
     else if (r->overflow > 0)
         t->note =
             pool_printf("suspect: %lld operator calls nested deeper than 64 were not recorded;"

@@ -253,10 +253,28 @@ static void phase_columns(struct table *t)
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
  * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
-void phase_speedup(struct table *t, int c_ratio, const struct phase_info *ph,
-                   const struct phase_info *base)
+/* The batch sizes of x's and y's one series each, where both are known and differ (a call's
+ * latency then says nothing of the mode: batch 32 against batch 8 read "0.26x, slower" beside a
+ * Summary that compared them per item); 0 otherwise. */
+static int batches_differ(const struct run_phases *p, const struct phase_info *x,
+                          const struct phase_info *y, int64_t *bx, int64_t *by)
+{
+    const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
+    if (!sx || !sy || sx->batch <= 0 || sy->batch <= 0 || sx->batch == sy->batch) return 0;
+    *bx = sx->batch, *by = sy->batch;
+    return 1;
+}
+
+static void phase_speedup(struct table *t, int c_ratio, const struct run_phases *p,
+                          const struct phase_info *ph, const struct phase_info *base)
 {
     if (!ph->nsteady || !base->nsteady || ph->lat_p50 <= 0) return;
+    int64_t bx, by;
+    if (ph != base && batches_differ(p, ph, base, &bx, &by)) {
+        table_set_text(t, c_ratio + 3,
+                       pool_printf("no verdict: batch %lld vs %lld", (long long)bx, (long long)by));
+        return;
+    }
     const struct phase_info *pooled = ph == base          ? NULL
                                       : ph->nseries > 1   ? ph
                                       : base->nseries > 1 ? base
@@ -392,13 +410,15 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     }
     if (!base) return;
     table_set_text(t, C_BASE, base->label);
-    phase_speedup(t, C_TPUT_RATIO, ph, base);
+    phase_speedup(t, C_TPUT_RATIO, p, ph, base);
     if (ph->nsteady && base->nsteady && base->lat_p50 > 0)
         table_set_num(t, C_LAT_RATIO, (double)ph->lat_p50 / (double)base->lat_p50);
     /* Memory saved by a phase that ran the model: setting it up saves nothing worth saying. */
     int64_t saved;
     double pct;
-    if (phase_ran_model(p, ph) && memory_saving(base, ph, &saved, &pct)) {
+    int64_t bx, by; /* another batch holds other tensors: no saving to speak of */
+    if (phase_ran_model(p, ph) && !batches_differ(p, ph, base, &bx, &by) &&
+        memory_saving(base, ph, &saved, &pct)) {
         table_set_int(t, C_SAVED, saved);
         table_set_num(t, C_SAVED_PCT, pct);
     }
@@ -477,9 +497,10 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         if (!ng) continue;
         table_row(t);
         table_set_text(t, 0, inf->autocast);
-        phase_speedup(t, 1, inf, ng);
+        phase_speedup(t, 1, p, inf, ng);
         int k = run_memory_device(&p->devices);
-        if (inf->has_memory && k >= 0)
+        int64_t bx, by;
+        if (inf->has_memory && k >= 0 && !batches_differ(p, inf, ng, &bx, &by))
             table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }
     return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */

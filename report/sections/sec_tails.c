@@ -65,10 +65,12 @@ static void series_cells(struct table *t, const struct run_phases *p, const stru
 static void indices_text(const struct series_tail *x, char *out, size_t n)
 {
     out[0] = 0;
-    for (int64_t i = 0; i < x->nslow && strlen(out) + 24 < n; i++)
+    int64_t i = 0;
+    for (; i < x->nslow && strlen(out) + 24 < n; i++)
         snprintf(out + strlen(out), n - strlen(out), "%s#%lld", i ? ", " : "",
                  (long long)x->slow_index[i]);
-    if (strlen(out) + 24 >= n) snprintf(out + strlen(out), n - strlen(out), ", ...");
+    /* "..." only where some were left out (a complete list of 11 once ended in it). */
+    if (i < x->nslow) snprintf(out + strlen(out), n - strlen(out), ", ...");
 }
 
 static void causes_text(const struct series_tail *x, char *out, size_t n)
@@ -179,8 +181,8 @@ static struct table *slow_table(const struct run_phases *p, const struct run_tai
 /* Text: per series a line, then its causes, then what none explains. */
 static struct table *text_view(const struct run_phases *p, const struct run_tails *r)
 {
-    struct table *v = table_new(NULL, "Slow iterations (p99 over 1.3x p50, or two or more"
-                                      " iterations 1.25x the p50 or slower)");
+    struct table *v =
+        table_new(NULL, "Slow iterations (1.25x the median of the 11 around them, or slower)");
     table_col(v, NULL, "Series", COL_TEXT);
     table_col(v, NULL, "Slow", COL_TEXT);
     table_col(v, NULL, "Extra", COL_NS);

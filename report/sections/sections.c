@@ -171,7 +171,8 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
 
 /* How the PyTorch operators were recorded (INFPROF_OPERATORS), in a process with libtorch: every
  * output names the mode its operator figures come from. "" none (no libtorch, an older run). */
-static void operators_text(const struct runfacts *r, char *out, size_t n)
+static void operators_text(const struct runfacts *r, const struct run_phases *p, char *out,
+                           size_t n)
 {
     out[0] = 0;
     const char *mode = runfacts_text(r, "torch_operators_mode");
@@ -187,10 +188,18 @@ static void operators_text(const struct runfacts *r, char *out, size_t n)
         int64_t spaced = 0, budget = 0;
         runfacts_int(r, "torch_operator_windows_spaced", &spaced);
         runfacts_int(r, "torch_operators_budget_pct", &budget);
+        /* The count the tables' Captured columns sum to, and the rest by name: captures in a
+         * warm-up (the phase's second iteration always is one) are warm-up there. */
+        runfacts_int(r, "torch_operator_windows", &windows);
+        int64_t apart = 0;
+        for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
         snprintf(out, n,
-                 "sampled: every call of %s, %lld captured (INFPROF_OPERATORS=1: every call)",
-                 operators_rate_words(every, spaced, budget),
-                 runfacts_int(r, "torch_operator_windows", &windows) ? (long long)windows : 0LL);
+                 "sampled: every call of %s, %lld captured%s (INFPROF_OPERATORS=1: every call)",
+                 operators_rate_words(every, spaced, budget), (long long)windows,
+                 windows > apart && apart > 0
+                     ? pool_printf(", %lld of them warm-up or outside the iterations counted",
+                                   (long long)(windows - apart))
+                     : "");
     } else if (set && !strcmp(set, "0") && runfacts_text(r, "torch_api"))
         snprintf(out, n, "off (INFPROF_OPERATORS=0)");
 }
@@ -282,7 +291,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         meta_text_col(t, r, c++, key);
     }
     meta_text_col(t, r, c++, "python_module_hooks"); /* Python processes only */
-    operators_text(r, buf, sizeof buf); /* how they were recorded, where libtorch was */
+    operators_text(r, p, buf, sizeof buf); /* how they were recorded, where libtorch was */
     if (buf[0]) table_set_text(t, c, buf);
     c++;
     struct run_bounds bounds;

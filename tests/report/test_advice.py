@@ -521,6 +521,44 @@ class Rendering(AdviceCase):
             self.assertLessEqual(len(line), 100, line)
 
 
+class SampledOperators(AdviceCase):
+    def test_an_estimate_past_its_iterations_own_time_is_held_to_it(self):
+        # Sampled operators (1 iteration in 4): the captured iterations happened to be the slow
+        # ones, 2 ms against 80 us, their operators 95% of them; scaled to every iteration the
+        # estimate put more operator time in the phase than its iterations lasted (5.73 s in a
+        # phase of 4.78 s on a DataLoader loop). Held to the iterations' own time, and said.
+        db = os.path.join(self.dir, "sampled.db")
+        shutil.copy(db_of("sweep"), db)
+        con = sqlite3.connect(db)
+        for key, value in (("torch_operators_mode", "sampled"), ("torch_operators_every", "4"),
+                           ("torch_operators_budget_pct", "0")):
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        sid = con.execute("SELECT coalesce(max(id), 0) + 1 FROM strings").fetchone()[0]
+        con.execute("INSERT INTO strings(id, value) VALUES (?, 'aten::addmm')", (sid,))
+        rows = con.execute("SELECT id, tid, phase, start FROM iterations WHERE phase = 4 AND"
+                           " batch = 8 ORDER BY id").fetchall()
+        for it, tid, phase, start in rows[1::4]:
+            con.execute("UPDATE iterations SET dur = 2000000 WHERE id = ?", (it,))
+            con.execute("INSERT INTO torch_operator_windows(start, dur, iter, tid, phase)"
+                        " VALUES (?, 2000000, ?, ?, ?)", (start, it, tid, phase))
+            con.execute("INSERT INTO torch_operators(start, dur, self, tid, phase, iter, depth,"
+                        " name_id) VALUES (?, 1900000, 1900000, ?, ?, ?, 0, ?)",
+                        (start + 50000, tid, phase, it, sid))
+        con.commit()
+        con.close()
+        report = self.report("sampled", db=db)
+        ph, = [x for x in report["operator_phases"] if x["phase"] == "no_grad | autocast off"]
+        lat = sum(i["latency_ns"] for i in report["iterations"]
+                  if i["phase"] == "no_grad | autocast off")
+        self.assertEqual(ph["self_cpu_ns"], lat)  # held to it: 3 x 1.9 ms x 24 / 3 unheld
+        op, = [x for x in report["operators"] if x["phase"] == "no_grad | autocast off"]
+        self.assertLessEqual(op["self_cpu_ns"], lat)
+        text = self.report("sampled", "text", db=db)
+        self.assertRegex(text, r"held\s+to\s+its\s+iterations'\s+own\s+time\s+\(the\s+captured"
+                               r"\s+ones\s+ran\s+long,\s+the\s+scaled\s+estimate\s+past\s+it\):"
+                               r"\s+no_grad/off")
+
+
 class Requests(AdviceCase):
     def test_every_thread_of_a_server_is_counted(self):
         # A ThreadingHTTPServer serves each connection on a thread of its own: 200 threads read

@@ -222,6 +222,20 @@ class H200Fixture(Case):
                          r" \(algorithm searches and plan builds\): \d+% of the extra; fix the input"
                          r" size, or turn cudnn.benchmark off for this model")
 
+    def test_a_list_of_slow_iterations_ends_in_dots_only_when_cut(self):
+        # "#80, #84, ..., #151, ...;" ended a complete list of 11 once.
+        report = self.report_json(self.db)
+        text = self.cli("report", self.db, COLUMNS="200").out.decode()
+        table = text.split("\nSlow iterations (")[1].split("\n\n")[0]
+        rows = re.findall(r"(?m)^  (\S+ .+?)\s+(\d+) of (\d+)\s+\S+\s+-\s+[^:]+: ([^;]*);", table)
+        self.assertEqual(len(rows), len(report["tails"]), table)
+        for name, slow, of, idx in rows:
+            listed = len(re.findall(r"#\d+", idx))
+            if idx.endswith("..."):
+                self.assertLess(listed, int(slow), (name, idx))
+            else:
+                self.assertEqual(listed, int(slow), (name, idx))
+
     def test_a_long_value_wraps_without_moving_the_next_row(self):
         # At 80 columns the libtorch path (one word longer than the room) ended its row with the
         # continuation's indent left hanging: the next row, NVTX, began 27 columns in.
