@@ -19,26 +19,56 @@
 
 /* The phases' spans behind a chart over time (first every band, then the names over them, one
  * where there is room: never over another). */
+struct band {
+    double s, e;
+    int phase; /* row in the phases table: its colour */
+};
+
+struct at {
+    double s;
+    int q; /* row in the iterations table */
+};
+
+static int by_start(const void *a, const void *b)
+{
+    double x = ((const struct at *)a)->s, y = ((const struct at *)b)->s;
+    return (x > y) - (x < y);
+}
+
 static void phase_bands(struct svg_plot *p, struct table **t, int n)
 {
-    /* Each phase where it ran its iterations, first start to last end (a phase's spans cover
-     * its set-up too, and phases that come back overlap each other). */
+    /* Each stretch of consecutive iterations of one phase, first start to last end: a phase's
+     * spans cover its set-up too, and a phase that comes back is two bands (one band from its
+     * first iteration to its last once covered the other phase's loop between them). */
     const struct table *ph = table_by_key(t, n, "phases"), *it = table_by_key(t, n, "iterations");
+    if (!ph || !it || !it->nrows) return;
+    struct at *order = malloc((size_t)it->nrows * sizeof *order);
+    struct band *v = malloc((size_t)it->nrows * sizeof *v);
+    if (!order || !v) cli_fail("out of memory");
+    for (int q = 0; q < it->nrows; q++) order[q] = (struct at){html_num(it, q, "start_ns"), q};
+    qsort(order, (size_t)it->nrows, sizeof *order, by_start);
+    int nb = 0;
+    for (int k = 0; k < it->nrows; k++) {
+        int q = order[k].q, r = 0;
+        while (r < ph->nrows && strcmp(html_txt(it, q, "phase"), html_txt(ph, r, "label"))) r++;
+        if (r == ph->nrows) continue;
+        double s = html_num(it, q, "start_ns"), e = s + html_num(it, q, "latency_ns");
+        if (nb && v[nb - 1].phase == r)
+            v[nb - 1].e = fmax(v[nb - 1].e, e);
+        else
+            v[nb++] = (struct band){s, e, r};
+    }
     for (int pass = 0; pass < 2; pass++) {
         double free_from = 0;
-        for (int r = 0, k = 0; ph && it && r < ph->nrows; r++) {
-            double s = INFINITY, e = 0;
-            for (int q = 0; q < it->nrows; q++)
-                if (!strcmp(html_txt(it, q, "phase"), html_txt(ph, r, "label")))
-                    s = fmin(s, html_num(it, q, "start_ns")),
-                    e = fmax(e, html_num(it, q, "start_ns") + html_num(it, q, "latency_ns"));
-            if (!(e > s)) continue;
-            const char *name = html_phase_short(html_txt(ph, r, "label"));
+        for (int b = 0; b < nb; b++) {
+            if (!(v[b].e > v[b].s)) continue;
+            const char *name = html_phase_short(html_txt(ph, v[b].phase, "label"));
             if (!pass) {
-                svg_rect(p, s, p->y.lo, e, p->y.hi, k++ % 2 ? "#f3f3f3" : "#e9eef5", name);
+                svg_rect(p, v[b].s, p->y.lo, v[b].e, p->y.hi,
+                         v[b].phase % 2 ? "#f3f3f3" : "#e9eef5", name);
                 continue;
             }
-            double at = svg_at(&p->x, s) + 3, w = 6.5 * (double)strlen(name);
+            double at = svg_at(&p->x, v[b].s) + 3, w = 6.5 * (double)strlen(name);
             if (at < free_from || at + w >= p->right) continue;
             fprintf(p->out, "<text x=\"%.1f\" y=\"%.1f\">", at, p->top + 11);
             html_text(p->out, name);
@@ -46,6 +76,7 @@ static void phase_bands(struct svg_plot *p, struct table **t, int n)
             free_from = at + w + 6;
         }
     }
+    free(order), free(v);
 }
 
 /* A chart over time: a timeline table's rows, device by device, as lines. */
@@ -88,8 +119,9 @@ static void chart_over_time(FILE *out, struct table **t, int n, const struct ove
     svg_legend_room(&p, devices * (c->value2 ? 2 : 1));
     p.x.a = p.left, p.x.b = p.right, p.y.a = p.bottom, p.y.b = p.top;
     phase_bands(&p, t, n);
-    svg_axes(&p, SVG_NS, "time since the run's start (bands: each phase's iterations)", c->u,
-             c->yname);
+    svg_axes(&p, SVG_NS,
+             "time since the run's start (bands: each phase's iterations, stretch by stretch)",
+             c->u, c->yname);
     char text[TEXT_MAX] = "", a[32], b[32];
     for (int r = 0, k = 0; r < d->nrows; k++) {
         int first = r, m = 0;

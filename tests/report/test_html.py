@@ -223,6 +223,34 @@ document.body.setAttribute("data-clipped", JSON.stringify(out));
         self.assertEqual(ids, ["chart-runs"])
         self.assertIn("Summary (all processes)", dom)
 
+    def test_a_phase_that_comes_back_is_a_band_each_time(self):
+        # no_grad, inference_mode, then no_grad again: the bands behind the charts over time
+        # were one per phase, first iteration to last, so no_grad's covered inference_mode's
+        # loop between its two stretches.
+        db = os.path.join(self.tmp, "back.db")
+        p = subprocess.run([prog("fixture_advice"), "sweep", db], capture_output=True,
+                           timeout=60, env={**{k: v for k, v in os.environ.items()
+                                               if not k.startswith("INFPROF_")},
+                                            "INFPROF_ENERGY_MS": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        con = sqlite3.connect(db)
+        last = con.execute("SELECT max(start + dur) FROM iterations").fetchone()[0]
+        first = con.execute("SELECT min(start) FROM iterations WHERE phase = 4").fetchone()[0]
+        top = con.execute("SELECT max(id) FROM iterations").fetchone()[0]
+        cols = [c[1] for c in con.execute("PRAGMA table_info(iterations)")]
+        for row in con.execute("SELECT * FROM iterations WHERE phase = 4").fetchall():
+            v = list(row)
+            v[cols.index("id")] += top
+            v[cols.index("start")] += last + 1000000 - first
+            v[cols.index("nvtx")] = None
+            con.execute(f"INSERT INTO iterations VALUES ({', '.join('?' * len(v))})", v)
+        con.commit()
+        con.close()
+        page = self.page(db)
+        fig = re.search(r'(?s)<figure id="chart-memory">.*?</figure>', page).group(0)
+        bands = re.findall(r'<rect [^>]*fill="#(?:e9eef5|f3f3f3)"><title>([^<]*)</title>', fig)
+        self.assertEqual(bands, ["no_grad/off", "inference/off", "no_grad/off"], fig[:2000])
+
     def test_cpu_run(self):
         with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
             if re.search(r"^INFPROF_SANITIZE:STRING=\S", f.read(), re.M):
