@@ -352,6 +352,7 @@ static void torch_stop(void)
 static void torch_atfork_child(void)
 {
     atomic_store(&cpu_memory_open, ip_self.cpu_mem_open); /* the other threads are gone */
+    ip_torch_ops_atfork_child();
     if (!ip_self.phase) return;
     uint8_t grad = ip_self.grad, cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
     ip_self.phase = 0;

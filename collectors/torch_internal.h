@@ -154,6 +154,7 @@ struct ip_ev_torch_op_window {
 };
 /* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
 void ip_torch_ops_arm(void);
+void ip_torch_ops_atfork_child(void);
 void ip_torch_ops_prepare(struct ip_store *s);
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);
 void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,

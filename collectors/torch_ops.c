@@ -285,6 +285,15 @@ void ip_torch_ops_arm(void)
     ip_torch_seen(IP_TORCH_OPERATORS);
 }
 
+/* A forked child (a DataLoader worker): its database counts its own captures, not the parent's
+ * before the fork (a worker's report said "39 captured" with no capture in it). */
+void ip_torch_ops_atfork_child(void)
+{
+    atomic_store(&op_windows, 0);
+    atomic_store(&op_spaced, 0);
+    atomic_store(&op_overflow, 0);
+}
+
 /* ---- writer side -------------------------------------------------------------------------- */
 
 static struct ip_batch *op_rows, *win_rows;

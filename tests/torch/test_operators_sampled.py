@@ -46,6 +46,38 @@ class SampledOperators(TorchCase):
     def ops(self, db):
         return {o["operator"]: o for o in self.report_json(db)["operators"]}
 
+    def test_a_forked_child_counts_its_own_captures(self):
+        # A DataLoader worker forked after the loop had captured 39 iterations: its own report
+        # said "39 captured" with no capture in its database (the counter came with the fork).
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        script = os.path.join(self.dir, "forks.py")
+        with open(script, "w") as f:
+            f.write("import os, torch\n"
+                    "m = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU()).eval()\n"
+                    "x = torch.randn(1, 16)\n"
+                    "with torch.no_grad():\n"
+                    "    for _ in range(40):\n"
+                    "        m(x)\n"
+                    "pid = os.fork()\n"
+                    "if pid == 0:\n"
+                    "    os._exit(0)\n"
+                    "os.waitpid(pid, 0)\n"
+                    "print(pid)\n")
+        r = self.run_prog([TORCH_PYTHON, script], timeout=120, INFPROF_OPERATORS_EVERY="4",
+                          INFPROF_OUTPUT="f%p.db")
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        child = os.path.join(self.dir, f"f{int(r.out.decode().split()[-1])}.db")
+        parents = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
+                   if f.startswith("f") and f.endswith(".db") and f != os.path.basename(child)]
+        self.assertEqual(len(parents), 1, os.listdir(self.dir))
+        self.assertGreaterEqual(self.meta(parents[0], "torch_operator_windows"), 8)
+        for db in (parents[0], child):
+            rows = self.query(db, "SELECT count(*) FROM torch_operator_windows")[0][0]
+            self.assertEqual(self.meta(db, "torch_operator_windows"), rows, db)
+
     def test_fixed_rate_samples_whole_iterations(self):
         r, own = self.run_program()
         db = r.db()
