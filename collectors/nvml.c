@@ -521,9 +521,13 @@ static void sampler_status(const char *gpu_why, const char *cpu_why)
     snprintf(es.facts.cpu_status, sizeof es.facts.cpu_status, "%s", cpu_why);
     /* "on" where something is read: a GPU the process used, or the CPU. */
     int on = (es.gpu_settled && nv_ready() && es.ngpu) || es.cpu_ok;
-    ip_collector_status(IP_COLLECTOR_ENERGY, on ? "on" : "off", "every %lld ms; GPU: %s; CPU: %s",
-                        (long long)ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_ENERGY_MS), gpu_why,
-                        cpu_why);
+    /* The period only where something is read ("off: every 100 ms" read as a contradiction). */
+    if (on)
+        ip_collector_status(IP_COLLECTOR_ENERGY, "on", "every %lld ms; GPU: %s; CPU: %s",
+                            (long long)ip_cfg_group_int(&ip_nvml_cfg, IP_NVML_CFG_ENERGY_MS),
+                            gpu_why, cpu_why);
+    else
+        ip_collector_status(IP_COLLECTOR_ENERGY, "off", "GPU: %s; CPU: %s", gpu_why, cpu_why);
 }
 
 /* The writer thread calls this at every wake (collector.h, tick): the sampler has no thread of its

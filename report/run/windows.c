@@ -110,8 +110,11 @@ void run_window_resolve(struct sqlite3 *db, struct run_options *o)
     load(db, &w);
     int n = o->window;
     if (n < 1 || n > w.n)
-        cli_fail(w.n ? "--window %d: this run has windows 1 to %d (the Windows section lists them)"
-                     : "--window %d: this run recorded no windows (it recorded all along)",
+        cli_fail(w.n > 1    ? "--window %d: this run has windows 1 to %d (the Windows section lists"
+                              " them)"
+                 : w.n == 1 ? "--window %d: this run has one window, 1, the whole run (it recorded"
+                              " all along)"
+                            : "--window %d: this run recorded no windows (it recorded all along)",
                  n, w.n);
     o->window_start = w.v[n - 1].start;
     o->window_end = w.v[n - 1].end >= 0 ? w.v[n - 1].end : INT64_MAX;

@@ -348,9 +348,9 @@ class Energy(Case):
         # A CPU program: the setting or the failure is named, not "the process used no GPU".
         stub = os.path.join(self.dir, "missing", "libnvidia-ml.so.1")
         plain = self.run_prog([prog("host"), "threads"], preload=False)
-        for i, (nvml, path, want) in enumerate((("off", STUB, "off: every 5 ms; GPU: not read: INFPROF_NVML=off"),
-                                 ("start", stub, "off: every 5 ms; GPU: cannot load " + stub),
-                                 ("start", STUB, "off: every 5 ms; GPU: NVML driver 999.99-stub,"
+        for i, (nvml, path, want) in enumerate((("off", STUB, "off: GPU: not read: INFPROF_NVML=off"),
+                                 ("start", stub, "off: GPU: cannot load " + stub),
+                                 ("start", STUB, "off: GPU: NVML driver 999.99-stub,"
                                                  " 2 GPUs; the process used no GPU"))):
             r = self.run_prog([prog("host"), "threads"], INFPROF_NVML=nvml,
                               INFPROF_NVML_PATH=path, INFPROF_ENERGY_MS=5,
