@@ -121,9 +121,12 @@ static int groups_of(struct table **t, int nt, const struct table *it, struct gr
             if (!g[k].rows) cli_fail("out of memory");
             /* A phase's one series without a name is the phase's. */
             int unnamed = !se[0] || !strcmp(se, "(unnamed)");
-            snprintf(g[k].name, sizeof g[k].name, "%s%s%s%s", html_phase_short(ph),
-                     unnamed ? "" : " ", unnamed ? "" : se,
-                     html_suspect(t, nt, ph) ? " (suspect)" : "");
+            /* Cut as a text column is, on a character and at a word's edge, the tail kept (a
+             * long label's hash is there): a title once ended in half a UTF-8 character. */
+            const char *whole =
+                pool_printf("%s%s%s%s", html_phase_short(ph), unnamed ? "" : " ", unnamed ? "" : se,
+                            html_suspect(t, nt, ph) ? " (suspect)" : "");
+            render_label_fit(g[k].name, sizeof g[k].name, whole, 100);
             k++;
         }
         g[q].rows[g[q].n++] = r;
@@ -248,10 +251,10 @@ static void chart_distribution(FILE *out, struct table **t, int nt, const struct
         for (int i = 0; i < g[k].n; i++)
             if (html_num(it, g[k].rows[i], "steady") > 0)
                 v[m++] = html_num(it, g[k].rows[i], "latency_ns");
-        char id[32], title[260];
+        char id[32], title[sizeof g[k].name + 64];
         snprintf(id, sizeof id, "chart-dist-%d", k);
-        snprintf(title, sizeof title, "Latency distribution, %.200s (steady iterations)",
-                 g[k].name);
+        snprintf(title, sizeof title, "Latency distribution, %.*s (steady iterations)",
+                 (int)fmt_utf8_cut(g[k].name, sizeof g[k].name - 1), g[k].name);
         if (m < 3) {
             svg_none(out, id, title, "no chart: fewer than three steady iterations");
             free(v);

@@ -103,11 +103,16 @@ static int word_edge(char c)
 void render_label_fit(char *out, size_t n, const char *s, int w)
 {
     if (!n) return;
-    size_t len = strlen(s);
-    if (len >= n) len = fmt_utf8_cut(s, n - 1);
-    memcpy(out, s, len);
+    /* Shortened whole first (its tail kept: a long label's hash is there), then cut on a
+     * character to the room (cut first, the tail was lost and two names read alike). */
+    char *buf = strdup(s);
+    if (!buf) cli_fail("out of memory");
+    render_shorten(buf, w);
+    size_t len = strlen(buf);
+    if (len >= n) len = fmt_utf8_cut(buf, n - 1);
+    memcpy(out, buf, len);
     out[len] = 0;
-    render_shorten(out, w);
+    free(buf);
 }
 
 void render_shorten(char *s, int w)

@@ -251,6 +251,31 @@ document.body.setAttribute("data-clipped", JSON.stringify(out));
         bands = re.findall(r'<rect [^>]*fill="#(?:e9eef5|f3f3f3)"><title>([^<]*)</title>', fig)
         self.assertEqual(bands, ["no_grad/off", "inference/off", "no_grad/off"], fig[:2000])
 
+    def test_long_names_cut_on_a_character_and_kept_apart(self):
+        # Two series whose 300-character Cyrillic names differ at their end: the chart titles
+        # were cut at 199 bytes, in the middle of a character, and read alike.
+        db = os.path.join(self.tmp, "names.db")
+        p = subprocess.run([prog("fixture_advice"), "sweep", db], capture_output=True,
+                           timeout=60, env={**{k: v for k, v in os.environ.items()
+                                               if not k.startswith("INFPROF_")},
+                                            "INFPROF_ENERGY_MS": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        con = sqlite3.connect(db)
+        for label in ("iteration batch=8", "iteration batch=32"):
+            tail = label.split("=")[1]
+            con.execute("UPDATE strings SET value = ? WHERE value = ?",
+                        ("iteration " + "итерация " * 33 + "конец " + tail, label))
+        con.commit()
+        con.close()
+        raw = self.cli("report", "--format", "html", db).out
+        raw.decode("utf-8")  # strict: no half character anywhere
+        titles = re.findall(r"<figcaption>Latency distribution, ([^<]*) \(steady iterations\)",
+                            raw.decode())
+        self.assertEqual(len(titles), 4, titles)
+        self.assertEqual(len(set(titles)), 4, titles)
+        # Cut in the middle, the tail kept: the hash the long label carries tells them apart.
+        self.assertTrue(all(re.search(r" \.\.\. .*~[0-9a-f]{6}$", t) for t in titles), titles)
+
     def test_cpu_run(self):
         with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
             if re.search(r"^INFPROF_SANITIZE:STRING=\S", f.read(), re.M):

@@ -68,7 +68,7 @@ class LibtorchWindows(Case):
         # One loop over both windows: one series, its iterations in both (detection may leave
         # out a call at a window's edges).
         def its(s):
-            return s["steady_iterations"] + s["warmup_iterations"]
+            return s["iterations"]
 
         series = [s for s in report["series"] if its(s)]
         self.assertEqual(len(series), 1, series)
