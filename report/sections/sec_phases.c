@@ -10,6 +10,7 @@
 #include "../run/detect.h"
 #include "../../profiler/phase.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -479,6 +480,18 @@ static struct table *phase_view(const struct run_phases *p, const struct table *
     return v;
 }
 
+/* inference_vs_no_grad's columns, in the order it declares them (asserted there). */
+enum {
+    IV_AUTOCAST,
+    IV_SPEEDUP,
+    IV_SPEEDUP_LOW,
+    IV_SPEEDUP_HIGH,
+    IV_VERDICT,
+    IV_BAND,
+    IV_PEAK_ALLOCATED_SAVED_BYTES,
+    IV_NCOLS
+};
+
 /* inference_mode against no_grad at each autocast setting where both ran. */
 static struct table *inference_vs_no_grad(const struct run_phases *p)
 {
@@ -490,18 +503,20 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
     table_col(t, "verdict", "Verdict", COL_TEXT);
     table_col(t, NULL, "95% band", COL_TEXT);
     table_col(t, "peak_allocated_saved_bytes", "Memory saved", COL_BYTES);
+    assert(t->ncols == IV_NCOLS);
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *inf = &p->v[i];
         if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
         const struct phase_info *ng = phase_twin(p, inf, "no_grad");
         if (!ng) continue;
         table_row(t);
-        table_set_text(t, 0, inf->autocast);
-        phase_speedup(t, 1, p, inf, ng);
+        table_set_text(t, IV_AUTOCAST, inf->autocast);
+        phase_speedup(t, IV_SPEEDUP, p, inf, ng); /* speed-up, band, verdict: in that order */
         int k = run_memory_device(&p->devices);
         int64_t bx, by;
         if (inf->has_memory && k >= 0 && !batches_differ(p, inf, ng, &bx, &by))
-            table_set_int(t, 6, ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
+            table_set_int(t, IV_PEAK_ALLOCATED_SAVED_BYTES,
+                          ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }
     return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */
 }
@@ -745,7 +760,8 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
     }
     /* JSON and CSV carry it in every run (a fixed shape); text where a pair ran. */
     struct table *iv = inference_vs_no_grad(p);
-    static const int iv_cols[] = {0, 1, 5, 4, 6};
+    static const int iv_cols[] = {IV_AUTOCAST, IV_SPEEDUP, IV_BAND, IV_VERDICT,
+                                  IV_PEAK_ALLOCATED_SAVED_BYTES};
     out[n++] = iv;
     if (iv->nrows && shown >= 2)
         out[n++] = text_view(iv, iv->title, iv_cols, (int)(sizeof iv_cols / sizeof *iv_cols));
