@@ -104,9 +104,10 @@ static int compare_phase_tables(struct compare_side *b, struct compare_side *n, 
     if (!d->nrows)
         t[k - 1]->note = "no libtorch phase was seen in either run";
     else if (pooled[0])
-        t[k - 1]->note = pool_printf("pooling several configurations: %s; their ratios mix them"
-                                     " (the Series table below compares each one)",
-                                     pooled);
+        t[k - 1]->note =
+            pool_printf("pooling several configurations: %s; no ratio: their p50s mix them"
+                        " (the Series table below compares each one)",
+                        pooled);
     t[k++] = VIEW(d, "Phases: GPU time and peak tensor memory", ph2, 0);
 
     return k;

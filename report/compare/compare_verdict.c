@@ -156,6 +156,18 @@ static void runs_loop_verdict(struct table *t, int col, int point_col, const str
     free(rn);
 }
 
+/* Row r's cells of the named columns emptied (what a withheld verdict leaves no ground for). */
+static void cells_clear(struct table *t, int r, const char *const *names)
+{
+    for (; *names; names++) {
+        int c = table_col_index(t, *names);
+        if (c < 0 || r >= t->nrows) continue;
+        struct cell *x = &t->cells[r * t->ncols + c];
+        free(x->s);
+        *x = (struct cell){.null = 1};
+    }
+}
+
 /* One row's verdict: writes the band (or leaves it null) and the words into the row. */
 static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
                         const struct compare_side *b, const struct compare_side *n,
@@ -178,9 +190,16 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct series_info *ob = phase_only_series(&b->phases, pb);
         const struct series_info *on = phase_only_series(&n->phases, pn);
         int64_t bb = ob ? ob->batch : -1, bn = on ? on->batch : -1;
-        if (pb->nseries > 1 || pn->nseries > 1)
+        if (pb->nseries > 1 || pn->nseries > 1) {
+            /* A p50 of several configurations is none of theirs: no ratio of two either (two
+             * runs of one program read "Latency 6.51x" beside this verdict). */
+            static const char *const ratios[] = {
+                "throughput_per_s_pct", "throughput_per_s_ratio", "latency_p50_ns_pct",
+                "latency_p50_ns_ratio", "latency_p95_ns_pct",     "latency_p95_ns_ratio",
+                "latency_p99_ns_pct",   "latency_p99_ns_ratio",   NULL};
+            cells_clear(t, r, ratios);
             why = "no verdict: pools series";
-        else if (bb > 0 && bn > 0 && bb != bn) /* its one series ran another batch size */
+        } else if (bb > 0 && bn > 0 && bb != bn) /* its one series ran another batch size */
             why = pool_printf("no verdict: the batch changed %lld -> %lld, items/s compares them",
                               (long long)bb, (long long)bn);
         else if (sh)

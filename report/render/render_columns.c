@@ -32,7 +32,7 @@ static int keyed(struct table **t, int n, const char *key)
 }
 
 /* The data table t with the columns of `list` ("a,b,c") only, titled as its text shows it. */
-static struct table *project(const struct table *t, const char *spec, const char *list,
+static struct table *project(const struct table *t, const char *key, const char *list,
                              const char *title)
 {
     struct table *p = table_new(t->key, title);
@@ -46,15 +46,18 @@ static struct table *project(const struct table *t, const char *spec, const char
                                  !strncmp(t->cols[c].key, s, len)))
             c++;
         if (c == t->ncols)
-            cli_fail("--columns %s: no column '%.*s' in %s (columns: %s)", spec, (int)len, s,
-                     t->key, column_keys(t));
-        if (n == TABLE_MAX_COLS) cli_fail("--columns %s: more than %d columns", spec, n);
+            cli_fail("--columns %s=...: no column '%.*s' in %s (columns: %s)", key,
+                     (int)(len < 64 ? len : 64), s, t->key, column_keys(t));
+        for (int k = 0; k < n; k++)
+            if (src[k] == c)
+                cli_fail("--columns %s=...: column '%s' named twice", key, t->cols[c].key);
+        if (n == TABLE_MAX_COLS) cli_fail("--columns %s=...: more than %d columns", key, n);
         src[n++] = c;
         table_col(p, t->cols[c].key, t->cols[c].title ? t->cols[c].title : t->cols[c].key,
                   t->cols[c].type);
         s += len + (s[len] == ',');
     }
-    if (!n) cli_fail("--columns %s: no column named (columns: %s)", spec, column_keys(t));
+    if (!n) cli_fail("--columns %s=: no column named (columns: %s)", key, column_keys(t));
     int64_t rows = table_rows(t);
     for (int64_t r = 0; r < rows; r++) {
         const struct cell *cells = table_row_cells(t, r);
@@ -79,10 +82,13 @@ int render_columns(struct table **in, int n, const struct render_opts *o, struct
         const char *spec = o->columns[k], *eq = strchr(spec, '=');
         if (!eq || eq == spec)
             cli_fail("--columns needs SECTION=COLUMN,COLUMN,... (e.g. series=series,"
-                     "latency_p50_ns), not '%s'",
+                     "latency_p50_ns), not '%.64s'",
                      spec);
         char key[128];
-        snprintf(key, sizeof key, "%.*s", (int)(eq - spec), spec);
+        snprintf(key, sizeof key, "%.*s", (int)(eq - spec < 127 ? eq - spec : 127), spec);
+        for (int q = 0; q < k; q++) /* a second list for one section: one list each */
+            if (!strncmp(o->columns[q], spec, (size_t)(eq - spec) + 1))
+                cli_fail("--columns %s=...: given twice (one list per section)", key);
         int i = keyed(out, n, key);
         if (i < 0) {
             char known[1024] = "";
@@ -90,14 +96,14 @@ int render_columns(struct table **in, int n, const struct render_opts *o, struct
                 if (out[q]->key)
                     len += snprintf(known + len, sizeof known - (size_t)len, "%s%s",
                                     len ? ", " : "", out[q]->key);
-            cli_fail("--columns %s: no such section (sections: %s)", spec, known);
+            cli_fail("--columns %s=...: no such section (sections: %s)", key, known);
         }
         /* Its text views (the tables without a key right after it) give way: the title is the
          * first one's, or the data table's own, or its key. */
         int views = 0;
         while (i + 1 + views < n && !out[i + 1 + views]->key) views++;
         const char *title = out[i]->title ? out[i]->title : views ? out[i + 1]->title : NULL;
-        made[nmade] = project(out[i], spec, eq + 1, title ? title : out[i]->key);
+        made[nmade] = project(out[i], key, eq + 1, title ? title : out[i]->key);
         out[i] = made[nmade++];
         memmove(out + i + 1, out + i + 1 + views, (size_t)(n - i - 1 - views) * sizeof *out);
         n -= views;

@@ -151,6 +151,12 @@ class CompareVerdicts(Runs):
             self.assertEqual((x["between_p50_ns_base"], x["between_p50_ns_new"]), (10000, 10000))
         # The phase pools both series: its p50 is neither's, so no verdict.
         self.assertEqual([x["verdict"] for x in r["phases"]], ["no verdict: pools series"])
+        # Nor a ratio of the two pooled p50s (two runs of one program read "Latency 6.51x").
+        ph, = r["phases"]
+        for k in ("latency_p50_ns_ratio", "latency_p95_ns_ratio", "throughput_per_s_ratio",
+                  "latency_p50_ns_pct"):
+            self.assertIsNone(ph[k], k)
+        self.assertIsNotNone(ph["latency_p50_ns_base"])  # the figures themselves stay
         changes = r["summary"]["changes"]
         self.assertTrue(changes.startswith("grad/off a slower, latency 1.20x (95%: "), changes)
         self.assertIn("p50 200.00us -> 240.00us (+40.00us)", changes)
