@@ -182,7 +182,8 @@ enum {
     P_PEAK,
     P_PEAK_PROC,
     P_RSRVD,
-    P_CAPTURED
+    P_CAPTURED,
+    P_WARMUP
 };
 
 static void combined_iterations(struct multi_data *d, struct table *t, int id)
@@ -223,7 +224,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
     table_set_text(t, P_SHORT, s);
     table_set_text(t, P_LABEL, ph->label);
     int procs = 0, iters = 0, kernels = 0, memory = 0, reserved = 0;
-    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0, all = 0, steady = 0, captured = 0;
+    int64_t nk = 0, gpu = 0, peak = -1, rsrvd = 0, all = 0, steady = 0, captured = 0, warm = 0;
     const char *peak_proc = NULL;
     for (int r = 0; r < d->n; r++) {
         const struct run_phases *p = &d->runs[r].phases;
@@ -233,7 +234,8 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
             procs++;
             iters |= x->has_iterations;
             if (!d->runs[r].helper) /* as each run counts: warm-up + steady + captured */
-                all += x->iterations, steady += (int64_t)x->nsteady, captured += x->captured_apart;
+                all += x->iterations, steady += (int64_t)x->nsteady, captured += x->captured_apart,
+                    warm += x->warmup;
             if (x->has_kernels) kernels = 1, nk += x->kernels, gpu += x->gpu_time;
             if (x->has_memory && x->peak_alloc > peak)
                 memory = 1, peak = x->peak_alloc, peak_proc = d->runs[r].label;
@@ -245,6 +247,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
     if (iters) {
         table_set_int(t, P_ITERS, all), table_set_int(t, P_STEADY, steady);
         table_set_int(t, P_CAPTURED, captured);
+        table_set_int(t, P_WARMUP, warm);
         combined_iterations(d, t, ph->id);
     }
     if (kernels) table_set_int(t, P_KERNELS, nk), table_set_int(t, P_GPU, gpu);
@@ -274,6 +277,7 @@ static struct table *combined_phases(struct multi_data *d)
     table_col(t, "peak_reserved_max_bytes", NULL, COL_BYTES);
     /* Operators captured (sampled), apart from the latencies and from Iters. */
     table_col(t, "captured_iterations", NULL, COL_INT);
+    table_col(t, "warmup_iterations", NULL, COL_INT); /* iterations = warm-up + steady + captured */
     /* Phase ids are fixed (1 + 3 * grad + autocast): the same label has the same id in every
      * database, and ids give the order the single-run report uses. */
     for (int id = 0; id < 64; id++)

@@ -80,8 +80,8 @@ class SampledOperators(Case):
         import json
         multi = json.loads(self.cli("report", "--format", "json", self.db, b).out)
         row, = [p for p in multi["combined_phases"] if p["label"] == ph["label"]]
-        self.assertEqual((row["iterations"], row["steady_iterations"], row["captured_iterations"]),
-                         (120, 84, 34), row)
+        self.assertEqual((row["iterations"], row["steady_iterations"], row["captured_iterations"],
+                          row["warmup_iterations"]), (120, 84, 34, 2), row)
         self.assertEqual(row["latency_p50_ns"], ph["latency_p50_ns"], (row, ph))
         procs = [p["steady_iterations"] for p in multi["processes"]]
         self.assertEqual(procs, [42, 42], multi["processes"])
