@@ -597,7 +597,9 @@ static void cause(struct series_tail *t, int which, const char *key, double extr
     double of = t->window_extra > 0 ? t->window_extra : t->extra;
     if (!(of > 0) || extra < TAIL_MIN_SHARE * of || extra < 20000) return;
     struct tail_cause_figure *c = &t->c[t->ncauses++];
-    c->cause = which, c->key = key, c->title = key, c->extra_ns = extra, c->share = extra / of;
+    /* No cause explains more than all of the extra (one read 100.2%, the windows' edges apart). */
+    c->cause = which, c->key = key, c->title = key, c->extra_ns = extra;
+    c->share = extra < of ? extra / of : 1;
     for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
         if (!strcmp(titles[i][0], key)) c->title = titles[i][1];
     snprintf(c->top, sizeof c->top, "%s", top ? top : "");

@@ -220,7 +220,8 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         table_set_text(v, TV_WHAT, what);
     }
     if (!r->n)
-        v->note = "no series has a tail (a series needs 10 steady iterations to be judged)";
+        v->note = "no series has a tail: none ran slow iterations (a series is judged from 10"
+                  " steady iterations on)";
     else
         v->note = "Extra: per slow iteration, over the median of the 11 steady iterations around"
                   " it; Share: of that extra time (a cause is named when it explains 10% or"
