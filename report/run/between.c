@@ -75,7 +75,8 @@ void series_between_gpu(struct sqlite3 *db, struct run_phases *p)
     for (int i = 0; i < p->series.n; i++) {
         struct series_info *se = &p->series.v[i];
         const struct phase_info *ph = &p->v[se->phase];
-        if (!se->gaps || !ph->has_kernels) continue;
+        /* Only where the phase's kernel rows were kept (steady.c): else unknown, not idle. */
+        if (!se->gaps || !ph->has_kernels || !ph->has_steady_gpu) continue;
         qsort(se->gapv, (size_t)se->gaps, sizeof *se->gapv, cmp_start);
         int64_t *pm = ends_max(se->gapv, (size_t)se->gaps);
         struct interval *v = NULL;

@@ -46,9 +46,11 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
         struct interval *v = NULL;
         size_t n = 0, cap = 0;
         const struct kern_rows *kr = kern_rows_get(db, p);
+        size_t rows = 0; /* the phase's kernel rows, in its iterations or not */
         for (size_t j = 0; j < kr->n; j++) {
             const struct kern_row *x = &kr->v[j];
             if (x->sig < 0 || krow_phase(kr, x) != ph->id) continue;
+            rows++;
             int64_t s = x->start, d = x->dur;
             long k = window_of(ph, s);
             if (k < 0) continue;
@@ -62,7 +64,14 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
             v[n++] = (struct interval){s, s + d < end ? s + d : end};
         }
         ph->steady_gpu_busy = union_length(v, n);
-        ph->has_steady_gpu = 1;
         free(v);
+        /* Kernels counted (the writer's summary) but none of their rows kept (a database cut
+         * down, a file-size limit reached): the steady figures are unknown, not 0 (a trimmed
+         * H200 run read "GPU busy 0.0%" beside 100,553 kernels, and its advice "100% idle"). */
+        if (!rows && ph->kernels > 0) {
+            ph->steady_kernels = ph->steady_gpu_time = ph->steady_gpu_busy = 0;
+            continue;
+        }
+        ph->has_steady_gpu = 1;
     }
 }

@@ -10,6 +10,7 @@ the GPU's 700 W, cores under 16, with nothing left to drop; and each series' jou
 read between the counter's moves, is within 5% of what the program measured with NVML itself
 (it was 3-10% off when every reading counted)."""
 import csv
+import json
 import html
 import io
 import lzma
@@ -140,6 +141,19 @@ class H200Fixture(Case):
         page = self.cli("report", "--format", "html", self.db).out.decode()
         chart = page.split('id="chart-speedup"')[1].split("</figure>")[0]
         self.assertIn("no chart: the phases pool several series", chart)
+
+    def test_kernels_counted_without_their_rows_give_no_busy_figure(self):
+        # trim.sh keeps the writer's kernel summary and drops kernel_rows (as a file-size limit
+        # can): the steady GPU figures are unknown, not 0 ("GPU busy 0.0%" beside 100,553
+        # kernels, "GPU idle 100%" between iterations, advice "100% idle").
+        report = self.report_json(self.db)
+        for ph in report["phases"]:
+            if ph["kernels"]:
+                self.assertIsNone(ph["steady_gpu_busy_pct"], ph["label"])
+                self.assertIsNone(ph["steady_kernels"], ph["label"])
+        for b in report["between"]:
+            self.assertIsNone(b["gpu_idle_between_ns"], b)
+        self.assertNotIn("100% idle", json.dumps(report["advice"]))
 
     def test_a_setting_names_only_the_series_it_tells_apart(self):
         # One loop (ResNet #2) turned cudnn.benchmark on: every other series' name once carried
