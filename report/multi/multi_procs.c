@@ -116,6 +116,46 @@ static struct outlier stands_out(const struct multi_data *d,
     return o;
 }
 
+/* The ranks' main phases are not all the same one. */
+static int phases_differ(const struct multi_data *d)
+{
+    const char *first = NULL;
+    for (int i = 0; i < d->n; i++) {
+        const struct multi_run *r = &d->runs[i];
+        if (r->helper || r->main < 0) continue;
+        if (!first)
+            first = r->phases.v[r->main].label;
+        else if (strcmp(first, r->phases.v[r->main].label))
+            return 1;
+    }
+    return 0;
+}
+
+/* Why the ranks' p50s are not one work's, so that none is named a straggler (three unrelated
+ * programs once read "13.70x the median process's", the median a phase pooling two batch
+ * sizes); NULL where they are. */
+static const char *work_differs(const struct multi_data *d)
+{
+    if (phases_differ(d)) return "their main phases differ: different work?";
+    for (int i = 0; i < d->n; i++) {
+        const struct multi_run *r = &d->runs[i];
+        if (!r->helper && r->main >= 0 && r->phases.v[r->main].nseries > 1)
+            return "a main phase pools several configurations: its p50 is of none of them";
+    }
+    return NULL;
+}
+
+/* The band every rank makes against the median, the top one too (the outlier's lo-hi leave it
+ * out: the Summary and the Processes note once gave 0.05-1.95x and 0.05-0.05x for one run). */
+static void spread_all(const struct multi_data *d, const struct outlier *o,
+                       double (*fig)(const struct multi_run *), double *lo, double *hi)
+{
+    double top = 0;
+    for (int i = 0; i < d->n; i++)
+        if (!d->runs[i].helper && fig(&d->runs[i]) > 0) top = fmax(top, fig(&d->runs[i]) / o->med);
+    *lo = fmin(o->lo, 1), *hi = fmax(o->hi, top);
+}
+
 static double fig_p50(const struct multi_run *r)
 {
     return r->main >= 0 ? (double)r->phases.v[r->main].lat_p50 : -1;
@@ -148,6 +188,7 @@ enum {
 struct table *multi_processes(struct multi_data *d)
 {
     struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
+    if (work_differs(d)) slow.who = -1; /* no straggler among different work */
     struct table *t = table_new("processes", "Processes (each one's main phase: the one with the"
                                              " most steady iterations)");
     int lost = 0;
@@ -197,28 +238,27 @@ struct table *multi_processes(struct multi_data *d)
         if (what) table_set_text(t, MP_STANDS_OUT, what);
         table_set_text(t, MP_ROLE2, r->helper ? "helper" : "rank");
     }
-    t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; the"
-                          " others' p50 within %.2f-%.2fx the median, their peaks within"
-                          " %.2f-%.2fx. Helpers (DataLoader workers, processes with no iteration)"
-                          " are not compared.",
-                          slow.med > 0 ? slow.lo : 1.0, slow.med > 0 ? slow.hi : 1.0,
-                          big.med > 0 ? big.lo : 1.0, big.med > 0 ? big.hi : 1.0);
-    return t;
-}
-
-/* The ranks' main phases are not all the same one. */
-static int phases_differ(const struct multi_data *d)
-{
-    const char *first = NULL;
-    for (int i = 0; i < d->n; i++) {
-        const struct multi_run *r = &d->runs[i];
-        if (r->helper || r->main < 0) continue;
-        if (!first)
-            first = r->phases.v[r->main].label;
-        else if (strcmp(first, r->phases.v[r->main].label))
-            return 1;
+    /* The bands the Summary gives: every rank's, or the others' beside the one named. */
+    double plo = 1, phi = 1, mlo = 1, mhi = 1;
+    if (slow.med > 0) {
+        if (slow.who >= 0)
+            plo = slow.lo, phi = slow.hi;
+        else
+            spread_all(d, &slow, fig_p50, &plo, &phi);
     }
-    return 0;
+    if (big.med > 0) {
+        if (big.who >= 0)
+            mlo = big.lo, mhi = big.hi;
+        else
+            spread_all(d, &big, fig_peak, &mlo, &mhi);
+    }
+    t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; %s"
+                          " p50 within %.2f-%.2fx the median, %s peaks within %.2f-%.2fx."
+                          " Helpers (DataLoader workers, processes with no iteration) are not"
+                          " compared.",
+                          slow.who >= 0 ? "the others'" : "every rank's", plo, phi,
+                          big.who >= 0 ? "the others'" : "every rank's", mlo, mhi);
+    return t;
 }
 
 /* multi_job_summary's columns, in the order it declares them (asserted there). */
@@ -238,6 +278,7 @@ enum {
 struct table *multi_job_summary(struct multi_data *d)
 {
     struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
+    if (work_differs(d)) slow.who = -1; /* no straggler among different work */
     struct table *t = table_new("job", "Summary (all processes)");
     t->object = 1;
     table_col(t, "processes", "Processes", COL_TEXT);
@@ -287,21 +328,19 @@ struct table *multi_job_summary(struct multi_data *d)
     } else if (ranks < 2 || !(slow.med > 0)) {
         table_set_text(t, MJ_STRAGGLER, "fewer than two processes with iterations to compare");
     } else {
-        /* The spread of all of them (the top one is in neither lo nor hi). */
-        double top = 0;
-        for (int i = 0; i < d->n; i++)
-            if (!d->runs[i].helper) top = fmax(top, fig_p50(&d->runs[i]) / slow.med);
-        double lo = fmin(slow.lo, 1), hi = fmax(slow.hi, top);
-        table_set_text(t, MJ_STRAGGLER,
-                       hi - lo <= 0.1 ? pool_printf("none: every process's p50 within %.2f-%.2fx"
-                                                    " the median's",
-                                                    lo, hi)
-                                      : pool_printf("none named: their p50s spread %.2f-%.2fx the"
-                                                    " median's, too widely to single one out%s",
-                                                    lo, hi,
-                                                    phases_differ(d) ? " (their main phases"
-                                                                       " differ: different work?)"
-                                                                     : ""));
+        double lo, hi;
+        spread_all(d, &slow, fig_p50, &lo, &hi);
+        const char *why = work_differs(d);
+        table_set_text(
+            t, MJ_STRAGGLER,
+            why ? pool_printf("none named: their p50s spread %.2f-%.2fx the median's"
+                              " (%s)",
+                              lo, hi, why)
+            : hi - lo <= 0.1
+                ? pool_printf("none: every process's p50 within %.2f-%.2fx the median's", lo, hi)
+                : pool_printf("none named: their p50s spread %.2f-%.2fx the median's,"
+                              " too widely to single one out",
+                              lo, hi));
     }
     if (big.who >= 0) {
         const struct multi_run *r = &d->runs[big.who];
@@ -313,10 +352,8 @@ struct table *multi_job_summary(struct multi_data *d)
         table_set_text(t, MJ_PEAK_PROCESS, r->label);
         table_set_num(t, MJ_PEAK_RATIO, big.ratio);
     } else if (big.med > 0) {
-        double top = 0;
-        for (int i = 0; i < d->n; i++)
-            if (!d->runs[i].helper) top = fmax(top, fig_peak(&d->runs[i]) / big.med);
-        double lo = fmin(big.lo, 1), hi = fmax(big.hi, top);
+        double lo, hi;
+        spread_all(d, &big, fig_peak, &lo, &hi);
         table_set_text(
             t, 2,
             hi - lo <= 0.1

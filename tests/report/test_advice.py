@@ -559,6 +559,24 @@ class SampledOperators(AdviceCase):
                                r"\s+no_grad/off")
 
 
+class Processes(AdviceCase):
+    def test_no_straggler_among_different_work_and_one_band_everywhere(self):
+        # Three unrelated programs once read "Straggler pid 25180: 13.70x the median process's
+        # 3.51ms", the median a phase pooling two batch sizes; and the Processes note gave its
+        # band without the top process ("0.05-0.05x" beside the Summary's "0.05-1.95x").
+        dbs = [db_of(n) for n in ("sweep", "healthy", "tail-malloc")]
+        r = self.cli("report", "--format", "json", *dbs)
+        self.assertEqual(r.rc, 0, r.err)
+        job = json.loads(r.out)["job"]
+        self.assertIsNone(job["straggler_process"], job)
+        self.assertRegex(job["straggler"], r"^none named: their p50s spread [0-9.]+-[0-9.]+x the"
+                                           r" median's \((their main phases differ|a main phase"
+                                           r" pools several)", job)
+        text = self.cli("report", *dbs, COLUMNS="200").out.decode()
+        band = re.search(r"their p50s spread ([0-9.]+-[0-9.]+x)", text).group(1)
+        self.assertRegex(text, r"every rank's p50 within " + re.escape(band) + " the median")
+
+
 class Requests(AdviceCase):
     def test_every_thread_of_a_server_is_counted(self):
         # A ThreadingHTTPServer serves each connection on a thread of its own: 200 threads read
