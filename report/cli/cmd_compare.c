@@ -15,7 +15,8 @@ static void compare_usage(FILE *out)
 {
     fprintf(out,
             "usage: infprof compare [--format %s] [--top N] [--wide]\n"
-            "                       [--by-phase] [--phase PHASE] [--nvtx RANGE] BASE NEW\n"
+            "                       [--by-phase] [--phase PHASE] [--nvtx RANGE]\n"
+            "                       [--section K | --csv-dir D] [--columns K=C,C...] BASE NEW\n"
             "       infprof compare [options] BASE1 BASE2 ... -- NEW1 NEW2 ...\n\n"
             "The sections of two runs side by side: for each phase, kernel name, memory\n"
             "figure, API function, memory operation and NVTX range the base value, the new\n"
@@ -33,6 +34,9 @@ static void compare_usage(FILE *out)
             "  --warmup N  the first N iterations of each series are warm-up (both sides)\n"
             "  --detect S  where unmarked iterations are looked for first (kernels,\n"
             "              operators or allocations), as in infprof report\n"
+            "  --section K only the section K (JSON key)\n"
+            "  --csv-dir D one tidy CSV file per section, D/<section>.csv\n"
+            "  --columns K=C,C...  section K with columns C only, in that order (JSON keys)\n"
             "  --wide      do not shorten long names\n",
             output_format_names("|", "|"), output_format_names(", ", " or "));
 }
