@@ -39,7 +39,7 @@ static void report_usage(FILE *out)
             "              and json; again for another section; a wrong name lists them\n"
             "  --names S   kernel names: short (text's default; JSON and CSV give them in\n"
             "              full), full (demangled) or mangled (as CUPTI gives them)\n"
-            "  --each      with several files: each process's own report after the combined one\n"
+            "  --each      several files: each process's own report after the combined one\n"
             "  --warmup N  the first N iterations of each phase are warm-up (default: found\n"
             "              from the data, docs/report.md)\n"
             "  --detect S  where iterations of a phase with no mark are looked for first:\n"
