@@ -94,8 +94,11 @@ void pool_free(void);
 int table_col_index(const struct table *t, const char *name);
 /* The cell at row r of the column named `name` (table_col_index), or NULL. */
 const struct cell *table_cell(const struct table *t, int r, const char *name);
-/* Copy src's cell (row r, column sc) into column dc of dst's last row. */
-void table_copy_cell(struct table *dst, int dc, const struct table *src, int r, int sc);
+/* Copy src's cell (row r, column sc; a spilled row read back) into column dc of dst's last
+ * row. */
+void table_copy_cell(struct table *dst, int dc, const struct table *src, int64_t r, int sc);
+/* Row r's cell in column c emptied (null), its text freed. */
+void table_clear_cell(struct table *t, int r, int c);
 /* A copy of t with the rows whose text in column `col` is `value`. */
 struct table *table_where(const struct table *t, const char *col, const char *value);
 /* The first table with this key among n, or NULL. */

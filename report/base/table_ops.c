@@ -77,15 +77,23 @@ const struct cell *table_cell(const struct table *t, int r, const char *name)
     return c < 0 || r < 0 || r >= t->nrows ? NULL : &t->cells[r * t->ncols + c];
 }
 
-void table_copy_cell(struct table *dst, int dc, const struct table *src, int r, int sc)
+void table_copy_cell(struct table *dst, int dc, const struct table *src, int64_t r, int sc)
 {
-    const struct cell *s = &src->cells[r * src->ncols + sc];
+    const struct cell *s = &table_row_cells(src, r)[sc];
     if (s->null) return;
     struct cell *d = &dst->cells[(dst->nrows - 1) * dst->ncols + dc];
     free(d->s);
     *d = *s;
     /* Both the exact value (d) and the rounded one (i) travel: text and JSON keep agreeing. */
     if (s->s && !(d->s = strdup(s->s))) cli_fail("out of memory");
+}
+
+void table_clear_cell(struct table *t, int r, int c)
+{
+    if (r < 0 || r >= t->nrows || c < 0 || c >= t->ncols) return;
+    struct cell *x = &t->cells[r * t->ncols + c];
+    free(x->s);
+    *x = (struct cell){.null = 1};
 }
 
 struct table *table_where(const struct table *t, const char *col, const char *value)

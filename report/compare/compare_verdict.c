@@ -156,18 +156,6 @@ static void runs_loop_verdict(struct table *t, int col, int point_col, const str
     free(rn);
 }
 
-/* Row r's cells of the named columns emptied (what a withheld verdict leaves no ground for). */
-static void cells_clear(struct table *t, int r, const char *const *names)
-{
-    for (; *names; names++) {
-        int c = table_col_index(t, *names);
-        if (c < 0 || r >= t->nrows) continue;
-        struct cell *x = &t->cells[r * t->ncols + c];
-        free(x->s);
-        *x = (struct cell){.null = 1};
-    }
-}
-
 /* One row's verdict: writes the band (or leaves it null) and the words into the row. */
 static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
                         const struct compare_side *b, const struct compare_side *n,
@@ -189,7 +177,6 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         const struct phase_info *sh = phases_shifted(pb, pn);
         const struct series_info *ob = phase_only_series(&b->phases, pb);
         const struct series_info *on = phase_only_series(&n->phases, pn);
-        int64_t bb = ob ? ob->batch : -1, bn = on ? on->batch : -1;
         if (pb->nseries > 1 || pn->nseries > 1) {
             /* A p50 of several configurations is none of theirs: no ratio of two either (two
              * runs of one program read "Latency 6.51x" beside this verdict). */
@@ -197,11 +184,12 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
                 "throughput_per_s_pct", "throughput_per_s_ratio", "latency_p50_ns_pct",
                 "latency_p50_ns_ratio", "latency_p95_ns_pct",     "latency_p95_ns_ratio",
                 "latency_p99_ns_pct",   "latency_p99_ns_ratio",   NULL};
-            cells_clear(t, r, ratios);
+            for (const char *const *c = ratios; *c; c++)
+                table_clear_cell(t, r, table_col_index(t, *c));
             why = "no verdict: pools series";
-        } else if (bb > 0 && bn > 0 && bb != bn) /* its one series ran another batch size */
+        } else if (series_batches_differ(ob, on)) /* its one series ran another batch size */
             why = pool_printf("no verdict: the batch changed %lld -> %lld, items/s compares them",
-                              (long long)bb, (long long)bn);
+                              (long long)ob->batch, (long long)on->batch);
         else if (sh)
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
@@ -219,7 +207,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         key_phase = ph->s, bname = nm->s, nname = renamed ? renamed : nm->s;
         if (!sb || !sn || (!sb->nsteady && !sn->nsteady)) return;
         loop_verdict(t, r, v_col + 1 + (rn != NULL), b, sb, n, sn);
-        if (sb->batch > 0 && sn->batch > 0 && sb->batch != sn->batch) {
+        if (series_batches_differ(sb, sn)) {
             /* Latency per call of another batch size is no regression nor a gain: the rate per
              * item (items/s, the loop rate) compares them. */
             table_set_text(t, v_col,

@@ -145,11 +145,18 @@ static const char *work_differs(const struct multi_data *d)
     return NULL;
 }
 
-/* The band every rank makes against the median, the top one too (the outlier's lo-hi leave it
- * out: the Summary and the Processes note once gave 0.05-1.95x and 0.05-0.05x for one run). */
-static void spread_all(const struct multi_data *d, const struct outlier *o,
-                       double (*fig)(const struct multi_run *), double *lo, double *hi)
+/* The band the Summary and the Processes note give, one computation for both: the others'
+ * beside the one that stands out, else every rank's, the top one too (the outlier's lo-hi leave
+ * it out: the two once gave 0.05-1.95x and 0.05-0.05x for one run). 1-1 with no median. */
+static void band_of(const struct multi_data *d, const struct outlier *o,
+                    double (*fig)(const struct multi_run *), double *lo, double *hi)
 {
+    *lo = *hi = 1;
+    if (!(o->med > 0)) return;
+    if (o->who >= 0) {
+        *lo = o->lo, *hi = o->hi;
+        return;
+    }
     double top = 0;
     for (int i = 0; i < d->n; i++)
         if (!d->runs[i].helper && fig(&d->runs[i]) > 0) top = fmax(top, fig(&d->runs[i]) / o->med);
@@ -164,6 +171,14 @@ static double fig_p50(const struct multi_run *r)
 static double fig_peak(const struct multi_run *r)
 {
     return (double)r->peak;
+}
+
+/* The straggler and the highest peak, by one rule for the Summary and the Processes table: no
+ * straggler among different work (work_differs). */
+static void outliers(const struct multi_data *d, struct outlier *slow, struct outlier *big)
+{
+    *slow = stands_out(d, fig_p50), *big = stands_out(d, fig_peak);
+    if (work_differs(d)) slow->who = -1;
 }
 
 /* multi_processes's columns, in the order it declares them (asserted there). */
@@ -187,8 +202,8 @@ enum {
 
 struct table *multi_processes(struct multi_data *d)
 {
-    struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
-    if (work_differs(d)) slow.who = -1; /* no straggler among different work */
+    struct outlier slow, big;
+    outliers(d, &slow, &big);
     struct table *t = table_new("processes", "Processes (each one's main phase: the one with the"
                                              " most steady iterations)");
     int lost = 0;
@@ -217,7 +232,7 @@ struct table *multi_processes(struct multi_data *d)
         table_set_text(t, MP_ROLE, r->helper ? pool_printf("helper: %s", r->helper) : "rank");
         if (r->main >= 0) {
             const struct phase_info *ph = &r->phases.v[r->main];
-            phase_cells(t, ph, 2, 3);
+            phase_cells(t, ph, MP_PHASE, MP_SHORT);
             table_set_int(t, MP_STEADY_ITERATIONS,
                           (int64_t)ph->nsteady); /* the captured apart, as its own */
             table_set_int(t, MP_LATENCY_P50_NS, ph->lat_p50);
@@ -238,20 +253,9 @@ struct table *multi_processes(struct multi_data *d)
         if (what) table_set_text(t, MP_STANDS_OUT, what);
         table_set_text(t, MP_ROLE2, r->helper ? "helper" : "rank");
     }
-    /* The bands the Summary gives: every rank's, or the others' beside the one named. */
-    double plo = 1, phi = 1, mlo = 1, mhi = 1;
-    if (slow.med > 0) {
-        if (slow.who >= 0)
-            plo = slow.lo, phi = slow.hi;
-        else
-            spread_all(d, &slow, fig_p50, &plo, &phi);
-    }
-    if (big.med > 0) {
-        if (big.who >= 0)
-            mlo = big.lo, mhi = big.hi;
-        else
-            spread_all(d, &big, fig_peak, &mlo, &mhi);
-    }
+    double plo, phi, mlo, mhi;
+    band_of(d, &slow, fig_p50, &plo, &phi);
+    band_of(d, &big, fig_peak, &mlo, &mhi);
     t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; %s"
                           " p50 within %.2f-%.2fx the median, %s peaks within %.2f-%.2fx."
                           " Helpers (DataLoader workers, processes with no iteration) are not"
@@ -277,8 +281,8 @@ enum {
 /* The first screen of several processes. */
 struct table *multi_job_summary(struct multi_data *d)
 {
-    struct outlier slow = stands_out(d, fig_p50), big = stands_out(d, fig_peak);
-    if (work_differs(d)) slow.who = -1; /* no straggler among different work */
+    struct outlier slow, big;
+    outliers(d, &slow, &big);
     struct table *t = table_new("job", "Summary (all processes)");
     t->object = 1;
     table_col(t, "processes", "Processes", COL_TEXT);
@@ -329,7 +333,7 @@ struct table *multi_job_summary(struct multi_data *d)
         table_set_text(t, MJ_STRAGGLER, "fewer than two processes with iterations to compare");
     } else {
         double lo, hi;
-        spread_all(d, &slow, fig_p50, &lo, &hi);
+        band_of(d, &slow, fig_p50, &lo, &hi);
         const char *why = work_differs(d);
         table_set_text(
             t, MJ_STRAGGLER,
@@ -353,7 +357,7 @@ struct table *multi_job_summary(struct multi_data *d)
         table_set_num(t, MJ_PEAK_RATIO, big.ratio);
     } else if (big.med > 0) {
         double lo, hi;
-        spread_all(d, &big, fig_peak, &lo, &hi);
+        band_of(d, &big, fig_peak, &lo, &hi);
         table_set_text(
             t, 2,
             hi - lo <= 0.1

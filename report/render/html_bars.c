@@ -6,6 +6,7 @@
 #include "html_charts.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,22 +181,6 @@ struct bar {
     char tag[8];    /* " #a3f1" of the full name: two labels alike are told apart by it */
 };
 
-/* Labels that came out alike (names cut or shortened the same way) get their full name's tag. */
-static void untie(struct bar *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        int tie = 0;
-        for (int j = i + 1; j < n; j++)
-            if (!strcmp(v[i].name, v[j].name) && strcmp(v[i].tag, v[j].tag)) {
-                tie = 1;
-                size_t len = strlen(v[j].name);
-                snprintf(v[j].name + len, sizeof v[j].name - len, "%s", v[j].tag);
-            }
-        size_t len = strlen(v[i].name);
-        if (tie) snprintf(v[i].name + len, sizeof v[i].name - len, "%s", v[i].tag);
-    }
-}
-
 static void bars(FILE *out, const char *id, const char *title, struct bar *v, int n,
                  enum svg_unit u, const char *xname, const char *what)
 {
@@ -276,7 +261,8 @@ static void chart_top(FILE *out, struct table **t, int n, const char *key, const
         svg_none(out, id, title, none);
         return;
     }
-    untie(v, k);
+    html_untie(v, sizeof *v, k, offsetof(struct bar, name), sizeof v->name,
+               offsetof(struct bar, tag));
     char t2[200];
     int more = 0; /* phases past the first TOP_BARS / TOP_PHASE */
     for (int r = 0; per_phase && d && r < d->nrows; r++) {

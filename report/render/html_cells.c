@@ -53,6 +53,29 @@ void html_row_label(struct svg_plot *p, double x, double y, const char *name)
     svg_text(p, x, y, "end", cut);
 }
 
+/* Item i's field at offset off, of items `size` bytes apart. */
+static char *field(char *base, size_t size, int i, size_t off)
+{
+    return base + (size_t)i * size + off;
+}
+
+void html_untie(void *v, size_t size, int n, size_t name_off, size_t name_cap, size_t tag_off)
+{
+    for (int i = 0; i < n; i++) {
+        char *a = field(v, size, i, name_off), *ta = field(v, size, i, tag_off);
+        int tie = 0;
+        for (int j = i + 1; j < n; j++) {
+            char *b = field(v, size, j, name_off), *tb = field(v, size, j, tag_off);
+            if (strcmp(a, b) || !strcmp(ta, tb)) continue;
+            tie = 1;
+            size_t len = strlen(b);
+            snprintf(b + len, name_cap - len, "%s", tb);
+        }
+        size_t len = strlen(a);
+        if (tie) snprintf(a + len, name_cap - len, "%s", ta);
+    }
+}
+
 /* A phase whose figures lost events (the phases table's suspect column). */
 int html_suspect(struct table **t, int n, const char *label)
 {

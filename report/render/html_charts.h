@@ -25,6 +25,10 @@ void html_add(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 
 int html_suspect(struct table **t, int n, const char *label);
 /* A row's name left of the plot, cut to the room there. */
 void html_row_label(struct svg_plot *p, double x, double y, const char *name);
+/* Labels that came out alike (names cut the same way) get their full name's tag (" #a3f1",
+ * render_name_tag): n items of `size` bytes from `v`, each with its label at name_off (name_cap
+ * bytes) and its tag at tag_off; a tag of "" is never added. */
+void html_untie(void *v, size_t size, int n, size_t name_off, size_t name_cap, size_t tag_off);
 
 /* A row of a forest plot: a ratio with its band and its verdict. */
 #define BAND_RUNS 16

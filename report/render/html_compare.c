@@ -8,6 +8,7 @@
 #include "html_charts.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,22 +130,6 @@ struct pair {
     double base, new_; /* NAN: not in that run */
     char tag[8];       /* " #a3f1" of the full name: two labels alike are told apart by it */
 };
-
-/* Labels that came out alike (names cut the same way) get their full name's tag. */
-static void pairs_untie(struct pair *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        int tie = 0;
-        for (int j = i + 1; j < n; j++)
-            if (!strcmp(v[i].name, v[j].name) && strcmp(v[i].tag, v[j].tag)) {
-                tie = 1;
-                size_t len = strlen(v[j].name);
-                snprintf(v[j].name + len, sizeof v[j].name - len, "%s", v[j].tag);
-            }
-        size_t len = strlen(v[i].name);
-        if (tie) snprintf(v[i].name + len, sizeof v[i].name - len, "%s", v[i].tag);
-    }
-}
 
 /* Each pair as two bars, base (grey) above new (blue), and the change at the right. */
 static void pairs(FILE *out, const char *id, const char *title, const struct pair *v, int n,
@@ -271,7 +256,8 @@ static void chart_memory(FILE *out, struct table **t, int n)
                  " tensor allocated)");
         return;
     }
-    pairs_untie(v, k);
+    html_untie(v, sizeof *v, k, offsetof(struct pair, name), sizeof v->name,
+               offsetof(struct pair, tag));
     pairs(out, "chart-compare-memory", "Peak tensor memory per phase and device, base and new", v,
           k, SVG_BYTES, "peak allocated");
 }
@@ -304,7 +290,8 @@ static void chart_changed(FILE *out, struct table **t, int n, const char *key, c
     }
     qsort(v, (size_t)k, sizeof *v, by_change);
     if (k > 12) k = 12;
-    pairs_untie(v, k);
+    html_untie(v, sizeof *v, k, offsetof(struct pair, name), sizeof v->name,
+               offsetof(struct pair, tag));
     char t2[200];
     snprintf(t2, sizeof t2, "%s, base and new (the %d that changed most)", title, k);
     pairs(out, id, t2, v, k, SVG_NS, "time");

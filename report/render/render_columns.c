@@ -60,15 +60,8 @@ static struct table *project(const struct table *t, const char *key, const char 
     if (!n) cli_fail("--columns %s=: no column named (columns: %s)", key, column_keys(t));
     int64_t rows = table_rows(t);
     for (int64_t r = 0; r < rows; r++) {
-        const struct cell *cells = table_row_cells(t, r);
         table_row(p);
-        for (int k = 0; k < n; k++) {
-            const struct cell *x = &cells[src[k]];
-            struct cell *d = &p->cells[(p->nrows - 1) * p->ncols + k];
-            if (x->null) continue;
-            *d = *x;
-            if (x->s && !(d->s = strdup(x->s))) cli_fail("out of memory");
-        }
+        for (int k = 0; k < n; k++) table_copy_cell(p, k, t, r, src[k]);
     }
     return p;
 }

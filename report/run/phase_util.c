@@ -58,6 +58,13 @@ const struct phase_info *phase_by_id(const struct run_phases *p, int id)
     return NULL;
 }
 
+int64_t phases_captured_apart(const struct run_phases *p)
+{
+    int64_t apart = 0;
+    for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+    return apart;
+}
+
 void run_check(const struct run_phases *p)
 {
 #ifdef NDEBUG

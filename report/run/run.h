@@ -253,6 +253,9 @@ void run_lazy_drop(struct run_phases *p);
 void run_rows_drop(struct run_phases *p);
 /* The invariants above, asserted (phase_util.c; nothing in builds with NDEBUG). */
 void run_check(const struct run_phases *p);
+/* The run's captured iterations set apart from the latencies, every phase's (the Captured
+ * columns' sum). */
+int64_t phases_captured_apart(const struct run_phases *p);
 /* iterations.c: each phase's iterations (phases_load calls it). */
 void iterations_load(struct sqlite3 *db, struct run_phases *p);
 /* The rows of table iterations the report counts, as an SQL condition on its columns: a mark
@@ -364,6 +367,10 @@ double series_items_per_s(const struct series_info *s);
 /* The phase's one series, or NULL (none, or several: the phase pools them). */
 const struct series_info *phase_only_series(const struct run_phases *p,
                                             const struct phase_info *ph);
+/* Two series whose batch sizes are both known and differ: a call's latency then says nothing
+ * of the mode or the change, the p50 per item compares them (the Summary, the phase tables,
+ * compare). 0 when either is NULL. */
+int series_batches_differ(const struct series_info *x, const struct series_info *y);
 /* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a
  * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
  * iterations. */

@@ -139,6 +139,11 @@ double series_items_per_s(const struct series_info *s)
     return (double)s->items / (double)s->nsteady * 1e9 / (double)s->lat_mean;
 }
 
+int series_batches_differ(const struct series_info *x, const struct series_info *y)
+{
+    return x && y && x->batch > 0 && y->batch > 0 && x->batch != y->batch;
+}
+
 const struct series_info *phase_only_series(const struct run_phases *p, const struct phase_info *ph)
 {
     const struct series_info *one = NULL;

@@ -68,10 +68,7 @@ void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p)
         /* Kernels counted (the writer's summary) but none of their rows kept (a database cut
          * down, a file-size limit reached): the steady figures are unknown, not 0 (a trimmed
          * H200 run read "GPU busy 0.0%" beside 100,553 kernels, and its advice "100% idle"). */
-        if (!rows && ph->kernels > 0) {
-            ph->steady_kernels = ph->steady_gpu_time = ph->steady_gpu_busy = 0;
-            continue;
-        }
+        if (!rows && ph->kernels > 0) continue;
         ph->has_steady_gpu = 1;
     }
 }

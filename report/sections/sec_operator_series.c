@@ -54,7 +54,7 @@ static struct table *operator_series_table(const struct section_ctx *c)
         if (c->o->top > 0 && shown++ >= c->o->top) continue;
         const struct series_info *se = &p->series.v[v[i].series];
         table_row(t);
-        phase_cells(t, &p->v[se->phase], 0, 1);
+        phase_cells(t, &p->v[se->phase], OO_PHASE, OO_SHORT);
         table_set_text(t, OO_SERIES, se->name[0] ? se->name : "(unnamed)");
         table_set_text(t, OO_OPERATOR, v[i].name);
         table_set_int(t, OO_RECORDED_ITERATIONS, v[i].iterations);

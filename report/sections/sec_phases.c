@@ -252,28 +252,25 @@ static void phase_columns(struct table *t)
     table_col(t, "captured_iterations", "Captured", COL_INT);
 }
 
-/* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
- * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
-/* The batch sizes of x's and y's one series each, where both are known and differ (a call's
- * latency then says nothing of the mode: batch 32 against batch 8 read "0.26x, slower" beside a
- * Summary that compared them per item); 0 otherwise. */
+/* x's and y's one series each ran other batch sizes (series_batches_differ): batch 32 against
+ * batch 8 read "0.26x, slower" beside a Summary that compared them per item. */
 static int batches_differ(const struct run_phases *p, const struct phase_info *x,
-                          const struct phase_info *y, int64_t *bx, int64_t *by)
+                          const struct phase_info *y)
 {
-    const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
-    if (!sx || !sy || sx->batch <= 0 || sy->batch <= 0 || sx->batch == sy->batch) return 0;
-    *bx = sx->batch, *by = sy->batch;
-    return 1;
+    return series_batches_differ(phase_only_series(p, x), phase_only_series(p, y));
 }
 
+/* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
+ * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
 static void phase_speedup(struct table *t, int c_ratio, const struct run_phases *p,
                           const struct phase_info *ph, const struct phase_info *base)
 {
     if (!ph->nsteady || !base->nsteady || ph->lat_p50 <= 0) return;
-    int64_t bx, by;
-    if (ph != base && batches_differ(p, ph, base, &bx, &by)) {
+    if (ph != base && batches_differ(p, ph, base)) {
         table_set_text(t, c_ratio + 3,
-                       pool_printf("no verdict: batch %lld vs %lld", (long long)bx, (long long)by));
+                       pool_printf("no verdict: batch %lld vs %lld",
+                                   (long long)phase_only_series(p, ph)->batch,
+                                   (long long)phase_only_series(p, base)->batch));
         return;
     }
     const struct phase_info *pooled = ph == base          ? NULL
@@ -417,8 +414,8 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     /* Memory saved by a phase that ran the model: setting it up saves nothing worth saying. */
     int64_t saved;
     double pct;
-    int64_t bx, by; /* another batch holds other tensors: no saving to speak of */
-    if (phase_ran_model(p, ph) && !batches_differ(p, ph, base, &bx, &by) &&
+    /* Another batch holds other tensors: no saving to speak of. */
+    if (phase_ran_model(p, ph) && !batches_differ(p, ph, base) &&
         memory_saving(base, ph, &saved, &pct)) {
         table_set_int(t, C_SAVED, saved);
         table_set_num(t, C_SAVED_PCT, pct);
@@ -513,8 +510,7 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         table_set_text(t, IV_AUTOCAST, inf->autocast);
         phase_speedup(t, IV_SPEEDUP, p, inf, ng); /* speed-up, band, verdict: in that order */
         int k = run_memory_device(&p->devices);
-        int64_t bx, by;
-        if (inf->has_memory && k >= 0 && !batches_differ(p, inf, ng, &bx, &by))
+        if (inf->has_memory && k >= 0 && !batches_differ(p, inf, ng))
             table_set_int(t, IV_PEAK_ALLOCATED_SAVED_BYTES,
                           ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
     }
@@ -626,8 +622,7 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
                  len ? ". " : "");
     }
     detected_note(p, note, sizeof note);
-    int64_t apart = 0;
-    for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+    int64_t apart = phases_captured_apart(p);
     if (apart) {
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len,
@@ -717,8 +712,7 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
     }
     if (!gpu && kernel_found) gpu = host ? 3 : 2;
     /* Captured in text where a phase has any: Iters + Captured + Warm-up are its iterations. */
-    int64_t apart = 0;
-    for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+    int64_t apart = phases_captured_apart(p);
     int overview[10], nov = 0;
     overview[nov++] = C_SHORT, overview[nov++] = C_STEADY;
     if (apart) overview[nov++] = C_CAPTURED;

@@ -83,7 +83,7 @@ static int batch_words(const struct run_phases *p, const struct phase_info *x,
                        const struct phase_info *y, const char *yname, char *out, size_t n)
 {
     const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
-    if (!sx || !sy || sx->batch <= 0 || sy->batch <= 0 || sx->batch == sy->batch) return 0;
+    if (!series_batches_differ(sx, sy)) return 0;
     size_t o = strlen(out);
     double a = sx->nsteady ? (double)sx->lat_p50 / (double)sx->batch : 0;
     double b = sy->nsteady ? (double)sy->lat_p50 / (double)sy->batch : 0;

@@ -49,7 +49,7 @@ static int requests_build(const struct section_ctx *c, struct table **out, int m
         const struct series_requests *q = &r->v[i];
         const struct series_info *se = &c->p->series.v[q->series];
         table_row(t);
-        phase_cells(t, &c->p->v[se->phase], 0, 1);
+        phase_cells(t, &c->p->v[se->phase], RQ_PHASE, RQ_SHORT);
         table_set_text(t, RQ_SERIES, se->name[0] ? se->name : "(unnamed)");
         table_set_int(t, RQ_THREADS, q->threads);
         table_set_int(t, RQ_REQUESTS, q->requests);

@@ -291,7 +291,7 @@ static struct table *sweep_table(const struct run_phases *p)
         }
         for (int k = a; batches > 1 && k < b; k++) {
             table_row(t);
-            phase_cells(t, &p->v[v[k]->phase], 0, 1);
+            phase_cells(t, &p->v[v[k]->phase], SW_PHASE, SW_SHORT);
             table_set_text(t, SW_SERIES, v[k]->name[0] ? v[k]->name : "(unnamed)");
             table_set_int(t, SW_BATCH, v[k]->batch);
             if (series_items_per_s(v[k]) > 0)
@@ -361,7 +361,7 @@ static struct table *between_table(const struct run_phases *p)
         const struct series_info *s = &p->series.v[i];
         if (!s->gaps) continue;
         table_row(t);
-        phase_cells(t, &p->v[s->phase], 0, 1);
+        phase_cells(t, &p->v[s->phase], BT_PHASE, BT_SHORT);
         table_set_text(t, BT_SERIES, s->name[0] ? s->name : "(unnamed)");
         table_set_int(t, BT_GAPS, s->gaps);
         table_set_int(t, BT_BETWEEN_P50_NS, s->gap_p50);
@@ -421,12 +421,12 @@ static struct table *iterations_table(const struct run_phases *p)
     table_col(t, "batch", "Batch", COL_INT);
     table_col(t, "steady", "Steady", COL_INT);
     table_col(t, "source", "Source", COL_TEXT);
-    table_col(t, "captured", "Captured", COL_INT);
-    assert(t->ncols == IT_NCOLS); /* its operators recorded, set apart */
+    table_col(t, "captured", "Captured", COL_INT); /* its operators recorded, set apart */
+    assert(t->ncols == IT_NCOLS);
     for (size_t k = 0; k < p->niters; k++) {
         const struct run_iter *x = &p->iters[k];
         table_row(t);
-        phase_cells(t, &p->v[x->phase], 0, 1);
+        phase_cells(t, &p->v[x->phase], IT_PHASE, IT_SHORT);
         if (x->series >= 0) {
             const char *name = p->series.v[x->series].name;
             table_set_text(t, IT_SERIES, name[0] ? name : "(unnamed)");

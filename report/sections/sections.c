@@ -191,8 +191,7 @@ static void operators_text(const struct runfacts *r, const struct run_phases *p,
         /* The count the tables' Captured columns sum to, and the rest by name: captures in a
          * warm-up (the phase's second iteration always is one) are warm-up there. */
         runfacts_int(r, "torch_operator_windows", &windows);
-        int64_t apart = 0;
-        for (int i = 0; i < p->n; i++) apart += p->v[i].captured_apart;
+        int64_t apart = phases_captured_apart(p);
         snprintf(out, n,
                  "sampled: every call of %s, %lld captured%s (INFPROF_OPERATORS=1: every call)",
                  operators_rate_words(every, spaced, budget), (long long)windows,
