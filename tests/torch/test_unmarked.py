@@ -121,7 +121,13 @@ class Unmarked(Case):
             # under ctest -j2 ours once read 6.6% over the 60th (88.3 ms against 81.1-82.8).
             lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
             ours = got[name]["latency_p50_ns"]
-            self.assertGreaterEqual(got[name]["steady_iterations"], 8, got[name])
+            # Each loop's 12 forwards: one or two may go to the turn between the loops, and a
+            # loaded machine makes more of them warm-up (CI once: 10 counted, 3 warm-up).
+            s = got[name]
+            self.assertGreaterEqual(s["iterations"], 10, s)
+            self.assertEqual(s["iterations"], s["warmup_iterations"] + s["steady_iterations"]
+                             + s["captured_iterations"], s)
+            self.assertGreaterEqual(s["steady_iterations"], 6, s)
             self.assertGreater(ours, 0.95 * lo - 500_000, (name, ours, lo, hi))
             self.assertLess(ours, 1.05 * hi + 500_000, (name, ours, lo, hi))
         ph = self.phases(report)["inference_mode"]
