@@ -5,6 +5,12 @@
  * rows, and what the app side found becomes the run metadata: torch_api (which API and symbols) and
  * the collector's status, including a libtorch linked statically into the program, which
  * interposition cannot see.
+ *
+ * A forked child (a DataLoader worker, a pre-forked server's worker) inherits libtorch's CPU
+ * allocator total with the parent's tensors: its reports would count the parent's model as its
+ * own, and a sum over processes would count it once per child. Its CPU totals are stored less
+ * what it held at the fork (the total before its first CPU report with a total), never below 0,
+ * and that amount is meta cpu_memory_inherited_bytes.
  */
 #include "registry.h"
 #include "torch_internal.h"
@@ -14,6 +20,7 @@
 #include "../profiler/iteration.h"
 #include "../profiler/opname.h"
 #include "../profiler/phase.h"
+#include "../profiler/process.h"
 #include "../profiler/store.h"
 
 #include <dlfcn.h>
@@ -32,6 +39,7 @@ static struct {
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
+    int64_t inherited; /* a forked child's CPU total at the fork; -1 until its first report */
 } ti;
 
 void ip_torch_ingest_prepare(struct ip_store *s)
@@ -42,6 +50,7 @@ void ip_torch_ingest_prepare(struct ip_store *s)
     ti.waits = ip_batch_open(s, "input_waits", 4);
     ti.gc = ip_batch_open(s, "gc_pauses", 5);
     ti.batch = ip_cfg_int(IP_CFG_BATCH);
+    ti.inherited = ip_role() == IP_ROLE_FORK_CHILD ? -1 : 0;
     ip_torch_ops_prepare(s);
 }
 
@@ -61,6 +70,14 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[5] = (int64_t)e->ptr;
         row[6] = e->bytes;
         row[7] = e->allocated;
+        /* A CPU report with a total (a shared-memory block reports 0: no total). */
+        if (e->device_type == 0 && e->allocated != 0 && ti.inherited) {
+            if (ti.inherited < 0) {
+                int64_t before = e->allocated - e->bytes;
+                ti.inherited = before > 0 ? before : 0;
+            }
+            row[7] = e->allocated > ti.inherited ? e->allocated - ti.inherited : 0;
+        }
         row[8] = e->reserved;
         row[9] = ip_opname_string(s, e->op);
         break;
@@ -231,6 +248,7 @@ void ip_torch_ingest_flush(struct ip_store *s, int final)
 void ip_torch_ingest_finish(struct ip_store *s)
 {
     write_metadata(s, atomic_load(&ip_torch_found), 1);
+    if (ti.inherited > 0) ip_store_meta_int(s, "cpu_memory_inherited_bytes", ti.inherited);
     const char *py = ip_torch_python_status();
     if (py[0]) {
         ip_store_meta_text(s, "python_module_hooks", py);

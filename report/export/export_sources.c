@@ -86,9 +86,10 @@ static int emit_tensor(struct export_ctx *c, sqlite3_stmt *st)
 static void tensor_prologue(struct export_ctx *c)
 {
     if (c->from == INT64_MIN) return;
-    sqlite3_stmt *st = db_prepare(c->db, "SELECT max(ts), device_type, device_index, allocated,"
-                                         " reserved FROM tensor_memory WHERE ts < ?"
-                                         " GROUP BY device_type, device_index");
+    sqlite3_stmt *st =
+        db_prepare(c->db, "SELECT max(ts), device_type, device_index, allocated,"
+                          " reserved FROM tensor_memory WHERE ts < ? AND " DB_TENSOR_TOTALS
+                          " GROUP BY device_type, device_index");
     sqlite3_bind_int64(st, 1, c->from);
     while (db_step(st)) tensor_point(c, st, c->from);
     sqlite3_finalize(st);
@@ -241,7 +242,7 @@ static const struct source sources[] = {
     {.what = "tensor memory",
      .table = "tensor_memory",
      .sql = "SELECT t.ts, t.device_type, t.device_index, t.allocated, t.reserved"
-            " FROM tensor_memory t WHERE 1",
+            " FROM tensor_memory t WHERE " DB_TENSOR_TOTALS,
      .start = "t.ts",
      .end = "t.ts",
      .phase = "t.phase",

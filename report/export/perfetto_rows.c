@@ -89,7 +89,7 @@ void pf_source_sql(const struct export_ctx *c, int which, int64_t limit, int ord
     case SRC_MEMORY:
         snprintf(sql, n,
                  "SELECT t.ts, t.device_type, t.device_index, t.allocated, t.reserved"
-                 " FROM tensor_memory t WHERE 1%s%s",
+                 " FROM tensor_memory t WHERE " DB_TENSOR_TOTALS "%s%s",
                  cut(c, "t.ts", "t.ts", "t.phase", limit), o);
         break;
     case SRC_DEVICE_MEMORY: /* the running sum over every row, then the cut */

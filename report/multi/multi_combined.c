@@ -105,7 +105,8 @@ void multi_gather(struct sqlite3 *db, const struct run_phases *p, struct multi_d
     st = db_prepare(db, "SELECT device_type, device_index, count(*), min(ts), max(ts) FROM"
                         " tensor_memory GROUP BY device_type, device_index");
     sqlite3_stmt *ev = db_prepare(db, "SELECT ts, allocated, reserved FROM tensor_memory WHERE"
-                                      " device_type = ? AND device_index = ? ORDER BY ts, rowid");
+                                      " device_type = ? AND device_index = ? AND " DB_TENSOR_TOTALS
+                                      " ORDER BY ts, rowid");
     while (db_step(st)) {
         int type = sqlite3_column_int(st, 0), index = sqlite3_column_int(st, 1);
         int64_t count = sqlite3_column_int64(st, 2), first = sqlite3_column_int64(st, 3);

@@ -294,7 +294,8 @@ static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
     if (!v) cli_fail("out of memory");
     size_t n = 0;
     st = db_prepare(db, "SELECT ts, allocated FROM tensor_memory WHERE phase = ? AND"
-                        " device_type = ? AND device_index = ? ORDER BY ts, rowid");
+                        " device_type = ? AND device_index = ? AND " DB_TENSOR_TOTALS
+                        " ORDER BY ts, rowid");
     sqlite3_bind_int(st, 1, phase);
     sqlite3_bind_int(st, 2, type);
     sqlite3_bind_int(st, 3, index);

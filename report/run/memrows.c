@@ -30,6 +30,10 @@ static void load(sqlite3 *db, struct mem_rows *m)
                                            " allocated, reserved, bytes, op FROM tensor_memory"
                                          : "SELECT ts, tid, phase, device_type, device_index,"
                                            " allocated, reserved, bytes, 0 FROM tensor_memory");
+    /* A CPU report without a total (DB_TENSOR_TOTALS) holds the CPU total it came between, so
+     * that every reader of the totals (timeline, peaks) sees the allocator's. */
+    int64_t cpu_alloc[65] = {0}, cpu_resv[65];
+    for (int k = 0; k < 65; k++) cpu_resv[k] = -1;
     while (m->n < cap && db_step(st)) {
         struct mem_row *r = &m->v[m->n++];
         r->ts = sqlite3_column_int64(st, 0);
@@ -45,6 +49,16 @@ static void load(sqlite3 *db, struct mem_rows *m)
             (r->allocated > total[r->index] || r->reserved > total[r->index])) {
             m->n--, m->out_of_bounds++; /* CUDA (c10's DeviceType 1) */
             continue;
+        }
+        if (r->type == 0 && r->index >= -1 && r->index < 64) {
+            int k = r->index + 1;
+            if (r->allocated == 0) {
+                r->allocated = cpu_alloc[k];
+                r->reserved = cpu_resv[k];
+            } else {
+                cpu_alloc[k] = r->allocated;
+                cpu_resv[k] = r->reserved;
+            }
         }
         m->gpu |= r->type != 0;
     }

@@ -4,6 +4,7 @@
  * tensors at the moment of the peak, and the allocations the phase's threads made.
  */
 #include "sections.h"
+#include "../run/runfacts.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -94,6 +95,15 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
         fmt_bytes(x, sizeof x, (double)top->peak_alloc);
         snprintf(buf, sizeof buf, "%s sets the peak, %s allocated%s%s", a, x,
                  p->devices.n > 1 ? " on " : "", p->devices.n > 1 ? dev : "");
+        /* A forked child's CPU figures are its own: what it was born holding is its parent's. */
+        int64_t inherited = 0;
+        if (p->devices.type[top->mem_dev] == 0 &&
+            runfacts_int(run_facts(c->db, p), "cpu_memory_inherited_bytes", &inherited) &&
+            inherited > 0) {
+            fmt_bytes(y, sizeof y, (double)inherited);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     " beyond the %s it was forked holding (its parent's)", y);
+        }
         table_set_text(so->t, so->extra + 0, top->label);
         table_set_text(so->t, so->extra + 1, dev);
         table_set_int(so->t, so->extra + 2, top->peak_alloc);

@@ -139,8 +139,10 @@ def loader_run(workers):
             spans.append([t1, t2])
             items += x.shape[0]
         wall = time.perf_counter_ns() - t_start
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
     return {"forward_p50": p50(fw), "n": len(fw), "wait_p50": p50(wait), "wait_total": sum(wait),
-            "forward_total": sum(fw), "wall": wall, "items": items, "spans": spans}
+            "forward_total": sum(fw), "wall": wall, "items": items, "spans": spans,
+            "param_bytes": params}
 
 
 what = sys.argv[1]

@@ -108,9 +108,9 @@ class CompareTruth(Case):
             row, summary = self.series(base, new)
             m = re.match(r"off the CPU \+([0-9.]+)ms", row["moved"] or "")
             self.assertTrue(m, (how, row["moved"]))
-            # At least the sleep, less what preemption added to the base run's own time off the
-            # CPU: on a loaded 2-core machine 9.66 ms was seen once (a full ctest -j2).
-            self.assertGreater(float(m.group(1)), 9.5, (how, row["moved"]))
+            # The sleep, give or take what preemption added to either run's time off the CPU: on
+            # a loaded 2-core machine 9.66 and 9.03 ms were seen (full ctest -j2 runs).
+            self.assertGreater(float(m.group(1)), 8.5, (how, row["moved"]))
             self.assertLess(float(m.group(1)), 11.5, (how, row["moved"]))
             self.assertIn("off the CPU +", summary["moved"])
             self.assertLess(abs(row["cpu_per_iteration_ns_delta"]), 2_000_000, (how, row))

@@ -293,7 +293,25 @@ class PyLoop(Case):
             # Nor does the report find a loop in its collate (it once found one, and a "fastest
             # phase" beside the header's "makes batches (no iterations)").
             self.assertEqual(self.report_json(w)["iterations"], [], w)
+            # The model it was forked with is the parent's (libtorch's CPU total came with the
+            # fork): its own peak is what it made, the model said once as inherited. Before, each
+            # worker's peak held the model, and the processes' sum held it three times.
+            inherited = int(self.meta(w, "cpu_memory_inherited_bytes"))
+            self.assertGreaterEqual(inherited, own["param_bytes"], w)
+            peak = self.query(w, "SELECT max(allocated) FROM tensor_memory WHERE device_type = 0")
+            self.assertLess(peak[0][0], own["param_bytes"] / 2, w)
+        self.assertIsNone(self.meta(main_db[0], "cpu_memory_inherited_bytes"))
         rep = self.report_json(main_db[0])
+        # The batches come from shared memory, whose allocator (c10's MapAllocator) reports
+        # blocks with a total of 0: no total of the CPU allocator's. Through the loop the model
+        # is held: the CPU total never reads under it (it read 0 at each batch before).
+        first = min(i["start_ns"] for i in rep["iterations"])
+        last = max(i["start_ns"] for i in rep["iterations"])
+        inside = [m for m in rep["memory_timeline"]
+                  if m["device"] == "cpu" and first <= m["t_ns"] <= last]
+        self.assertTrue(inside)
+        self.assertGreaterEqual(min(m["allocated_bytes"] for m in inside), own["param_bytes"],
+                                inside)
         mob = self.series(rep)["MobileNetV3"]
         self.assertEqual(mob["iterations"], own["n"])
         # Together: the workers are named so, and get no inference advice.
@@ -302,6 +320,9 @@ class PyLoop(Case):
         self.assertEqual(sum("(DataLoader worker)" in n for n in names), 2, names)
         for a in multi["advice"]:
             self.assertNotIn("DataLoader worker", a["process"], a)
+        cpu, = [d for d in multi["combined_memory"] if d["device"] == "cpu"]
+        self.assertLess(cpu["peak_allocated_bytes"],
+                        rep["summary"]["peak_allocated_bytes"] + own["param_bytes"] / 2, cpu)
 
     def test_dataloader_workers_without_the_module_hooks(self):
         # python -S, or the hooks not installed: the workers' fetches repeat in their

@@ -64,7 +64,11 @@ class Tails(Case):
             self.assertGreaterEqual(len(seen & ours), max(3, len(seen) - 2), (ours, own_slow))
         else:
             self.assertTrue(seen <= ours, (kind, ours, own_slow))
-        self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
+        if kind == "preempt":  # a missed one or two may read as a longer period (CI once:
+            # "every 20th from #9, and 1 other"): a multiple of the 10
+            self.assertRegex(t["pattern"], r"^every [1-9]?0th from #", t)
+        else:
+            self.assertTrue(t["pattern"].startswith("every 10th from #"), t["pattern"])
         # Its p50 is the Series table's (one computation).
         series, = [x for x in report["series"] if x["phase"] == t["phase"]]
         self.assertEqual(t["latency_p50_ns"], series["latency_p50_ns"])
