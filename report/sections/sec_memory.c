@@ -103,6 +103,7 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
             fmt_bytes(y, sizeof y, (double)inherited);
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
                      " beyond the %s it was forked holding (its parent's)", y);
+            table_set_int(so->t, so->extra + 7, inherited);
         }
         table_set_text(so->t, so->extra + 0, top->label);
         table_set_text(so->t, so->extra + 1, dev);
@@ -141,7 +142,8 @@ static const struct summary_line line_memory = {"memory",
                                                  {"saved_phase", COL_TEXT},
                                                  {"saved_against_phase", COL_TEXT},
                                                  {"peak_allocated_saved_bytes", COL_BYTES},
-                                                 {"peak_allocated_saved_pct", COL_PCT}}};
+                                                 {"peak_allocated_saved_pct", COL_PCT},
+                                                 {"peak_inherited_bytes", COL_BYTES}}};
 static const struct summary_line *const memory_summary[] = {&line_memory, NULL};
 
 /* ---- descriptor (sections.h) ------------------------------------------------------------- */

@@ -300,6 +300,9 @@ class PyLoop(Case):
             self.assertGreaterEqual(inherited, own["param_bytes"], w)
             peak = self.query(w, "SELECT max(allocated) FROM tensor_memory WHERE device_type = 0")
             self.assertLess(peak[0][0], own["param_bytes"] / 2, w)
+            summary = self.report_json(w)["summary"]
+            self.assertEqual(summary["peak_inherited_bytes"], inherited, summary)
+            self.assertIn("it was forked holding", summary["memory"])
         self.assertIsNone(self.meta(main_db[0], "cpu_memory_inherited_bytes"))
         rep = self.report_json(main_db[0])
         # The batches come from shared memory, whose allocator (c10's MapAllocator) reports
