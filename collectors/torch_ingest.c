@@ -6,11 +6,17 @@
  * the collector's status, including a libtorch linked statically into the program, which
  * interposition cannot see.
  *
+ * The CPU total stored is the process's CPU tensor memory: c10's CPU allocator's total plus the
+ * shared-memory blocks held (c10's MapAllocator: a DataLoader's batches, which it reports with a
+ * total of 0 and its own block's size; with num_workers=0 the same batch is the CPU allocator's).
+ * A MapAllocator free is told from the CPU allocator's free of its last block by the total: that
+ * one empties the CPU allocator (a coincidence of sizes reads as the other).
+ *
  * A forked child (a DataLoader worker, a pre-forked server's worker) inherits libtorch's CPU
  * allocator total with the parent's tensors: its reports would count the parent's model as its
  * own, and a sum over processes would count it once per child. Its CPU totals are stored less
- * what it held at the fork (the total before its first CPU report with a total), never below 0,
- * and that amount is meta cpu_memory_inherited_bytes.
+ * what it held at the fork (the total before its first CPU allocator report), never below 0, and
+ * that amount is meta cpu_memory_inherited_bytes.
  */
 #include "registry.h"
 #include "torch_internal.h"
@@ -40,7 +46,28 @@ static struct {
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
     int64_t inherited; /* a forked child's CPU total at the fork; -1 until its first report */
+    int64_t cpu_total; /* c10's CPU allocator's total, as last reported */
+    int64_t shared;    /* shared-memory blocks held (MapAllocator) */
 } ti;
+
+/* The CPU total to store for a CPU report (above). */
+static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
+{
+    if (e->allocated == 0 && e->bytes > 0) { /* a shared block mapped */
+        ti.shared += e->bytes;
+    } else if (e->allocated == 0 && e->bytes < 0 && ti.cpu_total != -e->bytes) {
+        ti.shared = ti.shared + e->bytes > 0 ? ti.shared + e->bytes : 0; /* one unmapped */
+    } else {                                                             /* the CPU allocator's */
+        if (ti.inherited < 0) {
+            int64_t before = e->allocated - e->bytes;
+            ti.inherited = before > 0 ? before : 0;
+        }
+        ti.cpu_total = e->allocated;
+    }
+    int64_t base = ti.inherited > 0 ? ti.inherited : 0;
+    int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
+    return own + ti.shared;
+}
 
 void ip_torch_ingest_prepare(struct ip_store *s)
 {
@@ -69,16 +96,8 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         if (e->device_type == 1) ip_watch_device((uint32_t)e->device_index); /* c10 CUDA */
         row[5] = (int64_t)e->ptr;
         row[6] = e->bytes;
-        row[7] = e->allocated;
-        /* A CPU report with a total (a shared-memory block reports 0: no total). */
-        if (e->device_type == 0 && e->allocated != 0 && ti.inherited) {
-            if (ti.inherited < 0) {
-                int64_t before = e->allocated - e->bytes;
-                ti.inherited = before > 0 ? before : 0;
-            }
-            row[7] = e->allocated > ti.inherited ? e->allocated - ti.inherited : 0;
-        }
-        row[8] = e->reserved;
+        row[7] = e->device_type == 0 ? cpu_memory_total(e) : e->allocated;
+        row[8] = e->device_type == 0 ? 0 : e->reserved; /* a shared block's own size: none */
         row[9] = ip_opname_string(s, e->op);
         break;
     }

@@ -23,11 +23,11 @@ int db_has_table(struct sqlite3 *db, const char *name);
  * before sampling), so that any one iteration's operators are there: 0 when none were recorded,
  * or whole iterations sampled (meta torch_operators_mode, report/run/operators.h). */
 int db_operators_every_call(struct sqlite3 *db);
-/* The tensor_memory rows that carry an allocator's running totals. c10's MapAllocator (shared
- * memory and mapped files: a DataLoader's batches) reports CPU blocks with allocated 0 and reserved
- * its own block's size: no total of the CPU allocator's, which holds through them. A reader of the
- * totals skips these rows (a running CPU total that falls to exactly 0 is skipped with them: the
- * total then holds at its last block, a few bytes). */
+/* The tensor_memory rows that carry a running total. In a database from before 2026-11-28 (second
+ * session), c10's MapAllocator (shared memory: a DataLoader's batches) left CPU rows with allocated
+ * 0, no total at all; since, the writer stores the CPU total with the shared blocks in it
+ * (collectors/torch_ingest.c). A reader of the totals skips the rows of 0 (a total that falls to
+ * exactly 0 is skipped with them: the total then holds at its last value). */
 #define DB_TENSOR_TOTALS "NOT (device_type = 0 AND allocated = 0)"
 
 /* A column of a table (databases of older schemas lack some). */

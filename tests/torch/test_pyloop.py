@@ -327,6 +327,43 @@ class PyLoop(Case):
         self.assertLess(cpu["peak_allocated_bytes"],
                         rep["summary"]["peak_allocated_bytes"] + own["param_bytes"] / 2, cpu)
 
+    def test_shared_memory_batches_count_as_the_processs_memory(self):
+        # A batch from a DataLoader worker comes in shared memory (c10's MapAllocator, which
+        # reports no total): the process holds it as it would hold the same batch made at home
+        # (num_workers=0, the CPU allocator's): its peak is at least that one's (80 against 86 MiB
+        # with 6 MiB batches before, the batches counted nowhere), and at most two batches more
+        # (with workers the next batch may come in before the last is let go).
+        script = os.path.join(self.dir, "shared.py")
+        with open(script, "w") as f:
+            f.write("import sys, torch\n"
+                    "from torch.utils.data import DataLoader, TensorDataset\n"
+                    "torch.set_num_threads(1)\n"
+                    "m = torch.nn.Conv2d(3, 4, 3).eval()\n"
+                    "ds = TensorDataset(torch.randn(512, 3, 32, 32))\n"  # 6 MiB
+                    "dl = DataLoader(ds, batch_size=128, num_workers=int(sys.argv[1]))\n"
+                    "with torch.inference_mode():\n"
+                    "    for (x,) in dl:\n"
+                    "        m(x)\n")
+        peaks = {}
+        for workers in (0, 2):
+            r = self.run_prog([PYTHON, script, str(workers)], timeout=300,
+                              INFPROF_OUTPUT=f"s{workers}%p.db")
+            if r.rc != 0 and b"No module named" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, 0, r.err)
+            dbs = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
+                   if f.startswith(f"s{workers}") and f.endswith(".db")]
+            main_db, = [d for d in dbs if self.meta(d, "role") != "fork_child"]
+            self.assertEqual(len(dbs), 1 + workers, dbs)
+            peaks[workers] = self.report_json(main_db)["summary"]["peak_allocated_bytes"]
+            for w in dbs:
+                if w != main_db:  # each worker makes batches of 1.5 MiB in shared memory
+                    peak = self.query(w, "SELECT max(allocated) FROM tensor_memory")[0][0]
+                    self.assertGreaterEqual(peak, 128 * 3 * 32 * 32 * 4, w)
+        batch = 128 * 3 * 32 * 32 * 4
+        self.assertGreaterEqual(peaks[2], peaks[0] - batch // 4, peaks)
+        self.assertLessEqual(peaks[2], peaks[0] + 2 * batch, peaks)
+
     def test_dataloader_workers_without_the_module_hooks(self):
         # python -S, or the hooks not installed: the workers' fetches repeat in their
         # allocations as a loop would. Forked children whose loops were only found there,
