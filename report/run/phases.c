@@ -118,6 +118,8 @@ static void peak_update(struct phase_info *ph, const struct run_devices *d, cons
         if (alloc[k] > ph->dev_peak_alloc[k]) {
             ph->dev_peak_alloc[k] = alloc[k];
             ph->dev_reserved_at_peak[k] = res[k];
+            ph->dev_span_floor[k] = alloc[k]; /* what stays held after it, from here */
+            ph->span_peaked |= 1u << k;
         }
         if (res[k] > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res[k];
     }
@@ -177,20 +179,27 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     int active[REPORT_MAX_PHASES] = {0};
     for (size_t i = 0; i < n; i++) {
         if (v[i].order == 1) {
-            alloc[v[i].dev] = v[i].allocated;
-            res[v[i].dev] = v[i].reserved;
-            for (int j = 0; j < p->n; j++)
-                if (active[j]) peak_update(&p->v[j], d, alloc, res);
+            int k = v[i].dev;
+            alloc[k] = v[i].allocated;
+            res[k] = v[i].reserved;
+            for (int j = 0; j < p->n; j++) {
+                if (!active[j]) continue;
+                struct phase_info *q = &p->v[j];
+                peak_update(q, d, alloc, res);
+                if (alloc[k] < q->dev_span_floor[k]) q->dev_span_floor[k] = alloc[k];
+            }
             continue;
         }
         struct phase_info *ph = loading(p, v[i].phase);
         if (!ph) continue;
         int j = (int)(ph - p->v);
         if (v[i].order == 0) {
+            if (!active[j]) ph->span_peaked = 0; /* a stretch of it begins */
             active[j]++;
             peak_update(ph, d, alloc, res);
-        } else if (active[j]) {
-            active[j]--;
+        } else if (active[j] && !--active[j]) { /* it ends: what stayed held after its peak */
+            for (int k = 0; k < d->n; k++)
+                if (ph->span_peaked & (1u << k)) ph->dev_entry_alloc[k] = ph->dev_span_floor[k];
         }
     }
     free(v);

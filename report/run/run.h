@@ -52,6 +52,13 @@ struct phase_info {
     int64_t dev_reserved_at_peak[REPORT_MAX_DEVICES]; /* reserved when allocated peaked */
     int64_t dev_allocs[REPORT_MAX_DEVICES], dev_alloc_bytes[REPORT_MAX_DEVICES]; /* by the phase */
     int64_t dev_largest[REPORT_MAX_DEVICES][3]; /* its three largest allocations */
+    /* What stayed held after the phase's peak, to the end of that stretch of it (the lowest total
+     * from the peak on, each device, and on the memory device): weights, inputs, what was kept
+     * from before, not what its iterations made and let go; dev_span_floor and span_peaked: the
+     * sweep's. */
+    int64_t dev_entry_alloc[REPORT_MAX_DEVICES], entry_alloc;
+    int64_t dev_span_floor[REPORT_MAX_DEVICES];
+    uint32_t span_peaked; /* a bit a device: the stretch set the phase's peak there */
     /* Iterations (iterations.c): all of them; the warm-up ones apart; the figures of the
      * steady state, latency to GPU completion (gpu_latency 0: host time only, none known). */
     int64_t iterations, warmup, warmup_ns;
@@ -330,11 +337,13 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want);
 /* memory.c: the device memory figures speak for (the first GPU, else the CPU; -1 none); each
  * phase's peaks on it (phases_load calls it); what `ph` saves against `base` on it, in bytes
- * and % of base's peak (0 when there is no figure). */
+ * and % of base's peak (0 when there is no figure, or when the two began holding amounts apart
+ * by over a quarter of it: memory_entry_moved, what one began holding more, 0 where not). */
 int run_memory_device(const struct run_devices *d);
 void phases_memory_peaks(struct run_phases *p);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);
+int64_t memory_entry_moved(const struct phase_info *base, const struct phase_info *ph);
 /* steady.c: each phase's steady-state GPU figures (phases_load calls it). */
 void phases_steady_gpu(struct sqlite3 *db, struct run_phases *p);
 /* series.c: each series' kernels, GPU time and peak memory (phases_load calls it). */

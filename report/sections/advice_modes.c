@@ -82,11 +82,12 @@ static void rule_grad_mode(const struct advice_ctx *c, const struct phase_info *
                           sep, advice_bytes_text(b1, sizeof b1, (double)g->peak_alloc),
                           advice_bytes_text(b2, sizeof b2, (double)n->peak_alloc),
                           *sep == ':' ? " in " : "", *sep == ':' ? ns : "");
-            if (g->peak_alloc > n->peak_alloc) {
-                advice_append(
-                    a->finding, sizeof a->finding, " (%s more)",
-                    advice_bytes_text(b3, sizeof b3, (double)(g->peak_alloc - n->peak_alloc)));
-                a->saving_bytes = g->peak_alloc - n->peak_alloc;
+            int64_t more; /* the phase table's saving (memory.c), where it gives one */
+            double pct;
+            if (memory_saving(g, n, &more, &pct) && more > 0) {
+                advice_append(a->finding, sizeof a->finding, " (%s more)",
+                              advice_bytes_text(b3, sizeof b3, (double)more));
+                a->saving_bytes = more;
             }
             advice_ev_int(a, "peak_allocated_bytes", g->peak_alloc);
             advice_ev_int(a, "compared_peak_allocated_bytes", n->peak_alloc);

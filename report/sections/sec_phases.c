@@ -509,10 +509,10 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         table_row(t);
         table_set_text(t, IV_AUTOCAST, inf->autocast);
         phase_speedup(t, IV_SPEEDUP, p, inf, ng); /* speed-up, band, verdict: in that order */
-        int k = run_memory_device(&p->devices);
-        if (inf->has_memory && k >= 0 && !batches_differ(p, inf, ng))
-            table_set_int(t, IV_PEAK_ALLOCATED_SAVED_BYTES,
-                          ng->dev_peak_alloc[k] - inf->dev_peak_alloc[k]);
+        int64_t saved;                            /* the phase table's figure (memory.c) */
+        double pct;
+        if (!batches_differ(p, inf, ng) && memory_saving(ng, inf, &saved, &pct))
+            table_set_int(t, IV_PEAK_ALLOCATED_SAVED_BYTES, saved);
     }
     return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */
 }
@@ -750,6 +750,23 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
             v->note = "Speed-up and Memory saved '-': no steady iterations in that phase (the model"
                       " set up, or forwards unlike each other that no mark names: the note above"
                       " says how to mark them)";
+        /* A saving withheld: the phase began holding what was made between them. */
+        for (int i = 0; base && i < p->n; i++) {
+            const struct phase_info *ph = &p->v[i];
+            int shown = ph != base && !ph->transient && !set_up(p, ph) && phase_ran_model(p, ph) &&
+                        !batches_differ(p, ph, base);
+            int64_t moved = shown ? memory_entry_moved(base, ph) : 0;
+            if (!moved) continue;
+            char a[64], x[32];
+            phase_short_label(ph, a, sizeof a);
+            fmt_bytes(x, sizeof x, (double)(moved < 0 ? -moved : moved));
+            v->note = pool_printf("%s%sMemory saved '-' for %s: %s %s stayed held after its peak"
+                                  " than after %s's (tensors made between them and kept: no cost"
+                                  " or saving of its setting)",
+                                  v->note ? v->note : "", v->note ? "; " : "", a, x,
+                                  moved > 0 ? "more" : "less", b);
+            break;
+        }
         out[n++] = v;
     }
     /* JSON and CSV carry it in every run (a fixed shape); text where a pair ran. */

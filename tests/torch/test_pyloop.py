@@ -364,6 +364,43 @@ class PyLoop(Case):
         self.assertGreaterEqual(peaks[2], peaks[0] - batch // 4, peaks)
         self.assertLessEqual(peaks[2], peaks[0] + 2 * batch, peaks)
 
+    def test_memory_kept_from_between_phases_is_no_saving(self):
+        # A tensor made between the no_grad loop and the inference_mode loop, and kept: the later
+        # phase's peak holds it, which is no cost of inference_mode (it read "Memory saved
+        # -16.00MiB, -1000%"). Without it, the saving is given (about 0: the same model).
+        script = os.path.join(self.dir, "kept.py")
+        with open(script, "w") as f:
+            f.write("import sys, torch\n"
+                    "torch.set_num_threads(1)\n"
+                    "m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),\n"
+                    "                        torch.nn.Linear(256, 256)).eval()\n"
+                    "x = torch.randn(8, 256)\n"
+                    "with torch.no_grad():\n"
+                    "    for _ in range(30):\n"
+                    "        m(x)\n"
+                    "kept = torch.ones(4 << 20) if sys.argv[1] == 'kept' else None\n"
+                    "with torch.inference_mode():\n"
+                    "    for _ in range(30):\n"
+                    "        m(x)\n")
+        for what in ("kept", "none"):
+            r = self.run_prog([PYTHON, script, what], timeout=300, INFPROF_OUTPUT=f"{what}.db")
+            if r.rc != 0 and b"No module named" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, 0, r.err)
+            rep = self.report_json(r.db(f"{what}.db"))
+            inf, = [x for x in rep["phases"] if x["grad_mode"] == "inference_mode"]
+            iv, = rep["inference_vs_no_grad"]
+            if what == "kept":
+                self.assertGreater(inf["peak_allocated_bytes"], 16 << 20, inf)
+                self.assertIsNone(inf["peak_allocated_saved_bytes"], inf)
+                self.assertIsNone(iv["peak_allocated_saved_bytes"], iv)
+                self.assertNotIn("less", rep["summary"]["memory"])
+                text = self.cli("report", r.db(f"{what}.db")).out.decode()
+                self.assertIn("Memory saved '-' for inference/off: 16.00MiB more stayed held", text)
+            else:
+                self.assertLess(abs(inf["peak_allocated_saved_bytes"]), 1 << 20, inf)
+                self.assertEqual(iv["peak_allocated_saved_bytes"], inf["peak_allocated_saved_bytes"])
+
     def test_dataloader_workers_without_the_module_hooks(self):
         # python -S, or the hooks not installed: the workers' fetches repeat in their
         # allocations as a loop would. Forked children whose loops were only found there,
