@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elf.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -257,18 +258,36 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
                       time_t started, const char *listpath);
 
 /* s as one shell word: as it is when it holds only safe characters, else in single quotes
- * ('\'' for a quote inside). */
+ * ('\'' for a quote inside); with a control character, bash's $'...' with \xNN for it (a
+ * newline inside single quotes would not paste as one line). */
 static void run_shell_quote(const char *s, char *out, size_t n)
 {
-    int safe = *s != 0;
-    for (const char *c = s; *c; c++)
+    int safe = *s != 0, control = 0;
+    for (const char *c = s; *c; c++) {
         safe &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                 strchr("_./+-:@%=,", *c) != NULL;
+        control |= (unsigned char)*c < 0x20 || *c == 0x7f;
+    }
     if (safe) {
         snprintf(out, n, "%s", s);
         return;
     }
     size_t o = 0;
+    if (control) {
+        o = (size_t)snprintf(out, n, "$'");
+        for (const char *c = s; *c && o + 8 < n; c++) {
+            unsigned char u = (unsigned char)*c;
+            if (u < 0x20 || u == 0x7f)
+                o += (size_t)snprintf(out + o, n - o, "\\x%02x", u);
+            else if (u == '\'' || u == '\\')
+                o += (size_t)snprintf(out + o, n - o, "\\%c", u);
+            else
+                out[o++] = *c;
+        }
+        if (o + 1 < n) out[o++] = '\'';
+        out[o] = 0;
+        return;
+    }
     if (o + 1 < n) out[o++] = '\'';
     for (const char *c = s; *c && o + 6 < n; c++) {
         if (*c == '\'') {
@@ -391,9 +410,14 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
     if (with_asan)
         fprintf(stderr, "infprof: %s is built with AddressSanitizer: preloading %s first\n",
                 argv[0], asan);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) cli_fail("cannot fork: %s", strerror(errno));
     if (pid == 0) {
+        /* Killed with us: a service manager that kills the main pid (SIGKILL, which we cannot
+         * forward) ends the program, as it would without us, not an orphan holding its port. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) raise(SIGKILL); /* we died before that took */
         const char *old = getenv("LD_PRELOAD");
         char preload[PATH_MAX * 3];
         snprintf(preload, sizeof preload, "%s%s%s%s%s", with_asan ? asan : "", with_asan ? ":" : "",
@@ -586,11 +610,12 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
         }
         nchild = total - final_listed; /* past the 64 kept, counted all the same */
     }
-    cli_escape_into(final, sizeof final);
-    cli_escape_into(children, sizeof children);
-    /* The command to paste, its path quoted for a shell where it needs it. */
+    /* The command to paste, its path quoted for a shell where it needs it (from the path itself:
+     * the escaped one shown would name another file). */
     char cmd[sizeof final * 4 + 8];
     run_shell_quote(final, cmd, sizeof cmd);
+    cli_escape_into(final, sizeof final);
+    cli_escape_into(children, sizeof children);
     if (nchild)
         fprintf(stderr,
                 "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"

@@ -1,6 +1,7 @@
 """Fork and exec: a forked child never writes into the parent's database (its own file, or none
 with INFPROF_FORK=off); programs the process executes profile into their own files."""
 import os
+import subprocess
 from harness import Case, main, prog
 
 
@@ -78,6 +79,19 @@ class ForkExec(Case):
         self.assertTrue(r.err.decode().startswith("infprof: wrote "), r.err)
         self.assertIn("read it with: infprof report " + os.path.join(self.dir, "p.db"),
                       r.err.decode())
+
+    def test_the_command_to_read_it_pastes_for_any_name(self):
+        # A name with a newline, a tab, a quote and a space: the line said to paste read
+        # '...a b\x0ac...', a file that is not there. Now bash reads it as the file written.
+        name = os.path.join(self.dir, "a b\nc 'd\t\u00e9.db")
+        r = self.cli("run", "-o", name, "--", prog("nvtx_ranges"), "1")
+        self.assertEqual(r.rc, 0, r.err)
+        line = r.err.decode().splitlines()[-1]
+        self.assertNotIn("\n", line.split("read it with: ")[1][:-1])
+        cmd = line.split("read it with: ")[1].replace("infprof report ", "printf %s ", 1)
+        said = subprocess.run(["bash", "-c", cmd], capture_output=True)
+        self.assertEqual(said.stdout.decode(), name, cmd)
+        self.assertTrue(os.path.exists(name))
 
     def test_follow_exec_off(self):
         r = self.run_prog([prog("host"), "forkexec", prog("nvtx_ranges"), "1"],

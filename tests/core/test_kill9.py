@@ -48,5 +48,41 @@ class Kill9(Case):
         self.assertGreaterEqual(self.committed_ranges(db), before)
 
 
+    def parent_of(self, pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def test_infprof_run_killed_takes_its_program(self):
+        # A service manager kills the main pid, `infprof run`, with SIGKILL (which it cannot
+        # forward): the program ends with it, as it would have alone. It used to live on,
+        # orphaned, serving on its port.
+        from harness import CLI
+        p = subprocess.Popen([CLI, "run", "-o", "r.db", "--", prog("host"), "spin"],
+                             cwd=self.dir, stdout=subprocess.PIPE, bufsize=0, env=self.env(False))
+        child = None
+        try:
+            self.assertEqual(self.readline(p.stdout, 30), b"host spin: start\n")
+            self.assertEqual(self.readline(p.stdout, 30), b"spinning\n")
+            child, = [int(d) for d in os.listdir("/proc") if d.isdigit() and
+                      self.parent_of(int(d)) == p.pid]
+            pidfd = os.pidfd_open(child)
+            p.kill()
+            p.wait(timeout=30)
+            ready, _, _ = select.select([pidfd], [], [], 30)  # readable when it has ended
+            os.close(pidfd)
+            self.assertTrue(ready, "the program outlived infprof run by 30 s")
+        finally:
+            p.kill()
+            p.wait()
+            if child:  # never left spinning, whatever the outcome
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
 if __name__ == "__main__":
     main()
