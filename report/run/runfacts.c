@@ -139,6 +139,19 @@ int runfacts_int(const struct runfacts *r, const char *key, int64_t *out)
     return 1;
 }
 
+const char *runfacts_stop_fix(const struct runfacts *r)
+{
+    int64_t v;
+    if (runfacts_int(r, "file_size_stop_ns", &v))
+        return "raise the file-size limit (ulimit -f), or record a window of the run"
+               " (INFPROF_WINDOW_DELAY_MS, INFPROF_WINDOW_DURATION_MS)";
+    if (runfacts_int(r, "disk_reserve_stop_ns", &v))
+        return "write the database (INFPROF_OUTPUT) to a disk with free space, or lower"
+               " INFPROF_DISK_RESERVE_MB";
+    if (runfacts_int(r, "finish_cut_ns", &v)) return "raise INFPROF_FINISH_TIMEOUT_MS";
+    return NULL;
+}
+
 void runfacts_free(struct runfacts *r)
 {
     for (int i = 0; r && i < r->n; i++) free(r->meta[i].key), free(r->meta[i].text);

@@ -37,6 +37,10 @@ const struct runfacts *run_facts(struct sqlite3 *db, const struct run_phases *p)
 const char *runfacts_text(const struct runfacts *r, const char *key);
 /* A metadata value stored as an integer: 1 and *out set, else 0 (out untouched). */
 int runfacts_int(const struct runfacts *r, const char *key, int64_t *out);
+/* Where recording stopped before the end (a file-size limit, the disk reserve, the finish's
+ * timeout), what to change: the events dropped after it are its, not the writer's falling
+ * behind. NULL when it did not stop. */
+const char *runfacts_stop_fix(const struct runfacts *r);
 /* Frees what run_facts read (run_lazy_drop). */
 void runfacts_free(struct runfacts *r);
 

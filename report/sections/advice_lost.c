@@ -58,9 +58,12 @@ static void rule_dropped(const struct advice_ctx *c, const struct phase_info *ph
     if (v[0]) {
         if (r->drops[0])
             advice_append(a->finding, sizeof a->finding, " Events were dropped %s.", r->drops);
-        advice_append(a->try_, sizeof a->try_,
-                      "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
-                      setting(r, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
+        if (runfacts_stop_fix(r)) /* dropped after recording stopped: its cause's fix */
+            advice_append(a->try_, sizeof a->try_, "%s; ", runfacts_stop_fix(r));
+        else
+            advice_append(a->try_, sizeof a->try_,
+                          "raise INFPROF_BUFFER_MB (%s) or INFPROF_BUFFER_WAIT_MS; ",
+                          setting(r, "INFPROF_BUFFER_MB", "256", s1, sizeof s1));
     }
     if (v[1] || v[2])
         advice_append(a->try_, sizeof a->try_,

@@ -60,7 +60,10 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
         WARN("%sthe run did not finish writing (killed, or still running): figures cover what"
              " was committed",
              o ? "; " : "");
-    if (runfacts_int(r, "dropped_events", &v) && v)
+    if (runfacts_int(r, "dropped_events", &v) && v && runfacts_stop_fix(r))
+        WARN("%s%lld events dropped, recording having stopped (below)%s%s", o ? "; " : "",
+             (long long)v, r->drops[0] ? ": " : "", r->drops);
+    else if (runfacts_int(r, "dropped_events", &v) && v)
         WARN("%s%lld events dropped, the writer falling behind (%s%sraise INFPROF_BUFFER_MB or"
              " INFPROF_BUFFER_WAIT_MS)",
              o ? "; " : "", (long long)v, r->drops, r->drops[0] ? "; " : "");

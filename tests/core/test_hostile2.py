@@ -249,6 +249,11 @@ class Hostile2(Case):
         text = json.dumps(self.report_json(db))
         self.assertIn(f"{said['dropped_events']} events", text)
         self.assertIn("came near the file-size limit", text)
+        # The drops are the stop's, said so: not "the writer falling behind (raise
+        # INFPROF_BUFFER_MB ...)", which the warning and the advice said before.
+        self.assertNotIn("falling behind", text)
+        self.assertNotIn("INFPROF_BUFFER_MB", text)
+        self.assertIn("raise the file-size limit (ulimit -f)", text)
 
     def test_asan_program_under_infprof_run(self):
         asan = "/lib/x86_64-linux-gnu/libasan.so.8"
