@@ -246,9 +246,9 @@ struct table *compare_summary(struct table **t, int k)
     const char *lt = list_text(&left);
     if (several)
         table_set_text(s, 4,
-                       pool_printf("%lld base, %lld new: each phase's and series' band is of the"
-                                   " runs' p50s (the other sections compare the first run of"
-                                   " each side)%s%s",
+                       pool_printf("%lld base, %lld new: each phase's and series' p50, band and"
+                                   " verdict are of the runs' p50s (the other figures compare the"
+                                   " first run of each side)%s%s",
                                    (long long)kb->i, (long long)kn->i,
                                    lt ? "; left out, slower than their side's other runs by 25%"
                                         " or more (a machine's slow spell): "

@@ -156,6 +156,22 @@ static void runs_loop_verdict(struct table *t, int col, int point_col, const str
     free(rn);
 }
 
+/* Several runs a side: the row's p50s, delta, % and ratio are the runs' centres, the figures its
+ * band and verdict are of (the first runs' beside them read "1.27x, no clear difference" where
+ * the Summary said 1.03x for the same series). */
+static void runs_p50_cells(struct table *t, double cb, double cn) /* on the row being filled */
+{
+    int64_t b = (int64_t)llround(cb), n = (int64_t)llround(cn);
+    int k;
+    if ((k = table_col_index(t, "latency_p50_ns_base")) >= 0) table_set_int(t, k, b);
+    if ((k = table_col_index(t, "latency_p50_ns_new")) >= 0) table_set_int(t, k, n);
+    if ((k = table_col_index(t, "latency_p50_ns_delta")) >= 0) table_set_int(t, k, n - b);
+    if ((k = table_col_index(t, "latency_p50_ns_pct")) >= 0 && b > 0)
+        table_set_num(t, k, 100.0 * (double)(n - b) / (double)b);
+    if ((k = table_col_index(t, "latency_p50_ns_ratio")) >= 0 && b > 0)
+        table_set_num(t, k, (double)n / (double)b);
+}
+
 /* One row's verdict: writes the band (or leaves it null) and the words into the row. */
 static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_col, const char *kind,
                         const struct compare_side *b, const struct compare_side *n,
@@ -269,6 +285,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
             table_set_num(t, runs_col + 5, ratio);
             table_set_int(t, runs_col + 9, (int64_t)llround(rb.centre_b));
             table_set_int(t, runs_col + 10, (int64_t)llround(rb.centre_n));
+            runs_p50_cells(t, rb.centre_b, rb.centre_n);
             table_set_num(t, lo_col, lo);
             table_set_num(t, hi_col, hi);
             why = verdict_words(lo, hi, ratio);

@@ -56,6 +56,12 @@ class SeveralRuns(Runs):
         self.assertAlmostEqual(row["speedup_lo"], lo, delta=0.002)
         self.assertAlmostEqual(row["speedup_hi"], hi, delta=0.002)
         self.assertEqual(row["run_p50s_base"], "1.00ms 1.02ms 990.00us")
+        # The row's p50s and ratio are the runs' centres the band is of, not the first runs'
+        # (which read 1.10x here by chance, and 1.27x beside a Summary's 1.03x on a real pair).
+        self.assertEqual(row["latency_p50_ns_base"], row["p50_base_runs_ns"], row)
+        self.assertEqual(row["latency_p50_ns_new"], row["p50_new_runs_ns"], row)
+        self.assertAlmostEqual(row["latency_p50_ns_ratio"], 1 / ratio, delta=0.002)
+        self.assertNotEqual(row["latency_p50_ns_base"], base[0] * 1000, row)
         self.assertRegex(r["summary"]["changes"],
                          r"^grad/off a slower, latency 1\.10x \(95%: [0-9.]+-[0-9.]+x, 3\+3 runs\)")
         # The HTML forest: the band, the point and one ring per run (six), each run against the
