@@ -5,6 +5,7 @@ at a p50 of the test's choosing, so the runs' spread is known exactly; one run a
 cannot know."""
 import math
 import os
+import sqlite3
 
 from compare_common import Runs, build
 from harness import main, prog
@@ -74,6 +75,33 @@ class SeveralRuns(Runs):
         svg = svg[:svg.index("</svg>")]
         self.assertEqual(len(re.findall(r'<circle[^>]*fill="none"', svg)), 6, svg)
         self.assertIn("rings: each run", page)
+
+    def with_off_cpu(self, name, p50_us, off_ms):
+        # A run of series "a" whose iterations each spent off_ms off the CPU (None: no reading,
+        # as a run whose steady iterations were too short to split).
+        db = build(self.root, name, "latency", FIXTURE_P50_US=p50_us, FIXTURE_ONE_SERIES=1)
+        if off_ms is not None:
+            con = sqlite3.connect(db)
+            con.execute("INSERT OR REPLACE INTO iteration_cpu(id, cpu_ns) SELECT id, dur - ?"
+                        " FROM iterations", (int(off_ms * 1e6),))
+            con.commit()
+            con.close()
+        return db
+
+    def test_what_moved_needs_its_band_clear_of_zero(self):
+        # An unchanged program's off-CPU time, two runs a side that know it: 0.04 and 0.15 ms
+        # against 1.34 and 3.34 (a preempted VM; the third runs unknown). It read "What moved:
+        # off the CPU +2.24ms per iteration", as large as a real 2 ms sleep; the band between
+        # the runs reaches 0: nothing is named. Three runs a side that all moved by 2 ms are.
+        base = [self.with_off_cpu(f"mb{i}", 20000, v) for i, v in enumerate([0.04, 0.15, None])]
+        new = [self.with_off_cpu(f"mn{i}", 20000, v) for i, v in enumerate([1.34, 3.34, None])]
+        r, row = self.series_a(base, new)
+        self.assertIsNone(row["moved"], row)
+        self.assertIsNone(r["summary"]["moved"], r["summary"])
+        base = [self.with_off_cpu(f"sb{i}", 20000, v) for i, v in enumerate([0.1, 0.2, 0.15])]
+        new = [self.with_off_cpu(f"sn{i}", 22000, v) for i, v in enumerate([2.1, 2.2, 2.15])]
+        r, row = self.series_a(base, new)
+        self.assertRegex(row["moved"] or "", r"^off the CPU \+2\.0[0-9]ms per iteration", row)
 
     def test_a_change_inside_the_runs_spread_is_no_verdict(self):
         # The base runs spread 8% (960-1040 us); the new ones are 4.5% slower on the mean: a
