@@ -40,10 +40,12 @@ static const struct {
     int sig;
     const char *reason;
 } life_signals[] = {
-    {SIGTERM, "signal SIGTERM"}, {SIGINT, "signal SIGINT"},   {SIGHUP, "signal SIGHUP"},
-    {SIGQUIT, "signal SIGQUIT"}, {SIGABRT, "signal SIGABRT"}, {SIGSEGV, "signal SIGSEGV"},
-    {SIGBUS, "signal SIGBUS"},   {SIGFPE, "signal SIGFPE"},   {SIGILL, "signal SIGILL"},
-    {SIGPIPE, "signal SIGPIPE"},
+    {SIGTERM, "signal SIGTERM"},     {SIGINT, "signal SIGINT"},   {SIGHUP, "signal SIGHUP"},
+    {SIGQUIT, "signal SIGQUIT"},     {SIGABRT, "signal SIGABRT"}, {SIGSEGV, "signal SIGSEGV"},
+    {SIGBUS, "signal SIGBUS"},       {SIGFPE, "signal SIGFPE"},   {SIGILL, "signal SIGILL"},
+    {SIGPIPE, "signal SIGPIPE"},     {SIGALRM, "signal SIGALRM"}, {SIGUSR1, "signal SIGUSR1"},
+    {SIGUSR2, "signal SIGUSR2"},     {SIGXCPU, "signal SIGXCPU"}, {SIGXFSZ, "signal SIGXFSZ"},
+    {SIGVTALRM, "signal SIGVTALRM"},
 };
 
 int ip_lifecycle_library_path(char *out, size_t n)

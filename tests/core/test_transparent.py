@@ -1,5 +1,6 @@
 """The host program never notices us: same exit status, same stdout and stderr bytes, for plain
 programs, threads, fork, signals, _exit and abort; and a valid database behind each run."""
+import os
 import signal
 from harness import Case, main, prog
 
@@ -56,15 +57,21 @@ class Transparent(Case):
         self.assertEqual(self.ranges(db, "main work"), 10)
 
     def test_signals_flush_then_default_action(self):
-        for mode, sig in (("sigterm", signal.SIGTERM), ("sigint", signal.SIGINT),
-                          ("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
+        # Every signal whose default action ends the program (SIGALRM, SIGUSR1, SIGXFSZ and the
+        # others read "the run did not finish writing", their -wal left beside the database).
+        raised = [(f"raise {int(s)}", s) for s in (
+            signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU, signal.SIGXFSZ,
+            signal.SIGVTALRM)]
+        for mode, sig in [("sigterm", signal.SIGTERM), ("sigint", signal.SIGINT),
+                          ("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)] + raised:
             with self.subTest(mode=mode):
                 self.tearDown(), self.setUp()
-                r = self.same([prog("host"), mode])
+                r = self.same([prog("host"), *mode.split()])
                 self.assertEqual(r.rc, -sig)
                 db = self.valid_db(r)
                 self.assertEqual(self.meta(db, "end_reason"), "signal " + sig.name)
                 self.assertEqual(self.ranges(db, "main work"), 10)
+                self.assertEqual(sorted(os.listdir(self.dir)), ["infprof.db"], mode)
 
     def test_signal_handlers_are_invisible(self):
         r = self.same([prog("host"), "sigquery"])

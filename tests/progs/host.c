@@ -4,7 +4,7 @@
  * events to hold. Output goes to stdout and stderr so byte-for-byte comparisons mean something.
  *
  *   host threads | fork | forkexec PROGRAM... | exec PROGRAM... | sigterm | sigint | exit |
- *        _exit | abort | sigquery | segv | spin
+ *        _exit | abort | sigquery | segv | spin | raise SIGNUM
  */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "sigterm")) raise(SIGTERM);
     if (!strcmp(mode, "sigint")) raise(SIGINT);
+    if (!strcmp(mode, "raise") && argc > 2) raise(atoi(argv[2]));
     if (!strcmp(mode, "exit")) exit(9);
     if (!strcmp(mode, "_exit")) {
         printf("lost: never flushed\n");
