@@ -91,8 +91,9 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
              " buffered then are counted as dropped, not stored",
              o ? "; " : "", v / 1e9);
     if (runfacts_int(r, "events_after_end", &v) && v)
-        WARN("%s%lld NVTX ranges or marks came after the run ended (a library's destructor or"
-             " atexit handler, other threads during exit): counted, not stored",
+        WARN("%s%lld NVTX ranges, marks or iterations came after the run ended (a library's"
+             " destructor or atexit handler, other threads during exit or a signal): counted, not"
+             " stored",
              o ? "; " : "", (long long)v);
     if (runfacts_int(r, "duplicate_rows", &v) && v)
         WARN("%s%lld rows with a duplicate key were not stored", o ? "; " : "", (long long)v);
@@ -334,7 +335,7 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
     char buf[1024];
     size_t o;
     int64_t dropped = p->lost[RUN_LOST_EVENTS], cupti = p->lost[RUN_LOST_CUPTI_RECORDS];
-    int64_t errors = p->lost[RUN_LOST_WRITE_ERRORS], unwritten = p->lost[RUN_LOST_ROWS];
+    int64_t errors = p->lost[RUN_LOST_WRITE_ERRORS], unwritten = p->lost[RUN_LOST_ROWS], late;
     if (errors) {
         /* The database itself is incomplete (a full disk, a file size limit): every figure. */
         if (unwritten)
@@ -366,6 +367,13 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
                      " after it go unseen until that module runs again; or the program ended"
                      " inside it)",
                      (long long)p->py_open_at_end, p->py_open_at_end == 1 ? "" : "s");
+        summary_set(so, buf);
+    } else if (runfacts_int(run_facts(c->db, p), "events_after_end", &late) && late > 0) {
+        /* Ended after the run did (other threads during an exit or a signal): not stored. */
+        snprintf(buf, sizeof buf,
+                 "no event dropped; %lld came after the run ended (NVTX ranges,"
+                 " or iterations other threads ended during the exit or the signal): see Warnings",
+                 (long long)late);
         summary_set(so, buf);
     } else {
         summary_set(so, "nothing");

@@ -370,7 +370,8 @@ class Hostile3(Case):
                          {"lib constructor": 100, "lib domain": 100, "main": 100})
         self.assertEqual(self.meta(db, "events_after_end"), 200)
         text = self.cli("report", db).out.decode()
-        self.assertIn("200 NVTX ranges or marks came after the run ended", text)
+        self.assertIn("200 NVTX ranges, marks or iterations came after the run ended", text)
+        self.assertIn("Lost            no event dropped; 200 came after the run ended", text)
 
     def test_nvtx_from_a_library_constructor_under_plain_preload(self):
         # Plain LD_PRELOAD: the library's constructor runs before ours, when
