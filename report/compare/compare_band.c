@@ -62,14 +62,14 @@ static double run_p50_of(const struct run_phases *p, const char *phase, const ch
         for (int i = 0; i < p->n && !v; i++) {
             const struct phase_info *ph = &p->v[i];
             if (strcmp(ph->label, phase) || !ph->nsteady) continue;
-            if (!(v = malloc(ph->nsteady * sizeof *v))) cli_fail("out of memory");
-            memcpy(v, ph->steady, ph->nsteady * sizeof *v);
-            n = ph->nsteady;
+            if (!(v = malloc(ph->ncounted * sizeof *v))) cli_fail("out of memory");
+            memcpy(v, ph->counted_lat, ph->ncounted * sizeof *v);
+            n = ph->ncounted;
         }
     } else {
         const struct series_info *s = series_in(p, phase, name);
         if (s && s->nsteady) {
-            if (!(v = malloc((s->nsteady + 1) * sizeof *v))) cli_fail("out of memory");
+            if (!(v = malloc((s->nits + 1) * sizeof *v))) cli_fail("out of memory");
             n = series_steady_latencies(s, v);
         }
     }

@@ -210,7 +210,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
         else
-            ok = band_of(pb->steady, pb->nsteady, pn->steady, pn->nsteady, &lo, &hi, &why),
+            ok = band_of(pb->counted_lat, pb->ncounted, pn->counted_lat, pn->ncounted, &lo, &hi,
+                         &why),
             judged = 1;
     } else {
         const struct cell *ph = table_cell(t, r, "phase"), *nm = table_cell(t, r, "series");
@@ -232,8 +233,8 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
                                        (long long)sb->batch, (long long)sn->batch));
             return;
         }
-        int64_t *lb = malloc((sb->nsteady + 1) * sizeof *lb);
-        int64_t *ln = malloc((sn->nsteady + 1) * sizeof *ln);
+        int64_t *lb = malloc((sb->nits + 1) * sizeof *lb);
+        int64_t *ln = malloc((sn->nits + 1) * sizeof *ln);
         if (!lb || !ln) cli_fail("out of memory");
         size_t nb = series_steady_latencies(sb, lb), nn = series_steady_latencies(sn, ln);
         ok = band_of(lb, nb, ln, nn, &lo, &hi, &why);

@@ -29,6 +29,8 @@ struct multi_run {
 struct multi_iter {
     int64_t start, dur, batch; /* batch -1: unknown */
     int phase, proc;           /* proc: index in runs (a helper's are left out) */
+    int latency; /* 1: one of the latencies a run's figures are over (phase_info.counted_lat),
+                    for the percentiles; 0: a steady iteration on the clock, for the rates */
 };
 
 /* An allocator's totals after an event, on the wall clock; dev indexes multi_data.devs. */

@@ -61,14 +61,18 @@ static void gather_iterations(const struct run_phases *p, struct multi_data *d, 
 {
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
-        for (size_t k = 0; k < ph->nsteady; k++) {
+        /* The steady iterations (their time on the wall clock), then the latencies the run's
+         * own figures are over (the captured ones among them as it counts them). */
+        for (size_t q = 0; q < ph->nsteady + ph->ncounted; q++) {
             d->iters = grow(d->iters, d->niters, &d->itercap, sizeof *d->iters);
             struct multi_iter *it = &d->iters[d->niters++];
             it->phase = ph->id;
             it->proc = proc;
-            it->start = start_unix + ph->steady_start[k];
-            it->dur = ph->steady[k];
-            it->batch = ph->steady_batch[k];
+            it->latency = q >= ph->nsteady;
+            size_t k = it->latency ? 0 : q;
+            it->start = it->latency ? 0 : start_unix + ph->steady_start[k];
+            it->dur = it->latency ? ph->counted_lat[q - ph->nsteady] : ph->steady[k];
+            it->batch = it->latency ? -1 : ph->steady_batch[k];
         }
     }
 }
@@ -199,7 +203,10 @@ static void combined_iterations(struct multi_data *d, struct table *t, int id)
     for (size_t i = 0; i < d->niters; i++) {
         const struct multi_iter *it = &d->iters[i];
         if (it->phase != id || d->runs[it->proc].helper) continue; /* a worker's are not */
-        ip_stats_add(&lat, it->dur);
+        if (it->latency) {
+            ip_stats_add(&lat, it->dur);
+            continue;
+        }
         v[n++] = (struct interval){it->start, it->start + it->dur};
         if (it->batch < 0) batched = 0;
         items += it->batch;

@@ -80,7 +80,7 @@ void run_lazy_drop(struct run_phases *p)
     p->niters = 0;
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
-        free(ph->steady), free(ph->steady_start), free(ph->steady_batch);
+        free(ph->steady), free(ph->steady_start), free(ph->steady_batch), free(ph->counted_lat);
         ph->steady = ph->steady_start = ph->steady_batch = NULL;
     }
 }

@@ -68,6 +68,11 @@ struct phase_info {
     int64_t lat_all_p50; /* every iteration, warm-up included (what a plain timer's p50 says) */
     int64_t *steady;     /* the steady iterations' latencies, in time order */
     int64_t *steady_start, *steady_batch; /* their start (ns since t0) and batch (-1 unknown) */
+    /* The latencies its figures are over, in time order: the steady ones, and the captured ones
+     * as the figures count them (their time over what a capture adds: iterations.c, captured_as);
+     * the bands, and a pool of phases, read these. */
+    int64_t *counted_lat;
+    size_t ncounted;
     size_t nsteady;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     int64_t busy;  /* union of the iterations' host intervals */
@@ -363,8 +368,9 @@ struct series_pick {
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
-/* The latencies of a series' steady iterations, in time order, into out (room for s->nsteady);
- * returns how many. */
+/* The latencies a series' figures are over, in time order, into out (room for s->nits): its
+ * steady iterations', and its captured ones' over what a capture adds (the rule of
+ * phase_info.counted_lat); returns how many. */
 size_t series_steady_latencies(const struct series_info *s, int64_t *out);
 /* Each series' CPU time and time off the CPU per steady iteration (series_cpu.c; phases_load). */
 void series_cpu(struct sqlite3 *db, struct run_phases *p);

@@ -297,7 +297,8 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
         return;
     }
     double lo, hi;
-    if (!iterations_ratio_ci(ph->steady, ph->nsteady, base->steady, base->nsteady, &lo, &hi)) {
+    if (!iterations_ratio_ci(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo,
+                             &hi)) {
         table_set_text(t, c_ratio + 3, "too few to tell");
         return;
     }
@@ -627,8 +628,9 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len,
                  "%sCaptured: %lld iterations whose every operator call was recorded (sampled"
-                 " operators: slower for it), left out of Iters and the latencies; Iters,"
-                 " Captured and Warm-up together are every iteration",
+                 " operators: slower for it), left out of Iters; in the latencies each counts"
+                 " at its time over what a capture adds (captures fall unevenly over a run);"
+                 " Iters, Captured and Warm-up together are every iteration",
                  len ? ". " : "", (long long)apart);
     }
     /* The set-up line: the phases folded away, each with what it holds. */

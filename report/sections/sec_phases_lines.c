@@ -119,9 +119,9 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
         double lo, hi;
         const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
-        int band =
-            against && !sh &&
-            iterations_ratio_ci(f->steady, f->nsteady, base->steady, base->nsteady, &lo, &hi);
+        int band = against && !sh &&
+                   iterations_ratio_ci(f->counted_lat, f->ncounted, base->counted_lat,
+                                       base->ncounted, &lo, &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (against && batch_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
@@ -201,8 +201,8 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
                                             [VERDICT_UNCLEAR] = ", no clear difference"};
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         const struct phase_info *sh = phases_shifted(inf, ng);
-        int band = !sh && iterations_ratio_ci(inf->steady, inf->nsteady, ng->steady, ng->nsteady,
-                                              &lo, &hi);
+        int band = !sh && iterations_ratio_ci(inf->counted_lat, inf->ncounted, ng->counted_lat,
+                                              ng->ncounted, &lo, &hi);
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",

@@ -199,8 +199,9 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     if (apart)
         t->note = pool_printf("%s. Captured: iterations whose every operator call was recorded"
                               " (sampled operators: slower for it), in the loop rate, left out of"
-                              " Iters and the latencies; Iters, Captured and Warm-up together are"
-                              " every iteration",
+                              " Iters; in the latencies each counts at its time over what a capture"
+                              " adds (captures fall unevenly over a run); Iters, Captured and"
+                              " Warm-up together are every iteration",
                               t->note);
     for (int i = 0; i < p->series.n; i++) {
         int items;
