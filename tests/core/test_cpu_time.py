@@ -43,9 +43,11 @@ class CpuTime(Case):
             self.assertAlmostEqual(ours, own[name], delta=0.1 * own[name] + 0.05,
                                    msg=(name, ours, own[name], inside))
             # Our writer's own share is apart, and small (inside the stage: the run's last
-            # reading, at the finish, holds its writing of the database: 0.11 once under load).
+            # reading, at the finish, holds its writing of the database: 0.11 once under load;
+            # one reading of a loaded full ctest -j2 read 0.065, the stage's mean 0.010).
             mine = [r["infprof_cores"] for r in rows if start <= r["t_ns"] <= end - 10_000_000]
-            self.assertLess(max(mine), 0.05, mine)
+            self.assertLess(sum(mine) / len(mine), 0.02, mine)
+            self.assertLess(max(mine), 0.1, mine)
         self.assertEqual(report["run"]["collector_cpu"], f"on: every {PERIOD_MS} ms")
         meta = dict(self.query(db, "SELECT key, value FROM meta"))
         self.assertEqual(int(meta["cpu_readings_dropped"]), 0)

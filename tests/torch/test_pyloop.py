@@ -416,7 +416,10 @@ class PyLoop(Case):
         helpers = [x for x in rows if x["role"].startswith("helper")]
         self.assertEqual(len(helpers), 2, rows)
         for h in helpers:
-            self.assertIn("a DataLoader worker?", h["role"])
+            # A loop its fetches make in its allocations is a guess ("a DataLoader worker?"); since
+            # its totals are its own (2026-11-28: the model it was forked with left out, its
+            # shared-memory batches in), detection finds none there: "no iteration".
+            self.assertRegex(h["role"], r"a DataLoader worker\?|no iteration", h)
             self.assertIn("(fork_child)", h["process"])
         main_row, = [x for x in rows if x["role"] == "rank"]
         for x in rows:
