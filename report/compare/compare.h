@@ -46,7 +46,9 @@ int side_run_p50s(const struct compare_side *s, const char *phase, const char *n
 int side_run_rates(const struct compare_side *s, const char *phase, const char *name, double *m);
 /* The 95% band of the speed-up (base over new) across the runs' medians mb[0..kb), mn[0..kn)
  * (Welch's t on their logs); spread: the widest gap between two runs of one side (log), and
- * within_spread: the change is no larger. 0 when there are too few runs (one a side). */
+ * within_spread: the change is no larger. 0 when a side has fewer than two runs: one run's
+ * spread is unknown, and two runs of the other side that agree by chance made a band of nothing
+ * (an unchanged program's 2+1 runs read "loop rate slower, 0.95x (0.95-0.96x)"). */
 struct runs_band {
     int kb, kn;
     double lo, hi, ratio, spread;

@@ -150,7 +150,8 @@ static void runs_loop_verdict(struct table *t, int col, int point_col, const str
             why = "no clear difference: no more than two runs of one side differ";
         table_set_text(t, col + 2, why);
     } else {
-        table_set_text(t, col + 2, "no verdict: too few runs with a loop rate on a side");
+        table_set_text(t, col + 2,
+                       "no verdict: a band of runs needs two or more a side with a loop rate");
     }
     free(rb);
     free(rn);
@@ -298,7 +299,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
                                   lo > 1 ? "faster" : "slower");
         } else if (judged) {
             ok = 0;
-            why = "no verdict: too few runs with steady iterations on a side";
+            why = "no verdict: a band of runs needs two or more a side with steady iterations";
         }
         free(mb);
         free(mn);

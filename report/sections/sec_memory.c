@@ -84,7 +84,11 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!ph->has_memory || ph->transient || ph->mem_dev < 0) continue;
-        if (!top || ph->peak_alloc > top->peak_alloc) top = ph;
+        /* A tie (a phase whose span held another thread's peak): the one that allocated. */
+        if (!top || ph->peak_alloc > top->peak_alloc ||
+            (ph->peak_alloc == top->peak_alloc &&
+             ph->dev_allocs[ph->mem_dev] > top->dev_allocs[top->mem_dev]))
+            top = ph;
         /* What a setting saves: among the phases that ran the model, not their setup. */
         if (phase_ran_model(p, ph) && (!least || ph->peak_alloc < least->peak_alloc)) least = ph;
     }

@@ -579,14 +579,18 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
             phase_short_label(&p->v[i], s, sizeof s);
             o += snprintf(folded + o, sizeof folded - (size_t)o, "%s%s", o ? ", " : "", s);
         }
-    const char *how = "no iteration was seen, so no latency or throughput: no phase repeats the"
-                      " same work exactly (its kernels, operators, allocations: a loop whose"
-                      " batch or inputs change every forward, or no loop); mark each forward call"
-                      " with an NVTX range named 'iteration' (Python:"
-                      " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
-                      " torch.profiler.record_function('iteration'); C++: nvtxRangePushA), or give"
-                      " your own range's name in INFPROF_ITERATION_RANGE; TorchScript calls count"
-                      " on their own";
+    const char *how =
+        p->dataloader_worker
+            ? "a DataLoader worker: it makes batches, and has no iterations of its"
+              " own (its main process's report has the model's)"
+            : "no iteration was seen, so no latency or throughput: no phase repeats the"
+              " same work exactly (its kernels, operators, allocations: a loop whose"
+              " batch or inputs change every forward, or no loop); mark each forward call"
+              " with an NVTX range named 'iteration' (Python:"
+              " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
+              " torch.profiler.record_function('iteration'); C++: nvtxRangePushA), or give"
+              " your own range's name in INFPROF_ITERATION_RANGE; TorchScript calls count"
+              " on their own";
     snprintf(note, sizeof note, "%s%s%s",
              !p->n      ? ""
              : !iters   ? how

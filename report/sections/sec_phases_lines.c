@@ -9,6 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A run with no iteration: a DataLoader worker has none of its own (it makes batches), and the
+ * advice on marking forwards is not for it. */
+static const char *no_iteration_words(const struct run_phases *p, int first)
+{
+    if (p->dataloader_worker && !first) return "none here: a DataLoader worker (no iterations)";
+    return p->dataloader_worker ? "none here: a DataLoader worker makes batches, the model's"
+                                  " iterations are its main process's (report them together:"
+                                  " infprof report NAME.db NAME-*.db)"
+                                : "no iteration was seen: see the phase table's note";
+}
+
 /* The phase of lowest p50 among those that are one configuration: a phase that pools several
  * series has a p50 of none of them (in an fp32 + int8 run, the int8 series' p95), so it is not
  * ranked; *pooled gets the first such phase. */
@@ -147,13 +158,14 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         }
         summary_set(so, buf);
     } else if (p->n) {
-        summary_set(so, "no iteration was seen: see the phase table's note");
+        summary_set(so, no_iteration_words(p, 1));
     }
 }
 
 /* Why the inference_mode line has no answer. */
 static const char *why_no_inference(const struct run_phases *p)
 {
+    if (p->dataloader_worker) return no_iteration_words(p, 0);
     int inf = 0, steady = 0;
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->v[i].grad_mode, "inference_mode") && !p->v[i].transient)
@@ -236,7 +248,7 @@ static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
         int iters = 0, detected = 0;
         for (int i = 0; i < p->n; i++)
             iters |= p->v[i].iterations > 0, detected |= p->v[i].detected_period > 0;
-        summary_set(so, !iters ? "no iteration was seen: see the phase table's note"
+        summary_set(so, !iters ? no_iteration_words(p, 0)
                         : detected
                             ? "none among the iterations: those detected without a mark start where"
                               " the loop repeats exactly, so a first forward that differs (a slow"

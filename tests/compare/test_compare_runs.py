@@ -76,6 +76,17 @@ class SeveralRuns(Runs):
         self.assertEqual(len(re.findall(r'<circle[^>]*fill="none"', svg)), 6, svg)
         self.assertIn("rings: each run", page)
 
+    def test_one_run_on_a_side_gets_no_band_of_runs(self):
+        # Two base runs that agree by chance against one new run: the new side's spread is not
+        # known. An unchanged program's 2+1 runs read "loop rate slower, 0.95x (95%: 0.95-0.96x)"
+        # from the base runs' agreement alone; now no verdict, said why.
+        r, row = self.series_a(self.side("one-b", [1000, 1001]), self.side("one-n", [1040]))
+        self.assertEqual(row["verdict"], "no verdict: a band of runs needs two or more a side with"
+                                         " steady iterations", row)
+        self.assertIsNone(row["speedup_lo"], row)
+        self.assertNotIn(row["delivered_verdict"], ("faster", "slower"), row)
+        self.assertTrue(r["summary"]["changes"].startswith("none:"), r["summary"])
+
     def with_off_cpu(self, name, p50_us, off_ms):
         # A run of series "a" whose iterations each spent off_ms off the CPU (None: no reading,
         # as a run whose steady iterations were too short to split).

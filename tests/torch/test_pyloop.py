@@ -119,8 +119,12 @@ class PyLoop(Case):
         s = self.series(rep)
         self.assertEqual(sorted(s), ["loop 1", "loop 2"], s)
         for name, key in (("loop 1", "fp32_p50"), ("loop 2", "int8_p50")):
-            self.assertGreaterEqual(s[name]["steady_iterations"] + s[name]["captured_iterations"], 15,
-                                    s[name])
+            # A loaded machine makes more of a loop warm-up (a full ctest -j2 once: 11 of 25).
+            x = s[name]
+            self.assertGreaterEqual(x["iterations"], 20, x)
+            self.assertEqual(x["iterations"], x["warmup_iterations"] + x["steady_iterations"]
+                             + x["captured_iterations"], x)
+            self.assertGreaterEqual(x["steady_iterations"] + x["captured_iterations"], 10, x)
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
                                  bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
