@@ -103,18 +103,31 @@ int side_run_rates(const struct compare_side *s, const char *phase, const char *
     return k;
 }
 
-static void mean_var(const double *m, int k, double *mean, double *var, double *range)
+/* Mean, sample variance (-1 with one) and range of m[0..k), of their logs where logs is set. */
+static void mean_var(const double *m, int k, int logs, double *mean, double *var, double *range)
 {
     double s = 0, lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < k; i++) {
-        double l = log(m[i]);
+        double l = logs ? log(m[i]) : m[i];
         s += l, lo = fmin(lo, l), hi = fmax(hi, l);
     }
     *mean = s / k;
     double q = 0;
-    for (int i = 0; i < k; i++) q += (log(m[i]) - *mean) * (log(m[i]) - *mean);
+    for (int i = 0; i < k; i++) {
+        double l = logs ? log(m[i]) : m[i];
+        q += (l - *mean) * (l - *mean);
+    }
     *var = k > 1 ? q / (k - 1) : -1;
     *range = k > 1 ? hi - lo : 0;
+}
+
+/* Welch's t: the half-width of the 95% band of a difference of two means, from each side's
+ * sample variance and count (two or more a side). */
+static double welch_half(double vb, int kb, double vn, int kn)
+{
+    double qb = vb / kb, qn = vn / kn, den = qb * qb / (kb - 1) + qn * qn / (kn - 1);
+    double df = den > 0 ? (qb + qn) * (qb + qn) / den : kb + kn - 2;
+    return t975((int)floor(df)) * sqrt(qb + qn);
 }
 
 int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_band *out)
@@ -123,16 +136,13 @@ int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_ba
     out->kb = kb, out->kn = kn;
     if (kb < 2 || kn < 2) return 0; /* a side's spread unknown (compare.h) */
     double ab, vb, rb, an, vn, rn;
-    mean_var(mb, kb, &ab, &vb, &rb);
-    mean_var(mn, kn, &an, &vn, &rn);
-    double qb = vb / kb, qn = vn / kn, se = sqrt(qb + qn);
-    double den = qb * qb / (kb - 1) + qn * qn / (kn - 1);
-    double df = den > 0 ? (qb + qn) * (qb + qn) / den : kb + kn - 2;
-    double d = ab - an, t = t975((int)floor(df));
+    mean_var(mb, kb, 1, &ab, &vb, &rb);
+    mean_var(mn, kn, 1, &an, &vn, &rn);
+    double d = ab - an, h = welch_half(vb, kb, vn, kn);
     out->centre_b = exp(ab), out->centre_n = exp(an);
     out->ratio = exp(d);
-    out->lo = exp(d - t * se);
-    out->hi = exp(d + t * se);
+    out->lo = exp(d - h);
+    out->hi = exp(d + h);
     out->spread = fmax(rb, rn);
     out->within_spread = fabs(d) <= out->spread;
     return 1;
@@ -227,15 +237,10 @@ static double side_part(const struct compare_side *s, const char *phase, const c
 static int parts_band_clear(const double *b, int kb, const double *n, int kn)
 {
     if (kb < 2 || kn < 2) return 0; /* as runs_band */
-    double mb = 0, mn = 0, vb = 0, vn = 0;
-    for (int i = 0; i < kb; i++) mb += b[i] / kb;
-    for (int i = 0; i < kn; i++) mn += n[i] / kn;
-    for (int i = 0; i < kb; i++) vb += (b[i] - mb) * (b[i] - mb);
-    for (int i = 0; i < kn; i++) vn += (n[i] - mn) * (n[i] - mn);
-    vb = kb > 1 ? vb / (kb - 1) : 0, vn = kn > 1 ? vn / (kn - 1) : 0;
-    double qb = vb / kb, qn = vn / kn, den = qb * qb / (kb - 1) + qn * qn / (kn - 1);
-    double se = sqrt(qb + qn), df = den > 0 ? (qb + qn) * (qb + qn) / den : kb + kn - 2;
-    return fabs(mn - mb) > t975((int)floor(df)) * se;
+    double mb, vb, rb, mn, vn, rn;
+    mean_var(b, kb, 0, &mb, &vb, &rb);
+    mean_var(n, kn, 0, &mn, &vn, &rn);
+    return fabs(mn - mb) > welch_half(vb, kb, vn, kn);
 }
 
 const char *series_parts_moved(const struct compare_side *b, const struct compare_side *n,

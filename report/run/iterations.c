@@ -382,18 +382,17 @@ static void series_name(sqlite3 *db, int64_t label, int source, const char *sett
     out[len] = 0;
 }
 
-/* What captured iteration k counts for in the latency figures: its own time divided by what a
- * capture adds in its series (group_warmup's factor, at least 1). Captures are no even sample
- * of a run: the first come at 1 in 4, then spaced by what a capture was measured to cost, so they
- * come densest where the run was quietest. Leaving them out weighed a run's later, busier
- * stretches more: a server whose first requests came one at a time read a p50 18% over its own
- * log's (4.97 against 4.22 ms, 35 of its 50 captures among its first 100 requests); standing a
- * steady neighbour in for each took back a third of it (its latencies alternate request by
- * request); its own time, less the capture's cost, takes back all of it. */
+/* What captured iteration `it` counts for in the latency figures (series_captured_as, by its
+ * series). Captures are no even sample of a run: the first come at 1 in 4, then spaced by what a
+ * capture was measured to cost, so they come densest where the run was quietest. Leaving them out
+ * weighed a run's later, busier stretches more: a server whose first requests came one at a time
+ * read a p50 18% over its own log's (4.97 against 4.22 ms, 35 of its 50 captures among its first
+ * 100 requests); standing a steady neighbour in for each took back a third of it (its latencies
+ * alternate request by request); its own time, less the capture's cost, takes back all of it. */
 static int64_t captured_as(struct iter *it, int64_t lat, const struct run_phases *p)
 {
-    double f = it->series >= 0 && it->series < p->series.n ? p->series.v[it->series].capture_f : 1;
-    return f > 1 ? (int64_t)((double)lat / f) : lat;
+    int s = it->series;
+    return series_captured_as(s >= 0 && s < p->series.n ? &p->series.v[s] : NULL, lat);
 }
 
 /* The figures of iterations mine[0..n) (time order) whose warm[] flags are set apart (1 warm-up,

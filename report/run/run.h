@@ -121,7 +121,8 @@ struct series_info {
     const char *settings; /* the varying settings it ran with (in its name or not), "" none */
     int64_t batch;  /* the batch every iteration had, -1 mixed or unknown */
     int64_t iterations, warmup, warmup_ns;
-    int64_t captured_apart; /* steady, set apart from the latencies (phase_info's) */
+    int64_t captured_apart; /* steady, set apart from Iters (the latencies count them as
+                               series_captured_as says) */
     double capture_f;       /* how much slower the capture made them (those set apart), 1 none */
     int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
@@ -368,6 +369,10 @@ struct series_pick {
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
+/* What a captured iteration of series s counts for in the latency figures (its p50s, bands,
+ * tails): its time over what a capture added in its series (capture_f, at least 1). Captures are
+ * no even sample of a run, so they are counted, not left out (iterations.c). */
+int64_t series_captured_as(const struct series_info *s, int64_t lat);
 /* The latencies a series' figures are over, in time order, into out (room for s->nits): its
  * steady iterations', and its captured ones' over what a capture adds (the rule of
  * phase_info.counted_lat); returns how many. */

@@ -273,16 +273,20 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
     return out->fast || out->most;
 }
 
+int64_t series_captured_as(const struct series_info *s, int64_t lat)
+{
+    return s && s->capture_f > 1 ? (int64_t)((double)lat / s->capture_f) : lat;
+}
+
 size_t series_steady_latencies(const struct series_info *s, int64_t *out)
 {
     size_t n = 0;
-    double f = s->capture_f > 1 ? s->capture_f : 1;
     for (size_t k = 0; k < s->nits; k++) {
         int64_t lat = s->its[k].end - s->its[k].start;
         if (s->its[k].steady)
             out[n++] = lat;
         else if (s->its[k].captured)
-            out[n++] = f > 1 ? (int64_t)((double)lat / f) : lat;
+            out[n++] = series_captured_as(s, lat);
     }
     return n;
 }

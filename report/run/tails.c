@@ -161,12 +161,11 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         if (!c || !dev) cli_fail("out of memory");
         size_t n = 0;
         int64_t index = 0;
-        double f = se->capture_f > 1 ? se->capture_f : 1;
         for (size_t i = 0; i < p->niters; i++) {
             const struct run_iter *it = &p->iters[i];
             if (it->series != s) continue;
             if ((it->steady || it->captured) && n < all)
-                c[n++] = (struct cand){it, it->steady ? it->lat : (int64_t)((double)it->lat / f),
+                c[n++] = (struct cand){it, it->steady ? it->lat : series_captured_as(se, it->lat),
                                        index, 0};
             index++;
         }

@@ -332,7 +332,8 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     table_set_int(t, C_TRANSIENT, ph->transient);
     if (ph->has_iterations) {
         table_set_int(t, C_ITERS, ph->iterations);
-        /* The steady iterations the latencies are over; the captured ones apart (C_CAPTURED). */
+        /* The steady iterations; the captured ones apart (C_CAPTURED), in the latencies as
+         * series_captured_as counts them. */
         table_set_int(t, C_STEADY, (int64_t)ph->nsteady);
         table_set_int(t, C_WARM, ph->warmup);
         table_set_int(t, C_CAPTURED, ph->captured_apart);

@@ -41,6 +41,14 @@ class Html(Case):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def sweep(self, db):
+        """fixture_advice's sweep (three phases, two batch sizes) into db."""
+        p = subprocess.run([prog("fixture_advice"), "sweep", db], capture_output=True,
+                           timeout=60, env={**{k: v for k, v in os.environ.items()
+                                               if not k.startswith("INFPROF_")},
+                                            "INFPROF_ENERGY_MS": "0"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def page(self, *args, command="report"):
         r = self.cli(command, "--format", "html", *args)
         self.assertEqual(r.rc, 0, r.err)
@@ -228,11 +236,7 @@ document.body.setAttribute("data-clipped", JSON.stringify(out));
         # were one per phase, first iteration to last, so no_grad's covered inference_mode's
         # loop between its two stretches.
         db = os.path.join(self.tmp, "back.db")
-        p = subprocess.run([prog("fixture_advice"), "sweep", db], capture_output=True,
-                           timeout=60, env={**{k: v for k, v in os.environ.items()
-                                               if not k.startswith("INFPROF_")},
-                                            "INFPROF_ENERGY_MS": "0"})
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.sweep(db)
         con = sqlite3.connect(db)
         last = con.execute("SELECT max(start + dur) FROM iterations").fetchone()[0]
         first = con.execute("SELECT min(start) FROM iterations WHERE phase = 4").fetchone()[0]
@@ -255,11 +259,7 @@ document.body.setAttribute("data-clipped", JSON.stringify(out));
         # Two series whose 300-character Cyrillic names differ at their end: the chart titles
         # were cut at 199 bytes, in the middle of a character, and read alike.
         db = os.path.join(self.tmp, "names.db")
-        p = subprocess.run([prog("fixture_advice"), "sweep", db], capture_output=True,
-                           timeout=60, env={**{k: v for k, v in os.environ.items()
-                                               if not k.startswith("INFPROF_")},
-                                            "INFPROF_ENERGY_MS": "0"})
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.sweep(db)
         con = sqlite3.connect(db)
         for label in ("iteration batch=8", "iteration batch=32"):
             tail = label.split("=")[1]

@@ -37,6 +37,17 @@ class PyLoop(Case):
         own = json.loads(r.out.decode().strip().splitlines()[-1])
         return own, self.report_json(r.db(db)), r.db(db)
 
+    def script(self, name, source, *argv, db):
+        """A program of the test's own (source), run with argv under the library."""
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(source)
+        r = self.run_prog([PYTHON, path, *argv], timeout=300, INFPROF_OUTPUT=db)
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        return r
+
     def series(self, report):
         return {s["series"]: s for s in report["series"]}
 
@@ -337,24 +348,18 @@ class PyLoop(Case):
         # (num_workers=0, the CPU allocator's): its peak is at least that one's (80 against 86 MiB
         # with 6 MiB batches before, the batches counted nowhere), and at most two batches more
         # (with workers the next batch may come in before the last is let go).
-        script = os.path.join(self.dir, "shared.py")
-        with open(script, "w") as f:
-            f.write("import sys, torch\n"
-                    "from torch.utils.data import DataLoader, TensorDataset\n"
-                    "torch.set_num_threads(1)\n"
-                    "m = torch.nn.Conv2d(3, 4, 3).eval()\n"
-                    "ds = TensorDataset(torch.randn(512, 3, 32, 32))\n"  # 6 MiB
-                    "dl = DataLoader(ds, batch_size=128, num_workers=int(sys.argv[1]))\n"
-                    "with torch.inference_mode():\n"
-                    "    for (x,) in dl:\n"
-                    "        m(x)\n")
+        source = ("import sys, torch\n"
+                  "from torch.utils.data import DataLoader, TensorDataset\n"
+                  "torch.set_num_threads(1)\n"
+                  "m = torch.nn.Conv2d(3, 4, 3).eval()\n"
+                  "ds = TensorDataset(torch.randn(512, 3, 32, 32))\n"  # 6 MiB
+                  "dl = DataLoader(ds, batch_size=128, num_workers=int(sys.argv[1]))\n"
+                  "with torch.inference_mode():\n"
+                  "    for (x,) in dl:\n"
+                  "        m(x)\n")
         peaks = {}
         for workers in (0, 2):
-            r = self.run_prog([PYTHON, script, str(workers)], timeout=300,
-                              INFPROF_OUTPUT=f"s{workers}%p.db")
-            if r.rc != 0 and b"No module named" in r.err:
-                raise unittest.SkipTest("python3 has no torch")
-            self.assertEqual(r.rc, 0, r.err)
+            self.script("shared.py", source, str(workers), db=f"s{workers}%p.db")
             dbs = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
                    if f.startswith(f"s{workers}") and f.endswith(".db")]
             main_db, = [d for d in dbs if self.meta(d, "role") != "fork_child"]
@@ -372,25 +377,20 @@ class PyLoop(Case):
         # A tensor made between the no_grad loop and the inference_mode loop, and kept: the later
         # phase's peak holds it, which is no cost of inference_mode (it read "Memory saved
         # -16.00MiB, -1000%"). Without it, the saving is given (about 0: the same model).
-        script = os.path.join(self.dir, "kept.py")
-        with open(script, "w") as f:
-            f.write("import sys, torch\n"
-                    "torch.set_num_threads(1)\n"
-                    "m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),\n"
-                    "                        torch.nn.Linear(256, 256)).eval()\n"
-                    "x = torch.randn(8, 256)\n"
-                    "with torch.no_grad():\n"
-                    "    for _ in range(30):\n"
-                    "        m(x)\n"
-                    "kept = torch.ones(4 << 20) if sys.argv[1] == 'kept' else None\n"
-                    "with torch.inference_mode():\n"
-                    "    for _ in range(30):\n"
-                    "        m(x)\n")
+        source = ("import sys, torch\n"
+                  "torch.set_num_threads(1)\n"
+                  "m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),\n"
+                  "                        torch.nn.Linear(256, 256)).eval()\n"
+                  "x = torch.randn(8, 256)\n"
+                  "with torch.no_grad():\n"
+                  "    for _ in range(30):\n"
+                  "        m(x)\n"
+                  "kept = torch.ones(4 << 20) if sys.argv[1] == 'kept' else None\n"
+                  "with torch.inference_mode():\n"
+                  "    for _ in range(30):\n"
+                  "        m(x)\n")
         for what in ("kept", "none"):
-            r = self.run_prog([PYTHON, script, what], timeout=300, INFPROF_OUTPUT=f"{what}.db")
-            if r.rc != 0 and b"No module named" in r.err:
-                raise unittest.SkipTest("python3 has no torch")
-            self.assertEqual(r.rc, 0, r.err)
+            r = self.script("kept.py", source, what, db=f"{what}.db")
             rep = self.report_json(r.db(f"{what}.db"))
             inf, = [x for x in rep["phases"] if x["grad_mode"] == "inference_mode"]
             iv, = rep["inference_vs_no_grad"]
