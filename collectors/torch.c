@@ -9,7 +9,9 @@
  *    exactly where the GEMM and conv kernels launch;
  *  - confirmation by polling the getters (CUPTI launch callback, TorchScript calls);
  *  - tensor memory: c10::reportMemoryUsageToProfiler (both signatures) is recorded and then
- *    forwarded; c10::memoryProfilingEnabled answers true so the CPU allocator reports as well;
+ *    forwarded; the CPU allocator's reports come from torch_cpumem.c (its own table of block
+ *    sizes), or, where libc10 binds those calls inside itself, from libtorch's reporter, made to
+ *    report by c10::memoryProfilingEnabled answering true;
  *  - iterations: the outermost torch::jit::Method::operator() or AOTInductor run of each thread
  *    (torch_iterations.c, which also takes record_function and TorchScript scopes).
  *
@@ -175,24 +177,18 @@ struct ip_torch_device {
 /* A CUDA report runs under the caching allocator's mutex: no lock, no allocation, no NVTX, no
  * loader. The CPU allocator reports after releasing its own lock, so a CPU report is a safe point
  * (a thread seen only through its CPU tensors still gets its NVTX phase range). */
-static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t allocated,
-                         int64_t reserved, struct ip_torch_device dev)
+static inline __attribute__((always_inline)) void torch_memory_record(void *ptr, int64_t bytes,
+                                                                      int64_t allocated,
+                                                                      int64_t reserved,
+                                                                      struct ip_torch_device dev)
 {
-    ip_torch_seen(seen);
-    if (dev.type == 0) {
-        cpu_memory_close();
-        /* A load first: the exchange would write a shared line on every CPU report. */
-        if (!atomic_load_explicit(&cpu_memory_exit_armed, memory_order_relaxed) &&
-            !atomic_exchange(&cpu_memory_exit_armed, 1))
-            atexit(torch_cpu_memory_exit);
-    }
     if (!ip_torch_enter()) return;
     int safe = dev.type == 0;
     if (!ip_self.phase && ip_torch_ready(safe))
         ip_torch_note(ip_torch_grad_now(), ip_self.cuda_ac, ip_self.cpu_ac, safe);
     if (safe) {
         if (ip_torch_ready(0)) ip_torch_scope_arm();
-        ip_phase_emit();
+        if (ip_self.phase != ip_self.emitted_phase) ip_phase_emit();
     }
     struct ip_ring *r;
     struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
@@ -211,6 +207,45 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
         ip_ring_commit(r, sizeof *e);
     }
     ip_hook_leave();
+}
+
+static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t allocated,
+                         int64_t reserved, struct ip_torch_device dev)
+{
+    ip_torch_seen(seen);
+    /* libtorch's table keeps the CPU blocks (torch_cpumem.c): its exit handshake. */
+    if (dev.type == 0 && !ip_torch_cpumem_is_ours()) {
+        cpu_memory_close();
+        /* A load first: the exchange would write a shared line on every CPU report. */
+        if (!atomic_load_explicit(&cpu_memory_exit_armed, memory_order_relaxed) &&
+            !atomic_exchange(&cpu_memory_exit_armed, 1))
+            atexit(torch_cpu_memory_exit);
+    }
+    torch_memory_record(ptr, bytes, allocated, reserved, dev);
+}
+
+/* c10's reportMemoryUsageToProfiler, either signature (the same registers), and the bit that
+ * says which: looked up on the first CPU report torch_cpumem.c makes (a safe point). */
+typedef void (*report_fn)(void *, int64_t, int64_t, int64_t, struct ip_torch_device);
+static report_fn _Atomic cpu_report_real;
+
+void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated)
+{
+    report_fn fn = atomic_load_explicit(&cpu_report_real, memory_order_acquire);
+    if (!fn) {
+        uint32_t seen = IP_TORCH_SEEN_MEMORY_2X;
+        fn = (report_fn)ip_torch_real(IP_TORCH_R_MEMORY_2X);
+        if (!fn) {
+            seen = IP_TORCH_SEEN_MEMORY_113;
+            fn = (report_fn)ip_torch_real(IP_TORCH_R_MEMORY_113);
+        }
+        if (!fn) return; /* no libc10 behind the allocator: cannot be */
+        atomic_store_explicit(&cpu_report_real, fn, memory_order_release);
+        ip_torch_seen(seen);
+    }
+    const struct ip_torch_device cpu = {0, -1}; /* c10::Device(DeviceType::CPU) */
+    torch_memory_record(ptr, bytes, allocated, 0, cpu);
+    fn(ptr, bytes, allocated, 0, cpu);
 }
 
 IP_EXPORT void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated,
@@ -244,6 +279,11 @@ static int env_flag(const struct ip_cfg_group *g, int id)
 
 static int torch_cpu_memory(void)
 {
+    return ip_torch_cpu_memory_wanted();
+}
+
+int ip_torch_cpu_memory_wanted(void)
+{
     int v = atomic_load_explicit(&cpu_memory, memory_order_relaxed);
     if (v >= 0) return v;
     int want;
@@ -265,7 +305,8 @@ static int torch_cpu_memory(void)
 IP_EXPORT bool ip_torch_memory_profiling_enabled(void) IP_TORCH_LINKAGE(MEMORY_QUERY);
 bool ip_torch_memory_profiling_enabled(void)
 {
-    if (torch_cpu_memory()) {
+    /* Asked before our New was reached, libtorch's table keeps the sizes (torch_cpumem.c). */
+    if (ip_torch_cpumem_libtorch() && torch_cpu_memory()) {
         if (!ip_self.cpu_mem_open) {
             ip_self.cpu_mem_open = 1;
             atomic_fetch_add(&cpu_memory_open, 1);

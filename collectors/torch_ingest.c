@@ -245,7 +245,9 @@ static void write_metadata(struct ip_store *s, uint32_t f, int final)
     else
         add(api, sizeof api, "memory: no allocator report seen");
     add(api, sizeof api,
-        f & IP_TORCH_CPU_MEMORY ? "CPU memory: on (memoryProfilingEnabled)" : "CPU memory: off");
+        !(f & IP_TORCH_CPU_MEMORY) ? "CPU memory: off"
+        : f & IP_TORCH_CPU_TABLE   ? "CPU memory: on (our table)"
+                                   : "CPU memory: on (memoryProfilingEnabled)");
     if (f & (IP_TORCH_SEEN_JIT | IP_TORCH_SEEN_JIT_OLD))
         add(api, sizeof api,
             f & IP_TORCH_SEEN_JIT ? "TorchScript: Method::operator() (C++11 ABI)"
@@ -268,6 +270,12 @@ void ip_torch_ingest_finish(struct ip_store *s)
 {
     write_metadata(s, atomic_load(&ip_torch_found), 1);
     if (ti.inherited > 0) ip_store_meta_int(s, "cpu_memory_inherited_bytes", ti.inherited);
+    int64_t untracked, untracked_bytes;
+    ip_torch_cpumem_untracked(&untracked, &untracked_bytes);
+    if (untracked) {
+        ip_store_meta_int(s, "cpu_memory_untracked_blocks", untracked);
+        ip_store_meta_int(s, "cpu_memory_untracked_bytes", untracked_bytes);
+    }
     const char *py = ip_torch_python_status();
     if (py[0]) {
         ip_store_meta_text(s, "python_module_hooks", py);

@@ -5,6 +5,7 @@
  *
  *   torch.c         app side: the hooks (setters, allocator reports, TorchScript calls)
  *   torch_state.c   app side: finding libtorch, its getters, the thread's state, the poller
+ *   torch_cpumem.c  app side: the CPU allocator's New and Delete, with a table of our own
  *   torch_iterations.c  app side: iterations (hooked calls, record_function and TorchScript
  *                   scopes through RecordFunction callbacks) and their event
  *   torch_ingest.c  writer side: rows, the run metadata (torch_api, collector status)
@@ -73,6 +74,12 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source);
 void ip_torch_call_end(struct ip_torch_call *c);
 /* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
+/* torch.c: CPU tensor memory is to be recorded (decided once); a CPU allocator report made by
+ * torch_cpumem.c (recorded, then forwarded to c10's reportMemoryUsageToProfiler). */
+int ip_torch_cpu_memory_wanted(void);
+void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated);
+/* torch_cpumem.c: the CPU blocks left out for want of room in its table. */
+void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes);
 /* An iteration begins on the calling thread now (its phase's NVTX range moved first): its id, with
  * its start and the thread's innermost NVTX range. */
 uint32_t ip_torch_iter_open(uint64_t *start, uint64_t *nvtx);

@@ -30,6 +30,7 @@ enum {
     IP_TORCH_SCOPES = 1u << 13,         /* our record_function callback is registered */
     IP_TORCH_SEEN_AOTI = 1u << 14,      /* an AOTInductor run (package loader or runner) */
     IP_TORCH_SEEN_SETTING = 1u << 15,   /* an at::Context setter (torch_settings.c) */
+    IP_TORCH_CPU_TABLE = 1u << 16,      /* CPU block sizes in our table (torch_cpumem.c) */
     IP_TORCH_OPERATORS = 1u << 20,      /* our operator callback is registered (torch_ops.c) */
 };
 extern _Atomic uint32_t ip_torch_found;
@@ -57,6 +58,25 @@ static inline void ip_torch_seen(uint32_t bit)
 {
     if (!(atomic_load_explicit(&ip_torch_found, memory_order_relaxed) & bit))
         atomic_fetch_or(&ip_torch_found, bit);
+}
+
+/* Which table keeps the CPU allocator's block sizes (torch_cpumem.c): decided once, on the first
+ * call of its New (ours) or of memoryProfilingEnabled (libtorch's), and kept. */
+enum { IP_CPUMEM_UNDECIDED, IP_CPUMEM_OURS, IP_CPUMEM_LIBTORCH };
+extern _Atomic int ip_torch_cpumem_mode;
+static inline int ip_torch_cpumem_is_ours(void)
+{
+    return atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_relaxed) == IP_CPUMEM_OURS;
+}
+/* libtorch's table keeps them (deciding so when nothing was decided yet). */
+static inline int ip_torch_cpumem_libtorch(void)
+{
+    int m = atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_relaxed);
+    if (m == IP_CPUMEM_UNDECIDED) {
+        atomic_compare_exchange_strong(&ip_torch_cpumem_mode, &m, IP_CPUMEM_LIBTORCH);
+        m = atomic_load(&ip_torch_cpumem_mode);
+    }
+    return m == IP_CPUMEM_LIBTORCH;
 }
 
 /* The real function behind hook `id` (R_*), looked up on first use; NULL if there is none. */

@@ -18,6 +18,9 @@
 #define IP_TORCH_SYM_MEMORY_113    "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE"
 #define IP_TORCH_SYM_MEMORY_2X     "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE"
 #define IP_TORCH_SYM_MEMORY_QUERY  "_ZN3c1022memoryProfilingEnabledEv"
+/* c10::ProfiledCPUMemoryReporter::New(void *, size_t) and ::Delete(void *) (torch_cpumem.c). */
+#define IP_TORCH_SYM_CPU_NEW       "_ZN3c1025ProfiledCPUMemoryReporter3NewEPvm"
+#define IP_TORCH_SYM_CPU_DELETE    "_ZN3c1025ProfiledCPUMemoryReporter6DeleteEPv"
 /* torch::jit::Method::operator()(std::vector<IValue>, const Kwargs &) const, with std::string in
  * the C++11 ABI (Debian, PyTorch 2.7+ wheels) and in the old one. */
 #define IP_TORCH_SYM_METHOD                                                                        \
@@ -65,6 +68,8 @@ enum {
     IP_TORCH_R_MEMORY_113,
     IP_TORCH_R_MEMORY_2X,
     IP_TORCH_R_MEMORY_QUERY,
+    IP_TORCH_R_CPU_NEW,
+    IP_TORCH_R_CPU_DELETE,
     IP_TORCH_R_METHOD,
     IP_TORCH_R_METHOD_OLD,
     IP_TORCH_R_AOTI_PACKAGE_RUN,

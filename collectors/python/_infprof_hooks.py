@@ -226,7 +226,8 @@ def _pre(module, inputs):
         if inputs:
             a = inputs[0]
             if isinstance(a, _Tensor):
-                b = a.shape[0] if a.dim() else 0
+                s = a.shape  # a torch.Size, empty for a 0-dim tensor
+                b = s[0] if s else 0
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
                 b = len(a)
         key = id(module)

@@ -55,27 +55,40 @@ const char *detect_prefer_missing(struct sqlite3 *db, int prefer)
            " instead";
 }
 
+/* The comparisons one search may make (cut_periods resets it): the candidates of a long phase
+ * with no loop in it (250,000 allocations then their frees) would otherwise take each distance
+ * back in turn over the whole phase, for hours; past it, no (further) loop is found. */
+#define DETECT_WORK_MAX 200000000u
+static size_t detect_work;
+
 /* How far back from the end s[i] == s[i + p] holds (the matching run's length). */
 static size_t run_back(const struct rep *s, size_t n, size_t p)
 {
     size_t run = 0;
     for (size_t i = n - 1 - p; i + 1 > 0 && s[i].token == s[i + p].token; i--) run++;
+    detect_work += run + 1;
     return run;
 }
 
 /* The smallest period of s (0 none) whose matching run reaches back at least 3 periods and
  * min_run reports. Candidates are the distances back from the last report to earlier reports of
- * the same token: a period is always one of them. */
+ * the same token: a period is always one of them. A candidate whose run cannot reach that far
+ * (the report that far back does not match) is passed over without walking it. */
 static size_t period_of(const struct rep *s, size_t n, size_t min_run, size_t *run_out)
 {
     if (n < 16) return 0;
     int64_t last = s[n - 1].token;
-    for (size_t k = n - 1; k-- > 0;) {
+    for (size_t k = n - 1; k-- > 0 && detect_work < DETECT_WORK_MAX;) {
         size_t p = n - 1 - k;
         if (p > n / 4) break;
         if (s[k].token != last) continue;
+        size_t need = 3 * p > min_run ? 3 * p : min_run;
+        if (need > n - p) continue;
+        size_t far = n - p - need; /* the last pair the run must hold */
+        detect_work++;
+        if (s[far].token != s[far + p].token) continue;
         size_t run = run_back(s, n, p);
-        if (run >= 3 * p && run >= min_run) {
+        if (run >= need) {
             *run_out = run;
             return p;
         }
@@ -148,7 +161,8 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
 static size_t find_stretch(const struct rep *s, size_t *n, size_t min_run, size_t most, size_t *r0)
 {
     size_t run = 0, p = 0;
-    for (size_t cut = 0; cut <= *n / 4 && cut < most && *n - cut >= 16; cut++)
+    for (size_t cut = 0;
+         cut <= *n / 4 && cut < most && *n - cut >= 16 && detect_work < DETECT_WORK_MAX; cut++)
         if ((p = period_of(s, *n - cut, min_run, &run))) {
             *n -= cut;
             *r0 = *n - p - run;
@@ -178,6 +192,7 @@ static int covers_half(const struct rep *s, size_t n, const struct detected *d)
 static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
 {
     out->n = 0, out->nloops = 0;
+    detect_work = 0;
     size_t matched = 0, at = n, bounds[16];
     int loops = 0, repeats = 0, period = 0, half = 0;
     size_t skip = 256; /* before a loop: the next one's set-up and its first, odd, forward */

@@ -118,6 +118,13 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
     if (b->memory)
         WARN("%s%lld allocator reports above their GPU's memory were left out of every figure",
              o ? "; " : "", (long long)b->memory);
+    if (runfacts_int(r, "cpu_memory_untracked_blocks", &v) && v) {
+        int64_t bytes = 0;
+        runfacts_int(r, "cpu_memory_untracked_bytes", &bytes);
+        WARN("%s%lld CPU blocks (%.2f MiB) found infprof's table of live blocks full and were"
+             " left out of the CPU memory figures (about 240,000 held at once)",
+             o ? "; " : "", (long long)v, bytes / 1048576.0);
+    }
     if (r->missing[0])
         WARN("%stables missing from the database: %s (edited, or cut short): what they held is"
              " not in this report",

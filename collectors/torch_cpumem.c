@@ -1,0 +1,163 @@
+/*
+ * torch_cpumem.c: the CPU allocator's reports without libtorch's table (issue 49,
+ * docs/performance.md "Defaults on a small model").
+ *
+ * libtorch's CPU allocator reports through c10::ProfiledCPUMemoryReporter::New and ::Delete.
+ * While memory profiling is on they take a process-wide mutex and insert or erase the block in a
+ * std::unordered_map (a heap node each) to know its size when it is freed: about half of what
+ * CPU tensor memory cost a small eager model. Both are interposed here (libc10 calls them through
+ * its PLT, as it calls memoryProfilingEnabled, which torch.c already answers). A block's size goes
+ * into a table of our own, lock-free (open addressing, linear probing, tombstones reused by later
+ * blocks), a fixed 4 MiB mapped when chosen and touched as used (not in .bss: under an
+ * address-space limit the program would lose it even with CPU memory off); the total is one
+ * atomic add; the report goes where libtorch's went (torch.c records it, then forwards it to
+ * c10's reportMemoryUsageToProfiler for torch.profiler).
+ *
+ * Which table keeps the sizes is decided once, on the first call, and kept:
+ *  - ours, when our New is reached first with CPU memory on (and the table could be mapped):
+ *    memoryProfilingEnabled then gives libtorch's own answer (libtorch's table is used only
+ *    where it would be without us);
+ *  - libtorch's, when memoryProfilingEnabled is asked first (a libc10 that binds New inside
+ *    itself): torch.c answers "on" as before and libtorch's table keeps the sizes.
+ * Meta torch_api says which ("CPU memory: on (our table)").
+ *
+ * Once ours, every block allocated goes in the table, recording or not (a free must find what it
+ * frees; outside the run the report is dropped): the table is never destroyed, so threads still
+ * allocating during the exit handlers are safe without torch.c's exit handshake. A block that
+ * finds no free slot among IP_CPUMEM_PROBE from its hash (about 240,000 live blocks in the
+ * table's 262,144 slots) is left out of the figures: counted (meta cpu_memory_untracked_blocks and
+ * _bytes), shown as a warning, and its free finds nothing, as one made before the run. A free that
+ * finds nothing goes to libtorch's Delete, which does what it does without us.
+ */
+#include "torch_internal.h"
+#include "torch_state.h"
+#include "torch_symbols.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#define IP_EXPORT      __attribute__((visibility("default")))
+#define REAL(id, type) ((type)ip_torch_real_or_die(id))
+
+#ifndef IP_CPUMEM_BITS /* tests/progs/cpumem_check.c builds a small one */
+#define IP_CPUMEM_BITS 18
+#endif
+#define IP_CPUMEM_SLOTS (1u << IP_CPUMEM_BITS)
+#define IP_CPUMEM_PROBE 64
+#define IP_CPUMEM_TOMB  ((uintptr_t)1) /* a slot whose block was freed: reused by the next */
+
+struct cpumem_slot {
+    _Atomic uintptr_t key; /* the block's address; 0 never used; IP_CPUMEM_TOMB freed */
+    _Atomic int64_t bytes; /* written by its owner after the key: read only by its free */
+};
+
+static struct cpumem_slot *_Atomic cpumem_table; /* mapped once, never unmapped */
+static _Atomic int64_t cpumem_total;
+static _Atomic int64_t cpumem_untracked, cpumem_untracked_bytes;
+
+static inline uint32_t cpumem_hash(uintptr_t p)
+{
+    return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> (64 - IP_CPUMEM_BITS));
+}
+
+/* Claims a slot for p (a live block is never in the table twice: the allocator hands an address
+ * out again only once it was freed). 0: none free within the probe. */
+static int cpumem_put(uintptr_t p, int64_t bytes)
+{
+    struct cpumem_slot *t = atomic_load_explicit(&cpumem_table, memory_order_acquire);
+    uint32_t h = cpumem_hash(p);
+    for (unsigned i = 0; i < IP_CPUMEM_PROBE; i++) {
+        struct cpumem_slot *s = &t[(h + i) & (IP_CPUMEM_SLOTS - 1)];
+        uintptr_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+        if (k > IP_CPUMEM_TOMB) continue;
+        if (atomic_compare_exchange_strong_explicit(&s->key, &k, p, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            atomic_store_explicit(&s->bytes, bytes, memory_order_relaxed);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The size of p, taken out of the table; -1 when it is not there. A probe stops at a slot never
+ * used: slots only go from unused to used, so none lies beyond one on p's path. */
+static int64_t cpumem_take(uintptr_t p)
+{
+    struct cpumem_slot *t = atomic_load_explicit(&cpumem_table, memory_order_acquire);
+    uint32_t h = cpumem_hash(p);
+    for (unsigned i = 0; i < IP_CPUMEM_PROBE; i++) {
+        struct cpumem_slot *s = &t[(h + i) & (IP_CPUMEM_SLOTS - 1)];
+        uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == p) {
+            int64_t b = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+            atomic_store_explicit(&s->key, IP_CPUMEM_TOMB, memory_order_release);
+            return b;
+        }
+        if (!k) return -1;
+    }
+    return -1;
+}
+
+/* Our table keeps the sizes (deciding it on the first call: mapping the table, or, where it
+ * cannot be mapped, leaving the sizes to libtorch's). */
+static int cpumem_ours(void)
+{
+    int m = atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_acquire);
+    if (m != IP_CPUMEM_UNDECIDED) return m == IP_CPUMEM_OURS;
+    if (!ip_torch_cpu_memory_wanted()) return 0;
+    int want = IP_CPUMEM_OURS;
+    if (!atomic_load(&cpumem_table)) {
+        size_t size = sizeof(struct cpumem_slot) * IP_CPUMEM_SLOTS;
+        void *t = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        struct cpumem_slot *none = NULL;
+        if (t == MAP_FAILED)
+            want = IP_CPUMEM_LIBTORCH;
+        else if (!atomic_compare_exchange_strong(&cpumem_table, &none, t))
+            munmap(t, size); /* another thread's is there */
+    }
+    int expect = IP_CPUMEM_UNDECIDED;
+    atomic_compare_exchange_strong(&ip_torch_cpumem_mode, &expect, want);
+    if (atomic_load(&ip_torch_cpumem_mode) != IP_CPUMEM_OURS) return 0;
+    ip_torch_seen(IP_TORCH_CPU_TABLE);
+    return 1;
+}
+
+IP_EXPORT void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes) IP_TORCH_LINKAGE(CPU_NEW);
+void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes)
+{
+    if (nbytes && ptr && cpumem_ours()) {
+        int64_t b = (int64_t)nbytes;
+        if (cpumem_put((uintptr_t)ptr, b)) {
+            int64_t total = atomic_fetch_add_explicit(&cpumem_total, b, memory_order_relaxed) + b;
+            ip_torch_cpu_report(ptr, b, total);
+        } else {
+            atomic_fetch_add_explicit(&cpumem_untracked, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&cpumem_untracked_bytes, b, memory_order_relaxed);
+        }
+        return;
+    }
+    REAL(IP_TORCH_R_CPU_NEW, void (*)(void *, void *, size_t))(self, ptr, nbytes);
+}
+
+IP_EXPORT void ip_torch_cpu_delete(void *self, void *ptr) IP_TORCH_LINKAGE(CPU_DELETE);
+void ip_torch_cpu_delete(void *self, void *ptr)
+{
+    if (ptr &&
+        atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_relaxed) == IP_CPUMEM_OURS) {
+        int64_t b = cpumem_take((uintptr_t)ptr);
+        if (b > 0) {
+            int64_t total = atomic_fetch_sub_explicit(&cpumem_total, b, memory_order_relaxed) - b;
+            ip_torch_cpu_report(ptr, -b, total);
+            return;
+        }
+    }
+    REAL(IP_TORCH_R_CPU_DELETE, void (*)(void *, void *))(self, ptr);
+}
+
+void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes)
+{
+    *blocks = atomic_load(&cpumem_untracked);
+    *bytes = atomic_load(&cpumem_untracked_bytes);
+}
