@@ -277,11 +277,6 @@ static int env_flag(const struct ip_cfg_group *g, int id)
     return ip_cfg_entry_env(&g->entries[id]) != 0;
 }
 
-static int torch_cpu_memory(void)
-{
-    return ip_torch_cpu_memory_wanted();
-}
-
 int ip_torch_cpu_memory_wanted(void)
 {
     int v = atomic_load_explicit(&cpu_memory, memory_order_relaxed);
@@ -306,7 +301,7 @@ IP_EXPORT bool ip_torch_memory_profiling_enabled(void) IP_TORCH_LINKAGE(MEMORY_Q
 bool ip_torch_memory_profiling_enabled(void)
 {
     /* Asked before our New was reached, libtorch's table keeps the sizes (torch_cpumem.c). */
-    if (ip_torch_cpumem_libtorch() && torch_cpu_memory()) {
+    if (ip_torch_cpumem_libtorch() && ip_torch_cpu_memory_wanted()) {
         if (!ip_self.cpu_mem_open) {
             ip_self.cpu_mem_open = 1;
             atomic_fetch_add(&cpu_memory_open, 1);
@@ -367,7 +362,7 @@ static void torch_init(void)
         return;
     }
     ip_torch_state_init();
-    torch_cpu_memory();
+    ip_torch_cpu_memory_wanted();
     ip_torch_python_init();
 }
 

@@ -108,11 +108,7 @@ void ip_torch_call_end(struct ip_torch_call *c)
     ip_iter_end(c->iter);
     if (!c->returned) return;
     uint64_t end = ip_clock_now();
-    if (!ip_recording()) { /* after the finish: counted, not stored */
-        ip_note_after_end();
-        return;
-    }
-    if (!ip_hook_enter()) return;
+    if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */
     ip_torch_iter_emit(c->iter, c->start, end, c->nvtx, 0, c->source, NULL);
     ip_hook_leave();
 }
@@ -242,11 +238,7 @@ static void scope_end(const void *rf, void *ctx)
     }
     if (o.source == 1) ip_self.jit_depth = 0;
     ip_iter_end(o.iter);
-    if (!ip_recording()) { /* after the finish: counted, not stored */
-        ip_note_after_end();
-        return;
-    }
-    if (!ip_hook_enter()) return;
+    if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */
     ip_torch_iter_emit(o.iter, o.start, end, o.nvtx, o.batch, o.source,
                        o.source == 3 ? rf_name(rf) : NULL);
     ip_hook_leave();

@@ -247,11 +247,7 @@ void infprof_py_end(const char *label, long long batch, int ok)
     if (ip_self.jit_depth) ip_self.jit_depth--;
     ip_iter_end(py.v[k].iter);
     if (!ok) return;
-    if (!ip_recording()) { /* after the finish: counted, not stored */
-        ip_note_after_end();
-        return;
-    }
-    if (!ip_hook_enter()) return;
+    if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */
     ip_torch_iter_emit(py.v[k].iter, py.v[k].start, end, py.v[k].nvtx, batch > 0 ? batch : 0, 5,
                        label);
     ip_hook_leave();

@@ -57,6 +57,15 @@ static inline void ip_note_after_end(void)
         atomic_fetch_add_explicit(&ip_events_after_end, 1, memory_order_relaxed);
 }
 
+/* ip_recording for an event that closes something opened before (an iteration's end): one turned
+ * away because the run has ended is counted (ip_note_after_end), not lost silently. */
+static inline int ip_recording_noted(void)
+{
+    if (ip_recording()) return 1;
+    ip_note_after_end();
+    return 0;
+}
+
 /* The run's start on the monotonic clock, and this process's role. */
 uint64_t ip_t0(void);
 enum ip_role ip_role(void);
