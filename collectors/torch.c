@@ -229,7 +229,7 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
 typedef void (*report_fn)(void *, int64_t, int64_t, int64_t, struct ip_torch_device);
 static report_fn _Atomic cpu_report_real;
 
-void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated)
+void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated, int forward)
 {
     report_fn fn = atomic_load_explicit(&cpu_report_real, memory_order_acquire);
     if (!fn) {
@@ -245,7 +245,7 @@ void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated)
     }
     const struct ip_torch_device cpu = {0, -1}; /* c10::Device(DeviceType::CPU) */
     torch_memory_record(ptr, bytes, allocated, 0, cpu);
-    fn(ptr, bytes, allocated, 0, cpu);
+    if (forward) fn(ptr, bytes, allocated, 0, cpu);
 }
 
 IP_EXPORT void ip_torch_report_memory_113(void *ptr, int64_t bytes, int64_t allocated,

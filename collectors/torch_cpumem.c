@@ -47,6 +47,8 @@
 #define IP_CPUMEM_SLOTS (1u << IP_CPUMEM_BITS)
 #define IP_CPUMEM_PROBE 64
 #define IP_CPUMEM_TOMB  ((uintptr_t)1) /* a slot whose block was freed: reused by the next */
+#define IP_CPUMEM_PROFILED (1ll << 62) /* in a slot's bytes: made while libtorch's answer was on   \
+                                        */
 
 struct cpumem_slot {
     _Atomic uintptr_t key; /* the block's address; 0 never used; IP_CPUMEM_TOMB freed */
@@ -56,6 +58,7 @@ struct cpumem_slot {
 static struct cpumem_slot *_Atomic cpumem_table; /* mapped once, never unmapped */
 static _Atomic int64_t cpumem_total;
 static _Atomic int64_t cpumem_untracked, cpumem_untracked_bytes;
+static _Atomic int cpumem_debug_pushed; /* some thread-local debug info was ever pushed */
 
 static inline uint32_t cpumem_hash(uintptr_t p)
 {
@@ -124,14 +127,23 @@ static int cpumem_ours(void)
     return 1;
 }
 
+/* libtorch's own answer on this thread (torch.profiler recording memory), asked only once some
+ * debug info was pushed. */
+static int cpumem_profiler_on(void)
+{
+    if (!atomic_load_explicit(&cpumem_debug_pushed, memory_order_relaxed)) return 0;
+    _Bool (*fn)(void) = (_Bool(*)(void))ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
+    return fn && fn();
+}
+
 IP_EXPORT void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes) IP_TORCH_LINKAGE(CPU_NEW);
 void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes)
 {
     if (nbytes && ptr && cpumem_ours()) {
         int64_t b = (int64_t)nbytes;
-        if (cpumem_put((uintptr_t)ptr, b)) {
+        if (cpumem_put((uintptr_t)ptr, b | (cpumem_profiler_on() ? IP_CPUMEM_PROFILED : 0))) {
             int64_t total = atomic_fetch_add_explicit(&cpumem_total, b, memory_order_relaxed) + b;
-            ip_torch_cpu_report(ptr, b, total);
+            ip_torch_cpu_report(ptr, b, total, 1);
         } else {
             atomic_fetch_add_explicit(&cpumem_untracked, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&cpumem_untracked_bytes, b, memory_order_relaxed);
@@ -146,14 +158,26 @@ void ip_torch_cpu_delete(void *self, void *ptr)
 {
     if (ptr &&
         atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_relaxed) == IP_CPUMEM_OURS) {
-        int64_t b = cpumem_take((uintptr_t)ptr);
-        if (b > 0) {
+        int64_t v = cpumem_take((uintptr_t)ptr);
+        if (v > 0) {
+            int64_t b = v & ~IP_CPUMEM_PROFILED;
             int64_t total = atomic_fetch_sub_explicit(&cpumem_total, b, memory_order_relaxed) - b;
-            ip_torch_cpu_report(ptr, -b, total);
-            return;
+            /* Made before the profiler recorded, freed while it does: libtorch's (above). */
+            int unknown = !(v & IP_CPUMEM_PROFILED) && cpumem_profiler_on();
+            ip_torch_cpu_report(ptr, -b, total, !unknown);
+            if (!unknown) return;
         }
     }
     REAL(IP_TORCH_R_CPU_DELETE, void (*)(void *, void *))(self, ptr);
+}
+
+/* DebugInfoKind is a uint8_t; the shared_ptr, passed by value, comes by hidden reference. */
+IP_EXPORT void ip_torch_debug_push(uint8_t kind, void *info) IP_TORCH_LINKAGE(DEBUG_PUSH);
+void ip_torch_debug_push(uint8_t kind, void *info)
+{
+    if (!atomic_load_explicit(&cpumem_debug_pushed, memory_order_relaxed))
+        atomic_store(&cpumem_debug_pushed, 1);
+    REAL(IP_TORCH_R_DEBUG_PUSH, void (*)(uint8_t, void *))(kind, info);
 }
 
 void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes)

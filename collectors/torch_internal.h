@@ -75,9 +75,10 @@ void ip_torch_call_end(struct ip_torch_call *c);
 /* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
 /* torch.c: CPU tensor memory is to be recorded (decided once); a CPU allocator report made by
- * torch_cpumem.c (recorded, then forwarded to c10's reportMemoryUsageToProfiler). */
+ * torch_cpumem.c (recorded, then, with forward, passed on to c10's reportMemoryUsageToProfiler:
+ * torch.profiler's). */
 int ip_torch_cpu_memory_wanted(void);
-void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated);
+void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated, int forward);
 /* torch_cpumem.c: the CPU blocks left out for want of room in its table. */
 void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes);
 /* An iteration begins on the calling thread now (its phase's NVTX range moved first): its id, with

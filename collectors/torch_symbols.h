@@ -21,6 +21,10 @@
 /* c10::ProfiledCPUMemoryReporter::New(void *, size_t) and ::Delete(void *) (torch_cpumem.c). */
 #define IP_TORCH_SYM_CPU_NEW       "_ZN3c1025ProfiledCPUMemoryReporter3NewEPvm"
 #define IP_TORCH_SYM_CPU_DELETE    "_ZN3c1025ProfiledCPUMemoryReporter6DeleteEPv"
+/* c10::ThreadLocalDebugInfo::_push(DebugInfoKind, std::shared_ptr<DebugInfoBase>): how
+ * torch.profiler puts its state on a thread (torch_cpumem.c). */
+#define IP_TORCH_SYM_DEBUG_PUSH                                                                   \
+    "_ZN3c1020ThreadLocalDebugInfo5_pushENS_13DebugInfoKindESt10shared_ptrINS_13DebugInfoBaseEE"
 /* torch::jit::Method::operator()(std::vector<IValue>, const Kwargs &) const, with std::string in
  * the C++11 ABI (Debian, PyTorch 2.7+ wheels) and in the old one. */
 #define IP_TORCH_SYM_METHOD                                                                        \
@@ -70,6 +74,7 @@ enum {
     IP_TORCH_R_MEMORY_QUERY,
     IP_TORCH_R_CPU_NEW,
     IP_TORCH_R_CPU_DELETE,
+    IP_TORCH_R_DEBUG_PUSH,
     IP_TORCH_R_METHOD,
     IP_TORCH_R_METHOD_OLD,
     IP_TORCH_R_AOTI_PACKAGE_RUN,

@@ -17,7 +17,8 @@
 
 _Atomic uint32_t ip_torch_found;
 _Atomic int ip_torch_cpumem_mode;
-static _Atomic int64_t reported_sum, reports, bad_totals, real_news, real_deletes;
+static _Atomic int64_t reported_sum, reports, bad_totals, real_news, real_deletes, forwarded;
+static _Atomic int profiling;        /* libtorch's own memoryProfilingEnabled answer, scripted */
 static _Atomic int64_t expect_total; /* single-threaded checks only */
 static int single = 1;
 
@@ -26,9 +27,10 @@ int ip_torch_cpu_memory_wanted(void)
     return 1;
 }
 
-void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated)
+void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated, int forward)
 {
     (void)ptr;
+    if (forward) atomic_fetch_add(&forwarded, 1);
     atomic_fetch_add(&reported_sum, bytes);
     atomic_fetch_add(&reports, 1);
     if (single && allocated != atomic_fetch_add(&expect_total, bytes) + bytes)
@@ -48,8 +50,24 @@ static void real_delete(void *self, void *ptr)
     atomic_fetch_add(&real_deletes, 1);
 }
 
+static _Bool real_query(void)
+{
+    return atomic_load(&profiling);
+}
+
+static void real_push(uint8_t kind, void *info)
+{
+    (void)kind, (void)info;
+}
+
+void *ip_torch_real(int id)
+{
+    return id == IP_TORCH_R_MEMORY_QUERY ? (void *)real_query : NULL;
+}
+
 void *ip_torch_real_or_die(int id)
 {
+    if (id == IP_TORCH_R_DEBUG_PUSH) return (void *)real_push;
     return id == IP_TORCH_R_CPU_NEW ? (void *)real_new : (void *)real_delete;
 }
 
@@ -141,6 +159,31 @@ int main(void)
           "4 threads: total %lld, reported %lld, %lld untracked, %lld bad totals",
           (long long)atomic_load(&cpumem_total), (long long)atomic_load(&reported_sum),
           (long long)(blocks2 - blocks), (long long)atomic_load(&bad_totals));
+
+    /* torch.profiler: a block made before it recorded and freed while it does goes to
+     * libtorch's Delete (its warning) and not to the profiler; one made while it records, and
+     * any before a debug info was ever pushed, is the profiler's as well. */
+    int64_t d0 = atomic_load(&real_deletes), f0 = atomic_load(&forwarded);
+    ip_torch_cpu_new(NULL, addr(900001), 10); /* before: nothing pushed */
+    atomic_store(&profiling, 1);              /* on, but never pushed: not asked */
+    ip_torch_cpu_delete(NULL, addr(900001));
+    CHECK(atomic_load(&real_deletes) == d0 && atomic_load(&forwarded) == f0 + 2,
+          "before any push: libtorch's answer was asked");
+    atomic_store(&profiling, 0);
+    ip_torch_cpu_new(NULL, addr(900002), 10);
+    ip_torch_debug_push(2, NULL); /* the profiler starts */
+    atomic_store(&profiling, 1);
+    ip_torch_cpu_new(NULL, addr(900003), 10);
+    ip_torch_cpu_delete(NULL, addr(900002)); /* made before it: libtorch's */
+    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 4,
+          "a block made before the profiler: %lld to libtorch's Delete, %lld forwarded",
+          (long long)(atomic_load(&real_deletes) - d0), (long long)(atomic_load(&forwarded) - f0));
+    ip_torch_cpu_delete(NULL, addr(900003)); /* made while it records: its own */
+    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 5,
+          "a block made while the profiler recorded was not forwarded");
+    CHECK(atomic_load(&cpumem_total) == 0, "total %lld after the profiler's blocks",
+          (long long)atomic_load(&cpumem_total));
+    atomic_store(&profiling, 0);
 
     /* A process that asked memoryProfilingEnabled first keeps libtorch's table. */
     pid_t pid = fork();
