@@ -94,9 +94,14 @@ class Tails(Case):
             # Most of it unexplained: the first screen gives the guess, not a minor cause alone.
             self.assertIn("a guess: the slow iterations made the same allocations",
                           report["summary"]["tail"])
-        # No wrong cause of any weight (a loaded machine's preemption of a few others aside).
+        # No wrong cause of any weight (a loaded machine's preemption of a few others aside, and
+        # the operators it made longer: one full run read gc 76%, preempted 45%, longer
+        # operators 22%).
+        noise = max([c["share_pct"] for c in causes if c["cause"] in NOISE] or [0])
         for c in causes[1 if want else 0:]:
-            self.assertTrue(c["cause"] in NOISE or c["share_pct"] < 20, (kind, causes))
+            self.assertTrue(c["cause"] in NOISE or c["share_pct"] < 20 or
+                            (c["cause"] == "longer_operators" and c["share_pct"] <= noise),
+                            (kind, causes))
         self.assertFalse(NEVER & set(named), named)
         if kind not in ("gc", "gcmode"):
             self.assertNotIn("gc", named)
