@@ -129,11 +129,16 @@ static int cpumem_ours(void)
 
 /* libtorch's own answer on this thread (torch.profiler recording memory), asked only once some
  * debug info was pushed. */
-static int cpumem_profiler_on(void)
+static __attribute__((noinline)) int cpumem_profiler_asked(void)
 {
-    if (!atomic_load_explicit(&cpumem_debug_pushed, memory_order_relaxed)) return 0;
     _Bool (*fn)(void) = (_Bool(*)(void))ip_torch_real(IP_TORCH_R_MEMORY_QUERY);
     return fn && fn();
+}
+
+static inline int cpumem_profiler_on(void)
+{
+    return atomic_load_explicit(&cpumem_debug_pushed, memory_order_relaxed) &&
+           cpumem_profiler_asked();
 }
 
 IP_EXPORT void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes) IP_TORCH_LINKAGE(CPU_NEW);
