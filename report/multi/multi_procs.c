@@ -78,42 +78,78 @@ void multi_process_roles(struct multi_data *d)
 #define OUTLIER_SHARE  0.05
 
 /* The one that stands out above the median of the ranks: its index, its ratio to the median,
- * and the band the others make (lo-hi ratios); -1 when none does. */
+ * and the band the others make (lo-hi ratios); -1 when none does. Several standing out with the
+ * top not past the next of them by OUTLIER_SHARE are named together, none alone (CI once: three
+ * ranks of 8 at 8.47, 8.52 and 8.50 ms by their own timers, and the Summary named one of them
+ * "1.94x the median (the others 0.90-1.94x)"): nalike of them, cut the figure they are past,
+ * alo-ahi their ratios. */
 struct outlier {
-    int who;
-    double ratio, med, lo, hi;
+    int who, nalike;
+    double ratio, med, lo, hi, cut, alo, ahi;
 };
+
+static int compared(const struct multi_run *r, double (*fig)(const struct multi_run *))
+{
+    return !r->helper && fig(r) > 0;
+}
+
+/* One of those standing out together (o->nalike >= 2). */
+static int alike(const struct outlier *o, const struct multi_run *r,
+                 double (*fig)(const struct multi_run *))
+{
+    return o->nalike >= 2 && compared(r, fig) && fig(r) > o->cut;
+}
 
 static struct outlier stands_out(const struct multi_data *d,
                                  double (*fig)(const struct multi_run *))
 {
-    struct outlier o = {-1, 0, 0, 0, 0};
+    struct outlier o = {-1, 0, 0, 0, 0, 0, 0, 0, 0};
     double *v = malloc((size_t)(d->n ? d->n : 1) * sizeof *v),
            *dev = malloc((size_t)(d->n ? d->n : 1) * sizeof *dev);
     if (!v || !dev) cli_fail("out of memory");
     int n = 0, top = -1;
     for (int i = 0; i < d->n; i++) {
-        double x = fig(&d->runs[i]);
-        if (d->runs[i].helper || !(x > 0)) continue;
-        v[n++] = x;
-        if (top < 0 || x > fig(&d->runs[top])) top = i;
+        if (!compared(&d->runs[i], fig)) continue;
+        v[n++] = fig(&d->runs[i]);
+        if (top < 0 || fig(&d->runs[i]) > fig(&d->runs[top])) top = i;
     }
     if (n >= 2) {
         o.med = rstats_median_f(v, (size_t)n);
         for (int i = 0; i < n; i++) dev[i] = v[i];
         double sigma = RSTATS_SIGMA_PER_MAD * rstats_mad_f(dev, (size_t)n, o.med);
-        double x = fig(&d->runs[top]);
-        o.lo = INFINITY, o.hi = 0;
+        double x = fig(&d->runs[top]), next = 0;
+        o.cut = o.med + rstats_margin(o.med, sigma, OUTLIER_SIGMAS, OUTLIER_SHARE);
+        o.lo = INFINITY, o.hi = 0, o.alo = INFINITY;
         for (int i = 0; i < d->n; i++) {
             double y = fig(&d->runs[i]);
-            if (i == top || d->runs[i].helper || !(y > 0)) continue;
+            if (!compared(&d->runs[i], fig)) continue;
+            if (y > o.cut)
+                o.nalike++, o.alo = fmin(o.alo, y / o.med), o.ahi = fmax(o.ahi, y / o.med);
+            if (i == top) continue;
             o.lo = fmin(o.lo, y / o.med), o.hi = fmax(o.hi, y / o.med);
+            if (y > o.cut) next = fmax(next, y);
         }
-        if (rstats_above(x, o.med, sigma, OUTLIER_SIGMAS, OUTLIER_SHARE))
-            o.who = top, o.ratio = x / o.med;
+        if (x > o.cut && !(next > 0 && x <= next * (1 + OUTLIER_SHARE))) {
+            o.who = top, o.ratio = x / o.med, o.nalike = 1;
+        } else if (o.nalike < 2) {
+            o.nalike = 0;
+        }
     }
     free(v), free(dev);
     return o;
+}
+
+/* Those standing out together, by label: the first three, then how many more. */
+static const char *alike_labels(const struct multi_data *d, const struct outlier *o,
+                                double (*fig)(const struct multi_run *))
+{
+    const char *s = "";
+    int shown = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (!alike(o, &d->runs[i], fig)) continue;
+        if (shown++ < 3) s = pool_printf("%s%s%s", s, *s ? "; " : "", d->runs[i].label);
+    }
+    return shown > 3 ? pool_printf("%s; and %d more", s, shown - 3) : s;
 }
 
 /* The ranks' main phases are not all the same one. */
@@ -178,7 +214,7 @@ static double fig_peak(const struct multi_run *r)
 static void outliers(const struct multi_data *d, struct outlier *slow, struct outlier *big)
 {
     *slow = stands_out(d, fig_p50), *big = stands_out(d, fig_peak);
-    if (work_differs(d)) slow->who = -1;
+    if (work_differs(d)) slow->who = -1, slow->nalike = 0;
 }
 
 /* multi_processes's columns, in the order it declares them (asserted there). */
@@ -246,17 +282,25 @@ struct table *multi_processes(struct multi_data *d)
         }
         if (r->peak >= 0) table_set_int(t, MP_PEAK_ALLOCATED_BYTES, r->peak);
         table_set_int(t, MP_DROPPED_EVENTS, r->dropped);
-        const char *what = i == slow.who && i == big.who ? "slowest, highest peak"
-                           : i == slow.who               ? "slowest"
-                           : i == big.who                ? "highest peak"
-                                                         : NULL;
-        if (what) table_set_text(t, MP_STANDS_OUT, what);
+        const char *s = i == slow.who              ? "slowest"
+                        : alike(&slow, r, fig_p50) ? pool_printf("slow, 1 of %d alike", slow.nalike)
+                                                   : NULL;
+        const char *b = i == big.who ? "highest peak"
+                        : alike(&big, r, fig_peak)
+                            ? pool_printf("high peak, 1 of %d alike", big.nalike)
+                            : NULL;
+        if (s || b)
+            table_set_text(t, MP_STANDS_OUT,
+                           s && b ? pool_printf("%s%s%s", s, i == slow.who ? ", " : "; ", b)
+                           : s    ? s
+                                  : b);
         table_set_text(t, MP_ROLE2, r->helper ? "helper" : "rank");
     }
     double plo, phi, mlo, mhi;
     band_of(d, &slow, fig_p50, &plo, &phi);
     band_of(d, &big, fig_peak, &mlo, &mhi);
-    t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations; %s"
+    t->note = pool_printf("Stands out: past the median rank by 5%% and 3 robust deviations,"
+                          " several together unless the top is 5%% past the next; %s"
                           " p50 within %.2f-%.2fx the median, %s peaks within %.2f-%.2fx."
                           " Helpers (DataLoader workers, processes with no iteration) are not"
                           " compared.",
@@ -329,6 +373,17 @@ struct table *multi_job_summary(struct multi_data *d)
                              : ""));
         table_set_text(t, MJ_STRAGGLER_PROCESS, r->label);
         table_set_num(t, MJ_STRAGGLER_RATIO, slow.ratio);
+    } else if (slow.nalike >= 2) {
+        fmt_ns(b, sizeof b, slow.med);
+        table_set_text(t, MJ_STRAGGLER,
+                       pool_printf("%d processes stand out together: p50 %.2f-%.2fx the median"
+                                   " process's %s (%s)%s",
+                                   slow.nalike, slow.alo, slow.ahi, b,
+                                   alike_labels(d, &slow, fig_p50),
+                                   same ? "; the ranks ran the same number of iterations: if"
+                                          " they step together, each step waits for the"
+                                          " slowest of them"
+                                        : ""));
     } else if (ranks < 2 || !(slow.med > 0)) {
         table_set_text(t, MJ_STRAGGLER, "fewer than two processes with iterations to compare");
     } else {
@@ -355,6 +410,13 @@ struct table *multi_job_summary(struct multi_data *d)
                                    a, big.ratio, b));
         table_set_text(t, MJ_PEAK_PROCESS, r->label);
         table_set_num(t, MJ_PEAK_RATIO, big.ratio);
+    } else if (big.nalike >= 2) {
+        fmt_bytes(b, sizeof b, big.med);
+        table_set_text(t, MJ_MEMORY,
+                       pool_printf("%d processes stand out together: peaks %.2f-%.2fx the median"
+                                   " process's %s (%s)",
+                                   big.nalike, big.alo, big.ahi, b,
+                                   alike_labels(d, &big, fig_peak)));
     } else if (big.med > 0) {
         double lo, hi;
         band_of(d, &big, fig_peak, &lo, &hi);

@@ -53,11 +53,19 @@ class Many(Case):
         others_own = [own[d] for d in dbs if d != slow_db]
         calm = max(others_own) <= 1.25 * min(others_own)
         named = job["straggler_process"] is not None
+        together = job["straggler"].split(" processes stand out together")[0].isdigit()
         if calm:
             self.assertEqual(job["straggler_process"], label[slow_db], job)
         elif named:  # loaded: the rank the programs' own timers found slowest (once rank 5)
             slow_db = max(dbs, key=lambda d: own[d])
             self.assertEqual(job["straggler_process"], label[slow_db], (job, own))
+        elif together:  # loaded: others as slow as it (CI once: ranks 2, 3, 5 at 8.47-8.52 ms)
+            alike = [d for d in dbs if rows[label[d]]["stands_out"]
+                     and rows[label[d]]["stands_out"].startswith("slow, 1 of")]
+            self.assertIn(slow_db, alike, (job, own))
+            self.assertIn(max(dbs, key=lambda d: own[d]), alike, (job, own))
+            print(f"a loaded machine: the ranks' own p50s {sorted(own.values())};"
+                  f" {len(alike)} named together")
         else:
             self.assertIn("too widely to single one out", job["straggler"], job)
             print(f"a loaded machine: the ranks' own p50s {sorted(others_own)}; none named")
