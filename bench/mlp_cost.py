@@ -34,6 +34,7 @@ def configs(lib):
     on = {"LD_PRELOAD": lib}
     return {"plain": {}, "defaults": dict(on),
             "python hooks off": dict(on, INFPROF_PYTHON="0"),
+            "python hooks in Python": dict(on, INFPROF_PYTHON_FAST="0"),
             "operators off": dict(on, INFPROF_OPERATORS="0"),
             "CPU memory off": dict(on, INFPROF_CPU_MEMORY="0"),
             "operators 1 in 4": dict(on, INFPROF_OPERATORS_EVERY="4"),

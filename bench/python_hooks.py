@@ -3,8 +3,8 @@ per forward and per inner module call (docs/performance.md, "Python module hooks
 
     /usr/bin/python3 bench/python_hooks.py build/lib/libinfprof.so
 
-Runs itself three times under the library: INFPROF_PYTHON=0 (no hooks: the baseline), =1 (ours),
-and =0 with PyTorch's global hooks left armed through every call (what a plain pair of global
+Runs itself four times under the library: INFPROF_PYTHON=0 (no hooks: the baseline), =1 (ours:
+their common path in C), =1 with INFPROF_PYTHON_FAST=0 (ours all in Python), and =0 with PyTorch's global hooks left armed through every call (what a plain pair of global
 hooks would cost), each timing two models under no_grad: one module (a forward's fixed cost) and
 a Sequential of 200 Identity modules (per inner call: the difference over 200). Median of 15
 rounds of 2000 calls. Prints the figures; asserts nothing.
@@ -51,9 +51,12 @@ def main():
     res = {}
     with tempfile.TemporaryDirectory() as d:
         for label, py, mode in (("none", "0", "plain"), ("ours", "1", "plain"),
+                                ("ours, Python", "1 slow", "plain"),
                                 ("always armed", "0", "armed")):
-            env = dict(os.environ, LD_PRELOAD=lib, INFPROF_PYTHON=py,
-                       INFPROF_OUTPUT=os.path.join(d, label.replace(" ", "_") + ".db"))
+            env = dict(os.environ, LD_PRELOAD=lib, INFPROF_PYTHON=py.split()[0],
+                       INFPROF_PYTHON_FAST="0" if "slow" in py else "1",
+                       INFPROF_OUTPUT=os.path.join(d, label.replace(" ", "_").replace(",", "")
+                                                   + ".db"))
             got = subprocess.run([sys.executable, __file__, "--child", mode], env=env,
                                  capture_output=True, text=True, check=True)
             res[label] = json.loads(got.stdout.strip().splitlines()[-1])

@@ -12,8 +12,9 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
     [IP_TORCH_CFG_ON] = {"INFPROF_TORCH", IP_CFG_BOOL, "1", 0, 1, NULL,
         "libtorch awareness: phases, tensor memory, iterations.", NULL},
     [IP_TORCH_CFG_CPU_MEMORY] = {"INFPROF_CPU_MEMORY", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Also record CPU tensor memory (turns on c10::memoryProfilingEnabled: a mutex and a hash"
-        " insert per CPU allocation).", NULL},
+        "Also record CPU tensor memory: c10's profiled CPU allocator reports each block, its size"
+        " kept in our own lock-free table (or libtorch's, a mutex and a hash insert a block,"
+        " where ours cannot stand in).", NULL},
     [IP_TORCH_CFG_POLL] = {"INFPROF_POLL", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Confirm the grad mode by polling libtorch's getters at each kernel launch and iteration.",
         NULL},
@@ -40,6 +41,10 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"
         " sitecustomize (PYTHONPATH, restored at once) when the program imports torch.", NULL},
+    [IP_TORCH_CFG_PYTHON_FAST] = {"INFPROF_PYTHON_FAST", IP_CFG_BOOL, "1", 0, 1, NULL,
+        "The module hooks' common path (a one-thread program's forward) in the library's C"
+        " builtins, which call the Python hooks for any other case; 0: the Python hooks"
+        " throughout (for comparison).", NULL},
 };
 /* clang-format on */
 

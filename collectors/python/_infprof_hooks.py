@@ -92,7 +92,7 @@ _CALL = _mm.Module._call_impl.__code__
 
 
 def _arm():
-    _pre_global[_ID] = _pre
+    _pre_global[_ID] = _hook_pre
 
 
 def _disarm():
@@ -143,20 +143,24 @@ def _label(m):
                 base += " train()"
         except Exception:
             pass
-    # The first free number under this name: an instance gone (a model made per request) gives
-    # its number to the next, so a server that rebuilds its model keeps one series.
+    # Its own number under this name when it has one (named again after train() and eval():
+    # once "Drop #2" for the same model back in eval()); else the first free one: an instance
+    # gone (a model made per request) gives its number to the next, so a server that rebuilds
+    # its model keeps one series.
     refs = _taken.setdefault(base, [])
-    n = 0
-    while n < len(refs) and refs[n]() is not None:
-        n += 1
-    try:
-        ref = weakref.ref(m)
-    except TypeError:
-        ref = lambda: m  # noqa: E731
-    if n == len(refs):
-        refs.append(ref)
-    else:
-        refs[n] = ref
+    n = next((k for k, r in enumerate(refs) if r() is m), None)
+    if n is None:
+        n = 0
+        while n < len(refs) and refs[n]() is not None:
+            n += 1
+        try:
+            ref = weakref.ref(m)
+        except TypeError:
+            ref = lambda: m  # noqa: E731
+        if n == len(refs):
+            refs.append(ref)
+        else:
+            refs[n] = ref
     text = base if n == 0 else "%s #%d" % (base, n + 1)
     # Whole, for the library to cut on a character with a hash of all of it (two 300-byte class
     # names alike for 255 bytes were cut here to one name); a NUL (a Python str may hold one),
@@ -207,7 +211,7 @@ def _pre(module, inputs):
         if not _threads and _owner is not None and tid != _owner:
             _threads = True  # a second thread calls models: stay armed from now on
             if not _off:
-                _pre_global[_ID] = _pre
+                _pre_global[_ID] = _hook_pre
         if _threads and _nested():
             if tid not in _unseen:  # it began before we watched this thread: not timed, counted
                 _unseen.add(tid)
@@ -242,7 +246,7 @@ def _pre(module, inputs):
             return None
         d = module.__dict__
         try:
-            d["_forward_hooks"][_ID] = _post
+            d["_forward_hooks"][_ID] = _hook_post
             d["_forward_pre_hooks"][_ID] = _enter
             always = d.get("_forward_hooks_always_called") if _ALWAYS else None
             if always is not None:  # a module unpickled from an older torch has none
@@ -321,7 +325,7 @@ def _close(module, tid, ok):
             if hooks is not None:
                 hooks.pop(_ID, None)
     if not _threads and not _roots and not _off:
-        _pre_global[_ID] = _pre
+        _pre_global[_ID] = _hook_pre
 
 
 def _post(module, inputs, output):
@@ -372,6 +376,28 @@ def _enter(module, inputs):
     except Exception as e:
         _failed(e)
     return None
+
+
+# The hooks armed: _pre and _post, or the library's builtins that do what they do for the case
+# every forward of a one-thread program takes and call them for any other (collectors/
+# torch_pyfast.c), made once install() runs.
+_hook_pre, _hook_post = _pre, _post
+
+
+def _fast():
+    global _hook_pre, _hook_post
+    try:
+        make = _lib.infprof_py_fast
+        make.argtypes = (ctypes.py_object, ctypes.c_int)
+        make.restype = ctypes.c_void_p
+        state = (globals(), _names, _roots, _hooked, _pre_global, _ID, _enter, _Tensor,
+                 weakref.ref, _ALWAYS, _pre, _post, _broken)
+        p, q = make(state, 0), make(state, 1)
+        if p and q:
+            _hook_pre = ctypes.cast(p, ctypes.py_object).value
+            _hook_post = ctypes.cast(q, ctypes.py_object).value
+    except Exception:
+        pass
 
 
 def _setup_around(fn):
@@ -452,5 +478,6 @@ def install():
         gc.callbacks.append(_collected)
     except Exception:
         pass
+    _fast()
     _arm()
     _state(PY_HOOKED)

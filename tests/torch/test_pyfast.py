@@ -1,0 +1,72 @@
+"""The Python module hooks' common path in C (collectors/torch_pyfast.c): the same iterations,
+labels and batches as the Python hooks it stands in for, over module calls of every shape
+(tests/progs/pyfast_prog.py: two batch sizes, train() and back, a list of tensors, no input, a
+call of a model from inside its own, a forward that raises, models made and dropped, the
+program's own hooks on the root, a second thread); the program's own hooks run in order and
+go when removed, and ours leave nothing behind on its modules."""
+import json
+import os
+import unittest
+
+from harness import Case, TORCH_PYTHON, main
+
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "pyfast_prog.py")
+
+# What the program's calls are, by their label and batch (None: no input), in order (its second
+# thread's two calls of Sequential at batch 5 are on another thread, listed where they ran). The
+# model back in eval() after train() is its series again (it once read "Drop #2").
+EXPECTED = ([("Sequential", 2)] * 4 + [("Sequential", 5)] * 3 + [("Sequential", 1)]
+            + [("Drop", 2), ("Drop train()", 2), ("Drop", 5), ("Many", 3), ("Buffer", None),
+               ("Again", 2), ("Raises", 2), ("Raises", 5)]
+            + [("Sequential #2", 2)] * 3 + [("Sequential", 2)] * 5 + [("Sequential", 5)] * 2
+            + [("Sequential", 2)])
+OWN = ["pre", "post"] * 3 + ["post", "end"]
+
+
+class PyFast(Case):
+    def run_once(self, fast):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        db = f"{fast}.db"
+        r = self.run_prog([TORCH_PYTHON, PROG], timeout=300, INFPROF_OUTPUT=db,
+                          INFPROF_PYTHON_FAST=fast)
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        out = json.loads(r.out.decode().strip().splitlines()[-1])
+        rows = self.query(r.db(db), "SELECT coalesce(s.value, ''), i.batch, i.tid, i.source"
+                                    " FROM iterations i LEFT JOIN strings s ON s.id = i.label_id"
+                                    " ORDER BY i.start")
+        return out, rows, r
+
+    def test_the_c_path_counts_what_the_python_hooks_count(self):
+        results = {}
+        for fast in ("0", "1"):
+            out, rows, r = self.run_once(fast)
+            self.assertEqual(out["own"], OWN, out)  # the program's own hooks, as without us
+            self.assertEqual(out["left"], {"_forward_hooks": 0, "_forward_pre_hooks": 0}, out)
+            self.assertEqual(out["armed"], ["infprof_pre" if fast == "1" else "_pre"], out)
+            self.assertEqual({x[3] for x in rows}, {5}, rows)  # python module calls
+            self.assertEqual([(x[0], x[1]) for x in rows], EXPECTED, rows)
+            main_tid = rows[0][2]
+            self.assertEqual([x[2] != main_tid for x in rows],
+                             [False] * (len(EXPECTED) - 3) + [True, True, False], rows)
+            self.assertIn(self.meta(r.db(f"{fast}.db"), "python_module_calls_unseen"), (None, 0, "0"))
+            results[fast] = [(x[0], x[1]) for x in rows]
+        self.assertEqual(results["0"], results["1"])
+
+    def test_plain_run_prints_the_same(self):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        plain = self.run_prog([TORCH_PYTHON, PROG], preload=False, timeout=300)
+        if plain.rc != 0 and b"No module named" in plain.err:
+            raise unittest.SkipTest("python3 has no torch")
+        out, _, traced = self.run_once("1")
+        mine = json.loads(plain.out.decode().strip().splitlines()[-1])
+        self.assertEqual((mine["own"], mine["left"]), (out["own"], out["left"]))
+        self.assertEqual(mine["armed"], [])
+        self.assertEqual(plain.err, traced.err)
+
+
+if __name__ == "__main__":
+    main()
