@@ -72,6 +72,12 @@ static struct {
     void (*exc_info)(PyO **, PyO **, PyO **);
     void (*incref)(PyO *);
     void (*decref)(PyO *);
+    int (*matches)(PyO *);                 /* PyErr_ExceptionMatches */
+    void (*fetch)(PyO **, PyO **, PyO **); /* PyErr_Fetch */
+    void (*normalize)(PyO **, PyO **, PyO **);
+    int (*set_tb)(PyO *, PyO *);          /* PyException_SetTraceback */
+    PyO **exc_exception, **exc_attribute; /* &PyExc_Exception, &PyExc_AttributeError */
+    PyO *(*unicode)(const char *);
     PyO *none, *yes, *no;
 } c;
 
@@ -90,6 +96,8 @@ enum {
     CTX_PRE,        /* the Python _pre */
     CTX_POST,       /* the Python _post */
     CTX_BROKEN,     /* the Python _broken */
+    CTX_FAILED,     /* the Python _failed: an exception inside a hook */
+    CTX_CLOSE,      /* the Python _close */
     CTX_N
 };
 static PyO *ctx[CTX_N], *fn[2];
@@ -133,11 +141,34 @@ static int global_is(PyO *name, PyO *value)
     return c.dict_get(ctx[CTX_GLOBALS], name) == value;
 }
 
-/* The module's training flag as getattr(module, "training", False) gives it (a new reference). */
+/* Reading a module's training flag or its input's shape may run Python code (a TorchScript
+ * module's __getattr__, a tensor subclass's __torch_function__), and with it a signal handler of
+ * the program's, another thread, or our own hooks. What such a read raised is handled as _pre
+ * handles it (the fresh-eyes check of 2026-11-29 lost Ctrl-C here): what is not an Exception
+ * (KeyboardInterrupt, SystemExit) goes on to the program; an Exception goes to _failed, which
+ * raises it again when a signal handler of the program's raised it and takes the hooks out
+ * otherwise. NULL: raised. */
+static PyO *raised(void)
+{
+    if (!c.matches(*c.exc_exception)) return NULL;
+    PyO *t = NULL, *v = NULL, *tb = NULL;
+    c.fetch(&t, &v, &tb);
+    c.normalize(&t, &v, &tb);
+    if (v && tb) c.set_tb(v, tb);
+    PyO *r = v ? c.call(ctx[CTX_FAILED], v, NULL) : none_ref();
+    if (t) c.decref(t);
+    if (v) c.decref(v);
+    if (tb) c.decref(tb);
+    return r;
+}
+
+/* The module's training flag as getattr(module, "training", False) gives it (a new reference);
+ * NULL: the read raised something else than AttributeError (pending). */
 static PyO *training_of(PyO *module)
 {
     PyO *t = c.getattr(module, s_training);
     if (!t) {
+        if (!c.matches(*c.exc_attribute)) return NULL;
         c.clear();
         c.incref(c.no);
         t = c.no;
@@ -146,33 +177,52 @@ static PyO *training_of(PyO *module)
 }
 
 /* The batch of the call's inputs: the leading dimension of its first tensor, 0 for no input or
- * a 0-dim tensor; -1 another first input (the Python side's to read). */
+ * a 0-dim tensor; -1 another first input (the Python side's to read); -2 the read raised
+ * (pending). */
 static long long batch_of(PyO *inputs)
 {
     intptr_t n = c.size(inputs);
-    if (n < 0) return c.clear(), -1;
+    if (n < 0) return -2;
     if (n == 0) return 0;
     PyO *a = c.tuple_get(inputs, 0);
-    if (!a || c.isinstance(a, ctx[CTX_TENSOR]) != 1) return c.clear(), -1;
+    if (!a) return -2;
+    int is = c.isinstance(a, ctx[CTX_TENSOR]);
+    if (is < 0) return -2;
+    if (!is) return -1;
     PyO *s = c.getattr(a, s_shape);
-    if (!s) return c.clear(), -1;
+    if (!s) return -2;
     long long b = 0;
-    if (c.size(s) > 0) {
+    intptr_t dims = c.size(s);
+    if (dims > 0) {
         PyO *d0 = c.seq_get(s, 0);
         b = d0 ? c.as_ll(d0) : -1;
         if (d0) c.decref(d0);
-        if (b < 0)
-            c.clear(), b = 0; /* a symbolic size: unknown, as the Python side's end reads it */
-    } else {
-        c.clear();
+        if (b < 0) /* a symbolic size: unknown, as the Python side's end reads it */
+            c.clear(), b = 0;
+    } else if (dims < 0) {
+        c.decref(s);
+        return -2;
     }
     c.decref(s);
     return b;
 }
 
-/* The label of a module named before, when this is still that instance with that training flag
- * (borrowed); NULL otherwise. *never: named, and never an iteration. */
-static PyO *known_label(PyO *module, int *never)
+/* The hooks' state lets the common path run: one thread so far and this is it, no iteration
+ * open, the hooks not taken out. Runs no Python code. */
+static int one_thread_idle(unsigned long me)
+{
+    PyO *owner = c.dict_get(ctx[CTX_GLOBALS], s_owner);
+    if (!global_is(s_threads, c.no) || !global_is(s_off, c.no) || !owner || owner == c.none ||
+        c.dict_size(ctx[CTX_ROOTS]) != 0 || c.dict_size(ctx[CTX_HOOKED]) != 0)
+        return 0;
+    long long o = c.as_ll(owner);
+    if (o == -1 && c.occurred()) c.clear();
+    return (unsigned long long)o == (unsigned long long)me;
+}
+
+/* The label of a module named before, when this is still that instance with training flag t (a
+ * new reference); NULL otherwise. *never: named, and never an iteration. Runs no Python code. */
+static PyO *known_label(PyO *module, PyO *t, int *never)
 {
     *never = 0;
     PyO *key = c.long_from_ptr(module);
@@ -183,11 +233,9 @@ static PyO *known_label(PyO *module, int *never)
     PyO *ref = c.tuple_get(got, 0), *label = c.tuple_get(got, 1), *flag = c.tuple_get(got, 2);
     if (!ref || !label || !flag || c.isinstance(ref, ctx[CTX_WEAKREF]) != 1) return c.clear(), NULL;
     if (c.weak_get(ref) != module) return c.clear(), NULL;
-    PyO *t = training_of(module);
-    int same = c.compare(flag, t, PYF_EQ);
-    c.decref(t);
-    if (same != 1) return c.clear(), NULL;
+    if (flag != t && c.compare(flag, t, PYF_EQ) != 1) return c.clear(), NULL;
     if (label == c.none) *never = 1;
+    c.incref(label);
     return label;
 }
 
@@ -198,26 +246,43 @@ static PyO *pyf_pre(PyO *self, PyO *const *args, intptr_t nargs)
     if (nargs != 2) return none_ref();
     PyO *module = args[0], *inputs = args[1];
     unsigned long me = (unsigned long)pthread_self(); /* threading.get_ident() */
-    PyO *owner = c.dict_get(ctx[CTX_GLOBALS], s_owner);
-    if (!global_is(s_threads, c.no) || !global_is(s_off, c.no) || !owner || owner == c.none ||
-        c.dict_size(ctx[CTX_ROOTS]) != 0 || c.dict_size(ctx[CTX_HOOKED]) != 0)
-        return call_py(ctx[CTX_PRE], args, nargs);
-    long long o = c.as_ll(owner);
-    if ((unsigned long long)o != (unsigned long long)me)
-        return c.clear(), call_py(ctx[CTX_PRE], args, nargs);
-    int never;
-    PyO *label = known_label(module, &never);
-    if (never) return none_ref();
-    long long b = label ? batch_of(inputs) : -1;
-    if (!label || b < 0) return call_py(ctx[CTX_PRE], args, nargs);
-    if (!infprof_py_begin()) return none_ref();
-    /* From here on as _pre: the root, its hooks, the global one disarmed. */
-    PyO *tid = c.long_from_ul(me), *key = c.long_from_ptr(module), *r = c.list_new(5),
+    if (!one_thread_idle(me)) return call_py(ctx[CTX_PRE], args, nargs);
+    /* The reads that may run Python code first, then every check again: what ran may have
+     * changed the state (a second thread's first call, the module renamed). */
+    PyO *t = training_of(module);
+    if (!t) return raised();
+    long long b = batch_of(inputs);
+    if (b == -2) {
+        c.decref(t);
+        return raised();
+    }
+    int never = 0;
+    PyO *label = b >= 0 && one_thread_idle(me) ? known_label(module, t, &never) : NULL;
+    c.decref(t);
+    if (never) {
+        c.decref(label);
+        return none_ref();
+    }
+    if (!label) return call_py(ctx[CTX_PRE], args, nargs);
+    if (!infprof_py_begin()) {
+        c.decref(label);
+        return none_ref();
+    }
+    /* From here on as _pre: the root, its hooks, the global one disarmed. The root's record
+     * keeps the exception being handled as it began (sys.exc_info()[1]): it raised when another
+     * one is being handled at its end (a model called from an except block was taken for one
+     * that raised). */
+    PyO *et = NULL, *ev = NULL, *etb = NULL;
+    c.exc_info(&et, &ev, &etb);
+    if (et) c.decref(et);
+    if (etb) c.decref(etb);
+    if (!ev) c.incref(c.none), ev = c.none;
+    PyO *tid = c.long_from_ul(me), *key = c.long_from_ptr(module), *r = c.list_new(6),
         *one = c.long_from_l(1), *bo = c.long_from_l((long)b), *zero = c.long_from_l(0);
     if (!tid || !key || !r || !one || !bo || !zero) goto fail;
-    c.incref(module), c.incref(label), c.incref(c.no);
-    c.list_set(r, 0, module), c.list_set(r, 1, label), c.list_set(r, 2, bo), bo = NULL;
-    c.list_set(r, 3, c.no), c.list_set(r, 4, zero), zero = NULL;
+    c.incref(module), c.incref(c.no);
+    c.list_set(r, 0, module), c.list_set(r, 1, label), c.list_set(r, 2, bo), label = bo = NULL;
+    c.list_set(r, 3, c.no), c.list_set(r, 4, zero), c.list_set(r, 5, ev), zero = ev = NULL;
     if (c.dict_set(ctx[CTX_ROOTS], tid, r) || c.dict_set(ctx[CTX_HOOKED], key, one)) goto fail;
     if (c.delitem(ctx[CTX_PRE_GLOBAL], ctx[CTX_ID])) c.clear();
     PyO *d = c.getattr(module, s_dict);
@@ -230,8 +295,14 @@ static PyO *pyf_pre(PyO *self, PyO *const *args, intptr_t nargs)
               (always && always != c.none && c.setitem(always, ctx[CTX_ID], c.yes));
         c.decref(d);
     }
+    PyO *out = NULL;
+    if (bad) { /* as _pre: its hooks could not go on it, this call is no iteration */
+        c.clear();
+        out = c.call(ctx[CTX_CLOSE], module, tid, c.no, NULL);
+        if (out) c.decref(out);
+    }
     c.decref(tid), c.decref(key), c.decref(r), c.decref(one);
-    if (bad) return abandon();
+    if (bad && !out) return broken();
     return none_ref();
 fail:
     if (tid) c.decref(tid);
@@ -240,6 +311,8 @@ fail:
     if (one) c.decref(one);
     if (bo) c.decref(bo);
     if (zero) c.decref(zero);
+    if (ev) c.decref(ev);
+    if (label) c.decref(label);
     return abandon();
 }
 
@@ -265,10 +338,14 @@ static PyO *pyf_post(PyO *self, PyO *const *args, intptr_t nargs)
         c.clear();
         return call_py(ctx[CTX_POST], args, nargs);
     }
-    /* _close(module, tid, ok): its iteration ends, its hooks go when none is open on it. */
+    /* _close(module, tid, ok): its iteration ends, its hooks go when none is open on it. It
+     * raised when another exception is being handled than as it began (PyTorch 2.1+ calls an
+     * always-called hook from its except block). */
     PyO *t = NULL, *v = NULL, *tb = NULL;
-    c.exc_info(&t, &v, &tb); /* sys.exc_info(): it raised (PyTorch 2.1+'s always-called hook) */
-    int ok = !t || t == c.none;
+    c.exc_info(&t, &v, &tb);
+    PyO *began = c.list_get(r, 5);
+    int ok = began ? (v ? v : c.none) == began : !v;
+    if (!began) c.clear();
     if (t) c.decref(t);
     if (v) c.decref(v);
     if (tb) c.decref(tb);
@@ -308,15 +385,18 @@ static PyO *pyf_post(PyO *self, PyO *const *args, intptr_t nargs)
     }
     c.decref(key);
     if (bad) return broken();
-    if (c.dict_size(ctx[CTX_ROOTS]) == 0 && global_is(s_off, c.no) &&
+    if (c.dict_size(ctx[CTX_ROOTS]) == 0 && global_is(s_off, c.no) && global_is(s_threads, c.no) &&
         c.setitem(ctx[CTX_PRE_GLOBAL], ctx[CTX_ID], fn[0]))
         return broken();
     return none_ref();
 }
 
 static struct pyf_method_def defs[2] = {
-    {"infprof_pre", (void *)pyf_pre, PYF_METH_FASTCALL, NULL},
-    {"infprof_post", (void *)pyf_post, PYF_METH_FASTCALL, NULL},
+    {"infprof_pre", (void *)pyf_pre, PYF_METH_FASTCALL,
+     "infprof_pre(module, inputs)\n--\n\ninfprof's global forward pre-hook (the library's C)."},
+    {"infprof_post", (void *)pyf_post, PYF_METH_FASTCALL,
+     "infprof_post(module, inputs, output)\n--\n\ninfprof's forward hook on the outermost"
+     " module (the library's C)."},
 };
 
 #define PYF_SYM(field, name) (*(void **)&c.field = dlsym(RTLD_DEFAULT, name)) != NULL
@@ -338,7 +418,12 @@ static int resolve(void)
            PYF_SYM(intern, "PyUnicode_InternFromString") && PYF_SYM(bytes, "PyBytes_AsString") &&
            PYF_SYM(occurred, "PyErr_Occurred") && PYF_SYM(clear, "PyErr_Clear") &&
            PYF_SYM(exc_info, "PyErr_GetExcInfo") && PYF_SYM(incref, "Py_IncRef") &&
-           PYF_SYM(decref, "Py_DecRef") && PYF_SYM(none, "_Py_NoneStruct") &&
+           PYF_SYM(decref, "Py_DecRef") && PYF_SYM(matches, "PyErr_ExceptionMatches") &&
+           PYF_SYM(fetch, "PyErr_Fetch") && PYF_SYM(normalize, "PyErr_NormalizeException") &&
+           PYF_SYM(set_tb, "PyException_SetTraceback") &&
+           PYF_SYM(exc_exception, "PyExc_Exception") &&
+           PYF_SYM(exc_attribute, "PyExc_AttributeError") &&
+           PYF_SYM(unicode, "PyUnicode_FromString") && PYF_SYM(none, "_Py_NoneStruct") &&
            PYF_SYM(yes, "_Py_TrueStruct") && PYF_SYM(no, "_Py_FalseStruct");
 }
 
@@ -363,7 +448,9 @@ void *infprof_py_fast(void *state, int which)
         s_dict = c.intern("__dict__"), s_fwd = c.intern("_forward_hooks"),
         s_fwd_pre = c.intern("_forward_pre_hooks"),
         s_always = c.intern("_forward_hooks_always_called");
-        PyO *post = c.new_fn(&defs[1], NULL, NULL), *pre = c.new_fn(&defs[0], NULL, NULL);
+        PyO *where = c.unicode("_infprof_hooks"); /* their __module__, as the Python hooks' */
+        PyO *post = where ? c.new_fn(&defs[1], NULL, where) : NULL,
+            *pre = where ? c.new_fn(&defs[0], NULL, where) : NULL;
         if (!s_threads || !s_off || !s_owner || !s_training || !s_shape || !s_dict || !s_fwd ||
             !s_fwd_pre || !s_always || !pre || !post) {
             c.clear();

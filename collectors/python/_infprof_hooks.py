@@ -222,10 +222,10 @@ def _pre(module, inputs):
             label = got[1]
         else:
             label = _name_of(module)  # new, or train() / eval() since
-        if label is None or not _begin():
+        if label is None:
             return None
-        if _unseen:
-            _unseen.discard(tid)
+        # The batch before the iteration begins: a tensor subclass's shape runs Python code (a
+        # signal handler's exception from there left an iteration begun and never ended).
         b = 0
         if inputs:
             a = inputs[0]
@@ -234,10 +234,15 @@ def _pre(module, inputs):
                 b = s[0] if s else 0
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
                 b = len(a)
+        if not _begin():
+            return None
+        if _unseen:
+            _unseen.discard(tid)
         key = id(module)
         n = _hooked.get(key, 0)
         # _enter runs for this very call too when the module's hooks are already there.
-        _roots[tid] = [module, label, b, n > 0, 0]
+        # The exception being handled as it begins: it raised when another one is at its end.
+        _roots[tid] = [module, label, b, n > 0, 0, _exc_info()[1]]
         if not _threads:
             _owner = tid
             _pre_global.pop(_ID, None)
@@ -338,7 +343,7 @@ def _post(module, inputs, output):
             if r[4]:
                 r[4] -= 1
             else:
-                _close(module, tid, _exc_info()[0] is None)
+                _close(module, tid, _exc_info()[1] is r[5])
         return None
     except Exception as e:
         _failed(e)
@@ -391,7 +396,7 @@ def _fast():
         make.argtypes = (ctypes.py_object, ctypes.c_int)
         make.restype = ctypes.c_void_p
         state = (globals(), _names, _roots, _hooked, _pre_global, _ID, _enter, _Tensor,
-                 weakref.ref, _ALWAYS, _pre, _post, _broken)
+                 weakref.ref, _ALWAYS, _pre, _post, _broken, _failed, _close)
         p, q = make(state, 0), make(state, 1)
         if p and q:
             _hook_pre = ctypes.cast(p, ctypes.py_object).value

@@ -65,6 +65,39 @@ class Buffer(nn.Module):  # no input at all
         return self.l(self.x)
 
 
+once = {"flip": 1, "thread": 1}
+
+
+class Odd(torch.Tensor):
+    """An input whose shape, read by our hooks, runs Python code (what: its subclass's)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__self__", None) is torch.Tensor.shape and once.pop(cls.what, 0):
+            cls.then()
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class Flip(Odd):  # a model called in train() and back
+    what = "flip"
+
+    @staticmethod
+    def then():
+        drop.train()
+        drop(x2)
+        drop.eval()
+
+
+class Thread(Odd):  # a second thread's first call
+    what = "thread"
+
+    @staticmethod
+    def then():
+        t = threading.Thread(target=lambda: seq(x5))
+        t.start()
+        t.join()
+
+
 x2, x5 = torch.randn(2, 8), torch.randn(5, 8)
 seq = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval()
 drop = Drop().eval()
@@ -104,12 +137,21 @@ with torch.no_grad():
     h2.remove()
     seq(x2)
     own.append("end")
+    try:  # called from an except block: an iteration all the same
+        raise KeyError("handled")
+    except KeyError:
+        seq(x2)
+    caught = 0
+    drop(x5.as_subclass(Flip))  # inside the shape read: drop in train(), then this call
     armed = [getattr(h, "__name__", "?") for h in mm._global_forward_pre_hooks.values()]
+    seq(x2.as_subclass(Thread))  # inside the shape read: a second thread's first call
     # A second thread calls a model: from then on every thread is watched (Python's path).
     t = threading.Thread(target=lambda: [seq(x5) for _ in range(2)])
     t.start()
     t.join()
     seq(x2)
     left = {k: len(getattr(seq, k)) for k in ("_forward_hooks", "_forward_pre_hooks")}
-print(json.dumps({"armed": armed, "own": own, "left": left}))
+    armed_end = [getattr(h, "__name__", "?") for h in mm._global_forward_pre_hooks.values()]
+print(json.dumps({"armed": armed, "own": own, "left": left, "caught": caught,
+                  "armed_end": armed_end}))
 sys.stdout.flush()

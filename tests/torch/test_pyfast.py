@@ -14,12 +14,15 @@ PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "
 
 # What the program's calls are, by their label and batch (None: no input), in order (its second
 # thread's two calls of Sequential at batch 5 are on another thread, listed where they ran). The
-# model back in eval() after train() is its series again (it once read "Drop #2").
+# model back in eval() after train() is its series again (it once read "Drop #2"); a model called
+# from an except block is an iteration; the last five: inputs whose shape runs Python code
+# (tests/progs/pyfast_prog.py's Odd).
 EXPECTED = ([("Sequential", 2)] * 4 + [("Sequential", 5)] * 3 + [("Sequential", 1)]
             + [("Drop", 2), ("Drop train()", 2), ("Drop", 5), ("Many", 3), ("Buffer", None),
                ("Again", 2), ("Raises", 2), ("Raises", 5)]
-            + [("Sequential #2", 2)] * 3 + [("Sequential", 2)] * 5 + [("Sequential", 5)] * 2
-            + [("Sequential", 2)])
+            + [("Sequential #2", 2)] * 3 + [("Sequential", 2)] * 6
+            + [("Drop train()", 2), ("Drop", 5), ("Sequential", 5), ("Sequential", 2)]
+            + [("Sequential", 5)] * 2 + [("Sequential", 2)])
 OWN = ["pre", "post"] * 3 + ["post", "end"]
 
 
@@ -50,7 +53,13 @@ class PyFast(Case):
             self.assertEqual([(x[0], x[1]) for x in rows], EXPECTED, rows)
             main_tid = rows[0][2]
             self.assertEqual([x[2] != main_tid for x in rows],
-                             [False] * (len(EXPECTED) - 3) + [True, True, False], rows)
+                             [False] * (len(EXPECTED) - 5) + [True, False, True, True, False],
+                             rows)
+            # The hook stays armed after a second thread's first call made inside our read of
+            # an input's shape (the C path once disarmed it for good there).
+            self.assertEqual(out["armed_end"], out["armed"], out)
+            self.assertEqual(self.meta(r.db(f"{fast}.db"), "python_module_calls_open_at_end"),
+                             0)
             self.assertIn(self.meta(r.db(f"{fast}.db"), "python_module_calls_unseen"), (None, 0, "0"))
             results[fast] = [(x[0], x[1]) for x in rows]
         self.assertEqual(results["0"], results["1"])
