@@ -8,6 +8,9 @@
  *   torch_cpumem.c  app side: the CPU allocator's New and Delete, with a table of our own
  *   torch_iterations.c  app side: iterations (hooked calls, record_function and TorchScript
  *                   scopes through RecordFunction callbacks) and their event
+ *   torch_python.c  app side: the Python bridge (module calls as iterations), its builtins
+ *   torch_pyfast.c  app side: the Python module hooks' common path in C
+ *   torch_pyapi.c   CPython's C API, looked up in the process (torch_pyapi.h)
  *   torch_ingest.c  writer side: rows, the run metadata (torch_api, collector status)
  */
 #ifndef INFPROF_TORCH_INTERNAL_H
@@ -189,5 +192,10 @@ void ip_torch_ingest_prepare(struct ip_store *s);
 void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 void ip_torch_ingest_flush(struct ip_store *s, int final);
 void ip_torch_ingest_finish(struct ip_store *s);
+
+/* The Python bridge's begin and end of a module call (torch_python.c, exported for the Python
+ * side), which the module hooks' common path calls too (torch_pyfast.c). */
+int infprof_py_begin(void);
+void infprof_py_end(const char *label, long long batch, int ok);
 
 #endif

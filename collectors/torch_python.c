@@ -27,6 +27,7 @@
 #include "torch_config.h"
 #include "registry.h"
 #include "torch_internal.h"
+#include "torch_pyapi.h"
 #include "../profiler/clock.h"
 #include "../profiler/config.h"
 #include "../profiler/fdguard.h"
@@ -305,49 +306,32 @@ void infprof_py_setup(int on)
  * interpreter exports it), whose calls cost what any builtin's do. PyMethodDef's layout and the
  * calling conventions used (METH_NOARGS, METH_FASTCALL) are CPython's stable ABI (3.10+; the
  * same in 3.7-3.9). Missing anything, NULL: the Python side keeps ctypes. Under the GIL. */
-struct py_method_def {
-    const char *name;
-    void *meth;
-    int flags;
-    const char *doc;
-};
-enum { PY_METH_NOARGS = 0x0004, PY_METH_FASTCALL = 0x0080 };
+static PyO *builtins[2];
 
-static struct {
-    void *(*new_fn)(struct py_method_def *, void *, void *); /* PyCFunction_NewEx */
-    void *(*from_long)(long);                                /* PyBool_FromLong */
-    long long (*as_ll)(void *);                              /* PyLong_AsLongLong */
-    char *(*as_string)(void *);                              /* PyBytes_AsString */
-    void (*incref)(void *);                                  /* Py_IncRef */
-    void (*err_clear)(void);                                 /* PyErr_Clear */
-    void *none;                                              /* &_Py_NoneStruct */
-    void *fn[2];
-} capi;
-
-static void *pyc_begin(void *self, void *unused)
+static PyO *pyc_begin(PyO *self, PyO *unused)
 {
     (void)self;
     (void)unused;
-    return capi.from_long(infprof_py_begin());
+    return ip_py.bool_from(infprof_py_begin());
 }
 
 /* end(label: bytes, batch: int, ok: bool) -> None */
-static void *pyc_end(void *self, void *const *args, intptr_t nargs)
+static PyO *pyc_end(PyO *self, PyO *const *args, intptr_t nargs)
 {
     (void)self;
     if (nargs == 3) {
-        const char *label = capi.as_string(args[0]);
-        long long batch = capi.as_ll(args[1]), ok = capi.as_ll(args[2]);
-        if (!label || batch == -1 || ok == -1) capi.err_clear(); /* not ours to raise */
+        const char *label = ip_py.bytes(args[0]);
+        long long batch = ip_py.as_ll(args[1]), ok = ip_py.as_ll(args[2]);
+        if (!label || batch == -1 || ok == -1) ip_py.clear(); /* not ours to raise */
         infprof_py_end(label ? label : "", batch, ok > 0);
     }
-    capi.incref(capi.none);
-    return capi.none;
+    ip_py.incref(ip_py.none);
+    return ip_py.none;
 }
 
-static struct py_method_def pyc_defs[2] = {
-    {"infprof_begin", (void *)pyc_begin, PY_METH_NOARGS, NULL},
-    {"infprof_end", (void *)pyc_end, PY_METH_FASTCALL, NULL},
+static struct ip_py_method_def pyc_defs[2] = {
+    {"infprof_begin", (void *)pyc_begin, IP_PY_METH_NOARGS, NULL},
+    {"infprof_end", (void *)pyc_end, IP_PY_METH_FASTCALL, NULL},
 };
 
 /* Builtin `which` (0 begin, 1 end), a borrowed reference the library keeps; NULL none. Call it
@@ -356,25 +340,16 @@ IP_EXPORT void *infprof_py_builtin(int which);
 void *infprof_py_builtin(int which)
 {
     if (which < 0 || which > 1) return NULL;
-    if (!capi.fn[0]) {
-        capi.new_fn = (void *(*)(struct py_method_def *, void *, void *))dlsym(RTLD_DEFAULT,
-                                                                               "PyCFunction_NewEx");
-        capi.from_long = (void *(*)(long))dlsym(RTLD_DEFAULT, "PyBool_FromLong");
-        capi.as_ll = (long long (*)(void *))dlsym(RTLD_DEFAULT, "PyLong_AsLongLong");
-        capi.as_string = (char *(*)(void *))dlsym(RTLD_DEFAULT, "PyBytes_AsString");
-        capi.incref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_IncRef");
-        capi.err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
-        capi.none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
-        if (!capi.new_fn || !capi.from_long || !capi.as_ll || !capi.as_string || !capi.incref ||
-            !capi.err_clear || !capi.none)
-            return NULL;
-        void *b = capi.new_fn(&pyc_defs[0], NULL, NULL), *e = capi.new_fn(&pyc_defs[1], NULL, NULL);
+    if (!builtins[0]) {
+        if (!ip_py_resolve()) return NULL;
+        PyO *b = ip_py.new_fn(&pyc_defs[0], NULL, NULL),
+            *e = ip_py.new_fn(&pyc_defs[1], NULL, NULL);
         if (!b || !e) {
-            capi.err_clear();
+            ip_py.clear();
             return NULL; /* a reference leaked at most, once */
         }
-        capi.fn[1] = e;
-        capi.fn[0] = b;
+        builtins[1] = e;
+        builtins[0] = b;
     }
-    return capi.fn[which];
+    return builtins[which];
 }

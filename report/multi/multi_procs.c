@@ -139,9 +139,11 @@ static struct outlier stands_out(const struct multi_data *d,
     return o;
 }
 
-/* Those standing out together, by label: the first three, then how many more. */
-static const char *alike_labels(const struct multi_data *d, const struct outlier *o,
-                                double (*fig)(const struct multi_run *))
+/* The Summary's line for those standing out together: how many, their figure (what) over the
+ * median's (med, formatted), and their labels: the first three, then how many more. */
+static const char *together(const struct multi_data *d, const struct outlier *o,
+                            double (*fig)(const struct multi_run *), const char *what,
+                            const char *med)
 {
     const char *s = "";
     int shown = 0;
@@ -149,7 +151,10 @@ static const char *alike_labels(const struct multi_data *d, const struct outlier
         if (!alike(o, &d->runs[i], fig)) continue;
         if (shown++ < 3) s = pool_printf("%s%s%s", s, *s ? "; " : "", d->runs[i].label);
     }
-    return shown > 3 ? pool_printf("%s; and %d more", s, shown - 3) : s;
+    if (shown > 3) s = pool_printf("%s; and %d more", s, shown - 3);
+    return pool_printf("%d processes stand out together: %s %.2f-%.2fx the median process's %s"
+                       " (%s)",
+                       o->nalike, what, o->alo, o->ahi, med, s);
 }
 
 /* The ranks' main phases are not all the same one. */
@@ -362,7 +367,7 @@ struct table *multi_job_summary(struct multi_data *d)
         fmt_ns(a, sizeof a, fig_p50(r));
         fmt_ns(b, sizeof b, slow.med);
         table_set_text(
-            t, 1,
+            t, MJ_STRAGGLER,
             pool_printf("%s: p50 %s, %.2fx the median process's %s (the others"
                         " %.2f-%.2fx)%s",
                         r->label, a, slow.ratio, b, slow.lo, slow.hi,
@@ -376,10 +381,7 @@ struct table *multi_job_summary(struct multi_data *d)
     } else if (slow.nalike >= 2) {
         fmt_ns(b, sizeof b, slow.med);
         table_set_text(t, MJ_STRAGGLER,
-                       pool_printf("%d processes stand out together: p50 %.2f-%.2fx the median"
-                                   " process's %s (%s)%s",
-                                   slow.nalike, slow.alo, slow.ahi, b,
-                                   alike_labels(d, &slow, fig_p50),
+                       pool_printf("%s%s", together(d, &slow, fig_p50, "p50", b),
                                    same ? "; the ranks ran the same number of iterations: if"
                                           " they step together, each step waits for the"
                                           " slowest of them"
@@ -412,16 +414,12 @@ struct table *multi_job_summary(struct multi_data *d)
         table_set_num(t, MJ_PEAK_RATIO, big.ratio);
     } else if (big.nalike >= 2) {
         fmt_bytes(b, sizeof b, big.med);
-        table_set_text(t, MJ_MEMORY,
-                       pool_printf("%d processes stand out together: peaks %.2f-%.2fx the median"
-                                   " process's %s (%s)",
-                                   big.nalike, big.alo, big.ahi, b,
-                                   alike_labels(d, &big, fig_peak)));
+        table_set_text(t, MJ_MEMORY, together(d, &big, fig_peak, "peaks", b));
     } else if (big.med > 0) {
         double lo, hi;
         band_of(d, &big, fig_peak, &lo, &hi);
         table_set_text(
-            t, 2,
+            t, MJ_MEMORY,
             hi - lo <= 0.1
                 ? pool_printf("none stands out: peaks within %.2f-%.2fx the median's", lo, hi)
                 : pool_printf("none named: peaks spread %.2f-%.2fx the median's", lo, hi));
