@@ -172,6 +172,11 @@ void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
                                 const struct ip_ev_torch_op_window *e);
 void ip_torch_ops_finish(struct ip_store *s);
 
+/* ---- torch_opsum.c: the operator calls' sums per (phase, name, iteration), for the report ---- */
+void ip_torch_opsum_prepare(struct ip_store *s);
+void ip_torch_opsum_add(int32_t phase, int64_t name, int64_t iter, int64_t self, int64_t dur);
+void ip_torch_opsum_finish(struct ip_store *s);
+
 /* ---- torch_settings.c: at::Context settings (cudnn.benchmark, TF32, matmul precision) ---- */
 
 enum { IP_SETTING_BENCHMARK, IP_SETTING_TF32_CUDNN, IP_SETTING_MATMUL, IP_SETTING_COUNT };

@@ -27,7 +27,8 @@
  * and one torch_operator_windows row says which iteration it was; the report scales per
  * iteration. INFPROF_OPERATORS=1 records every call.
  *
- * Writer side: one torch_operators row per call, one torch_operator_windows row per capture.
+ * Writer side: one torch_operators row per call, one torch_operator_windows row per capture, and
+ * the calls' sums for the report (torch_opsum.c).
  */
 #include "torch_config.h"
 #include "registry.h"
@@ -302,6 +303,7 @@ void ip_torch_ops_prepare(struct ip_store *s)
 {
     op_rows = ip_batch_open(s, "torch_operators", 8);
     win_rows = ip_batch_open(s, "torch_operator_windows", 5);
+    ip_torch_opsum_prepare(s);
 }
 
 void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
@@ -328,6 +330,7 @@ void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_to
     row[5] = e->iter;
     row[6] = e->depth;
     row[7] = ip_store_intern(s, e->name, e->len < IP_OP_NAME_MAX ? e->len : IP_OP_NAME_MAX - 1);
+    ip_torch_opsum_add(e->h.aux, row[7], e->iter, row[2], row[1]);
 }
 
 void ip_torch_ops_finish(struct ip_store *s)
@@ -346,4 +349,5 @@ void ip_torch_ops_finish(struct ip_store *s)
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());
     }
+    ip_torch_opsum_finish(s);
 }

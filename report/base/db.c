@@ -237,3 +237,11 @@ int db_operators_every_call(struct sqlite3 *db)
     free(m);
     return all;
 }
+
+const char *db_operator_calls(struct sqlite3 *db)
+{
+    int64_t calls;
+    if (db_has_table(db, "torch_operator_sums") && db_meta_int(db, "torch_operator_sums", &calls))
+        return "(SELECT phase, name_id, iter, calls, self, dur FROM torch_operator_sums)";
+    return "(SELECT phase, name_id, iter, 1 AS calls, self, dur FROM torch_operators)";
+}

@@ -23,6 +23,12 @@ int db_has_table(struct sqlite3 *db, const char *name);
  * before sampling), so that any one iteration's operators are there: 0 when none were recorded,
  * or whole iterations sampled (meta torch_operators_mode, report/run/operators.h). */
 int db_operators_every_call(struct sqlite3 *db);
+/* The operator calls as a subquery of (phase, name_id, iter, calls, self, dur) rows, for a reader
+ * to sum: the writer's sums where the run left them whole (meta 'torch_operator_sums',
+ * collectors/torch_opsum.c: a row per phase, name and iteration, each key perhaps in several
+ * rows), else torch_operators with calls 1 (a database from before 2026-11-29). Exact both
+ * ways; the sums make a report's cost grow with the iterations sampled, not the calls. */
+const char *db_operator_calls(struct sqlite3 *db);
 /* The tensor_memory rows that carry a running total. In a database from before 2026-11-28 (second
  * session), c10's MapAllocator (shared memory: a DataLoader's batches) left CPU rows with allocated
  * 0, no total at all; since, the writer stores the CPU total with the shared blocks in it

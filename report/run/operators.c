@@ -190,16 +190,18 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
         if (!db_meta_int(db, "torch_operator_windows_spaced", &r->spaced)) r->spaced = 0;
         operators_sampled_rows(db, p, r);
     } else {
-        char sql[900];
+        char sql[1200];
         snprintf(sql, sizeof sql,
-                 "WITH ph AS (SELECT phase, sum(self) AS self FROM torch_operators GROUP BY phase),"
+                 "WITH o AS %s,"
+                 " ph AS (SELECT phase, sum(self) AS self FROM o GROUP BY phase),"
                  " it AS (SELECT phase, count(*) AS n FROM iterations WHERE %s GROUP BY phase)"
-                 " SELECT o.phase, s.value, count(*), sum(o.self), sum(o.dur), sum(o.iter > 0),"
+                 " SELECT o.phase, s.value, sum(o.calls), sum(o.self), sum(o.dur),"
+                 " sum(CASE WHEN o.iter > 0 THEN o.calls END),"
                  " coalesce(it.n, 0), ph.self, sum(CASE WHEN o.iter > 0 THEN o.self END)"
-                 " FROM torch_operators o JOIN strings s ON s.id = o.name_id"
+                 " FROM o JOIN strings s ON s.id = o.name_id"
                  " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
                  " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
-                 iterations_counted(db));
+                 db_operator_calls(db), iterations_counted(db));
         sqlite3_stmt *st = db_prepare(db, sql);
         while (db_step(st)) {
             struct op_figure *f = operators_add(r);

@@ -1,13 +1,15 @@
 /*
  * operators_iters.c: a sampled run's operator sums per phase, operator and capture-window
- * iteration (operators_iters.h). One scan of torch_operators, summed in a hash table here:
- * SQLite's GROUP BY over the same rows sorted them once per figure that read them (four
- * statements, 1.4 s of the 5 s report of the H200 fixture's 363 k operator calls).
+ * iteration (operators_iters.h). One scan of the writer's sums (or, in a database from before
+ * them, of torch_operators: db_operator_calls), summed in a hash table here: SQLite's GROUP BY
+ * over the same rows sorted them once per figure that read them (four statements, 1.4 s of the
+ * 5 s report of the H200 fixture's 363 k operator calls).
  */
 #include "operators_iters.h"
 #include "run.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,24 +122,28 @@ static void load(sqlite3 *db, struct op_iters *x)
     int null_window = mw < nw;
     names_load(db, x);
     struct agg a = {x, 0, NULL, 0};
-    st = db_prepare(db, "SELECT phase, name_id, iter, self, dur FROM torch_operators");
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT phase, name_id, iter, calls, self, dur FROM %s",
+             db_operator_calls(db));
+    st = db_prepare(db, sql);
     while (db_step(st)) {
+        int64_t calls = sqlite3_column_int64(st, 3);
         if (sqlite3_column_type(st, 2) == SQLITE_NULL) { /* NOT IN an empty set is true */
-            x->outside += nw == 0;
+            x->outside += nw == 0 ? calls : 0;
             continue;
         }
         int64_t iter = sqlite3_column_int64(st, 2);
         if (!mw || !bsearch(&iter, w, mw, sizeof *w, rstats_cmp_i64)) {
-            x->outside += !null_window;
+            x->outside += !null_window ? calls : 0;
             continue;
         }
         int null_name = sqlite3_column_type(st, 1) == SQLITE_NULL;
         int64_t name_id = null_name ? INT64_MIN : sqlite3_column_int64(st, 1);
         struct op_iter_sum *r = agg_row(&a, sqlite3_column_int(st, 0), name_id, iter);
         r->named = !null_name && name_find(x, name_id);
-        r->calls++;
-        r->self += sqlite3_column_int64(st, 3);
-        r->dur += sqlite3_column_int64(st, 4);
+        r->calls += calls;
+        r->self += sqlite3_column_int64(st, 4);
+        r->dur += sqlite3_column_int64(st, 5);
     }
     sqlite3_finalize(st);
     free(a.t);

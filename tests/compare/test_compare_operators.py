@@ -4,7 +4,7 @@ operator self times then set to known values: operators matched by phase and nam
 the change in self CPU time, with GPU time beside it; runs without operators say so."""
 import sqlite3
 
-from harness import Case, main, prog
+from harness import Case, main, prog, resum_operators
 
 
 class CompareOperators(Case):
@@ -17,6 +17,7 @@ class CompareOperators(Case):
             for op, v in (("aten::conv2d", conv_self), ("aten::cudnn_convolution", cudnn_self)):
                 con.execute("UPDATE torch_operators SET self = ? WHERE name_id ="
                             " (SELECT id FROM strings WHERE value = ?)", (v, op))
+            resum_operators(con)
         con.close()
         return db
 

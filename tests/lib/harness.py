@@ -45,6 +45,20 @@ _UNSTABLE = [
 ]
 
 
+def resum_operators(con):
+    """After a test edits torch_operators: the writer's sums of them (torch_operator_sums,
+    collectors/torch_opsum.c), which the report reads in their place, made again from the
+    calls, as the writer would have folded them."""
+    if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'torch_operator_sums'").fetchone():
+        return
+    con.execute("DELETE FROM torch_operator_sums")
+    con.execute("INSERT INTO torch_operator_sums(phase, name_id, iter, calls, self, dur)"
+                " SELECT phase, name_id, iter, count(*), sum(self), sum(dur) FROM torch_operators"
+                " GROUP BY phase, name_id, iter")
+    con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('torch_operator_sums',"
+                " (SELECT count(*) FROM torch_operators))")
+
+
 def stable(stream):
     for pattern, repl in _UNSTABLE:
         stream = pattern.sub(repl, stream)

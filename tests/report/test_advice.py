@@ -19,7 +19,7 @@ import unittest
 
 import subprocess
 
-from harness import Case, main, prog
+from harness import Case, main, prog, resum_operators
 
 sys.path.insert(0, os.path.dirname(__file__))
 import golden_util  # noqa: E402
@@ -86,6 +86,7 @@ def add_operators(db):
             con.execute("INSERT INTO torch_operators(start, dur, self, tid, phase, iter, depth,"
                         " name_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (at, d, own, tid, phase, it, depth, base + name))
+    resum_operators(con)
     con.commit()
     con.close()
 
@@ -544,6 +545,7 @@ class SampledOperators(AdviceCase):
             con.execute("INSERT INTO torch_operators(start, dur, self, tid, phase, iter, depth,"
                         " name_id) VALUES (?, 1900000, 1900000, ?, ?, ?, 0, ?)",
                         (start + 50000, tid, phase, it, sid))
+        resum_operators(con)
         con.commit()
         con.close()
         report = self.report("sampled", db=db)

@@ -14,7 +14,8 @@ forward calls torch.mul a random number of times (0 to 8) per iteration:
   time per iteration (a 2%-trimmed mean) within the stated 99% error of the whole run's, for at
   least 85% of the operators over 20 draws (it held 94% idle and under load; the plain mean,
   which a rare preempted iteration moves, held 76-89%);
-- INFPROF_OPERATORS=0 records none; =1 every call, and says so."""
+- INFPROF_OPERATORS=0 records none; =1 every call, and says so;
+- the writer's sums per phase, name and iteration give every output the calls give."""
 import json
 import os
 import random
@@ -23,7 +24,7 @@ import shutil
 import sqlite3
 import unittest
 
-from harness import TORCH_PYTHON, main
+from harness import TORCH_PYTHON, main, resum_operators
 from torchlib import SAMPLE_INFER, TorchCase, need
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "sampled_ops.py")
@@ -216,6 +217,7 @@ class SampledOperators(TorchCase):
                         " WHERE rowid = (SELECT o.rowid FROM torch_operators o JOIN strings s"
                         " ON s.id = o.name_id WHERE s.value = 'aten::relu' AND o.iter IN"
                         " (SELECT iter FROM torch_operator_windows) ORDER BY o.iter DESC LIMIT 1)")
+            resum_operators(con)
         con.close()
         ops = self.report_json(db)["operators"]
         self.assertEqual(ops[0]["operator"], "aten::addmm", [o["operator"] for o in ops])
@@ -332,6 +334,7 @@ class SampledOperators(TorchCase):
             con.execute("UPDATE meta SET value = value + 1 WHERE key = 'pid'")
             con.execute("UPDATE torch_operators SET self = self * 2 WHERE name_id ="
                         " (SELECT id FROM strings WHERE value = 'aten::addmm')")
+            resum_operators(con)
         con.close()
         out = self.cli("compare", "--format", "json", base, new)
         self.assertEqual(out.rc, 0, out.err)
@@ -340,6 +343,46 @@ class SampledOperators(TorchCase):
         self.assertAlmostEqual(d[0]["self_per_iteration_ns_ratio"], 2.0, delta=0.01)
         text = self.cli("compare", base, new).out.decode()
         self.assertIn("PyTorch operators per series, by change in self time per iteration", text)
+
+    def test_the_writers_sums_read_as_the_calls(self):
+        # The writer folds the calls per phase, name and iteration (torch_operator_sums,
+        # collectors/torch_opsum.c), and the report reads the sums: every output must be what
+        # the calls themselves give (the same database without the sums' meta, and without the
+        # table, as before 2026-11-29). Every call at 1,500 iterations fills the writer's table
+        # (8,192 keys) twice: a key then has two rows, which the readers sum.
+        for extra in ({"INFPROF_OPERATORS": "1"}, {}):
+            r, own = self.run_program(iters=1500, **extra)
+            db = r.db()
+            calls = self.query(db, "SELECT count(*) FROM torch_operators")[0][0]
+            self.assertGreater(calls, 1500 * 6 if extra else 0)
+            rows, summed, keys = self.query(
+                db, "SELECT count(*), sum(calls), count(DISTINCT phase || ',' || name_id || ','"
+                " || iter) FROM torch_operator_sums")[0]
+            self.assertEqual(summed, calls)
+            self.assertEqual(int(self.meta(db, "torch_operator_sums")), calls)
+            self.assertLess(rows, calls / 4)
+            if extra:
+                self.assertGreater(rows, keys, "the writer's table never filled")
+            old = os.path.join(self.dir, "rows.db")
+            older = os.path.join(self.dir, "older.db")
+            for copy, sql in ((old, "DELETE FROM meta WHERE key = 'torch_operator_sums'"),
+                              (older, "DROP TABLE torch_operator_sums")):
+                shutil.copy(db, copy)
+                con = sqlite3.connect(copy)
+                with con:
+                    con.execute(sql)
+                con.close()
+            for fmt in ("json", "text"):
+                want = self.cli("report", "--format", fmt, db)
+                self.assertEqual(want.rc, 0, want.err)
+                for copy in (old, older):
+                    got = self.cli("report", "--format", fmt, copy)
+                    self.assertEqual(got.out, want.out, (fmt, copy, extra))
+            ops = self.ops(db)
+            if extra:
+                self.assertEqual(ops["aten::mul"]["calls"], own["mul_calls"])
+            for f in (db, old, older):
+                os.remove(f)
 
     def test_off_and_every_call(self):
         r, _ = self.run_program(INFPROF_OPERATORS="0")
