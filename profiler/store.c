@@ -38,8 +38,11 @@ static int store_collector_schemas(struct ip_store *s)
     return 0;
 }
 
-#define STORE_MAX_BATCHES 32
-#define STORE_MAX_STMTS   64
+/* Kept statements: two per batch and the collectors' own. A run of every collector took all 64
+ * on 2026-11-29 when a batch was added (the next statement failed, counted as a write error):
+ * room for twice what is used. */
+#define STORE_MAX_BATCHES 48
+#define STORE_MAX_STMTS   160
 
 struct ip_batch {
     struct ip_store *s;

@@ -20,10 +20,11 @@ struct mem_row {
     uint32_t tid;
     int32_t phase;
     int16_t type, index; /* device */
+    uint32_t seq;        /* its place in the table: ties in ts keep that order */
 };
 
 struct mem_rows {
-    struct mem_row *v; /* in the table's order (not sorted: readers need no order) */
+    struct mem_row *v; /* in time order (ts, then the table's order: a stable sort) */
     size_t n;
     int gpu; /* some report is of a device's memory (device_type != 0) */
     int64_t out_of_bounds; /* CUDA reports above their GPU's memory (devices): left out */

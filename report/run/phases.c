@@ -125,6 +125,20 @@ static void peak_update(struct phase_info *ph, const struct run_devices *d, cons
     }
 }
 
+/* The device index of a report, its device added on first sight (-1: past REPORT_MAX_DEVICES). */
+static int device_of(struct run_devices *d, const struct mem_row *r)
+{
+    int k = 0;
+    while (k < d->n && (d->type[k] != r->type || d->index[k] != r->index)) k++;
+    if (k == d->n) {
+        if (d->n == REPORT_MAX_DEVICES) return -1;
+        d->type[k] = r->type;
+        d->index[k] = r->index;
+        d->n++;
+    }
+    return k;
+}
+
 static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
 {
     const struct mem_rows *m = mem_rows_get(db, p);
@@ -134,7 +148,10 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     /* Reserved memory is a caching-allocator notion: the CPU allocator reports none. */
     for (int i = 0; i < p->n; i++) p->v[i].has_reserved = m->gpu;
     if (!nmem) return;
-    struct sweep_item *v = malloc((nmem + 2 * nspan + 1) * sizeof *v);
+    /* The spans' starts and ends, sorted; the reports are in time order already (memrows.h):
+     * the sweep merges the two (it copied and sorted every report with them before: a tenth of
+     * the H200 fixture's report). */
+    struct sweep_item *v = malloc((2 * nspan + 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
     size_t n = 0;
     sqlite3_stmt *st = db_prepare(db, "SELECT phase, start, coalesce(end, ?) FROM phase_spans");
@@ -145,43 +162,34 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, -1, 0, 0};
     }
     sqlite3_finalize(st);
-    struct run_devices *d = &p->devices;
-    for (size_t i = 0; i < nmem && n < nmem + 2 * nspan; i++) {
-        const struct mem_row *r = &m->v[i];
-        int type = r->type, index = r->index;
-        int k = 0;
-        while (k < d->n && (d->type[k] != type || d->index[k] != index)) k++;
-        if (k == d->n) {
-            if (d->n == REPORT_MAX_DEVICES) continue;
-            d->type[k] = type;
-            d->index[k] = index;
-            d->n++;
-        }
-        v[n++] =
-            (struct sweep_item){r->ts, 1, 0, k, r->allocated, r->reserved < 0 ? 0 : r->reserved};
-        /* Allocations counted for the phase of the thread that made them. */
-        int64_t bytes = r->bytes;
-        struct phase_info *owner = loading(p, r->phase);
-        if (owner && bytes > 0) {
-            owner->dev_allocs[k]++;
-            owner->dev_alloc_bytes[k] += bytes;
-            int64_t *top = owner->dev_largest[k];
-            for (int j = 0; j < 3; j++)
-                if (bytes > top[j]) {
-                    memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
-                    top[j] = bytes;
-                    break;
-                }
-        }
-    }
     qsort(v, n, sizeof *v, cmp_sweep);
+    struct run_devices *d = &p->devices;
     int64_t alloc[REPORT_MAX_DEVICES] = {0}, res[REPORT_MAX_DEVICES] = {0};
     int active[REPORT_MAX_PHASES] = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].order == 1) {
-            int k = v[i].dev;
-            alloc[k] = v[i].allocated;
-            res[k] = v[i].reserved;
+    size_t i = 0, r = 0;
+    while (i < n || r < nmem) {
+        /* A report goes before a span end at its time, after a span start (cmp_sweep). */
+        int report = r < nmem &&
+                     (i == n || m->v[r].ts < v[i].ts || (m->v[r].ts == v[i].ts && v[i].order == 2));
+        if (report) {
+            const struct mem_row *x = &m->v[r++];
+            int k = device_of(d, x);
+            if (k < 0) continue;
+            /* Allocations counted for the phase of the thread that made them. */
+            struct phase_info *owner = loading(p, x->phase);
+            if (owner && x->bytes > 0) {
+                owner->dev_allocs[k]++;
+                owner->dev_alloc_bytes[k] += x->bytes;
+                int64_t *top = owner->dev_largest[k];
+                for (int j = 0; j < 3; j++)
+                    if (x->bytes > top[j]) {
+                        memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
+                        top[j] = x->bytes;
+                        break;
+                    }
+            }
+            alloc[k] = x->allocated;
+            res[k] = x->reserved < 0 ? 0 : x->reserved;
             for (int j = 0; j < p->n; j++) {
                 if (!active[j]) continue;
                 struct phase_info *q = &p->v[j];
@@ -190,10 +198,11 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
             }
             continue;
         }
-        struct phase_info *ph = loading(p, v[i].phase);
+        const struct sweep_item *e = &v[i++];
+        struct phase_info *ph = loading(p, e->phase);
         if (!ph) continue;
         int j = (int)(ph - p->v);
-        if (v[i].order == 0) {
+        if (e->order == 0) {
             if (!active[j]) ph->span_peaked = 0; /* a stretch of it begins */
             active[j]++;
             peak_update(ph, d, alloc, res);
