@@ -501,10 +501,45 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
     return *slot;
 }
 
-sqlite3_stmt *cudnn_search_calls(sqlite3 *db)
+static int cmp_search(const void *a, const void *b)
 {
-    if (!db_has_table(db, "cudnn_calls")) return NULL;
-    return db_prepare(db, "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM"
-                          " strings WHERE value LIKE 'cudnnFind%' OR value LIKE"
-                          " 'cudnnGet%Algorithm%' OR value = 'cudnnBackendFinalize')");
+    const struct cudnn_search *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static void searches_drop(void *x)
+{
+    struct cudnn_searches *c = x;
+    if (c) free(c->v);
+    free(c);
+}
+
+const struct run_model run_model_cudnn_searches = {"cudnn_searches", searches_drop, 1};
+
+const struct cudnn_searches *cudnn_searches_get(sqlite3 *db, const struct run_phases *p)
+{
+    void **slot = run_lazy_slot(p, &run_model_cudnn_searches);
+    if (*slot) return *slot;
+    struct cudnn_searches *c = calloc(1, sizeof *c);
+    if (!c) cli_fail("out of memory");
+    *slot = c;
+    if (!db_has_table(db, "cudnn_calls")) return c;
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN"
+                                      " (SELECT id FROM strings WHERE value LIKE 'cudnnFind%' OR"
+                                      " value LIKE 'cudnnGet%Algorithm%' OR"
+                                      " value = 'cudnnBackendFinalize')");
+    size_t cap = 0;
+    int sorted = 1;
+    while (db_step(st)) {
+        if (c->n == cap && !(c->v = realloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof *c->v)))
+            cli_fail("out of memory");
+        struct cudnn_search *x = &c->v[c->n++];
+        x->start = sqlite3_column_int64(st, 0);
+        x->dur = sqlite3_column_int64(st, 1);
+        x->tid = sqlite3_column_int64(st, 2);
+        if (c->n > 1 && x->start < x[-1].start) sorted = 0;
+    }
+    sqlite3_finalize(st);
+    if (!sorted) qsort(c->v, c->n, sizeof *c->v, cmp_search);
+    return c;
 }

@@ -113,8 +113,15 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
 void cudnn_run_free(struct cudnn_run *r);
 /* The calls the warm-up causes and the slow iterations' causes call "cuDNN algorithm search and
  * plan builds": cudnnFind*, cudnnGet*Algorithm* (the v7 heuristic queries) and
- * cudnnBackendFinalize, rows (start, dur, tid); NULL where cudnn_calls is missing. One query for
- * both (iterations.c, tails.c). */
-struct sqlite3_stmt *cudnn_search_calls(struct sqlite3 *db);
+ * cudnnBackendFinalize, by start; none where cudnn_calls is missing.
+ * Read once for both (iterations.c, tails.c: a scan of every call each before). */
+struct cudnn_search {
+    int64_t start, dur, tid;
+};
+struct cudnn_searches {
+    struct cudnn_search *v;
+    size_t n;
+};
+const struct cudnn_searches *cudnn_searches_get(struct sqlite3 *db, const struct run_phases *p);
 
 #endif

@@ -256,36 +256,6 @@ size_t iterations_warmup(int fixed, const int64_t *lat, size_t n)
     return k;
 }
 
-/* The cuDNN calls that search for algorithms or build plans, by start: read once for every
- * phase's warm-up (a scan of cudnn_calls per phase before). */
-struct search_calls {
-    int64_t (*v)[2]; /* start, dur */
-    size_t n;
-    int loaded;
-};
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-static void search_calls_load(sqlite3 *db, struct search_calls *c)
-{
-    c->loaded = 1;
-    size_t cap = 0;
-    sqlite3_stmt *st = cudnn_search_calls(db);
-    if (!st) return;
-    while (db_step(st)) {
-        if (c->n == cap && !(c->v = realloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof *c->v)))
-            cli_fail("out of memory");
-        c->v[c->n][0] = sqlite3_column_int64(st, 0);
-        c->v[c->n++][1] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    if (c->n) qsort(c->v, c->n, sizeof *c->v, cmp_pair);
-}
-
 /* How much more the caching allocator reserved inside the warm-up iterations iv[0..niv) (time
  * order) than it held before the first: the highest reservation in them less the last one
  * before (0 when none is known). */
@@ -308,24 +278,24 @@ static int64_t reserved_growth(const struct mem_rows *m, const int64_t (*iv)[2],
  * nothing does): only what happened inside them. The window from the first to the last once
  * counted other series' work run between them (an H200 run's bf16 warm-up of 3 iterations,
  * 328.54 ms, read "23196 cuDNN calls, 1.907s": another loop's autotuning). */
-static void warmup_cause(sqlite3 *db, struct search_calls *sc, const struct mem_rows *m,
+static void warmup_cause(const struct cudnn_searches *sc, const struct mem_rows *m,
                          const struct phase_info *ph, const int64_t (*iv)[2], size_t niv,
                          int64_t extra_kernels, int64_t steady_kernels, char *out, size_t n)
 {
     size_t o = 0;
     out[0] = 0;
-    if (!sc->loaded) search_calls_load(db, sc);
     int64_t calls = 0, dur = 0;
     for (size_t k = 0; k < niv; k++) {
         size_t lo = 0, hi = sc->n;
         while (lo < hi) { /* the first call at its start or after */
             size_t mid = (lo + hi) / 2;
-            if (sc->v[mid][0] < iv[k][0])
+            if (sc->v[mid].start < iv[k][0])
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (size_t i = lo; i < sc->n && sc->v[i][0] <= iv[k][1]; i++) calls++, dur += sc->v[i][1];
+        for (size_t i = lo; i < sc->n && sc->v[i].start <= iv[k][1]; i++)
+            calls++, dur += sc->v[i].dur;
     }
     if (calls > 0) {
         char t[32];
@@ -867,7 +837,6 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     int64_t total =
         db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
     struct iters it = {0};
-    struct search_calls sc = {0};
     int gpu_known = 0;
     struct spans win = {0};
     win.n = run_window_spans(db, &win.v);
@@ -981,8 +950,9 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
                     if (warm[k] == 1) sum += mine[k]->kernels;
                 extra = sum / (int64_t)w - steady_k;
             }
-            warmup_cause(db, &sc, mem_rows_get(db, p), ph, (const int64_t(*)[2])iv, niv, extra,
-                         steady_k, ph->warmup_cause, sizeof ph->warmup_cause);
+            warmup_cause(cudnn_searches_get(db, p), mem_rows_get(db, p), ph,
+                         (const int64_t(*)[2])iv, niv, extra, steady_k, ph->warmup_cause,
+                         sizeof ph->warmup_cause);
             free(iv);
         }
         free(mine);
@@ -991,7 +961,6 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         free(warm);
     }
     free(it.v);
-    free(sc.v);
     free(win.v);
 }
 

@@ -12,6 +12,8 @@ extern const struct run_model run_model_energy; /* energy.c: the energy and cloc
 extern const struct run_model
     run_model_cuda; /* cuda_run.c: copies, memsets, memory operations, API calls */
 extern const struct run_model run_model_cudnn;     /* cudnn_run.c: cuDNN calls, plans, findings */
+extern const struct run_model
+    run_model_cudnn_searches; /* cudnn_run.c: cuDNN's algorithm searches and plan builds */
 extern const struct run_model run_model_kernels;   /* kernels.c: kernel names per phase */
 extern const struct run_model run_model_nvtx;      /* nvtx.c: NVTX ranges and their GPU time */
 extern const struct run_model run_model_operators; /* operators.c: PyTorch operators per phase */
@@ -28,10 +30,10 @@ extern const struct run_model
 extern const struct run_model run_model_facts; /* runfacts.c: the run header's facts */
 
 static const struct run_model *const lazy_models[] = {
-    &run_model_energy,    &run_model_cuda,      &run_model_cudnn,    &run_model_kernels,
-    &run_model_nvtx,      &run_model_operators, &run_model_op_iters, &run_model_mem_rows,
-    &run_model_kern_rows, &run_model_timeline,  &run_model_tails,    &run_model_windows,
-    &run_model_requests,  &run_model_facts,
+    &run_model_energy,    &run_model_cuda,      &run_model_cudnn,          &run_model_kernels,
+    &run_model_nvtx,      &run_model_operators, &run_model_op_iters,       &run_model_mem_rows,
+    &run_model_kern_rows, &run_model_timeline,  &run_model_tails,          &run_model_windows,
+    &run_model_requests,  &run_model_facts,     &run_model_cudnn_searches,
 };
 _Static_assert(sizeof lazy_models / sizeof *lazy_models <= RUN_LAZY_MAX,
                "more lazy parts than struct run_lazy holds: raise RUN_LAZY_MAX");

@@ -351,17 +351,15 @@ static void read_api(sqlite3 *db, struct wins *w)
 
 /* cuDNN's algorithm searches and plan builds in the windows (cudnn.benchmark autotuning a shape
  * it has not seen: on the H200, a new input size every 8th call took 290-390 ms against 2 ms). */
-static void read_cudnn(sqlite3 *db, struct wins *w)
+static void read_cudnn(sqlite3 *db, const struct run_phases *p, struct wins *w)
 {
-    sqlite3_stmt *st = cudnn_search_calls(db);
-    if (!st) return;
-    while (db_step(st)) {
-        int64_t s = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
-        struct win *x = win_at(w, s, sqlite3_column_int64(st, 2), 0);
+    const struct cudnn_searches *c = cudnn_searches_get(db, p);
+    for (size_t i = 0; i < c->n; i++) {
+        int64_t s = c->v[i].start, d = c->v[i].dur;
+        struct win *x = win_at(w, s, c->v[i].tid, 0);
         if (!x) continue;
         x->cudnn += host_overlap(x, s, d), x->cudnn_n++;
     }
-    sqlite3_finalize(st);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -876,7 +874,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     read_modules(db, &w);
     read_memory(db, p, &w);
     read_api(db, &w);
-    read_cudnn(db, &w);
+    read_cudnn(db, p, &w);
     read_cpu(db, &w);
     static struct keyed kd[2];
     memset(kd, 0, sizeof kd);
