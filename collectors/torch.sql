@@ -53,8 +53,8 @@ CREATE TABLE gc_pauses (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER, 
 
 -- Written while the calls are (collectors/torch_opsum.c, from 2026-11-29, within schema 5: a
 -- database without meta 'torch_operator_sums' is read from torch_operators): the operator calls
--- per (phase at the call's end, name: a strings id, NULL none, outermost iteration, as
--- torch_operators.iter): calls, self and dur summed (ns). A key may have several rows (the
+-- per (phase at the call's end, name_id and outermost iteration, as torch_operators has
+-- them): calls, self and dur summed (ns). A key may have several rows (the
 -- writer's fixed table is written out when half full): a reader sums them. meta
 -- 'torch_operator_sums': the calls they hold, written at finish.
 CREATE TABLE torch_operator_sums (

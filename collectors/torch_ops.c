@@ -349,5 +349,8 @@ void ip_torch_ops_finish(struct ip_store *s)
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());
     }
+    /* The calls' last rows first: a write that fails there leaves the sums without their meta
+     * (the report then reads the calls), never a meta counting calls with no row. */
+    ip_batch_flush(op_rows);
     ip_torch_opsum_finish(s);
 }

@@ -19,7 +19,7 @@
 #define OPSUM_SLOTS 16384 /* a power of two; written out at half */
 
 struct opsum {
-    int64_t iter, name; /* name: a strings id (0: none, stored NULL) */
+    int64_t iter, name; /* name: a strings id, as the call's row has it */
     int64_t calls, self, dur;
     int32_t phase, used;
 };
@@ -53,7 +53,7 @@ static void opsum_flush(void)
         if (!e->used) continue;
         int64_t *row = ip_batch_row(sum.rows);
         row[0] = e->phase;
-        row[1] = e->name ? e->name : IP_NULL;
+        row[1] = e->name; /* as torch_operators.name_id has it (0: a name not stored) */
         row[2] = e->iter;
         row[3] = e->calls;
         row[4] = e->self;
