@@ -245,7 +245,7 @@ static void combined_phase_row(struct multi_data *d, struct table *t, const stru
                 all += x->iterations, steady += (int64_t)x->nsteady, captured += x->captured_apart,
                     warm += x->warmup;
             if (x->has_kernels) kernels = 1, nk += x->kernels, gpu += x->gpu_time;
-            if (x->has_memory && x->peak_alloc > peak)
+            if (x->mem_dev >= 0 && x->peak_alloc > peak)
                 memory = 1, peak = x->peak_alloc, peak_proc = d->runs[r].label;
             if (x->has_memory && x->has_reserved && x->peak_reserved > rsrvd)
                 reserved = 1, rsrvd = x->peak_reserved;

@@ -19,7 +19,8 @@ void phases_memory_peaks(struct run_phases *p)
     int k = run_memory_device(&p->devices);
     for (int i = 0; i < p->n; i++) {
         struct phase_info *ph = &p->v[i];
-        ph->mem_dev = ph->has_memory ? k : -1;
+        /* A phase no thread that allocates there was in has no figure there (not 0). */
+        ph->mem_dev = ph->has_memory && k >= 0 && (ph->dev_held & (1u << k)) ? k : -1;
         ph->peak_alloc = k >= 0 ? ph->dev_peak_alloc[k] : 0;
         ph->peak_reserved = k >= 0 && ph->has_reserved ? ph->dev_peak_reserved[k] : 0;
         ph->entry_alloc = k >= 0 ? ph->dev_entry_alloc[k] : 0;

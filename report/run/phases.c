@@ -95,13 +95,21 @@ static void load_kernels(sqlite3 *db, struct run_phases *p)
     sqlite3_finalize(st);
 }
 
-/* ---- peak memory: a sweep over span boundaries and allocator reports in time order --------- */
+/* ---- peak memory: a sweep over span boundaries and allocator reports in time order ---------
+ *
+ * A phase holds a device's memory while a thread that works on that device is in it: one that
+ * allocates there, or runs iterations (a model's thread, whatever it allocates). Its peak there
+ * is the highest total of that device then, what it held on entering included. A thread that
+ * does neither does not make its phase hold that device's memory (a DataLoader's pin-memory
+ * thread sits in grad/off, the default, for as long as it runs, allocating only on the CPU: its
+ * spans made the main thread's inference_mode allocations grad/off's peak on the H200 fixture,
+ * 863.6 MiB where grad/off's own loop reached 683.0). */
 
 struct sweep_item {
     int64_t ts;
-    int order; /* 0 span start, 1 memory event, 2 span end: starts and ends are inclusive */
-    int phase, dev;
-    int64_t allocated, reserved;
+    int order; /* 0 span start, 2 span end: starts and ends are inclusive (reports come between) */
+    int phase;
+    uint32_t tid;
 };
 
 static int cmp_sweep(const void *a, const void *b)
@@ -111,18 +119,15 @@ static int cmp_sweep(const void *a, const void *b)
     return x->order - y->order;
 }
 
-static void peak_update(struct phase_info *ph, const struct run_devices *d, const int64_t *alloc,
-                        const int64_t *res)
+static void peak_update(struct phase_info *ph, int k, int64_t alloc, int64_t res)
 {
-    for (int k = 0; k < d->n; k++) {
-        if (alloc[k] > ph->dev_peak_alloc[k]) {
-            ph->dev_peak_alloc[k] = alloc[k];
-            ph->dev_reserved_at_peak[k] = res[k];
-            ph->dev_span_floor[k] = alloc[k]; /* what stays held after it, from here */
-            ph->span_peaked |= 1u << k;
-        }
-        if (res[k] > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res[k];
+    if (alloc > ph->dev_peak_alloc[k]) {
+        ph->dev_peak_alloc[k] = alloc;
+        ph->dev_reserved_at_peak[k] = res;
+        ph->dev_span_floor[k] = alloc; /* what stays held after it, from here */
+        ph->span_peaked |= 1u << k;
     }
+    if (res > ph->dev_peak_reserved[k]) ph->dev_peak_reserved[k] = res;
 }
 
 /* The device index of a report, its device added on first sight (-1: past REPORT_MAX_DEVICES). */
@@ -139,6 +144,36 @@ static int device_of(struct run_devices *d, const struct mem_row *r)
     return k;
 }
 
+/* The threads that work on each device (a few: a list each; list REPORT_MAX_DEVICES: the
+ * threads that run iterations, which work on every device). */
+struct reporters {
+    uint32_t *tid[REPORT_MAX_DEVICES + 1];
+    size_t n[REPORT_MAX_DEVICES + 1], cap[REPORT_MAX_DEVICES + 1];
+};
+
+static int listed(const struct reporters *w, int k, uint32_t tid)
+{
+    for (size_t i = 0; i < w->n[k]; i++)
+        if (w->tid[k][i] == tid) return 1;
+    return 0;
+}
+
+static int reports_on(const struct reporters *w, int k, uint32_t tid)
+{
+    return listed(w, k, tid) || listed(w, REPORT_MAX_DEVICES, tid);
+}
+
+static void reporters_add(struct reporters *w, int k, uint32_t tid)
+{
+    if (w->n[k] && w->tid[k][w->n[k] - 1] == tid) return; /* the common case: the same again */
+    if (listed(w, k, tid)) return;
+    if (w->n[k] == w->cap[k] &&
+        !(w->tid[k] =
+              realloc(w->tid[k], (w->cap[k] = w->cap[k] ? 2 * w->cap[k] : 8) * sizeof *w->tid[k])))
+        cli_fail("out of memory");
+    w->tid[k][w->n[k]++] = tid;
+}
+
 static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
 {
     const struct mem_rows *m = mem_rows_get(db, p);
@@ -148,24 +183,51 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
     /* Reserved memory is a caching-allocator notion: the CPU allocator reports none. */
     for (int i = 0; i < p->n; i++) p->v[i].has_reserved = m->gpu;
     if (!nmem) return;
+    /* Devices in order of first report, and which threads report on each; allocations counted
+     * for the phase of the thread that made them. */
+    struct run_devices *d = &p->devices;
+    struct reporters w = {0};
+    sqlite3_stmt *st = db_prepare(db, "SELECT DISTINCT tid FROM iterations");
+    while (db_step(st))
+        reporters_add(&w, REPORT_MAX_DEVICES, (uint32_t)sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+    for (size_t r = 0; r < nmem; r++) {
+        const struct mem_row *x = &m->v[r];
+        int k = device_of(d, x);
+        if (k < 0) continue;
+        reporters_add(&w, k, x->tid);
+        struct phase_info *owner = loading(p, x->phase);
+        if (owner && x->bytes > 0) {
+            owner->dev_allocs[k]++;
+            owner->dev_alloc_bytes[k] += x->bytes;
+            int64_t *top = owner->dev_largest[k];
+            for (int j = 0; j < 3; j++)
+                if (x->bytes > top[j]) {
+                    memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
+                    top[j] = x->bytes;
+                    break;
+                }
+        }
+    }
     /* The spans' starts and ends, sorted; the reports are in time order already (memrows.h):
      * the sweep merges the two (it copied and sorted every report with them before: a tenth of
      * the H200 fixture's report). */
     struct sweep_item *v = malloc((2 * nspan + 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
     size_t n = 0;
-    sqlite3_stmt *st = db_prepare(db, "SELECT phase, start, coalesce(end, ?) FROM phase_spans");
+    st = db_prepare(db, "SELECT phase, start, coalesce(end, ?), tid FROM phase_spans");
     sqlite3_bind_int64(st, 1, duration);
     while (db_step(st) && n + 2 <= 2 * nspan) {
         int ph = sqlite3_column_int(st, 0);
-        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 1), 0, ph, -1, 0, 0};
-        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, -1, 0, 0};
+        uint32_t tid = (uint32_t)sqlite3_column_int64(st, 3);
+        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 1), 0, ph, tid};
+        v[n++] = (struct sweep_item){sqlite3_column_int64(st, 2), 2, ph, tid};
     }
     sqlite3_finalize(st);
     qsort(v, n, sizeof *v, cmp_sweep);
-    struct run_devices *d = &p->devices;
     int64_t alloc[REPORT_MAX_DEVICES] = {0}, res[REPORT_MAX_DEVICES] = {0};
-    int active[REPORT_MAX_PHASES] = {0};
+    /* Threads of reporters on device k in phase j (by its place in p->v). */
+    int active[REPORT_MAX_PHASES][REPORT_MAX_DEVICES] = {{0}};
     size_t i = 0, r = 0;
     while (i < n || r < nmem) {
         /* A report goes before a span end at its time, after a span start (cmp_sweep). */
@@ -175,25 +237,12 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
             const struct mem_row *x = &m->v[r++];
             int k = device_of(d, x);
             if (k < 0) continue;
-            /* Allocations counted for the phase of the thread that made them. */
-            struct phase_info *owner = loading(p, x->phase);
-            if (owner && x->bytes > 0) {
-                owner->dev_allocs[k]++;
-                owner->dev_alloc_bytes[k] += x->bytes;
-                int64_t *top = owner->dev_largest[k];
-                for (int j = 0; j < 3; j++)
-                    if (x->bytes > top[j]) {
-                        memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
-                        top[j] = x->bytes;
-                        break;
-                    }
-            }
             alloc[k] = x->allocated;
             res[k] = x->reserved < 0 ? 0 : x->reserved;
             for (int j = 0; j < p->n; j++) {
-                if (!active[j]) continue;
+                if (!active[j][k]) continue;
                 struct phase_info *q = &p->v[j];
-                peak_update(q, d, alloc, res);
+                peak_update(q, k, alloc[k], res[k]);
                 if (alloc[k] < q->dev_span_floor[k]) q->dev_span_floor[k] = alloc[k];
             }
             continue;
@@ -202,16 +251,19 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         struct phase_info *ph = loading(p, e->phase);
         if (!ph) continue;
         int j = (int)(ph - p->v);
-        if (e->order == 0) {
-            if (!active[j]) ph->span_peaked = 0; /* a stretch of it begins */
-            active[j]++;
-            peak_update(ph, d, alloc, res);
-        } else if (active[j] && !--active[j]) { /* it ends: what stayed held after its peak */
-            for (int k = 0; k < d->n; k++)
-                if (ph->span_peaked & (1u << k)) ph->dev_entry_alloc[k] = ph->dev_span_floor[k];
+        for (int k = 0; k < d->n; k++) {
+            if (!reports_on(&w, k, e->tid)) continue;
+            if (e->order == 0) {
+                if (!active[j][k]++) ph->span_peaked &= ~(1u << k); /* a stretch begins */
+                ph->dev_held |= 1u << k;
+                peak_update(ph, k, alloc[k], res[k]);
+            } else if (active[j][k] && !--active[j][k] && (ph->span_peaked & (1u << k))) {
+                ph->dev_entry_alloc[k] = ph->dev_span_floor[k]; /* what stayed held after */
+            }
         }
     }
     free(v);
+    for (int k = 0; k <= REPORT_MAX_DEVICES; k++) free(w.tid[k]);
 }
 
 /* Union of each phase's iteration intervals (host calls) of the iterations the report counts

@@ -59,6 +59,7 @@ struct phase_info {
     int64_t dev_entry_alloc[REPORT_MAX_DEVICES], entry_alloc;
     int64_t dev_span_floor[REPORT_MAX_DEVICES];
     uint32_t span_peaked; /* a bit a device: the stretch set the phase's peak there */
+    uint32_t dev_held;    /* a bit a device: a thread that allocates there was in the phase */
     /* Iterations (iterations.c): all of them; the warm-up ones apart; the figures of the
      * steady state, latency to GPU completion (gpu_latency 0: host time only, none known). */
     int64_t iterations, warmup, warmup_ns;

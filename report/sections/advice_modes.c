@@ -23,8 +23,8 @@ static const struct phase_info *best_no_grad(const struct run_phases *p, const s
                 best = c;
             else if (c->iterations && (!best->iterations || c->lat_p50 < best->lat_p50))
                 best = c;
-            else if (!c->iterations && !best->iterations && c->has_memory &&
-                     c->peak_alloc < best->peak_alloc)
+            else if (!c->iterations && !best->iterations && c->mem_dev >= 0 &&
+                     (best->mem_dev < 0 || c->peak_alloc < best->peak_alloc))
                 best = c;
         }
     return best;
@@ -77,7 +77,7 @@ static void rule_grad_mode(const struct advice_ctx *c, const struct phase_info *
             if (g->lat_p50 > n->lat_p50) a->saving_ns = (g->lat_p50 - n->lat_p50) * g->iterations;
             sep = ",";
         }
-        if (g->has_memory && n->has_memory) {
+        if (g->mem_dev >= 0 && n->mem_dev >= 0) {
             advice_append(a->finding, sizeof a->finding, "%s peak tensor memory %s against %s%s%s",
                           sep, advice_bytes_text(b1, sizeof b1, (double)g->peak_alloc),
                           advice_bytes_text(b2, sizeof b2, (double)n->peak_alloc),

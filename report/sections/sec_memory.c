@@ -51,8 +51,10 @@ struct table *section_memory(const struct run_phases *p)
             table_set_text(t, ME_PHASE, label);
             table_set_text(t, ME_LABEL, ph->label);
             table_set_text(t, ME_DEVICE, dev);
-            table_set_int(t, ME_PEAK_ALLOCATED_BYTES, ph->dev_peak_alloc[k]);
-            if (p->devices.type[k] != 0) { /* the CPU allocator reports no reserve */
+            /* No thread that allocates there was in the phase: no peak, not 0. */
+            int held = (ph->dev_held & (1u << k)) != 0;
+            if (held) table_set_int(t, ME_PEAK_ALLOCATED_BYTES, ph->dev_peak_alloc[k]);
+            if (held && p->devices.type[k] != 0) { /* the CPU allocator reports no reserve */
                 table_set_int(t, ME_PEAK_RESERVED_BYTES, ph->dev_peak_reserved[k]);
                 table_set_int(t, ME_RESERVED_MINUS_ALLOCATED_AT_PEAK_BYTES,
                               ph->dev_reserved_at_peak[k] - ph->dev_peak_alloc[k]);
@@ -130,6 +132,11 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
             table_set_num(so->t, so->extra + 6, pct);
         }
         summary_set(so, buf);
+    } else if (p->n && p->v[0].has_memory) {
+        /* Reports, but only in phases too short to name (each under a millisecond, no iteration,
+         * no kernel): the table below still has them. */
+        summary_set(so, "no phase long enough to name a peak (the allocator's reports are in the"
+                        " Tensor memory table)");
     } else if (p->n) {
         summary_set(so, "no allocator report: no tensor memory was recorded (libtorch's allocator"
                         " hooks off, or no tensor allocated)");

@@ -15,14 +15,16 @@
 #include <string.h>
 
 /* {"cpu": 123, "cuda:0": 456} */
-static void device_json(const struct run_devices *d, const int64_t *v, char *out, size_t n,
-                        int reserved)
+static void device_json(const struct run_devices *d, const int64_t *v, uint32_t held, char *out,
+                        size_t n, int reserved)
 {
     size_t o = (size_t)snprintf(out, n, "{");
     for (int k = 0; k < d->n && o + 48 < n; k++) {
         char name[32];
         device_name(d->type[k], d->index[k], name, sizeof name);
-        if (reserved && d->type[k] == 0) /* the CPU allocator keeps no reserve: null, not 0 */
+        /* The CPU allocator keeps no reserve, and a device no thread of the phase allocates on
+         * has no peak in it: null, not 0. */
+        if ((reserved && d->type[k] == 0) || !(held & (1u << k)))
             o += (size_t)snprintf(out + o, n - o, "%s\"%s\": null", k ? ", " : "", name);
         else
             o += (size_t)snprintf(out + o, n - o, "%s\"%s\": %lld", k ? ", " : "", name,
@@ -399,12 +401,12 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     if (ph->has_memory && k >= 0) {
         device_name(devices->type[k], devices->index[k], buf, sizeof buf);
         table_set_text(t, C_DEVICE, buf);
-        table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
-        device_json(devices, ph->dev_peak_alloc, buf, sizeof buf, 0);
+        if (ph->mem_dev >= 0) table_set_int(t, C_ALLOC, ph->dev_peak_alloc[k]);
+        device_json(devices, ph->dev_peak_alloc, ph->dev_held, buf, sizeof buf, 0);
         table_set_text(t, C_ALLOC_DEV, buf);
         if (ph->has_reserved) {
-            table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
-            device_json(devices, ph->dev_peak_reserved, buf, sizeof buf, 1);
+            if (ph->mem_dev >= 0) table_set_int(t, C_RSRVD, ph->dev_peak_reserved[k]);
+            device_json(devices, ph->dev_peak_reserved, ph->dev_held, buf, sizeof buf, 1);
             table_set_text(t, C_RSRVD_DEV, buf);
         }
     }

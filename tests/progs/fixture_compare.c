@@ -23,6 +23,13 @@
  *          series a's latency from its 21st iteration (a machine that slowed mid-run);
  *          FIXTURE_GAP_US (10 by default) is the time after each iteration, within 2% by the
  *          same pattern (a loop waiting for its data).
+ *   pin    a DataLoader's pin-memory thread beside an inference loop (the H200 fixture's): the
+ *          main thread in grad/off takes cuda:0 to 6 MiB and back to 2, then in inference/bf16
+ *          to 9 MiB; meanwhile a second thread, in grad/off (the default: it never sets a
+ *          mode, after a moment in no_grad), makes CPU allocations only. grad/off's cuda:0
+ *          peak is 6 MiB: the second thread's grad/off does not make the main thread's
+ *          inference memory grad/off's; no_grad/off, only ever the second thread's, has no
+ *          cuda:0 peak at all.
  *
  * Kernel and iteration times are exact; allocations carry exact totals and are stamped with the
  * real clock (inside the thread's phase span, whose start is the real time of the phase change).
@@ -130,6 +137,24 @@ static void alloc(int64_t bytes, int64_t allocated, int64_t reserved)
     ip_ring_commit(r, sizeof *e);
 }
 
+/* One report of the CPU allocator (c10's DeviceType CPU), as torch_cpumem.c records it. */
+static void cpu_alloc(int64_t bytes, int64_t allocated)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
+    if (!e) return;
+    memset(e, 0, sizeof *e);
+    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_MEMORY), sizeof *e,
+                          ip_self.phase};
+    e->ts = ip_clock_now();
+    e->ptr = 0x5500000000ull + (uint64_t)allocated;
+    e->bytes = bytes;
+    e->allocated = allocated;
+    e->device_type = 0;
+    e->device_index = -1;
+    ip_ring_commit(r, sizeof *e);
+}
+
 static void device(struct ip_replay_buf *b)
 {
     CUpti_ActivityDevice5 *d = ip_replay_add(b, CUPTI_ACTIVITY_KIND_DEVICE);
@@ -207,6 +232,41 @@ static int scenario_new(struct ip_replay_buf *b)
     return 0;
 }
 
+static pthread_barrier_t pin_step;
+
+static void *pin_thread(void *arg)
+{
+    (void)arg;
+    ip_phase_set(IP_NO_GRAD, 0, 0); /* a moment of its own: a phase only it is ever in */
+    cpu_alloc(1 * MIB, 1 * MIB);
+    ip_phase_set(IP_GRAD, 0, 0);     /* then as a thread that never sets a mode is */
+    pthread_barrier_wait(&pin_step); /* its span is open: the main thread may go on */
+    pthread_barrier_wait(&pin_step); /* the main thread's inference allocations are made */
+    cpu_alloc(-1 * MIB, 0);
+    return NULL;
+}
+
+static int scenario_pin(void)
+{
+    static const uint64_t it[] = {1000};
+    ip_phase_set(IP_GRAD, 0, 0);
+    iterations(ip_clock_now(), "iteration", it, 1); /* each phase ran something: named */
+    alloc(6 * MIB, 6 * MIB, 8 * MIB);
+    alloc(-4 * MIB, 2 * MIB, 8 * MIB);
+    pthread_barrier_init(&pin_step, NULL, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, pin_thread, NULL);
+    pthread_barrier_wait(&pin_step);
+    ip_phase_set(IP_INFERENCE_MODE, IP_DTYPE_BFLOAT16, 0);
+    iterations(ip_clock_now(), "iteration", it, 1);
+    alloc(7 * MIB, 9 * MIB, 10 * MIB);
+    alloc(-7 * MIB, 2 * MIB, 10 * MIB);
+    pthread_barrier_wait(&pin_step);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&pin_step);
+    return 0;
+}
+
 static int scenario_latency(void)
 {
     const char *us = getenv("FIXTURE_P50_US");
@@ -237,7 +297,7 @@ int main(int argc, char **argv)
     const char *scenario = getenv("FIXTURE_SCENARIO");
     if (argc < 2 || !scenario) {
         fprintf(stderr,
-                "usage: FIXTURE_SCENARIO=base|new|other|latency fixture_compare OUTPUT.db\n");
+                "usage: FIXTURE_SCENARIO=base|new|other|latency|pin fixture_compare OUTPUT.db\n");
         return 2;
     }
     struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
@@ -251,6 +311,7 @@ int main(int argc, char **argv)
     if (!strcmp(scenario, "base") || other) rc = scenario_base(&b);
     if (!strcmp(scenario, "new")) rc = scenario_new(&b);
     if (!strcmp(scenario, "latency")) rc = scenario_latency();
+    if (!strcmp(scenario, "pin")) rc = scenario_pin();
     ip_replay_complete(&b, other ? 3 : 0);
     const char *wait = getenv("FIXTURE_WAIT");
     if (rc == 0 && wait && !strcmp(wait, "1")) {

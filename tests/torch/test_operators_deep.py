@@ -66,16 +66,18 @@ class DeepOperators(TorchCase):
         gpu_db = os.path.join(self.dir, "with_gpu.db")
         shutil.copy(db, gpu_db)
         con = sqlite3.connect(gpu_db)
-        phase, ts = con.execute("SELECT phase, ts FROM tensor_memory t JOIN strings s"
-                                " ON s.id = t.op WHERE s.value = 'aten::cat'").fetchone()
+        # On the thread that made the CPU allocation (a thread allocates on the GPU in its own
+        # phase spans: report/run/phases.c).
+        phase, ts, tid = con.execute("SELECT phase, ts, tid FROM tensor_memory t JOIN strings s"
+                                     " ON s.id = t.op WHERE s.value = 'aten::cat'").fetchone()
         con.execute("INSERT INTO strings (value) VALUES ('aten::gpu_only_op')")
         sid = con.execute("SELECT id FROM strings WHERE value = 'aten::gpu_only_op'").fetchone()[0]
         con.execute("INSERT INTO tensor_memory (ts, tid, phase, device_type, device_index, ptr,"
-                    " bytes, allocated, reserved, op) VALUES (?, 1, ?, 1, 0, 1, 4096, 4096,"
-                    " 2097152, ?)", (ts + 1, phase, sid))
+                    " bytes, allocated, reserved, op) VALUES (?, ?, ?, 1, 0, 1, 4096, 4096,"
+                    " 2097152, ?)", (ts + 1, tid, phase, sid))
         con.execute("INSERT INTO tensor_memory (ts, tid, phase, device_type, device_index, ptr,"
-                    " bytes, allocated, reserved, op) VALUES (?, 1, ?, 1, 0, 1, -4096, 0,"
-                    " 2097152, ?)", (ts + 2, phase, sid))
+                    " bytes, allocated, reserved, op) VALUES (?, ?, ?, 1, 0, 1, -4096, 0,"
+                    " 2097152, ?)", (ts + 2, tid, phase, sid))
         con.commit()
         con.close()
         phases = {p["phase"]: p for p in self.report_json(gpu_db)["operator_phases"]}
