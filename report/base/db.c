@@ -238,6 +238,25 @@ int db_operators_every_call(struct sqlite3 *db)
     return all;
 }
 
+size_t db_rows_guess(struct sqlite3 *db, const char *table)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
+    int64_t n = db_int(db, sql, 0);
+    /* A rowid a program set far past the rows would ask for memory the rows never need. */
+    return n > 0 ? (size_t)(n < ((int64_t)1 << 22) ? n : ((int64_t)1 << 22)) : 0;
+}
+
+void db_grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return;
+    size_t c = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*v, c * size);
+    if (!p) cli_fail("out of memory");
+    *v = p;
+    *cap = c;
+}
+
 const char *db_operator_calls(struct sqlite3 *db)
 {
     int64_t calls;

@@ -23,15 +23,15 @@ static void load(sqlite3 *db, struct kern_rows *k)
     /* Ids are 1, 2, 3...: where they are, a row's signature is found by its id at once. */
     int dense = 1;
     for (size_t i = 0; i < k->nsigs && dense; i++) dense = k->sigs[i].id == (int64_t)i + 1;
-    cap = (size_t)db_int(db, "SELECT count(*) FROM kernel_rows", 0);
-    if (!cap) return;
-    if (!(k->v = malloc(cap * sizeof *k->v))) cli_fail("out of memory");
+    cap = db_rows_guess(db, "kernel_rows");
+    if (cap && !(k->v = malloc(cap * sizeof *k->v))) cli_fail("out of memory");
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT start, dur, %s, corr, sig, %s FROM kernel_rows",
              db_has_column(db, "kernel_rows", "iter") ? "iter" : "NULL",
              db_has_column(db, "kernel_rows", "op") ? "op" : "NULL");
     st = db_prepare(db, sql);
-    while (k->n < cap && db_step(st)) {
+    while (db_step(st)) {
+        db_grow((void **)&k->v, &cap, k->n, sizeof *k->v);
         struct kern_row *r = &k->v[k->n++];
         r->start = sqlite3_column_int64(st, 0);
         r->dur = sqlite3_column_int64(st, 1);

@@ -40,9 +40,8 @@ static void time_order(struct mem_rows *m)
 static void load(sqlite3 *db, struct mem_rows *m)
 {
     if (!db_has_table(db, "tensor_memory")) return;
-    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0);
-    if (!cap) return;
-    if (!(m->v = malloc(cap * sizeof *m->v))) cli_fail("out of memory");
+    size_t cap = db_rows_guess(db, "tensor_memory");
+    if (cap && !(m->v = malloc(cap * sizeof *m->v))) cli_fail("out of memory");
     int op = db_has_column(db, "tensor_memory", "op");
     /* Each GPU's memory (CUPTI's device records): a report of more allocated or reserved than
      * the GPU holds is no reading any machine gives, left out of every figure and counted. */
@@ -63,7 +62,8 @@ static void load(sqlite3 *db, struct mem_rows *m)
      * that every reader of the totals (timeline, peaks) sees the allocator's. */
     int64_t cpu_alloc[65] = {0}, cpu_resv[65];
     for (int k = 0; k < 65; k++) cpu_resv[k] = -1;
-    while (m->n < cap && db_step(st)) {
+    while (db_step(st)) {
+        db_grow((void **)&m->v, &cap, m->n, sizeof *m->v);
         struct mem_row *r = &m->v[m->n];
         r->seq = (uint32_t)m->n++;
         r->ts = sqlite3_column_int64(st, 0);

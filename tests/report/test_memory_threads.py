@@ -39,6 +39,26 @@ class MemoryThreads(Case):
         self.assertIn("Peak memory inference/bf16 sets the peak, 9.00MiB allocated on cuda:0",
                       text)
 
+    def test_rowids_far_past_the_rows_and_below_one(self):
+        # The report sizes its arrays from the largest rowid (report/base/db.c db_rows_guess),
+        # not a count: a rowid set near 2^63, and one below 1, must neither ask for the memory
+        # the largest implies nor lose a row.
+        import sqlite3
+        db = build(self.dir, "pin", "pin")
+        con = sqlite3.connect(db)
+        with con:
+            ts, tid, phase = con.execute("SELECT ts, tid, phase FROM tensor_memory WHERE"
+                                         " device_type = 1 AND allocated = ?", (9 * MIB,)).fetchone()
+            for rowid, dt, alloc in ((9000000000000000000, 1, 10 * MIB), (-5, 2, 12 * MIB)):
+                con.execute("INSERT INTO tensor_memory(rowid, ts, tid, phase, device_type,"
+                            " device_index, ptr, bytes, allocated, reserved) VALUES"
+                            " (?, ?, ?, ?, 1, 0, 1, 4096, ?, ?)",
+                            (rowid, ts + dt, tid, phase, alloc, alloc))
+        con.close()
+        phases = {p["label"]: p for p in self.report_json(db)["phases"]}
+        self.assertEqual(phases["inference_mode | autocast bf16"]["peak_allocated_bytes"],
+                         12 * MIB)
+
 
 if __name__ == "__main__":
     main()
