@@ -117,8 +117,9 @@ static void iterations(uint64_t from, const char *text, const uint64_t *dur, int
     }
 }
 
-/* One allocator report on cuda:0, as the libtorch collector's hook records it. */
-static void alloc(int64_t bytes, int64_t allocated, int64_t reserved)
+/* One allocator report, as the libtorch collector's hook records it: cuda:0's (c10's DeviceType
+ * CUDA, 1), or the CPU allocator's (type 0, index -1). */
+static void report_memory(int type, int index, int64_t bytes, int64_t allocated, int64_t reserved)
 {
     static uint64_t ptr = 0x7f0000000000ull;
     struct ip_ring *r;
@@ -132,27 +133,19 @@ static void alloc(int64_t bytes, int64_t allocated, int64_t reserved)
     e->bytes = bytes;
     e->allocated = allocated;
     e->reserved = reserved;
-    e->device_type = 1;
-    e->device_index = 0;
+    e->device_type = (int8_t)type;
+    e->device_index = (int8_t)index;
     ip_ring_commit(r, sizeof *e);
 }
 
-/* One report of the CPU allocator (c10's DeviceType CPU), as torch_cpumem.c records it. */
+static void alloc(int64_t bytes, int64_t allocated, int64_t reserved)
+{
+    report_memory(1, 0, bytes, allocated, reserved);
+}
+
 static void cpu_alloc(int64_t bytes, int64_t allocated)
 {
-    struct ip_ring *r;
-    struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
-    if (!e) return;
-    memset(e, 0, sizeof *e);
-    e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_MEMORY), sizeof *e,
-                          ip_self.phase};
-    e->ts = ip_clock_now();
-    e->ptr = 0x5500000000ull + (uint64_t)allocated;
-    e->bytes = bytes;
-    e->allocated = allocated;
-    e->device_type = 0;
-    e->device_index = -1;
-    ip_ring_commit(r, sizeof *e);
+    report_memory(0, -1, bytes, allocated, 0);
 }
 
 static void device(struct ip_replay_buf *b)
