@@ -531,8 +531,7 @@ const struct cudnn_searches *cudnn_searches_get(sqlite3 *db, const struct run_ph
     size_t cap = 0;
     int sorted = 1;
     while (db_step(st)) {
-        if (c->n == cap && !(c->v = realloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof *c->v)))
-            cli_fail("out of memory");
+        db_grow((void **)&c->v, &cap, c->n, sizeof *c->v);
         struct cudnn_search *x = &c->v[c->n++];
         x->start = sqlite3_column_int64(st, 0);
         x->dur = sqlite3_column_int64(st, 1);

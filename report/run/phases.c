@@ -187,10 +187,13 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
      * for the phase of the thread that made them. */
     struct run_devices *d = &p->devices;
     struct reporters w = {0};
-    sqlite3_stmt *st = db_prepare(db, "SELECT DISTINCT tid FROM iterations");
-    while (db_step(st))
-        reporters_add(&w, REPORT_MAX_DEVICES, (uint32_t)sqlite3_column_int64(st, 0));
-    sqlite3_finalize(st);
+    sqlite3_stmt *st;
+    if (db_has_table(db, "iterations")) {
+        st = db_prepare(db, "SELECT DISTINCT tid FROM iterations");
+        while (db_step(st))
+            reporters_add(&w, REPORT_MAX_DEVICES, (uint32_t)sqlite3_column_int64(st, 0));
+        sqlite3_finalize(st);
+    }
     for (size_t r = 0; r < nmem; r++) {
         const struct mem_row *x = &m->v[r];
         int k = device_of(d, x);
