@@ -44,6 +44,29 @@ void db_grow(void **v, size_t *cap, size_t n, size_t size);
  * exactly 0 is skipped with them: the total then holds at its last value). */
 #define DB_TENSOR_TOTALS "NOT (device_type = 0 AND allocated = 0)"
 
+/* The one-line failure db_prepare and db_step give, for an SQLite error (rc, msg) met reading
+ * path (NULL: the database opened last): damaged, a table missing, or else the message. */
+void db_fail_as(const char *path, int rc, const char *msg) __attribute__((noreturn));
+
+/* ---- a table read by several threads (db_scan.c) ------------------------------------------ */
+
+/* One row of a scan's statement into `row` (the scan's size in bytes). It runs on a reader
+ * thread: it may read ctx and the statement, nothing else of the report, and cannot fail. */
+typedef void (*db_scan_row)(struct sqlite3_stmt *st, void *row, void *ctx);
+
+/* The rows of `table` that `sql` selects, in rowid order (as one `SELECT ... FROM table` steps
+ * them), decoded by `row` into one malloc'ed array of *n rows (NULL when none). `sql` reads
+ * `table` alone and bounds it with "rowid BETWEEN ?1 AND ?2" in its WHERE. The rowids are cut
+ * into ranges read at once by as many threads as the report has CPUs (at most 8; the variable
+ * INFPROF_REPORT_THREADS sets the number, 1 for this thread alone), each with its own
+ * connection, when the file is finished (no -wal file: a live run's connections could see
+ * different commits) and the table holds more than 64 k rowids; errors as db_step's. */
+void *db_scan(struct sqlite3 *db, const char *table, const char *sql, size_t size, db_scan_row row,
+              void *ctx, size_t *n);
+/* path (the connection's own file) is still the file db_open opened for db: not replaced or
+ * removed since (a reader thread's connection opens it by its name). */
+int db_same_file(struct sqlite3 *db, const char *path);
+
 /* A column of a table (databases of older schemas lack some). */
 int db_has_column(struct sqlite3 *db, const char *table, const char *column);
 /* One integer from a query; fallback when it returns no row or NULL. */

@@ -8,6 +8,7 @@
 #include "kernrows.h"
 #include "../../profiler/stats.h"
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,46 +43,75 @@ static int fn_index(struct cudnn_run *r, const char *name)
  * fixture's report). */
 struct ext_pair {
     int64_t corr, ext; /* corr first: rstats_cmp_i64 orders by it */
+    size_t sum;        /* its external id's place in the sums */
 };
 struct ext_sum {
     int64_t ext, gpu, kernels; /* ext first */
 };
 
+static void pair_decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    (void)ctx;
+    *(struct ext_pair *)row =
+        (struct ext_pair){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), 0};
+}
+
 static struct ext_sum *linked_load(sqlite3 *db, const struct run_phases *p, size_t *nsums)
 {
     *nsums = 0;
     if (!db_has_table(db, "external_corr")) return NULL;
-    struct ext_pair *pv = NULL;
-    size_t np = 0, cap = 0;
-    sqlite3_stmt *st = db_prepare(db, "SELECT corr, ext_id FROM external_corr WHERE kind = 4"
-                                      " AND corr IS NOT NULL AND ext_id IS NOT NULL");
-    while (db_step(st)) {
-        if (np == cap && !(pv = realloc(pv, (cap = cap ? cap * 2 : 1024) * sizeof *pv)))
-            cli_fail("out of memory");
-        pv[np++] = (struct ext_pair){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
-    }
-    sqlite3_finalize(st);
+    size_t np;
+    struct ext_pair *pv = db_scan(db, "external_corr",
+                                  "SELECT corr, ext_id FROM external_corr WHERE kind = 4 AND corr"
+                                  " IS NOT NULL AND ext_id IS NOT NULL AND rowid BETWEEN ?1 AND ?2",
+                                  sizeof *pv, pair_decode, NULL, &np);
     if (!np) return NULL;
-    qsort(pv, np, sizeof *pv, rstats_cmp_i64);
-    /* Every external id once, in order, for the sums. */
+    /* The table is written in the order of the ids (corr, then ext): then nothing is sorted, and
+     * the kernels, in corr order too, meet their pairs walking. Any other order is sorted or
+     * searched. */
+    int by_corr = 1, by_ext = 1;
+    for (size_t i = 1; i < np; i++) {
+        by_corr &= pv[i].corr >= pv[i - 1].corr;
+        by_ext &= pv[i].ext >= pv[i - 1].ext;
+    }
+    if (!by_corr) qsort(pv, np, sizeof *pv, rstats_cmp_i64);
+    /* Every external id once, in order, for the sums; each pair's sum. */
     struct ext_sum *sv = malloc(np * sizeof *sv);
     if (!sv) cli_fail("out of memory");
-    for (size_t i = 0; i < np; i++) sv[i] = (struct ext_sum){pv[i].ext, 0, 0};
-    qsort(sv, np, sizeof *sv, rstats_cmp_i64);
     size_t ns = 0;
-    for (size_t i = 0; i < np; i++)
-        if (!ns || sv[ns - 1].ext != sv[i].ext) sv[ns++] = sv[i];
+    if (by_corr && by_ext) {
+        for (size_t i = 0; i < np; i++) {
+            if (!ns || sv[ns - 1].ext != pv[i].ext) sv[ns++] = (struct ext_sum){pv[i].ext, 0, 0};
+            pv[i].sum = ns - 1;
+        }
+    } else {
+        for (size_t i = 0; i < np; i++) sv[i] = (struct ext_sum){pv[i].ext, 0, 0};
+        qsort(sv, np, sizeof *sv, rstats_cmp_i64);
+        for (size_t i = 0; i < np; i++)
+            if (!ns || sv[ns - 1].ext != sv[i].ext) sv[ns++] = sv[i];
+        for (size_t i = 0; i < np; i++)
+            pv[i].sum =
+                (size_t)((struct ext_sum *)bsearch(&pv[i].ext, sv, ns, sizeof *sv, rstats_cmp_i64) -
+                         sv);
+    }
     const struct kern_rows *kr = kern_rows_get(db, p);
+    size_t at = 0; /* the first pair of corr at least the last kernel's */
+    int64_t last = INT64_MIN;
     for (size_t j = 0; j < kr->n; j++) {
         if (kr->v[j].sig < 0 || !kr->v[j].corr) continue; /* the kernels view's, with an id */
         int64_t corr = kr->v[j].corr;
-        struct ext_pair *x = bsearch(&corr, pv, np, sizeof *pv, rstats_cmp_i64);
-        if (!x) continue;
-        while (x > pv && x[-1].corr == corr) x--;
-        for (; x < pv + np && x->corr == corr; x++) {
-            struct ext_sum *e = bsearch(&x->ext, sv, ns, sizeof *sv, rstats_cmp_i64);
-            e->gpu += kr->v[j].dur;
-            e->kernels++;
+        if (corr >= last) {
+            while (at < np && pv[at].corr < corr) at++;
+        } else { /* out of order: searched */
+            struct ext_pair *x = bsearch(&corr, pv, np, sizeof *pv, rstats_cmp_i64);
+            if (!x) continue;
+            while (x > pv && x[-1].corr == corr) x--;
+            at = (size_t)(x - pv);
+        }
+        last = corr;
+        for (size_t x = at; x < np && pv[x].corr == corr; x++) {
+            sv[pv[x].sum].gpu += kr->v[j].dur;
+            sv[pv[x].sum].kernels++;
         }
     }
     free(pv);
@@ -125,46 +155,57 @@ static int cmp_call_start(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+struct sums {
+    const struct ext_sum *v;
+    size_t n;
+};
+
+/* One call (db_scan: on a reader thread, reading the linked sums only). */
+static void call_decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    const struct sums *s = ctx;
+    struct cudnn_call *k = row;
+    memset(k, 0, sizeof *k);
+    k->start = sqlite3_column_int64(st, 0);
+    k->dur = sqlite3_column_int64(st, 1);
+    k->status = sqlite3_column_int64(st, 2);
+    int64_t ext = sqlite3_column_int64(st, 3);
+    const struct ext_sum *e = sqlite3_column_type(st, 3) != SQLITE_NULL && s->n
+                                  ? bsearch(&ext, s->v, s->n, sizeof *s->v, rstats_cmp_i64)
+                                  : NULL;
+    k->gpu = e ? e->gpu : 0;
+    k->kernels = e ? e->kernels : 0;
+    k->shape = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+    k->plan = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
+    k->op = sqlite3_column_type(st, 6) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 6);
+    if (k->op < 0 || k->op >= CUDNN_OP_COUNT) k->op = CUDNN_OP_OTHER;
+    k->phase = sqlite3_column_int(st, 7);
+    k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+    k->linked = sqlite3_column_int(st, 9);
+    k->fn_id = sqlite3_column_type(st, 10) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 10);
+}
+
 static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run *r)
 {
     if (!db_has_table(db, "cudnn_calls")) return;
-    size_t nsums;
-    struct ext_sum *sums = linked_load(db, p, &nsums);
+    struct sums sums;
+    sums.v = linked_load(db, p, &sums.n);
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT c.start, c.dur, c.status, c.ext_id, %s, c.plan, c.op_kind, c.phase,"
-             " c.dtype, c.ext_id IS NOT NULL, c.fn_id FROM cudnn_calls c",
+             " c.dtype, c.ext_id IS NOT NULL, c.fn_id FROM cudnn_calls c"
+             " WHERE c.rowid BETWEEN ?1 AND ?2",
              db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
-    sqlite3_stmt *st = db_prepare(db, sql);
-    int cap = 0, sorted = 1;
-    while (db_step(st)) {
-        if (r->n == cap &&
-            !(r->v = realloc(r->v, sizeof *r->v * (size_t)(cap = cap ? cap * 2 : 256))))
-            cli_fail("out of memory");
-        struct cudnn_call *k = &r->v[r->n++];
-        k->start = sqlite3_column_int64(st, 0);
-        k->dur = sqlite3_column_int64(st, 1);
-        k->status = sqlite3_column_int64(st, 2);
-        int64_t ext = sqlite3_column_int64(st, 3);
-        struct ext_sum *e = sqlite3_column_type(st, 3) != SQLITE_NULL && nsums
-                                ? bsearch(&ext, sums, nsums, sizeof *sums, rstats_cmp_i64)
-                                : NULL;
-        k->gpu = e ? e->gpu : 0;
-        k->kernels = e ? e->kernels : 0;
-        k->shape = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
-        k->plan = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
-        k->op =
-            sqlite3_column_type(st, 6) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 6);
-        if (k->op < 0 || k->op >= CUDNN_OP_COUNT) k->op = CUDNN_OP_OTHER;
-        k->phase = sqlite3_column_int(st, 7);
-        k->dtype = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
-        k->linked = sqlite3_column_int(st, 9);
-        k->fn_id = sqlite3_column_type(st, 10) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 10);
-        k->seq = r->n;
-        if (r->n > 1 && k->start < k[-1].start) sorted = 0;
+    size_t n;
+    r->v = db_scan(db, "cudnn_calls", sql, sizeof *r->v, call_decode, &sums, &n);
+    free((void *)sums.v);
+    if (n > INT_MAX) cli_fail("%zu cuDNN calls: more than this report reads", n);
+    r->n = (int)n;
+    int sorted = 1;
+    for (int i = 0; i < r->n; i++) {
+        r->v[i].seq = i + 1;
+        if (i && r->v[i].start < r->v[i - 1].start) sorted = 0;
     }
-    sqlite3_finalize(st);
-    free(sums);
     if (!sorted) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
     /* The functions numbered in the order of their first call; a call whose function's name is
      * not stored is left out, as the join with strings left it out. */
@@ -516,6 +557,15 @@ static void searches_drop(void *x)
 
 const struct run_model run_model_cudnn_searches = {"cudnn_searches", searches_drop, 1};
 
+static void search_decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    (void)ctx;
+    struct cudnn_search *x = row;
+    x->start = sqlite3_column_int64(st, 0);
+    x->dur = sqlite3_column_int64(st, 1);
+    x->tid = sqlite3_column_int64(st, 2);
+}
+
 const struct cudnn_searches *cudnn_searches_get(sqlite3 *db, const struct run_phases *p)
 {
     void **slot = run_lazy_slot(p, &run_model_cudnn_searches);
@@ -524,21 +574,13 @@ const struct cudnn_searches *cudnn_searches_get(sqlite3 *db, const struct run_ph
     if (!c) cli_fail("out of memory");
     *slot = c;
     if (!db_has_table(db, "cudnn_calls")) return c;
-    sqlite3_stmt *st = db_prepare(db, "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN"
-                                      " (SELECT id FROM strings WHERE value LIKE 'cudnnFind%' OR"
-                                      " value LIKE 'cudnnGet%Algorithm%' OR"
-                                      " value = 'cudnnBackendFinalize')");
-    size_t cap = 0;
+    c->v = db_scan(db, "cudnn_calls",
+                   "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM strings"
+                   " WHERE value LIKE 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR value ="
+                   " 'cudnnBackendFinalize') AND rowid BETWEEN ?1 AND ?2",
+                   sizeof *c->v, search_decode, NULL, &c->n);
     int sorted = 1;
-    while (db_step(st)) {
-        db_grow((void **)&c->v, &cap, c->n, sizeof *c->v);
-        struct cudnn_search *x = &c->v[c->n++];
-        x->start = sqlite3_column_int64(st, 0);
-        x->dur = sqlite3_column_int64(st, 1);
-        x->tid = sqlite3_column_int64(st, 2);
-        if (c->n > 1 && x->start < x[-1].start) sorted = 0;
-    }
-    sqlite3_finalize(st);
+    for (size_t i = 1; i < c->n && sorted; i++) sorted = c->v[i].start >= c->v[i - 1].start;
     if (!sorted) qsort(c->v, c->n, sizeof *c->v, cmp_search);
     return c;
 }

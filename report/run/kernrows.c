@@ -9,6 +9,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+struct decode_ctx {
+    const struct kern_rows *k;
+    int dense; /* signature ids 1, 2, 3...: found by their id at once */
+};
+
+/* One kernel (db_scan: on a reader thread, reading the signatures only). */
+static void decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    const struct decode_ctx *c = ctx;
+    const struct kern_rows *k = c->k;
+    struct kern_row *r = row;
+    r->start = sqlite3_column_int64(st, 0);
+    r->dur = sqlite3_column_int64(st, 1);
+    r->iter =
+        sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER : sqlite3_column_int64(st, 2);
+    r->corr = (uint32_t)sqlite3_column_int64(st, 3);
+    r->op = (uint32_t)sqlite3_column_int64(st, 5);
+    int64_t sig = sqlite3_column_int64(st, 4);
+    r->sig = -1;
+    if (sqlite3_column_type(st, 4) == SQLITE_NULL) return;
+    if (c->dense) {
+        if (sig >= 1 && sig <= (int64_t)k->nsigs) r->sig = (int32_t)(sig - 1);
+    } else {
+        const struct ksig *g =
+            k->nsigs ? bsearch(&sig, k->sigs, k->nsigs, sizeof *k->sigs, rstats_cmp_i64) : NULL;
+        if (g) r->sig = (int32_t)(g - k->sigs);
+    }
+}
+
 static void load(sqlite3 *db, struct kern_rows *k)
 {
     if (!db_has_table(db, "kernel_rows")) return;
@@ -20,37 +49,14 @@ static void load(sqlite3 *db, struct kern_rows *k)
                                             sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2)};
     sqlite3_finalize(st);
     if (k->nsigs) qsort(k->sigs, k->nsigs, sizeof *k->sigs, rstats_cmp_i64);
-    /* Ids are 1, 2, 3...: where they are, a row's signature is found by its id at once. */
-    int dense = 1;
-    for (size_t i = 0; i < k->nsigs && dense; i++) dense = k->sigs[i].id == (int64_t)i + 1;
-    cap = db_rows_guess(db, "kernel_rows");
-    if (cap && !(k->v = malloc(cap * sizeof *k->v))) cli_fail("out of memory");
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT start, dur, %s, corr, sig, %s FROM kernel_rows",
+    struct decode_ctx c = {k, 1};
+    for (size_t i = 0; i < k->nsigs && c.dense; i++) c.dense = k->sigs[i].id == (int64_t)i + 1;
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "SELECT start, dur, %s, corr, sig, %s FROM kernel_rows WHERE rowid BETWEEN ?1 AND ?2",
              db_has_column(db, "kernel_rows", "iter") ? "iter" : "NULL",
              db_has_column(db, "kernel_rows", "op") ? "op" : "NULL");
-    st = db_prepare(db, sql);
-    while (db_step(st)) {
-        db_grow((void **)&k->v, &cap, k->n, sizeof *k->v);
-        struct kern_row *r = &k->v[k->n++];
-        r->start = sqlite3_column_int64(st, 0);
-        r->dur = sqlite3_column_int64(st, 1);
-        r->iter =
-            sqlite3_column_type(st, 2) == SQLITE_NULL ? KROW_NO_ITER : sqlite3_column_int64(st, 2);
-        r->corr = (uint32_t)sqlite3_column_int64(st, 3);
-        r->op = (uint32_t)sqlite3_column_int64(st, 5);
-        int64_t sig = sqlite3_column_int64(st, 4);
-        r->sig = -1;
-        if (sqlite3_column_type(st, 4) == SQLITE_NULL) continue;
-        if (dense) {
-            if (sig >= 1 && sig <= (int64_t)k->nsigs) r->sig = (int32_t)(sig - 1);
-        } else {
-            const struct ksig *g =
-                k->nsigs ? bsearch(&sig, k->sigs, k->nsigs, sizeof *k->sigs, rstats_cmp_i64) : NULL;
-            if (g) r->sig = (int32_t)(g - k->sigs);
-        }
-    }
-    sqlite3_finalize(st);
+    k->v = db_scan(db, "kernel_rows", sql, sizeof *k->v, decode, &c, &k->n);
 }
 
 static void kern_rows_drop(void *k)

@@ -37,11 +37,26 @@ static void time_order(struct mem_rows *m)
     }
 }
 
+/* One report as the table has it (db_scan: on a reader thread); the CPU totals, the reports
+ * left out and the order are made after, in the table's order. */
+static void decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    (void)ctx;
+    struct mem_row *r = row;
+    r->ts = sqlite3_column_int64(st, 0);
+    r->tid = (uint32_t)sqlite3_column_int64(st, 1);
+    r->phase = sqlite3_column_int(st, 2);
+    r->type = (int16_t)sqlite3_column_int(st, 3);
+    r->index = (int16_t)sqlite3_column_int(st, 4);
+    r->allocated = sqlite3_column_int64(st, 5);
+    r->reserved = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+    r->bytes = sqlite3_column_int64(st, 7);
+    r->op = sqlite3_column_int64(st, 8);
+}
+
 static void load(sqlite3 *db, struct mem_rows *m)
 {
     if (!db_has_table(db, "tensor_memory")) return;
-    size_t cap = db_rows_guess(db, "tensor_memory");
-    if (cap && !(m->v = malloc(cap * sizeof *m->v))) cli_fail("out of memory");
     int op = db_has_column(db, "tensor_memory", "op");
     /* Each GPU's memory (CUPTI's device records): a report of more allocated or reserved than
      * the GPU holds is no reading any machine gives, left out of every figure and counted. */
@@ -54,30 +69,24 @@ static void load(sqlite3 *db, struct mem_rows *m)
         }
         sqlite3_finalize(d);
     }
-    sqlite3_stmt *st = db_prepare(db, op ? "SELECT ts, tid, phase, device_type, device_index,"
-                                           " allocated, reserved, bytes, op FROM tensor_memory"
-                                         : "SELECT ts, tid, phase, device_type, device_index,"
-                                           " allocated, reserved, bytes, 0 FROM tensor_memory");
+    size_t n;
+    m->v = db_scan(db, "tensor_memory",
+                   op ? "SELECT ts, tid, phase, device_type, device_index, allocated, reserved,"
+                        " bytes, op FROM tensor_memory WHERE rowid BETWEEN ?1 AND ?2"
+                      : "SELECT ts, tid, phase, device_type, device_index, allocated, reserved,"
+                        " bytes, 0 FROM tensor_memory WHERE rowid BETWEEN ?1 AND ?2",
+                   sizeof *m->v, decode, NULL, &n);
     /* A CPU report without a total (DB_TENSOR_TOTALS) holds the CPU total it came between, so
      * that every reader of the totals (timeline, peaks) sees the allocator's. */
     int64_t cpu_alloc[65] = {0}, cpu_resv[65];
     for (int k = 0; k < 65; k++) cpu_resv[k] = -1;
-    while (db_step(st)) {
-        db_grow((void **)&m->v, &cap, m->n, sizeof *m->v);
+    for (size_t i = 0; i < n; i++) {
         struct mem_row *r = &m->v[m->n];
-        r->seq = (uint32_t)m->n++;
-        r->ts = sqlite3_column_int64(st, 0);
-        r->tid = (uint32_t)sqlite3_column_int64(st, 1);
-        r->phase = sqlite3_column_int(st, 2);
-        r->type = (int16_t)sqlite3_column_int(st, 3);
-        r->index = (int16_t)sqlite3_column_int(st, 4);
-        r->allocated = sqlite3_column_int64(st, 5);
-        r->reserved = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
-        r->bytes = sqlite3_column_int64(st, 7);
-        r->op = sqlite3_column_int64(st, 8);
+        *r = m->v[i];
+        r->seq = (uint32_t)i;
         if (r->type == 1 && r->index >= 0 && r->index < 64 && total[r->index] > 0 &&
             (r->allocated > total[r->index] || r->reserved > total[r->index])) {
-            m->n--, m->out_of_bounds++; /* CUDA (c10's DeviceType 1) */
+            m->out_of_bounds++; /* CUDA (c10's DeviceType 1) */
             continue;
         }
         if (r->type == 0 && r->index >= -1 && r->index < 64) {
@@ -91,8 +100,8 @@ static void load(sqlite3 *db, struct mem_rows *m)
             }
         }
         m->gpu |= r->type != 0;
+        m->n++;
     }
-    sqlite3_finalize(st);
     time_order(m);
 }
 
