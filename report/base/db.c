@@ -74,33 +74,6 @@ static int db_trace_cb(unsigned t, void *c, void *p, void *x)
     return 0;
 }
 
-/* The file each open connection read, as it was opened (db_same_file). */
-static struct opened {
-    sqlite3 *db;
-    dev_t dev;
-    ino_t ino;
-} opened[64];
-
-static void opened_note(sqlite3 *db, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return;
-    for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
-        if (!opened[i].db) {
-            opened[i] = (struct opened){db, st.st_dev, st.st_ino};
-            return;
-        }
-}
-
-int db_same_file(struct sqlite3 *db, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
-        if (opened[i].db == db) return opened[i].dev == st.st_dev && opened[i].ino == st.st_ino;
-    return 0;
-}
-
 struct sqlite3 *db_open(const char *path)
 {
     db_check_file(path);
@@ -131,14 +104,12 @@ struct sqlite3 *db_open(const char *path)
                  " update infprof to read it",
                  path, (long long)version, INFPROF_SCHEMA_VERSION);
     if (version < 1) cli_fail("%s has no infprof schema version; it is not readable", path);
-    opened_note(db, sqlite3_db_filename(db, "main"));
+    db_scan_threads(); /* a wrong INFPROF_REPORT_THREADS is told whatever the tables */
     return db;
 }
 
 void db_close(struct sqlite3 *db)
 {
-    for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
-        if (opened[i].db == db) opened[i].db = NULL;
     sqlite3_close(db);
 }
 

@@ -56,16 +56,17 @@ typedef void (*db_scan_row)(struct sqlite3_stmt *st, void *row, void *ctx);
 
 /* The rows of `table` that `sql` selects, in rowid order (as one `SELECT ... FROM table` steps
  * them), decoded by `row` into one malloc'ed array of *n rows (NULL when none). `sql` reads
- * `table` alone and bounds it with "rowid BETWEEN ?1 AND ?2" in its WHERE. The rowids are cut
- * into ranges read at once by as many threads as the report has CPUs (at most 8; the variable
- * INFPROF_REPORT_THREADS sets the number, 1 for this thread alone), each with its own
- * connection, when the file is finished (no -wal file: a live run's connections could see
- * different commits) and the table holds more than 64 k rowids; errors as db_step's. */
+ * `table` alone and its WHERE ends with "rowid BETWEEN ?1 AND ?2". The rowids are cut into
+ * ranges read at once by several threads (db_scan_threads), each through its own connection,
+ * while the report's connection holds a read transaction; one thread reads a table under 64 k
+ * rowids, the file of a run still being written (a -wal beside it: connections could see
+ * different commits), and a view or a table without rowids (whole: the range left out). Errors
+ * as db_step's. */
 void *db_scan(struct sqlite3 *db, const char *table, const char *sql, size_t size, db_scan_row row,
               void *ctx, size_t *n);
-/* path (the connection's own file) is still the file db_open opened for db: not replaced or
- * removed since (a reader thread's connection opens it by its name). */
-int db_same_file(struct sqlite3 *db, const char *path);
+/* The threads a scan reads with: INFPROF_REPORT_THREADS (1-64; anything else is one line and
+ * exit 2), else the CPUs the report may run on, at most 8. */
+int db_scan_threads(void);
 
 /* A column of a table (databases of older schemas lack some). */
 int db_has_column(struct sqlite3 *db, const char *table, const char *column);

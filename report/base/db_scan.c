@@ -2,10 +2,14 @@
  * db_scan.c: a table read by several threads at once (db.h). A long run's report spends most of
  * its time stepping the rows of three tables (the allocator's reports, the cuDNN calls, the
  * kernels: 200-400 ns a row, SQLite's decoding), and a run ten times as long has ten times the
- * rows. Each thread reads one range of rowids through its own connection into its own array; the
- * arrays are joined in rowid order, so the result is the one a single statement gives. A live
- * run's file (a -wal beside it) is read by this thread alone: separate connections could see
- * different commits.
+ * rows. Each thread reads one range of rowids through its own connection into its place in one
+ * array; the ranges are joined in rowid order, so the result is the one a single statement
+ * gives. While they read, the report's own connection holds a read transaction (no commit can
+ * come between two ranges), and each thread checks that its connection sees the same database
+ * (the meta table and the page count: a file renamed over the path is not read). A range a thread
+ * cannot read (no connection, no memory, the file locked or another) is read on the report's
+ * own connection. A live run's file (a -wal beside it), a view and a table without rowids are
+ * read by this thread alone, in one piece.
  */
 #include "cli.h"
 #include "db.h"
@@ -25,8 +29,16 @@
 /* More rowids than this: each thread grows an array of its own, joined after (a copy). */
 #define SCAN_MAX_ROWIDS (UINT64_C(1) << 28)
 
+#define SCAN_RANGE "rowid BETWEEN ?1 AND ?2" /* how every scan's statement ends */
+#define SCAN_STACK (512u << 10)              /* a reader's stack: SQLite's stepping needs little */
+/* The database as a connection sees it: the run's meta and the file's pages. */
+#define SCAN_SAME                                                                                  \
+    "SELECT (SELECT group_concat(key || '=' || quote(value), ',') FROM meta) ||"                   \
+    " '|' || (SELECT page_count FROM pragma_page_count())"
+
 struct scan_job {
     const char *sql, *path;
+    const char *same; /* SCAN_SAME on the report's connection */
     size_t size;
     db_scan_row row;
     void *ctx;
@@ -45,17 +57,18 @@ struct scan_part {
     int started;
 };
 
-/* The threads a report reads with: INFPROF_REPORT_THREADS, else the CPUs it may run on, at most
- * SCAN_MAX_THREADS. */
-static int scan_threads(void)
+/* The threads a report reads with: INFPROF_REPORT_THREADS (digits only), else the CPUs it may
+ * run on, at most SCAN_MAX_THREADS. */
+int db_scan_threads(void)
 {
     static int threads;
     if (threads) return threads;
     const char *e = getenv("INFPROF_REPORT_THREADS");
     if (e && *e) {
-        char *end;
-        long v = strtol(e, &end, 10);
-        if (*end || v < 1 || v > 64)
+        long v = 0;
+        const char *c = e;
+        while (*c >= '0' && *c <= '9' && v <= 64) v = v * 10 + (*c++ - '0');
+        if (*c || v < 1 || v > 64)
             cli_fail("INFPROF_REPORT_THREADS must be a number of threads from 1 to 64 (got '%s')",
                      e);
         return threads = (int)v;
@@ -67,6 +80,18 @@ static int scan_threads(void)
     else if (sysconf(_SC_NPROCESSORS_ONLN) > 0)
         cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     return threads = cpus < 1 ? 1 : cpus > SCAN_MAX_THREADS ? SCAN_MAX_THREADS : cpus;
+}
+
+/* What SCAN_SAME gives on db (malloc'ed), or NULL. */
+static char *scan_same(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db, SCAN_SAME, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        v = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
 }
 
 static void part_error(struct scan_part *p, int rc, const char *msg)
@@ -109,31 +134,59 @@ static void part_read(struct scan_part *p, sqlite3 *db)
     sqlite3_finalize(st);
 }
 
+/* A part a reader could not read, given back to the report's connection: its rows dropped. */
+static void part_retry(struct scan_part *p)
+{
+    p->unopened = 1;
+    p->n = 0;
+    p->rc = SQLITE_OK;
+    if (!p->fixed) free(p->v), p->v = NULL, p->cap = 0;
+}
+
 static void *part_thread(void *arg)
 {
     struct scan_part *p = arg;
     sqlite3 *db = NULL;
+    char *same = NULL;
+    /* Its own read transaction, begun by reading what tells the database apart. */
     if (sqlite3_open_v2(p->job->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        p->unopened = 1; /* no descriptor left, say: read on the report's own connection */
+            SQLITE_OK ||
+        sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK || !(same = scan_same(db)) ||
+        strcmp(same, p->job->same) != 0) {
+        p->unopened = 1; /* no descriptor or memory left, or another file: read by the report */
     } else {
-        sqlite3_busy_timeout(db, 2000);
         part_read(p, db);
+        /* Out of memory, or locked (a writer waiting for the report's own lock): read again by
+         * the report's connection, which holds what it needs. */
+        int rc = p->rc & 0xff;
+        if (rc == SQLITE_NOMEM || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) part_retry(p);
     }
+    free(same);
     sqlite3_close(db);
     return NULL;
 }
 
+/* A table of rowids (not a view, not WITHOUT ROWID): what a range of rowids can cut. */
+static int rowid_table(sqlite3 *db, const char *table)
+{
+    sqlite3_stmt *q = db_prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND"
+                                     " name = ? AND upper(sql) NOT LIKE '%WITHOUT%ROWID%'");
+    sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+    int yes = db_step(q);
+    sqlite3_finalize(q);
+    return yes;
+}
+
 /* How many threads read this table: 1 for a live file, a small table or an SQLite built
- * without threads. */
+ * without threads; several, each a range of [*lo, *hi], the rowids it holds (read inside the
+ * report's read transaction, as the ranges will be). */
 static int scan_parts(sqlite3 *db, const char *path, const char *table, int64_t *lo, int64_t *hi)
 {
-    int threads = scan_threads();
+    int threads = db_scan_threads();
     if (threads < 2 || !sqlite3_threadsafe() || !path || !*path) return 1;
     char wal[4096];
     struct stat st;
-    if ((size_t)snprintf(wal, sizeof wal, "%s-wal", path) >= sizeof wal || stat(wal, &st) == 0 ||
-        !db_same_file(db, path))
+    if ((size_t)snprintf(wal, sizeof wal, "%s-wal", path) >= sizeof wal || stat(wal, &st) == 0)
         return 1;
     /* Each end its own statement: SQLite reads one end of the b-tree for a lone min() or max(),
      * every row for the two together. */
@@ -148,21 +201,41 @@ static int scan_parts(sqlite3 *db, const char *path, const char *table, int64_t 
     }
     /* Rowids spread far apart (a program's own, or near 2^63) are read in one piece. */
     uint64_t span = (uint64_t)*hi - (uint64_t)*lo;
-    if (span < SCAN_MIN_ROWIDS || span > (UINT64_C(1) << 40)) {
-        *lo = INT64_MIN, *hi = INT64_MAX;
-        return 1;
-    }
+    if (span < SCAN_MIN_ROWIDS || span > (UINT64_C(1) << 40)) return 1;
     return threads;
+}
+
+/* The statement without its range, for a table read in one piece (a view has no rowids). */
+static char *whole_sql(const char *sql)
+{
+    size_t n = strlen(sql) - strlen(SCAN_RANGE);
+    char *w = malloc(n + 2);
+    if (!w) cli_fail("out of memory");
+    memcpy(w, sql, n);
+    memcpy(w + n, "1", 2);
+    return w;
 }
 
 void *db_scan(sqlite3 *db, const char *table, const char *sql, size_t size, db_scan_row row,
               void *ctx, size_t *n)
 {
     *n = 0;
+    size_t len = strlen(sql);
+    if (len < strlen(SCAN_RANGE) || strcmp(sql + len - strlen(SCAN_RANGE), SCAN_RANGE))
+        cli_fail("internal error: a scan of %s does not end with " SCAN_RANGE, table);
     const char *path = sqlite3_db_filename(db, "main");
-    struct scan_job job = {sql, path, size, row, ctx};
+    char *whole = rowid_table(db, table) ? NULL : whole_sql(sql);
+    struct scan_job job = {whole ? whole : sql, path, NULL, size, row, ctx};
     int64_t lo = INT64_MIN, hi = INT64_MAX;
-    int np = scan_parts(db, path, table, &lo, &hi);
+    /* Several threads: the report's connection in a read transaction first (unless one is open
+     * already), which no writer can commit past while it lasts. */
+    int began = 0, np = 1;
+    if (!whole && db_scan_threads() > 1) {
+        began = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
+        job.same = scan_same(db);
+        if (job.same) np = scan_parts(db, path, table, &lo, &hi);
+        if (np == 1) lo = INT64_MIN, hi = INT64_MAX;
+    }
     struct scan_part parts[64];
     if (np > (int)(sizeof parts / sizeof parts[0])) np = (int)(sizeof parts / sizeof parts[0]);
     uint64_t span = (uint64_t)hi - (uint64_t)lo, step = span / (uint64_t)np;
@@ -187,17 +260,25 @@ void *db_scan(sqlite3 *db, const char *table, const char *sql, size_t size, db_s
         if (parts[0].cap && !(parts[0].v = malloc(parts[0].cap * size))) cli_fail("out of memory");
     } /* else each part grows its own array, joined below */
     /* The first range on this thread and its connection, the others each on a thread of its
-     * own (one that cannot start is read here after). */
+     * own (one that cannot start, or cannot read its range, is read here after). */
+    pthread_attr_t attr;
+    int attr_ok = np > 1 && pthread_attr_init(&attr) == 0;
+    if (attr_ok) pthread_attr_setstacksize(&attr, SCAN_STACK);
     for (int i = 1; i < np; i++)
-        parts[i].started = pthread_create(&parts[i].thread, NULL, part_thread, &parts[i]) == 0;
+        parts[i].started =
+            pthread_create(&parts[i].thread, attr_ok ? &attr : NULL, part_thread, &parts[i]) == 0;
+    if (attr_ok) pthread_attr_destroy(&attr);
     part_read(&parts[0], db);
     for (int i = 1; i < np; i++) {
         if (parts[i].started)
             pthread_join(parts[i].thread, NULL);
         else
-            part_thread(&parts[i]);
+            part_retry(&parts[i]);
         if (parts[i].unopened) part_read(&parts[i], db);
     }
+    if (began) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    free((void *)job.same);
+    free(whole);
     for (int i = 0; i < np; i++) {
         if (parts[i].rc == SQLITE_OK) continue;
         if (parts[i].rc == SQLITE_NOMEM) cli_fail("out of memory");

@@ -194,7 +194,7 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
     snprintf(sql, sizeof sql,
              "SELECT c.start, c.dur, c.status, c.ext_id, %s, c.plan, c.op_kind, c.phase,"
              " c.dtype, c.ext_id IS NOT NULL, c.fn_id FROM cudnn_calls c"
-             " WHERE c.rowid BETWEEN ?1 AND ?2",
+             " WHERE rowid BETWEEN ?1 AND ?2",
              db_has_column(db, "cudnn_calls", "shape") ? "c.shape" : "NULL");
     size_t n;
     r->v = db_scan(db, "cudnn_calls", sql, sizeof *r->v, call_decode, &sums, &n);

@@ -4,15 +4,20 @@ number of threads (INFPROF_REPORT_THREADS), the report is the same, byte for byt
 run (the H100 ResNet-18 fixture, its allocator reports, kernels, cuDNN calls and external ids
 copied sixteen times over, so that each table passes the 65,536 rowids below which one thread
 reads), with rowids the program left sparse, far apart, or near 2^63, and on a live run's file
-(a -wal beside it), which one thread reads. A page damaged in the middle of a table fails the
-report on one line whichever thread meets it, and a wrong INFPROF_REPORT_THREADS is named."""
+(a -wal beside it), which one thread reads; a view put in a table's place (no rowids) read whole;
+under an address-space limit, what a thread cannot read read by the report's own connection. A
+page damaged in the middle of a table fails the report on one line whichever thread meets it,
+and a wrong INFPROF_REPORT_THREADS is named, whatever the database."""
+import json
 import lzma
 import os
 import re
+import resource
 import shutil
 import sqlite3
+import subprocess
 
-from harness import Case, main
+from harness import CLI, Case, main
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "h100")
 TABLES = ("tensor_memory", "kernel_rows", "cudnn_calls", "external_corr")
@@ -114,9 +119,41 @@ class ReportThreads(Case):
             self.assertOneErrorLine(r, "is damaged", os.path.basename(self.db))
 
     def test_a_wrong_number_of_threads_is_named(self):
-        for bad in ("0", "two", "65"):
-            r = self.cli("report", self.db, INFPROF_REPORT_THREADS=bad)
-            self.assertOneErrorLine(r, "INFPROF_REPORT_THREADS", bad)
+        small = os.path.join(self.dir, "small.db")  # no table a thread would cut
+        with lzma.open(os.path.join(DATA, "transformer-b8.db.xz")) as src, \
+                open(small, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        for db in (self.db, small):
+            for bad in ("0", "two", "65", "+2", " 2", "2 ", "-1"):
+                r = self.cli("report", db, INFPROF_REPORT_THREADS=bad)
+                self.assertOneErrorLine(r, "INFPROF_REPORT_THREADS", bad.strip())
+
+    def test_a_view_in_a_tables_place_is_read_whole(self):
+        # A view has no rowids (SQLite gives NULL): a range of them would find no row.
+        con = sqlite3.connect(self.db)
+        with con:
+            con.execute("ALTER TABLE tensor_memory RENAME TO tm_rows")
+            con.execute("CREATE VIEW tensor_memory AS SELECT * FROM tm_rows")
+        con.close()
+        ref = self.reports(self.db, 1)
+        self.assertEqual(self.reports(self.db, 3), ref)
+        memory = json.loads(ref[1])["memory"]
+        self.assertTrue(memory and any(r["peak_allocated_bytes"] for r in memory), memory)
+
+    def test_an_address_space_limit_reads_on_one_connection(self):
+        # Each reader thread's connection allocates in a malloc arena of its own (64 MB of
+        # address space reserved): under `ulimit -v` a range a thread cannot read is read by
+        # the report's connection, as with one thread (it failed "out of memory" before).
+        one = self.reports(self.db, 1)[1]
+        limit = 120 * 1024 * 1024
+
+        def capped():
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        env = self.env(False, INFPROF_REPORT_THREADS="8")
+        p = subprocess.run([CLI, "report", "--format", "json", self.db], env=env,
+                           capture_output=True, preexec_fn=capped, timeout=120)
+        self.assertEqual((p.returncode, p.stderr), (0, b""))
+        self.assertEqual(p.stdout, one)
 
 
 if __name__ == "__main__":
