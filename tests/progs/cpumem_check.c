@@ -161,25 +161,27 @@ int main(void)
           (long long)(blocks2 - blocks), (long long)atomic_load(&bad_totals));
 
     /* torch.profiler: a block made before it recorded and freed while it does goes to
-     * libtorch's Delete (its warning) and not to the profiler; one made while it records, and
-     * any before a debug info was ever pushed, is the profiler's as well. */
+     * libtorch's Delete (its warning) and not to the profiler; one made while it records is the
+     * profiler's as well. Before a debug info was ever pushed nothing is forwarded: c10's
+     * reportMemoryUsageToProfiler would find no profiler state on any thread. */
     int64_t d0 = atomic_load(&real_deletes), f0 = atomic_load(&forwarded);
     ip_torch_cpu_new(NULL, addr(900001), 10); /* before: nothing pushed */
     atomic_store(&profiling, 1);              /* on, but never pushed: not asked */
     ip_torch_cpu_delete(NULL, addr(900001));
-    CHECK(atomic_load(&real_deletes) == d0 && atomic_load(&forwarded) == f0 + 2,
-          "before any push: libtorch's answer was asked");
+    CHECK(atomic_load(&real_deletes) == d0 && atomic_load(&forwarded) == f0,
+          "before any push: libtorch's answer was asked, or %lld forwarded",
+          (long long)(atomic_load(&forwarded) - f0));
     atomic_store(&profiling, 0);
     ip_torch_cpu_new(NULL, addr(900002), 10);
     ip_torch_debug_push(2, NULL); /* the profiler starts */
     atomic_store(&profiling, 1);
     ip_torch_cpu_new(NULL, addr(900003), 10);
     ip_torch_cpu_delete(NULL, addr(900002)); /* made before it: libtorch's */
-    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 4,
+    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 1,
           "a block made before the profiler: %lld to libtorch's Delete, %lld forwarded",
           (long long)(atomic_load(&real_deletes) - d0), (long long)(atomic_load(&forwarded) - f0));
     ip_torch_cpu_delete(NULL, addr(900003)); /* made while it records: its own */
-    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 5,
+    CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 2,
           "a block made while the profiler recorded was not forwarded");
     CHECK(atomic_load(&cpumem_total) == 0, "total %lld after the profiler's blocks",
           (long long)atomic_load(&cpumem_total));
