@@ -104,7 +104,6 @@ struct sqlite3 *db_open(const char *path)
                  " update infprof to read it",
                  path, (long long)version, INFPROF_SCHEMA_VERSION);
     if (version < 1) cli_fail("%s has no infprof schema version; it is not readable", path);
-    db_scan_threads(); /* a wrong INFPROF_REPORT_THREADS is told whatever the tables */
     return db;
 }
 

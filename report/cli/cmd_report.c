@@ -90,6 +90,7 @@ int cmd_report(int argc, char **argv)
     if (o.run.window && npaths > 1)
         cli_fail("--window N reads one database's window N (got %d databases)", npaths);
     report_defaults(&o, &ro);
+    db_scan_threads(); /* a wrong INFPROF_REPORT_THREADS: one line, whatever the tables */
     if (npaths > 1) {
         int rc = report_several(paths, npaths, &o, &ro);
         free(paths);
