@@ -249,16 +249,6 @@ size_t db_rows_guess(struct sqlite3 *db, const char *table)
     return n > 0 ? (size_t)(n < ((int64_t)1 << 22) ? n : ((int64_t)1 << 22)) : 0;
 }
 
-void db_grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap) return;
-    size_t c = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*v, c * size);
-    if (!p) cli_fail("out of memory");
-    *v = p;
-    *cap = c;
-}
-
 const char *db_operator_calls(struct sqlite3 *db)
 {
     int64_t calls;

@@ -33,10 +33,8 @@ const char *db_operator_calls(struct sqlite3 *db);
 /* A first guess of a rowid table's rows, without counting them: its largest rowid (one step
  * down the b-tree; count(*) reads every page: 12 ms of the H200 fixture's tensor_memory, 10x
  * that for a run 10x as long), at most 4 M. Rows a program deleted make it larger than the
- * count; rowids set below 1 can make it smaller: a reader grows its array past it (db_grow). */
+ * count; rowids set below 1 can make it smaller: a reader grows its array past it (db_scan). */
 size_t db_rows_guess(struct sqlite3 *db, const char *table);
-/* Room for one more of size bytes each in *v (n used of *cap): doubled when full. */
-void db_grow(void **v, size_t *cap, size_t n, size_t size);
 /* The tensor_memory rows that carry a running total. In a database from before 2026-11-28 (second
  * session), c10's MapAllocator (shared memory: a DataLoader's batches) left CPU rows with allocated
  * 0, no total at all; since, the writer stores the CPU total with the shared blocks in it

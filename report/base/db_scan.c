@@ -114,7 +114,7 @@ static void part_read(struct scan_part *p, sqlite3 *db)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (p->n == p->cap) {
-            if (p->fixed) { /* more rows than rowids: the table changed under the reader */
+            if (p->fixed) { /* more rows than rowids (unique: never): not into the next range */
                 part_error(p, SQLITE_CORRUPT, "rows beyond their rowids' range");
                 break;
             }
