@@ -45,6 +45,23 @@ _UNSTABLE = [
 ]
 
 
+def unpack(xz, dst):
+    """A fixture database (tests/data/*.db.xz) unpacked to dst, for a test to read or edit."""
+    import lzma
+    with lzma.open(xz) as src, open(dst, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return dst
+
+
+def sanitized():
+    """The build was made with sanitizers (INFPROF_SANITIZE in its CMake cache)."""
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            return bool(re.search(r"^INFPROF_SANITIZE:STRING=\S", f.read(), re.M))
+    except OSError:
+        return False
+
+
 def resum_operators(con):
     """After a test edits torch_operators: the writer's sums of them (torch_operator_sums,
     collectors/torch_opsum.c), which the report reads in their place, made again from the

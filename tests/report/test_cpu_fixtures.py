@@ -5,12 +5,11 @@ apart from the latencies, while every count (the Phases table's steady iteration
 report of several processes, the Between table's gaps) keeps them as the steady iterations they
 are. A debug build (CI's clang and ASan builds run this tier) once aborted on it: the run model's
 invariant had forgotten them."""
-import lzma
 import os
 import shutil
 import sqlite3
 
-from harness import Case, main
+from harness import Case, main, unpack
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "cpu")
 
@@ -18,10 +17,8 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "data", "cpu")
 class SampledOperators(Case):
     def setUp(self):
         super().setUp()
-        self.db = os.path.join(self.dir, "a.db")
-        with lzma.open(os.path.join(DATA, "sampled-operators-mlp.db.xz")) as f, \
-                open(self.db, "wb") as out:
-            shutil.copyfileobj(f, out)
+        self.db = unpack(os.path.join(DATA, "sampled-operators-mlp.db.xz"),
+                         os.path.join(self.dir, "a.db"))
 
     def test_cut_operator_names_stay_readable_and_distinct(self):
         # The H200 run's operators at 100 columns (a 16-column name): the middle cut made

@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import tempfile
 
-from harness import BUILD, TORCH_PYTHON, Case, main, prog
+from harness import TORCH_PYTHON, Case, main, prog, sanitized
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "h100")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -277,10 +277,9 @@ document.body.setAttribute("data-clipped", JSON.stringify(out));
         self.assertTrue(all(re.search(r" \.\.\. .*~[0-9a-f]{6}$", t) for t in titles), titles)
 
     def test_cpu_run(self):
-        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-            if re.search(r"^INFPROF_SANITIZE:STRING=\S", f.read(), re.M):
-                self.skipTest("a sanitized library cannot be preloaded into Python (the"
-                              " pages of recorded databases are checked in this build)")
+        if sanitized():
+            self.skipTest("a sanitized library cannot be preloaded into Python (the"
+                          " pages of recorded databases are checked in this build)")
         script = os.path.join(self.dir, "cpu.py")
         with open(script, "w") as f:
             f.write(CPU_PROGRAM)

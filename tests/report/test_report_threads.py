@@ -9,15 +9,13 @@ under an address-space limit, what a thread cannot read read by the report's own
 page damaged in the middle of a table fails the report on one line whichever thread meets it,
 and a wrong INFPROF_REPORT_THREADS is named, whatever the database."""
 import json
-import lzma
 import os
 import re
 import resource
-import shutil
 import sqlite3
 import subprocess
 
-from harness import BUILD, CLI, Case, main
+from harness import CLI, Case, main, sanitized, unpack
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "h100")
 TABLES = ("tensor_memory", "kernel_rows", "cudnn_calls", "external_corr")
@@ -26,10 +24,8 @@ TABLES = ("tensor_memory", "kernel_rows", "cudnn_calls", "external_corr")
 class ReportThreads(Case):
     def setUp(self):
         super().setUp()
-        self.db = os.path.join(self.dir, "big.db")
-        with lzma.open(os.path.join(DATA, "resnet18-b8-python-cuda.db.xz")) as src, \
-                open(self.db, "wb") as dst:
-            shutil.copyfileobj(src, dst)
+        self.db = unpack(os.path.join(DATA, "resnet18-b8-python-cuda.db.xz"),
+                         os.path.join(self.dir, "big.db"))
         con = sqlite3.connect(self.db)
         with con:
             for table in TABLES:
@@ -119,10 +115,8 @@ class ReportThreads(Case):
             self.assertOneErrorLine(r, "is damaged", os.path.basename(self.db))
 
     def test_a_wrong_number_of_threads_is_named(self):
-        small = os.path.join(self.dir, "small.db")  # no table a thread would cut
-        with lzma.open(os.path.join(DATA, "transformer-b8.db.xz")) as src, \
-                open(small, "wb") as dst:
-            shutil.copyfileobj(src, dst)
+        # no table a thread would cut
+        small = unpack(os.path.join(DATA, "transformer-b8.db.xz"), os.path.join(self.dir, "s.db"))
         for db in (self.db, small):
             for bad in ("0", "two", "65", "+2", " 2", "2 ", "-1"):
                 r = self.cli("report", db, INFPROF_REPORT_THREADS=bad)
@@ -144,10 +138,9 @@ class ReportThreads(Case):
         # Each reader thread's connection allocates in a malloc arena of its own (64 MB of
         # address space reserved): under `ulimit -v` a range a thread cannot read is read by
         # the report's connection, as with one thread (it failed "out of memory" before).
-        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-            if re.search(r"^INFPROF_SANITIZE:STRING=\S", f.read(), re.M):
-                self.skipTest("a sanitized build reserves its shadow memory: no address-space"
-                              " limit fits it")
+        if sanitized():
+            self.skipTest("a sanitized build reserves its shadow memory: no address-space limit"
+                          " fits it")
         one = self.reports(self.db, 1)[1]
         limit = 120 * 1024 * 1024
 
