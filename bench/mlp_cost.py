@@ -5,8 +5,8 @@ module hooks, as a user's loop is.
 
 Two measures, because this machine's speed moves by 20-30% between runs of the same program:
 - wall: the mean forward of each configuration, run alternately, ROUNDS runs each (minimum and
-  median over the runs): plain; the defaults; each default collector off in turn; torch.profiler
-  (CPU activity, the anchor) beside them;
+  median over the runs): plain; the defaults; the defaults with the writer storing nothing; each
+  default collector off in turn; torch.profiler (CPU activity, the anchor) beside them;
 - --instructions: the instructions the program's main thread executes per forward, counted by
   valgrind's callgrind, which does not move with the machine: each configuration run with 200
   and with 1200 forwards, the difference over 1000 (start-up falls out). Slow: a few minutes a
@@ -15,10 +15,16 @@ Two measures, because this machine's speed moves by 20-30% between runs of the s
 
 Prints figures; asserts nothing.
 
-usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--instructions]"""
+--against=LIB adds the defaults with another build of libinfprof.so (a change measured against
+the build it changes, alternately, in one bench); its share/ must lie beside its lib/ as in a
+build tree (the Python hooks are found there).
+
+usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--instructions]
+       [--against=OTHER/lib/libinfprof.so]"""
 import os
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -30,9 +36,11 @@ from alternate import mlp_program, run_alternately
 PROG = mlp_program(20, 64, "no_grad", keep_from=0.05)  # the issue's MLP, the first 5% out
 
 
-def configs(lib):
+def configs(lib, against=None):
     on = {"LD_PRELOAD": lib}
-    return {"plain": {}, "defaults": dict(on),
+    other = {"defaults, --against": {"LD_PRELOAD": against}} if against else {}
+    return {"plain": {}, "defaults": dict(on), **other,
+            "writer stores nothing": {"MLP_COST_PRELOAD": lib},  # preloaded past the shell
             "python hooks off": dict(on, INFPROF_PYTHON="0"),
             "python hooks in Python": dict(on, INFPROF_PYTHON_FAST="0"),
             "operators off": dict(on, INFPROF_OPERATORS="0"),
@@ -41,9 +49,32 @@ def configs(lib):
             "torch.profiler": {}}
 
 
-def wall(lib, rounds, tmp):
-    got = run_alternately(configs(lib), lambda name: ["/usr/bin/python3", "-c", PROG, name,
-                                                      "3000"], rounds, tmp)
+def argv(name):
+    cmd = ["/usr/bin/python3", "-c", PROG, name, "3000"]
+    if name == "writer stores nothing":
+        # The hooks as with the defaults, the writer draining and counting but storing nothing:
+        # a file-size limit just above the new database's size stops its storing at once
+        # (profiler/writer.c, "came near the file-size limit"). Storage's share of the cost. The
+        # shell is not profiled: the program's database is the one named.
+        return ["bash", "-c", 'ulimit -f 1536; export LD_PRELOAD="$MLP_COST_PRELOAD"; exec "$@"',
+                "bash"] + cmd
+    return cmd
+
+
+def wall(lib, rounds, tmp, against=None):
+    got = run_alternately(configs(lib, against), argv, rounds, tmp)
+    stopped = 0
+    for r in range(rounds):  # did the limit stop the storing? (else the row would be a claim)
+        path = os.path.join(tmp, f"writer stores nothing{r}.db")
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                stopped += db.execute("SELECT count(*) FROM meta WHERE key = 'file_size_stop_ns'"
+                                      ).fetchone()[0] > 0
+        except sqlite3.Error:
+            pass
+    if stopped < rounds:
+        print(f"warning: the writer stored on in {rounds - stopped} of the {rounds} runs of "
+              f"'writer stores nothing': that row is not what it says")
     base_min, base_med = min(got["plain"]), statistics.median(got["plain"])
     print(f"mean forward, {rounds} alternating runs of 3000 forwards each (the first 5% left out)")
     for name, v in got.items():
@@ -77,7 +108,8 @@ def instructions(lib, tmp):
     if not shutil.which("valgrind"):
         print("instructions: valgrind not found (Debian: valgrind)")
         return
-    want = {k: v for k, v in configs(lib).items() if k != "torch.profiler"}
+    want = {k: v for k, v in configs(lib).items()
+            if k not in ("torch.profiler", "writer stores nothing")}
     jobs = [(name, extra, n) for name, extra in want.items() for n in (200, 1200)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         counts = list(pool.map(lambda j: main_thread_instructions(*j, tmp), jobs))
@@ -96,12 +128,14 @@ def main():
     lib = os.path.abspath(os.path.join(build, "lib", "libinfprof.so"))
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     rounds = int(args[0]) if args else 5
+    against = next((os.path.abspath(a.split("=", 1)[1]) for a in sys.argv[1:]
+                    if a.startswith("--against=")), None)
     tmp = tempfile.mkdtemp(prefix="infprof-mlp-cost-")
     try:
         if "--instructions" in sys.argv:
             instructions(lib, tmp)
         else:
-            wall(lib, rounds, tmp)
+            wall(lib, rounds, tmp, against)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
