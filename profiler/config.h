@@ -24,6 +24,7 @@ enum ip_cfg_id {
     IP_CFG_ITERATION_RANGE,
     IP_CFG_BATCH,
     IP_CFG_NVTX_EMIT,
+    IP_CFG_CLOCK,
     IP_CFG_COUNT
 };
 

@@ -154,6 +154,16 @@ static void writer_meta(struct ip_store *s)
     ip_store_meta_int(s, "writer_collectors_ns", (int64_t)wt.collectors_ns);
     ip_store_meta_int(s, "writer_commit_ns", (int64_t)wt.commit_ns);
     ip_store_meta_int(s, "writer_max_cycle_ns", (int64_t)wt.max_cycle_ns);
+    int source;
+    uint64_t steps;
+    int64_t max_error;
+    ip_clock_summary(&source, &steps, &max_error);
+    ip_store_meta_text(s, "clock_source",
+                       source == 1    ? "tsc"
+                       : source == -1 ? "clock_gettime (tsc given up)"
+                                      : "clock_gettime");
+    ip_store_meta_int(s, "clock_steps", (int64_t)steps);
+    ip_store_meta_int(s, "clock_max_error_ns", max_error);
 }
 
 /* Create the output file (its name claimed). 0 on success; failures are said at once. */
@@ -426,6 +436,7 @@ static void *writer_main(void *arg)
             ip_futex_wake(&writer_parked);
             return NULL;
         }
+        ip_clock_calibrate(); /* the clock's line kept on CLOCK_MONOTONIC (clock.h) */
         uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
             due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;

@@ -1,0 +1,193 @@
+/*
+ * clock.c: the writer's side of the run's clock (clock.h): the line that turns the TSC into
+ * CLOCK_MONOTONIC nanoseconds, kept on it.
+ *
+ * Used only where the kernel itself times CLOCK_MONOTONIC with the TSC (its clocksource is
+ * "tsc": it found the TSC constant, invariant and in step across CPUs) and INFPROF_CLOCK is
+ * auto. At each step (every IP_CLOCK_STEP_MS at most, from the writer's cycle) one pair is read,
+ * (TSC, CLOCK_MONOTONIC), the TSC on both sides of the clock_gettime, the closest of a few tries:
+ *  - the first pair starts the baseline; the line is used from the first step at least
+ *    CLOCK_FIRST_NS later, its slope the baseline's (ticks to ns since the first pair), placed
+ *    CLOCK_MARGIN_NS ahead of the pair so that no thread's clock goes back at the switch;
+ *  - every later step starts a new line where the old one is at that moment (the anchor is a TSC
+ *    read after the sequence count went odd: every reading of the old line came before it), with
+ *    the baseline's slope less what takes the line's distance from CLOCK_MONOTONIC back to 0 over
+ *    CLOCK_HORIZON_NS (at most 500 ppm either way);
+ *  - a distance over CLOCK_GIVE_UP_NS (the kernel gave the TSC up, or a suspended VM) ends the
+ *    line for good: clock_gettime from then on (a thread's clock waits, never goes back).
+ * The metadata says which (clock_source, clock_steps, clock_max_error_ns).
+ */
+#include "clock.h"
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CLOCK_FIRST_NS   20000000ll   /* the baseline before the line is used */
+#define CLOCK_MARGIN_NS  100ll        /* the line starts this far ahead */
+#define CLOCK_HORIZON_NS 1000000000ll /* a distance is taken back over this long */
+#define CLOCK_STEER_MAX  500000ll     /* ns of distance steered at most (500 ppm of the horizon) */
+#define CLOCK_GIVE_UP_NS 1000000ll
+
+struct ip_clock_line ip_clock_line;
+_Thread_local uint64_t ip_clock_last __attribute__((tls_model("initial-exec")));
+
+enum { CAL_UNSEEN = 0, CAL_BASELINE = 1, CAL_ON = 2, CAL_UNUSABLE = -1, CAL_GIVEN_UP = -2 };
+static struct {
+    int state;
+    uint64_t tsc_start, ns_start; /* the baseline's first pair */
+    uint64_t last_step_ns;
+    uint64_t steps;
+    int64_t max_error;
+} cal;
+
+static void clock_publish(uint64_t tsc0, uint64_t ns0, uint64_t mult, uint32_t on)
+{
+    uint32_t s = atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&ip_clock_line.tsc0, tsc0, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.ns0, ns0, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.mult, mult, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.frac0, 0, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.on, on, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.seq, s + 2, memory_order_release);
+}
+
+#if defined(__x86_64__)
+/* One step with the pair (tsc, ns). live: the writer's own step (the new line's anchor is read
+ * then); else a test's (the anchor is the pair's TSC). */
+static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
+{
+    if (tsc <= cal.tsc_start || ns <= cal.ns_start) return; /* nothing sensible to go by */
+    uint64_t dn = ns - cal.ns_start, dt = tsc - cal.tsc_start;
+    if (cal.state == CAL_BASELINE && dn < (uint64_t)CLOCK_FIRST_NS) return;
+    unsigned __int128 r = ((unsigned __int128)dn << 32) / dt;
+    if (!r || r >> 63) return;
+    int64_t rate = (int64_t)r;
+    cal.steps++;
+    if (cal.state == CAL_BASELINE) {
+        uint64_t at = ns + (uint64_t)CLOCK_MARGIN_NS;
+        clock_publish(tsc, at, (uint64_t)rate, 1);
+        cal.state = CAL_ON;
+        return;
+    }
+    uint64_t tsc0 = atomic_load_explicit(&ip_clock_line.tsc0, memory_order_relaxed);
+    uint64_t ns0 = atomic_load_explicit(&ip_clock_line.ns0, memory_order_relaxed);
+    uint64_t mult = atomic_load_explicit(&ip_clock_line.mult, memory_order_relaxed);
+    uint64_t frac0 = atomic_load_explicit(&ip_clock_line.frac0, memory_order_relaxed);
+    int64_t error = (int64_t)(ip_clock_line_at(tsc, tsc0, ns0, frac0, mult) - ns);
+    if (llabs(error) > cal.max_error) cal.max_error = llabs(error);
+    if (error > CLOCK_GIVE_UP_NS || error < -CLOCK_GIVE_UP_NS) {
+        clock_publish(tsc0, ns0, mult, 0);
+        cal.state = CAL_GIVEN_UP;
+        return;
+    }
+    int64_t steer = error > CLOCK_STEER_MAX    ? CLOCK_STEER_MAX
+                    : error < -CLOCK_STEER_MAX ? -CLOCK_STEER_MAX
+                                               : error;
+    int64_t slope = rate - (int64_t)((__int128)rate * steer / CLOCK_HORIZON_NS);
+    /* As clock_publish, with the anchor read once the count is odd (live): every reading of the
+     * old line that stands was taken before it. */
+    uint32_t s = atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t anchor = live ? ip_clock_rdtsc() : tsc;
+    if (anchor < tsc0) anchor = tsc0;
+    /* The old line at the anchor, its fraction kept (steps taken often would lose it). */
+    unsigned __int128 at =
+        ((unsigned __int128)ns0 << 32) + frac0 + (unsigned __int128)(anchor - tsc0) * mult;
+    atomic_store_explicit(&ip_clock_line.tsc0, anchor, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.ns0, (uint64_t)(at >> 32), memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.frac0, (uint64_t)(at & 0xffffffffu), memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.mult, (uint64_t)slope, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.seq, s + 2, memory_order_release);
+}
+#endif
+
+void ip_clock_step(uint64_t tsc, uint64_t ns, int usable)
+{
+#if defined(__x86_64__)
+    if (cal.state < 0) return;
+    if (cal.state == CAL_UNSEEN) {
+        cal.state = usable ? CAL_BASELINE : CAL_UNUSABLE;
+        cal.tsc_start = tsc, cal.ns_start = ns;
+        return;
+    }
+    clock_step_at(tsc, ns, 0);
+#else
+    (void)tsc, (void)ns, (void)usable;
+    cal.state = CAL_UNUSABLE;
+#endif
+}
+
+void ip_clock_reset(void)
+{
+    clock_publish(0, 0, 0, 0);
+    memset(&cal, 0, sizeof cal);
+}
+
+#if defined(__x86_64__)
+/* The kernel times CLOCK_MONOTONIC with the TSC, and INFPROF_CLOCK lets us do the same. */
+static int clock_tsc_usable(void)
+{
+    if (ip_cfg_int(IP_CFG_CLOCK) != 0) return 0;
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                  O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[16] = {0};
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+}
+
+/* A (TSC, CLOCK_MONOTONIC) pair: CLOCK_MONOTONIC on both sides of the TSC, the closest of four
+ * tries. 0 when even the closest is CLOCK_PAIR_MAX_NS wide (the thread was preempted in each):
+ * no step is taken with it. */
+#define CLOCK_PAIR_MAX_NS 20000u
+static int clock_pair(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = ip_clock_gettime(), t = ip_clock_rdtsc(), b = ip_clock_gettime();
+        if (b >= a && b - a < best) best = b - a, *tsc = t, *ns = a + (b - a) / 2;
+    }
+    return best <= CLOCK_PAIR_MAX_NS;
+}
+#endif
+
+void ip_clock_step_now(void)
+{
+#if defined(__x86_64__)
+    uint64_t tsc, ns;
+    if (cal.state == CAL_UNSEEN) {
+        if (!clock_tsc_usable()) {
+            ip_clock_step(0, 0, 0);
+            return;
+        }
+        if (clock_pair(&tsc, &ns)) ip_clock_step(tsc, ns, 1); /* else at the next step */
+        return;
+    }
+    if (cal.state > 0 && clock_pair(&tsc, &ns)) clock_step_at(tsc, ns, 1);
+#endif
+}
+
+void ip_clock_calibrate(void)
+{
+#if defined(__x86_64__)
+    if (cal.state < 0) return;
+    uint64_t now = ip_clock_gettime();
+    if (cal.state != CAL_UNSEEN && now - cal.last_step_ns < IP_CLOCK_STEP_MS * 1000000ull) return;
+    cal.last_step_ns = now;
+    ip_clock_step_now();
+#endif
+}
+
+void ip_clock_summary(int *source, uint64_t *steps, int64_t *max_error_ns)
+{
+    *source = cal.state == CAL_ON ? 1 : cal.state == CAL_GIVEN_UP ? -1 : 0;
+    *steps = cal.steps;
+    *max_error_ns = cal.max_error;
+}
