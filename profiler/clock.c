@@ -5,7 +5,8 @@
  * Used only where the kernel itself times CLOCK_MONOTONIC with the TSC (its clocksource is
  * "tsc": it found the TSC constant, invariant and in step across CPUs) and INFPROF_CLOCK is
  * auto. At each step (every IP_CLOCK_STEP_MS at most, from the writer's cycle) one pair is read,
- * (TSC, CLOCK_MONOTONIC), the TSC on both sides of the clock_gettime, the closest of a few tries:
+ * (TSC, CLOCK_MONOTONIC), CLOCK_MONOTONIC on both sides of the TSC, the closest of four tries
+ * (none wider than CLOCK_PAIR_MAX_NS: a preempted writer takes no step):
  *  - the first pair starts the baseline; the line is used from the first step at least
  *    CLOCK_FIRST_NS later, its slope the baseline's (ticks to ns since the first pair), placed
  *    CLOCK_MARGIN_NS ahead of the pair so that no thread's clock goes back at the switch;
@@ -15,6 +16,10 @@
  *    CLOCK_HORIZON_NS (at most 500 ppm either way);
  *  - a distance over CLOCK_GIVE_UP_NS (the kernel gave the TSC up, or a suspended VM) ends the
  *    line for good: clock_gettime from then on (a thread's clock waits, never goes back).
+ * Between steps the line keeps its slope: a writer held up for seconds (a long commit) leaves it
+ * to drift by what its last steer was (distances here: under 200 ns, so under a microsecond). The
+ * writer alone calls these; the state below is its own (a forked child's writer goes on with a
+ * copy).
  * The metadata says which (clock_source, clock_steps, clock_max_error_ns).
  */
 #include "clock.h"
