@@ -8,11 +8,12 @@
  * (TSC, CLOCK_MONOTONIC), CLOCK_MONOTONIC on both sides of the TSC, the closest of four tries
  * (none wider than CLOCK_PAIR_MAX_NS: a preempted writer takes no step):
  *  - the first pair starts the baseline; the line is used from the first step at least
- *    CLOCK_FIRST_NS later, its slope the baseline's (ticks to ns since the first pair), placed
- *    CLOCK_MARGIN_NS ahead of the pair so that no thread's clock goes back at the switch;
+ *    CLOCK_FIRST_NS later, on that step's pair, its slope the rate since the first pair (a
+ *    thread's clock that read a little past it waits: ip_clock_monotone);
  *  - every later step starts a new line where the old one is at that moment (the anchor is a TSC
- *    read after the sequence count went odd: every reading of the old line came before it), with
- *    the baseline's slope less what takes the line's distance from CLOCK_MONOTONIC back to 0 over
+ *    read after the sequence count went odd: every reading of the old line came before it), its
+ *    slope the rate over the last CLOCK_WINDOW_NS or more (so that it follows NTP slewing
+ *    CLOCK_MONOTONIC) less what takes the line's distance from CLOCK_MONOTONIC back to 0 over
  *    CLOCK_HORIZON_NS (at most 500 ppm either way);
  *  - a distance over CLOCK_GIVE_UP_NS (the kernel gave the TSC up, or a suspended VM) ends the
  *    line for good: clock_gettime from then on (a thread's clock waits, never goes back).
@@ -31,9 +32,9 @@
 #include <unistd.h>
 
 #define CLOCK_FIRST_NS   20000000ll   /* the baseline before the line is used */
-#define CLOCK_MARGIN_NS  100ll        /* the line starts this far ahead */
-#define CLOCK_HORIZON_NS 1000000000ll /* a distance is taken back over this long */
-#define CLOCK_STEER_MAX  500000ll     /* ns of distance steered at most (500 ppm of the horizon) */
+#define CLOCK_WINDOW_NS  500000000ll  /* the slope: the rate over at least this long, recent */
+#define CLOCK_HORIZON_NS 500000000ll  /* a distance is taken back over this long */
+#define CLOCK_STEER_MAX  (CLOCK_HORIZON_NS / 2000) /* distance steered at most: 500 ppm */
 #define CLOCK_GIVE_UP_NS 1000000ll
 
 struct ip_clock_line ip_clock_line;
@@ -46,7 +47,27 @@ static struct {
     uint64_t last_step_ns;
     uint64_t steps;
     int64_t max_error;
+    struct {
+        uint64_t tsc, ns;
+    } past[32];     /* the last pairs stepped with, oldest overwritten */
+    unsigned npast; /* pairs ever put in past */
 } cal;
+
+/* The pair to take the rate from at CLOCK_MONOTONIC ns: the latest one at least CLOCK_WINDOW_NS
+ * old, else the baseline's first. The rate follows a change of CLOCK_MONOTONIC's own (NTP
+ * slewing it) within a window, not the run's average. */
+static void clock_rate_from(uint64_t ns, uint64_t *tsc_from, uint64_t *ns_from)
+{
+    *tsc_from = cal.tsc_start, *ns_from = cal.ns_start;
+    unsigned n = cal.npast < 32 ? cal.npast : 32;
+    for (unsigned k = 1; k <= n; k++) {
+        unsigned i = (cal.npast - k) % 32;
+        if (cal.past[i].ns + (uint64_t)CLOCK_WINDOW_NS <= ns) {
+            *tsc_from = cal.past[i].tsc, *ns_from = cal.past[i].ns;
+            return;
+        }
+    }
+}
 
 static void clock_publish(uint64_t tsc0, uint64_t ns0, uint64_t mult, uint32_t on)
 {
@@ -67,15 +88,20 @@ static void clock_publish(uint64_t tsc0, uint64_t ns0, uint64_t mult, uint32_t o
 static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
 {
     if (tsc <= cal.tsc_start || ns <= cal.ns_start) return; /* nothing sensible to go by */
-    uint64_t dn = ns - cal.ns_start, dt = tsc - cal.tsc_start;
-    if (cal.state == CAL_BASELINE && dn < (uint64_t)CLOCK_FIRST_NS) return;
-    unsigned __int128 r = ((unsigned __int128)dn << 32) / dt;
+    if (cal.state == CAL_BASELINE && ns - cal.ns_start < (uint64_t)CLOCK_FIRST_NS) return;
+    uint64_t tsc_from, ns_from;
+    clock_rate_from(ns, &tsc_from, &ns_from);
+    if (tsc <= tsc_from || ns <= ns_from) return;
+    unsigned __int128 r = ((unsigned __int128)(ns - ns_from) << 32) / (tsc - tsc_from);
     if (!r || r >> 63) return;
     int64_t rate = (int64_t)r;
     cal.steps++;
+    cal.past[cal.npast % 32].tsc = tsc, cal.past[cal.npast % 32].ns = ns;
+    cal.npast++;
     if (cal.state == CAL_BASELINE) {
-        uint64_t at = ns + (uint64_t)CLOCK_MARGIN_NS;
-        clock_publish(tsc, at, (uint64_t)rate, 1);
+        /* On the pair: a thread whose last clock_gettime reading lies a little past it waits
+         * that long (ip_clock_monotone). */
+        clock_publish(tsc, ns, (uint64_t)rate, 1);
         cal.state = CAL_ON;
         return;
     }
@@ -188,6 +214,18 @@ void ip_clock_calibrate(void)
     cal.last_step_ns = now;
     ip_clock_step_now();
 #endif
+}
+
+void ip_clock_atfork_child(void)
+{
+    cal.steps = 0;
+    cal.max_error = 0;
+    uint32_t s = atomic_load(&ip_clock_line.seq);
+    if (!(s & 1)) return;
+    /* Caught half written: clock_gettime until the child's writer has a baseline of its own. */
+    atomic_store(&ip_clock_line.on, 0);
+    atomic_store(&ip_clock_line.seq, s + 1);
+    memset(&cal, 0, sizeof cal);
 }
 
 void ip_clock_summary(int *source, uint64_t *steps, int64_t *max_error_ns)

@@ -11,12 +11,14 @@
  *    clocksource is not the TSC, and off x86-64;
  *  - the TSC through a line the writer keeps on CLOCK_MONOTONIC (clock.c): ns = ns0 + (tsc -
  *    tsc0) * mult / 2^32, one unserialised rdtsc and a multiply (about 10 ns). The writer moves
- *    the line at every cycle, continuously (the new line starts where the old one is), steering
- *    its slope so that it meets CLOCK_MONOTONIC again within a second: within a few microseconds
- *    of it at all times (docs/internals.md, "Times"). Where the two part by more than a
- *    millisecond (the kernel gave up the TSC) the clock goes back to clock_gettime for good.
+ *    the line at every cycle, continuously (the new line starts where the old one is), its slope
+ *    the recent rate steered so that it meets CLOCK_MONOTONIC again within half a second: within
+ *    about 100 ns of it in our runs, some microseconds while NTP changes CLOCK_MONOTONIC's rate
+ *    (docs/internals.md, "Times"). Where the two part by more than a millisecond (the kernel
+ *    gave up the TSC) the clock goes back to clock_gettime for good.
  * The line is read under a sequence count (the writer changes it, never a hook); a reader that
- * finds it changing 64 times in a row reads clock_gettime instead, so a hook never waits.
+ * finds it being changed, or changed under it 64 times in a row, reads clock_gettime instead, so
+ * a hook never waits.
  */
 #ifndef INFPROF_CLOCK_H
 #define INFPROF_CLOCK_H
@@ -85,9 +87,8 @@ static inline uint64_t ip_clock_now(void)
             uint64_t frac0 = atomic_load_explicit(&ip_clock_line.frac0, memory_order_relaxed);
             uint64_t t = ip_clock_rdtsc();
             atomic_thread_fence(memory_order_acquire);
-            if (s & 1 || atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed) != s)
-                continue;
-            if (!on) break;
+            if (s & 1 || !on) break; /* the writer is moving it: this reading without it */
+            if (atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed) != s) continue;
             return ip_clock_monotone(ip_clock_line_at(t, tsc0, ns0, frac0, mult));
         }
     }
@@ -109,6 +110,9 @@ void ip_clock_step(uint64_t tsc, uint64_t ns, int usable);
 /* The writer's step now (ip_clock_calibrate without its pace). */
 void ip_clock_step_now(void);
 void ip_clock_reset(void);
+/* In a forked child: its writer's steps and distances are its own; a line the fork caught half
+ * written (its writer was stepping: not under writer_lock) is dropped, and a new baseline begun. */
+void ip_clock_atfork_child(void);
 
 static inline uint64_t ip_clock_realtime(void)
 {

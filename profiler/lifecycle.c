@@ -217,6 +217,7 @@ static void life_fork_child(void)
 {
     ip_fdguard_atfork_child(); /* first: the child may close what was the parent's */
     ip_writer_atfork_child();
+    ip_clock_atfork_child();
     ip_thread_atfork_child();
     ip_ring_atfork_child();
     ip_process_take();

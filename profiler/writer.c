@@ -436,7 +436,6 @@ static void *writer_main(void *arg)
             ip_futex_wake(&writer_parked);
             return NULL;
         }
-        ip_clock_calibrate(); /* the clock's line kept on CLOCK_MONOTONIC (clock.h) */
         uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
             due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;
@@ -459,6 +458,9 @@ static void *writer_main(void *arg)
         drains_seen = drains;
         last_cycle = now;
         pthread_mutex_lock(&writer_lock);
+        /* The clock's line kept on CLOCK_MONOTONIC (clock.h), under the lock: a fork, which takes
+         * it, never copies a line half-written. */
+        ip_clock_calibrate();
         writer_cycle(final);
         if (final) writer_close();
         pthread_mutex_unlock(&writer_lock);

@@ -214,6 +214,27 @@ static void operators_text(const struct runfacts *r, const struct run_phases *p,
         snprintf(out, n, "off (INFPROF_OPERATORS=0)");
 }
 
+/* How the run's events were timed (meta clock_source, from 2026-11-29; nothing before). */
+static void clock_text(const struct runfacts *r, char *out, size_t n)
+{
+    const char *source = runfacts_text(r, "clock_source");
+    int64_t err = 0;
+    out[0] = 0;
+    if (!source) return;
+    runfacts_int(r, "clock_max_error_ns", &err);
+    if (!strcmp(source, "tsc"))
+        snprintf(out, n,
+                 "CLOCK_MONOTONIC read through the TSC (within %lld ns of it at every check%s)",
+                 (long long)err, err > 50000 ? ": its rate was changed while the run lasted" : "");
+    else if (strstr(source, "given up"))
+        snprintf(out, n,
+                 "CLOCK_MONOTONIC through the TSC, then clock_gettime: the TSC parted from it by"
+                 " %lld ns (times around then may be off by that much)",
+                 (long long)err);
+    else
+        snprintf(out, n, "CLOCK_MONOTONIC (clock_gettime)");
+}
+
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
 {
     const struct runfacts *r = run_facts(db, p);
@@ -240,6 +261,7 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"python_module_hooks", "Python modules", COL_TEXT},
         {"operators", "Operators", COL_TEXT},
         {"observer_cost", "Our cost", COL_TEXT},
+        {"clock", "Clock", COL_TEXT},
         {"settings", "Settings", COL_TEXT},
         {"events_recorded", "Events", COL_INT},
         {"kernels", "Kernels", COL_INT},
@@ -307,6 +329,9 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     struct run_bounds bounds;
     run_bounds(db, p, &bounds);
     observer_text(r, p, &bounds, buf, sizeof buf); /* what infprof itself cost, as measured */
+    if (buf[0]) table_set_text(t, c, buf);
+    c++;
+    clock_text(r, buf, sizeof buf); /* how events were timed (profiler/clock.h) */
     if (buf[0]) table_set_text(t, c, buf);
     c++;
     /* The libtorch settings the program set (report/run/settings.c). */

@@ -17,12 +17,14 @@ UPDATE = os.environ.get("INFPROF_UPDATE_GOLDEN") == "1"
 
 # JSON/CSV keys of the run section, and the titles text and Markdown give them.
 RUN_KEYS = ("command", "pid", "host", "start_time", "start_unix_ns", "duration_ns",
-            "output_path", "infprof_version", "observer_cost")
+            "output_path", "infprof_version", "observer_cost", "clock")
 RUN_TITLES = ("Command", "PID", "Host", "Started", "Duration")
-# Present or not by the run (infprof's own CPU time needs two readings 10 ms apart): the row
+# Present or not by the run (infprof's own CPU time needs two readings 10 ms apart; the clock): the row
 # goes in text and Markdown, the value in JSON and CSV, whether it is there or not.
-RUN_ANY = ("observer_cost",)
-RUN_ANY_TITLES = ("Our cost",)
+# The clock: the TSC line where the run outlasted its baseline and the kernel times with the
+# TSC, else clock_gettime; the distance it was found at moves from run to run.
+RUN_ANY = ("observer_cost", "clock")
+RUN_ANY_TITLES = ("Our cost", "Clock")
 
 
 def _json(text):
