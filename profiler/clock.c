@@ -191,12 +191,22 @@ static int clock_pair(uint64_t *tsc, uint64_t *ns)
 }
 #endif
 
+/* Whether the TSC may be used, read once by ip_clock_init (-1: not yet). */
+static int clock_usable = -1;
+
+void ip_clock_init(void)
+{
+#if defined(__x86_64__)
+    if (clock_usable < 0) clock_usable = clock_tsc_usable();
+#endif
+}
+
 void ip_clock_step_now(void)
 {
 #if defined(__x86_64__)
     uint64_t tsc, ns;
     if (cal.state == CAL_UNSEEN) {
-        if (!clock_tsc_usable()) {
+        if (!(clock_usable >= 0 ? clock_usable : clock_tsc_usable())) {
             ip_clock_step(0, 0, 0);
             return;
         }

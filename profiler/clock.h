@@ -96,6 +96,10 @@ static inline uint64_t ip_clock_now(void)
     return ip_clock_monotone(ip_clock_gettime());
 }
 
+/* Read whether the TSC may be used (the kernel's clocksource, INFPROF_CLOCK), once, where the
+ * library starts (ip_writer_start, before the program runs: the file is opened there, not
+ * beside a program already handling its descriptors). */
+void ip_clock_init(void);
 /* Writer side (clock.c): keep the line on CLOCK_MONOTONIC. Called by the writer thread only, at
  * each of its cycles; does something at most every IP_CLOCK_STEP_MS. */
 #define IP_CLOCK_STEP_MS 50

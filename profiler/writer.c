@@ -512,6 +512,7 @@ int ip_writer_start(const char *pattern, int role, int lazy, uint64_t t0)
     atomic_store(&writer_done, 0);
     atomic_store(&writer_end_reason, "exit");
     memset(&wt, 0, sizeof wt);
+    ip_clock_init(); /* on this thread, at the start: the clocksource file (clock.h) */
     ip_ring_set_waker(writer_wake_for_ring);
     ip_ring_set_stop_word(&writer_forks);
     atomic_store(&ip_watch_resume, writer_resume_quietly);
