@@ -218,11 +218,14 @@ static void operators_text(const struct runfacts *r, const struct run_phases *p,
 static void clock_text(const struct runfacts *r, char *out, size_t n)
 {
     const char *source = runfacts_text(r, "clock_source");
-    int64_t err = 0;
+    int64_t err = 0, steps = 0;
     out[0] = 0;
     if (!source) return;
     runfacts_int(r, "clock_max_error_ns", &err);
-    if (!strcmp(source, "tsc"))
+    runfacts_int(r, "clock_steps", &steps);
+    if (!strcmp(source, "tsc") && steps < 2) /* on, and never checked since */
+        snprintf(out, n, "CLOCK_MONOTONIC read through the TSC");
+    else if (!strcmp(source, "tsc"))
         snprintf(out, n,
                  "CLOCK_MONOTONIC read through the TSC (within %lld ns of it at every check%s)",
                  (long long)err, err > 50000 ? ": its rate was changed while the run lasted" : "");
