@@ -14,7 +14,8 @@
  *    read after the sequence count went odd: every reading of the old line came before it), its
  *    slope the rate over the last CLOCK_WINDOW_NS or more (so that it follows NTP slewing
  *    CLOCK_MONOTONIC) less what takes the line's distance from CLOCK_MONOTONIC back to 0 over
- *    CLOCK_HORIZON_NS (at most 500 ppm either way);
+ *    CLOCK_HORIZON_NS, or twice the time since the last step where that is longer (at most 500
+ *    ppm either way);
  *  - a distance over CLOCK_GIVE_UP_NS (the kernel gave the TSC up, or a suspended VM) ends the
  *    line for good: clock_gettime from then on (a thread's clock waits, never goes back).
  * Between steps the line keeps its slope: a writer held up for seconds (a long commit) leaves it
@@ -34,8 +35,7 @@
 
 #define CLOCK_FIRST_NS   20000000ll   /* the baseline before the line is used */
 #define CLOCK_WINDOW_NS  500000000ll  /* the slope: the rate over at least this long, recent */
-#define CLOCK_HORIZON_NS 500000000ll  /* a distance is taken back over this long */
-#define CLOCK_STEER_MAX  (CLOCK_HORIZON_NS / 2000) /* distance steered at most: 500 ppm */
+#define CLOCK_HORIZON_NS 500000000ll  /* a distance is taken back over this long, at least */
 #define CLOCK_GIVE_UP_NS 1000000ll
 
 struct ip_clock_line ip_clock_line;
@@ -117,10 +117,15 @@ static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
         cal.state = CAL_GIVEN_UP;
         return;
     }
-    int64_t steer = error > CLOCK_STEER_MAX    ? CLOCK_STEER_MAX
-                    : error < -CLOCK_STEER_MAX ? -CLOCK_STEER_MAX
-                                               : error;
-    int64_t slope = rate - (int64_t)((__int128)rate * steer / CLOCK_HORIZON_NS);
+    /* Over at least twice the time since the last step: steps further apart than the horizon
+     * (a long INFPROF_FLUSH_MS, a stopped process) would overshoot, each the last's distance
+     * the other way and larger. At most 500 ppm. */
+    uint64_t last = cal.npast >= 2 ? cal.past[(cal.npast - 2) % 32].ns : cal.ns_start;
+    int64_t horizon = CLOCK_HORIZON_NS;
+    if (ns > last && (int64_t)(ns - last) > horizon / 2) horizon = 2 * (int64_t)(ns - last);
+    int64_t most = horizon / 2000;
+    int64_t steer = error > most ? most : error < -most ? -most : error;
+    int64_t slope = rate - (int64_t)((__int128)rate * steer / horizon);
     /* As clock_publish, with the anchor read once the count is odd (live): every reading of the
      * old line that stands was taken before it. */
     uint32_t s = atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed);

@@ -436,6 +436,12 @@ static void *writer_main(void *arg)
             ip_futex_wake(&writer_parked);
             return NULL;
         }
+        /* The clock's line kept on CLOCK_MONOTONIC (clock.h) at every wake (the ticks' too, not
+         * only the cycles: INFPROF_FLUSH_MS may be a second), under the lock: a fork, which takes
+         * it, never copies a line half written. */
+        pthread_mutex_lock(&writer_lock);
+        ip_clock_calibrate();
+        pthread_mutex_unlock(&writer_lock);
         uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
             due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;
@@ -458,9 +464,6 @@ static void *writer_main(void *arg)
         drains_seen = drains;
         last_cycle = now;
         pthread_mutex_lock(&writer_lock);
-        /* The clock's line kept on CLOCK_MONOTONIC (clock.h), under the lock: a fork, which takes
-         * it, never copies a line half-written. */
-        ip_clock_calibrate();
         writer_cycle(final);
         if (final) writer_close();
         pthread_mutex_unlock(&writer_lock);

@@ -131,6 +131,28 @@ static void slewed(void)
           worst_late);
 }
 
+/* Steps 1.5 s apart (INFPROF_FLUSH_MS=1000, a process stopped now and then), CLOCK_MONOTONIC
+ * 50 ppm faster from 5 s on: steered over twice the gap, the distance shrinks at each step
+ * instead of swinging back larger (a fixed half-second horizon swung to +-250 us). */
+static void sparse(void)
+{
+    const double hz = 2.5e9;
+    ip_clock_reset();
+    double worst_late = 0;
+    for (int k = 0; k <= 80; k++) {
+        double sec = k < 2 ? k * 0.05 : (k - 1) * 1.5, extra = sec > 5 ? (sec - 5) * 50e-6 : 0;
+        uint64_t tsc = 1000000 + (uint64_t)(sec * hz), ns = (uint64_t)(1e9 * (10 + sec + extra));
+        if (atomic_load(&ip_clock_line.on) && sec > 60) {
+            double d = fabs((double)line(tsc) - (double)ns);
+            if (d > worst_late) worst_late = d;
+        }
+        ip_clock_step(tsc, ns, 1);
+    }
+    CHECK(atomic_load(&ip_clock_line.on), "sparse steps: the line was given up");
+    CHECK(worst_late < 5000, "sparse steps: still %.0f ns from CLOCK_MONOTONIC after a minute",
+          worst_late);
+}
+
 /* A fork: the child's counts are its own; a line caught half written is dropped. */
 static void forked(void)
 {
@@ -234,6 +256,7 @@ int main(void)
 #if defined(__x86_64__)
     synthetic();
     slewed();
+    sparse();
     forked();
     live();
 #else
