@@ -70,15 +70,23 @@ static void clock_rate_from(uint64_t ns, uint64_t *tsc_from, uint64_t *ns_from)
     }
 }
 
-static void clock_publish(uint64_t tsc0, uint64_t ns0, uint64_t mult, uint32_t on)
+/* The writer's side of the sequence count: open (odd) before the line changes, close (even)
+ * with the new line. */
+static uint32_t clock_open(void)
 {
     uint32_t s = atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed);
     atomic_store_explicit(&ip_clock_line.seq, s + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    return s;
+}
+
+static void clock_close(uint32_t s, uint64_t tsc0, uint64_t ns0, uint64_t frac0, uint64_t mult,
+                        uint32_t on)
+{
     atomic_store_explicit(&ip_clock_line.tsc0, tsc0, memory_order_relaxed);
     atomic_store_explicit(&ip_clock_line.ns0, ns0, memory_order_relaxed);
+    atomic_store_explicit(&ip_clock_line.frac0, frac0, memory_order_relaxed);
     atomic_store_explicit(&ip_clock_line.mult, mult, memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.frac0, 0, memory_order_relaxed);
     atomic_store_explicit(&ip_clock_line.on, on, memory_order_relaxed);
     atomic_store_explicit(&ip_clock_line.seq, s + 2, memory_order_release);
 }
@@ -102,7 +110,7 @@ static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
     if (cal.state == CAL_BASELINE) {
         /* On the pair: a thread whose last clock_gettime reading lies a little past it waits
          * that long (ip_clock_monotone). */
-        clock_publish(tsc, ns, (uint64_t)rate, 1);
+        clock_close(clock_open(), tsc, ns, 0, (uint64_t)rate, 1);
         cal.state = CAL_ON;
         return;
     }
@@ -113,7 +121,7 @@ static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
     int64_t error = (int64_t)(ip_clock_line_at(tsc, tsc0, ns0, frac0, mult) - ns);
     if (llabs(error) > cal.max_error) cal.max_error = llabs(error);
     if (error > CLOCK_GIVE_UP_NS || error < -CLOCK_GIVE_UP_NS) {
-        clock_publish(tsc0, ns0, mult, 0);
+        clock_close(clock_open(), tsc0, ns0, frac0, mult, 0);
         cal.state = CAL_GIVEN_UP;
         return;
     }
@@ -126,21 +134,15 @@ static void clock_step_at(uint64_t tsc, uint64_t ns, int live)
     int64_t most = horizon / 2000;
     int64_t steer = error > most ? most : error < -most ? -most : error;
     int64_t slope = rate - (int64_t)((__int128)rate * steer / horizon);
-    /* As clock_publish, with the anchor read once the count is odd (live): every reading of the
-     * old line that stands was taken before it. */
-    uint32_t s = atomic_load_explicit(&ip_clock_line.seq, memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.seq, s + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
+    /* The anchor is read once the count is odd (live): every reading of the old line that
+     * stands was taken before it. */
+    uint32_t s = clock_open();
     uint64_t anchor = live ? ip_clock_rdtsc() : tsc;
     if (anchor < tsc0) anchor = tsc0;
     /* The old line at the anchor, its fraction kept (steps taken often would lose it). */
     unsigned __int128 at =
         ((unsigned __int128)ns0 << 32) + frac0 + (unsigned __int128)(anchor - tsc0) * mult;
-    atomic_store_explicit(&ip_clock_line.tsc0, anchor, memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.ns0, (uint64_t)(at >> 32), memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.frac0, (uint64_t)(at & 0xffffffffu), memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.mult, (uint64_t)slope, memory_order_relaxed);
-    atomic_store_explicit(&ip_clock_line.seq, s + 2, memory_order_release);
+    clock_close(s, anchor, (uint64_t)(at >> 32), (uint64_t)(at & 0xffffffffu), (uint64_t)slope, 1);
 }
 #endif
 
@@ -162,7 +164,7 @@ void ip_clock_step(uint64_t tsc, uint64_t ns, int usable)
 
 void ip_clock_reset(void)
 {
-    clock_publish(0, 0, 0, 0);
+    clock_close(clock_open(), 0, 0, 0, 0, 0);
     memset(&cal, 0, sizeof cal);
 }
 
