@@ -3,10 +3,16 @@ docs/performance.md "Defaults on a small model"). A 20-layer MLP (Linear 64 + Re
 calls a forward) at batch 1 under no_grad, unmarked: each forward is an iteration by the Python
 module hooks, as a user's loop is.
 
-Two measures, because this machine's speed moves by 20-30% between runs of the same program:
-- wall: the mean forward of each configuration, run alternately, ROUNDS runs each (minimum and
-  median over the runs): plain; the defaults; the defaults with the writer storing nothing; each
-  default collector off in turn; torch.profiler (CPU activity, the anchor) beside them;
+Three measures, because this machine's speed moves by 5-30% between runs of the same program:
+- wall, in lockstep (the default): ROUNDS sessions; in each, one process per configuration, all
+  alive at once, taking turns of 50 forwards each (about 6 ms), 60 turns (alternate.run_lockstep):
+  each configuration's time against plain's in the same turn, the median over the turns, then
+  the median over the sessions. The configurations: plain; the defaults; the defaults with the
+  writer storing nothing; each default collector off in turn; torch.profiler (CPU activity, the
+  anchor); plain again (what the bench resolves);
+- --separate: the mean forward of each configuration, run alternately as separate programs,
+  ROUNDS runs each (minimum and median over the runs): what earlier sessions measured, too
+  coarse here to resolve 3%;
 - --instructions: the instructions the program's main thread executes per forward, counted by
   valgrind's callgrind, which does not move with the machine: each configuration run with 200
   and with 1200 forwards, the difference over 1000 (start-up falls out). Slow: a few minutes a
@@ -19,8 +25,8 @@ Prints figures; asserts nothing.
 the build it changes, alternately, in one bench); its share/ must lie beside its lib/ as in a
 build tree (the Python hooks are found there).
 
-usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--instructions]
-       [--against=OTHER/lib/libinfprof.so]"""
+usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--separate]
+       [--instructions] [--against=OTHER/lib/libinfprof.so]"""
 import os
 import re
 import shutil
@@ -31,9 +37,12 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from alternate import mlp_program, run_alternately
+from alternate import (lockstep_ratios, lockstep_report, mlp_lockstep_program, mlp_program,
+                       run_alternately, run_lockstep)
 
 PROG = mlp_program(20, 64, "no_grad", keep_from=0.05)  # the issue's MLP, the first 5% out
+LOCKSTEP = mlp_lockstep_program(20, 64, "no_grad")
+LOCKSTEP_TURNS = 60
 
 
 def configs(lib, against=None):
@@ -45,12 +54,14 @@ def configs(lib, against=None):
             "python hooks in Python": dict(on, INFPROF_PYTHON_FAST="0"),
             "operators off": dict(on, INFPROF_OPERATORS="0"),
             "CPU memory off": dict(on, INFPROF_CPU_MEMORY="0"),
+            "memory not folded": dict(on, INFPROF_MEMORY_FOLD="0"),
             "operators 1 in 4": dict(on, INFPROF_OPERATORS_EVERY="4"),
             "torch.profiler": {}}
 
 
-def argv(name):
-    cmd = ["/usr/bin/python3", "-c", PROG, name, "3000"]
+def argv(name, *lockstep):
+    cmd = (["/usr/bin/python3", "-c", LOCKSTEP, name] + [str(a) for a in lockstep] + ["50", "300"]
+           if lockstep else ["/usr/bin/python3", "-c", PROG, name, "3000"])
     if name == "writer stores nothing":
         # The hooks as with the defaults, the writer draining and counting but storing nothing:
         # a file-size limit just above the new database's size stops its storing at once
@@ -61,20 +72,37 @@ def argv(name):
     return cmd
 
 
-def wall(lib, rounds, tmp, against=None):
-    got = run_alternately(configs(lib, against), argv, rounds, tmp)
+def stored_nothing(tmp, paths):
+    """Did the file-size limit stop the writer's storing in each run? (else the row would be a
+    claim)"""
     stopped = 0
-    for r in range(rounds):  # did the limit stop the storing? (else the row would be a claim)
-        path = os.path.join(tmp, f"writer stores nothing{r}.db")
+    for path in paths:
+        path = os.path.join(tmp, path)
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
                 stopped += db.execute("SELECT count(*) FROM meta WHERE key = 'file_size_stop_ns'"
                                       ).fetchone()[0] > 0
         except sqlite3.Error:
             pass
-    if stopped < rounds:
-        print(f"warning: the writer stored on in {rounds - stopped} of the {rounds} runs of "
-              f"'writer stores nothing': that row is not what it says")
+    if stopped < len(paths):
+        print(f"warning: the writer stored on in {len(paths) - stopped} of the {len(paths)} runs "
+              f"of 'writer stores nothing': that row is not what it says")
+
+
+def lockstep(lib, rounds, tmp, against=None):
+    sessions = []
+    cfg = dict(configs(lib, against), **{"plain again": {}})  # what the bench resolves
+    for r in range(rounds):
+        got = run_lockstep(cfg, argv, LOCKSTEP_TURNS, tmp, prefix=f"s{r}-")
+        sessions.append(lockstep_ratios(got))
+    stored_nothing(tmp, [f"s{r}-writer stores nothing.db" for r in range(rounds)])
+    print("turns of 50 forwards, one process per configuration, in lockstep")
+    lockstep_report(sessions, LOCKSTEP_TURNS)
+
+
+def wall(lib, rounds, tmp, against=None):
+    got = run_alternately(configs(lib, against), argv, rounds, tmp)
+    stored_nothing(tmp, [f"writer stores nothing{r}.db" for r in range(rounds)])
     base_min, base_med = min(got["plain"]), statistics.median(got["plain"])
     print(f"mean forward, {rounds} alternating runs of 3000 forwards each (the first 5% left out)")
     for name, v in got.items():
@@ -134,8 +162,10 @@ def main():
     try:
         if "--instructions" in sys.argv:
             instructions(lib, tmp)
-        else:
+        elif "--separate" in sys.argv:
             wall(lib, rounds, tmp, against)
+        else:
+            lockstep(lib, rounds, tmp, against)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -190,6 +190,12 @@ static inline __attribute__((always_inline)) void torch_memory_record(void *ptr,
         if (ip_torch_ready(0)) ip_torch_scope_arm();
         if (ip_self.phase != ip_self.emitted_phase) ip_phase_emit();
     }
+    /* Inside a forward iteration: folded (torch_memfold.c), no record of its own. */
+    if (ip_torch_memfold_on &&
+        ip_torch_memfold_add(bytes, allocated, reserved, dev.type, dev.index)) {
+        ip_hook_leave();
+        return;
+    }
     struct ip_ring *r;
     struct ip_ev_torch_memory *e = ip_ring_begin(sizeof *e, &r);
     if (e) {

@@ -60,3 +60,20 @@ CREATE TABLE gc_pauses (tid INTEGER, phase INTEGER, start INTEGER, dur INTEGER, 
 CREATE TABLE torch_operator_sums (
     phase INTEGER, name_id INTEGER, iter INTEGER, calls INTEGER, self INTEGER, dur INTEGER
 );
+
+-- Allocator reports folded (collectors/torch_memfold.c, INFPROF_MEMORY_FOLD=1, the default, from
+-- 2026-11-29 within schema 5: a database without the table has one row per report). Inside each
+-- outermost iteration that is a forward call (a Python module call, a TorchScript or AOTInductor
+-- call) whose operators were not captured, one thread's reports on one device in one phase are
+-- folded: tensor_memory keeps its levels (rows with fold = the reports folded, ptr and bytes 0:
+-- the lowest total, the highest, the highest reserved and the last, each at its report's time),
+-- and one row here
+-- its allocations: iter, start and end (its first and last reports, ns since t0), reports, allocs (of
+-- them bytes > 0), alloc_bytes, largest1-3 (its three largest allocations, 0 none). A count of
+-- allocations is the rows of tensor_memory with bytes > 0 plus allocs here.
+ALTER TABLE tensor_memory ADD COLUMN fold INTEGER;
+CREATE TABLE tensor_memory_folds (
+    tid INTEGER, phase INTEGER, device_type INTEGER, device_index INTEGER, iter INTEGER,
+    start INTEGER, end INTEGER, reports INTEGER, allocs INTEGER, alloc_bytes INTEGER,
+    largest1 INTEGER, largest2 INTEGER, largest3 INTEGER
+);

@@ -19,6 +19,7 @@
  * that amount is meta cpu_memory_inherited_bytes.
  */
 #include "registry.h"
+#include "torch_config.h"
 #include "torch_internal.h"
 #include "../profiler/watch.h"
 #include "../profiler/config.h"
@@ -41,7 +42,7 @@
 #include <unistd.h>
 
 static struct {
-    struct ip_batch *memory, *settings, *waits, *gc;
+    struct ip_batch *memory, *folds, *settings, *waits, *gc;
     int64_t batch;
     uint32_t written; /* ip_torch_found as of the last metadata written */
     int wrote;
@@ -69,10 +70,73 @@ static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
     return own + ti.shared;
 }
 
+/* The CPU total to store for a level of a fold: as a report's after the same total (above). */
+static int64_t cpu_memory_level(int64_t allocated)
+{
+    ti.cpu_total = allocated;
+    int64_t base = ti.inherited > 0 ? ti.inherited : 0;
+    int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
+    return own + ti.shared;
+}
+
+/* A fold of reports (torch_memfold.c): its levels in time order as tensor_memory rows (a level
+ * at the same time as the one before it, or the same as it, is left out), and its allocations
+ * as one tensor_memory_folds row. */
+static void memory_fold(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_memory_fold *e)
+{
+    if (!ti.memory || !ti.folds) return;
+    int cpu = e->device_type == 0;
+    if (e->device_type == 1) ip_watch_device((uint32_t)e->device_index);
+    if (cpu && ti.inherited < 0) ti.inherited = e->first_before > 0 ? e->first_before : 0;
+    struct {
+        uint64_t ts;
+        int64_t a, r, op;
+    } v[5] = {{e->lo_ts, e->lo, e->lo_res, 0},
+              {e->hi_ts, e->hi, e->hi_res, e->op},
+              {e->after_ts, e->after, e->after_res, 0},
+              {e->rmax_ts, e->rmax_alloc, e->rmax, 0},
+              {e->end, e->last, e->last_res, 0}};
+    for (int i = 1; i < 5; i++) /* in time order, stable (five) */
+        for (int k = i; k > 0 && v[k].ts < v[k - 1].ts; k--) {
+            __typeof__(v[0]) t = v[k];
+            v[k] = v[k - 1], v[k - 1] = t;
+        }
+    for (int i = 0; i < 5; i++) {
+        if (i && (v[i].ts == v[i - 1].ts || (v[i].a == v[i - 1].a && v[i].r == v[i - 1].r)))
+            continue;
+        int64_t *row = ip_batch_row(ti.memory);
+        row[0] = ip_store_rel(s, v[i].ts);
+        row[1] = tid;
+        row[2] = e->h.aux;
+        row[3] = e->device_type;
+        row[4] = e->device_index;
+        row[5] = 0;
+        row[6] = 0;
+        row[7] = cpu ? cpu_memory_level(v[i].a) : v[i].a;
+        row[8] = cpu ? 0 : v[i].r;
+        row[9] = ip_opname_string(s, (uint32_t)v[i].op);
+        row[10] = e->reports;
+    }
+    if (cpu) cpu_memory_level(e->last);
+    int64_t *row = ip_batch_row(ti.folds);
+    row[0] = tid;
+    row[1] = e->h.aux;
+    row[2] = e->device_type;
+    row[3] = e->device_index;
+    row[4] = e->iter;
+    row[5] = ip_store_rel(s, e->start);
+    row[6] = ip_store_rel(s, e->end);
+    row[7] = e->reports;
+    row[8] = e->allocs;
+    row[9] = e->alloc_bytes;
+    for (int k = 0; k < 3; k++) row[10 + k] = e->largest[k];
+}
+
 void ip_torch_ingest_prepare(struct ip_store *s)
 {
     memset(&ti, 0, sizeof ti);
-    ti.memory = ip_batch_open(s, "tensor_memory", 10);
+    ti.memory = ip_batch_open(s, "tensor_memory", 11);
+    ti.folds = ip_batch_open(s, "tensor_memory_folds", 13);
     ti.settings = ip_batch_open(s, "settings", 4);
     ti.waits = ip_batch_open(s, "input_waits", 4);
     ti.gc = ip_batch_open(s, "gc_pauses", 5);
@@ -99,8 +163,12 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[7] = e->device_type == 0 ? cpu_memory_total(e) : e->allocated;
         row[8] = e->device_type == 0 ? 0 : e->reserved; /* a shared block's own size: none */
         row[9] = ip_opname_string(s, e->op);
+        row[10] = IP_NULL;
         break;
     }
+    case IP_EV_TORCH_MEMORY_FOLD:
+        memory_fold(s, tid, (const struct ip_ev_torch_memory_fold *)ev);
+        break;
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
         int64_t batch = e->batch > 0 ? e->batch : ti.batch > 0 ? ti.batch : IP_NULL;
@@ -291,5 +359,15 @@ void ip_torch_ingest_finish(struct ip_store *s)
     }
     /* Setter calls made by libtorch's own guards, which left the phase alone. */
     ip_store_meta_int(s, "torch_internal_setter_calls", (int64_t)ip_torch_internal_calls());
+    if (atomic_load(&ip_torch_found) & (IP_TORCH_SEEN_MEMORY_113 | IP_TORCH_SEEN_MEMORY_2X)) {
+        uint64_t folded, folds;
+        ip_torch_memfold_counts(&folded, &folds);
+        ip_store_meta_text(s, "tensor_memory_mode",
+                           ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_MEMORY_FOLD)
+                               ? "folded per forward iteration"
+                               : "every report");
+        ip_store_meta_int(s, "tensor_memory_folded_reports", (int64_t)folded);
+        ip_store_meta_int(s, "tensor_memory_folds", (int64_t)folds);
+    }
     ip_torch_ops_finish(s);
 }

@@ -33,7 +33,8 @@ enum {
     IP_EV_TORCH_SETTING = 4,
     IP_EV_TORCH_INPUT_WAIT = 5,
     IP_EV_TORCH_GC = 6,
-    IP_EV_TORCH_OP_WINDOW = 7
+    IP_EV_TORCH_OP_WINDOW = 7,
+    IP_EV_TORCH_MEMORY_FOLD = 8
 };
 
 /* One allocator report (c10::reportMemoryUsageToProfiler). aux: phase of the calling thread. */
@@ -156,6 +157,42 @@ struct ip_ev_torch_op {
     uint16_t len;   /* bytes of name used */
     char name[IP_OP_NAME_MAX];
 };
+/* ---- torch_memfold.c: allocator reports folded per forward iteration ----------------------- */
+
+/* One thread's allocator reports on one device in one phase, inside one outermost iteration that
+ * is a forward call (torch_memfold.c). aux: the phase. Totals as the reports gave them. */
+struct ip_ev_torch_memory_fold {
+    struct ip_ev h;
+    uint64_t start, end;              /* its first and last reports */
+    uint64_t lo_ts, hi_ts, after_ts;  /* the lowest total, the highest, the lowest after it */
+    uint64_t rmax_ts;                 /* the highest reserved */
+    int64_t lo, lo_res, hi, hi_res;   /* allocated, reserved at the lowest and the highest */
+    int64_t after, after_res;         /* and at the lowest after the highest */
+    int64_t rmax_alloc, rmax;         /* allocated and reserved at the highest reserved */
+    int64_t last, last_res;           /* at its last report */
+    int64_t first_before;             /* allocated before its first report */
+    int64_t alloc_bytes, largest[3];  /* its allocations' bytes, the three largest */
+    uint32_t reports, allocs;         /* reports folded; of them allocations (bytes > 0) */
+    uint32_t iter, op;                /* its iteration; the operator at the highest (opname.h) */
+    int8_t device_type, device_index; /* c10::Device */
+    uint8_t pad[6];
+};
+
+/* The calling thread's reports are being folded: torch.c's report hook asks, then adds. */
+extern _Thread_local uint8_t ip_torch_memfold_on __attribute__((tls_model("initial-exec")));
+/* Folds one report; 0 when it is not foldable (it becomes a row as before). */
+int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int8_t type,
+                         int8_t index);
+/* An outermost forward iteration `id` began or ends on this thread (a Python module call, a
+ * TorchScript or AOTInductor call): its reports are folded from its begin (unless its operators
+ * are captured: INFPROF_OPERATORS=sampled keeps those whole) to its end, which writes them. */
+void ip_torch_memfold_begin(uint32_t id);
+void ip_torch_memfold_end(uint32_t id);
+/* Reports folded so far, and in how many folds (meta memory_folded_reports, memory_folds). */
+void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds);
+/* torch_ops.c: iteration `id` is the one whose operators this thread captures. */
+int ip_torch_ops_captured(uint32_t id);
+
 /* One sampled capture (INFPROF_OPERATORS=sampled): the outermost iteration `iter` had its
  * operators recorded from start to end. aux: the thread's phase at its end. */
 struct ip_ev_torch_op_window {

@@ -250,6 +250,11 @@ static void op_edge(uint32_t id, int begin)
     atomic_fetch_add_explicit(&op_windows, 1, memory_order_relaxed);
 }
 
+int ip_torch_ops_captured(uint32_t id)
+{
+    return id && cap.iter == id;
+}
+
 void ip_torch_ops_arm(void)
 {
     int mode = (int)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS);

@@ -219,6 +219,7 @@ int infprof_py_begin(void)
     if (ip_self.jit_depth < UINT8_MAX) ip_self.jit_depth++; /* its TorchScript is inside it */
     uint32_t k = py.n++;
     py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
+    ip_torch_memfold_begin(py.v[k].iter);
     atomic_fetch_add_explicit(&py_open, 1, memory_order_relaxed);
     ip_hook_leave();
     return 1;
@@ -246,6 +247,7 @@ void infprof_py_end(const char *label, long long batch, int ok)
     uint32_t k = --py.n;
     atomic_fetch_sub_explicit(&py_open, 1, memory_order_relaxed);
     if (ip_self.jit_depth) ip_self.jit_depth--;
+    ip_torch_memfold_end(py.v[k].iter);
     ip_iter_end(py.v[k].iter);
     if (!ok) return;
     if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */

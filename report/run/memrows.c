@@ -3,7 +3,8 @@
  * scan of the table per figure. Put in time order once here, so that a sweep over them (phases.c)
  * merges instead of sorting them again: the table is in that order but for the writer's drains
  * of several threads (8 places out of 635 k in the H200 fixture), which an insertion sort mends
- * in one pass; a table far from it is sorted whole.
+ * in one pass; a table far from it is sorted whole. The folds' allocations (tensor_memory_folds)
+ * are read beside them.
  */
 #include "memrows.h"
 #include "run.h"
@@ -52,6 +53,33 @@ static void decode(sqlite3_stmt *st, void *row, void *ctx)
     r->reserved = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
     r->bytes = sqlite3_column_int64(st, 7);
     r->op = sqlite3_column_int64(st, 8);
+}
+
+/* The folds' allocations (their levels are rows like any report's, above). */
+static void load_folds(sqlite3 *db, struct mem_rows *m)
+{
+    if (!db_has_table(db, "tensor_memory_folds")) return;
+    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory_folds", 0);
+    if (!cap) return;
+    m->folds = malloc(cap * sizeof *m->folds);
+    if (!m->folds) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, "SELECT start, end, allocs, alloc_bytes, largest1, largest2,"
+                                      " largest3, tid, phase, device_type, device_index FROM"
+                                      " tensor_memory_folds");
+    while (m->nfolds < cap && db_step(st)) {
+        struct mem_fold *f = &m->folds[m->nfolds];
+        f->start = sqlite3_column_int64(st, 0);
+        f->end = sqlite3_column_int64(st, 1);
+        f->allocs = sqlite3_column_int64(st, 2);
+        f->alloc_bytes = sqlite3_column_int64(st, 3);
+        for (int k = 0; k < 3; k++) f->largest[k] = sqlite3_column_int64(st, 4 + k);
+        f->tid = (uint32_t)sqlite3_column_int64(st, 7);
+        f->phase = sqlite3_column_int(st, 8);
+        f->type = (int16_t)sqlite3_column_int(st, 9);
+        f->index = (int16_t)sqlite3_column_int(st, 10);
+        m->nfolds++;
+    }
+    sqlite3_finalize(st);
 }
 
 static void load(sqlite3 *db, struct mem_rows *m)
@@ -103,6 +131,7 @@ static void load(sqlite3 *db, struct mem_rows *m)
         m->n++;
     }
     time_order(m);
+    load_folds(db, m);
 }
 
 static void mem_rows_drop(void *m)
@@ -126,6 +155,6 @@ const struct mem_rows *mem_rows_get(sqlite3 *db, const struct run_phases *p)
 
 void mem_rows_free(struct mem_rows *m)
 {
-    if (m) free(m->v);
+    if (m) free(m->v), free(m->folds);
     free(m);
 }

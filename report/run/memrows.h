@@ -23,9 +23,20 @@ struct mem_row {
     uint32_t seq;        /* its place in the table: ties in ts keep that order */
 };
 
+/* The allocations of reports folded by the writer (tensor_memory_folds: collectors/torch.sql),
+ * whose levels are rows of v like any report's (with bytes 0: not allocations). */
+struct mem_fold {
+    int64_t start, end, allocs, alloc_bytes, largest[3];
+    uint32_t tid;
+    int32_t phase;
+    int16_t type, index; /* device */
+};
+
 struct mem_rows {
     struct mem_row *v; /* in time order (ts, then the table's order: a stable sort) */
     size_t n;
+    struct mem_fold *folds; /* in the table's order */
+    size_t nfolds;
     int gpu; /* some report is of a device's memory (device_type != 0) */
     int64_t out_of_bounds; /* CUDA reports above their GPU's memory (devices): left out */
 };

@@ -174,6 +174,23 @@ static void reporters_add(struct reporters *w, int k, uint32_t tid)
     w->tid[k][w->n[k]++] = tid;
 }
 
+/* n allocations of `bytes` in all on device k for phase ph; the largest among them: big[0..nbig)
+ * (0: none). */
+static void allocs_add(struct phase_info *ph, int k, int64_t n, int64_t bytes, const int64_t *big,
+                       int nbig)
+{
+    ph->dev_allocs[k] += n;
+    ph->dev_alloc_bytes[k] += bytes;
+    int64_t *top = ph->dev_largest[k];
+    for (int b = 0; b < nbig; b++)
+        for (int j = 0; j < 3; j++)
+            if (big[b] > top[j]) {
+                memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
+                top[j] = big[b];
+                break;
+            }
+}
+
 static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
 {
     const struct mem_rows *m = mem_rows_get(db, p);
@@ -200,17 +217,17 @@ static void load_memory(sqlite3 *db, struct run_phases *p, int64_t duration)
         if (k < 0) continue;
         reporters_add(&w, k, x->tid);
         struct phase_info *owner = loading(p, x->phase);
-        if (owner && x->bytes > 0) {
-            owner->dev_allocs[k]++;
-            owner->dev_alloc_bytes[k] += x->bytes;
-            int64_t *top = owner->dev_largest[k];
-            for (int j = 0; j < 3; j++)
-                if (x->bytes > top[j]) {
-                    memmove(top + j + 1, top + j, (size_t)(2 - j) * sizeof *top);
-                    top[j] = x->bytes;
-                    break;
-                }
-        }
+        if (owner && x->bytes > 0) allocs_add(owner, k, 1, x->bytes, &x->bytes, 1);
+    }
+    /* Reports folded by the writer: their allocations (their levels are rows above). */
+    for (size_t f = 0; f < m->nfolds; f++) {
+        const struct mem_fold *x = &m->folds[f];
+        struct mem_row dev = {.type = x->type, .index = x->index};
+        int k = device_of(d, &dev);
+        if (k < 0) continue;
+        reporters_add(&w, k, x->tid);
+        struct phase_info *owner = loading(p, x->phase);
+        if (owner && x->allocs > 0) allocs_add(owner, k, x->allocs, x->alloc_bytes, x->largest, 3);
     }
     /* The spans' starts and ends, sorted; the reports are in time order already (memrows.h):
      * the sweep merges the two (it copied and sorted every report with them before: a tenth of

@@ -325,6 +325,18 @@ static void read_memory(sqlite3 *db, const struct run_phases *p, struct wins *w)
         x->allocs++, x->alloc_bytes += b, x->alloc_max = fmax(x->alloc_max, b);
         if (w->nmods && !in_forward(w, r->ts, x->tid)) x->bytes_outside += b;
     }
+    /* Reports folded by the writer: a fold lies inside one forward iteration (its first report's
+     * time places it). */
+    for (size_t i = 0; i < m->nfolds; i++) {
+        const struct mem_fold *f = &m->folds[i];
+        if (f->allocs <= 0) continue;
+        struct win *x = win_at(w, f->start, f->tid, 1);
+        if (!x) continue;
+        double b = (double)f->alloc_bytes;
+        x->allocs += (double)f->allocs, x->alloc_bytes += b;
+        x->alloc_max = fmax(x->alloc_max, (double)f->largest[0]);
+        if (w->nmods && !in_forward(w, f->start, x->tid)) x->bytes_outside += b;
+    }
 }
 
 static void read_api(sqlite3 *db, struct wins *w)

@@ -1,0 +1,179 @@
+/*
+ * torch_memfold.c: the allocator's reports folded per forward iteration (INFPROF_MEMORY_FOLD,
+ * docs/libtorch.md "Tensor memory", issue 49).
+ *
+ * A small eager model reports to the allocator about twice per operator: a 20-layer MLP at batch 1
+ * makes 80 reports a forward, 1.6 M rows in 20,000 forwards (64 MB a 2.3 s run, a quarter of the
+ * writer's CPU on the core beside the program's: about 6% of its wall time on two CPUs). Every
+ * figure the report makes of them is a highest or lowest total over a time window (a phase's, a
+ * series', an iteration's, a timeline bucket's), or a count, sum or largest of allocations in one.
+ * So inside an outermost iteration that is a forward call (a Python module call, a TorchScript or
+ * AOTInductor call: every report in it is inside the model's forward) each report updates a fold
+ * of the thread's, one per device kind (CPU, and the last other device), instead of a ring record:
+ * its lowest, highest, lowest after the highest and last totals (each with its report's time
+ * and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and three
+ * largest allocations, and the operator at its highest. A fold ends at the iteration's end, at a
+ * change of the thread's phase or device, and before a report it cannot take (a shared-memory
+ * block's, which the writer adds to the CPU total in order): one ring record, and the writer's rows
+ * (torch_ingest.c).
+ *
+ * Iterations whose operators are captured (INFPROF_OPERATORS=sampled) keep one row per report, so
+ * the detail at a peak (its operator) stays where it was. What is exact stays exact: each
+ * figure's window is made of whole iterations or of phases, and a fold never straddles its own
+ * thread's iteration or phase edges. The one thing a fold cannot give is a level inside it when
+ * another thread's phase edge falls there (two threads allocating on one device at once).
+ */
+#include "registry.h"
+#include "torch_config.h"
+#include "torch_internal.h"
+#include "../profiler/clock.h"
+#include "../profiler/config.h"
+#include "../profiler/iteration.h"
+#include "../profiler/opname.h"
+#include "../profiler/process.h"
+#include "../profiler/ring.h"
+#include "../profiler/thread.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+struct memfold {
+    uint32_t reports, allocs;
+    uint32_t phase, op;
+    int8_t type, index;
+    uint64_t start, end, lo_ts, hi_ts, after_ts, rmax_ts; /* first and last reports', ... */
+    int64_t lo, lo_res, hi, hi_res, after, after_res, rmax_alloc, rmax, last, last_res;
+    int64_t first_before;
+    int64_t alloc_bytes, largest[3];
+};
+
+_Thread_local uint8_t ip_torch_memfold_on __attribute__((tls_model("initial-exec")));
+static _Thread_local struct {
+    uint32_t iter;
+    struct memfold s[2]; /* [0] the CPU's, [1] the last other device's */
+} mf __attribute__((tls_model("initial-exec")));
+
+static _Atomic uint64_t mf_reports, mf_folds;
+static _Atomic int mf_wanted = -1; /* INFPROF_MEMORY_FOLD, read once */
+
+/* Writes fold f (not empty) as one ring record and empties it. */
+static void memfold_flush(struct memfold *f)
+{
+    struct ip_ring *r;
+    struct ip_ev_torch_memory_fold *e = ip_ring_begin(sizeof *e, &r);
+    if (e) {
+        e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_MEMORY_FOLD), sizeof *e,
+                              f->phase};
+        e->start = f->start, e->end = f->end;
+        e->lo_ts = f->lo_ts, e->hi_ts = f->hi_ts, e->after_ts = f->after_ts;
+        e->rmax_ts = f->rmax_ts;
+        e->lo = f->lo, e->lo_res = f->lo_res, e->hi = f->hi, e->hi_res = f->hi_res;
+        e->after = f->after, e->after_res = f->after_res;
+        e->rmax_alloc = f->rmax_alloc, e->rmax = f->rmax;
+        e->last = f->last, e->last_res = f->last_res, e->first_before = f->first_before;
+        e->alloc_bytes = f->alloc_bytes;
+        memcpy(e->largest, f->largest, sizeof e->largest);
+        e->reports = f->reports, e->allocs = f->allocs;
+        e->iter = mf.iter, e->op = f->op;
+        e->device_type = f->type, e->device_index = f->index;
+        memset(e->pad, 0, sizeof e->pad);
+        ip_ring_commit(r, sizeof *e);
+        atomic_fetch_add_explicit(&mf_reports, f->reports, memory_order_relaxed);
+        atomic_fetch_add_explicit(&mf_folds, 1, memory_order_relaxed);
+    }
+    f->reports = 0;
+}
+
+int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int8_t type,
+                         int8_t index)
+{
+    struct memfold *f = &mf.s[type != 0];
+    /* A shared-memory block's report (the CPU with a total of 0): a row, in order with the CPU
+     * allocator's totals (torch_ingest.c adds it to them). */
+    if (type == 0 && allocated == 0) {
+        if (f->reports) memfold_flush(f);
+        return 0;
+    }
+    if (f->reports && (f->type != type || f->index != index || f->phase != ip_self.phase))
+        memfold_flush(f);
+    uint64_t now = ip_clock_now(); /* each report's: a level is stated at its report's time */
+    if (!f->reports) {
+        f->type = type, f->index = index, f->phase = ip_self.phase;
+        f->start = f->lo_ts = f->hi_ts = f->after_ts = f->rmax_ts = now;
+        f->lo = f->hi = f->after = f->rmax_alloc = allocated;
+        f->lo_res = f->hi_res = f->after_res = f->rmax = reserved;
+        f->first_before = allocated - bytes;
+        f->alloc_bytes = 0;
+        f->largest[0] = f->largest[1] = f->largest[2] = 0;
+        f->allocs = 0;
+        f->op = ip_self.op_rf ? ip_thread_op() : 0;
+    } else {
+        if (allocated > f->hi) {
+            f->hi = f->after = allocated, f->hi_res = f->after_res = reserved;
+            f->hi_ts = f->after_ts = now;
+            f->op = ip_self.op_rf ? ip_thread_op() : 0;
+        } else if (allocated < f->after) {
+            f->after = allocated, f->after_res = reserved, f->after_ts = now;
+        }
+        if (allocated < f->lo) f->lo = allocated, f->lo_res = reserved, f->lo_ts = now;
+        if (reserved > f->rmax) f->rmax = reserved, f->rmax_alloc = allocated, f->rmax_ts = now;
+    }
+    f->end = now;
+    f->last = allocated, f->last_res = reserved;
+    f->reports++;
+    if (bytes > 0) {
+        f->allocs++;
+        f->alloc_bytes += bytes;
+        int64_t *t = f->largest;
+        if (bytes > t[2]) {
+            if (bytes > t[0])
+                t[2] = t[1], t[1] = t[0], t[0] = bytes;
+            else if (bytes > t[1])
+                t[2] = t[1], t[1] = bytes;
+            else
+                t[2] = bytes;
+        }
+    }
+    if (f->reports == UINT32_MAX) memfold_flush(f);
+    return 1;
+}
+
+void ip_torch_memfold_begin(uint32_t id)
+{
+    int want = atomic_load_explicit(&mf_wanted, memory_order_relaxed);
+    if (want < 0) {
+        want = ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_MEMORY_FOLD) != 0;
+        atomic_store_explicit(&mf_wanted, want, memory_order_relaxed);
+    }
+    if (!want || mf.iter || ip_iter_current() != id || ip_torch_ops_captured(id)) return;
+    mf.iter = id;
+    ip_torch_memfold_on = 1;
+}
+
+void ip_torch_memfold_end(uint32_t id)
+{
+    if (!id || mf.iter != id) return;
+    ip_torch_memfold_on = 0;
+    /* Inside a hook of ours or not (a Python module call's end is not): the guard, so that the
+     * ring is ours to append to. Its reports were made while recording: written even where a
+     * window closed since; after the finish nothing is (the iteration neither), counted. */
+    int entered = ip_hook_enter();
+    if (mf.s[0].reports || mf.s[1].reports) {
+        if (ip_active()) {
+            for (int k = 0; k < 2; k++)
+                if (mf.s[k].reports) memfold_flush(&mf.s[k]);
+        } else {
+            ip_note_after_end();
+        }
+    }
+    mf.s[0].reports = mf.s[1].reports = 0;
+    mf.iter = 0;
+    if (entered) ip_hook_leave();
+}
+
+void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds)
+{
+    *reports = atomic_load(&mf_reports);
+    *folds = atomic_load(&mf_folds);
+}

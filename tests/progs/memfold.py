@@ -1,0 +1,54 @@
+"""memfold.py: a Python program whose allocations are the same run after run, for
+tests/torch/test_memory_fold.py: three unmarked loops (each forward an iteration by the module
+hooks) in two phases and a third that enters autocast inside its forward (the thread's phase
+changes mid-iteration), one whose forward makes a large temporary every 13th call, and outputs
+kept every 20th iteration (the level rises between iterations). Prints the number of forwards."""
+import sys
+
+import torch
+
+torch.set_num_threads(1)
+
+
+class Spiky(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(32, 32)
+        self.n = 0
+
+    def forward(self, x):
+        self.n += 1
+        y = self.lin(x).relu()
+        if self.n % 13 == 0:
+            y = y + torch.zeros(4096, 32)[: y.shape[0]]
+        return y
+
+
+class Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        y = self.lin(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = self.lin(y)
+        return z.float().relu()
+
+
+m1 = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32)).eval()
+m2, m3 = Spiky().eval(), Mixed().eval()
+x = torch.randn(8, 32)
+keep, n = [], int(sys.argv[1]) if len(sys.argv) > 1 else 60
+with torch.no_grad():
+    for i in range(n):
+        m1(x)
+with torch.inference_mode():
+    for i in range(n):
+        out = m2(x)
+        if i % 20 == 0:
+            keep.append(out)
+with torch.no_grad():
+    for i in range(n):
+        m3(x)
+print(3 * n)

@@ -1,0 +1,142 @@
+"""Allocator reports folded per forward iteration (INFPROF_MEMORY_FOLD=1, the default;
+collectors/torch_memfold.c, torch_ingest.c, report/run/memrows.c) on tests/progs/memfold.py,
+whose allocations are the same run after run: three unmarked loops in two phases, one forward
+that enters autocast (its thread's phase changes mid-iteration), one that makes a large
+temporary every 13th call, outputs kept between iterations. Against the same program with every
+report a row (INFPROF_MEMORY_FOLD=0):
+- every report is accounted for (rows not folded + the folds' reports), and the folds hold most;
+- each iteration's allocations (count, bytes, largest), each phase's, and the highest and lowest
+  totals are the same;
+- the report's memory figures (the memory section, each phase's and series' peak, the operator
+  at a peak) are the same;
+- a fold never straddles a phase change: the autocast forwards have a fold per phase;
+- the operators' captured iterations keep their reports whole."""
+import os
+import tempfile
+import unittest
+
+from harness import TORCH_PYTHON, main
+from torchlib import TorchCase
+
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "memfold.py")
+N = 60
+
+
+class MemoryFold(TorchCase):
+    """The two runs are made once, for every case of the class (a minute on this machine)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._shared = tempfile.TemporaryDirectory(prefix="infprof-test-memfold-")
+        cls.runs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._shared.cleanup()
+
+    def profile(self, fold, name):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        db = os.path.join(self._shared.name, name)
+        r = self.run_prog([TORCH_PYTHON, PROG, str(N)], timeout=300, INFPROF_OUTPUT=db,
+                          INFPROF_MEMORY_FOLD=str(fold), INFPROF_OPERATORS_EVERY="4",
+                          INFPROF_OPERATORS_BUDGET="0")
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertEqual(r.out.strip(), str(3 * N).encode())
+        return db
+
+    def both(self):
+        if not self.runs:
+            self.runs[0] = self.profile(0, "rows.db")
+            self.runs[1] = self.profile(1, "folded.db")
+        return self.runs[0], self.runs[1]
+
+    def per_iteration(self, db, folded):
+        """iteration id -> (allocations, bytes, largest) of its thread inside its window."""
+        rows = self.query(db, """
+            SELECT i.id, count(*), sum(m.bytes), max(m.bytes) FROM iterations i
+            JOIN tensor_memory m ON m.tid = i.tid AND m.ts BETWEEN i.start AND i.start + i.dur
+            WHERE m.bytes > 0 GROUP BY i.id""")
+        got = {i: [n, b, big] for i, n, b, big in rows}
+        if folded:
+            for i, n, b, big in self.query(db, """SELECT iter, sum(allocs), sum(alloc_bytes),
+                                                  max(largest1) FROM tensor_memory_folds
+                                                  GROUP BY iter"""):
+                g = got.setdefault(i, [0, 0, 0])
+                g[0] += n
+                g[1] += b
+                g[2] = max(g[2], big)
+        return {i: tuple(v) for i, v in got.items() if v[0]}
+
+    def test_every_report_is_accounted_for(self):
+        rows, folded = self.both()
+        total = self.query(rows, "SELECT count(*) FROM tensor_memory")[0][0]
+        real, levels = self.query(folded, "SELECT sum(fold IS NULL), sum(fold IS NOT NULL)"
+                                          " FROM tensor_memory")[0]
+        folds, reports = self.query(folded, "SELECT count(*), sum(reports)"
+                                            " FROM tensor_memory_folds")[0]
+        self.assertEqual(real + reports, total)
+        self.assertGreater(reports, total / 2)  # 3 loops of 60: about 3 in 4 iterations folded
+        self.assertLessEqual(levels, 4 * folds)
+        self.assertEqual(int(self.meta(folded, "tensor_memory_folded_reports")), reports)
+        self.assertEqual(int(self.meta(folded, "tensor_memory_folds")), folds)
+        self.assertEqual(self.meta(folded, "tensor_memory_mode"), "folded per forward iteration")
+        self.assertEqual(self.meta(rows, "tensor_memory_mode"), "every report")
+        self.assertEqual(self.query(rows, "SELECT count(*) FROM tensor_memory_folds")[0][0], 0)
+
+    def test_allocations_and_totals_are_the_same(self):
+        rows, folded = self.both()
+        a, b = self.per_iteration(rows, False), self.per_iteration(folded, True)
+        self.assertEqual(len(a), 3 * N)
+        self.assertEqual(a, b)
+        q = ("SELECT (SELECT count(*) FROM tensor_memory WHERE bytes > 0),"
+             " (SELECT sum(bytes) FROM tensor_memory WHERE bytes > 0),"
+             " max(allocated), min(allocated) FROM tensor_memory")
+        r0 = self.query(rows, q)[0]
+        r1 = self.query(folded, q)[0]
+        f = self.query(folded, "SELECT sum(allocs), sum(alloc_bytes) FROM tensor_memory_folds")[0]
+        self.assertEqual((r1[0] + f[0], r1[1] + f[1], r1[2], r1[3]), r0)
+
+    def test_the_report_says_the_same(self):
+        rows, folded = self.both()
+        a, b = self.report_json(rows), self.report_json(folded)
+        self.assertTrue(a["memory"])
+        self.assertEqual(a["memory"], b["memory"])
+
+        def mem(section):
+            return [{k: v for k, v in row.items() if any(w in k for w in ("peak", "alloc", "mem"))}
+                    for row in section]
+        self.assertEqual(mem(a["phases"]), mem(b["phases"]))
+        self.assertEqual(mem(a["series"]), mem(b["series"]))
+        self.assertTrue(any(v for row in mem(a["series"]) for v in row.values()))
+        self.assertEqual(mem(a["operator_phases"]), mem(b["operator_phases"]))
+        text = self.cli("report", folded)
+        self.assertEqual(text.rc, 0, text.err)
+
+    def test_a_fold_never_straddles_a_phase_change(self):
+        _, folded = self.both()
+        # The autocast forwards (the third loop): a fold per phase they pass through, in order.
+        mixed = self.query(folded, """SELECT iter, count(DISTINCT phase), count(*)
+                                      FROM tensor_memory_folds GROUP BY iter
+                                      HAVING count(DISTINCT phase) > 1""")
+        self.assertGreater(len(mixed), N / 2, mixed)
+        self.assertTrue(all(n >= 3 for _, _, n in mixed), mixed)  # out, in autocast, out again
+
+    def test_captured_iterations_keep_their_reports(self):
+        _, folded = self.both()
+        windows = self.query(folded, "SELECT iter FROM torch_operator_windows")
+        self.assertGreater(len(windows), 10)
+        ids = ",".join(str(i) for (i,) in windows)
+        self.assertEqual(self.query(folded, "SELECT count(*) FROM tensor_memory_folds"
+                                            f" WHERE iter IN ({ids})")[0][0], 0)
+        # and their reports are rows, with their operators
+        self.assertGreater(self.query(folded, f"""
+            SELECT count(*) FROM tensor_memory m JOIN iterations i ON m.tid = i.tid
+            AND m.ts BETWEEN i.start AND i.start + i.dur
+            WHERE i.id IN ({ids}) AND m.fold IS NULL AND m.op IS NOT NULL""")[0][0], 0)
+
+
+if __name__ == "__main__":
+    main()
