@@ -177,10 +177,9 @@ struct ip_torch_device {
 /* A CUDA report runs under the caching allocator's mutex: no lock, no allocation, no NVTX, no
  * loader. The CPU allocator reports after releasing its own lock, so a CPU report is a safe point
  * (a thread seen only through its CPU tensors still gets its NVTX phase range). */
-static inline __attribute__((always_inline)) void torch_memory_record(void *ptr, int64_t bytes,
-                                                                      int64_t allocated,
-                                                                      int64_t reserved,
-                                                                      struct ip_torch_device dev)
+static inline __attribute__((always_inline)) void
+torch_memory_record(void *ptr, int64_t bytes, int64_t allocated, int64_t reserved,
+                    struct ip_torch_device dev, int from_c10)
 {
     if (!ip_torch_enter()) return;
     int safe = dev.type == 0;
@@ -208,7 +207,15 @@ static inline __attribute__((always_inline)) void torch_memory_record(void *ptr,
         e->reserved = reserved;
         e->device_type = dev.type;
         e->device_index = dev.index;
-        e->pad[0] = e->pad[1] = 0;
+        e->cpu_total_known = 0;
+        e->pad = 0;
+        /* A shared block's report (c10's MapAllocator: the CPU allocator's own come through
+         * torch_cpumem.c): the CPU allocator's total with it, so that the writer need not take it
+         * from the reports drained before (another thread's may wait in a fold). */
+        if (from_c10 && dev.type == 0 && allocated == 0 && ip_torch_cpumem_is_ours()) {
+            e->reserved = ip_torch_cpumem_total();
+            e->cpu_total_known = 1;
+        }
         e->op = ip_self.op_rf ? ip_thread_op() : 0; /* lock-free: safe under the allocator's */
         ip_ring_commit(r, sizeof *e);
     }
@@ -227,7 +234,7 @@ static void torch_memory(uint32_t seen, void *ptr, int64_t bytes, int64_t alloca
             !atomic_exchange(&cpu_memory_exit_armed, 1))
             atexit(torch_cpu_memory_exit);
     }
-    torch_memory_record(ptr, bytes, allocated, reserved, dev);
+    torch_memory_record(ptr, bytes, allocated, reserved, dev, 1);
 }
 
 /* c10's reportMemoryUsageToProfiler, either signature (the same registers), and the bit that
@@ -250,7 +257,7 @@ void ip_torch_cpu_report(void *ptr, int64_t bytes, int64_t allocated, int forwar
         ip_torch_seen(seen);
     }
     const struct ip_torch_device cpu = {0, -1}; /* c10::Device(DeviceType::CPU) */
-    torch_memory_record(ptr, bytes, allocated, 0, cpu);
+    torch_memory_record(ptr, bytes, allocated, 0, cpu, 0);
     if (forward) fn(ptr, bytes, allocated, 0, cpu);
 }
 
@@ -387,6 +394,7 @@ static void torch_main_begins(void)
 
 static void torch_stop(void)
 {
+    ip_torch_memfold_close(); /* the finishing thread's, an exit from inside a forward */
     atomic_store(&cpu_memory, 0);
 }
 
@@ -395,6 +403,7 @@ static void torch_atfork_child(void)
 {
     atomic_store(&cpu_memory_open, ip_self.cpu_mem_open); /* the other threads are gone */
     ip_torch_ops_atfork_child();
+    ip_torch_memfold_atfork_child();
     if (!ip_self.phase) return;
     uint8_t grad = ip_self.grad, cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
     ip_self.phase = 0;
@@ -413,6 +422,7 @@ const struct ip_collector ip_collector_torch = {
     .start = torch_start,
     .main_begins = torch_main_begins,
     .stop = torch_stop,
+    .exit_now = ip_torch_memfold_close,
     .atfork_child = torch_atfork_child,
     .prepare = ip_torch_ingest_prepare,
     .ingest = ip_torch_ingest,

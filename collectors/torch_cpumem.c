@@ -193,6 +193,11 @@ void ip_torch_debug_push(uint8_t kind, void *info)
     REAL(IP_TORCH_R_DEBUG_PUSH, void (*)(uint8_t, void *))(kind, info);
 }
 
+int64_t ip_torch_cpumem_total(void)
+{
+    return atomic_load_explicit(&cpumem_total, memory_order_relaxed);
+}
+
 void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes)
 {
     *blocks = atomic_load(&cpumem_untracked);

@@ -9,8 +9,13 @@
  * The CPU total stored is the process's CPU tensor memory: c10's CPU allocator's total plus the
  * shared-memory blocks held (c10's MapAllocator: a DataLoader's batches, which it reports with a
  * total of 0 and its own block's size; with num_workers=0 the same batch is the CPU allocator's).
- * A MapAllocator free is told from the CPU allocator's free of its last block by the total: that
- * one empties the CPU allocator (a coincidence of sizes reads as the other).
+ * Where our table keeps the CPU blocks' sizes (torch_cpumem.c) a shared block's report carries the
+ * CPU allocator's total (its reserved field): its row does not depend on the reports drained
+ * before it, and a MapAllocator free is known for one. Elsewhere it is told from the CPU
+ * allocator's free of its last block by the total: that one empties the CPU allocator (a
+ * coincidence of sizes reads as the other). The shared blocks held are kept with the times they
+ * changed, so that a total stored for an earlier time (a fold's level, written at its
+ * iteration's end) adds what was held then.
  *
  * A forked child (a DataLoader worker, a pre-forked server's worker) inherits libtorch's CPU
  * allocator total with the parent's tensors: its reports would count the parent's model as its
@@ -41,6 +46,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define TI_SHARED_HISTORY 256
+
 static struct {
     struct ip_batch *memory, *folds, *settings, *waits, *gc;
     int64_t batch;
@@ -49,16 +56,48 @@ static struct {
     int64_t inherited; /* a forked child's CPU total at the fork; -1 until its first report */
     int64_t cpu_total; /* c10's CPU allocator's total, as last reported */
     int64_t shared;    /* shared-memory blocks held (MapAllocator) */
+    struct {           /* its last changes (when, the value after), for totals at a time */
+        uint64_t ts[TI_SHARED_HISTORY];
+        int64_t v[TI_SHARED_HISTORY];
+        uint32_t n, next;
+        int64_t before; /* the value before the oldest kept */
+    } sh;
 } ti;
+
+/* The shared blocks held changed at ts (a report's: its thread's clock, the run's). */
+static void shared_changed(uint64_t ts)
+{
+    if (ti.sh.n == TI_SHARED_HISTORY) ti.sh.before = ti.sh.v[ti.sh.next];
+    ti.sh.ts[ti.sh.next] = ts;
+    ti.sh.v[ti.sh.next] = ti.shared;
+    ti.sh.next = (ti.sh.next + 1) % TI_SHARED_HISTORY;
+    if (ti.sh.n < TI_SHARED_HISTORY) ti.sh.n++;
+}
+
+/* The shared blocks held at ts: a thread's rows are drained in turn, not in time order, so a
+ * block another thread mapped after ts may be known already (a DataLoader's pin-memory thread
+ * while the main thread is inside a forward, whose fold comes at its end). */
+static int64_t shared_at(uint64_t ts)
+{
+    for (uint32_t k = 0; k < ti.sh.n; k++) {
+        uint32_t i = (ti.sh.next + TI_SHARED_HISTORY - 1 - k) % TI_SHARED_HISTORY;
+        if (ti.sh.ts[i] <= ts) return ti.sh.v[i];
+    }
+    return ti.sh.n ? ti.sh.before : ti.shared;
+}
 
 /* The CPU total to store for a CPU report (above). */
 static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
 {
+    if (e->allocated == 0 && e->cpu_total_known) ti.cpu_total = e->reserved; /* a shared one */
     if (e->allocated == 0 && e->bytes > 0) { /* a shared block mapped */
         ti.shared += e->bytes;
-    } else if (e->allocated == 0 && e->bytes < 0 && ti.cpu_total != -e->bytes) {
+        shared_changed(e->ts);
+    } else if (e->allocated == 0 && e->bytes < 0 &&
+               (e->cpu_total_known || ti.cpu_total != -e->bytes)) {
         ti.shared = ti.shared + e->bytes > 0 ? ti.shared + e->bytes : 0; /* one unmapped */
-    } else {                                                             /* the CPU allocator's */
+        shared_changed(e->ts);
+    } else { /* the CPU allocator's */
         if (ti.inherited < 0) {
             int64_t before = e->allocated - e->bytes;
             ti.inherited = before > 0 ? before : 0;
@@ -67,16 +106,16 @@ static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
     }
     int64_t base = ti.inherited > 0 ? ti.inherited : 0;
     int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
-    return own + ti.shared;
+    return own + shared_at(e->ts);
 }
 
-/* The CPU total to store for a level of a fold: as a report's after the same total (above). */
-static int64_t cpu_memory_level(int64_t allocated)
+/* The CPU total to store for a level of a fold at ts: as a report's after the same total. */
+static int64_t cpu_memory_level(int64_t allocated, uint64_t ts)
 {
     ti.cpu_total = allocated;
     int64_t base = ti.inherited > 0 ? ti.inherited : 0;
     int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
-    return own + ti.shared;
+    return own + shared_at(ts);
 }
 
 /* A fold of reports (torch_memfold.c): its levels in time order as tensor_memory rows (a level
@@ -91,8 +130,8 @@ static void memory_fold(struct ip_store *s, uint32_t tid, const struct ip_ev_tor
     struct {
         uint64_t ts;
         int64_t a, r, op;
-    } v[5] = {{e->lo_ts, e->lo, e->lo_res, 0},
-              {e->hi_ts, e->hi, e->hi_res, e->op},
+    } v[5] = {{e->hi_ts, e->hi, e->hi_res, e->op}, /* first of a tie: the one kept */
+              {e->lo_ts, e->lo, e->lo_res, 0},
               {e->after_ts, e->after, e->after_res, 0},
               {e->rmax_ts, e->rmax_alloc, e->rmax, 0},
               {e->end, e->last, e->last_res, 0}};
@@ -112,12 +151,12 @@ static void memory_fold(struct ip_store *s, uint32_t tid, const struct ip_ev_tor
         row[4] = e->device_index;
         row[5] = 0;
         row[6] = 0;
-        row[7] = cpu ? cpu_memory_level(v[i].a) : v[i].a;
+        row[7] = cpu ? cpu_memory_level(v[i].a, v[i].ts) : v[i].a;
         row[8] = cpu ? 0 : v[i].r;
         row[9] = ip_opname_string(s, (uint32_t)v[i].op);
         row[10] = e->reports;
     }
-    if (cpu) cpu_memory_level(e->last);
+    if (cpu) ti.cpu_total = e->last;
     int64_t *row = ip_batch_row(ti.folds);
     row[0] = tid;
     row[1] = e->h.aux;

@@ -46,7 +46,9 @@ struct ip_ev_torch_memory {
     int64_t allocated; /* the allocator's totals after the event */
     int64_t reserved;
     int8_t device_type, device_index; /* c10::Device */
-    uint8_t pad[2];
+    uint8_t cpu_total_known;          /* a shared block's (CPU, allocated 0): reserved holds the
+                                         CPU allocator's total then (torch_cpumem.c's table) */
+    uint8_t pad;
     uint32_t op; /* the thread's innermost PyTorch operator (opname.h), 0 none */
 };
 
@@ -188,6 +190,13 @@ int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int
  * are captured: INFPROF_OPERATORS=sampled keeps those whole) to its end, which writes them. */
 void ip_torch_memfold_begin(uint32_t id);
 void ip_torch_memfold_end(uint32_t id);
+/* The thread's phase changed (ip_torch_note): a fold of another phase is written now. */
+void ip_torch_memfold_phase(void);
+/* The thread exits, or the run finishes on it: its folds are written. */
+void ip_torch_memfold_close(void);
+void ip_torch_memfold_atfork_child(void);
+/* torch_cpumem.c: the CPU allocator's total, where our table keeps the sizes. */
+int64_t ip_torch_cpumem_total(void);
 /* Reports folded so far, and in how many folds (meta memory_folded_reports, memory_folds). */
 void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds);
 /* torch_ops.c: iteration `id` is the one whose operators this thread captures. */

@@ -54,6 +54,8 @@ static _Thread_local struct {
     struct memfold s[2]; /* [0] the CPU's, [1] the last other device's */
 } mf __attribute__((tls_model("initial-exec")));
 
+#define IP_MEMFOLD_MAX 4096 /* reports a fold at most: a long one is written in parts */
+
 static _Atomic uint64_t mf_reports, mf_folds;
 static _Atomic int mf_wanted = -1; /* INFPROF_MEMORY_FOLD, read once */
 
@@ -135,7 +137,9 @@ int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int
                 t[2] = bytes;
         }
     }
-    if (f->reports == UINT32_MAX) memfold_flush(f);
+    /* Bounded: a forward that raised stays open on PyTorch 1.13 until its module's next call,
+     * and every report of the thread meanwhile comes here. */
+    if (f->reports >= IP_MEMFOLD_MAX) memfold_flush(f);
     return 1;
 }
 
@@ -170,6 +174,33 @@ void ip_torch_memfold_end(uint32_t id)
     mf.s[0].reports = mf.s[1].reports = 0;
     mf.iter = 0;
     if (entered) ip_hook_leave();
+}
+
+void ip_torch_memfold_phase(void)
+{
+    for (int k = 0; k < 2; k++)
+        if (mf.s[k].reports && mf.s[k].phase != ip_self.phase) memfold_flush(&mf.s[k]);
+}
+
+void ip_torch_memfold_close(void)
+{
+    if (!mf.iter) return;
+    ip_torch_memfold_on = 0;
+    for (int k = 0; k < 2; k++)
+        if (mf.s[k].reports) memfold_flush(&mf.s[k]);
+    mf.iter = 0;
+}
+
+void ip_torch_memfold_atfork_child(void)
+{
+    /* The parent's reports before the fork are its own to write; the child's are rows, as in a
+     * process without iterations (its inherited one never ends here: its work is told apart by
+     * the report from its reports, report/run/detect.c). */
+    mf.s[0].reports = mf.s[1].reports = 0;
+    mf.iter = 0;
+    ip_torch_memfold_on = 0;
+    atomic_store(&mf_reports, 0);
+    atomic_store(&mf_folds, 0);
 }
 
 void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds)

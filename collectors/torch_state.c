@@ -6,6 +6,7 @@
  * thread that exits. Which API was found is left in ip_torch_found for the metadata.
  */
 #include "torch_config.h"
+#include "torch_internal.h"
 #include "torch_state.h"
 #include "torch_symbols.h"
 #include "../profiler/config.h"
@@ -302,6 +303,7 @@ static void torch_thread_exit(void *arg)
     (void)arg;
     exit_armed = 0;
     if (!ip_active() || !ip_hook_enter()) return;
+    ip_torch_memfold_close();
     ip_phase_emit_end();
     if (ip_self.ring) ip_phase_leave();
     ip_hook_leave();
@@ -319,6 +321,7 @@ static void torch_arm_exit(int safe)
 void ip_torch_note(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac, int safe)
 {
     ip_phase_set(grad, cuda_ac, cpu_ac);
+    if (ip_torch_memfold_on) ip_torch_memfold_phase(); /* a fold ends with its phase */
     torch_arm_exit(safe);
 }
 

@@ -59,6 +59,14 @@ int ip_lifecycle_library_path(char *out, size_t n)
     return 0;
 }
 
+void ip_lifecycle_exit_now(void)
+{
+    if (!ip_active() || !ip_process_owns() || !ip_hook_enter()) return;
+    for (int i = 0; i < ip_collector_count(); i++)
+        if (ip_collector_at(i) && ip_collector_at(i)->exit_now) ip_collector_at(i)->exit_now();
+    ip_hook_leave();
+}
+
 static void life_on_signal(int sig, siginfo_t *si, void *uc);
 
 int ip_lifecycle_signal_is_ours(int sig)

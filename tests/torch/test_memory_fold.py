@@ -10,7 +10,14 @@ report a row (INFPROF_MEMORY_FOLD=0):
 - the report's memory figures (the memory section, each phase's and series' peak, the operator
   at a peak) are the same;
 - a fold never straddles a phase change: the autocast forwards have a fold per phase;
-- the operators' captured iterations keep their reports whole."""
+- the operators' captured iterations keep their reports whole;
+- on tests/progs/memfold_hostile.py, forwards left without their end (one that raises, a thread
+  ending inside its forward, os._exit inside one, a fork inside one whose child leaves with
+  os._exit), a shared-memory block received by one thread while another is inside its forward,
+  and phases entered inside a forward (one without a report, one with a single report):
+  the same exit status and output, every report and allocation accounted for in each process, and
+  the same memory figures (a fresh-eyes check found each of them wrong in the first version)."""
+import glob
 import os
 import tempfile
 import unittest
@@ -18,7 +25,9 @@ import unittest
 from harness import TORCH_PYTHON, main
 from torchlib import TorchCase
 
-PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "memfold.py")
+PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs")
+PROG = os.path.join(PROGS, "memfold.py")
+HOSTILE = os.path.join(PROGS, "memfold_hostile.py")
 N = 60
 
 
@@ -136,6 +145,77 @@ class MemoryFold(TorchCase):
             SELECT count(*) FROM tensor_memory m JOIN iterations i ON m.tid = i.tid
             AND m.ts BETWEEN i.start AND i.start + i.dur
             WHERE i.id IN ({ids}) AND m.fold IS NULL AND m.op IS NOT NULL""")[0][0], 0)
+
+
+class HostileFold(TorchCase):
+    def accounts(self, db):
+        """(reports, allocations, bytes allocated) of one database, folds included."""
+        real, allocs, nbytes = self.query(db, "SELECT count(*), coalesce(sum(bytes > 0), 0),"
+                                              " coalesce(sum(max(bytes, 0)), 0) FROM"
+                                              " tensor_memory WHERE fold IS NULL")[0]
+        f = self.query(db, "SELECT coalesce(sum(reports), 0), coalesce(sum(allocs), 0),"
+                           " coalesce(sum(alloc_bytes), 0) FROM tensor_memory_folds")[0]
+        return real + f[0], allocs + f[1], nbytes + f[2]
+
+    @staticmethod
+    def memory(report):
+        """The memory section, and each phase's peak and the operator at it."""
+        return report["memory"], [
+            {k: v for k, v in p.items() if "peak" in k} for p in report["phases"]], [
+            {k: v for k, v in p.items() if "peak" in k} for p in report["operator_phases"]]
+
+    def case(self, name, rc=0, operators="0"):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        got = {}
+        for fold in (0, 1):
+            d = os.path.join(self.dir, f"{name}{fold}")
+            os.mkdir(d)
+            r = self.run_prog([TORCH_PYTHON, HOSTILE, name], timeout=300, cwd=d,
+                              INFPROF_OUTPUT=os.path.join(d, "run.db"),
+                              INFPROF_MEMORY_FOLD=str(fold), INFPROF_OPERATORS=operators)
+            if r.rc != 0 and b"No module named 'torch'" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, rc, r.err)
+            main_db = os.path.join(d, "run.db")  # then its children's (run-PID.db), in order
+            dbs = [main_db] + sorted(glob.glob(os.path.join(d, "run-*.db")),
+                                     key=lambda p: int(p.rsplit("-", 1)[1][:-3]))
+            if fold:  # it did fold (or the comparison below would say nothing)
+                self.assertGreater(int(self.meta(dbs[0], "tensor_memory_folded_reports")), 0)
+            got[fold] = (r.out, [(self.accounts(db), self.memory(self.report_json(db)))
+                                 for db in dbs])
+        self.assertEqual(got[0][0], got[1][0])  # the program's output
+        self.assertEqual(got[0][1], got[1][1])  # per process: accounts and the memory section
+        return got[1][1]
+
+    def test_a_forward_that_raises(self):
+        (accounts, _), = self.case("raise")
+        self.assertGreaterEqual(accounts[1], 3 + 50)  # at least each forward's output
+
+    def test_a_thread_that_ends_inside_its_forward(self):
+        self.case("thread_exit")
+
+    def test_exit_inside_a_forward(self):
+        (accounts, (memory, _, _)), = self.case("exit_inside", rc=4)
+        self.assertEqual(max(m["largest_bytes"] for m in memory), 4 * 999999)
+
+    def test_a_fork_inside_a_forward(self):
+        procs = self.case("fork_inside")
+        self.assertEqual(len(procs), 2)
+        child = [m for _, (mem, _, _) in procs for m in mem if 77777 * 4 in m["largest3_bytes"]]
+        self.assertTrue(child, procs)
+
+    def test_a_shared_block_while_another_thread_is_inside_its_forward(self):
+        procs = self.case("shared")
+        self.assertTrue(any(m["peak_allocated_bytes"] >= 8_000_000
+                            for _, (mem, _, _) in procs for m in mem), procs)
+
+    def test_phases_entered_inside_a_forward(self):
+        # Every operator recorded: each report has its operator, and a fold keeps the one at its
+        # highest (a fold of one report lost it in the first version).
+        (_, (memory, phases, ops)), = self.case("phases", operators="1")
+        self.assertEqual(len(memory), 3, memory)  # no_grad, grad (the program's too) and bf16
+        self.assertTrue([o for o in ops if o.get("memory_peak_operator")], ops)
 
 
 if __name__ == "__main__":
