@@ -13,7 +13,8 @@
 #   overhead.md         bench/overhead.py: plain, the floor tracer, infprof and its switches
 #   attribution.md      INFPROF_ATTRIBUTION=records against the callbacks: the same kernels,
 #                       time, iterations and cuDNN calls per phase, on three programs
-#   lossless.md         three programs at defaults: nothing dropped, every phase and iteration
+#   lossless.md         three programs at defaults: nothing dropped, every phase and iteration;
+#                       the allocator's reports folded against one row per report, on CUDA
 #   truth.md            p50 latency against each sample's own timing, every phase
 #   study.md, study.log the inference study at GPU sizes (scripts/study.sh --gpu)
 #   systems.md          CUDA graph attribution; the advice rules on the study's configurations
@@ -301,6 +302,19 @@ run_sample() {
     shift
     rm -f "$dir/$name.db"
     "$BUILD/bin/infprof" run -o "$dir/$name.db" -- "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+}
+
+# The allocator's reports folded per forward against one row per report, on CUDA: the same memory
+# figures (docs/libtorch.md "Reports folded per forward"; verified on the CPU only before).
+# Appended to lossless.md (the suite writes at most 16 files).
+step_72_memfold() {
+    mkdir -p "$BUILD/runs"
+    local log=$BUILD/runs/memfold.md rc
+    BUILD=$BUILD python3 "$ROOT/tests/gpu/memfold_cuda.py" "$BUILD/runs" >"$log" 2>&1
+    rc=$?
+    { echo; cat "$log"; } >>"$OUT/lossless.md"
+    note "$(grep -c '| ok |' "$log") of 5 figures the same folded"
+    return "$rc"
 }
 
 # The report's p50 (to GPU completion) against each sample's own forward + synchronize timing,

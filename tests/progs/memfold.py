@@ -2,7 +2,8 @@
 tests/torch/test_memory_fold.py: three unmarked loops (each forward an iteration by the module
 hooks) in two phases and a third that enters autocast inside its forward (the thread's phase
 changes mid-iteration), one whose forward makes a large temporary every 13th call, and outputs
-kept every 20th iteration (the level rises between iterations). Prints the number of forwards."""
+kept every 20th iteration (the level rises between iterations). Prints the number of forwards.
+usage: memfold.py [N] [DEVICE]   (N forwards a loop, 60; DEVICE cpu or cuda: tests/gpu/run.sh)"""
 import sys
 
 import torch
@@ -20,7 +21,7 @@ class Spiky(torch.nn.Module):
         self.n += 1
         y = self.lin(x).relu()
         if self.n % 13 == 0:
-            y = y + torch.zeros(4096, 32)[: y.shape[0]]
+            y = y + torch.zeros(4096, 32, device=y.device)[: y.shape[0]]
         return y
 
 
@@ -31,15 +32,17 @@ class Mixed(torch.nn.Module):
 
     def forward(self, x):
         y = self.lin(x)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(DEV, dtype=torch.bfloat16):
             z = self.lin(y)
         return z.float().relu()
 
 
-m1 = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32)).eval()
-m2, m3 = Spiky().eval(), Mixed().eval()
-x = torch.randn(8, 32)
-keep, n = [], int(sys.argv[1]) if len(sys.argv) > 1 else 60
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+DEV = sys.argv[2] if len(sys.argv) > 2 else "cpu"
+m1 = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32))
+m1, m2, m3 = m1.eval().to(DEV), Spiky().eval().to(DEV), Mixed().eval().to(DEV)
+x = torch.randn(8, 32, device=DEV)
+keep = []
 with torch.no_grad():
     for i in range(n):
         m1(x)
@@ -51,4 +54,6 @@ with torch.inference_mode():
 with torch.no_grad():
     for i in range(n):
         m3(x)
+if DEV == "cuda":
+    torch.cuda.synchronize()
 print(3 * n)
