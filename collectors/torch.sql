@@ -66,11 +66,11 @@ CREATE TABLE torch_operator_sums (
 -- outermost iteration that is a forward call (a Python module call, a TorchScript or AOTInductor
 -- call) whose operators were not captured, one thread's reports on one device in one phase are
 -- folded: tensor_memory keeps its levels (rows with fold = the reports folded, ptr and bytes 0:
--- the lowest total, the highest, the highest reserved and the last, each at its report's time),
--- and one row here
--- its allocations: iter, start and end (its first and last reports, ns since t0), reports, allocs (of
--- them bytes > 0), alloc_bytes, largest1-3 (its three largest allocations, 0 none). A count of
--- allocations is the rows of tensor_memory with bytes > 0 plus allocs here.
+-- the lowest total, the highest, the lowest after the highest, the highest reserved and the
+-- last, each at its own report's time), and one row here its allocations: iter, start and end
+-- (its first and last reports, ns since t0), reports, allocs (of them bytes > 0), alloc_bytes,
+-- largest1-3 (its three largest allocations, 0 none). A count of allocations is the rows of
+-- tensor_memory with bytes > 0 plus allocs here.
 ALTER TABLE tensor_memory ADD COLUMN fold INTEGER;
 CREATE TABLE tensor_memory_folds (
     tid INTEGER, phase INTEGER, device_type INTEGER, device_index INTEGER, iter INTEGER,

@@ -119,8 +119,8 @@ static int64_t cpu_memory_level(int64_t allocated, uint64_t ts)
 }
 
 /* A fold of reports (torch_memfold.c): its levels in time order as tensor_memory rows (a level
- * at the same time as the one before it, or the same as it, is left out), and its allocations
- * as one tensor_memory_folds row. */
+ * at the same time as the last one kept, or the same as it, is left out: the highest first of a
+ * tie, with its operator), and its allocations as one tensor_memory_folds row. */
 static void memory_fold(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_memory_fold *e)
 {
     if (!ti.memory || !ti.folds) return;
@@ -140,9 +140,10 @@ static void memory_fold(struct ip_store *s, uint32_t tid, const struct ip_ev_tor
             __typeof__(v[0]) t = v[k];
             v[k] = v[k - 1], v[k - 1] = t;
         }
-    for (int i = 0; i < 5; i++) {
-        if (i && (v[i].ts == v[i - 1].ts || (v[i].a == v[i - 1].a && v[i].r == v[i - 1].r)))
+    for (int i = 0, kept = -1; i < 5; i++) {
+        if (kept >= 0 && (v[i].ts == v[kept].ts || (v[i].a == v[kept].a && v[i].r == v[kept].r)))
             continue;
+        kept = i;
         int64_t *row = ip_batch_row(ti.memory);
         row[0] = ip_store_rel(s, v[i].ts);
         row[1] = tid;

@@ -13,9 +13,12 @@
  * its lowest, highest, lowest after the highest and last totals (each with its report's time
  * and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and three
  * largest allocations, and the operator at its highest. A fold ends at the iteration's end, at a
- * change of the thread's phase or device, and before a report it cannot take (a shared-memory
- * block's, which the writer adds to the CPU total in order): one ring record, and the writer's rows
- * (torch_ingest.c).
+ * change of the thread's phase (as it changes: torch_state.c's ip_torch_note) or device, before a
+ * report it cannot take (a shared-memory block's, which the writer adds to the CPU total), after
+ * IP_MEMFOLD_MAX reports, at the thread's exit, at the finish on the finishing thread and at
+ * _exit outside our hooks: one ring record (outside a report, one that must not be lost: it
+ * stands for many reports), and the writer's rows (torch_ingest.c). A forked child drops its
+ * parent's reports of the fold it inherits; its own are rows until an iteration of its own begins.
  *
  * Iterations whose operators are captured (INFPROF_OPERATORS=sampled) keep one row per report, so
  * the detail at a peak (its operator) stays where it was. What is exact stays exact: each
@@ -59,11 +62,14 @@ static _Thread_local struct {
 static _Atomic uint64_t mf_reports, mf_folds;
 static _Atomic int mf_wanted = -1; /* INFPROF_MEMORY_FOLD, read once */
 
-/* Writes fold f (not empty) as one ring record and empties it. */
-static void memfold_flush(struct memfold *f)
+/* Writes fold f (not empty) as one ring record and empties it. critical: as an event that must
+ * not be lost (it stands for many reports), where waiting for room is allowed (not under the
+ * CUDA caching allocator's mutex, where a report's own flush runs). */
+static void memfold_flush(struct memfold *f, int critical)
 {
     struct ip_ring *r;
-    struct ip_ev_torch_memory_fold *e = ip_ring_begin(sizeof *e, &r);
+    struct ip_ev_torch_memory_fold *e =
+        critical ? ip_ring_begin_critical(sizeof *e, &r) : ip_ring_begin(sizeof *e, &r);
     if (e) {
         e->h = (struct ip_ev){IP_EV_TYPE(IP_COLLECTOR_TORCH, IP_EV_TORCH_MEMORY_FOLD), sizeof *e,
                               f->phase};
@@ -94,11 +100,11 @@ int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int
     /* A shared-memory block's report (the CPU with a total of 0): a row, in order with the CPU
      * allocator's totals (torch_ingest.c adds it to them). */
     if (type == 0 && allocated == 0) {
-        if (f->reports) memfold_flush(f);
+        if (f->reports) memfold_flush(f, 0);
         return 0;
     }
     if (f->reports && (f->type != type || f->index != index || f->phase != ip_self.phase))
-        memfold_flush(f);
+        memfold_flush(f, 0);
     uint64_t now = ip_clock_now(); /* each report's: a level is stated at its report's time */
     if (!f->reports) {
         f->type = type, f->index = index, f->phase = ip_self.phase;
@@ -139,7 +145,7 @@ int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int
     }
     /* Bounded: a forward that raised stays open on PyTorch 1.13 until its module's next call,
      * and every report of the thread meanwhile comes here. */
-    if (f->reports >= IP_MEMFOLD_MAX) memfold_flush(f);
+    if (f->reports >= IP_MEMFOLD_MAX) memfold_flush(f, 0);
     return 1;
 }
 
@@ -166,7 +172,7 @@ void ip_torch_memfold_end(uint32_t id)
     if (mf.s[0].reports || mf.s[1].reports) {
         if (ip_active()) {
             for (int k = 0; k < 2; k++)
-                if (mf.s[k].reports) memfold_flush(&mf.s[k]);
+                if (mf.s[k].reports) memfold_flush(&mf.s[k], 1);
         } else {
             ip_note_after_end();
         }
@@ -179,7 +185,7 @@ void ip_torch_memfold_end(uint32_t id)
 void ip_torch_memfold_phase(void)
 {
     for (int k = 0; k < 2; k++)
-        if (mf.s[k].reports && mf.s[k].phase != ip_self.phase) memfold_flush(&mf.s[k]);
+        if (mf.s[k].reports && mf.s[k].phase != ip_self.phase) memfold_flush(&mf.s[k], 0);
 }
 
 void ip_torch_memfold_close(void)
@@ -187,7 +193,7 @@ void ip_torch_memfold_close(void)
     if (!mf.iter) return;
     ip_torch_memfold_on = 0;
     for (int k = 0; k < 2; k++)
-        if (mf.s[k].reports) memfold_flush(&mf.s[k]);
+        if (mf.s[k].reports) memfold_flush(&mf.s[k], 1);
     mf.iter = 0;
 }
 
