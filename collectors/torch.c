@@ -394,7 +394,7 @@ static void torch_main_begins(void)
 
 static void torch_stop(void)
 {
-    ip_torch_memfold_close(); /* the finishing thread's, an exit from inside a forward */
+    ip_torch_memfold_finish_all(); /* every thread's open folds: an exit inside a forward */
     atomic_store(&cpu_memory, 0);
 }
 
@@ -422,7 +422,7 @@ const struct ip_collector ip_collector_torch = {
     .start = torch_start,
     .main_begins = torch_main_begins,
     .stop = torch_stop,
-    .exit_now = ip_torch_memfold_close,
+    .exit_now = ip_torch_memfold_finish_all,
     .atfork_child = torch_atfork_child,
     .prepare = ip_torch_ingest_prepare,
     .ingest = ip_torch_ingest,

@@ -207,7 +207,11 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         break;
     }
     case IP_EV_TORCH_MEMORY_FOLD:
-        memory_fold(s, tid, (const struct ip_ev_torch_memory_fold *)ev);
+        memory_fold(s,
+                    ((const struct ip_ev_torch_memory_fold *)ev)->tid
+                        ? ((const struct ip_ev_torch_memory_fold *)ev)->tid
+                        : tid,
+                    (const struct ip_ev_torch_memory_fold *)ev);
         break;
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;

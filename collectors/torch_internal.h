@@ -177,7 +177,8 @@ struct ip_ev_torch_memory_fold {
     uint32_t reports, allocs;         /* reports folded; of them allocations (bytes > 0) */
     uint32_t iter, op;                /* its iteration; the operator at the highest (opname.h) */
     int8_t device_type, device_index; /* c10::Device */
-    uint8_t pad[6];
+    uint8_t pad[2];
+    uint32_t tid; /* its thread, written by the finish on another's ring; 0: the ring's */
 };
 
 /* The calling thread's reports are being folded: torch.c's report hook asks, then adds. */
@@ -192,8 +193,11 @@ void ip_torch_memfold_begin(uint32_t id);
 void ip_torch_memfold_end(uint32_t id);
 /* The thread's phase changed (ip_torch_note): a fold of another phase is written now. */
 void ip_torch_memfold_phase(void);
-/* The thread exits, or the run finishes on it: its folds are written. */
-void ip_torch_memfold_close(void);
+/* The thread exits: its folds are written, its slot freed. */
+void ip_torch_memfold_thread_exit(void);
+/* The run finishes (on the finishing thread: its stop, _exit, a fatal signal outside our hooks):
+ * every thread's open folds are written on the calling thread's ring. */
+void ip_torch_memfold_finish_all(void);
 void ip_torch_memfold_atfork_child(void);
 /* torch_cpumem.c: the CPU allocator's total, where our table keeps the sizes. */
 int64_t ip_torch_cpumem_total(void);

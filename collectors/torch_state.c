@@ -303,7 +303,7 @@ static void torch_thread_exit(void *arg)
     (void)arg;
     exit_armed = 0;
     if (!ip_active() || !ip_hook_enter()) return;
-    ip_torch_memfold_close();
+    ip_torch_memfold_thread_exit();
     ip_phase_emit_end();
     if (ip_self.ring) ip_phase_leave();
     ip_hook_leave();

@@ -37,9 +37,10 @@ struct ip_collector {
     /* Normal exit, on the exiting thread, before the writer's last cycle: hand over whatever a
      * vendor library still holds (CUPTI buffers). Not called on a fatal signal. */
     void (*stop)(void);
-    /* _exit (or _Exit) on a thread outside every hook of ours, before the finish: write what
-     * this thread holds for itself (the libtorch collector's folds). The thread's ring appends
-     * only; called outside the guard of a hook a signal handler may have interrupted. NULL none. */
+    /* _exit (or _Exit), or a fatal signal, on a thread outside every hook of ours, before the
+     * finish: write what threads hold for themselves (the libtorch collector's folds). Ring
+     * appends on the calling thread only (it may be a signal handler); not called where the
+     * handler interrupted a hook of ours. NULL none. */
     void (*exit_now)(void);
     /* In a forked child, before anything else runs there. */
     void (*atfork_child)(void);

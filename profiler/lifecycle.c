@@ -140,6 +140,7 @@ static void life_on_signal(int sig, siginfo_t *si, void *uc)
     const char *reason = "signal";
     for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++)
         if (life_signals[i].sig == sig) reason = life_signals[i].reason;
+    ip_lifecycle_exit_now(); /* what threads hold for themselves, unless a hook was interrupted */
     ip_lifecycle_finish(reason, 1);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);

@@ -33,8 +33,8 @@ int ip_lifecycle_started_in_loader(void);
 void ip_lifecycle_main_begins(void);
 /* Finish once: stop collectors (unless from_signal), write the last events, close. */
 void ip_lifecycle_finish(const char *reason, int from_signal);
-/* _exit is called: each collector's exit_now on this thread, unless it is inside a hook of ours
- * (a signal handler that interrupted one). */
+/* _exit is called, or a fatal signal came: each collector's exit_now on this thread, unless it is
+ * inside a hook of ours (a signal handler that interrupted one). */
 void ip_lifecycle_exit_now(void);
 /* A fatal signal's finish waits at most this long: the process dies on time, the database
  * keeping its last commit. */

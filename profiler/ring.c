@@ -339,6 +339,11 @@ void ip_ring_note_lost(uint64_t n)
     atomic_fetch_add_explicit(&ring_lost_events, n, memory_order_relaxed);
 }
 
+void ip_ring_note_dropped(uint64_t n)
+{
+    atomic_fetch_add_explicit(&ring_lost_events, n, memory_order_relaxed);
+}
+
 void ip_ring_note_skipped(void)
 {
     struct ip_ring *r = ip_self.ring; /* never created here: this may run in a signal handler */

@@ -82,6 +82,9 @@ void ip_ring_commit(struct ip_ring *r, uint16_t size);
 /* An event the calling thread could not record at all (a signal handler interrupted one of our
  * hooks, whose re-entrancy guard turned it away): counted as a drop, async-signal-safe. */
 void ip_ring_note_skipped(void);
+/* n events lost without a record of their own (a collector's record that stood for n more, which
+ * could not be appended): counted as dropped, from any thread. */
+void ip_ring_note_dropped(uint64_t n);
 /* Writer side: n events drained but not stored (the disk reserve reached): counted as dropped. */
 void ip_ring_note_lost(uint64_t n);
 

@@ -10,7 +10,11 @@ Each allocates the same run after run. CASE:
 - shared: a thread inside its forward while the main thread receives an 8 MB tensor from another
   process through shared memory (libtorch's MapAllocator reports it with a total of 0);
 - phases: forwards that enter grad mode without an allocation inside (a phase span with no report:
-  its peak is the level it was entered with), with a single allocation, and autocast."""
+  its peak is the level it was entered with), with a single allocation, and autocast;
+- daemon: a daemon thread allocates 20 MB inside its forward and waits there; the main thread
+  leaves with sys.exit(0) (what a server's inference thread holds at its end);
+- sigterm: the program's own SIGTERM inside a forward, after it allocated 20 MB;
+- long: forwards of 20 ms that allocate and free every 2 ms (each longer than a fold may last)."""
 import os
 import sys
 import threading
@@ -139,4 +143,47 @@ elif case == "phases":
             return b.float() + keep[:64]
 
     loop(Phases().eval(), 40)
+elif case == "daemon":
+    hold, started = threading.Event(), threading.Event()
+
+    def hold_inside(n):
+        big = torch.empty(5_000_000)  # 20 MB, held while the thread waits inside its forward
+        started.set()
+        hold.wait()
+        del big
+
+    threading.Thread(target=loop, args=(M(hold_inside), 1), daemon=True).start()
+    started.wait()
+    print("leaving", flush=True)
+    sys.exit(0)
+elif case == "sigterm":
+    import signal
+
+    def term(n):
+        if n == 3:
+            big = torch.empty(5_000_000)
+            print("terminating", flush=True)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+            del big
+
+    loop(M(term), 5)
+elif case == "long":
+
+    class Long(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)  # a model: a module with parameters
+
+        def forward(self, x):
+            x = self.lin(x)
+            keep = []
+            for i in range(10):
+                keep.append(torch.empty(10000 * (i + 1)))
+                time.sleep(0.002)
+                if i % 3 == 2:
+                    keep.pop(0)
+            return x + 1
+
+    loop(Long(), 5)
 print("done", case)

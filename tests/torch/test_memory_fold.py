@@ -210,6 +210,26 @@ class HostileFold(TorchCase):
         self.assertTrue(any(m["peak_allocated_bytes"] >= 8_000_000
                             for _, (mem, _, _) in procs for m in mem), procs)
 
+    def test_a_thread_inside_its_forward_at_the_end(self):
+        # Its fold is written by the finish on the exiting thread (a second fresh-eyes check: the
+        # 100 MB peak of a daemon thread's forward read 32 B).
+        (_, (memory, _, _)), = self.case("daemon")
+        self.assertEqual(max(m["peak_allocated_bytes"] for m in memory) // 1000000, 20)
+
+    def test_sigterm_inside_a_forward(self):
+        (_, (memory, _, _)), = self.case("sigterm", rc=-15)
+        self.assertEqual(max(m["largest_bytes"] for m in memory), 20_000_000)
+
+    def test_a_long_forward_is_folded_in_parts(self):
+        # A level is known only at a fold's points: a timeline would hold a fold's highest until
+        # its next point, so no fold lasts past 1 ms (the forwards here last 20 ms).
+        procs = self.case("long")
+        db = os.path.join(self.dir, "long1", "run.db")
+        spans = self.query(db, "SELECT count(*), max(end - start) FROM tensor_memory_folds")[0]
+        self.assertGreater(spans[0], 5 * 3, spans)  # several a forward
+        self.assertLess(spans[1], 1_000_000, spans)
+        self.assertTrue(procs)
+
     def test_phases_entered_inside_a_forward(self):
         # Every operator recorded: each report has its operator, and a fold keeps the one at its
         # highest (a fold of one report lost it in the first version).
