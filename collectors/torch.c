@@ -213,7 +213,7 @@ torch_memory_record(void *ptr, int64_t bytes, int64_t allocated, int64_t reserve
          * torch_cpumem.c): the CPU allocator's total with it, so that the writer need not take it
          * from the reports drained before (another thread's may wait in a fold). */
         if (from_c10 && dev.type == 0 && allocated == 0 && ip_torch_cpumem_is_ours()) {
-            e->reserved = ip_torch_cpumem_total();
+            e->reserved = atomic_load_explicit(&ip_torch_cpumem_total, memory_order_relaxed);
             e->cpu_total_known = 1;
         }
         e->op = ip_self.op_rf ? ip_thread_op() : 0; /* lock-free: safe under the allocator's */
@@ -382,6 +382,7 @@ static void torch_init(void)
 static void torch_start(void)
 {
     if (!ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_ON)) return;
+    ip_torch_memfold_arm();
     ip_torch_seen(IP_TORCH_ON);
     ip_torch_resolve();
 }

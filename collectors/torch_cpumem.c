@@ -56,7 +56,6 @@ struct cpumem_slot {
 };
 
 static struct cpumem_slot *_Atomic cpumem_table; /* mapped once, never unmapped */
-static _Atomic int64_t cpumem_total;
 static _Atomic int64_t cpumem_untracked, cpumem_untracked_bytes;
 static _Atomic int cpumem_debug_pushed; /* some thread-local debug info was ever pushed */
 
@@ -155,7 +154,8 @@ void ip_torch_cpu_new(void *self, void *ptr, size_t nbytes)
     if (nbytes && ptr && cpumem_ours()) {
         int64_t b = (int64_t)nbytes;
         if (cpumem_put((uintptr_t)ptr, b | (cpumem_profiler_on() ? IP_CPUMEM_PROFILED : 0))) {
-            int64_t total = atomic_fetch_add_explicit(&cpumem_total, b, memory_order_relaxed) + b;
+            int64_t total =
+                atomic_fetch_add_explicit(&ip_torch_cpumem_total, b, memory_order_relaxed) + b;
             ip_torch_cpu_report(ptr, b, total, cpumem_profiler_may());
         } else {
             atomic_fetch_add_explicit(&cpumem_untracked, 1, memory_order_relaxed);
@@ -174,7 +174,8 @@ void ip_torch_cpu_delete(void *self, void *ptr)
         int64_t v = cpumem_take((uintptr_t)ptr);
         if (v > 0) {
             int64_t b = v & ~IP_CPUMEM_PROFILED;
-            int64_t total = atomic_fetch_sub_explicit(&cpumem_total, b, memory_order_relaxed) - b;
+            int64_t total =
+                atomic_fetch_sub_explicit(&ip_torch_cpumem_total, b, memory_order_relaxed) - b;
             /* Made before the profiler recorded, freed while it does: libtorch's (above). */
             int unknown = !(v & IP_CPUMEM_PROFILED) && cpumem_profiler_on();
             ip_torch_cpu_report(ptr, -b, total, !unknown && cpumem_profiler_may());
@@ -191,11 +192,6 @@ void ip_torch_debug_push(uint8_t kind, void *info)
     if (!atomic_load_explicit(&cpumem_debug_pushed, memory_order_relaxed))
         atomic_store(&cpumem_debug_pushed, 1);
     REAL(IP_TORCH_R_DEBUG_PUSH, void (*)(uint8_t, void *))(kind, info);
-}
-
-int64_t ip_torch_cpumem_total(void)
-{
-    return atomic_load_explicit(&cpumem_total, memory_order_relaxed);
 }
 
 void ip_torch_cpumem_untracked(int64_t *blocks, int64_t *bytes)

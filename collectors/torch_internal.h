@@ -191,16 +191,12 @@ int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int
  * are captured: INFPROF_OPERATORS=sampled keeps those whole) to its end, which writes them. */
 void ip_torch_memfold_begin(uint32_t id);
 void ip_torch_memfold_end(uint32_t id);
-/* The thread's phase changed (ip_torch_note): a fold of another phase is written now. */
-void ip_torch_memfold_phase(void);
-/* The thread exits: its folds are written, its slot freed. */
-void ip_torch_memfold_thread_exit(void);
+/* At start: its observers of the threads' phase changes and exits (torch_state.h). */
+void ip_torch_memfold_arm(void);
 /* The run finishes (on the finishing thread: its stop, _exit, a fatal signal outside our hooks):
  * every thread's open folds are written on the calling thread's ring. */
 void ip_torch_memfold_finish_all(void);
 void ip_torch_memfold_atfork_child(void);
-/* torch_cpumem.c: the CPU allocator's total, where our table keeps the sizes. */
-int64_t ip_torch_cpumem_total(void);
 /* Reports folded so far, and in how many folds (meta memory_folded_reports, memory_folds). */
 void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds);
 /* torch_ops.c: iteration `id` is the one whose operators this thread captures. */

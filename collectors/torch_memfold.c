@@ -13,7 +13,7 @@
  * its lowest, highest, lowest after the highest and last totals (each with its report's time
  * and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and three
  * largest allocations, and the operator at its highest. A fold ends at the iteration's end, at a
- * change of the thread's phase (as it changes: torch_state.c's ip_torch_note) or device, before a
+ * change of the thread's phase (as it changes: torch_state.h's observer) or device, before a
  * report it cannot take (a shared-memory block's, which the writer adds to the CPU total), after
  * IP_MEMFOLD_MAX reports, at the thread's exit, at the finish on the finishing thread and at
  * _exit outside our hooks: one ring record (outside a report, one that must not be lost: it
@@ -265,7 +265,8 @@ void ip_torch_memfold_end(uint32_t id)
     if (entered) ip_hook_leave();
 }
 
-void ip_torch_memfold_phase(void)
+/* The thread's phase changed (torch_state.h's observer): a fold of another phase is written. */
+static void memfold_phase(void)
 {
     struct memfold_slot *m = mf_me;
     if (!m) return;
@@ -275,7 +276,8 @@ void ip_torch_memfold_phase(void)
     slot_close(m);
 }
 
-void ip_torch_memfold_thread_exit(void)
+/* The thread exits (torch_state.h's observer): its folds are written, its slot freed. */
+static void memfold_thread_exit(void)
 {
     struct memfold_slot *m = mf_me;
     if (!m) return;
@@ -323,6 +325,11 @@ void ip_torch_memfold_finish_all(void)
         /* Another thread's: it records no more (the run is finishing), and mf_finished tells
          * its iteration's end that these are written. */
     }
+}
+
+void ip_torch_memfold_arm(void)
+{
+    ip_torch_state_observe(memfold_phase, memfold_thread_exit);
 }
 
 void ip_torch_memfold_atfork_child(void)

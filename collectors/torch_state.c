@@ -6,7 +6,6 @@
  * thread that exits. Which API was found is left in ip_torch_found for the metadata.
  */
 #include "torch_config.h"
-#include "torch_internal.h"
 #include "torch_state.h"
 #include "torch_symbols.h"
 #include "../profiler/config.h"
@@ -120,6 +119,7 @@ static struct torch_real reals[IP_TORCH_R_COUNT] = {
 };
 
 _Atomic int ip_torch_cpumem_mode;
+_Atomic int64_t ip_torch_cpumem_total;
 
 void *ip_torch_real(int id)
 {
@@ -298,12 +298,21 @@ static pthread_key_t exit_key;
 static int exit_key_ok;
 static __thread uint8_t exit_armed __attribute__((tls_model("initial-exec")));
 
+static void (*_Atomic on_phase_changed)(void), (*_Atomic on_thread_exit)(void);
+
+void ip_torch_state_observe(void (*phase_changed)(void), void (*thread_exit)(void))
+{
+    atomic_store(&on_phase_changed, phase_changed);
+    atomic_store(&on_thread_exit, thread_exit);
+}
+
 static void torch_thread_exit(void *arg)
 {
     (void)arg;
     exit_armed = 0;
     if (!ip_active() || !ip_hook_enter()) return;
-    ip_torch_memfold_thread_exit();
+    void (*fn)(void) = atomic_load_explicit(&on_thread_exit, memory_order_relaxed);
+    if (fn) fn();
     ip_phase_emit_end();
     if (ip_self.ring) ip_phase_leave();
     ip_hook_leave();
@@ -320,8 +329,12 @@ static void torch_arm_exit(int safe)
 
 void ip_torch_note(uint8_t grad, uint8_t cuda_ac, uint8_t cpu_ac, int safe)
 {
+    uint8_t before = ip_self.phase;
     ip_phase_set(grad, cuda_ac, cpu_ac);
-    if (ip_torch_memfold_on) ip_torch_memfold_phase(); /* a fold ends with its phase */
+    if (ip_self.phase != before) {
+        void (*fn)(void) = atomic_load_explicit(&on_phase_changed, memory_order_relaxed);
+        if (fn) fn(); /* torch_memfold.c: a fold ends with its phase */
+    }
     torch_arm_exit(safe);
 }
 

@@ -64,10 +64,18 @@ static inline void ip_torch_seen(uint32_t bit)
  * call of its New (ours) or of memoryProfilingEnabled (libtorch's), and kept. */
 enum { IP_CPUMEM_UNDECIDED, IP_CPUMEM_OURS, IP_CPUMEM_LIBTORCH };
 extern _Atomic int ip_torch_cpumem_mode;
+/* The CPU allocator's total where our table keeps the sizes (torch_cpumem.c adds to it; torch.c
+ * sends it with a shared block's report). */
+extern _Atomic int64_t ip_torch_cpumem_total;
 static inline int ip_torch_cpumem_is_ours(void)
 {
     return atomic_load_explicit(&ip_torch_cpumem_mode, memory_order_relaxed) == IP_CPUMEM_OURS;
 }
+/* The libtorch collector's observers of a thread's state (torch_memfold.c registers its own):
+ * phase_changed on the thread whose phase ip_torch_note changed, thread_exit on a thread that
+ * leaves with a phase (before its phase span is closed). Set once, at start. */
+void ip_torch_state_observe(void (*phase_changed)(void), void (*thread_exit)(void));
+
 /* libtorch's table keeps them (deciding so when nothing was decided yet). */
 static inline int ip_torch_cpumem_libtorch(void)
 {

@@ -17,6 +17,7 @@
 
 _Atomic uint32_t ip_torch_found;
 _Atomic int ip_torch_cpumem_mode;
+_Atomic int64_t ip_torch_cpumem_total; /* torch_state.c's */
 static _Atomic int64_t reported_sum, reports, bad_totals, real_news, real_deletes, forwarded;
 static _Atomic int profiling;        /* libtorch's own memoryProfilingEnabled answer, scripted */
 static _Atomic int64_t expect_total; /* single-threaded checks only */
@@ -116,8 +117,8 @@ int main(void)
     for (uintptr_t i = 1; i <= 59; i += 2) ip_torch_cpu_delete(NULL, addr(i));
     CHECK(atomic_load(&reported_sum) == 0, "freed all, reported %lld",
           (long long)atomic_load(&reported_sum));
-    CHECK(atomic_load(&cpumem_total) == 0, "total %lld after every free",
-          (long long)atomic_load(&cpumem_total));
+    CHECK(atomic_load(&ip_torch_cpumem_total) == 0, "total %lld after every free",
+          (long long)atomic_load(&ip_torch_cpumem_total));
     CHECK(atomic_load(&real_deletes) == 0, "a known block went to libtorch's Delete");
     ip_torch_cpu_new(NULL, addr(999), 0); /* zero bytes: libtorch's New returns at once */
     CHECK(atomic_load(&real_news) == 1 && atomic_load(&reports) == 120,
@@ -139,8 +140,8 @@ int main(void)
     CHECK(atomic_load(&real_deletes) - deletes0 == blocks,
           "untracked frees: %lld to libtorch, want %lld",
           (long long)(atomic_load(&real_deletes) - deletes0), (long long)blocks);
-    CHECK(atomic_load(&cpumem_total) == 0 && atomic_load(&reported_sum) == 0,
-          "after the overflow's frees: total %lld", (long long)atomic_load(&cpumem_total));
+    CHECK(atomic_load(&ip_torch_cpumem_total) == 0 && atomic_load(&reported_sum) == 0,
+          "after the overflow's frees: total %lld", (long long)atomic_load(&ip_torch_cpumem_total));
 
     /* Churn: freed slots are reused, 20 live at a time never overflow; then threads at once. */
     ip_torch_cpumem_untracked(&blocks, &bytes);
@@ -154,10 +155,10 @@ int main(void)
     for (uintptr_t i = 0; i < 4; i++) pthread_create(&t[i], NULL, churn, (void *)(i + 2));
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
     ip_torch_cpumem_untracked(&blocks2, &bytes);
-    CHECK(atomic_load(&cpumem_total) == 0 && atomic_load(&reported_sum) == 0 && blocks2 == blocks &&
-              atomic_load(&bad_totals) == 0,
+    CHECK(atomic_load(&ip_torch_cpumem_total) == 0 && atomic_load(&reported_sum) == 0 &&
+              blocks2 == blocks && atomic_load(&bad_totals) == 0,
           "4 threads: total %lld, reported %lld, %lld untracked, %lld bad totals",
-          (long long)atomic_load(&cpumem_total), (long long)atomic_load(&reported_sum),
+          (long long)atomic_load(&ip_torch_cpumem_total), (long long)atomic_load(&reported_sum),
           (long long)(blocks2 - blocks), (long long)atomic_load(&bad_totals));
 
     /* torch.profiler: a block made before it recorded and freed while it does goes to
@@ -183,8 +184,8 @@ int main(void)
     ip_torch_cpu_delete(NULL, addr(900003)); /* made while it records: its own */
     CHECK(atomic_load(&real_deletes) == d0 + 1 && atomic_load(&forwarded) == f0 + 2,
           "a block made while the profiler recorded was not forwarded");
-    CHECK(atomic_load(&cpumem_total) == 0, "total %lld after the profiler's blocks",
-          (long long)atomic_load(&cpumem_total));
+    CHECK(atomic_load(&ip_torch_cpumem_total) == 0, "total %lld after the profiler's blocks",
+          (long long)atomic_load(&ip_torch_cpumem_total));
     atomic_store(&profiling, 0);
 
     /* A process that asked memoryProfilingEnabled first keeps libtorch's table. */
