@@ -86,18 +86,23 @@ def lockstep_report(sessions, turns):
         print(f"  {name:22s} {statistics.median(v):+6.2f}%  [{', '.join(f'{x:+.1f}' for x in v)}]")
 
 
-def mlp_program(layers, width, grad="no_grad", keep_from=0):
-    """The timed MLP the benchmarks run (mlp_cost.py, operators_cost.py): `layers` Linear(width)
-    + ReLU pairs at batch 1 under torch.<grad>(), argv: CONFIG N; CONFIG torch.profiler wraps it
-    in torch.profiler (CPU). Prints the mean forward in ns, the first N * keep_from left out."""
-    return f"""
-import sys, time, torch
+def _mlp(layers, width):
+    """The MLP both programs below build: `layers` Linear(width) + ReLU pairs, input x."""
+    return f"""import os, sys, time, torch
 torch.set_num_threads(1)
 layers = []
 for _ in range({layers}):
     layers += [torch.nn.Linear({width}, {width}), torch.nn.ReLU()]
 m = torch.nn.Sequential(*layers).eval()
 x = torch.randn(1, {width})
+"""
+
+
+def mlp_program(layers, width, grad="no_grad", keep_from=0):
+    """The timed MLP the benchmarks run (mlp_cost.py, operators_cost.py): `layers` Linear(width)
+    + ReLU pairs at batch 1 under torch.<grad>(), argv: CONFIG N; CONFIG torch.profiler wraps it
+    in torch.profiler (CPU). Prints the mean forward in ns, the first N * keep_from left out."""
+    return _mlp(layers, width) + f"""
 n = int(sys.argv[2])
 prof = None
 if sys.argv[1] == "torch.profiler":
@@ -130,14 +135,7 @@ def mlp_lockstep_program(layers, width, grad="no_grad"):
     """The same MLP for run_lockstep: argv CONFIG RD WR CHUNK WARM; WARM forwards first, then a
     line "ready", then CHUNK timed forwards a turn (the time of each forward alone, summed, as
     the program's own timer would take it)."""
-    return f"""
-import os, sys, time, torch
-torch.set_num_threads(1)
-layers = []
-for _ in range({layers}):
-    layers += [torch.nn.Linear({width}, {width}), torch.nn.ReLU()]
-m = torch.nn.Sequential(*layers).eval()
-x = torch.randn(1, {width})
+    return _mlp(layers, width) + f"""
 rd, wr, chunk, warm = map(int, sys.argv[2:6])
 prof = None
 if sys.argv[1] == "torch.profiler":

@@ -61,7 +61,9 @@ int ip_lifecycle_library_path(char *out, size_t n)
 
 void ip_lifecycle_exit_now(void)
 {
-    if (!ip_active() || !ip_process_owns() || !ip_hook_enter()) return;
+    /* A thread with a ring of its own only: making one (pthread_once, pthread_setspecific) is
+     * not safe in a signal handler, and _exit may be called from one. */
+    if (!ip_active() || !ip_process_owns() || !ip_self.ring || !ip_hook_enter()) return;
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->exit_now) ip_collector_at(i)->exit_now();
     ip_hook_leave();

@@ -34,7 +34,8 @@ void ip_lifecycle_main_begins(void);
 /* Finish once: stop collectors (unless from_signal), write the last events, close. */
 void ip_lifecycle_finish(const char *reason, int from_signal);
 /* _exit is called, or a fatal signal came: each collector's exit_now on this thread, unless it is
- * inside a hook of ours (a signal handler that interrupted one). */
+ * inside a hook of ours (a signal handler that interrupted one) or has no ring yet (one is not
+ * made in a signal handler). */
 void ip_lifecycle_exit_now(void);
 /* A fatal signal's finish waits at most this long: the process dies on time, the database
  * keeping its last commit. */

@@ -313,29 +313,29 @@ static int in_forward(const struct wins *w, int64_t t, int64_t tid)
     return 0;
 }
 
+/* n allocations of `bytes` in all, the largest `big`, made at t by thread tid: its window's. */
+static void allocs_at(struct wins *w, int64_t t, int64_t tid, double n, double bytes, double big)
+{
+    struct win *x = win_at(w, t, tid, 1);
+    if (!x) return;
+    x->allocs += n, x->alloc_bytes += bytes, x->alloc_max = fmax(x->alloc_max, big);
+    if (w->nmods && !in_forward(w, t, x->tid)) x->bytes_outside += bytes;
+}
+
 static void read_memory(sqlite3 *db, const struct run_phases *p, struct wins *w)
 {
     const struct mem_rows *m = mem_rows_get(db, p);
     for (size_t i = 0; i < m->n; i++) {
         const struct mem_row *r = &m->v[i];
-        if (r->bytes <= 0) continue;
-        struct win *x = win_at(w, r->ts, r->tid, 1);
-        if (!x) continue;
-        double b = (double)r->bytes;
-        x->allocs++, x->alloc_bytes += b, x->alloc_max = fmax(x->alloc_max, b);
-        if (w->nmods && !in_forward(w, r->ts, x->tid)) x->bytes_outside += b;
+        if (r->bytes > 0) allocs_at(w, r->ts, r->tid, 1, (double)r->bytes, (double)r->bytes);
     }
     /* Reports folded by the writer: a fold lies inside one forward iteration (its first report's
      * time places it). */
     for (size_t i = 0; i < m->nfolds; i++) {
         const struct mem_fold *f = &m->folds[i];
-        if (f->allocs <= 0) continue;
-        struct win *x = win_at(w, f->start, f->tid, 1);
-        if (!x) continue;
-        double b = (double)f->alloc_bytes;
-        x->allocs += (double)f->allocs, x->alloc_bytes += b;
-        x->alloc_max = fmax(x->alloc_max, (double)f->largest[0]);
-        if (w->nmods && !in_forward(w, f->start, x->tid)) x->bytes_outside += b;
+        if (f->allocs > 0)
+            allocs_at(w, f->start, f->tid, (double)f->allocs, (double)f->alloc_bytes,
+                      (double)f->largest[0]);
     }
 }
 
