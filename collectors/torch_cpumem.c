@@ -7,11 +7,11 @@
  * std::unordered_map (a heap node each) to know its size when it is freed: about half of what
  * CPU tensor memory cost a small eager model. Both are interposed here (libc10 calls them through
  * its PLT, as it calls memoryProfilingEnabled, which torch.c already answers). A block's size goes
- * into a table of our own, lock-free (open addressing, linear probing, tombstones reused by later
- * blocks), a fixed 4 MiB mapped when chosen and touched as used (not in .bss: under an
- * address-space limit the program would lose it even with CPU memory off); the total is one
- * atomic add; the report goes where libtorch's went (torch.c records it, then forwards it to
- * c10's reportMemoryUsageToProfiler for torch.profiler).
+ * into a table of our own, lock-free (open addressing, probing from two places: near its
+ * neighbours, then hashed; tombstones reused by later blocks), a fixed 4 MiB mapped when chosen and
+ * touched as used (not in .bss: under an address-space limit the program would lose it even with
+ * CPU memory off); the total is one atomic add; the report goes where libtorch's went (torch.c
+ * records it, then forwards it to c10's reportMemoryUsageToProfiler for torch.profiler).
  *
  * Which table keeps the sizes is decided once, on the first call, and kept:
  *  - ours, when our New is reached first with CPU memory on (and the table could be mapped):
@@ -24,10 +24,11 @@
  * Once ours, every block allocated goes in the table, recording or not (a free must find what it
  * frees; outside the run the report is dropped): the table is never destroyed, so threads still
  * allocating during the exit handlers are safe without torch.c's exit handshake. A block that
- * finds no free slot among IP_CPUMEM_PROBE from its hash (about 240,000 live blocks in the
- * table's 262,144 slots) is left out of the figures: counted (meta cpu_memory_untracked_blocks and
- * _bytes), shown as a warning, and its free finds nothing, as one made before the run. A free that
- * finds nothing goes to libtorch's Delete, which does what it does without us.
+ * finds no free slot among its near probes nor IP_CPUMEM_PROBE from its hash (about 240,000 live
+ * blocks in the table's 262,144 slots) is left out of the figures: counted (meta
+ * cpu_memory_untracked_blocks and _bytes), shown as a warning, and its free finds nothing, as one
+ * made before the run. A free that finds nothing goes to libtorch's Delete, which does what it does
+ * without us.
  */
 #include "torch_internal.h"
 #include "torch_state.h"
@@ -59,19 +60,40 @@ static struct cpumem_slot *_Atomic cpumem_table; /* mapped once, never unmapped 
 static _Atomic int64_t cpumem_untracked, cpumem_untracked_bytes;
 static _Atomic int cpumem_debug_pushed; /* some thread-local debug info was ever pushed */
 
-static inline uint32_t cpumem_hash(uintptr_t p)
+/* Where p's probes start. First near the slots of the blocks around it (IP_CPUMEM_NEAR probes):
+ * the blocks of one 4 KiB page of the heap share one run of 64 slots (1 KiB of table, the page's
+ * place among the runs hashed), so a program whose allocator hands out addresses that drift
+ * through its heap touches a few lines and pages of the table, not one of each per block (a
+ * 20-layer MLP's forward: about 1 us less, the table's cache and TLB misses). Where that run is
+ * full (a dense page sharing its run with others), the block's address hashed whole (up to
+ * IP_CPUMEM_PROBE probes), as a hash that keeps no order spreads any pattern of addresses. */
+#define IP_CPUMEM_NEAR 16
+static inline uint32_t cpumem_near(uintptr_t p)
 {
-    return (uint32_t)(((uint64_t)p * 0x9E3779B97F4A7C15ull) >> (64 - IP_CPUMEM_BITS));
+    uint32_t run =
+        (uint32_t)(((uint64_t)(p >> 12) * 0x9E3779B97F4A7C15ull) >> (64 - (IP_CPUMEM_BITS - 6)));
+    return (run << 6) | (uint32_t)((p >> 6) & 63);
 }
 
-/* Claims a slot for p (a live block is never in the table twice: the allocator hands an address
- * out again only once it was freed). 0: none free within the probe. */
-static int cpumem_put(uintptr_t p, int64_t bytes)
+static inline uint32_t cpumem_hash(uintptr_t p)
 {
-    struct cpumem_slot *t = atomic_load_explicit(&cpumem_table, memory_order_acquire);
-    uint32_t h = cpumem_hash(p);
-    for (unsigned i = 0; i < IP_CPUMEM_PROBE; i++) {
-        struct cpumem_slot *s = &t[(h + i) & (IP_CPUMEM_SLOTS - 1)];
+    return (uint32_t)(((uint64_t)p * 0xC2B2AE3D27D4EB4Full) >> (64 - IP_CPUMEM_BITS));
+}
+
+/* Probe i of a run from h: the near ones next to each other, the hashed ones a stride apart (odd:
+ * every slot once), so that they do not pile up beside full runs of near ones. */
+static inline struct cpumem_slot *cpumem_probe(struct cpumem_slot *t, uint32_t h, unsigned i,
+                                               uint32_t stride)
+{
+    return &t[(h + i * stride) & (IP_CPUMEM_SLOTS - 1)];
+}
+#define IP_CPUMEM_STRIDE 97u
+
+static int cpumem_put_from(struct cpumem_slot *t, uint32_t h, unsigned n, uint32_t stride,
+                           uintptr_t p, int64_t bytes)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct cpumem_slot *s = cpumem_probe(t, h, i, stride);
         uintptr_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
         if (k > IP_CPUMEM_TOMB) continue;
         if (atomic_compare_exchange_strong_explicit(&s->key, &k, p, memory_order_acquire,
@@ -83,23 +105,44 @@ static int cpumem_put(uintptr_t p, int64_t bytes)
     return 0;
 }
 
-/* The size of p, taken out of the table; -1 when it is not there. A probe stops at a slot never
- * used: slots only go from unused to used, so none lies beyond one on p's path. */
+/* Claims a slot for p (a live block is never in the table twice: the allocator hands an address
+ * out again only once it was freed): among its near probes, else among its hashed ones. 0: none
+ * free in either. */
+static int cpumem_put(uintptr_t p, int64_t bytes)
+{
+    struct cpumem_slot *t = atomic_load_explicit(&cpumem_table, memory_order_acquire);
+    return cpumem_put_from(t, cpumem_near(p), IP_CPUMEM_NEAR, 1, p, bytes) ||
+           cpumem_put_from(t, cpumem_hash(p), IP_CPUMEM_PROBE, IP_CPUMEM_STRIDE, p, bytes);
+}
+
+/* p's size out of the probes from h: 1 taken, 0 not there (a slot never used ends the probes:
+ * slots only go from unused to used, so none lies beyond one on p's path), -1 not among them. */
+static int cpumem_take_from(struct cpumem_slot *t, uint32_t h, unsigned n, uint32_t stride,
+                            uintptr_t p, int64_t *bytes)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct cpumem_slot *s = cpumem_probe(t, h, i, stride);
+        uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == p) {
+            *bytes = atomic_load_explicit(&s->bytes, memory_order_relaxed);
+            atomic_store_explicit(&s->key, IP_CPUMEM_TOMB, memory_order_release);
+            return 1;
+        }
+        if (!k) return 0;
+    }
+    return -1;
+}
+
+/* The size of p, taken out of the table; -1 when it is not there. A block put among its hashed
+ * probes found every near one taken, and a taken slot is never unused again: its near probes
+ * never end early. */
 static int64_t cpumem_take(uintptr_t p)
 {
     struct cpumem_slot *t = atomic_load_explicit(&cpumem_table, memory_order_acquire);
-    uint32_t h = cpumem_hash(p);
-    for (unsigned i = 0; i < IP_CPUMEM_PROBE; i++) {
-        struct cpumem_slot *s = &t[(h + i) & (IP_CPUMEM_SLOTS - 1)];
-        uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == p) {
-            int64_t b = atomic_load_explicit(&s->bytes, memory_order_relaxed);
-            atomic_store_explicit(&s->key, IP_CPUMEM_TOMB, memory_order_release);
-            return b;
-        }
-        if (!k) return -1;
-    }
-    return -1;
+    int64_t b = -1;
+    int r = cpumem_take_from(t, cpumem_near(p), IP_CPUMEM_NEAR, 1, p, &b);
+    if (r < 0) r = cpumem_take_from(t, cpumem_hash(p), IP_CPUMEM_PROBE, IP_CPUMEM_STRIDE, p, &b);
+    return r > 0 ? b : -1;
 }
 
 /* Our table keeps the sizes (deciding it on the first call: mapping the table, or, where it

@@ -126,6 +126,24 @@ int main(void)
     ip_torch_cpu_delete(NULL, addr(12345)); /* never seen: libtorch's Delete, as without us */
     CHECK(atomic_load(&real_deletes) == 1, "an unknown block was not left to libtorch");
 
+    /* Dense pages: three pages of 64-byte blocks whose near slots are one run (pages 104, 107 and
+     * 109 from addr(0): 192 blocks for its 64 slots, of the table's 256); the blocks past it go to
+     * their hashed probes, and every one is found. */
+    int64_t reports0 = atomic_load(&reports), dense0 = atomic_load(&real_deletes), ublocks0, ub;
+    ip_torch_cpumem_untracked(&ublocks0, &ub);
+    static const uintptr_t page[3] = {104, 107, 109};
+#define DENSE(i) addr(page[(i) / 64] * 64 + (i) % 64)
+    for (uintptr_t i = 0; i < 192; i++) ip_torch_cpu_new(NULL, DENSE(i), 8);
+    int64_t ublocks1;
+    ip_torch_cpumem_untracked(&ublocks1, &ub);
+    CHECK(atomic_load(&reports) - reports0 == 192 && ublocks1 == ublocks0,
+          "dense pages: %lld of 192 tracked", (long long)(atomic_load(&reports) - reports0));
+    for (uintptr_t i = 0; i < 192; i++) ip_torch_cpu_delete(NULL, DENSE((i * 37) % 192));
+    CHECK(atomic_load(&real_deletes) == dense0 && atomic_load(&ip_torch_cpumem_total) == 0,
+          "dense pages: %lld frees not found, total %lld after",
+          (long long)(atomic_load(&real_deletes) - dense0),
+          (long long)atomic_load(&ip_torch_cpumem_total));
+
     /* Overflow: 1000 live blocks in 256 slots. */
     int64_t before = atomic_load(&reports);
     for (uintptr_t i = 0; i < 1000; i++) ip_torch_cpu_new(NULL, addr(5000 + i * 7), 64);
