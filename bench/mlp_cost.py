@@ -26,7 +26,9 @@ the build it changes, alternately, in one bench); its share/ must lie beside its
 build tree (the Python hooks are found there).
 
 usage: INFPROF_BUILD=build /usr/bin/python3 bench/mlp_cost.py [ROUNDS] [--separate]
-       [--instructions] [--against=OTHER/lib/libinfprof.so]"""
+       [--instructions] [--against=OTHER/lib/libinfprof.so] [--only=NAME,NAME...]
+
+--only=NAME,... runs those configurations alone beside plain (in lockstep)."""
 import os
 import re
 import shutil
@@ -54,6 +56,10 @@ def configs(lib, against=None):
             "python hooks in Python": dict(on, INFPROF_PYTHON_FAST="0"),
             "operators off": dict(on, INFPROF_OPERATORS="0"),
             "CPU memory off": dict(on, INFPROF_CPU_MEMORY="0"),
+            # what is left without the two largest parts: the Python hooks with the iteration
+            # edges (and the library), and the library alone (its writer, RecordFunction scopes)
+            "hooks alone": dict(on, INFPROF_CPU_MEMORY="0", INFPROF_OPERATORS="0"),
+            "library alone": dict(on, INFPROF_CPU_MEMORY="0", INFPROF_PYTHON="0"),
             "memory not folded": dict(on, INFPROF_MEMORY_FOLD="0"),
             "operators 1 in 4": dict(on, INFPROF_OPERATORS_EVERY="4"),
             "torch.profiler": {}}
@@ -89,13 +95,16 @@ def stored_nothing(tmp, paths):
               f"of 'writer stores nothing': that row is not what it says")
 
 
-def lockstep(lib, rounds, tmp, against=None):
+def lockstep(lib, rounds, tmp, against=None, only=None):
     sessions = []
     cfg = dict(configs(lib, against), **{"plain again": {}})  # what the bench resolves
+    if only:
+        cfg = {k: v for k, v in cfg.items() if k in only or k == "plain"}
     for r in range(rounds):
         got = run_lockstep(cfg, argv, LOCKSTEP_TURNS, tmp, prefix=f"s{r}-")
         sessions.append(lockstep_ratios(got))
-    stored_nothing(tmp, [f"s{r}-writer stores nothing.db" for r in range(rounds)])
+    if "writer stores nothing" in cfg:
+        stored_nothing(tmp, [f"s{r}-writer stores nothing.db" for r in range(rounds)])
     print("turns of 50 forwards, one process per configuration, in lockstep")
     lockstep_report(sessions, LOCKSTEP_TURNS)
 
@@ -158,6 +167,11 @@ def main():
     rounds = int(args[0]) if args else 5
     against = next((os.path.abspath(a.split("=", 1)[1]) for a in sys.argv[1:]
                     if a.startswith("--against=")), None)
+    only = next((a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--only=")),
+                None)
+    if only and any(k not in dict(configs(lib, against), **{"plain again": {}}) for k in only):
+        sys.exit(f"mlp_cost.py: --only names a configuration that is not one of: "
+                 f"{', '.join(configs(lib, against))}, plain again")
     tmp = tempfile.mkdtemp(prefix="infprof-mlp-cost-")
     try:
         if "--instructions" in sys.argv:
@@ -165,7 +179,7 @@ def main():
         elif "--separate" in sys.argv:
             wall(lib, rounds, tmp, against)
         else:
-            lockstep(lib, rounds, tmp, against)
+            lockstep(lib, rounds, tmp, against, only)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

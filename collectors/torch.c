@@ -189,6 +189,7 @@ torch_memory_record(void *ptr, int64_t bytes, int64_t allocated, int64_t reserve
         if (ip_torch_ready(0)) ip_torch_scope_arm();
         if (ip_self.phase != ip_self.emitted_phase) ip_phase_emit();
     }
+    ip_torch_py_watch(); /* another Python thread's work while the watched one's forward runs */
     /* Inside a forward iteration: folded (torch_memfold.c), no record of its own. */
     if (ip_torch_memfold_on &&
         ip_torch_memfold_add(bytes, allocated, reserved, dev.type, dev.index)) {
@@ -405,6 +406,7 @@ static void torch_atfork_child(void)
     atomic_store(&cpu_memory_open, ip_self.cpu_mem_open); /* the other threads are gone */
     ip_torch_ops_atfork_child();
     ip_torch_memfold_atfork_child();
+    ip_torch_python_atfork_child();
     if (!ip_self.phase) return;
     uint8_t grad = ip_self.grad, cuda = ip_self.cuda_ac, cpu = ip_self.cpu_ac;
     ip_self.phase = 0;

@@ -396,6 +396,10 @@ void ip_torch_ingest_finish(struct ip_store *s)
         ip_torch_python_counts(&unseen, &open);
         ip_store_meta_int(s, "python_module_calls_unseen", (int64_t)unseen);
         ip_store_meta_int(s, "python_module_calls_open_at_end", open > 0 ? open : 0);
+        uint64_t late_n, late_ns;
+        ip_torch_python_late(&late_n, &late_ns);
+        ip_store_meta_int(s, "python_threads_watched_late", (int64_t)late_n);
+        ip_store_meta_int(s, "python_threads_watched_late_ns", (int64_t)late_ns);
         uint64_t gc_n, gc_ns;
         ip_torch_gc_counts(&gc_n, &gc_ns);
         ip_store_meta_int(s, "python_gc_short_pauses", (int64_t)gc_n);

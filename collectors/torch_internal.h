@@ -126,6 +126,24 @@ int ip_torch_in_setup(void);
 const char *ip_torch_python_status(void);
 /* Module calls not timed (begun before their thread was watched), iterations still open. */
 void ip_torch_python_counts(uint64_t *unseen, int64_t *open);
+/* Other threads watched late: how many times another Python thread did torch work while the one
+ * watched thread's forward was open (the hooks disarmed: its module calls unseen), and for how
+ * long in all before the hooks watched every thread. */
+void ip_torch_python_late(uint64_t *n, uint64_t *ns);
+
+/* The thread whose outermost module call is open while the hooks watch one thread (0: none, or
+ * every thread is watched). Another thread's torch work meanwhile (an allocator report: torch.c)
+ * is told with ip_torch_py_other; the watched thread's forward, as it ends, then has the hooks
+ * watch every thread (docs/python.md, "Threads"). */
+extern _Atomic uint32_t ip_torch_py_solo;
+void ip_torch_py_other(void);
+/* A forked child: the parent's watched thread is not one of its threads. */
+void ip_torch_python_atfork_child(void);
+static inline void ip_torch_py_watch(void)
+{
+    uint32_t o = atomic_load_explicit(&ip_torch_py_solo, memory_order_relaxed);
+    if (__builtin_expect(o != 0 && o != ip_self.tid, 0)) ip_torch_py_other();
+}
 
 /* ---- torch_ops.c: operator calls (INFPROF_OPERATORS) ---- */
 
@@ -247,6 +265,6 @@ void ip_torch_ingest_finish(struct ip_store *s);
 /* The Python bridge's begin and end of a module call (torch_python.c, exported for the Python
  * side), which the module hooks' common path calls too (torch_pyfast.c). */
 int infprof_py_begin(void);
-void infprof_py_end(const char *label, long long batch, int ok);
+int infprof_py_end(const char *label, long long batch, int ok);
 
 #endif

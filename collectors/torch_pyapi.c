@@ -15,6 +15,7 @@ int ip_py_resolve(void)
     static int ok = -1;
     if (ok >= 0) return ok;
     *(void **)&ip_py.weak_get = dlsym(RTLD_DEFAULT, "PyWeakref_GetObject");
+    *(void **)&ip_py.gil_this = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     return ok = PYAPI_SYM(new_fn, "PyCFunction_NewEx") && PYAPI_SYM(getattr, "PyObject_GetAttr") &&
                 PYAPI_SYM(setitem, "PyObject_SetItem") && PYAPI_SYM(delitem, "PyObject_DelItem") &&
                 PYAPI_SYM(dict_get, "PyDict_GetItem") && PYAPI_SYM(dict_set, "PyDict_SetItem") &&

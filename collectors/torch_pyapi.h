@@ -57,6 +57,7 @@ struct ip_py_api {
     PyO **exc_exception, **exc_attribute; /* &PyExc_Exception, &PyExc_AttributeError */
     PyO *(*unicode)(const char *);
     PyO *none, *yes, *no;
+    void *(*gil_this)(void); /* PyGILState_GetThisThreadState, without the GIL; NULL none */
 };
 extern struct ip_py_api ip_py;
 

@@ -311,7 +311,10 @@ static PyO *pyf_post(PyO *self, PyO *const *args, intptr_t nargs)
     const char *text = label ? ip_py.bytes(label) : NULL;
     long long batch = b ? ip_py.as_ll(b) : 0;
     if (!text || batch < 0) ip_py.clear();
-    infprof_py_end(text ? text : "", batch < 0 ? 0 : batch, ok);
+    /* Another Python thread did torch work meanwhile: every thread is watched from now on (as
+     * _close does), the global hook armed below and kept. */
+    int all = infprof_py_end(text ? text : "", batch < 0 ? 0 : batch, ok) &&
+              global_is(s_threads, ip_py.no);
     ip_py.decref(r);
     PyO *key = ip_py.long_from_ptr(module);
     if (bad || !key) {
@@ -340,9 +343,10 @@ static PyO *pyf_post(PyO *self, PyO *const *args, intptr_t nargs)
         }
     }
     ip_py.decref(key);
-    if (bad) return broken();
+    if (bad || (all && ip_py.dict_set(ctx[CTX_GLOBALS], s_threads, ip_py.yes))) return broken();
     if (ip_py.dict_size(ctx[CTX_ROOTS]) == 0 && global_is(s_off, ip_py.no) &&
-        global_is(s_threads, ip_py.no) && ip_py.setitem(ctx[CTX_PRE_GLOBAL], ctx[CTX_ID], fn[0]))
+        (all || global_is(s_threads, ip_py.no)) &&
+        ip_py.setitem(ctx[CTX_PRE_GLOBAL], ctx[CTX_ID], fn[0]))
         return broken();
     return none_ref();
 }

@@ -20,6 +20,11 @@
  *    mapped: before CUDA starts (collectors/nvml.c says why). A Python process whose
  *    sitecustomize never took INFPROF_PYTHONPATH_WAS out ran without it: the metadata says so.
  *  - infprof_py_unseen: a module call begun before its thread was watched (not timed, counted).
+ *  - infprof_py_threads: the Python side watches every thread from now on (a second thread
+ *    called a model while the hooks were armed). Until then, another Python thread's torch work
+ *    while the one watched thread's forward is open (the hooks disarmed: that thread's module
+ *    calls go unseen) is caught by the allocator's reports (ip_torch_py_other), and the watched
+ *    forward's end (infprof_py_end returns 1) has the Python side watch every thread.
  *  - infprof_py_builtin: begin and end as Python builtins (no ctypes crossing per call).
  *
  * Every entry fails open: before the pipeline runs, or with the torch collector off, it returns.
@@ -67,6 +72,13 @@ static _Atomic int py_state;
  * (begun, not ended: one that raised before PyTorch 2.1, or the program ended inside it). */
 static _Atomic uint64_t py_unseen;
 static _Atomic int64_t py_open;
+/* Another Python thread's torch work while the watched thread's forward was open: when it was
+ * first seen (0 none pending), and what was told (times, and the time until every thread was
+ * watched). py_all: every thread is watched, nothing to catch. */
+_Atomic uint32_t ip_torch_py_solo;
+static _Atomic uint64_t py_other_since, py_late_n, py_late_ns;
+static _Atomic int py_all;
+static __thread int8_t py_kind __attribute__((tls_model("initial-exec"))); /* 1 Python, -1 not */
 
 /* Our Python directory: <libdir>/../share/infprof/python (an install and the build tree alike). */
 static int python_dir(char *out, size_t n)
@@ -218,6 +230,8 @@ int infprof_py_begin(void)
     }
     if (ip_self.jit_depth < UINT8_MAX) ip_self.jit_depth++; /* its TorchScript is inside it */
     uint32_t k = py.n++;
+    if (!k && !atomic_load_explicit(&py_all, memory_order_relaxed))
+        atomic_store_explicit(&ip_torch_py_solo, ip_thread_tid(), memory_order_release);
     py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
     ip_torch_memfold_begin(py.v[k].iter);
     atomic_fetch_add_explicit(&py_open, 1, memory_order_relaxed);
@@ -237,23 +251,75 @@ void ip_torch_python_counts(uint64_t *unseen, int64_t *open)
     *open = atomic_load(&py_open);
 }
 
+/* A thread that is not the watched one did torch work while the watched thread's forward was
+ * open: noted once (its time), when it is a Python thread (the interpreter's thread state for
+ * it; libtorch's own pool threads have none, and call no module). Lock-free: an allocator's
+ * report calls it, a CUDA one under the allocator's mutex. */
+void ip_torch_py_other(void)
+{
+    uint32_t solo = atomic_load_explicit(&ip_torch_py_solo, memory_order_acquire);
+    if (!solo || solo == ip_thread_tid() || atomic_load_explicit(&py_all, memory_order_relaxed) ||
+        atomic_load_explicit(&py_other_since, memory_order_relaxed))
+        return;
+    if (!py_kind) /* looked up before the watched thread's first forward began (the builtins) */
+        py_kind = !ip_py.gil_this || ip_py.gil_this() ? 1 : -1;
+    if (py_kind < 0) return;
+    uint64_t none = 0;
+    atomic_compare_exchange_strong(&py_other_since, &none, ip_clock_now() | 1);
+}
+
+void ip_torch_python_atfork_child(void)
+{
+    atomic_store(&ip_torch_py_solo, 0);
+    atomic_store(&py_other_since, 0);
+}
+
+IP_EXPORT void infprof_py_threads(void);
+void infprof_py_threads(void)
+{
+    atomic_store(&py_all, 1);
+    atomic_store(&ip_torch_py_solo, 0);
+}
+
+void ip_torch_python_late(uint64_t *n, uint64_t *ns)
+{
+    *n = atomic_load(&py_late_n);
+    *ns = atomic_load(&py_late_ns);
+}
+
 /* The innermost open module call ended. label: the series' name; batch: the leading dimension of
- * its first tensor argument, 0 unknown; ok: 0 when it raised (not an iteration). */
-IP_EXPORT void infprof_py_end(const char *label, long long batch, int ok);
-void infprof_py_end(const char *label, long long batch, int ok)
+ * its first tensor argument, 0 unknown; ok: 0 when it raised (not an iteration). Returns 1 when
+ * this was the watched thread's outermost call and another Python thread did torch work while it
+ * ran: the Python side is to watch every thread from now on (infprof_py_threads is then called
+ * here). */
+IP_EXPORT int infprof_py_end(const char *label, long long batch, int ok);
+int infprof_py_end(const char *label, long long batch, int ok)
 {
     uint64_t end = ip_clock_now();
-    if (!py.n) return;
+    if (!py.n) return 0;
     uint32_t k = --py.n;
+    int late = 0;
+    if (!k) {
+        uint32_t me = ip_thread_tid();
+        atomic_compare_exchange_strong(&ip_torch_py_solo, &me, 0);
+        uint64_t since = atomic_exchange(&py_other_since, 0);
+        if (since && !atomic_load(&py_all)) {
+            late = 1;
+            atomic_fetch_add(&py_late_n, 1);
+            atomic_fetch_add(&py_late_ns, end > (since & ~1ull) ? end - (since & ~1ull) : 0);
+            infprof_py_threads();
+        }
+    }
     atomic_fetch_sub_explicit(&py_open, 1, memory_order_relaxed);
     if (ip_self.jit_depth) ip_self.jit_depth--;
     ip_torch_memfold_end(py.v[k].iter);
     ip_iter_end(py.v[k].iter);
-    if (!ok) return;
-    if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */
+    if (!ok) return late;
+    if (!ip_recording_noted() || !ip_hook_enter()) return late; /* after the finish: counted */
     ip_torch_iter_emit(py.v[k].iter, py.v[k].start, end, py.v[k].nvtx, batch > 0 ? batch : 0, 5,
                        label);
     ip_hook_leave();
+    return late;
 }
 
 /* Python's garbage collector starts (start 1) or stops (0) a collection of this generation on
@@ -317,7 +383,7 @@ static PyO *pyc_begin(PyO *self, PyO *unused)
     return ip_py.bool_from(infprof_py_begin());
 }
 
-/* end(label: bytes, batch: int, ok: bool) -> None */
+/* end(label: bytes, batch: int, ok: bool) -> bool: watch every thread from now on */
 static PyO *pyc_end(PyO *self, PyO *const *args, intptr_t nargs)
 {
     (void)self;
@@ -325,7 +391,7 @@ static PyO *pyc_end(PyO *self, PyO *const *args, intptr_t nargs)
         const char *label = ip_py.bytes(args[0]);
         long long batch = ip_py.as_ll(args[1]), ok = ip_py.as_ll(args[2]);
         if (!label || batch == -1 || ok == -1) ip_py.clear(); /* not ours to raise */
-        infprof_py_end(label ? label : "", batch, ok > 0);
+        return ip_py.bool_from(infprof_py_end(label ? label : "", batch, ok > 0));
     }
     ip_py.incref(ip_py.none);
     return ip_py.none;

@@ -40,7 +40,7 @@ _begin.argtypes = ()
 _begin.restype = ctypes.c_int
 _end = _lib.infprof_py_end
 _end.argtypes = (ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int)
-_end.restype = None
+_end.restype = ctypes.c_int  # 1: another Python thread worked meanwhile, watch every thread
 # The same two as builtins the library makes (no ctypes per call), where it can.
 try:
     _builtin = _lib.infprof_py_builtin
@@ -64,6 +64,9 @@ _gc.restype = None
 _missed = _lib.infprof_py_unseen  # a module call on a thread not watched yet: not timed
 _missed.argtypes = ()
 _missed.restype = None
+_all = _lib.infprof_py_threads  # every thread is watched from now on
+_all.argtypes = ()
+_all.restype = None
 
 PY_HOOKED, PY_NO_HOOKS, PY_WORKER, PY_BROKEN = 3, 4, 6, 8
 
@@ -210,6 +213,7 @@ def _pre(module, inputs):
             return None  # several threads: inside this thread's iteration
         if not _threads and _owner is not None and tid != _owner:
             _threads = True  # a second thread calls models: stay armed from now on
+            _all()
             if not _off:
                 _pre_global[_ID] = _hook_pre
         if _threads and _nested():
@@ -316,9 +320,15 @@ def _broken():
 
 
 def _close(module, tid, ok):
-    """This thread's iteration on module ends; its hooks go when none is open on it."""
+    """This thread's iteration on module ends; its hooks go when none is open on it. Another
+    Python thread did torch work while it ran (the library saw it: the hooks were disarmed, its
+    module calls unseen): every thread is watched from now on."""
+    global _threads
     r = _roots.pop(tid)
-    _end(r[1], r[2], ok)
+    if _end(r[1], r[2], ok) and not _threads:
+        _threads = True
+        if not _off:
+            _pre_global[_ID] = _hook_pre
     key = id(module)
     n = _hooked.pop(key, 1) - 1
     if n > 0:

@@ -244,6 +244,10 @@ struct run_phases {
      * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
      * calls after it, or the program ended inside it). 0 none, or an older database. */
     int64_t py_unseen, py_open_at_end;
+    /* Another Python thread did torch work while the one watched thread's forward was open (the
+     * hooks disarmed: its module calls neither timed nor counted), and for how long in all until
+     * every thread was watched. 0 none, or an older database. */
+    int64_t py_late_n, py_late_ns;
     /* What the run lost (run metadata; 0 in databases without the counter): indexes as
      * RUN_LOST_* below, read once for the Summary's Lost line and the advice records_dropped. */
     int64_t lost[7];

@@ -387,9 +387,16 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
         snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
                  (long long)dropped, (long long)cupti);
         summary_set(so, buf);
-    } else if (p->py_unseen || p->py_open_at_end) {
+    } else if (p->py_unseen || p->py_open_at_end || p->py_late_n) {
         /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md). */
         o = (size_t)snprintf(buf, sizeof buf, "no event dropped; ");
+        if (p->py_late_n)
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "module calls of other threads not seen for %.1f ms (made while"
+                                  " one thread's forward ran, before every thread was"
+                                  " watched)%s",
+                                  (double)p->py_late_ns / 1e6,
+                                  p->py_unseen || p->py_open_at_end ? "; " : "");
         if (p->py_unseen)
             o += (size_t)snprintf(buf + o, sizeof buf - o,
                                   "at least %lld module call%s not timed (begun on a thread"

@@ -11,6 +11,7 @@ import unittest
 from harness import Case, TORCH_PYTHON, main
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "pyfast_prog.py")
+LATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "pythreads_late.py")
 
 # What the program's calls are, by their label and batch (None: no input), in order (its second
 # thread's two calls of Sequential at batch 5 are on another thread, listed where they ran). The
@@ -63,6 +64,30 @@ class PyFast(Case):
             self.assertIn(self.meta(r.db(f"{fast}.db"), "python_module_calls_unseen"), (None, 0, "0"))
             results[fast] = [(x[0], x[1]) for x in rows]
         self.assertEqual(results["0"], results["1"])
+
+    def test_a_thread_that_calls_models_only_during_another_forward_is_watched(self):
+        # tests/progs/pythreads_late.py: A is called on the main thread only while the watched
+        # thread's B forward is open (the hooks disarmed). Its first call is unseen, and said so;
+        # the allocator's report from it has the hooks watch every thread once that B forward
+        # ends, so A's other 11 calls are iterations (before: none of them, and "Lost nothing").
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        for fast in ("0", "1"):
+            db = f"late{fast}.db"
+            r = self.run_prog([TORCH_PYTHON, LATE], timeout=120, INFPROF_OUTPUT=db,
+                              INFPROF_PYTHON_FAST=fast)
+            if r.rc != 0 and b"No module named" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, 0, r.err)
+            want = json.loads(r.out.decode().strip().splitlines()[-1])
+            got = dict(self.query(r.db(db), "SELECT s.value, count(*) FROM iterations i"
+                                            " JOIN strings s ON s.id = i.label_id GROUP BY 1"))
+            self.assertEqual(got, {"A": want["a"] - 1, "B": want["b"]}, fast)
+            self.assertEqual(self.meta(r.db(db), "python_threads_watched_late"), 1, fast)
+            self.assertGreater(self.meta(r.db(db), "python_threads_watched_late_ns"), 0, fast)
+            text = self.cli("report", r.db(db)).out.decode()
+            lost = " ".join(text.split("Lost", 1)[1].split("Findings", 1)[0].split())
+            self.assertIn("module calls of other threads not seen for", lost, text)
 
     def test_plain_run_prints_the_same(self):
         if not os.path.exists(TORCH_PYTHON):
