@@ -424,6 +424,9 @@ void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
     db_meta_int(db, "python_module_calls_open_at_end", &p->py_open_at_end);
     db_meta_int(db, "python_threads_watched_late", &p->py_late_n);
     db_meta_int(db, "python_threads_watched_late_ns", &p->py_late_ns);
+    char *why = db_meta_text(db, "end_reason");
+    snprintf(p->end_reason, sizeof p->end_reason, "%s", why ? why : "");
+    free(why);
     for (int k = 0; k < RUN_LOST_COUNT; k++) db_meta_int(db, run_lost_key(k), &p->lost[k]);
     char *cupti = db_meta_text(db, "collector.cupti");
     snprintf(p->cupti_status, sizeof p->cupti_status, "%s", cupti ? cupti : "");

@@ -248,6 +248,7 @@ struct run_phases {
      * hooks disarmed: its module calls neither timed nor counted), and for how long in all until
      * every thread was watched. 0 none, or an older database. */
     int64_t py_late_n, py_late_ns;
+    char end_reason[64]; /* meta end_reason: "exit", "signal SIGTERM", ...; "" not recorded */
     /* What the run lost (run metadata; 0 in databases without the counter): indexes as
      * RUN_LOST_* below, read once for the Summary's Lost line and the advice records_dropped. */
     int64_t lost[7];

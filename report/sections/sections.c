@@ -403,7 +403,14 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
                                   " before it was watched: a model run from several threads)%s",
                                   (long long)p->py_unseen, p->py_unseen == 1 ? "" : "s",
                                   p->py_open_at_end ? "; " : "");
-        if (p->py_open_at_end && o < sizeof buf)
+        /* Ended by a signal or _exit: what was open then was cut short, not raised. */
+        int cut = p->end_reason[0] && strcmp(p->end_reason, "exit") != 0;
+        if (p->py_open_at_end && o < sizeof buf && cut)
+            snprintf(buf + o, sizeof buf - o,
+                     "%lld module call%s still open when the program ended (%s)",
+                     (long long)p->py_open_at_end, p->py_open_at_end == 1 ? " was" : "s were",
+                     p->end_reason);
+        else if (p->py_open_at_end && o < sizeof buf)
             snprintf(buf + o, sizeof buf - o,
                      "%lld module call%s never ended (it raised: before PyTorch 2.1 the calls"
                      " after it go unseen until that module runs again; or the program ended"

@@ -222,6 +222,10 @@ class HostileFold(TorchCase):
     def test_sigterm_inside_a_forward(self):
         (_, (memory, _, _)), = self.case("sigterm", rc=-15)
         self.assertEqual(max(m["largest_bytes"] for m in memory), 20_000_000)
+        # The forward the signal cut short is said to be open at the end, not to have raised.
+        lost = self.report_json(os.path.join(self.dir, "sigterm1", "run.db"))["summary"]["lost"]
+        self.assertIn("1 module call was still open when the program ended (signal SIGTERM)",
+                      lost)
 
     def test_a_long_forward_is_folded_in_parts(self):
         # A level is known only at a fold's points: a timeline would hold a fold's highest until
