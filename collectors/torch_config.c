@@ -46,8 +46,9 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " builtins, which call the Python hooks for any other case; 0: the Python hooks"
         " throughout (for comparison).", NULL},
     [IP_TORCH_CFG_MEMORY_FOLD] = {"INFPROF_MEMORY_FOLD", IP_CFG_BOOL, "1", 0, 1, NULL,
-        "Fold the allocator's reports inside each forward iteration (a Python module call, a"
-        " TorchScript or AOTInductor call) whose operators are not captured: per thread, device"
+        "Fold the allocator's reports inside each outermost iteration (a Python module call, a"
+        " TorchScript or AOTInductor call, an NVTX range or record_function scope that marks"
+        " one) whose operators are not captured: per thread, device"
         " and phase, its lowest, highest and last totals (rows of tensor_memory) and its"
         " allocations' count, bytes and three largest (tensor_memory_folds). Every figure the"
         " report gives is the same; 0: one row per report.", NULL},

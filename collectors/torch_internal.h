@@ -204,12 +204,10 @@ extern _Thread_local uint8_t ip_torch_memfold_on __attribute__((tls_model("initi
 /* Folds one report; 0 when it is not foldable (it becomes a row as before). */
 int ip_torch_memfold_add(int64_t bytes, int64_t allocated, int64_t reserved, int8_t type,
                          int8_t index);
-/* An outermost forward iteration `id` began or ends on this thread (a Python module call, a
- * TorchScript or AOTInductor call): its reports are folded from its begin (unless its operators
- * are captured: INFPROF_OPERATORS=sampled keeps those whole) to its end, which writes them. */
-void ip_torch_memfold_begin(uint32_t id);
-void ip_torch_memfold_end(uint32_t id);
-/* At start: its observers of the threads' phase changes and exits (torch_state.h). */
+/* At start: its observers of the threads' phase changes and exits (torch_state.h) and of the
+ * outermost iterations' edges (iteration.h): an iteration's reports are folded from its begin
+ * (unless its operators are captured: INFPROF_OPERATORS=sampled keeps those whole) to its end,
+ * which writes them. */
 void ip_torch_memfold_arm(void);
 /* The run finishes (on the finishing thread: its stop, _exit, a fatal signal outside our hooks):
  * every thread's open folds are written on the calling thread's ring. */
@@ -229,6 +227,9 @@ struct ip_ev_torch_op_window {
 };
 /* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
 void ip_torch_ops_arm(void);
+/* An outermost iteration's edge (torch_memfold.c passes iteration.h's on): the operators'
+ * capture begins or ends with it, once sampling is armed. */
+void ip_torch_ops_edge(uint32_t id, int begin);
 void ip_torch_ops_atfork_child(void);
 void ip_torch_ops_prepare(struct ip_store *s);
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e);

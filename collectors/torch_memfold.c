@@ -7,13 +7,14 @@
  * writer's CPU on the core beside the program's: about 6% of its wall time on two CPUs). Every
  * figure the report makes of them is a highest or lowest total over a time window (a phase's, a
  * series', an iteration's, a timeline bucket's), or a count, sum or largest of allocations in one.
- * So inside an outermost iteration that is a forward call (a Python module call, a TorchScript or
- * AOTInductor call: every report in it is inside the model's forward) each report updates a fold
- * of the thread's, one per device kind (CPU, and the last other device), instead of a ring record:
- * its lowest, highest, lowest after the highest and last totals (each with its report's time
- * and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and three
- * largest allocations, and the operator at its highest. A fold ends at the iteration's end, at a
- * change of the thread's phase (as it changes: torch_state.h's observer) or device, before a
+ * So inside an outermost iteration (a Python module call, a TorchScript or AOTInductor call, an
+ * NVTX range or record_function scope that marks one: the windows those figures are made of are
+ * whole iterations, never parts of one; iteration.h's observer, memfold_edge) each report updates
+ * a fold of the thread's, one per device kind (CPU, and the last other device), instead of a ring
+ * record: its lowest, highest, lowest after the highest and last totals (each with its report's
+ * time and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and
+ * three largest allocations, and the operator at its highest. A fold ends at the iteration's end,
+ * at a change of the thread's phase (as it changes: torch_state.h's observer) or device, before a
  * report it cannot take (a shared-memory block's, which the writer adds to the CPU total), after
  * IP_MEMFOLD_MAX reports, at the thread's exit, at the finish on the finishing thread and at
  * _exit outside our hooks: one ring record (outside a report, one that must not be lost: it
@@ -218,7 +219,7 @@ static struct memfold_slot *slot_mine(void)
     return NULL;
 }
 
-void ip_torch_memfold_begin(uint32_t id)
+static void memfold_begin(uint32_t id)
 {
     int want = atomic_load_explicit(&mf_wanted, memory_order_relaxed);
     if (want < 0) {
@@ -242,7 +243,7 @@ static void flush_mine(struct memfold_slot *m)
     slot_close(m);
 }
 
-void ip_torch_memfold_end(uint32_t id)
+static void memfold_end(uint32_t id)
 {
     struct memfold_slot *m = mf_me;
     if (!id || !m || m->iter != id) return;
@@ -327,9 +328,23 @@ void ip_torch_memfold_finish_all(void)
     }
 }
 
+/* An outermost iteration begins or ends on this thread, whatever marks it (a Python module call,
+ * a TorchScript or AOTInductor call, an NVTX range or a record_function scope that is an
+ * iteration): iteration.h's one observer. The operators' capture is decided first (a captured
+ * iteration's reports stay rows), then the fold begins, or ends and is written. */
+static void memfold_edge(uint32_t id, int begin)
+{
+    ip_torch_ops_edge(id, begin);
+    if (begin)
+        memfold_begin(id);
+    else
+        memfold_end(id);
+}
+
 void ip_torch_memfold_arm(void)
 {
     ip_torch_state_observe(memfold_phase, memfold_thread_exit);
+    ip_iter_observe(memfold_edge);
 }
 
 void ip_torch_memfold_atfork_child(void)

@@ -191,7 +191,11 @@ static void op_mean_add(_Atomic uint64_t *m, uint64_t v, int shift)
     atomic_store_explicit(m, nv ? nv : 1, memory_order_relaxed);
 }
 
-/* An outermost iteration begins or ends on this thread (iteration.h's observer). A forked
+/* Sampling armed: iteration edges reach op_edge (ip_torch_ops_edge). */
+static _Atomic int op_edges;
+
+/* An outermost iteration begins or ends on this thread (iteration.h's observer, through
+ * torch_memfold.c's, which folds the reports of an iteration this leaves uncaptured). A forked
  * child keeps its forking thread's capture (its libtorch thread-local callbacks and ours): the
  * iteration ends there as it would have. */
 static void op_edge(uint32_t id, int begin)
@@ -255,6 +259,11 @@ int ip_torch_ops_captured(uint32_t id)
     return id && cap.iter == id;
 }
 
+void ip_torch_ops_edge(uint32_t id, int begin)
+{
+    if (atomic_load_explicit(&op_edges, memory_order_relaxed)) op_edge(id, begin);
+}
+
 void ip_torch_ops_arm(void)
 {
     int mode = (int)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS);
@@ -281,7 +290,7 @@ void ip_torch_ops_arm(void)
         if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
             !ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET))
             op_budget = 0;
-        ip_iter_observe(op_edge);
+        atomic_store(&op_edges, 1);
     } else {
         struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
         cb.scopes[RF_SCOPE_FUNCTION] = true;

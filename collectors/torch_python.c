@@ -232,8 +232,7 @@ int infprof_py_begin(void)
     uint32_t k = py.n++;
     if (!k && !atomic_load_explicit(&py_all, memory_order_relaxed))
         atomic_store_explicit(&ip_torch_py_solo, ip_thread_tid(), memory_order_release);
-    py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx);
-    ip_torch_memfold_begin(py.v[k].iter);
+    py.v[k].iter = ip_torch_iter_open(&py.v[k].start, &py.v[k].nvtx); /* its reports folded */
     atomic_fetch_add_explicit(&py_open, 1, memory_order_relaxed);
     ip_hook_leave();
     return 1;
@@ -312,8 +311,7 @@ int infprof_py_end(const char *label, long long batch, int ok)
     }
     atomic_fetch_sub_explicit(&py_open, 1, memory_order_relaxed);
     if (ip_self.jit_depth) ip_self.jit_depth--;
-    ip_torch_memfold_end(py.v[k].iter);
-    ip_iter_end(py.v[k].iter);
+    ip_iter_end(py.v[k].iter); /* its fold written */
     if (!ok) return late;
     if (!ip_recording_noted() || !ip_hook_enter()) return late; /* after the finish: counted */
     ip_torch_iter_emit(py.v[k].iter, py.v[k].start, end, py.v[k].nvtx, batch > 0 ? batch : 0, 5,

@@ -23,7 +23,7 @@ import tempfile
 import unittest
 
 from harness import TORCH_PYTHON, main
-from torchlib import TorchCase
+from torchlib import SAMPLE_INFER, TorchCase, need
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs")
 PROG = os.path.join(PROGS, "memfold.py")
@@ -148,7 +148,9 @@ class MemoryFold(TorchCase):
             WHERE i.id IN ({ids}) AND m.fold IS NULL AND m.op IS NOT NULL""")[0][0], 0)
 
 
-class HostileFold(TorchCase):
+class FoldCompare(TorchCase):
+    """What a run with folding and one without are compared on."""
+
     def accounts(self, db):
         """(reports, allocations, bytes allocated) of one database, folds included."""
         real, allocs, nbytes = self.query(db, "SELECT count(*), coalesce(sum(bytes > 0), 0),"
@@ -167,6 +169,8 @@ class HostileFold(TorchCase):
         return report["memory"], [peaks(p) for p in report["phases"]], [
             peaks(p) for p in report["operator_phases"]]
 
+
+class HostileFold(FoldCompare):
     def case(self, name, rc=0, operators="0"):
         if not os.path.exists(TORCH_PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
@@ -243,6 +247,45 @@ class HostileFold(TorchCase):
         (_, (memory, phases, ops)), = self.case("phases", operators="1")
         self.assertEqual(len(memory), 3, memory)  # no_grad, grad (the program's too) and bf16
         self.assertTrue([o for o in ops if o.get("memory_peak_operator")], ops)
+
+
+class MarkedFold(FoldCompare):
+    """Iterations marked by the program fold as module calls do (the observer of every
+    outermost iteration's edges, collectors/torch_memfold.c): the bundled C++ sample's NVTX
+    ranges, and record_function scopes named "iteration" around each forward of
+    tests/progs/memfold.py (the Python hooks off: the scopes are the iterations). Every report
+    accounted for, the same memory figures as one row per report."""
+
+    def compare(self, argv, source, **env):
+        got = {}
+        for fold in (0, 1):
+            db = os.path.join(self.dir, f"marked{fold}.db")
+            r = self.run_prog(argv, timeout=300, INFPROF_OUTPUT=db, INFPROF_MEMORY_FOLD=str(fold),
+                              **env)
+            if r.rc != 0 and b"No module named 'torch'" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, 0, r.err)
+            self.assertEqual({s for (s,) in self.query(db, "SELECT DISTINCT source FROM"
+                                                           " iterations")}, {source})
+            folds = self.query(db, "SELECT count(*) FROM tensor_memory_folds")[0][0]
+            self.assertTrue(folds > 0 if fold else folds == 0, (fold, folds))
+            rep = self.report_json(db)
+            series = [{k: v for k, v in row.items() if "peak" in k and "saved" not in k}
+                      for row in rep["series"]]
+            got[fold] = (self.accounts(db), self.memory(rep), series)
+        self.assertEqual(got[0], got[1])
+        self.assertTrue(got[1][1][0], got)  # a memory section to compare
+        self.assertTrue(any(v for row in got[1][2] for v in row.values()), got)  # series peaks
+
+    def test_nvtx_ranges_of_the_cpp_sample(self):
+        self.compare([need(SAMPLE_INFER), "--device", "cpu", "--iters", "12", "--image", "32",
+                      "--modes", "no_grad,inference_mode", "--precisions", "off"], 2)
+
+    def test_record_function_scopes(self):
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        self.compare([TORCH_PYTHON, PROG, "30", "cpu", "scope"], 3, INFPROF_PYTHON="0",
+                     INFPROF_OPERATORS="0")
 
 
 if __name__ == "__main__":
