@@ -267,17 +267,37 @@ void ip_torch_py_other(void)
     atomic_compare_exchange_strong(&py_other_since, &none, ip_clock_now() | 1);
 }
 
+/* A forked child's database starts empty: its counts are its own (the forking thread's open
+ * calls go on in it; the other threads' are not there). */
 void ip_torch_python_atfork_child(void)
 {
     atomic_store(&ip_torch_py_solo, 0);
     atomic_store(&py_other_since, 0);
+    atomic_store(&py_late_n, 0);
+    atomic_store(&py_late_ns, 0);
+    atomic_store(&py_unseen, 0);
+    atomic_store(&py_open, (int64_t)py.n);
+}
+
+/* Every thread is watched from now on: another Python thread's work told while the watched
+ * thread's forward ran is counted, with the time its calls went unseen (to `now`), whichever
+ * way the watching began (that forward's end, or the Python side seeing a second thread call a
+ * model: the same model from a third thread during it, 2026-11-29). 1: one was told. */
+static int py_watch_all(uint64_t now)
+{
+    atomic_store(&py_all, 1);
+    atomic_store(&ip_torch_py_solo, 0);
+    uint64_t since = atomic_exchange(&py_other_since, 0) & ~1ull;
+    if (!since) return 0;
+    atomic_fetch_add(&py_late_n, 1);
+    atomic_fetch_add(&py_late_ns, now > since ? now - since : 0);
+    return 1;
 }
 
 IP_EXPORT void infprof_py_threads(void);
 void infprof_py_threads(void)
 {
-    atomic_store(&py_all, 1);
-    atomic_store(&ip_torch_py_solo, 0);
+    if (!atomic_load(&py_all)) py_watch_all(ip_clock_now());
 }
 
 void ip_torch_python_late(uint64_t *n, uint64_t *ns)
@@ -301,13 +321,7 @@ int infprof_py_end(const char *label, long long batch, int ok)
     if (!k) {
         uint32_t me = ip_thread_tid();
         atomic_compare_exchange_strong(&ip_torch_py_solo, &me, 0);
-        uint64_t since = atomic_exchange(&py_other_since, 0);
-        if (since && !atomic_load(&py_all)) {
-            late = 1;
-            atomic_fetch_add(&py_late_n, 1);
-            atomic_fetch_add(&py_late_ns, end > (since & ~1ull) ? end - (since & ~1ull) : 0);
-            infprof_py_threads();
-        }
+        late = !atomic_load(&py_all) && atomic_load(&py_other_since) && py_watch_all(end);
     }
     atomic_fetch_sub_explicit(&py_open, 1, memory_order_relaxed);
     if (ip_self.jit_depth) ip_self.jit_depth--;

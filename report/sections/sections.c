@@ -390,13 +390,14 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
     } else if (p->py_unseen || p->py_open_at_end || p->py_late_n) {
         /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md). */
         o = (size_t)snprintf(buf, sizeof buf, "no event dropped; ");
-        if (p->py_late_n)
+        if (p->py_late_n) {
+            char late[32];
+            fmt_ns(late, sizeof late, (double)p->py_late_ns);
             o += (size_t)snprintf(buf + o, sizeof buf - o,
-                                  "module calls of other threads not seen for %.1f ms (made while"
-                                  " one thread's forward ran, before every thread was"
-                                  " watched)%s",
-                                  (double)p->py_late_ns / 1e6,
-                                  p->py_unseen || p->py_open_at_end ? "; " : "");
+                                  "module calls of other threads not seen for %s (made while one"
+                                  " thread's forward ran, before every thread was watched)%s",
+                                  late, p->py_unseen || p->py_open_at_end ? "; " : "");
+        }
         if (p->py_unseen)
             o += (size_t)snprintf(buf + o, sizeof buf - o,
                                   "at least %lld module call%s not timed (begun on a thread"

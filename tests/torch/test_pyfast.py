@@ -4,6 +4,7 @@ labels and batches as the Python hooks it stands in for, over module calls of ev
 call of a model from inside its own, a forward that raises, models made and dropped, the
 program's own hooks on the root, a second thread); the program's own hooks run in order and
 go when removed, and ours leave nothing behind on its modules."""
+import glob
 import json
 import os
 import unittest
@@ -65,29 +66,58 @@ class PyFast(Case):
             results[fast] = [(x[0], x[1]) for x in rows]
         self.assertEqual(results["0"], results["1"])
 
-    def test_a_thread_that_calls_models_only_during_another_forward_is_watched(self):
-        # tests/progs/pythreads_late.py: A is called on the main thread only while the watched
-        # thread's B forward is open (the hooks disarmed). Its first call is unseen, and said so;
-        # the allocator's report from it has the hooks watch every thread once that B forward
-        # ends, so A's other 11 calls are iterations (before: none of them, and "Lost nothing").
+    def late(self, mode, fast):
+        """pythreads_late.py in mode: what it says it called (its output's lines: a forked
+        child's, then its own), and for each database (the main one first) the series'
+        iterations, meta python_threads_watched_late and the Lost line."""
         if not os.path.exists(TORCH_PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
-        for fast in ("0", "1"):
-            db = f"late{fast}.db"
-            r = self.run_prog([TORCH_PYTHON, LATE], timeout=120, INFPROF_OUTPUT=db,
-                              INFPROF_PYTHON_FAST=fast)
-            if r.rc != 0 and b"No module named" in r.err:
-                raise unittest.SkipTest("python3 has no torch")
-            self.assertEqual(r.rc, 0, r.err)
-            want = json.loads(r.out.decode().strip().splitlines()[-1])
-            got = dict(self.query(r.db(db), "SELECT s.value, count(*) FROM iterations i"
-                                            " JOIN strings s ON s.id = i.label_id GROUP BY 1"))
-            self.assertEqual(got, {"A": want["a"] - 1, "B": want["b"]}, fast)
-            self.assertEqual(self.meta(r.db(db), "python_threads_watched_late"), 1, fast)
-            self.assertGreater(self.meta(r.db(db), "python_threads_watched_late_ns"), 0, fast)
-            text = self.cli("report", r.db(db)).out.decode()
+        db = f"{mode}{fast}.db"
+        r = self.run_prog([TORCH_PYTHON, LATE, mode], timeout=120, INFPROF_OUTPUT=db,
+                          INFPROF_PYTHON_FAST=fast)
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        said = [json.loads(line) for line in r.out.decode().splitlines()]
+        got = []
+        for path in [r.db(db)] + sorted(glob.glob(r.db(f"{mode}{fast}-*.db"))):
+            series = dict(self.query(path, "SELECT s.value, count(*) FROM iterations i JOIN"
+                                           " strings s ON s.id = i.label_id GROUP BY 1"))
+            text = self.cli("report", path).out.decode()
             lost = " ".join(text.split("Lost", 1)[1].split("Findings", 1)[0].split())
-            self.assertIn("module calls of other threads not seen for", lost, text)
+            got.append((series, int(self.meta(path, "python_threads_watched_late")), lost))
+        return said, got
+
+    def test_a_thread_that_calls_models_only_during_another_forward_is_watched(self):
+        # A is called on the main thread only while the watched thread's B forward is open (the
+        # hooks disarmed). Its first call is unseen, and said so; the allocator's report from it
+        # has the hooks watch every thread once that B forward ends, so A's other 11 calls are
+        # iterations (before: none of them, and "Lost nothing").
+        for fast in ("0", "1"):
+            said, ((series, late, lost),) = self.late("late", fast)
+            self.assertEqual(series, {"A": said[-1]["A"] - 1, "B": said[-1]["B"]}, fast)
+            self.assertEqual(late, 1, fast)
+            self.assertIn("module calls of other threads not seen for", lost)
+
+    def test_a_call_missed_before_a_second_thread_calls_the_watched_model_is_said(self):
+        # Y runs once while the watched thread's first forward of X is open, then a third thread
+        # calls X: the hooks watch every thread from there, and Y's call is said, not lost
+        # silently (its count was dropped on that path: "Lost nothing").
+        for fast in ("0", "1"):
+            said, ((series, late, lost),) = self.late("third", fast)
+            self.assertEqual(series, {"X": said[-1]["X"]}, fast)
+            self.assertEqual(late, 1, fast)
+            self.assertIn("module calls of other threads not seen for", lost)
+
+    def test_a_forked_child_counts_its_own(self):
+        said, got = self.late("fork", "1")
+        self.assertEqual(len(got), 2, got)
+        (series, late, _), (child, child_late, child_lost) = got
+        self.assertEqual(series, {"A": said[-1]["A"] - 1, "B": said[-1]["B"]})
+        self.assertEqual(late, 1)
+        self.assertEqual(child, {"A": said[0]["A"]})
+        self.assertEqual(child_late, 0)  # it had the parent's count
+        self.assertNotIn("other threads", child_lost)
 
     def test_plain_run_prints_the_same(self):
         if not os.path.exists(TORCH_PYTHON):
