@@ -278,8 +278,11 @@ class MarkedFold(FoldCompare):
         self.assertTrue(any(v for row in got[1][2] for v in row.values()), got)  # series peaks
 
     def test_nvtx_ranges_of_the_cpp_sample(self):
+        # Operators off: which iterations a sampled capture keeps whole (and so which operator
+        # is at a peak) is chance and timing; one full run of the suite read two apart.
         self.compare([need(SAMPLE_INFER), "--device", "cpu", "--iters", "12", "--image", "32",
-                      "--modes", "no_grad,inference_mode", "--precisions", "off"], 2)
+                      "--modes", "no_grad,inference_mode", "--precisions", "off"], 2,
+                     INFPROF_OPERATORS="0")
 
     def test_record_function_scopes(self):
         if not os.path.exists(TORCH_PYTHON):
