@@ -70,12 +70,13 @@ static void message_of(const nvtxEventAttributes_t *a, const char **ascii, char 
 }
 
 /* A range whose text matches INFPROF_ITERATION_RANGE is an iteration: it begins now, on this
- * thread (registered strings are matched by the writer only, for the row). */
-static uint32_t iteration_of(const char *text)
+ * thread (registered strings are matched by the writer only, for the row). A start/end range
+ * (kind IP_NVTX_START) may end on another thread: a loose one. */
+static uint32_t iteration_of(const char *text, uint8_t kind)
 {
     const char *pattern = ip_cfg_str(IP_CFG_ITERATION_RANGE);
     if (!text || !pattern[0] || !ip_glob_match(pattern, text)) return 0;
-    return ip_iter_begin();
+    return kind == IP_NVTX_START ? ip_iter_begin_loose() : ip_iter_begin();
 }
 
 /* INFPROF_CAPTURE_RANGE=nvtx:NAME: the push/pop range whose text matches NAME (a glob) is a
@@ -103,7 +104,7 @@ static uint32_t record(uint8_t kind, uint64_t id, uint64_t ext, uint64_t domain,
         ip_window_open(IP_WIN_NVTX))
         capture_level = ip_self.nvtx_depth;
     if (!ip_recording() && !(kind == IP_NVTX_POP && pop_recorded)) return 0;
-    uint32_t iter = kind == IP_NVTX_PUSH || kind == IP_NVTX_START ? iteration_of(text) : 0;
+    uint32_t iter = kind == IP_NVTX_PUSH || kind == IP_NVTX_START ? iteration_of(text, kind) : 0;
     /* A longer name is cut on a character, with a hash of the whole (profiler/label.h). */
     size_t full = text ? strnlen(text, 1 << 16) : 0;
     size_t len = full > IP_EV_TEXT_MAX ? IP_EV_TEXT_MAX : full;

@@ -37,11 +37,6 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " so that what they add (captured iterations against the others, measured as the run"
         " goes) stays about this percent of the phase's time (1 in INFPROF_OPERATORS_EVERY at"
         " most, 1 in 256 at least). 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
-    [IP_TORCH_CFG_OPERATORS_RATE] = {"INFPROF_OPERATORS_RATE", IP_CFG_INT, "1", 0, 1000000, NULL,
-        "With INFPROF_OPERATORS=sampled, once a phase has had 256 captures: at most this many a"
-        " second in it from then on (a server that runs for hours keeps adding a capture a"
-        " second, not one in 20 of its iterations: its database and report stop growing with"
-        " the operators). 0, or INFPROF_OPERATORS_EVERY set alone: no such limit.", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"
@@ -52,7 +47,7 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " throughout (for comparison).", NULL},
     [IP_TORCH_CFG_MEMORY_FOLD] = {"INFPROF_MEMORY_FOLD", IP_CFG_BOOL, "1", 0, 1, NULL,
         "Fold the allocator's reports inside each outermost iteration (a Python module call, a"
-        " TorchScript or AOTInductor call, an NVTX range or record_function scope that marks"
+        " TorchScript or AOTInductor call, an NVTX push/pop range or record_function scope that marks"
         " one) whose operators are not captured: per thread, device"
         " and phase, its lowest, highest and last totals (rows of tensor_memory) and its"
         " allocations' count, bytes and three largest (tensor_memory_folds). Every figure the"

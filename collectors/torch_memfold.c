@@ -8,8 +8,9 @@
  * figure the report makes of them is a highest or lowest total over a time window (a phase's, a
  * series', an iteration's, a timeline bucket's), or a count, sum or largest of allocations in one.
  * So inside an outermost iteration (a Python module call, a TorchScript or AOTInductor call, an
- * NVTX range or record_function scope that marks one: the windows those figures are made of are
- * whole iterations, never parts of one; iteration.h's observer, memfold_edge) each report updates
+ * NVTX push/pop range or record_function scope that marks one: the windows those figures are made
+ * of are whole iterations, never parts of one; iteration.h's observer, memfold_edge; not an NVTX
+ * start/end range, which may end on another thread, ip_self.iter_loose) each report updates
  * a fold of the thread's, one per device kind (CPU, and the last other device), instead of a ring
  * record: its lowest, highest, lowest after the highest and last totals (each with its report's
  * time and reserved bytes), the highest reserved, its reports, allocations, bytes allocated and
@@ -226,7 +227,9 @@ static void memfold_begin(uint32_t id)
         want = ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_MEMORY_FOLD) != 0;
         atomic_store_explicit(&mf_wanted, want, memory_order_relaxed);
     }
-    if (!want || ip_iter_current() != id || ip_torch_ops_captured(id)) return;
+    /* Not one that may end on another thread (an NVTX start/end range): its fold would stay
+     * open on this one, and every later report of the thread go to an iteration that ended. */
+    if (!want || ip_iter_current() != id || ip_self.iter_loose || ip_torch_ops_captured(id)) return;
     struct memfold_slot *m = slot_mine();
     if (!m || m->iter) return;
     m->iter = id;

@@ -25,11 +25,7 @@
  * gap is chosen from iterations already ended, never from the one it picks. Such an
  * iteration's operators are all recorded (whole trees: exact self times, counts and kernels),
  * and one torch_operator_windows row says which iteration it was; the report scales per
- * iteration. Once a phase has had OP_PLENTY captures, a capture comes at most
- * INFPROF_OPERATORS_RATE times a second in it (the first chosen iteration after the interval:
- * still at a random gap, never in step with the loop): a server that runs for hours adds a
- * capture a second, not one in 20 of its iterations (a 110 us forward: 430 captures and 100,000
- * operator rows a second). INFPROF_OPERATORS=1 records every call.
+ * iteration. INFPROF_OPERATORS=1 records every call.
  *
  * Writer side: one torch_operators row per call, one torch_operator_windows row per capture, and
  * the calls' sums for the report (torch_opsum.c).
@@ -64,9 +60,6 @@ static void (*cb_remove)(uint64_t);
 static uint32_t op_every, op_budget; /* INFPROF_OPERATORS_EVERY, _BUDGET (0: a fixed rate) */
 #define OP_SETTLE  8   /* a phase's captures at 1 in op_every before the budget spaces them */
 #define OP_GAP_MAX 256 /* the budget's mean gap at most */
-#define OP_PLENTY  256 /* a phase's captures before INFPROF_OPERATORS_RATE holds them back */
-static uint32_t op_rate;            /* INFPROF_OPERATORS_RATE: captures a second, 0 no limit */
-static _Atomic uint64_t op_held;    /* chosen iterations not captured: within the rate's interval */
 static _Atomic uint64_t op_windows; /* captures begun */
 static _Atomic uint64_t op_spaced;  /* of those, chosen at a mean gap the budget made longer */
 static _Atomic int op_armed;        /* the callback (or the sampled capture) is in place */
@@ -83,7 +76,6 @@ static struct {
     _Atomic uint32_t seen, next; /* outermost iterations begun in the phase; the next captured */
     _Atomic uint32_t captures;   /* captures begun in the phase */
     _Atomic uint64_t plain_ns, cap_ns; /* moving means of its uncaptured and captured iterations */
-    _Atomic uint64_t last;             /* when its last capture began */
 } op_keys[OP_KEYS];
 
 struct open_op {
@@ -240,28 +232,16 @@ static void op_edge(uint32_t id, int begin)
     uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;
     uint32_t seen = atomic_fetch_add_explicit(&op_keys[k].seen, 1, memory_order_relaxed);
     if (seen == 0) atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
-    int chosen = seen > 0 && seen >= atomic_load_explicit(&op_keys[k].next, memory_order_relaxed);
-    uint32_t mean = chosen ? op_mean(k) : 0;
-    uint64_t now = chosen || (op_budget && seen) ? ip_clock_now() : 0;
-    if (chosen && op_rate &&
-        atomic_load_explicit(&op_keys[k].captures, memory_order_relaxed) >= OP_PLENTY &&
-        now - atomic_load_explicit(&op_keys[k].last, memory_order_relaxed) <
-            1000000000ull / op_rate) {
-        /* Within the rate's interval: the next chosen one, at a random gap again. */
-        atomic_store_explicit(&op_keys[k].next, seen + op_gap(mean), memory_order_relaxed);
-        atomic_fetch_add_explicit(&op_held, 1, memory_order_relaxed);
-        chosen = 0;
-    }
-    if (!chosen) {
+    if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) {
         if (op_budget && seen) { /* timed for the budget's mean (not the first: a warm-up) */
             cap.plain = id;
             cap.plain_key = k;
-            cap.plain_start = now;
+            cap.plain_start = ip_clock_now();
         }
         return;
     }
+    uint32_t mean = op_mean(k);
     atomic_store_explicit(&op_keys[k].next, seen + op_gap(mean), memory_order_relaxed);
-    atomic_store_explicit(&op_keys[k].last, now, memory_order_relaxed);
     if (mean > op_every) atomic_fetch_add_explicit(&op_spaced, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&op_keys[k].captures, 1, memory_order_relaxed);
     struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
@@ -307,13 +287,9 @@ void ip_torch_ops_arm(void)
         op_every = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY);
         /* A rate the user set is kept, unless a budget is set too. */
         op_budget = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET);
-        op_rate = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_RATE);
         if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
             !ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET))
             op_budget = 0;
-        if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
-            !ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_RATE))
-            op_rate = 0;
         atomic_store(&op_edges, 1);
     } else {
         struct rf_callback cb = {op_start, op_end, 1.0, {0}, false, false, false};
@@ -330,7 +306,6 @@ void ip_torch_ops_atfork_child(void)
 {
     atomic_store(&op_windows, 0);
     atomic_store(&op_spaced, 0);
-    atomic_store(&op_held, 0);
     atomic_store(&op_overflow, 0);
 }
 
@@ -384,8 +359,6 @@ void ip_torch_ops_finish(struct ip_store *s)
             ip_store_meta_int(s, "torch_operator_windows", (int64_t)atomic_load(&op_windows));
             ip_store_meta_int(s, "torch_operators_budget_pct", op_budget);
             ip_store_meta_int(s, "torch_operator_windows_spaced", (int64_t)atomic_load(&op_spaced));
-            ip_store_meta_int(s, "torch_operators_rate_per_s", op_rate);
-            ip_store_meta_int(s, "torch_operator_windows_held", (int64_t)atomic_load(&op_held));
         }
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));
         ip_store_meta_int(s, "torch_operator_names_overflow", (int64_t)ip_opname_overflow());

@@ -54,11 +54,12 @@ static void thread_cpu(int64_t *cpu, int64_t *vcsw, int64_t *ivcsw)
     *vcsw = ru.ru_nvcsw, *ivcsw = ru.ru_nivcsw;
 }
 
-uint32_t ip_iter_begin(void)
+static uint32_t iter_begin(int loose)
 {
     uint32_t id = atomic_fetch_add_explicit(&iter_next, 1, memory_order_relaxed);
     if (!ip_self.iter) {
         ip_self.iter = id;
+        ip_self.iter_loose = (uint8_t)loose;
         ip_attrib_changed();
         atomic_fetch_add_explicit(&ip_iters_open, 1, memory_order_relaxed);
         if (ip_recording())
@@ -68,6 +69,16 @@ uint32_t ip_iter_begin(void)
         iter_edge(id, 1);
     }
     return id;
+}
+
+uint32_t ip_iter_begin(void)
+{
+    return iter_begin(0);
+}
+
+uint32_t ip_iter_begin_loose(void)
+{
+    return iter_begin(1);
 }
 
 void ip_iter_end(uint32_t id)

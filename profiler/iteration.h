@@ -17,6 +17,10 @@ struct ip_store;
 
 /* A new iteration begins on the calling thread; returns its id. Lock-free. */
 uint32_t ip_iter_begin(void);
+/* The same for one that may end on another thread (an NVTX start/end range): where it is the
+ * outermost, ip_self.iter_loose says so to the edge observers (what they keep for the thread
+ * until its end would be kept for ever if it ends elsewhere). */
+uint32_t ip_iter_begin_loose(void);
 /* The iteration `id` of the calling thread ended (it stops owning new work if it did). */
 void ip_iter_end(uint32_t id);
 /* The calling thread's outermost open iteration, 0 none. */

@@ -28,6 +28,7 @@ struct ip_thread {
     uint8_t jit_depth;     /* nesting of TorchScript Method calls */
     uint8_t emitted_phase; /* phase of the open emitted NVTX range */
     uint8_t cpu_mem_open;  /* the CPU allocator was told "profiling on" and has not reported */
+    uint8_t iter_loose;    /* `iter` may end on another thread (an NVTX start/end range) */
     uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
     /* The thread's CPU time and context switches (voluntary, involuntary) when `iter` began. */
     int64_t iter_cpu0, iter_vcsw0, iter_ivcsw0;

@@ -153,28 +153,19 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
     sqlite3_finalize(st);
 }
 
-const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget, int64_t rate,
-                                 int64_t held)
+const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget)
 {
-    /* Past 256 captures of a phase, a rate held some back: said, with how many. */
-    const char *limit =
-        rate > 0 && held > 0
-            ? pool_printf("; past 256 a phase at most %lld a second, %lld chosen iteration%s not"
-                          " captured",
-                          (long long)rate, (long long)held, held == 1 ? "" : "s")
-            : "";
     if (spaced > 0 && budget > 0)
         return pool_printf("1 iteration in %lld, later fewer (%lld capture%s spaced to cost"
-                           " about %lld%% of the time%s)",
+                           " about %lld%% of the time)",
                            (long long)every, (long long)spaced, spaced == 1 ? "" : "s",
-                           (long long)budget, limit);
-    if (limit[0]) return pool_printf("1 iteration in %lld (%s)", (long long)every, limit + 2);
+                           (long long)budget);
     return pool_printf("1 iteration in %lld", (long long)every);
 }
 
 const char *operators_rate_text(const struct run_operators *r)
 {
-    return operators_rate_words(r->every, r->spaced, r->budget, r->rate, r->held);
+    return operators_rate_words(r->every, r->spaced, r->budget);
 }
 
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph)
@@ -197,8 +188,6 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
         if (!db_meta_int(db, "torch_operators_every", &r->every)) r->every = 0;
         if (!db_meta_int(db, "torch_operators_budget_pct", &r->budget)) r->budget = 0;
         if (!db_meta_int(db, "torch_operator_windows_spaced", &r->spaced)) r->spaced = 0;
-        if (!db_meta_int(db, "torch_operators_rate_per_s", &r->rate)) r->rate = 0;
-        if (!db_meta_int(db, "torch_operator_windows_held", &r->held)) r->held = 0;
         operators_sampled_rows(db, p, r);
     } else {
         char sql[1200];

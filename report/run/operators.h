@@ -27,9 +27,7 @@ const struct run_operators *run_operators(struct sqlite3 *db, const struct run_p
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph);
 /* The sampled rate in words: "1 iteration in 4", with how the budget spaced later ones. */
 const char *operators_rate_text(const struct run_operators *r);
-/* The same from the meta's numbers (torch_operators_every, _windows_spaced, _budget_pct,
- * _rate_per_s, torch_operator_windows_held). */
-const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget, int64_t rate,
-                                 int64_t held);
+/* The same from the meta's numbers (torch_operators_every, _windows_spaced, _budget_pct). */
+const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget);
 
 #endif

@@ -53,8 +53,6 @@ struct run_operators {
     int64_t every;       /* sampled: one iteration in this many (INFPROF_OPERATORS_EVERY) */
     int64_t budget;      /* sampled: later captures spaced to cost this percent, 0 none */
     int64_t spaced;      /* of the captures, those the budget spaced further apart */
-    int64_t rate, held;  /* sampled: past 256 captures a phase, at most `rate` a second (0 no
-                            limit); chosen iterations held back by it (older databases: 0) */
     int n, cap;          /* cap: of v, while loading */
     struct op_figure *v; /* by phase, then self time, descending */
     int nphases;

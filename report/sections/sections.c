@@ -196,18 +196,16 @@ static void operators_text(const struct runfacts *r, const struct run_phases *p,
         snprintf(out, n, "sampled, none captured: no iteration was seen live (a Python module"
                          " call, a TorchScript call, a mark; INFPROF_OPERATORS=1: every call)");
     else if (mode && !strcmp(mode, "sampled") && every > 0) {
-        int64_t spaced = 0, budget = 0, rate = 0, held = 0;
+        int64_t spaced = 0, budget = 0;
         runfacts_int(r, "torch_operator_windows_spaced", &spaced);
         runfacts_int(r, "torch_operators_budget_pct", &budget);
-        runfacts_int(r, "torch_operators_rate_per_s", &rate);
-        runfacts_int(r, "torch_operator_windows_held", &held);
         /* The count the tables' Captured columns sum to, and the rest by name: captures in a
          * warm-up (the phase's second iteration always is one) are warm-up there. */
         runfacts_int(r, "torch_operator_windows", &windows);
         int64_t apart = phases_captured_apart(p);
         snprintf(out, n,
                  "sampled: every call of %s, %lld captured%s (INFPROF_OPERATORS=1: every call)",
-                 operators_rate_words(every, spaced, budget, rate, held), (long long)windows,
+                 operators_rate_words(every, spaced, budget), (long long)windows,
                  windows > apart && apart > 0
                      ? pool_printf(", %lld of them warm-up or outside the iterations counted",
                                    (long long)(windows - apart))

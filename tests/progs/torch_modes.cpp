@@ -36,6 +36,11 @@
 //                          inside an NVTX range "capture" (recording windows under
 //                          INFPROF_CAPTURE_RANGE=nvtx:capture); prints each call's time by the
 //                          program's own timer: "own I NS"
+//   torch_modes loose N    N iterations in no_grad, each an NVTX start/end range "iteration"
+//                          begun here and ended on another thread, holding a tensor of
+//                          (i + 1) x 64 KiB at its middle: nothing may stay open on this thread
+//                          for ever (a fold of the allocator's reports would take every later
+//                          one); then 1 MiB outside every iteration
 //   torch_modes exitthreads
 //                          main returns while four threads still make and free CPU tensors: the
 //                          static destructors run under them (libtorch must print nothing)
@@ -416,6 +421,25 @@ def forward(self, x):
     return 0;
 }
 
+static int loose(int n)
+{
+    at::NoGradGuard no_grad;
+    for (int i = 0; i < n; i++) {
+        nvtxRangeId_t id = nvtxRangeStartA("iteration");
+        {
+            at::Tensor t = at::empty({(i + 1) * 65536}, at::kByte);
+            t.fill_(1);
+        }
+        std::thread([id] { nvtxRangeEnd(id); }).join();
+    }
+    {
+        at::Tensor t = at::empty({1 << 20}, at::kByte);
+        t.fill_(1);
+    }
+    std::printf("loose: %d iterations\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "";
@@ -433,11 +457,12 @@ int main(int argc, char **argv)
         return window(argc > 2 ? std::atoi(argv[2]) : 80,
                       !(argc > 3 && !std::strcmp(argv[3], "unmarked")));
     if (what == "series") return series();
+    if (what == "loose") return loose(argc > 2 ? std::atoi(argv[2]) : 10);
     if (what == "burst" && argc > 3)
         return burst(std::atoi(argv[2]), std::atoi(argv[3]),
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
-                         "window [N] [unmarked]\n");
+                         "window [N] [unmarked]|loose [N]\n");
     return 2;
 }

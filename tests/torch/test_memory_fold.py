@@ -23,7 +23,7 @@ import tempfile
 import unittest
 
 from harness import TORCH_PYTHON, main
-from torchlib import SAMPLE_INFER, TorchCase, need
+from torchlib import SAMPLE_INFER, TORCH_MODES, TorchCase, need
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs")
 PROG = os.path.join(PROGS, "memfold.py")
@@ -283,6 +283,23 @@ class MarkedFold(FoldCompare):
         self.compare([need(SAMPLE_INFER), "--device", "cpu", "--iters", "12", "--image", "32",
                       "--modes", "no_grad,inference_mode", "--precisions", "off"], 2,
                      INFPROF_OPERATORS="0")
+
+    def test_nvtx_ranges_ended_on_another_thread_do_not_fold(self):
+        # A start/end range may end on another thread: this one's iteration then never ends
+        # here, and a fold would take every later report of the thread (each iteration's
+        # allocations read 0). Such iterations keep their reports as rows: each iteration holds
+        # its own (i + 1) x 64 KiB.
+        for fold in (0, 1):
+            db = os.path.join(self.dir, f"loose{fold}.db")
+            r = self.run_prog([need(TORCH_MODES), "loose", "10"], timeout=120, INFPROF_OUTPUT=db,
+                              INFPROF_MEMORY_FOLD=str(fold), INFPROF_OPERATORS="0")
+            self.assertEqual(r.rc, 0, r.err)
+            self.assertEqual(self.query(db, "SELECT count(*) FROM tensor_memory_folds")[0][0], 0)
+            got = self.query(db, """
+                SELECT max(m.bytes) FROM iterations i JOIN tensor_memory m ON m.tid = i.tid
+                AND m.ts BETWEEN i.start AND i.start + i.dur WHERE m.bytes > 0
+                GROUP BY i.id ORDER BY i.start""")
+            self.assertEqual([b for (b,) in got], [(k + 1) * 65536 for k in range(10)], fold)
 
     def test_record_function_scopes(self):
         if not os.path.exists(TORCH_PYTHON):
