@@ -309,8 +309,7 @@ void ip_torch_python_late(uint64_t *n, uint64_t *ns)
 /* The innermost open module call ended. label: the series' name; batch: the leading dimension of
  * its first tensor argument, 0 unknown; ok: 0 when it raised (not an iteration). Returns 1 when
  * this was the watched thread's outermost call and another Python thread did torch work while it
- * ran: the Python side is to watch every thread from now on (infprof_py_threads is then called
- * here). */
+ * ran: the Python side is to watch every thread from now on (counted here: py_watch_all). */
 IP_EXPORT int infprof_py_end(const char *label, long long batch, int ok);
 int infprof_py_end(const char *label, long long batch, int ok)
 {

@@ -26,9 +26,10 @@ void ip_iter_end(uint32_t id);
 /* The calling thread's outermost open iteration, 0 none. */
 uint32_t ip_iter_current(void);
 
-/* A collector's observer of outermost iterations (collectors/torch_ops.c: the sampled operator
- * capture), called on the iteration's thread as it begins (begin 1, after it owns the thread's
- * work) and ends (begin 0), while recording; NULL none. Set once, at a safe point. */
+/* A collector's observer of outermost iterations (collectors/torch_memfold.c: the allocator's
+ * reports folded, and through it the sampled operator capture), called on the iteration's thread
+ * as it begins (begin 1, after it owns the thread's work; while recording) and ends (begin 0);
+ * NULL none. Set once, at a safe point. */
 typedef void (*ip_iter_edge_fn)(uint32_t id, int begin);
 void ip_iter_observe(ip_iter_edge_fn fn);
 

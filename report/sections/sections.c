@@ -398,7 +398,7 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
                                   " thread's forward ran, before every thread was watched)%s",
                                   late, p->py_unseen || p->py_open_at_end ? "; " : "");
         }
-        if (p->py_unseen)
+        if (p->py_unseen && o < sizeof buf)
             o += (size_t)snprintf(buf + o, sizeof buf - o,
                                   "at least %lld module call%s not timed (begun on a thread"
                                   " before it was watched: a model run from several threads)%s",
