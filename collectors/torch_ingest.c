@@ -86,6 +86,15 @@ static int64_t shared_at(uint64_t ts)
     return ti.sh.n ? ti.sh.before : ti.shared;
 }
 
+/* The process's CPU tensor memory at ts: c10's CPU allocator's total as last reported, less what
+ * a forked child was forked holding, plus the shared blocks held then. */
+static int64_t cpu_memory_at(uint64_t ts)
+{
+    int64_t base = ti.inherited > 0 ? ti.inherited : 0;
+    int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
+    return own + shared_at(ts);
+}
+
 /* The CPU total to store for a CPU report (above). */
 static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
 {
@@ -104,18 +113,14 @@ static int64_t cpu_memory_total(const struct ip_ev_torch_memory *e)
         }
         ti.cpu_total = e->allocated;
     }
-    int64_t base = ti.inherited > 0 ? ti.inherited : 0;
-    int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
-    return own + shared_at(e->ts);
+    return cpu_memory_at(e->ts);
 }
 
 /* The CPU total to store for a level of a fold at ts: as a report's after the same total. */
 static int64_t cpu_memory_level(int64_t allocated, uint64_t ts)
 {
     ti.cpu_total = allocated;
-    int64_t base = ti.inherited > 0 ? ti.inherited : 0;
-    int64_t own = ti.cpu_total > base ? ti.cpu_total - base : 0;
-    return own + shared_at(ts);
+    return cpu_memory_at(ts);
 }
 
 /* A fold of reports (torch_memfold.c): its levels in time order as tensor_memory rows (a level
@@ -206,13 +211,11 @@ void ip_torch_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
         row[10] = IP_NULL;
         break;
     }
-    case IP_EV_TORCH_MEMORY_FOLD:
-        memory_fold(s,
-                    ((const struct ip_ev_torch_memory_fold *)ev)->tid
-                        ? ((const struct ip_ev_torch_memory_fold *)ev)->tid
-                        : tid,
-                    (const struct ip_ev_torch_memory_fold *)ev);
+    case IP_EV_TORCH_MEMORY_FOLD: {
+        const struct ip_ev_torch_memory_fold *e = (const struct ip_ev_torch_memory_fold *)ev;
+        memory_fold(s, e->tid ? e->tid : tid, e); /* tid: another thread's, written at the finish */
         break;
+    }
     case IP_EV_TORCH_ITERATION: {
         const struct ip_ev_torch_iteration *e = (const struct ip_ev_torch_iteration *)ev;
         int64_t batch = e->batch > 0 ? e->batch : ti.batch > 0 ? ti.batch : IP_NULL;
