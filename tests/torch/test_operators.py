@@ -69,12 +69,23 @@ class Operators(TorchCase):
             total = sum(t for _, t, _ in want.values())
             for name, (calls, t, each) in want.items():
                 if t > 0.01 * total:
-                    self.assertEqual(got[name][0], calls, f"{key} {name}")
+                    n = got[name][0]
+                    # torch.profiler, the anchor, loses a call now and then on a loaded machine
+                    # (2026-11-29, a busy loop beside it: 298 or 299 of int8's 300 aten::fill_,
+                    # 6 a forward); ours is then whole forwards' worth, at most 1% above.
+                    self.assertTrue(n == calls or (n % ITERS == 0 and 0 < n - calls <= n / 100),
+                                    f"{key} {name}: {n} against {calls}")
                     self.assertEqual(len(each), calls, f"{key} {name}")
-                    # Call by call, the two that disagree most left out (a preemption between
-                    # the two profilers' callbacks); 10% plus 1% of the window on the rest.
-                    pairs = sorted(zip(got[name][2], each), key=lambda p: abs(p[0] - p[1]))
-                    pairs = pairs[:len(pairs) - 2] if len(pairs) > 10 else pairs
+                    # Call by call, the 3% that disagree most (at least two) left out: a
+                    # preemption between the two profilers' callbacks (a loaded machine: three
+                    # calls of 150 apart by 0.3 ms, one by 29-57 ms); 10% plus 1% of the window
+                    # on the rest. Calls a loss leaves unpaired: their sums.
+                    if n == calls:
+                        pairs = sorted(zip(got[name][2], each), key=lambda p: abs(p[0] - p[1]))
+                        drop = max(2, len(pairs) * 3 // 100) if len(pairs) > 10 else 0
+                        pairs = pairs[:len(pairs) - drop]
+                    else:
+                        pairs = [(sum(got[name][2]), sum(each))]
                     ours, theirs = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
                     self.assertAlmostEqual(ours, theirs, delta=0.1 * theirs + 0.01 * total,
                                            msg=f"{key} {name}")
