@@ -49,7 +49,7 @@ LOCKSTEP_TURNS = 60
 
 def configs(lib, against=None):
     on = {"LD_PRELOAD": lib}
-    other = {"defaults, --against": {"LD_PRELOAD": against}} if against else {}
+    other = {"defaults of --against": {"LD_PRELOAD": against}} if against else {}
     return {"plain": {}, "defaults": dict(on), **other,
             "writer stores nothing": {"MLP_COST_PRELOAD": lib},  # preloaded past the shell
             "python hooks off": dict(on, INFPROF_PYTHON="0"),

@@ -20,6 +20,9 @@ void ip_thread_atfork_child(void)
 {
     ip_self.tid = 0;
     ip_self.emit_range = 0; /* the parent's NVTX range is not ours to end */
+    /* The child's CPU account starts at 0: the parent's readings are not its own. */
+    ip_self.iter_cpu0 = -1;
+    ip_self.iter_cpu_at = 0;
 }
 
 int ip_thread_spawn(pthread_t *out, void *(*fn)(void *), void *arg, int detached)

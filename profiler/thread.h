@@ -30,8 +30,13 @@ struct ip_thread {
     uint8_t cpu_mem_open;  /* the CPU allocator was told "profiling on" and has not reported */
     uint8_t iter_loose;    /* `iter` may end on another thread (an NVTX start/end range) */
     uint32_t iter;         /* outermost open iteration (iteration.h), 0 none */
-    /* The thread's CPU time and context switches (voluntary, involuntary) when `iter` began. */
+    /* The thread's CPU time and context switches (voluntary, involuntary) when `iter` began,
+     * read at iter_cpu_from (iteration.c); iter_t0 when `iter` began. */
     int64_t iter_cpu0, iter_vcsw0, iter_ivcsw0;
+    uint64_t iter_cpu_from, iter_t0;
+    /* The same at the end of the thread's last iteration, read at iter_cpu_at (0: none). */
+    int64_t iter_cpu_last, iter_vcsw_last, iter_ivcsw_last;
+    uint64_t iter_cpu_at;
     uint64_t cudnn_call; /* the recorded cuDNN call in progress (its ext id), 0 none */
     uint64_t emit_range; /* open NVTX range we emitted for the phase, 0 none */
     /* Innermost open PyTorch operator (collectors/torch_ops.c, opname.h), NULL none. */

@@ -51,7 +51,10 @@ CREATE TABLE iterations (
 -- involuntary (preempted), from getrusage(RUSAGE_THREAD). The CPU time is the scheduler's account
 -- at each edge, a tick (1-4 ms) behind at most: exact in sums and means, coarse for one short
 -- iteration (from 2026-11-26, fourth session; before, CLOCK_THREAD_CPUTIME_ID, which preempted
--- the program at the edges of a loaded CPU). NULL: unreadable.
+-- the program at the edges of a loaded CPU). From 2026-11-29 (session 15) an iteration that
+-- begins within 20 us of its thread's last one's end starts from that end's reading: its CPU
+-- time is that span's scaled to the iteration's share of it, its switches the span's. NULL:
+-- unreadable.
 CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
                             involuntary INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase

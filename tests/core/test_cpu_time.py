@@ -145,6 +145,32 @@ class IterationEdges(Case):
         self.assertEqual(rows[2], 0, rows)
         self.assertGreaterEqual(rows[3], 0, rows)
 
+    def test_tight_iterations_read_the_account_once_each(self):
+        # Iterations of 40 us with a computed gap of 12 us between them: each begins within
+        # 20 us of the last one's end, and starts from that end's reading (profiler/iteration.c,
+        # issue 49). Before 2026-11-29 (session 15) two getrusage calls an iteration; read
+        # chained without scaling, their CPU time would be the gap's too: 52 us in 40, 1.3x.
+        db = os.path.join(self.dir, "gap.db")
+        r = self.run_prog([prog("iter_gap"), "600", "40", "12"], preload=False,
+                          LD_PRELOAD=f"{prog('cpuclock_shim.so')} {LIB}", INFPROF_OUTPUT=db)
+        self.assertEqual(r.rc, 0, r.err)
+        n = int(r.out.decode().split()[1])
+        self.assertGreater(n, 1000, r.out)
+        reads = [int(line.split()[1]) for line in r.err.decode().splitlines()
+                 if line.startswith("thread_rusage_reads ")]
+        self.assertEqual(len(reads), 1, r.err)
+        # One an iteration, and a few more where a preemption made a gap longer (a loaded
+        # machine), never two each.
+        self.assertGreaterEqual(reads[0], n, (reads, n))
+        self.assertLess(reads[0], 1.25 * n, (reads, n))
+        cpu, host, k = self.query(db, "SELECT sum(c.cpu_ns), sum(i.dur), count(*) FROM"
+                                      " iteration_cpu c JOIN iterations i USING (id)")[0]
+        self.assertEqual(k, n, (k, n))
+        # The thread computes throughout: CPU time is its host time, within the account's ticks
+        # (4 ms in 480 ms) and what a loaded machine took off the CPU.
+        self.assertLess(cpu / host, 1.06, (cpu, host))
+        self.assertGreater(cpu / host, 0.5, (cpu, host))
+
 
 if __name__ == "__main__":
     main()
