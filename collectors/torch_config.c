@@ -36,7 +36,13 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         "With INFPROF_OPERATORS=sampled, once a phase has had 8 captures: later ones are spaced"
         " so that what they add (captured iterations against the others, measured as the run"
         " goes) stays about this percent of the phase's time (1 in INFPROF_OPERATORS_EVERY at"
-        " most, 1 in 256 at least). 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
+        " most, 1 in 256 at least, further apart as INFPROF_OPERATORS_STRATUM doubles the gap)."
+        " 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
+    [IP_TORCH_CFG_OPERATORS_STRATUM] = {"INFPROF_OPERATORS_STRATUM", IP_CFG_INT, "256", 0,
+        1000000, NULL,
+        "With the budget: past this many captures at one gap the gap doubles (8 at least), so"
+        " that a run's captures grow with the logarithm of its length; the report weighs each"
+        " run of captures at one gap by the iterations it stands for. 0: never doubled.", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

@@ -219,11 +219,12 @@ void ip_torch_memfold_counts(uint64_t *reports, uint64_t *folds);
 int ip_torch_ops_captured(uint32_t id);
 
 /* One sampled capture (INFPROF_OPERATORS=sampled): the outermost iteration `iter` had its
- * operators recorded from start to end. aux: the thread's phase at its end. */
+ * operators recorded from start to end, chosen at a mean gap of `every` iterations. aux: the
+ * thread's phase at its end. */
 struct ip_ev_torch_op_window {
     struct ip_ev h;
     uint64_t start, end;
-    uint32_t iter, pad;
+    uint32_t iter, every;
 };
 /* At the safe point that registers the scope callbacks: the operator callback, if asked for. */
 void ip_torch_ops_arm(void);

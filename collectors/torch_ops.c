@@ -58,8 +58,10 @@ static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not r
 static uint64_t (*cb_add_tl)(struct rf_callback);
 static void (*cb_remove)(uint64_t);
 static uint32_t op_every, op_budget; /* INFPROF_OPERATORS_EVERY, _BUDGET (0: a fixed rate) */
+static uint32_t op_stratum;          /* INFPROF_OPERATORS_STRATUM: captures at one gap (op_mean) */
 #define OP_SETTLE  8   /* a phase's captures at 1 in op_every before the budget spaces them */
-#define OP_GAP_MAX 256 /* the budget's mean gap at most */
+#define OP_GAP_MAX   256 /* the budget's mean gap at most (the strata's may grow past it) */
+#define OP_LEVEL_MAX 16  /* the doublings at most: op_every << 16 */
 static _Atomic uint64_t op_windows; /* captures begun */
 static _Atomic uint64_t op_spaced;  /* of those, chosen at a mean gap the budget made longer */
 static _Atomic int op_armed;        /* the callback (or the sampled capture) is in place */
@@ -68,6 +70,7 @@ static __thread struct {
     uint32_t key;    /* its phase's op_keys slot */
     uint64_t start;  /* when its capture began */
     uint64_t handle; /* its thread-local callback */
+    uint32_t every;  /* the mean gap it was chosen at */
     uint32_t plain, plain_key; /* the thread's uncaptured iteration being timed, 0 none */
     uint64_t plain_start;
 } cap __attribute__((tls_model("initial-exec")));
@@ -75,6 +78,10 @@ static _Atomic uint64_t op_rand = 0x9E3779B97F4A7C15ull;
 static struct {
     _Atomic uint32_t seen, next; /* outermost iterations begun in the phase; the next captured */
     _Atomic uint32_t captures;   /* captures begun in the phase */
+    _Atomic uint32_t gap_mean;   /* the mean of the gap drawn at its last capture */
+    _Atomic uint32_t gap;        /* the budget's stratum's gap, 0 none yet (op_mean) */
+    _Atomic uint32_t doubled;    /* strata made before it: its doublings */
+    _Atomic uint32_t at_level;   /* captures made in it */
     _Atomic uint64_t plain_ns, cap_ns; /* moving means of its uncaptured and captured iterations */
 } op_keys[OP_KEYS];
 
@@ -169,17 +176,49 @@ static uint32_t op_gap(uint32_t mean)
     return mean <= 1 ? 1 : 1 + (uint32_t)(x % (2 * mean - 1));
 }
 
-/* The mean gap for phase slot k now: op_every, or longer where the budget asks (above). */
-static uint32_t op_mean(uint32_t k)
+/* The mean gap the budget asks for phase slot k now (above): op_every at least. */
+static uint32_t op_need(uint32_t k)
 {
-    if (!op_budget || atomic_load_explicit(&op_keys[k].captures, memory_order_relaxed) < OP_SETTLE)
-        return op_every;
     uint64_t plain = atomic_load_explicit(&op_keys[k].plain_ns, memory_order_relaxed);
     uint64_t capd = atomic_load_explicit(&op_keys[k].cap_ns, memory_order_relaxed);
     if (!plain || capd <= plain) return op_every;
     double n = (double)(capd - plain) / (double)plain * 100.0 / op_budget;
     if (n <= op_every) return op_every;
     return n >= OP_GAP_MAX ? OP_GAP_MAX : (uint32_t)(n + 0.5);
+}
+
+/* The mean gap for phase slot k's next capture: op_every for its first OP_SETTLE captures (and
+ * always at a fixed rate). Then captures come in strata of INFPROF_OPERATORS_STRATUM (256), each
+ * at one gap chosen as it begins: op_every times a power of two, the least at or above the
+ * budget's need then, doubled once more for each stratum made before it. A run's captures then
+ * grow with the logarithm of its length, not with it (a 20-layer MLP's 100,000 forwards: about
+ * 1,000 captures, not 4,853), and the report weighs each stratum by the iterations it stands for:
+ * a model that changes mid-run is read over the whole run, not its first seconds (the cap tried
+ * on 2026-11-29, session 14, weighed every capture alike). The gap is held through a stratum
+ * (the need's moving means are noisy: followed capture by capture, the gap went up and down and
+ * made strata of a few captures, too few to trim). INFPROF_OPERATORS_STRATUM=0: the budget's
+ * need throughout, as before, every capture weighed alike (`every` 0). Threads racing may lose
+ * an update: it is a schedule, not a count. */
+static uint32_t op_mean(uint32_t k)
+{
+    if (!op_budget || atomic_load_explicit(&op_keys[k].captures, memory_order_relaxed) < OP_SETTLE)
+        return op_every;
+    if (!op_stratum) return op_need(k);
+    uint32_t at = atomic_load_explicit(&op_keys[k].at_level, memory_order_relaxed);
+    uint32_t gap = atomic_load_explicit(&op_keys[k].gap, memory_order_relaxed);
+    if (!gap || at >= op_stratum) { /* a stratum begins */
+        uint64_t need = op_need(k);
+        uint32_t j = 0, d = atomic_load_explicit(&op_keys[k].doubled, memory_order_relaxed);
+        while (j < OP_LEVEL_MAX && ((uint64_t)op_every << j) < need) j++;
+        if (gap && d < OP_LEVEL_MAX)
+            atomic_store_explicit(&op_keys[k].doubled, ++d, memory_order_relaxed);
+        uint64_t m = (uint64_t)op_every << (j + d);
+        gap = m < (1u << 30) ? (uint32_t)m : 1u << 30;
+        atomic_store_explicit(&op_keys[k].gap, gap, memory_order_relaxed);
+        at = 0;
+    }
+    atomic_store_explicit(&op_keys[k].at_level, at + 1, memory_order_relaxed);
+    return gap;
 }
 
 /* A moving mean (weight 1/2^shift for the newest), its first value as it is. Threads racing may
@@ -223,6 +262,7 @@ static void op_edge(uint32_t id, int begin)
             e->start = cap.start;
             e->end = end;
             e->iter = id;
+            e->every = cap.every;
             ip_ring_commit(r, sizeof *e);
         }
         if (entered) ip_hook_leave();
@@ -231,7 +271,10 @@ static void op_edge(uint32_t id, int begin)
     if (cap.iter) return; /* outermost: only after a capture this thread left open (a fork) */
     uint32_t k = ip_self.phase < OP_KEYS ? ip_self.phase : OP_KEYS - 1;
     uint32_t seen = atomic_fetch_add_explicit(&op_keys[k].seen, 1, memory_order_relaxed);
-    if (seen == 0) atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
+    if (seen == 0) { /* the phase's second iteration is always taken */
+        atomic_store_explicit(&op_keys[k].next, 1, memory_order_relaxed);
+        atomic_store_explicit(&op_keys[k].gap_mean, 1, memory_order_relaxed);
+    }
     if (seen == 0 || seen < atomic_load_explicit(&op_keys[k].next, memory_order_relaxed)) {
         if (op_budget && seen) { /* timed for the budget's mean (not the first: a warm-up) */
             cap.plain = id;
@@ -241,6 +284,8 @@ static void op_edge(uint32_t id, int begin)
         return;
     }
     uint32_t mean = op_mean(k);
+    cap.every = atomic_exchange_explicit(&op_keys[k].gap_mean, mean, memory_order_relaxed);
+    if (op_budget && !op_stratum) cap.every = 0; /* every capture weighed alike */
     atomic_store_explicit(&op_keys[k].next, seen + op_gap(mean), memory_order_relaxed);
     if (mean > op_every) atomic_fetch_add_explicit(&op_spaced, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&op_keys[k].captures, 1, memory_order_relaxed);
@@ -287,6 +332,8 @@ void ip_torch_ops_arm(void)
         op_every = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY);
         /* A rate the user set is kept, unless a budget is set too. */
         op_budget = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET);
+        op_stratum = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_STRATUM);
+        if (op_stratum && op_stratum < 8) op_stratum = 8; /* the report's least stratum */
         if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
             !ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET))
             op_budget = 0;
@@ -316,7 +363,7 @@ static struct ip_batch *op_rows, *win_rows;
 void ip_torch_ops_prepare(struct ip_store *s)
 {
     op_rows = ip_batch_open(s, "torch_operators", 8);
-    win_rows = ip_batch_open(s, "torch_operator_windows", 5);
+    win_rows = ip_batch_open(s, "torch_operator_windows", 6);
     ip_torch_opsum_prepare(s);
 }
 
@@ -330,6 +377,7 @@ void ip_torch_ops_window_ingest(struct ip_store *s, uint32_t tid,
     row[2] = e->iter;
     row[3] = tid;
     row[4] = e->h.aux;
+    row[5] = e->every;
 }
 
 void ip_torch_ops_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev_torch_op *e)
@@ -358,6 +406,7 @@ void ip_torch_ops_finish(struct ip_store *s)
             ip_store_meta_int(s, "torch_operators_every", op_every);
             ip_store_meta_int(s, "torch_operator_windows", (int64_t)atomic_load(&op_windows));
             ip_store_meta_int(s, "torch_operators_budget_pct", op_budget);
+            ip_store_meta_int(s, "torch_operators_stratum", op_budget ? op_stratum : 0);
             ip_store_meta_int(s, "torch_operator_windows_spaced", (int64_t)atomic_load(&op_spaced));
         }
         ip_store_meta_int(s, "torch_operator_overflow", (int64_t)atomic_load(&op_overflow));

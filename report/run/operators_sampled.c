@@ -16,6 +16,7 @@
  */
 #include "operators_model.h"
 #include "operators_iters.h"
+#include "operators_strata.h"
 #include "kernrows.h"
 #include "run.h"
 
@@ -47,6 +48,7 @@ struct captured {
     size_t n;
     int nph, phase[REPORT_MAX_PHASES];                           /* phase ids */
     int64_t taken[REPORT_MAX_PHASES], steady[REPORT_MAX_PHASES]; /* captured, all steady */
+    struct op_strata st; /* the captures' strata (operators_strata.h) */
 };
 
 static void captured_load(sqlite3 *db, const struct run_phases *p, struct captured *c)
@@ -78,6 +80,7 @@ static void captured_load(sqlite3 *db, const struct run_phases *p, struct captur
         for (size_t i = 0; i < c->n; i++) c->taken[c->nph] += c->v[i].phase == p->v[k].id;
         c->nph++;
     }
+    op_strata_load(db, p, &c->st);
 }
 
 /* Phase id -> its index in c's per-phase counts, -1 none. */
@@ -96,6 +99,7 @@ static int captured_has(const struct captured *c, int64_t id)
 static void captured_free(struct captured *c)
 {
     free(c->v);
+    op_strata_free(&c->st);
 }
 
 static int cmp_fig(const void *a, const void *b)
@@ -118,6 +122,7 @@ struct gpu_sum {
     int phase;
     uint32_t op;
     int64_t dur;
+    double w; /* its iteration's weight (operators_strata.h) */
 };
 
 static int cmp_gpu_sum(const void *a, const void *b)
@@ -140,16 +145,17 @@ static void sampled_gpu(sqlite3 *db, const struct run_phases *p, const struct ca
     for (size_t i = 0; i < kr->n; i++) {
         const struct kern_row *k = &kr->v[i];
         if (k->sig < 0 || !k->op || k->iter == KROW_NO_ITER || !captured_has(c, k->iter)) continue;
-        v[n++] = (struct gpu_sum){krow_phase(kr, k), k->op, k->dur};
+        int phase = krow_phase(kr, k);
+        v[n++] = (struct gpu_sum){phase, k->op, k->dur, op_strata_weight(&c->st, phase, k->iter)};
     }
     if (n) qsort(v, n, sizeof *v, cmp_gpu_sum);
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        int64_t kernels = 0, dur = 0;
+        double kernels = 0, dur = 0; /* weighed by stratum (1 each with one) */
         for (; j < n && v[j].phase == v[i].phase && v[j].op == v[i].op; j++)
-            kernels++, dur += v[j].dur;
+            kernels += v[j].w, dur += v[j].w * (double)v[j].dur;
         struct op_figure *f = x ? fig_find(r, v[i].phase, op_iters_name(x, v[i].op)) : NULL;
-        if (f) f->kernels += kernels, f->gpu_ns += dur;
+        if (f) f->kernels += llround(kernels), f->gpu_ns += llround(dur);
         i = j;
     }
     free(v);
@@ -164,9 +170,9 @@ static int cmp_dbl(const void *a, const void *b)
 /* The trimmed mean of v's m values padded with zeros to n (the captured iterations where it did
  * not run), and its 99% error in % of it (-1 unknown), sampled from big_n iterations. v is
  * sorted in place (room for n). */
-static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_pct)
+static double trimmed_se(double *v, size_t m, size_t n, int64_t big_n, double *se_out)
 {
-    *err_pct = -1;
+    *se_out = -1;
     if (!n) return -1; /* below 5 iterations no error is given: a spread of 4 says little */
     for (size_t i = m; i < n; i++) v[i] = 0;
     qsort(v, n, sizeof *v, cmp_dbl);
@@ -178,15 +184,52 @@ static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_
         double x = i < k ? v[k] : i >= n - k ? v[n - k - 1] : v[i];
         wsum += x, wsq += x * x;
     }
-    if (n >= 5 && mean > 0) {
+    if (n >= 5) {
         double wmean = wsum / (double)n;
         double var = (wsq - (double)n * wmean * wmean) / (double)(n - 1);
         double fpc = big_n > 1 && big_n >= (int64_t)n
                          ? (double)(big_n - (int64_t)n) / (double)(big_n - 1)
                          : 1;
-        double se = sqrt((var > 0 ? var : 0) / (double)n * fpc) / (1 - 2 * (double)k / (double)n);
-        *err_pct = 100 * 2.576 * se / mean;
+        *se_out = sqrt((var > 0 ? var : 0) / (double)n * fpc) / (1 - 2 * (double)k / (double)n);
     }
+    return mean;
+}
+
+static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_pct)
+{
+    double se, mean = trimmed_se(v, m, n, big_n, &se);
+    *err_pct = se >= 0 && mean > 0 ? 100 * 2.576 * se / mean : -1;
+    return mean;
+}
+
+/* The same for phase id `phase` (c's index k) whose values v (m of them, of iterations ids, in
+ * id order; room for n) were taken from its n captured iterations: with one stratum, trimmed()
+ * itself; else each stratum's trimmed mean weighed by the iterations it stands for, its error
+ * theirs together (a stratified sample: the variances weighed by the squared shares). */
+static double strat_trimmed(const struct captured *c, int k, int phase, const int64_t *ids,
+                            double *v, size_t m, size_t n, double *err_pct)
+{
+    int first = -1, last = -1;
+    for (int e = 0; e < c->st.n; e++)
+        if (c->st.v[e].phase == phase) last = e, first = first < 0 ? e : first;
+    if (first < 0 || first == last) return trimmed(v, m, n, c->steady[k], err_pct);
+    double mean = 0, var = 0, *one = malloc((n > m ? n : m ? m : 1) * sizeof *one);
+    if (!one) cli_fail("out of memory");
+    int known = 1;
+    size_t i = 0;
+    for (int e = first; e <= last; e++) {
+        const struct op_stratum *x = &c->st.v[e];
+        size_t mine = 0;
+        for (; i < m && ids[i] <= x->last; i++) one[mine++] = v[i];
+        size_t ne = (size_t)x->taken > mine ? (size_t)x->taken : mine;
+        double se, me = trimmed_se(one, mine, ne, x->pop, &se);
+        if (me < 0) continue;
+        mean += x->share * me;
+        if (se < 0) known = 0;
+        var += x->share * x->share * (se > 0 ? se * se : 0);
+    }
+    free(one);
+    *err_pct = known && mean > 0 ? 100 * 2.576 * sqrt(var) / mean : -1;
     return mean;
 }
 
@@ -196,6 +239,8 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
     captured_load(db, p, &c);
     size_t cap = 0;
     double *vals = NULL, *tots = NULL; /* the current operator's per-iteration self, total */
+    int64_t *ids = NULL;               /* their iterations */
+    double wcalls = 0, wself = 0, wdur = 0; /* its sums, weighed by stratum (operators_strata.h) */
     size_t m = 0;
     const struct op_iters *x = op_iters_get(db, p);
     struct op_figure *f = NULL;
@@ -211,13 +256,17 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
             int k = captured_phase(&c, f->phase);
             size_t n = k >= 0 ? (size_t)c.taken[k] : 0;
             if (n > cap && (!(vals = realloc(vals, n * sizeof *vals)) ||
-                            !(tots = realloc(tots, (cap = n) * sizeof *tots))))
+                            !(tots = realloc(tots, n * sizeof *tots)) ||
+                            !(ids = realloc(ids, (cap = n) * sizeof *ids))))
                 cli_fail("out of memory");
             if (k >= 0 && n >= m) {
                 double unused;
-                f->self_per_iter = trimmed(vals, m, n, c.steady[k], &f->err_pct);
-                f->total_per_iter = trimmed(tots, m, n, c.steady[k], &unused);
+                f->self_per_iter = strat_trimmed(&c, k, f->phase, ids, vals, m, n, &f->err_pct);
+                f->total_per_iter = strat_trimmed(&c, k, f->phase, ids, tots, m, n, &unused);
             }
+            f->calls = f->calls_in_iter = llround(wcalls);
+            f->self_ns = llround(wself), f->total_ns = llround(wdur);
+            wcalls = wself = wdur = 0;
             m = 0;
             f = NULL;
         }
@@ -229,18 +278,20 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
             snprintf(f->name, sizeof f->name, "%s", name ? name : "?");
             last_phase = phase, last_name = name_id;
         }
-        f->calls += o->calls, f->calls_in_iter += o->calls;
-        f->self_ns += o->self, f->total_ns += o->dur;
+        double w = op_strata_weight(&c.st, phase, o->iter);
+        wcalls += w * (double)o->calls, wself += w * (double)o->self, wdur += w * (double)o->dur;
         if (m == cap) {
             cap = cap ? cap * 2 : 64;
             if (!(vals = realloc(vals, cap * sizeof *vals)) ||
-                !(tots = realloc(tots, cap * sizeof *tots)))
+                !(tots = realloc(tots, cap * sizeof *tots)) ||
+                !(ids = realloc(ids, cap * sizeof *ids)))
                 cli_fail("out of memory");
         }
+        ids[m] = o->iter;
         tots[m] = (double)o->dur;
         vals[m++] = (double)o->self;
     }
-    free(vals), free(tots);
+    free(vals), free(tots), free(ids);
     if (r->n) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_fig);
     for (int i = 0; i < r->n;) { /* shares of the phase's operator self time */
         int j = i;
@@ -305,7 +356,8 @@ void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct ru
     size_t n = c.n ? c.n : 1;
     double *vals = malloc(n * sizeof *vals);
     int *ph_of = malloc(n * sizeof *ph_of);
-    if (!vals || !ph_of) cli_fail("out of memory");
+    int64_t *id_of = malloc(n * sizeof *id_of), *one_id = malloc(n * sizeof *one_id);
+    if (!vals || !ph_of || !id_of || !one_id) cli_fail("out of memory");
     size_t m = 0;
     /* Each captured iteration's operator self time, by phase and iteration. */
     const struct op_iters *x = op_iters_get(db, p);
@@ -322,6 +374,7 @@ void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct ru
         for (; j < npi && pi[j].phase == pi[i].phase && pi[j].iter == pi[i].iter; j++)
             self += pi[j].self;
         ph_of[m] = pi[i].phase;
+        id_of[m] = pi[i].iter;
         vals[m++] = (double)self;
         i = j;
     }
@@ -334,12 +387,12 @@ void operators_sampled_finish(sqlite3 *db, const struct run_phases *p, struct ru
         ph->captured = x >= 0 ? c.taken[x] : 0;
         size_t mine = 0;
         for (size_t i = 0; i < m; i++)
-            if (ph_of[i] == ph->phase) one[mine++] = vals[i];
+            if (ph_of[i] == ph->phase) one_id[mine] = id_of[i], one[mine++] = vals[i];
         if (x >= 0 && (size_t)c.taken[x] >= mine && (size_t)c.taken[x] <= n)
-            trimmed(one, mine, (size_t)c.taken[x], c.steady[x], &ph->err_pct);
+            strat_trimmed(&c, x, ph->phase, one_id, one, mine, (size_t)c.taken[x], &ph->err_pct);
         phase_scale(r, ph);
     }
-    free(vals), free(ph_of), free(one);
+    free(vals), free(ph_of), free(one), free(id_of), free(one_id);
     captured_free(&c);
     /* Ranked and shared by the trimmed times; the phase's sums from them. */
     if (r->n) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_fig);

@@ -7,6 +7,7 @@
  */
 #include "operators_series.h"
 #include "operators_iters.h"
+#include "operators_strata.h"
 #include "run.h"
 
 #include <sqlite3.h>
@@ -111,6 +112,13 @@ static void rows_free(struct ser_row *v, size_t n, int sampled)
     free(v);
 }
 
+/* A captured iteration's weight by its series' phase. */
+static double series_weight(const struct op_strata *st, const struct run_phases *p, int s,
+                            int64_t iter)
+{
+    return st->multi ? op_strata_weight(st, p->v[p->series.v[s].phase].id, iter) : 1;
+}
+
 size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                            struct op_series_row **out)
 {
@@ -120,10 +128,14 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     struct by_id *ids;
     size_t nids = series_of_iterations(p, &ids);
     int ns = p->series.n;
-    int64_t *iters = calloc((size_t)ns, sizeof *iters), *calls = calloc((size_t)ns, sizeof *calls);
-    int64_t *self = calloc((size_t)ns, sizeof *self);
+    int64_t *iters = calloc((size_t)ns, sizeof *iters);
+    /* Weighed by the captures' strata (operators_strata.h): 1 each where a phase has one. */
+    double *witers = calloc((size_t)ns, sizeof *witers), *calls = calloc((size_t)ns, sizeof *calls);
+    double *self = calloc((size_t)ns, sizeof *self);
     char *seen = calloc(nids ? nids : 1, 1);
-    if (!iters || !calls || !self || !seen) cli_fail("out of memory");
+    if (!iters || !witers || !calls || !self || !seen) cli_fail("out of memory");
+    struct op_strata st = {0};
+    if (sampled) op_strata_load(db, p, &st);
     size_t nrows;
     struct ser_row *rows = rows_load(db, p, sampled, &nrows);
     /* Two passes over the rows: first the iterations each series has operators in (the
@@ -131,7 +143,10 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     for (size_t i = 0; i < nrows; i++) {
         struct by_id key = {rows[i].iter, 0};
         struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, rstats_cmp_i64) : NULL;
-        if (x && !seen[x - ids]) seen[x - ids] = 1, iters[x->series]++;
+        if (x && !seen[x - ids]) {
+            seen[x - ids] = 1, iters[x->series]++;
+            witers[x->series] += series_weight(&st, p, x->series, rows[i].iter);
+        }
     }
     size_t n = 0, cap = 0;
     struct op_series_row *v = NULL;
@@ -150,8 +165,8 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                 r->phase = p->v[p->series.v[s].phase].id;
                 snprintf(r->name, sizeof r->name, "%s", name);
                 r->iterations = iters[s];
-                r->calls_per_iter = (double)calls[s] / (double)iters[s];
-                r->self_per_iter = (double)self[s] / (double)iters[s];
+                r->calls_per_iter = calls[s] / witers[s];
+                r->self_per_iter = self[s] / witers[s];
             }
             memset(calls, 0, (size_t)ns * sizeof *calls);
             memset(self, 0, (size_t)ns * sizeof *self);
@@ -164,11 +179,13 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
         struct by_id key = {rows[i].iter, 0};
         struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, rstats_cmp_i64) : NULL;
         if (!x) continue; /* warm-up, or no series */
-        calls[x->series] += rows[i].calls;
-        self[x->series] += rows[i].self;
+        double w = series_weight(&st, p, x->series, rows[i].iter);
+        calls[x->series] += w * (double)rows[i].calls;
+        self[x->series] += w * (double)rows[i].self;
     }
     rows_free(rows, nrows, sampled);
-    free(ids), free(iters), free(calls), free(self), free(seen);
+    op_strata_free(&st);
+    free(ids), free(iters), free(witers), free(calls), free(self), free(seen);
     *out = v;
     return n;
 }

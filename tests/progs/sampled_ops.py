@@ -6,7 +6,10 @@ module call is an iteration. Prints one JSON line: the program's own counts (for
 mul calls in all, the Linear layers a forward), its mean forward time and each forward's
 (perf_counter_ns).
 
-usage: sampled_ops.py ITERATIONS [SEED]"""
+With GROW, the forward runs its layers twice from the middle iteration on (a model that changes
+mid-run: the per-iteration figures are the whole run's, not its first part's).
+
+usage: sampled_ops.py ITERATIONS [SEED] [GROW]"""
 import json
 import random
 import sys
@@ -24,9 +27,12 @@ class Net(torch.nn.Module):
         self.body = torch.nn.Sequential(*[m for _ in range(L)
                                           for m in (torch.nn.Linear(64, 64), torch.nn.ReLU())])
         self.extra = 0
+        self.twice = False
 
     def forward(self, x):
         y = self.body(x)
+        if self.twice:
+            y = self.body(y)
         for _ in range(self.extra):
             y = torch.mul(y, 1.0)
         return y
@@ -37,15 +43,19 @@ def main():
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 7)
     net = Net().eval()
     x = torch.randn(4, 64)
-    muls, times = 0, []
+    grow = len(sys.argv) > 3 and sys.argv[3] == "GROW"
+    muls, linears, times = 0, 0, []
     with torch.inference_mode():
-        for _ in range(n):
+        for i in range(n):
+            net.twice = grow and i >= n // 2
+            linears += L * (2 if net.twice else 1)
             net.extra = rng.randint(0, 8)
             muls += net.extra
             t0 = time.perf_counter_ns()
             net(x)
             times.append(time.perf_counter_ns() - t0)
     print(json.dumps({"iterations": n, "mul_calls": muls, "linear_layers": L,
+                      "linear_calls": linears,
                       "forward_mean_ns": sum(times) / len(times), "forward_ns": times}))
 
 
