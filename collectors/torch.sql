@@ -24,9 +24,10 @@ CREATE TABLE torch_operators (
 -- iteration whose operators were all recorded, from start for dur (ns); iter: its id; tid: its
 -- thread; phase: the thread's at its end. Without the table or the meta: every call ('all').
 -- every (from 2026-11-29, session 15): the mean gap it was chosen at, one in `every` of its phase's
--- iterations then (1: the phase's second, always taken); the gap doubles past each 256 captures
--- at one gap, and the report weighs each run of captures at one gap by the iterations it stands
--- for (report/run/operators_strata.c). NULL: an older database, every capture alike.
+-- iterations then (1: the phase's second, always taken); with the budget, captures come in strata
+-- of 256, each at twice the gap of the one before, and the report weighs each run of captures at
+-- one gap by the iterations it stands for (report/run/operators_strata.c). 0 (with
+-- INFPROF_OPERATORS_STRATUM=0) or NULL (an older database): every capture alike.
 CREATE TABLE torch_operator_windows (
     start INTEGER, dur INTEGER, iter INTEGER, tid INTEGER, phase INTEGER, every INTEGER
 );

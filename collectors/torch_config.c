@@ -40,9 +40,11 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
     [IP_TORCH_CFG_OPERATORS_STRATUM] = {"INFPROF_OPERATORS_STRATUM", IP_CFG_INT, "256", 0,
         1000000, NULL,
-        "With the budget: past this many captures at one gap the gap doubles (8 at least), so"
-        " that a run's captures grow with the logarithm of its length; the report weighs each"
-        " run of captures at one gap by the iterations it stands for. 0: never doubled.", NULL},
+        "With the budget: captures come in strata of this many (8 at least), each at twice the"
+        " gap of the one before (or the budget's need if more), so that a run's captures grow"
+        " with the logarithm of its length; the report weighs each stratum by the iterations it"
+        " stands for. 0: the budget's need capture by capture, every capture weighed alike.",
+        NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

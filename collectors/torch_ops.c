@@ -60,8 +60,7 @@ static void (*cb_remove)(uint64_t);
 static uint32_t op_every, op_budget; /* INFPROF_OPERATORS_EVERY, _BUDGET (0: a fixed rate) */
 static uint32_t op_stratum;          /* INFPROF_OPERATORS_STRATUM: captures at one gap (op_mean) */
 #define OP_SETTLE  8   /* a phase's captures at 1 in op_every before the budget spaces them */
-#define OP_GAP_MAX   256 /* the budget's mean gap at most (the strata's may grow past it) */
-#define OP_LEVEL_MAX 16  /* the doublings at most: op_every << 16 */
+#define OP_GAP_MAX 256 /* the budget's mean gap at most (the strata's may grow past it) */
 static _Atomic uint64_t op_windows; /* captures begun */
 static _Atomic uint64_t op_spaced;  /* of those, chosen at a mean gap the budget made longer */
 static _Atomic int op_armed;        /* the callback (or the sampled capture) is in place */
@@ -80,7 +79,6 @@ static struct {
     _Atomic uint32_t captures;   /* captures begun in the phase */
     _Atomic uint32_t gap_mean;   /* the mean of the gap drawn at its last capture */
     _Atomic uint32_t gap;        /* the budget's stratum's gap, 0 none yet (op_mean) */
-    _Atomic uint32_t doubled;    /* strata made before it: its doublings */
     _Atomic uint32_t at_level;   /* captures made in it */
     _Atomic uint64_t plain_ns, cap_ns; /* moving means of its uncaptured and captured iterations */
 } op_keys[OP_KEYS];
@@ -189,16 +187,18 @@ static uint32_t op_need(uint32_t k)
 
 /* The mean gap for phase slot k's next capture: op_every for its first OP_SETTLE captures (and
  * always at a fixed rate). Then captures come in strata of INFPROF_OPERATORS_STRATUM (256), each
- * at one gap chosen as it begins: op_every times a power of two, the least at or above the
- * budget's need then, doubled once more for each stratum made before it. A run's captures then
- * grow with the logarithm of its length, not with it (a 20-layer MLP's 100,000 forwards: about
- * 1,000 captures, not 4,853), and the report weighs each stratum by the iterations it stands for:
- * a model that changes mid-run is read over the whole run, not its first seconds (the cap tried
- * on 2026-11-29, session 14, weighed every capture alike). The gap is held through a stratum
- * (the need's moving means are noisy: followed capture by capture, the gap went up and down and
- * made strata of a few captures, too few to trim). INFPROF_OPERATORS_STRATUM=0: the budget's
- * need throughout, as before, every capture weighed alike (`every` 0). Threads racing may lose
- * an update: it is a schedule, not a count. */
+ * at one gap chosen as it begins: twice the stratum before's, or the budget's need if that is
+ * more (rounded up to op_every times a power of two); the first, the need alone. A run's captures
+ * then grow with the logarithm of its length, not with it (a 20-layer MLP's 100,000 forwards:
+ * about 1,000 captures, not 4,853), and the report weighs each stratum by the iterations it
+ * stands for: a model that changes mid-run is read over the whole run, not its first seconds (the
+ * cap tried on 2026-11-29, session 14, weighed every capture alike). The gap never shrinks and
+ * grows by one doubling a stratum once the need is met (a need recomputed at each stratum and
+ * added to the doublings jumped from 1 in 32 to 1 in 4,096 and left a run's second half
+ * uncaptured), and is held through a stratum (the need's moving means are noisy: followed capture
+ * by capture, the gap went up and down in strata of a few captures). INFPROF_OPERATORS_STRATUM=0:
+ * the budget's need throughout, as before, every capture weighed alike (`every` 0). Threads racing
+ * may lose an update: it is a schedule, not a count. */
 static uint32_t op_mean(uint32_t k)
 {
     if (!op_budget || atomic_load_explicit(&op_keys[k].captures, memory_order_relaxed) < OP_SETTLE)
@@ -207,13 +207,10 @@ static uint32_t op_mean(uint32_t k)
     uint32_t at = atomic_load_explicit(&op_keys[k].at_level, memory_order_relaxed);
     uint32_t gap = atomic_load_explicit(&op_keys[k].gap, memory_order_relaxed);
     if (!gap || at >= op_stratum) { /* a stratum begins */
-        uint64_t need = op_need(k);
-        uint32_t j = 0, d = atomic_load_explicit(&op_keys[k].doubled, memory_order_relaxed);
-        while (j < OP_LEVEL_MAX && ((uint64_t)op_every << j) < need) j++;
-        if (gap && d < OP_LEVEL_MAX)
-            atomic_store_explicit(&op_keys[k].doubled, ++d, memory_order_relaxed);
-        uint64_t m = (uint64_t)op_every << (j + d);
-        gap = m < (1u << 30) ? (uint32_t)m : 1u << 30;
+        uint64_t need = op_need(k), g = op_every;
+        while (g < need) g <<= 1;
+        if (gap && 2 * (uint64_t)gap > g) g = 2 * (uint64_t)gap;
+        gap = g < (1u << 30) ? (uint32_t)g : 1u << 30;
         atomic_store_explicit(&op_keys[k].gap, gap, memory_order_relaxed);
         at = 0;
     }

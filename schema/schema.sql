@@ -53,8 +53,9 @@ CREATE TABLE iterations (
 -- iteration (from 2026-11-26, fourth session; before, CLOCK_THREAD_CPUTIME_ID, which preempted
 -- the program at the edges of a loaded CPU). From 2026-11-29 (session 15) an iteration that
 -- begins within 20 us of its thread's last one's end starts from that end's reading: its CPU
--- time is that span's scaled to the iteration's share of it, its switches the span's. NULL:
--- unreadable.
+-- time is that span's scaled to the iteration's share of it, its switches the span's. A thread
+-- that blocks between iterations catches its account up in the gap: their CPU is then counted
+-- there, in no iteration (docs/report.md, "Known limit"). NULL: unreadable.
 CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
                             involuntary INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase

@@ -205,7 +205,8 @@ static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_
 /* The same for phase id `phase` (c's index k) whose values v (m of them, of iterations ids, in
  * id order; room for n) were taken from its n captured iterations: with one stratum, trimmed()
  * itself; else each stratum's trimmed mean weighed by the iterations it stands for, its error
- * theirs together (a stratified sample: the variances weighed by the squared shares). */
+ * theirs together (a stratified sample: the variances weighed by the squared shares). A stratum
+ * of under 5 captures, whose own spread says little, takes the others' per capture (pooled). */
 static double strat_trimmed(const struct captured *c, int k, int phase, const int64_t *ids,
                             double *v, size_t m, size_t n, double *err_pct)
 {
@@ -213,22 +214,33 @@ static double strat_trimmed(const struct captured *c, int k, int phase, const in
     for (int e = 0; e < c->st.n; e++)
         if (c->st.v[e].phase == phase) last = e, first = first < 0 ? e : first;
     if (first < 0 || first == last) return trimmed(v, m, n, c->steady[k], err_pct);
-    double mean = 0, var = 0, *one = malloc((n > m ? n : m ? m : 1) * sizeof *one);
-    if (!one) cli_fail("out of memory");
-    int known = 1;
+    int ns = last - first + 1;
+    double mean = 0, var = 0, pooled = 0, *one = malloc((n > m ? n : m ? m : 1) * sizeof *one);
+    double *se = malloc((size_t)ns * sizeof *se);
+    if (!one || !se) cli_fail("out of memory");
+    int64_t pooled_n = 0;
     size_t i = 0;
     for (int e = first; e <= last; e++) {
         const struct op_stratum *x = &c->st.v[e];
         size_t mine = 0;
         for (; i < m && ids[i] <= x->last; i++) one[mine++] = v[i];
         size_t ne = (size_t)x->taken > mine ? (size_t)x->taken : mine;
-        double se, me = trimmed_se(one, mine, ne, x->pop, &se);
-        if (me < 0) continue;
+        double me = trimmed_se(one, mine, ne, x->pop, &se[e - first]);
+        if (me < 0) me = 0; /* no capture: nothing to weigh (not expected: each has one) */
         mean += x->share * me;
-        if (se < 0) known = 0;
-        var += x->share * x->share * (se > 0 ? se * se : 0);
+        if (se[e - first] >= 0) /* its variance per capture (se^2 ne), for the small strata */
+            pooled += se[e - first] * se[e - first] * (double)ne * (double)ne,
+                pooled_n += (int64_t)ne;
     }
-    free(one);
+    int known = 1;
+    for (int e = first; e <= last; e++) {
+        const struct op_stratum *x = &c->st.v[e];
+        double s = se[e - first];
+        if (s < 0 && pooled_n && x->taken) s = sqrt(pooled / (double)pooled_n / (double)x->taken);
+        if (s < 0) known = 0;
+        var += x->share * x->share * (s > 0 ? s * s : 0);
+    }
+    free(one), free(se);
     *err_pct = known && mean > 0 ? 100 * 2.576 * sqrt(var) / mean : -1;
     return mean;
 }
@@ -265,6 +277,8 @@ void operators_sampled_rows(sqlite3 *db, const struct run_phases *p, struct run_
                 f->total_per_iter = strat_trimmed(&c, k, f->phase, ids, tots, m, n, &unused);
             }
             f->calls = f->calls_in_iter = llround(wcalls);
+            /* Per iteration from the weighed sum itself, as the series' (operators_series.c). */
+            if (c.st.multi && k >= 0) f->calls_per_iter = wcalls / op_strata_wsum(&c.st, f->phase);
             f->self_ns = llround(wself), f->total_ns = llround(wdur);
             wcalls = wself = wdur = 0;
             m = 0;
@@ -317,7 +331,8 @@ static void phase_scale(struct run_operators *r, struct op_phase *ph)
     for (int i = 0; i < r->n; i++) {
         struct op_figure *f = &r->v[i];
         if (f->phase != ph->phase) continue;
-        if (ph->captured > 0) f->calls_per_iter = (double)f->calls_in_iter / (double)ph->captured;
+        if (ph->captured > 0 && f->calls_per_iter < 0)
+            f->calls_per_iter = (double)f->calls_in_iter / (double)ph->captured;
         f->calls = scaled(f->calls, x), f->calls_in_iter = scaled(f->calls_in_iter, x);
         /* Times from the trimmed means, so that a rare preempted call in one captured
          * iteration (times 4) does not rank an operator first; else scaled. */

@@ -136,6 +136,8 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     if (!iters || !witers || !calls || !self || !seen) cli_fail("out of memory");
     struct op_strata st = {0};
     if (sampled) op_strata_load(db, p, &st);
+    int64_t *per = calloc((size_t)ns * (size_t)(st.n ? st.n : 1), sizeof *per);
+    if (!per) cli_fail("out of memory");
     size_t nrows;
     struct ser_row *rows = rows_load(db, p, sampled, &nrows);
     /* Two passes over the rows: first the iterations each series has operators in (the
@@ -145,9 +147,19 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
         struct by_id *x = nids ? bsearch(&key, ids, nids, sizeof *ids, rstats_cmp_i64) : NULL;
         if (x && !seen[x - ids]) {
             seen[x - ids] = 1, iters[x->series]++;
-            witers[x->series] += series_weight(&st, p, x->series, rows[i].iter);
+            int e = st.multi
+                        ? op_strata_of(&st, p->v[p->series.v[x->series].phase].id, rows[i].iter)
+                        : -1;
+            if (e >= 0)
+                per[(size_t)x->series * (size_t)st.n + (size_t)e]++;
+            else
+                witers[x->series] += 1;
         }
     }
+    /* Stratum by stratum, as the phase's weights are summed (operators_strata.h). */
+    for (int s = 0; s < ns && st.multi; s++)
+        for (int e = 0; e < st.n; e++)
+            witers[s] += (double)per[(size_t)s * (size_t)st.n + (size_t)e] * st.v[e].weight;
     size_t n = 0, cap = 0;
     struct op_series_row *v = NULL;
     int64_t name_id = -1;
@@ -185,7 +197,7 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     }
     rows_free(rows, nrows, sampled);
     op_strata_free(&st);
-    free(ids), free(iters), free(witers), free(calls), free(self), free(seen);
+    free(ids), free(iters), free(witers), free(per), free(calls), free(self), free(seen);
     *out = v;
     return n;
 }

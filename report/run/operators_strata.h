@@ -32,6 +32,9 @@ void op_strata_load(struct sqlite3 *db, const struct run_phases *p, struct op_st
 int op_strata_of(const struct op_strata *s, int phase, int64_t id);
 /* A captured iteration's weight (1 outside every stratum, or where a phase has one). */
 double op_strata_weight(const struct op_strata *s, int phase, int64_t id);
+/* The weights of phase id `phase`'s captures together (their count where it has one stratum),
+ * summed stratum by stratum. */
+double op_strata_wsum(const struct op_strata *s, int phase);
 void op_strata_free(struct op_strata *s);
 
 #endif

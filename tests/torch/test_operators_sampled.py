@@ -19,6 +19,7 @@ forward calls torch.mul a random number of times (0 to 8) per iteration:
   whole run's mean, where weighing every capture alike read its first half's;
 - INFPROF_OPERATORS=0 records none; =1 every call, and says so;
 - the writer's sums per phase, name and iteration give every output the calls give."""
+import itertools
 import json
 import os
 import random
@@ -335,8 +336,8 @@ class SampledOperators(TorchCase):
 
     def test_a_model_that_changes_mid_run_is_read_over_the_whole_run(self):
         # Its layers run twice from the middle iteration on: 6 aten::addmm a forward, then 12.
-        # The budget's gap doubles past each 16 captures at one gap (INFPROF_OPERATORS_STRATUM),
-        # so the first half holds most captures (1 in 4, then 1 in 32 to 256). Weighing every
+        # Past the first 8 captures they come in strata of 16 (INFPROF_OPERATORS_STRATUM), each
+        # at twice the gap of the one before, so the first half holds most captures. Weighing every
         # capture alike read 7.2-7.6 a forward (eight runs, 2026-11-29); the strata 8.5-9.5, the
         # stratum the change falls in holding 16 captures of a mix of 6 and 12 (about 3% of
         # sampling error: the bound is four times that).
@@ -349,19 +350,33 @@ class SampledOperators(TorchCase):
         own = json.loads(r.out)
         db = r.db()
         self.assertEqual(self.meta(db, "torch_operators_stratum"), 16)
-        gaps = self.query(db, "SELECT every, count(*) FROM torch_operator_windows GROUP BY every"
-                              " ORDER BY every")
-        # The phase's second iteration, 8 at 1 in 4, then strata of 16 at gaps of 4 times a
-        # power of two, doubled from one stratum to the next (the budget's need may move too).
+        order = [e for (e,) in self.query(db, "SELECT every FROM torch_operator_windows"
+                                              " ORDER BY start")]
+        gaps = [(e, len(list(g))) for e, g in itertools.groupby(order)]
+        # The phase's second iteration, 8 at 1 in 4, then strata of 16 (the last one growing),
+        # each at 4 times a power of two, at least twice the one before's: never shorter (a
+        # first version's gap followed the budget's need down and up again, 1 in 128, 16, 512,
+        # and once jumped to 1 in 4,096, leaving the run's second half uncaptured).
         self.assertEqual(gaps[:2], [(1, 1), (4, 8)], gaps)
-        later = [every for every, _ in gaps[2:]]
+        later = gaps[2:]
         self.assertGreaterEqual(len(later), 2, gaps)
-        self.assertTrue(all(e % 4 == 0 and (e // 4) & (e // 4 - 1) == 0 for e in later), gaps)
-        self.assertGreaterEqual(max(later), 2 * min(later), gaps)
+        for (e, k), (f, _) in zip(later, later[1:]):
+            self.assertEqual(k, 16, gaps)
+            self.assertGreaterEqual(f, 2 * e, gaps)
+        self.assertTrue(all(e % 4 == 0 and (e // 4) & (e // 4 - 1) == 0 for e, _ in later), gaps)
+        # Captured to the end: the last capture within a few of the last gap of the run's end.
+        last = self.query(db, "SELECT max(iter) FROM torch_operator_windows")[0][0]
+        ids = [i for (i,) in self.query(db, "SELECT id FROM iterations ORDER BY id")]
+        self.assertLess(len(ids) - ids.index(last), 4 * later[-1][0], (last, gaps))
         truth = own["linear_calls"] / n
         self.assertEqual(truth, 9)
-        addmm = self.ops(db)["aten::addmm"]
+        report = self.report_json(db)
+        addmm, = [o for o in report["operators"] if o["operator"] == "aten::addmm"]
         self.assertLess(abs(addmm["calls_per_iteration"] - truth) / truth, 0.12, addmm)
+        # One figure, one computation: the series' table gives the phase's (its one series).
+        self.assertEqual({o["operator"]: o["calls_per_iteration"] for o in report["operators"]},
+                         {o["operator"]: o["calls_per_iteration"]
+                          for o in report["operator_series"]})
         self.assertLess(abs(addmm["calls"] - own["linear_calls"]) / own["linear_calls"], 0.12,
                         addmm)
 
