@@ -32,6 +32,7 @@ enum {
 struct ip_ev_iter_cpu {
     struct ip_ev h;
     int64_t cpu_ns, voluntary, involuntary;
+    int64_t gap_cpu_ns, gap_voluntary; /* the thread's since its last iteration's end; -1 none */
 };
 
 /* A thread entered a phase (aux: phase id). */

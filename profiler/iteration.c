@@ -73,9 +73,17 @@ static void cpu_begin(void)
         ip_self.iter_cpu0 = ip_self.iter_cpu_last, ip_self.iter_vcsw0 = ip_self.iter_vcsw_last,
         ip_self.iter_ivcsw0 = ip_self.iter_ivcsw_last;
         ip_self.iter_cpu_from = ip_self.iter_cpu_at;
+        ip_self.iter_gap_cpu = ip_self.iter_gap_vcsw = -1; /* in the iteration's span */
     } else {
         thread_cpu(&ip_self.iter_cpu0, &ip_self.iter_vcsw0, &ip_self.iter_ivcsw0);
         ip_self.iter_cpu_from = now;
+        /* The gap since the thread's last iteration, for the report: a thread that blocked in it
+         * caught its account up there, its iterations' CPU since the last tick with it
+         * (report/run/itercpu.c gives that back to them). */
+        int known = ip_self.iter_cpu_at && ip_self.iter_cpu0 >= 0 && ip_self.iter_vcsw0 >= 0 &&
+                    ip_self.iter_vcsw_last >= 0;
+        ip_self.iter_gap_cpu = known ? ip_self.iter_cpu0 - ip_self.iter_cpu_last : -1;
+        ip_self.iter_gap_vcsw = known ? ip_self.iter_vcsw0 - ip_self.iter_vcsw_last : -1;
     }
 }
 
@@ -132,6 +140,8 @@ void ip_iter_end(uint32_t id)
         e->cpu_ns = d;
         e->voluntary = v >= 0 && ip_self.iter_vcsw0 >= 0 ? v - ip_self.iter_vcsw0 : -1;
         e->involuntary = iv >= 0 && ip_self.iter_ivcsw0 >= 0 ? iv - ip_self.iter_ivcsw0 : -1;
+        e->gap_cpu_ns = ip_self.iter_gap_cpu >= 0 ? ip_self.iter_gap_cpu : -1;
+        e->gap_voluntary = ip_self.iter_gap_cpu >= 0 ? ip_self.iter_gap_vcsw : -1;
         ip_ring_commit(r, sizeof *e);
     }
 }
@@ -166,7 +176,7 @@ void ip_iter_prepare(struct ip_store *s)
     free(it.gpu); /* a forked child's writer starts from the parent's copy */
     memset(&it, 0, sizeof it);
     it.rows = ip_batch_open(s, "iterations", 11);
-    it.cpu = ip_batch_open(s, "iteration_cpu", 4);
+    it.cpu = ip_batch_open(s, "iteration_cpu", 6);
 }
 
 void ip_iter_cpu_ingest(const struct ip_ev *ev)
@@ -177,6 +187,8 @@ void ip_iter_cpu_ingest(const struct ip_ev *ev)
     row[1] = e->cpu_ns;
     row[2] = e->voluntary < 0 ? IP_NULL : e->voluntary;
     row[3] = e->involuntary < 0 ? IP_NULL : e->involuntary;
+    row[4] = e->gap_cpu_ns < 0 ? IP_NULL : e->gap_cpu_ns;
+    row[5] = e->gap_voluntary < 0 ? IP_NULL : e->gap_voluntary;
 }
 
 void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,

@@ -28,12 +28,14 @@ extern const struct run_model run_model_windows; /* windows.c: the recording win
 extern const struct run_model
     run_model_requests;                        /* requests.c: series served from several threads */
 extern const struct run_model run_model_facts; /* runfacts.c: the run header's facts */
+extern const struct run_model
+    run_model_iter_cpus; /* itercpu.c: each iteration's thread CPU time and switches */
 
 static const struct run_model *const lazy_models[] = {
     &run_model_energy,    &run_model_cuda,      &run_model_cudnn,          &run_model_kernels,
     &run_model_nvtx,      &run_model_operators, &run_model_op_iters,       &run_model_mem_rows,
     &run_model_kern_rows, &run_model_timeline,  &run_model_tails,          &run_model_windows,
-    &run_model_requests,  &run_model_facts,     &run_model_cudnn_searches,
+    &run_model_requests,  &run_model_facts,     &run_model_cudnn_searches, &run_model_iter_cpus,
 };
 _Static_assert(sizeof lazy_models / sizeof *lazy_models <= RUN_LAZY_MAX,
                "more lazy parts than struct run_lazy holds: raise RUN_LAZY_MAX");

@@ -1,9 +1,10 @@
 /*
  * requests.c: the series served from several threads at once (requests.h): concurrency by a
  * sweep over each series' iterations' starts and ends, and the handling threads' time off the
- * CPU from iteration_cpu (each iteration's thread CPU time, read at its edges).
+ * CPU from iteration_cpu (each iteration's thread CPU time, read at its edges: itercpu.h).
  */
 #include "requests.h"
+#include "itercpu.h"
 #include "windows.h"
 
 #include <sqlite3.h>
@@ -22,33 +23,6 @@ static int cmp_edge(const void *a, const void *b)
     return x->d - y->d; /* an end before a start at the same moment */
 }
 
-/* Each iteration id's thread CPU time, sorted by id (NULL: no table). */
-struct cpu_row {
-    int64_t id, cpu, vcsw, ivcsw;
-};
-
-static int cmp_row(const void *a, const void *b)
-{
-    int64_t x = ((const struct cpu_row *)a)->id, y = ((const struct cpu_row *)b)->id;
-    return (x > y) - (x < y);
-}
-
-static struct cpu_row *cpu_rows(sqlite3 *db, size_t *n)
-{
-    *n = 0;
-    if (!db_has_table(db, "iteration_cpu")) return NULL;
-    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu", 0);
-    struct cpu_row *v = malloc((cap ? cap : 1) * sizeof *v);
-    if (!v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns, voluntary, involuntary FROM"
-                                      " iteration_cpu ORDER BY id");
-    while (db_step(st) && *n < cap)
-        v[(*n)++] = (struct cpu_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
-    sqlite3_finalize(st);
-    return v;
-}
-
 const struct run_model run_model_requests = {"requests", free, 0};
 
 const struct run_requests *run_requests(struct sqlite3 *db, const struct run_phases *p)
@@ -58,8 +32,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
     struct run_requests *r = calloc(1, sizeof *r);
     if (!r) cli_fail("out of memory");
     *slot = r;
-    size_t ncpu = 0;
-    struct cpu_row *cpu = NULL;
+    const struct iter_cpus *cpu = NULL;
     /* Each series' threads, counted whole (a ThreadingHTTPServer's 200, one a connection, once
      * read "64" with no word of a cap). */
     int64_t *tids = malloc((p->niters ? p->niters : 1) * sizeof *tids);
@@ -72,7 +45,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         qsort(tids, n, sizeof *tids, rstats_cmp_i64);
         for (size_t i = 0; i < n; i++) ntid += !i || tids[i] != tids[i - 1];
         if (ntid < 2 || n < 2) continue; /* one thread: a loop, not a server */
-        if (!cpu && !ncpu) cpu = cpu_rows(db, &ncpu);
+        if (!cpu) cpu = iter_cpus_get(db, p);
         struct edge *e = malloc(2 * n * sizeof *e);
         if (!e) cli_fail("out of memory");
         size_t k = 0, nc = 0;
@@ -86,8 +59,8 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
             first = it->start < first ? it->start : first;
             last = it->start + it->host > last ? it->start + it->host : last;
             busy += (double)it->host;
-            struct cpu_row key = {it->id, 0, 0, 0}, *c;
-            if (cpu && it->id && (c = bsearch(&key, cpu, ncpu, sizeof *cpu, cmp_row))) {
+            const struct iter_cpu *c = it->id ? iter_cpus_find(cpu, it->id) : NULL;
+            if (c) {
                 double o = run_off_cpu((double)it->host, (double)c->cpu, (double)c->vcsw,
                                        (double)c->ivcsw);
                 nc++;
@@ -124,6 +97,5 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         free(e);
     }
     free(tids);
-    free(cpu);
     return r;
 }

@@ -8,9 +8,11 @@
  * the two add up to the mean host time. Only where the steady iterations span at least
  * SERIES_CPU_MIN_SPAN_NS together: below it the split is the luck of a few ticks (60 forwards of
  * 28 us read 0 on the CPU and all 28 us off it), and it is unknown. On a shared host these move far
- * less than wall latency, so compare names the part that moved (docs/compare.md). -1 unknown:
+ * less than wall latency, so compare names the part that moved (docs/compare.md). The readings
+ * come from itercpu.h (a blocked gap's CPU given back to the iterations before it). -1 unknown:
  * too short, or no steady iteration has a reading (detected loops, older databases).
  */
+#include "itercpu.h"
 #include "run.h"
 
 #include <sqlite3.h>
@@ -20,38 +22,24 @@
  * 100 Hz scheduler clock (125 at 250 Hz), the mean's error then about a tenth or less. */
 #define SERIES_CPU_MIN_SPAN_NS 500000000LL
 
-struct id_cpu {
-    int64_t id, cpu;
-};
-
 void series_cpu(struct sqlite3 *db, struct run_phases *p)
 {
     for (int i = 0; i < p->series.n; i++)
         p->series.v[i].cpu_mean = p->series.v[i].off_cpu_mean = -1;
-    if (!p->series.n || !db_has_table(db, "iteration_cpu")) return;
-    size_t cap =
-               (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu WHERE cpu_ns IS NOT NULL", 0),
-           n = 0;
-    if (!cap) return;
-    struct id_cpu *v = malloc(cap * sizeof *v);
-    if (!v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns FROM iteration_cpu WHERE cpu_ns IS NOT"
-                                      " NULL ORDER BY id");
-    while (n < cap && db_step(st))
-        v[n++] = (struct id_cpu){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
-    sqlite3_finalize(st);
+    if (!p->series.n) return;
+    const struct iter_cpus *c = iter_cpus_get(db, p);
+    if (!c || !c->n) return;
     for (int s = 0; s < p->series.n; s++) {
         int64_t k = 0, cpu = 0, host = 0;
         for (size_t i = 0; i < p->niters; i++) {
             const struct run_iter *x = &p->iters[i];
             if (x->series != s || !x->steady || x->id <= 0) continue;
-            const struct id_cpu *c = bsearch(&x->id, v, n, sizeof *v, rstats_cmp_i64);
-            if (!c) continue;
-            cpu += c->cpu, host += x->host, k++;
+            const struct iter_cpu *r = iter_cpus_find(c, x->id);
+            if (!r || !r->has_cpu) continue;
+            cpu += r->cpu, host += x->host, k++;
         }
         if (!k || host < SERIES_CPU_MIN_SPAN_NS) continue;
         p->series.v[s].cpu_mean = cpu / k;
         p->series.v[s].off_cpu_mean = host > cpu ? (host - cpu) / k : 0;
     }
-    free(v);
 }

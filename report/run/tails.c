@@ -10,6 +10,7 @@
 #include "kernrows.h"
 #include "cudnn_run.h"
 #include "energy.h"
+#include "itercpu.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -374,34 +375,18 @@ static void read_cudnn(sqlite3 *db, const struct run_phases *p, struct wins *w)
     }
 }
 
-static int cmp_id(const void *a, const void *b)
+/* Each marked or module-call iteration's thread: its CPU time and context switches
+ * (itercpu.h: a blocked gap's CPU given back to the iterations before it). */
+static void read_cpu(sqlite3 *db, const struct run_phases *p, struct wins *w)
 {
-    int64_t x = (*(struct win *const *)a)->id, y = (*(struct win *const *)b)->id;
-    return (x > y) - (x < y);
-}
-
-/* Each marked or module-call iteration's thread: its CPU time and context switches. */
-static void read_cpu(sqlite3 *db, struct wins *w)
-{
-    if (!db_has_table(db, "iteration_cpu")) return;
-    struct win **by = malloc((w->n ? w->n : 1) * sizeof *by);
-    if (!by) cli_fail("out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < w->n; i++)
-        if (w->v[i].id) by[n++] = &w->v[i];
-    qsort(by, n, sizeof *by, cmp_id);
-    sqlite3_stmt *st = db_prepare(db, "SELECT id, cpu_ns, voluntary, involuntary FROM"
-                                      " iteration_cpu");
-    while (n && db_step(st)) {
-        struct win key = {.id = sqlite3_column_int64(st, 0)}, *kp = &key;
-        struct win **x = bsearch(&kp, by, n, sizeof *by, cmp_id);
+    const struct iter_cpus *c = iter_cpus_get(db, p);
+    for (size_t i = 0; c && i < w->n; i++) {
+        const struct iter_cpu *x = w->v[i].id ? iter_cpus_find(c, w->v[i].id) : NULL;
         if (!x) continue;
-        (*x)->cpu = (double)sqlite3_column_int64(st, 1);
-        (*x)->vcsw = (double)sqlite3_column_int64(st, 2);
-        (*x)->ivcsw = (double)sqlite3_column_int64(st, 3);
+        w->v[i].cpu = (double)x->cpu;
+        w->v[i].vcsw = (double)x->vcsw;
+        w->v[i].ivcsw = (double)x->ivcsw;
     }
-    sqlite3_finalize(st);
-    free(by);
 }
 
 /* Operators (depth 0) or kernels, keyed by name: each row's window, name and time. */
@@ -887,7 +872,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     read_memory(db, p, &w);
     read_api(db, &w);
     read_cudnn(db, p, &w);
-    read_cpu(db, &w);
+    read_cpu(db, p, &w);
     static struct keyed kd[2];
     memset(kd, 0, sizeof kd);
     int nslow[REPORT_MAX_SERIES] = {0}, ntyp[REPORT_MAX_SERIES] = {0};
