@@ -32,7 +32,8 @@ enum {
 struct ip_ev_iter_cpu {
     struct ip_ev h;
     int64_t cpu_ns, voluntary, involuntary;
-    int64_t gap_cpu_ns, gap_voluntary; /* the thread's since its last iteration's end; -1 none */
+    /* The thread's from its last iteration's end to this one's begin; -1 none. */
+    int64_t gap_cpu_ns, gap_voluntary, gap_involuntary;
 };
 
 /* A thread entered a phase (aux: phase id). */

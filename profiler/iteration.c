@@ -60,8 +60,10 @@ static void thread_cpu(int64_t *cpu, int64_t *vcsw, int64_t *ivcsw)
  * (0.36 us of a 110 us forward on this VM, issue 49). The reading then spans the gap before the
  * iteration too; its CPU time is scaled to the iteration's share of that span (exact for a thread
  * that computes through both, off by at most the gap otherwise, under the tick the account moves
- * by), its switches kept whole: one in a gap this short is rare (a preemption or a wait that
- * blocks makes the gap longer, and the next begin reads its own). */
+ * by; but a catch-up of the account the program brings about in the gap, by reading its own CPU
+ * clock there, lands in this iteration: up to a tick, where before it was counted nowhere), its
+ * switches kept whole: one in a gap this short is rare (a preemption or a wait that blocks makes
+ * the gap longer, and the next begin reads its own). */
 #define ITER_CHAIN_NS 20000
 
 static void cpu_begin(void)
@@ -73,17 +75,18 @@ static void cpu_begin(void)
         ip_self.iter_cpu0 = ip_self.iter_cpu_last, ip_self.iter_vcsw0 = ip_self.iter_vcsw_last,
         ip_self.iter_ivcsw0 = ip_self.iter_ivcsw_last;
         ip_self.iter_cpu_from = ip_self.iter_cpu_at;
-        ip_self.iter_gap_cpu = ip_self.iter_gap_vcsw = -1; /* in the iteration's span */
+        ip_self.iter_gap_cpu = ip_self.iter_gap_vcsw = ip_self.iter_gap_ivcsw = -1; /* spanned */
     } else {
         thread_cpu(&ip_self.iter_cpu0, &ip_self.iter_vcsw0, &ip_self.iter_ivcsw0);
         ip_self.iter_cpu_from = now;
-        /* The gap since the thread's last iteration, for the report: a thread that blocked in it
-         * caught its account up there, its iterations' CPU since the last tick with it
-         * (report/run/itercpu.c gives that back to them). */
+        /* The gap since the thread's last iteration, for the report (report/run/itercpu.c): how
+         * far the account moved in it, and whether the thread left the CPU there. */
         int known = ip_self.iter_cpu_at && ip_self.iter_cpu0 >= 0 && ip_self.iter_vcsw0 >= 0 &&
-                    ip_self.iter_vcsw_last >= 0;
+                    ip_self.iter_vcsw_last >= 0 && ip_self.iter_ivcsw0 >= 0 &&
+                    ip_self.iter_ivcsw_last >= 0;
         ip_self.iter_gap_cpu = known ? ip_self.iter_cpu0 - ip_self.iter_cpu_last : -1;
         ip_self.iter_gap_vcsw = known ? ip_self.iter_vcsw0 - ip_self.iter_vcsw_last : -1;
+        ip_self.iter_gap_ivcsw = known ? ip_self.iter_ivcsw0 - ip_self.iter_ivcsw_last : -1;
     }
 }
 
@@ -140,8 +143,10 @@ void ip_iter_end(uint32_t id)
         e->cpu_ns = d;
         e->voluntary = v >= 0 && ip_self.iter_vcsw0 >= 0 ? v - ip_self.iter_vcsw0 : -1;
         e->involuntary = iv >= 0 && ip_self.iter_ivcsw0 >= 0 ? iv - ip_self.iter_ivcsw0 : -1;
-        e->gap_cpu_ns = ip_self.iter_gap_cpu >= 0 ? ip_self.iter_gap_cpu : -1;
-        e->gap_voluntary = ip_self.iter_gap_cpu >= 0 ? ip_self.iter_gap_vcsw : -1;
+        int gap = ip_self.iter_gap_cpu >= 0;
+        e->gap_cpu_ns = gap ? ip_self.iter_gap_cpu : -1;
+        e->gap_voluntary = gap ? ip_self.iter_gap_vcsw : -1;
+        e->gap_involuntary = gap ? ip_self.iter_gap_ivcsw : -1;
         ip_ring_commit(r, sizeof *e);
     }
 }
@@ -176,7 +181,7 @@ void ip_iter_prepare(struct ip_store *s)
     free(it.gpu); /* a forked child's writer starts from the parent's copy */
     memset(&it, 0, sizeof it);
     it.rows = ip_batch_open(s, "iterations", 11);
-    it.cpu = ip_batch_open(s, "iteration_cpu", 6);
+    it.cpu = ip_batch_open(s, "iteration_cpu", 7);
 }
 
 void ip_iter_cpu_ingest(const struct ip_ev *ev)
@@ -189,6 +194,7 @@ void ip_iter_cpu_ingest(const struct ip_ev *ev)
     row[3] = e->involuntary < 0 ? IP_NULL : e->involuntary;
     row[4] = e->gap_cpu_ns < 0 ? IP_NULL : e->gap_cpu_ns;
     row[5] = e->gap_voluntary < 0 ? IP_NULL : e->gap_voluntary;
+    row[6] = e->gap_involuntary < 0 ? IP_NULL : e->gap_involuntary;
 }
 
 void ip_iter_row(struct ip_store *s, uint32_t id, uint32_t tid, uint64_t start, uint64_t end,

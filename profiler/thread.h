@@ -34,7 +34,7 @@ struct ip_thread {
      * read at iter_cpu_from (iteration.c); iter_t0 when `iter` began. */
     int64_t iter_cpu0, iter_vcsw0, iter_ivcsw0;
     uint64_t iter_cpu_from, iter_t0;
-    int64_t iter_gap_cpu, iter_gap_vcsw; /* since the last iteration's end (-1: not read apart) */
+    int64_t iter_gap_cpu, iter_gap_vcsw, iter_gap_ivcsw; /* since the last end (-1: not apart) */
     /* The same at the end of the thread's last iteration, read at iter_cpu_at (0: none). */
     int64_t iter_cpu_last, iter_vcsw_last, iter_ivcsw_last;
     uint64_t iter_cpu_at;

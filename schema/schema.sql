@@ -54,13 +54,14 @@ CREATE TABLE iterations (
 -- the program at the edges of a loaded CPU). From 2026-11-29 (session 15) an iteration that
 -- begins within 20 us of its thread's last one's end starts from that end's reading: its CPU
 -- time is that span's scaled to the iteration's share of it, its switches the span's. A thread
--- that blocks between iterations catches its account up in the gap: gap_cpu_ns and
--- gap_voluntary (from 2026-11-29, session 15) are the thread's CPU time and voluntary switches
--- from its last iteration's end to this one's begin (NULL: none read apart, a chained begin or
--- the thread's first), and the report gives a blocked gap's CPU back to the iterations before it
--- (report/run/itercpu.c). NULL: unreadable.
+-- that blocks between iterations catches its account up in the gap. gap_cpu_ns, gap_voluntary,
+-- gap_involuntary (from 2026-11-29, session 15): the same from the thread's last iteration's end
+-- to this one's begin (NULL: none read apart, a chained begin or the thread's first), from which
+-- the report tells what the account still owed at each iteration (report/run/itercpu.c). NULL:
+-- unreadable.
 CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
-                            involuntary INTEGER, gap_cpu_ns INTEGER, gap_voluntary INTEGER);
+                            involuntary INTEGER, gap_cpu_ns INTEGER, gap_voluntary INTEGER,
+                            gap_involuntary INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase
 -- the thread was in, with the first and last such moment: the report names the phases and
 -- iterations they touch. Phase changes, iterations and NVTX ranges are never among them.

@@ -3,17 +3,25 @@
  * once for the series' CPU split (series_cpu.c), the slow iterations' causes (tails.c) and the
  * requests (requests.c).
  *
- * The thread's CPU account (getrusage, profiler/iteration.c) moves at the scheduler's ticks and
- * switches. A thread that blocks between its iterations (a sleep, a queue's wait for the next
- * request) brings its account up to date there: the CPU of its iterations since the last tick is
- * then read in the gap, not in them (a compute-only forward that slept 2 ms in every 10th gap read
- * 9% of its host time on the CPU; a fresh-eyes check, 2026-11-29). Where a gap held a voluntary
- * switch (gap_voluntary > 0) the account was exact at that switch, so its CPU (gap_cpu_ns) is
- * given back to the thread's iterations since the gap before that one that blocked, in
- * proportion to the room each has (its host time less its CPU time), never past it: an
- * iteration is never on the CPU longer than it lasted. What the thread did in the gap before
- * it blocked (returning a result, taking the next request) goes with it, up to that room.
- * Without the gap columns (databases before 2026-11-29, session 15) the readings are as stored.
+ * The thread's CPU account (getrusage, profiler/iteration.c) is the scheduler's as of its last
+ * update: a tick, or a switch. So a reading lags what the thread used, by up to a tick, and
+ * catches up wherever the next update falls. A thread that blocks between its iterations (a
+ * server waiting for its next request) caught up in the gap: its iterations read a fraction of
+ * their CPU (a compute-only forward that slept in every 10th gap: 9% on the CPU; a fresh-eyes
+ * check, 2026-11-29). From the gap readings (schema: gap_cpu_ns, gap_voluntary, gap_involuntary),
+ * each thread's iterations are walked in time order with what the account still owes it:
+ *  - an iteration without a switch never left the CPU: its CPU time is its host time, and what
+ *    its reading fell short of that is owed;
+ *  - an iteration with a switch caught the account up there: its reading less what was owed
+ *    when it began, held to [0, its host time]; nothing owed after (what it ran after its last
+ *    switch is missed, as before);
+ *  - a gap with a switch settles what was owed; a gap without one was on the CPU throughout (its
+ *    wall time), and what the account moved past that settled part of it.
+ * A first version gave a blocked gap's CPU to the iterations before it, up to their room; where
+ * the gap had computed before it blocked, that CPU filled a forward's sleeps and preemptions, and
+ * the slow iterations' causes went (a second fresh-eyes check): the switches tell now where the
+ * account was settled, and a forward that slept keeps its own reading. Without the gap columns
+ * (databases before 2026-11-29, session 15) the readings are as stored.
  */
 #include "itercpu.h"
 #include "run.h"
@@ -25,7 +33,7 @@
 struct walk {
     int64_t tid, start, host;
     size_t row; /* its index in the rows */
-    int64_t gap_cpu, gap_vcsw;
+    int64_t gap_cpu, gap_sw; /* -1: not read apart */
 };
 
 static int cmp_walk(const void *a, const void *b)
@@ -35,40 +43,52 @@ static int cmp_walk(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-static void give_back(struct iter_cpus *c, struct walk *w, size_t n)
+static void settle(struct iter_cpus *c, struct walk *w, size_t n, const char *sw_known)
 {
     qsort(w, n, sizeof *w, cmp_walk);
-    size_t from = 0; /* the thread's first iteration since its last blocked gap */
+    double owed = 0; /* CPU the thread used that its account has not shown yet */
     for (size_t i = 0; i < n; i++) {
-        if (i && w[i].tid != w[i - 1].tid) from = i;
-        if (w[i].gap_cpu <= 0 || w[i].gap_vcsw <= 0 || from == i) continue;
-        double room = 0;
-        for (size_t j = from; j < i; j++) {
-            const struct iter_cpu *x = &c->v[w[j].row];
-            if (x->has_cpu && w[j].host > x->cpu) room += (double)(w[j].host - x->cpu);
+        int first = !i || w[i].tid != w[i - 1].tid;
+        if (first) owed = 0;
+        if (!first && w[i].gap_cpu >= 0) { /* the gap before it, read apart */
+            if (w[i].gap_sw > 0) {
+                owed = 0;
+            } else {
+                double wall = (double)(w[i].start - (w[i - 1].start + w[i - 1].host));
+                owed += (wall > 0 ? wall : 0) - (double)w[i].gap_cpu;
+                if (owed < 0) owed = 0;
+            }
         }
-        double give = (double)w[i].gap_cpu < room ? (double)w[i].gap_cpu : room;
-        for (size_t j = from; j < i && give > 0; j++) {
-            struct iter_cpu *x = &c->v[w[j].row];
-            if (!x->has_cpu || w[j].host <= x->cpu) continue;
-            int64_t add = (int64_t)((double)(w[j].host - x->cpu) / room * give);
-            x->cpu += add, c->given_back += add;
+        struct iter_cpu *x = &c->v[w[i].row];
+        if (!x->has_cpu || !sw_known[w[i].row]) continue;
+        double host = (double)w[i].host, cpu = (double)x->cpu;
+        if (x->vcsw == 0 && x->ivcsw == 0) { /* never off the CPU */
+            owed += host - cpu;
+            if (owed < 0) owed = 0;
+            cpu = host;
+        } else {
+            cpu -= owed;
+            owed = 0;
+            cpu = cpu < 0 ? 0 : cpu > host ? host : cpu;
         }
-        from = i;
+        c->settled += (int64_t)cpu - x->cpu;
+        x->cpu = (int64_t)cpu;
     }
 }
 
 static void load(sqlite3 *db, const struct run_phases *p, struct iter_cpus *c)
 {
     int gaps = db_has_column(db, "iteration_cpu", "gap_cpu_ns") &&
-               db_has_column(db, "iteration_cpu", "gap_voluntary");
+               db_has_column(db, "iteration_cpu", "gap_voluntary") &&
+               db_has_column(db, "iteration_cpu", "gap_involuntary");
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu", 0);
     c->v = malloc((cap ? cap : 1) * sizeof *c->v);
     int64_t(*gap)[2] = malloc((cap ? cap : 1) * sizeof *gap);
-    if (!c->v || !gap) cli_fail("out of memory");
+    char *sw_known = malloc(cap ? cap : 1);
+    if (!c->v || !gap || !sw_known) cli_fail("out of memory");
     sqlite3_stmt *st = db_prepare(db, gaps ? "SELECT id, cpu_ns, voluntary, involuntary,"
-                                             " gap_cpu_ns, gap_voluntary FROM iteration_cpu"
-                                             " ORDER BY id"
+                                             " gap_cpu_ns, gap_voluntary + gap_involuntary"
+                                             " FROM iteration_cpu ORDER BY id"
                                            : "SELECT id, cpu_ns, voluntary, involuntary, NULL,"
                                              " NULL FROM iteration_cpu ORDER BY id");
     while (c->n < cap && db_step(st)) {
@@ -78,6 +98,8 @@ static void load(sqlite3 *db, const struct run_phases *p, struct iter_cpus *c)
         x->has_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL;
         x->vcsw = sqlite3_column_int64(st, 2);
         x->ivcsw = sqlite3_column_int64(st, 3);
+        sw_known[c->n] = sqlite3_column_type(st, 2) != SQLITE_NULL &&
+                         sqlite3_column_type(st, 3) != SQLITE_NULL && x->vcsw >= 0 && x->ivcsw >= 0;
         gap[c->n][0] = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
         gap[c->n][1] = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
         c->n++;
@@ -94,10 +116,10 @@ static void load(sqlite3 *db, const struct run_phases *p, struct iter_cpus *c)
             size_t k = (size_t)(r - c->v);
             w[n++] = (struct walk){x->tid, x->start, x->host, k, gap[k][0], gap[k][1]};
         }
-        give_back(c, w, n);
+        settle(c, w, n, sw_known);
         free(w);
     }
-    free(gap);
+    free(gap), free(sw_known);
 }
 
 static void drop(void *x)

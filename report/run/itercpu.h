@@ -20,7 +20,7 @@ struct iter_cpu {
 struct iter_cpus {
     struct iter_cpu *v; /* by id */
     size_t n;
-    int64_t given_back; /* ns of blocked gaps' CPU given back to the iterations before them */
+    int64_t settled; /* ns the walk moved, in all (itercpu.c) */
 };
 
 /* The run's, read on first use (NULL: no table iteration_cpu). */

@@ -30,16 +30,17 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
     const struct iter_cpus *c = iter_cpus_get(db, p);
     if (!c || !c->n) return;
     for (int s = 0; s < p->series.n; s++) {
-        int64_t k = 0, cpu = 0, host = 0;
+        int64_t k = 0;
+        double cpu = 0, host = 0; /* no overflow whatever a database holds */
         for (size_t i = 0; i < p->niters; i++) {
             const struct run_iter *x = &p->iters[i];
             if (x->series != s || !x->steady || x->id <= 0) continue;
             const struct iter_cpu *r = iter_cpus_find(c, x->id);
             if (!r || !r->has_cpu) continue;
-            cpu += r->cpu, host += x->host, k++;
+            cpu += (double)r->cpu, host += (double)x->host, k++;
         }
-        if (!k || host < SERIES_CPU_MIN_SPAN_NS) continue;
-        p->series.v[s].cpu_mean = cpu / k;
-        p->series.v[s].off_cpu_mean = host > cpu ? (host - cpu) / k : 0;
+        if (!k || host < (double)SERIES_CPU_MIN_SPAN_NS) continue;
+        p->series.v[s].cpu_mean = (int64_t)(cpu / (double)k);
+        p->series.v[s].off_cpu_mean = host > cpu ? (int64_t)((host - cpu) / (double)k) : 0;
     }
 }
