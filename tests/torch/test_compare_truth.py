@@ -167,6 +167,40 @@ class CompareTruth(Case):
         self.assertGreater(on / (on + off), 0.6, (s, own))
         self.assertLessEqual(on * own["n"], own["cpu_s"] * 1e9 * 1.05, (s, own))
 
+    def test_a_forward_that_sleeps_after_a_gap_that_computes_is_off_the_cpu(self):
+        # A forward with a 1 ms sleep inside, after a gap that computes 1 ms and then sleeps 1 ms:
+        # a first version of the above gave the gap's CPU to the forward, up to its room, which
+        # was its sleep: 100% on the CPU (the slow iterations' causes went with it).
+        script = os.path.join(self.dir, "gapwork.py")
+        with open(script, "w") as f:
+            f.write("import json, time, torch\n"
+                    "torch.set_num_threads(1)\n"
+                    "class M(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.l = torch.nn.Linear(128, 128)\n"
+                    "    def forward(self, x):\n"
+                    "        time.sleep(0.001)\n"
+                    "        return self.l(x)\n"
+                    "m, x, n = M().eval(), torch.randn(8, 128), 0\n"
+                    "with torch.no_grad():\n"
+                    "    end = time.perf_counter() + 3\n"
+                    "    while time.perf_counter() < end:\n"
+                    "        t = time.perf_counter() + 0.001\n"
+                    "        while time.perf_counter() < t:\n"
+                    "            pass\n"
+                    "        time.sleep(0.001)\n"
+                    "        m(x)\n"
+                    "        n += 1\n"
+                    "print(json.dumps({'n': n}))\n")
+        r = self.run_prog([PYTHON, script], timeout=300, INFPROF_OUTPUT="work.db")
+        self.assertEqual(r.rc, 0, r.err)
+        [s] = self.report_json(r.db("work.db"))["series"]
+        on, off = s["cpu_per_iteration_ns"], s["off_cpu_per_iteration_ns"]
+        self.assertIsNotNone(on, s)
+        # Its sleep off the CPU (1 ms of a forward of about 1.1 ms).
+        self.assertGreater(off, 700_000, s)
+
     def test_a_renamed_wrapper_keeps_its_operators_matched(self):
         # issue 51: the base's "MLP" matched to the new run's "Slow" (each the only series of its
         # phase): its operators follow that match, compared, not all removed and all added.
