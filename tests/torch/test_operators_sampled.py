@@ -380,6 +380,20 @@ class SampledOperators(TorchCase):
         self.assertLess(abs(addmm["calls"] - own["linear_calls"]) / own["linear_calls"], 0.12,
                         addmm)
 
+    def test_two_runs_capture_different_iterations(self):
+        # The draws start from the process and the moment: one run's sampling error is not the
+        # next one's (a fresh-eyes check found half of 20 runs with the very same figures).
+        picks = []
+        for k in range(2):
+            r, _ = self.run_program(INFPROF_OUTPUT=f"twice{k}.db")
+            db = r.db(f"twice{k}.db")
+            ids = [i for (i,) in self.query(db, "SELECT id FROM iterations ORDER BY start")]
+            taken = {i for (i,) in self.query(db, "SELECT iter FROM torch_operator_windows")}
+            picks.append([n for n, i in enumerate(ids) if i in taken])
+        self.assertEqual(picks[0][0], 1)  # the phase's second iteration, always
+        self.assertEqual(picks[1][0], 1)
+        self.assertNotEqual(picks[0], picks[1])
+
     def test_iterations_marked_with_nvtx_ranges(self):
         # The C++ sample marks each forward with an NVTX range "iteration batch=N": the range's
         # pop ends the capture from inside our NVTX hook (its window row was once lost there,
