@@ -45,6 +45,11 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         " with the logarithm of its length; the report weighs each stratum by the iterations it"
         " stands for. 0: the budget's need capture by capture, every capture weighed alike.",
         NULL},
+    [IP_TORCH_CFG_OPERATORS_SEED] = {"INFPROF_OPERATORS_SEED", IP_CFG_INT, "0", 0, 2147483647,
+        NULL,
+        "With INFPROF_OPERATORS=sampled: 0, the captured iterations drawn from the process and"
+        " the moment (two runs capture different ones); N, from N alone (the same program's"
+        " runs capture the same iterations, a forked child its parent's schedule).", NULL},
     [IP_TORCH_CFG_PYTHON] = {"INFPROF_PYTHON", IP_CFG_BOOL, "1", 0, 1, NULL,
         "In a Python process, the outermost nn.Module call is an iteration and a DataLoader's"
         " __next__ the wait for data: PyTorch's global module hooks, installed by our"

@@ -79,10 +79,14 @@ static _Atomic uint64_t op_rand = 0x9E3779B97F4A7C15ull;
 /* The gaps' draws start from the process and the moment (splitmix64 of both), so that two runs of
  * one program capture different iterations: a second fresh-eyes check found half of 20 runs
  * reading the very same figures, the same schedule drawn each time, so that repeating a run did
- * not average its sampling error away. A forked child draws its own. */
+ * not average its sampling error away. A forked child draws its own. INFPROF_OPERATORS_SEED=N
+ * draws from N alone, the same schedule in every run (and a forked child its parent's). */
+static uint64_t op_seed_n; /* INFPROF_OPERATORS_SEED */
+
 static void op_seed(void)
 {
-    uint64_t z = ip_clock_now() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ull;
+    uint64_t z =
+        op_seed_n ? op_seed_n : ip_clock_now() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
@@ -344,6 +348,7 @@ void ip_torch_ops_arm(void)
         /* A rate the user set is kept, unless a budget is set too. */
         op_budget = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_BUDGET);
         op_stratum = (uint32_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_STRATUM);
+        op_seed_n = (uint64_t)ip_cfg_group_int(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_SEED);
         op_seed();
         if (op_stratum && op_stratum < 8) op_stratum = 8; /* the report's least stratum */
         if (ip_cfg_group_is_set(&ip_torch_cfg, IP_TORCH_CFG_OPERATORS_EVERY) &&
@@ -366,7 +371,7 @@ void ip_torch_ops_atfork_child(void)
     atomic_store(&op_windows, 0);
     atomic_store(&op_spaced, 0);
     atomic_store(&op_overflow, 0);
-    op_seed();
+    if (!op_seed_n) op_seed();
 }
 
 /* ---- writer side -------------------------------------------------------------------------- */
