@@ -130,36 +130,42 @@ class CompareTruth(Case):
         self.assertIsNone(s["cpu_per_iteration_ns"], s)
         self.assertIsNone(s["off_cpu_per_iteration_ns"], s)
 
+    def script_series(self, name, text):
+        """Runs the Python program `text` profiled: its printed output and its one series."""
+        script = os.path.join(self.dir, name + ".py")
+        with open(script, "w") as f:
+            f.write(text)
+        r = self.run_prog([PYTHON, script], timeout=300, INFPROF_OUTPUT=name + ".db")
+        self.assertEqual(r.rc, 0, r.err)
+        [s] = self.report_json(r.db(name + ".db"))["series"]
+        return r.out, s
+
     def test_a_thread_that_blocks_between_iterations_is_on_the_cpu_in_them(self):
         # Compute-only forwards, a 2 ms sleep in every 10th gap: the thread's CPU account catches
         # up when it blocks, in the gap, so the iterations' own readings held almost none of
         # their CPU (a fresh-eyes check, 2026-11-29: 5.2 us on the CPU and 51 us off it, 9%).
-        # The blocked gap's CPU is given back to the iterations before it (report/run/
-        # itercpu.c): they compute throughout, so on the CPU for most of their time. The
-        # program's own thread clock, read once around the loop, says what it spent.
-        script = os.path.join(self.dir, "gapsleep.py")
-        with open(script, "w") as f:
-            f.write("import json, time, torch\n"
-                    "torch.set_num_threads(1)\n"
-                    "m = torch.nn.Sequential(*[torch.nn.Linear(128, 128) for _ in range(4)])"
-                    ".eval()\n"
-                    "x = torch.randn(8, 128)\n"
-                    "n = fwd = 0\n"
-                    "with torch.no_grad():\n"
-                    "    c0, end = time.thread_time(), time.perf_counter() + 1.5\n"
-                    "    while time.perf_counter() < end:\n"
-                    "        t0 = time.perf_counter_ns()\n"
-                    "        m(x)\n"
-                    "        fwd += time.perf_counter_ns() - t0\n"
-                    "        n += 1\n"
-                    "        if n % 10 == 0:\n"
-                    "            time.sleep(0.002)\n"
-                    "    cpu = time.thread_time() - c0\n"
-                    "print(json.dumps({'n': n, 'fwd_ns': fwd / n, 'cpu_s': cpu}))\n")
-        r = self.run_prog([PYTHON, script], timeout=300, INFPROF_OUTPUT="gap.db")
-        self.assertEqual(r.rc, 0, r.err)
-        own = json.loads(r.out)
-        [s] = self.report_json(r.db("gap.db"))["series"]
+        # An iteration without a context switch never left the CPU (report/run/itercpu.c): on
+        # the CPU for most of their time. The program's own thread clock, read once around the
+        # loop, says what it spent.
+        out, s = self.script_series(
+            "gapsleep", "import json, time, torch\n"
+                        "torch.set_num_threads(1)\n"
+                        "m = torch.nn.Sequential(*[torch.nn.Linear(128, 128) for _ in range(4)])"
+                        ".eval()\n"
+                        "x = torch.randn(8, 128)\n"
+                        "n = fwd = 0\n"
+                        "with torch.no_grad():\n"
+                        "    c0, end = time.thread_time(), time.perf_counter() + 1.5\n"
+                        "    while time.perf_counter() < end:\n"
+                        "        t0 = time.perf_counter_ns()\n"
+                        "        m(x)\n"
+                        "        fwd += time.perf_counter_ns() - t0\n"
+                        "        n += 1\n"
+                        "        if n % 10 == 0:\n"
+                        "            time.sleep(0.002)\n"
+                        "    cpu = time.thread_time() - c0\n"
+                        "print(json.dumps({'n': n, 'fwd_ns': fwd / n, 'cpu_s': cpu}))\n")
+        own = json.loads(out)
         on, off = s["cpu_per_iteration_ns"], s["off_cpu_per_iteration_ns"]
         self.assertIsNotNone(on, s)
         # On the CPU for most of each forward (a loaded machine preempts some), never more
@@ -171,31 +177,27 @@ class CompareTruth(Case):
         # A forward with a 1 ms sleep inside, after a gap that computes 1 ms and then sleeps 1 ms:
         # a first version of the above gave the gap's CPU to the forward, up to its room, which
         # was its sleep: 100% on the CPU (the slow iterations' causes went with it).
-        script = os.path.join(self.dir, "gapwork.py")
-        with open(script, "w") as f:
-            f.write("import json, time, torch\n"
-                    "torch.set_num_threads(1)\n"
-                    "class M(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__()\n"
-                    "        self.l = torch.nn.Linear(128, 128)\n"
-                    "    def forward(self, x):\n"
-                    "        time.sleep(0.001)\n"
-                    "        return self.l(x)\n"
-                    "m, x, n = M().eval(), torch.randn(8, 128), 0\n"
-                    "with torch.no_grad():\n"
-                    "    end = time.perf_counter() + 3\n"
-                    "    while time.perf_counter() < end:\n"
-                    "        t = time.perf_counter() + 0.001\n"
-                    "        while time.perf_counter() < t:\n"
-                    "            pass\n"
-                    "        time.sleep(0.001)\n"
-                    "        m(x)\n"
-                    "        n += 1\n"
-                    "print(json.dumps({'n': n}))\n")
-        r = self.run_prog([PYTHON, script], timeout=300, INFPROF_OUTPUT="work.db")
-        self.assertEqual(r.rc, 0, r.err)
-        [s] = self.report_json(r.db("work.db"))["series"]
+        _, s = self.script_series(
+            "gapwork", "import json, time, torch\n"
+                        "torch.set_num_threads(1)\n"
+                        "class M(torch.nn.Module):\n"
+                        "    def __init__(self):\n"
+                        "        super().__init__()\n"
+                        "        self.l = torch.nn.Linear(128, 128)\n"
+                        "    def forward(self, x):\n"
+                        "        time.sleep(0.001)\n"
+                        "        return self.l(x)\n"
+                        "m, x, n = M().eval(), torch.randn(8, 128), 0\n"
+                        "with torch.no_grad():\n"
+                        "    end = time.perf_counter() + 3\n"
+                        "    while time.perf_counter() < end:\n"
+                        "        t = time.perf_counter() + 0.001\n"
+                        "        while time.perf_counter() < t:\n"
+                        "            pass\n"
+                        "        time.sleep(0.001)\n"
+                        "        m(x)\n"
+                        "        n += 1\n"
+                        "print(json.dumps({'n': n}))\n")
         on, off = s["cpu_per_iteration_ns"], s["off_cpu_per_iteration_ns"]
         self.assertIsNotNone(on, s)
         # Its sleep off the CPU (1 ms of a forward of about 1.1 ms).

@@ -51,6 +51,36 @@ class SampledOperators(TorchCase):
     def ops(self, db):
         return {o["operator"]: o for o in self.report_json(db)["operators"]}
 
+    def within_error(self, full, tag, seed, every_of, weigh):
+        """Over 20 draws from a database that captured every iteration: its windows cut down, each
+        kept with probability 1 / every_of(windows in id order)[window] (and that gap written to
+        the window when weigh), how many operators' self time per iteration lies within its
+        stated error of the whole run's, of how many (under a microsecond: the clock's grain)."""
+        exact = {k: o["self_per_iteration_ns"] for k, o in self.ops(full).items()}
+        rng = random.Random(seed)
+        inside = total = 0
+        for draw in range(20):
+            cut = os.path.join(self.dir, f"{tag}{draw}.db")
+            shutil.copy(full, cut)
+            con = sqlite3.connect(cut)
+            wins = [w for (w,) in con.execute("SELECT iter FROM torch_operator_windows"
+                                              " ORDER BY iter")]
+            every = every_of(wins)
+            con.executemany("DELETE FROM torch_operator_windows WHERE iter = ?",
+                            [(w,) for w in wins if rng.random() >= 1 / every[w]])
+            if weigh:
+                con.executemany("UPDATE torch_operator_windows SET every = ? WHERE iter = ?",
+                                [(e, w) for w, e in every.items()])
+            con.commit()
+            con.close()
+            for name, o in self.ops(cut).items():
+                if name not in exact or exact[name] < 1000:
+                    continue
+                total += 1
+                off = abs(o["self_per_iteration_ns"] - exact[name]) / exact[name] * 100
+                inside += off <= o["self_error_pct"]
+        return inside, total
+
     def test_a_forked_child_counts_its_own_captures(self):
         # A DataLoader worker forked after the loop had captured 39 iterations: its own report
         # said "39 captured" with no capture in its database (the counter came with the fork).
@@ -271,30 +301,13 @@ class SampledOperators(TorchCase):
     def test_estimate_within_its_error_of_exact_capture(self):
         r, _ = self.run_program(INFPROF_OPERATORS_EVERY="1")
         full = r.db()
-        exact = {k: o["self_per_iteration_ns"] for k, o in self.ops(full).items()}
         # Every iteration but the first captured: the finite-population correction leaves
         # almost no sampling error (the first, never captured, counts as steady when there is no
         # warm-up: a correction of 1/(N-1), which under ctest -j2 read 1.58% once, with iterations
         # spread by the load; alone, under 1%).
         self.assertLess(self.report_json(full)["operator_phases"][0]["self_error_pct"], 3)
-        rng = random.Random(11)
-        inside = total = 0
-        for draw in range(20):
-            cut = os.path.join(self.dir, f"cut{draw}.db")
-            shutil.copy(full, cut)
-            con = sqlite3.connect(cut)
-            wins = [w for (w,) in con.execute("SELECT iter FROM torch_operator_windows")]
-            drop = [w for w in wins if rng.random() >= 0.25]
-            con.executemany("DELETE FROM torch_operator_windows WHERE iter = ?",
-                            [(w,) for w in drop])
-            con.commit()
-            con.close()
-            for name, o in self.ops(cut).items():
-                if name not in exact or exact[name] < 1000:
-                    continue  # below a microsecond an iteration: the clock's own grain
-                total += 1
-                off = abs(o["self_per_iteration_ns"] - exact[name]) / exact[name] * 100
-                inside += off <= o["self_error_pct"]
+        inside, total = self.within_error(full, "cut", 11, lambda wins: {w: 4 for w in wins},
+                                          weigh=False)
         self.assertGreater(total, 100)
         # 2026-11-29 (session 15), six runs of the program against the commit before's library
         # (its estimator byte for byte the same: one stratum): 83-89% and 87-96%, run to run.
@@ -307,30 +320,11 @@ class SampledOperators(TorchCase):
         # together must hold the exact figures as one stratum's do.
         r, _ = self.run_program(INFPROF_OPERATORS_EVERY="1")
         full = r.db()
-        exact = {k: o["self_per_iteration_ns"] for k, o in self.ops(full).items()}
-        rng = random.Random(12)
-        inside = total = 0
-        for draw in range(20):
-            cut = os.path.join(self.dir, f"strata{draw}.db")
-            shutil.copy(full, cut)
-            con = sqlite3.connect(cut)
-            wins = [w for (w,) in con.execute("SELECT iter FROM torch_operator_windows"
-                                              " ORDER BY iter")]
+
+        def two_strata(wins):
             early = set(wins[:len(wins) // 3])
-            every = {w: 2 if w in early else 8 for w in wins}
-            drop = [w for w in wins if rng.random() >= 1 / every[w]]
-            con.executemany("DELETE FROM torch_operator_windows WHERE iter = ?",
-                            [(w,) for w in drop])
-            con.executemany("UPDATE torch_operator_windows SET every = ? WHERE iter = ?",
-                            [(e, w) for w, e in every.items()])
-            con.commit()
-            con.close()
-            for name, o in self.ops(cut).items():
-                if name not in exact or exact[name] < 1000:
-                    continue
-                total += 1
-                off = abs(o["self_per_iteration_ns"] - exact[name]) / exact[name] * 100
-                inside += off <= o["self_error_pct"]
+            return {w: 2 if w in early else 8 for w in wins}
+        inside, total = self.within_error(full, "strata", 12, two_strata, weigh=True)
         self.assertGreater(total, 100)
         self.assertGreaterEqual(inside / total, 0.8, f"{inside} of {total} within the error")
 
