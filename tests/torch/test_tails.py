@@ -154,6 +154,30 @@ class Tails(Case):
         self.assertIsNotNone(m, report["tail_causes"][0])
         self.assertGreater(float(m.group(1)), float(m.group(3)) + 0.15, report["tail_causes"][0])
 
+    def test_many_slow_ones_recur(self):
+        # 2,000 iterations, every 10th waiting 2 ms inside the mark: 200 slow ones, more than
+        # the first 64 among which the pattern's step is looked for. The run was counted among
+        # those 64 alone, so that it made no third of the slow ones and the later 10ths, as slow
+        # as its members, were "others": "at no regular interval" for a program that waits on
+        # every 10th.
+        own, report, _ = self.run_kind("longwait", 0)
+        tails = report["tails"]
+        self.assertEqual(len(tails), 1, tails)
+        t = tails[0]
+        # Every 10th the program's own timer finds 5x its typical iteration (a 2 ms sleep in a
+        # forward of tens of microseconds) is slow by ours too.
+        typical = statistics.median(own)
+        waited = [k for k in range(9, len(own), 10) if own[k] > 5 * typical]
+        if len(waited) < 150:
+            self.skipTest(f"the machine is too loaded: {len(waited)} of 200 waits seen")
+        self.assertGreaterEqual(t["slow_iterations"], len(waited), t)
+        m = re.match(r"every 10th from #(\d+)(?:, and (\d+) others?)?$", t["pattern"])
+        self.assertIsNotNone(m, t)
+        self.assertEqual(int(m.group(1)) % 10, 9, t)
+        self.assertGreaterEqual(t["slow_iterations"] - int(m.group(2) or 0), len(waited) - 10, t)
+        self.assertEqual(report["tail_causes"][0]["cause"], "off_cpu", report["tail_causes"])
+        self.assertRegex(report["summary"]["tail"], r"\(every 10th from #\d+")
+
     def test_preempted(self):
         # Pinned to one CPU with a process spinning there: involuntary switches, off the CPU.
         if len(os.sched_getaffinity(0)) < 1:
