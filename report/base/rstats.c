@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int rstats_cmp_i64(const void *a, const void *b)
 {
@@ -63,10 +64,55 @@ double rstats_median_f(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Sorting int64_t values: a least-significant-digit radix sort, one byte a pass, the passes
+ * whose byte is the same in every value skipped (a run's latencies differ in their low five
+ * bytes), all eight counts made in one read; linear time, where qsort's comparisons took a
+ * fifth of the report of a run of 200,000 iterations (issue 49). Small arrays, and a buffer
+ * that cannot be had, by insertion or qsort: the same order (the values alone are the order). */
+#define RSTATS_RADIX_MIN 64
+void rstats_sort_i64(int64_t *v, size_t n)
+{
+    if (n < RSTATS_RADIX_MIN) {
+        for (size_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            size_t k = i;
+            for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
+            v[k] = x;
+        }
+        return;
+    }
+    uint64_t *a = (uint64_t *)v, *b = malloc(n * sizeof *b);
+    size_t(*count)[256] = calloc(8, sizeof *count);
+    if (!b || !count) {
+        free(b), free(count);
+        qsort(v, n, sizeof *v, rstats_cmp_i64);
+        return;
+    }
+    const uint64_t flip = 1ull << 63; /* signed order as unsigned */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = a[i] ^ flip;
+        for (int d = 0; d < 8; d++) count[d][(x >> (8 * d)) & 255]++;
+    }
+    uint64_t *from = a, *to = b;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d], sum = 0;
+        if (c[((from[0] ^ flip) >> (8 * d)) & 255] == n) continue; /* one byte in all */
+        for (int k = 0; k < 256; k++) {
+            size_t t = c[k];
+            c[k] = sum, sum += t;
+        }
+        for (size_t i = 0; i < n; i++) to[c[((from[i] ^ flip) >> (8 * d)) & 255]++] = from[i];
+        uint64_t *t = from;
+        from = to, to = t;
+    }
+    if (from != a) memcpy(a, from, n * sizeof *a);
+    free(b), free(count);
+}
+
 int64_t rstats_p50(int64_t *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, rstats_cmp_i64);
+    rstats_sort_i64(v, n);
     return v[(n - 1) / 2];
 }
 

@@ -180,7 +180,7 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, m, sizeof *w, rstats_cmp_i64);
+    rstats_sort_i64(w, m);
     for (size_t k = 0; k < it->n; k++)
         it->v[k].captured =
             it->v[k].id > 0 && bsearch(&it->v[k].id, w, m, sizeof *w, rstats_cmp_i64);

@@ -117,7 +117,7 @@ static void load(sqlite3 *db, struct op_iters *x)
                                       " WHERE iter IS NOT NULL");
     while (mw < nw && db_step(st)) w[mw++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, mw, sizeof *w, rstats_cmp_i64);
+    rstats_sort_i64(w, mw);
     /* NOT IN over a set holding NULL is never true: no call counts as outside then. */
     int null_window = mw < nw;
     names_load(db, x);

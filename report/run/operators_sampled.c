@@ -62,7 +62,7 @@ static void captured_load(sqlite3 *db, const struct run_phases *p, struct captur
     sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    qsort(w, m, sizeof *w, rstats_cmp_i64);
+    rstats_sort_i64(w, m);
     for (size_t i = 0; i < p->niters; i++) {
         const struct run_iter *x = &p->iters[i];
         if (x->id <= 0 || !(x->steady || x->captured) || c->n >= m ||

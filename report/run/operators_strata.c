@@ -41,7 +41,7 @@ static size_t counted_ids(const struct run_phases *p, int k, int64_t *out)
         const struct run_iter *x = &p->iters[i];
         if (x->phase == k && x->id > 0 && (x->steady || x->captured)) out[n++] = x->id;
     }
-    qsort(out, n, sizeof *out, rstats_cmp_i64);
+    rstats_sort_i64(out, n);
     return n;
 }
 

@@ -42,7 +42,7 @@ const struct run_requests *run_requests(struct sqlite3 *db, const struct run_pha
         int ntid = 0;
         for (size_t i = 0; i < p->niters; i++)
             if (p->iters[i].series == s) tids[n++] = p->iters[i].tid;
-        qsort(tids, n, sizeof *tids, rstats_cmp_i64);
+        rstats_sort_i64(tids, n);
         for (size_t i = 0; i < n; i++) ntid += !i || tids[i] != tids[i - 1];
         if (ntid < 2 || n < 2) continue; /* one thread: a loop, not a server */
         if (!cpu) cpu = iter_cpus_get(db, p);

@@ -1,7 +1,10 @@
 /*
  * median_check.c: rstats_median (a selection, report/base/rstats.c) against the median of the
  * sorted array on arrays shaped to break a selection: every length 1-64, sorted, reversed, all
- * equal, two values, heavy duplicates, extremes, random. Exit 0 when every one agrees.
+ * equal, two values, heavy duplicates, extremes, random. And rstats_sort_i64 (a radix sort past
+ * 64 values) against qsort on the same shapes at lengths on both sides of that, up to 100,000:
+ * negative values, INT64_MIN and INT64_MAX, values that share their high bytes (latencies), or
+ * their low ones. Exit 0 when every one agrees.
  */
 #include "report/base/rstats.h"
 
@@ -33,6 +36,53 @@ static int check(const int64_t *v, size_t n, const char *shape)
     fprintf(stderr, "median_check: %s n=%zu: selection %lld, sort %lld\n", shape, n, (long long)got,
             (long long)want);
     return 1;
+}
+
+/* rstats_sort_i64 against qsort. */
+static int check_sort(const int64_t *v, size_t n, const char *shape)
+{
+    int64_t *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    if (!a || !b) return 1;
+    memcpy(a, v, n * sizeof *v), memcpy(b, v, n * sizeof *v);
+    qsort(a, n, sizeof *a, cmp);
+    rstats_sort_i64(b, n);
+    int bad = memcmp(a, b, n * sizeof *a) != 0;
+    if (bad) fprintf(stderr, "median_check: sort of %s n=%zu differs from qsort\n", shape, n);
+    free(a), free(b);
+    return bad;
+}
+
+static int sorts(void)
+{
+    static const size_t lens[] = {0, 1, 2, 63, 64, 65, 100, 255, 256, 257, 1000, 4096, 100000};
+    int64_t *v = malloc(100000 * sizeof *v);
+    int bad = 0;
+    if (!v) return 1;
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+        size_t n = lens[l];
+        for (int shape = 0; shape < 8; shape++) {
+            for (size_t i = 0; i < n; i++) {
+                int64_t r = next();
+                /* reversed, equal, extremes, signs, latencies, low bytes 0, small negatives,
+                 * random */
+                static const int64_t big = INT64_MAX / 2;
+                v[i] = shape == 0   ? (int64_t)(n - i)
+                       : shape == 1 ? 7
+                       : shape == 2 ? (r % 2 ? INT64_MIN : INT64_MAX)
+                       : shape == 3 ? r - big
+                       : shape == 4 ? 1000000 + r % 5000000
+                       : shape == 5 ? (r % 1000) << 40
+                       : shape == 6 ? -(r % 300)
+                                    : (int64_t)(((uint64_t)r << 1) ^ (uint64_t)next());
+            }
+            bad +=
+                check_sort(v, n,
+                           (const char *[]){"reversed", "equal", "extremes", "signs", "latencies",
+                                            "low bytes zero", "small negatives", "random"}[shape]);
+        }
+    }
+    free(v);
+    return bad;
 }
 
 int main(void)
@@ -78,6 +128,9 @@ int main(void)
         bad += check(v, n, "random repeats");
         cases++;
     }
-    printf("median_check: %d cases, %d disagree\n", cases, bad);
+    int sort_bad = sorts();
+    bad += sort_bad;
+    printf("median_check: %d cases, %d disagree; sorts: %d differ\n", cases, bad - sort_bad,
+           sort_bad);
     return bad != 0;
 }
