@@ -1,7 +1,7 @@
 // torch_bench.cpp: infprof-bench-torch, the cost of the libtorch hooks (docs/performance.md).
 // Figures are printed, never asserted.
 //
-//   infprof-bench-torch [--n N]
+//   infprof-bench-torch [--n N] [--only NAME]
 //
 // Runs each measurement in a process of its own: without the library, preloaded with the
 // defaults, with INFPROF_CPU_MEMORY=0, with INFPROF_NVTX_EMIT=0, with INFPROF_RECORD_FUNCTION=0
@@ -15,6 +15,9 @@
 //   autocast_toggle one CPU autocast enable or disable call, switching CPU autocast
 //   cpu_alloc_free  at::empty of 256 bytes and its free: the CPU allocator, with its reports
 //                   when memory profiling is on (INFPROF_CPU_MEMORY)
+//   cpu_fold        the same inside an iteration (a RECORD_USER_SCOPE "iteration" around 40 of
+//                   them, two blocks live at a time, as a small MLP's forward makes them): the
+//                   reports folded (torch_memfold.c); the iteration's edges shared by the 40
 //   jit_call        one TorchScript forward of a trivial module
 //   op_inplace      x.add_(1) on 64 floats: a dispatched operator, no allocation (our user-scope
 //                   callback must leave operators on libtorch's fast path)
@@ -88,6 +91,15 @@ static int child(const std::string &what, long n)
         });
     else if (what == "cpu_alloc_free")
         ns = time_ns(n, 1, [] { at::Tensor t = at::empty({64}, at::kFloat); });
+    else if (what == "cpu_fold")
+        ns = time_ns(
+            n / 40, 40,
+            [] {
+                RECORD_USER_SCOPE("iteration");
+                at::Tensor a = at::empty({64}, at::kFloat);
+                for (int i = 0; i < 39; i++) a = at::empty({64}, at::kFloat);
+            },
+            50);
     else if (what == "jit_call") {
         torch::jit::Module m("Add");
         m.define("def forward(self, x):\n    return x + 1\n");
@@ -109,8 +121,8 @@ static int child(const std::string &what, long n)
 
 static const char *const measures[] = {"report_cpu",     "report_cuda",      "grad_toggle",
                                        "grad_same",      "inference_toggle", "autocast_toggle",
-                                       "cpu_alloc_free", "jit_call",         "op_inplace",
-                                       "scope_other",    "scope_iter"};
+                                       "cpu_alloc_free", "cpu_fold",         "jit_call",
+                                       "op_inplace",     "scope_other",      "scope_iter"};
 
 static std::string dir_of_self()
 {
@@ -169,11 +181,21 @@ static double run(const char *self, const char *what, long n, const std::vector<
 int main(int argc, char **argv)
 {
     long n = 50000;
+    const char *only = nullptr;
     if (argc == 4 && !std::strcmp(argv[1], "--child")) return child(argv[2], std::atol(argv[3]));
-    if (argc == 3 && !std::strcmp(argv[1], "--n"))
-        n = std::atol(argv[2]);
-    else if (argc != 1) {
-        std::fprintf(stderr, "usage: infprof-bench-torch [--n N]\n");
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !std::strcmp(argv[i], "--n") && std::atol(argv[i + 1]) > 0)
+            n = std::atol(argv[++i]);
+        else if (i + 1 < argc && !std::strcmp(argv[i], "--only"))
+            only = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: infprof-bench-torch [--n N] [--only NAME]\n");
+            return 2;
+        }
+    }
+    if (only && std::none_of(std::begin(measures), std::end(measures),
+                             [&](const char *m) { return !std::strcmp(m, only); })) {
+        std::fprintf(stderr, "infprof-bench-torch: no measure '%s'\n", only);
         return 2;
     }
     char self[PATH_MAX];
@@ -193,6 +215,7 @@ int main(int argc, char **argv)
     std::printf("%-17s %8s %10s %10s %10s %10s %10s %8s %8s\n", "ns per op", "plain", "infprof",
                 "CPU_MEM=0", "EMIT=0", "RF=0", "OPS=1", "added", "dropped");
     for (const char *what : measures) {
+        if (only && std::strcmp(what, only)) continue;
         double v[6];
         long dropped = 0;
         const std::vector<std::string> *envs[6] = {nullptr,   &with,   &mem_off,
