@@ -126,8 +126,12 @@ static int gpu_from_ids(sqlite3 *db, struct iters *it)
     if (!db_has_column(db, "kernel_rows", "iter")) return 0;
     struct iter **byid = malloc((it->n ? it->n : 1) * sizeof *byid);
     if (!byid) cli_fail("out of memory");
-    for (size_t i = 0; i < it->n; i++) byid[i] = &it->v[i];
-    qsort(byid, it->n, sizeof *byid, cmp_id);
+    int sorted = 1; /* one thread's, or threads one after another: no sort to make */
+    for (size_t i = 0; i < it->n; i++) {
+        byid[i] = &it->v[i];
+        sorted &= !i || cmp_id(&byid[i - 1], &byid[i]) <= 0;
+    }
+    if (!sorted) qsort(byid, it->n, sizeof *byid, cmp_id);
     sqlite3_stmt *st = db_prepare(db, "SELECT iter, max(start + dur), count(*) FROM kernel_rows"
                                       " WHERE iter IS NOT NULL GROUP BY iter");
     int any = 0;
@@ -641,15 +645,15 @@ int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t 
         if (k < 6 || n - k < 6) continue;
         memcpy(buf, v, k * sizeof *buf);
         int64_t m1 = rstats_median(buf, k);
+        memcpy(buf, v + k, (n - k) * sizeof *buf);
+        int64_t m2 = rstats_median(buf, n - k);
+        int64_t lo = m1 < m2 ? m1 : m2, diff = llabs(m1 - m2);
+        if (lo <= 0 || (double)diff <= 0.15 * (double)lo) continue; /* no spread needed */
         memcpy(buf, v, k * sizeof *buf);
         int64_t d1 = rstats_mad(buf, k, m1);
         memcpy(buf, v + k, (n - k) * sizeof *buf);
-        int64_t m2 = rstats_median(buf, n - k);
-        memcpy(buf, v + k, (n - k) * sizeof *buf);
         int64_t d2 = rstats_mad(buf, n - k, m2);
-        int64_t lo = m1 < m2 ? m1 : m2, diff = llabs(m1 - m2);
-        if (lo <= 0 || (double)diff <= 0.15 * (double)lo || diff <= 4 * d1 || diff <= 4 * d2)
-            continue;
+        if (diff <= 4 * d1 || diff <= 4 * d2) continue;
         if ((double)diff / (double)lo > best) {
             best = (double)diff / (double)lo;
             *before = m1;
@@ -803,8 +807,12 @@ static void label_settings(sqlite3 *db, struct run_phases *p, struct iters *it)
     int64_t *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
     int *combo = malloc((n ? n : 1) * sizeof *combo);
     if (!v || !a || !b || !combo) cli_fail("out of memory");
-    for (size_t k = 0; k < n; k++) v[k] = &it->v[k];
-    qsort(v, n, sizeof *v, cmp_start);
+    int sorted = 1; /* as a stable sort leaves them: no sort to make */
+    for (size_t k = 0; k < n; k++) {
+        v[k] = &it->v[k];
+        sorted &= !k || cmp_start(&v[k - 1], &v[k]) <= 0;
+    }
+    if (!sorted) qsort(v, n, sizeof *v, cmp_start);
     for (size_t k = 0; k < n; k++) {
         a[k] = v[k]->start;
         b[k] = v[k]->start + v[k]->host;
