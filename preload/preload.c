@@ -66,6 +66,7 @@ IP_EXPORT void _exit(int status)
 {
     if (ip_active() && ip_process_owns()) {
         ip_process_set_exit_status(status);
+        ip_lifecycle_exit_begins(status);
         /* _exit is allowed in signal handlers and vfork children: finish as a signal would,
          * after what this thread holds for itself, where that is safe (lifecycle.h). */
         ip_lifecycle_exit_now();

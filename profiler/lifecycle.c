@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static _Atomic uint32_t life_signals_ours; /* bit per signal number < 32 */
@@ -135,10 +136,28 @@ void ip_lifecycle_finish(const char *reason, int from_signal)
     ip_finisher = 0;
 }
 
+/* The status of the _exit whose finish is under way, -1 none (ip_lifecycle_exit_begins). */
+static _Atomic int life_exit_status = -1;
+
+void ip_lifecycle_exit_begins(int status)
+{
+    atomic_store(&life_exit_status, status & 0xff);
+}
+
 static void life_on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     int saved = errno;
+    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+    int status = atomic_load(&life_exit_status);
+    if (status >= 0 && ip_process_owns() && !(fault && si && si->si_code > 0)) {
+        /* The program called _exit, and our finish holds it: without us it would be gone with
+         * that status, and the signal never felt (a multiprocessing Pool's terminate() sends
+         * SIGTERM to the workers it still finds alive; they read -15 where they read 0). The
+         * finish written, the process leaves as its _exit would. */
+        ip_writer_wait_done(finish_timeout(1));
+        for (;;) syscall(SYS_exit_group, status);
+    }
     const char *reason = "signal";
     for (size_t i = 0; i < sizeof life_signals / sizeof life_signals[0]; i++)
         if (life_signals[i].sig == sig) reason = life_signals[i].reason;
@@ -149,7 +168,6 @@ static void life_on_signal(int sig, siginfo_t *si, void *uc)
     dfl.sa_handler = SIG_DFL;
     life_sigaction(sig, &dfl, NULL);
     ip_lifecycle_signal_released(sig);
-    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
     /* A fault raised by the CPU repeats when we return, now with the default action. Anything
      * sent (kill, raise, abort) is sent again; it is delivered when the handler returns. */
     if (!fault || si == NULL || si->si_code <= 0) raise(sig);
@@ -242,6 +260,7 @@ static void life_fork_child(void)
             ip_collector_at(i)->atfork_child();
     ip_process_begin(ip_clock_now(), IP_ROLE_FORK_CHILD);
     ip_process_forget_exit_status();
+    atomic_store(&life_exit_status, -1);
     if (ip_writer_start(life_output, IP_ROLE_FORK_CHILD, 1, ip_t0()) != 0)
         atomic_store(&ip_state_v, IP_STATE_OFF);
 }

@@ -37,6 +37,9 @@ void ip_lifecycle_finish(const char *reason, int from_signal);
  * inside a hook of ours (a signal handler that interrupted one) or has no ring yet (one is not
  * made in a signal handler). */
 void ip_lifecycle_exit_now(void);
+/* _exit(status) finishes the run: a fatal signal that comes meanwhile waits for the finish and
+ * ends the process with that status, as it would have ended without us before the signal came. */
+void ip_lifecycle_exit_begins(int status);
 /* A fatal signal's finish waits at most this long: the process dies on time, the database
  * keeping its last commit. */
 #define IP_SIGNAL_FINISH_MS 100

@@ -46,7 +46,8 @@ static int store_collector_schemas(struct ip_store *s)
 
 struct ip_batch {
     struct ip_store *s;
-    sqlite3_stmt *multi, *single;
+    sqlite3_stmt *multi, *single; /* prepared at their first use */
+    char table[64];
     int ncols, n;
     int64_t *vals; /* IP_BATCH_ROWS * ncols */
 };
@@ -243,10 +244,16 @@ void ip_store_close(struct ip_store *s)
     if (intact && !s->hurry) {
         /* Everything is committed: folding the WAL back is tidiness, not data. A reader holding
          * the database (a report on the live run) must not hold the program's exit for seconds:
-         * a short wait, then the file stays in WAL mode, whole, with its -wal beside it. */
+         * a short wait, then the file stays in WAL mode, whole, with its -wal beside it. Not
+         * synced (the commits were not either: a killed process loses nothing, the OS holds the
+         * pages; a power cut just after may): its three fdatasyncs were a third of what a
+         * forked worker's exit waited for, and a Pool that found its workers still alive killed
+         * them (issue 49). */
         sqlite3_busy_timeout(s->db, 100);
-        if (sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", NULL,
-                         NULL, NULL) != SQLITE_OK)
+        if (sqlite3_exec(s->db,
+                         "PRAGMA synchronous=OFF; PRAGMA wal_checkpoint(TRUNCATE); PRAGMA "
+                         "journal_mode=DELETE",
+                         NULL, NULL, NULL) != SQLITE_OK)
             ip_info("a reader holds the database: it stays in WAL mode, complete (%s)",
                     sqlite3_errmsg(s->db));
     }
@@ -422,21 +429,24 @@ static sqlite3_stmt *batch_stmt(struct ip_store *s, const char *table, int ncols
     return st;
 }
 
+/* A batch's statements are prepared where it first writes (a 64-row INSERT of 13 columns is 832
+ * parameters to parse): a process that writes a few tables, as a forked worker does at its exit,
+ * prepares only theirs, not the 50 statements of every collector's tables (most of what a
+ * child's exit waited for: issue 49). */
 struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols)
 {
-    if (s->nbatches >= STORE_MAX_BATCHES || ncols > 64) {
+    if (s->nbatches >= STORE_MAX_BATCHES || ncols > 64 || strlen(table) >= 64) {
         store_fail(s, table);
         return NULL;
     }
     struct ip_batch *b = &s->batches[s->nbatches];
     b->vals = malloc(sizeof(int64_t) * IP_BATCH_ROWS * (size_t)ncols);
-    b->multi = batch_stmt(s, table, ncols, IP_BATCH_ROWS);
-    b->single = batch_stmt(s, table, ncols, 1);
-    if (!b->vals || !b->multi || !b->single) {
-        free(b->vals);
-        b->vals = NULL;
+    if (!b->vals) {
+        store_fail(s, table);
         return NULL;
     }
+    b->multi = b->single = NULL;
+    snprintf(b->table, sizeof b->table, "%s", table);
     b->s = s;
     b->ncols = ncols;
     b->n = 0;
@@ -454,8 +464,12 @@ static void batch_bind(sqlite3_stmt *st, const int64_t *vals, int count)
     }
 }
 
-static void batch_write(struct ip_batch *b, sqlite3_stmt *st, const int64_t *vals, int rows)
+static void batch_write(struct ip_batch *b, const int64_t *vals, int rows)
 {
+    sqlite3_stmt **slot = rows == 1 ? &b->single : &b->multi;
+    if (!*slot && !(*slot = batch_stmt(b->s, b->table, b->ncols, rows)))
+        return; /* counted and said once (store_fail), as a batch that could not be opened */
+    sqlite3_stmt *st = *slot;
     batch_bind(st, vals, rows * b->ncols);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -478,7 +492,7 @@ int64_t *ip_batch_row(struct ip_batch *b)
         return nowhere;
     }
     if (b->n == IP_BATCH_ROWS) {
-        batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
+        batch_write(b, b->vals, IP_BATCH_ROWS);
         b->n = 0;
     }
     assert(b->n < IP_BATCH_ROWS); /* S1 */
@@ -489,10 +503,9 @@ void ip_batch_flush(struct ip_batch *b)
 {
     if (!b || !b->vals) return;
     if (b->n == IP_BATCH_ROWS) {
-        batch_write(b, b->multi, b->vals, IP_BATCH_ROWS);
+        batch_write(b, b->vals, IP_BATCH_ROWS);
     } else {
-        for (int r = 0; r < b->n; r++)
-            batch_write(b, b->single, b->vals + (size_t)r * (size_t)b->ncols, 1);
+        for (int r = 0; r < b->n; r++) batch_write(b, b->vals + (size_t)r * (size_t)b->ncols, 1);
     }
     b->n = 0;
 }

@@ -419,7 +419,14 @@ static void *writer_main(void *arg)
     uint32_t seq = atomic_load(&ip_watch_seq);
     uint64_t last_cycle = ip_clock_now(), tick_due = writer_ticks(last_cycle, 0);
     uint32_t drains_seen = atomic_load(&writer_wake_seq);
+    /* A forked child's writer makes its file at the first cycle that finds an event (lazy). It
+     * looks 1 ms after the fork, then 2, 4, ... up to the period, so that the file is made while
+     * the child works: made at its exit, the child's exit waited 4 ms more for it (a
+     * multiprocessing Pool then found its workers still alive and killed them: their exit codes
+     * read -15 where they read 0 without us). */
+    uint64_t lazy_ms = 1;
     for (;;) {
+        uint64_t cur = writer_lazy && !writer_store && lazy_ms < period ? lazy_ms : period;
         if (atomic_load(&writer_forks) && !atomic_load(&writer_final) && !writer_fork_parks) {
             /* A fork is waiting: it takes writer_lock now; the thread goes on after it. */
             while (atomic_load(&writer_forks)) sched_yield();
@@ -442,7 +449,7 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&writer_lock);
         ip_clock_calibrate();
         pthread_mutex_unlock(&writer_lock);
-        uint64_t now = ip_clock_now(), due = last_cycle + period * 1000000ull;
+        uint64_t now = ip_clock_now(), due = last_cycle + cur * 1000000ull;
         if (atomic_load(&writer_main_gone) && due > now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull)
             due = now + IP_WRITER_ORPHAN_POLL_MS * 1000000ull;
         if (tick_due && tick_due < due) due = tick_due;
@@ -458,11 +465,12 @@ static void *writer_main(void *arg)
         seq = atomic_load(&ip_watch_seq);
         tick_due = writer_ticks(now, final);
         uint32_t drains = atomic_load(&writer_wake_seq);
-        if (!final && drains == drains_seen && now < last_cycle + period * 1000000ull &&
+        if (!final && drains == drains_seen && now < last_cycle + cur * 1000000ull &&
             !atomic_load(&writer_forks))
             continue;
         drains_seen = drains;
         last_cycle = now;
+        if (writer_lazy && !writer_store) lazy_ms *= 2;
         pthread_mutex_lock(&writer_lock);
         writer_cycle(final);
         if (final) writer_close();
@@ -549,6 +557,20 @@ void ip_writer_wake(void)
     atomic_fetch_add(&writer_wake_seq, 1); /* a cycle is asked for */
     if (atomic_load_explicit(&writer_parked, memory_order_relaxed)) ip_writer_resume();
     ip_watch_kick();
+}
+
+/* Waits, at most timeout_ms, for a finish asked by another (ip_writer_stop) to be written; 0 when
+ * it was. Changes nothing; async-signal-safe (atomics and futex waits). */
+int ip_writer_wait_done(uint64_t timeout_ms)
+{
+    uint64_t deadline = ip_clock_now() + timeout_ms * 1000000ull;
+    while (!atomic_load(&writer_done) && atomic_load(&writer_final)) {
+        uint64_t now = ip_clock_now();
+        if (now >= deadline) return -1;
+        uint64_t left_ms = (deadline - now) / 1000000ull + 1;
+        ip_futex_wait(&writer_done, 0, left_ms < 50 ? left_ms : 50);
+    }
+    return 0;
 }
 
 int ip_writer_stop(const char *reason, uint64_t timeout_ms)

@@ -1,7 +1,10 @@
 """Fork and exec: a forked child never writes into the parent's database (its own file, or none
 with INFPROF_FORK=off); programs the process executes profile into their own files."""
 import os
+import signal
+import sqlite3
 import subprocess
+import time
 from harness import Case, main, prog
 
 
@@ -25,6 +28,58 @@ class ForkExec(Case):
         self.assertEqual(self.meta(child, "role"), "fork_child")
         self.assertEqual(os.path.basename(child), "infprof-%d.db" % self.meta(child, "pid"))
         self.assertNotEqual(self.meta(child, "pid"), self.meta(parent, "pid"))
+
+    def test_a_signal_during_the_finish_of_exit_leaves_its_status(self):
+        # A multiprocessing Pool's terminate() sends SIGTERM to the workers it still finds alive:
+        # their _exit(0), which our finish held for a few milliseconds, read -15 (killed) where
+        # it reads 0 without us. The child's _exit(5) is held here on purpose (a reader holds its
+        # database, so the close waits for it), and the SIGTERM sent while the child's thread
+        # waits for the finish (its system call, /proc/PID/syscall, is futex): it ends with 5,
+        # its database written, as it would have ended before the signal came without us.
+        p = subprocess.Popen([prog("host"), "exitterm"], cwd=self.dir, env=self.env(),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        try:
+            line = p.stdout.readline().decode()
+            while line and not line.startswith("child "):  # the host's own first line
+                line = p.stdout.readline().decode()
+            self.assertTrue(line.startswith("child "), line)
+            pid = int(line.split()[1])
+            db = os.path.join(self.dir, "infprof-%d.db" % pid)
+            deadline = time.monotonic() + 30
+            while not os.path.exists(db + "-wal") and time.monotonic() < deadline:
+                time.sleep(0.001)  # polling for a file the child's writer makes, not a wait
+            reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM sqlite_master").fetchall()  # held: a reader
+            p.stdin.write(b"x")
+            p.stdin.flush()
+            in_finish = False
+            while time.monotonic() < deadline:
+                try:
+                    with open(f"/proc/{pid}/syscall") as f:
+                        call = f.read().split()[0]
+                except (FileNotFoundError, ProcessLookupError, IndexError):
+                    break
+                if call == "202":  # futex: waiting for the writer's finish (x86-64)
+                    in_finish = True
+                    break
+            if not in_finish:
+                self.skipTest("the child's finish was not seen waiting (not x86-64?)")
+            os.kill(pid, signal.SIGTERM)
+            reader.execute("COMMIT")
+            reader.close()
+            out = p.communicate(timeout=60)[0].decode()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdin.close()
+            p.stdout.close()
+        self.assertIn("child exited 5", out)
+        self.assertEqual(self.meta(db, "end_reason"), "_exit")
+        self.assertEqual(self.meta(db, "exit_status"), 5)
+        self.assertEqual(self.ranges(db, "child work"), 5)
 
     def test_fork_off(self):
         r = self.run_prog([prog("host"), "fork"], INFPROF_FORK="off")

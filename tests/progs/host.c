@@ -4,7 +4,11 @@
  * events to hold. Output goes to stdout and stderr so byte-for-byte comparisons mean something.
  *
  *   host threads | fork | forkexec PROGRAM... | exec PROGRAM... | sigterm | sigint | exit |
- *        _exit | abort | sigquery | segv | spin | raise SIGNUM
+ *        _exit | abort | sigquery | segv | spin | raise SIGNUM | exitterm
+ *
+ * exitterm: a forked child does its work, says "child PID" and waits for a byte on stdin, then
+ * calls _exit(5); the parent says how the child ended ("child exited 5", "child killed by signal
+ * 15"). The test sends the child a SIGTERM while its _exit is being finished.
  */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -53,6 +57,25 @@ int main(int argc, char **argv)
         int status;
         waitpid(pid, &status, 0);
         printf("parent: child exited %d\n", WEXITSTATUS(status));
+        return 0;
+    }
+    if (!strcmp(mode, "exitterm")) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            work("child work", 5);
+            printf("child %d\n", (int)getpid());
+            fflush(stdout);
+            char c;
+            if (read(0, &c, 1) < 0) perror("read");
+            _exit(5);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status))
+            printf("child killed by signal %d\n", WTERMSIG(status));
+        else
+            printf("child exited %d\n", WEXITSTATUS(status));
         return 0;
     }
     if (!strcmp(mode, "forkexec") && argc > 2) {
