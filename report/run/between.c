@@ -128,3 +128,18 @@ double series_between_pct(const struct series_info *s)
     if (!s->gaps || s->gap_total + s->gap_host <= 0) return -1;
     return 100.0 * (double)s->gap_total / (double)(s->gap_total + s->gap_host);
 }
+
+double series_between_long_pct(const struct series_info *s)
+{
+    if (!s->gaps || s->gap_total + s->gap_host <= 0) return -1;
+    double over = (double)s->gap_total - (double)s->gaps * (double)s->gap_p50;
+    return over > 0 ? 100.0 * over / (double)(s->gap_total + s->gap_host) : 0;
+}
+
+int series_between_waits(const struct series_info *s, double pct, int64_t ns)
+{
+    if (s->gaps <= 0 || series_between_pct(s) < pct) return 0;
+    if (s->gap_p50 >= ns) return 1; /* most gaps are long */
+    return (double)s->gap_total / (double)s->gaps >= (double)ns &&
+           series_between_long_pct(s) >= pct;
+}

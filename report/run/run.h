@@ -387,6 +387,15 @@ size_t series_steady_latencies(const struct series_info *s, int64_t *out);
 void series_cpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
 double series_between_pct(const struct series_info *s);
+/* The share of the same wall time in the gaps past their median (their time over the p50 each):
+ * a loop's own overhead is in every gap, a wait that comes in bursts (a queue that fills, every
+ * 10th batch read from disk) only in some; 0 where none, -1 as above. */
+double series_between_long_pct(const struct series_info *s);
+/* The series waits between its iterations: `pct` of its wall time or more between them, and
+ * either gaps of p50 `ns` or more, or gaps of `ns` or more on average whose time past the median
+ * is itself `pct` of the wall time (the bursts: a p50 of microseconds hid half a program's time,
+ * issue 49's fresh-eyes check). */
+int series_between_waits(const struct series_info *s, double pct, int64_t ns);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the
  * tables' one figure. */
 double series_items_per_s(const struct series_info *s);

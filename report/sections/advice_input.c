@@ -45,7 +45,7 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         const struct series_info *s = &p->series.v[i];
         const struct phase_info *ph = &p->v[s->phase];
         double share = series_between_pct(s);
-        if (s->gaps < INPUT_MIN_GAPS || share < INPUT_SHARE_PCT || s->gap_p50 < INPUT_MIN_NS)
+        if (s->gaps < INPUT_MIN_GAPS || !series_between_waits(s, INPUT_SHARE_PCT, INPUT_MIN_NS))
             continue;
         if (served(c, i)) continue; /* a server's threads wait for requests, not for input */
         int gpu = s->gap_gpu_busy >= 0;
@@ -68,6 +68,12 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
                  advice_ns_text(b2, sizeof b2, (double)s->gap_total), (long long)s->gaps, data,
                  gpu ? ", the GPU idle through most of it"
                      : "; no GPU work was recorded: the host's own time outside the model");
+        if (s->gap_p50 < INPUT_MIN_NS) {
+            char b4[32];
+            advice_append(a->finding, sizeof a->finding,
+                          "; most gaps were short (p50 %s): the time is in the long ones",
+                          advice_ns_text(b4, sizeof b4, (double)s->gap_p50));
+        }
         if (gpu) advice_append(a->finding, sizeof a->finding, " (%.0f%% idle)", idle);
         advice_append(a->finding, sizeof a->finding, ".");
         if (s->gap_data >= 0) advice_ev_int(a, "data_loading_ns", s->gap_data);
@@ -101,5 +107,6 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
 const struct advice_rule advice_rule_input_bound = {
     "input_bound", 40, ADVICE_AFTER, run_input_bound,
     "a series spent at least 20% of its wall time between iterations (at least 4 gaps of p50"
-    " 100 us or more) with the GPU idle through at least half of it; not a series served from"
-    " several threads at once (a server waits for requests)"};
+    " 100 us or more, or of 100 us on average with 20% of its wall time in the gaps past their"
+    " median: waits that come in bursts) with the GPU idle through at least half of it; not a"
+    " series served from several threads at once (a server waits for requests)"};

@@ -333,8 +333,8 @@ enum {
 
 /* Between iterations: every series whose iterations had any time between them (between.c);
  * shown in text where some series spent BETWEEN_SHOWN_PCT of its wall time there, in gaps of
- * p50 BETWEEN_SHOWN_NS or more (a Python loop's own few microseconds are not input work, even
- * around a tiny model). */
+ * p50 BETWEEN_SHOWN_NS or more, or in long gaps among short ones (series_between_waits: a
+ * Python loop's own few microseconds are not input work, even around a tiny model). */
 #define BETWEEN_SHOWN_PCT 5.0
 #define BETWEEN_SHOWN_NS  50000
 
@@ -377,7 +377,7 @@ static struct table *between_table(const struct run_phases *p)
             table_set_int(t, BT_DATA_LOADING_NS, s->gap_data);
             table_set_int(t, BT_OTHER_HOST_NS, s->gap_total - s->gap_data);
         }
-        shown |= series_between_pct(s) >= BETWEEN_SHOWN_PCT && s->gap_p50 >= BETWEEN_SHOWN_NS;
+        shown |= series_between_waits(s, BETWEEN_SHOWN_PCT, BETWEEN_SHOWN_NS);
     }
     t->quiet = !shown;
     t->note = data ? "Wall %: of the series' steady iterations and the time after them; GPU idle:"

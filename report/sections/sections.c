@@ -136,6 +136,27 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
 #undef WARN
 }
 
+/* What the Python module hooks add to each forward (the global pre-hook's slow path, our hooks,
+ * the iteration's edges), measured apart, not within a run: bench/python_hooks.py reads 2.0-2.4
+ * us a forward of one module, bench/mlp_cost.py about 3.5 us on a 20-layer MLP
+ * (docs/performance.md). */
+#define OBSERVER_HOOKS_LO_NS 2000.0
+#define OBSERVER_HOOKS_HI_NS 4000.0
+
+/* The fastest series whose iterations are the Python module hooks' (source 5): the one their
+ * cost weighs on most; NULL none. */
+static const struct series_info *observer_module_series(const struct run_phases *p)
+{
+    const struct series_info *fast = NULL;
+    for (size_t i = 0; i < p->niters; i++) {
+        const struct run_iter *it = &p->iters[i];
+        if (it->source != 5 || it->series < 0 || it->series >= p->series.n) continue;
+        const struct series_info *s = &p->series.v[it->series];
+        if (s->nsteady && s->lat_p50 > 0 && (!fast || s->lat_p50 < fast->lat_p50)) fast = s;
+    }
+    return fast;
+}
+
 /* What infprof cost the run, as the run itself measured it (issue 48 item 4): the captured
  * iterations against the others (the factor each series shows, report/run/iterations.c), and
  * the CPU time of our writer thread (every one: cpu_samples), of which the energy sampler's
@@ -174,6 +195,23 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
         o += (size_t)snprintf(out + o, n - o, ", %.2f s of it reading energy",
                               (double)sampler / 1e9);
     if (dur > 0 && ours > 0 && o + 2 < n) o += (size_t)snprintf(out + o, n - o, ")");
+    /* A tiny forward pays the module hooks' few microseconds in every latency it reports: said
+     * with its share (an 18 us MLP ran 16% slower under us while this line read 0.2%). */
+    const struct series_info *fast = observer_module_series(p);
+    if (fast && o + 240 < n) {
+        char p50[32], label[32] = "";
+        fmt_ns(p50, sizeof p50, (double)fast->lat_p50);
+        phase_short_label(&p->v[fast->phase], label, sizeof label);
+        double lo = 100 * OBSERVER_HOOKS_LO_NS / (double)fast->lat_p50,
+               hi = 100 * OBSERVER_HOOKS_HI_NS / (double)fast->lat_p50;
+        int digits = hi < 10 ? 1 : 0;
+        o += (size_t)snprintf(out + o, n - o,
+                              "%sthe Python module hooks add about 2-4 us to each forward,"
+                              " measured apart (bench/python_hooks.py): %.*f-%.*f%% of %s%s%s's"
+                              " p50 %s",
+                              o ? "; " : "", digits, lo, digits, hi, label,
+                              fast->name[0] ? " " : "", fast->name, p50);
+    }
     if (o && o + 96 < n)
         snprintf(out + o, n - o,
                  "; the cost on each launch and operator call is not measured"

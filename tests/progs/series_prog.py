@@ -4,8 +4,10 @@ configurations in one process, each forward marked with record_function("iterati
   series_prog.py int8    an fp32 MLP, then its quantize_dynamic int8 copy
   series_prog.py gaps    one MLP, 20 forwards marked "iteration prep" each after 4 ms of host
                          work preparing its input (a busy loop), then 20 marked "iteration tight"
-                         back to back; prints, after each label's forward times, its own times
-                         between forwards ("between <label>")
+                         back to back, then 40 marked "iteration burst" back to back but for
+                         every 10th, after 20 ms of host work (a queue that fills in bursts);
+                         prints, after each label's forward times, its own times between
+                         forwards ("between <label>")
   series_prog.py settings  one MLP, every forward marked "iteration" alone: the float32 matmul
                          precision set to "high" first; 12 forwards, then cudnn.benchmark on and
                          12 more, then 12 inside `torch.backends.cudnn.flags(benchmark=False)`
@@ -52,11 +54,12 @@ def spin_ms(ms):
 
 def gaps():
     m = mlp(256)
-    for label, prep_ms in (("prep", 4), ("tight", 0)):
+    for label, prep_ms, every, n in (("prep", 4, 1, 20), ("tight", 0, 1, 20),
+                                     ("burst", 20, 10, 40)):
         own, between, last_end = [], [], None
-        for _ in range(20):
+        for k in range(n):
             t0 = time.perf_counter_ns()
-            if prep_ms:
+            if prep_ms and k % every == every - 1:
                 spin_ms(prep_ms)
             x = torch.randn(16, 256)
             t1 = time.perf_counter_ns()

@@ -5,6 +5,7 @@ wait for the DataLoader, the loop's wall time; the report must agree with those 
 user would check it. Then what the program must never notice: its output, exit status, sys.path,
 PYTHONPATH, its own sitecustomize and its own module hooks, python -S, a program without torch."""
 import json
+import re
 import os
 import unittest
 
@@ -156,6 +157,18 @@ class PyLoop(Case):
             self.assertTrue(near(s[name]["latency_p50_ns"], own[key], 10.0, 200_000,
                                  bands=own.get("bands")),
                             (name, s[name]["latency_p50_ns"], own))
+        # What the module hooks cost a forward, measured apart, against the fastest series'
+        # p50: the share a user weighs before trusting a tiny model's latency.
+        fast = min(s.values(), key=lambda x: x["latency_p50_ns"])
+        m = re.search(r"the Python module hooks add about 2-4 us to each forward, measured apart"
+                      r" \(bench/python_hooks\.py\): ([0-9.]+)-([0-9.]+)% of (.+)'s p50 ",
+                      rep["run"]["observer_cost"])
+        self.assertIsNotNone(m, rep["run"]["observer_cost"])
+        self.assertTrue(m.group(3).endswith(fast["series"]), (m.group(3), fast["series"]))
+        self.assertAlmostEqual(float(m.group(1)), 100 * 2000 / fast["latency_p50_ns"],
+                               delta=0.06 + 0.01 * float(m.group(1)))
+        self.assertAlmostEqual(float(m.group(2)), 2 * float(m.group(1)),
+                               delta=0.11 + 0.02 * float(m.group(1)))
 
     def test_sleep_inside_forward_is_in_the_latency(self):
         # compare reads the program's own change, about +2 ms.
