@@ -34,6 +34,8 @@ struct ip_ev_iter_cpu {
     int64_t cpu_ns, voluntary, involuntary;
     /* The thread's from its last iteration's end to this one's begin; -1 none. */
     int64_t gap_cpu_ns, gap_voluntary, gap_involuntary;
+    /* Its page faults (minor, major) and system time over the same reading as cpu_ns; -1 none. */
+    int64_t minflt, majflt, sys_ns;
 };
 
 /* A thread entered a phase (aux: phase id). */

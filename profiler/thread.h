@@ -38,6 +38,10 @@ struct ip_thread {
     /* The same at the end of the thread's last iteration, read at iter_cpu_at (0: none). */
     int64_t iter_cpu_last, iter_vcsw_last, iter_ivcsw_last;
     uint64_t iter_cpu_at;
+    /* The thread's page faults (minor and major) and system time at the same readings: at the
+     * begin, at the last end (iteration.c). */
+    int64_t iter_flt0, iter_mflt0, iter_sys0, iter_flt_last, iter_mflt_last, iter_sys_last;
+    int64_t iter_read_flt, iter_read_mflt, iter_read_sys; /* thread_cpu's last reading */
     uint64_t cudnn_call; /* the recorded cuDNN call in progress (its ext id), 0 none */
     uint64_t emit_range; /* open NVTX range we emitted for the phase, 0 none */
     /* Innermost open PyTorch operator (collectors/torch_ops.c, opname.h), NULL none. */

@@ -58,10 +58,14 @@ CREATE TABLE iterations (
 -- gap_involuntary (from 2026-11-29, session 15): the same from the thread's last iteration's end
 -- to this one's begin (NULL: none read apart, a chained begin or the thread's first), from which
 -- the report tells what the account still owed at each iteration (report/run/itercpu.c). NULL:
--- unreadable.
+-- unreadable. minflt, majflt, sys_ns (from 2026-11-29, session 16): the thread's page faults
+-- (minor, major) and system time over the same reading as cpu_ns, a chained one's whole (its gap
+-- of a few microseconds included): a forward whose allocator hands memory back to the system
+-- and takes it again pays a fault a page.
 CREATE TABLE iteration_cpu (id INTEGER PRIMARY KEY, cpu_ns INTEGER, voluntary INTEGER,
                             involuntary INTEGER, gap_cpu_ns INTEGER, gap_voluntary INTEGER,
-                            gap_involuntary INTEGER);
+                            gap_involuntary INTEGER, minflt INTEGER, majflt INTEGER,
+                            sys_ns INTEGER);
 -- Events a thread could not record (its buffer full past INFPROF_BUFFER_WAIT_MS), by the phase
 -- the thread was in, with the first and last such moment: the report names the phases and
 -- iterations they touch. Phase changes, iterations and NVTX ranges are never among them.

@@ -81,16 +81,20 @@ static void load(sqlite3 *db, const struct run_phases *p, struct iter_cpus *c)
     int gaps = db_has_column(db, "iteration_cpu", "gap_cpu_ns") &&
                db_has_column(db, "iteration_cpu", "gap_voluntary") &&
                db_has_column(db, "iteration_cpu", "gap_involuntary");
+    int faults = db_has_column(db, "iteration_cpu", "minflt") &&
+                 db_has_column(db, "iteration_cpu", "majflt") &&
+                 db_has_column(db, "iteration_cpu", "sys_ns");
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iteration_cpu", 0);
     c->v = malloc((cap ? cap : 1) * sizeof *c->v);
     int64_t(*gap)[2] = malloc((cap ? cap : 1) * sizeof *gap);
     char *sw_known = malloc(cap ? cap : 1);
     if (!c->v || !gap || !sw_known) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, gaps ? "SELECT id, cpu_ns, voluntary, involuntary,"
-                                             " gap_cpu_ns, gap_voluntary + gap_involuntary"
-                                             " FROM iteration_cpu ORDER BY id"
-                                           : "SELECT id, cpu_ns, voluntary, involuntary, NULL,"
-                                             " NULL FROM iteration_cpu ORDER BY id");
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT id, cpu_ns, voluntary, involuntary, %s, %s FROM iteration_cpu ORDER BY id",
+             gaps ? "gap_cpu_ns, gap_voluntary + gap_involuntary" : "NULL, NULL",
+             faults ? "minflt + majflt, sys_ns" : "NULL, NULL");
+    sqlite3_stmt *st = db_prepare(db, sql);
     while (c->n < cap && db_step(st)) {
         struct iter_cpu *x = &c->v[c->n];
         x->id = sqlite3_column_int64(st, 0);
@@ -102,6 +106,8 @@ static void load(sqlite3 *db, const struct run_phases *p, struct iter_cpus *c)
                          sqlite3_column_type(st, 3) != SQLITE_NULL && x->vcsw >= 0 && x->ivcsw >= 0;
         gap[c->n][0] = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
         gap[c->n][1] = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
+        x->faults = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+        x->sys = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
         c->n++;
     }
     sqlite3_finalize(st);

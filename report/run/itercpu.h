@@ -15,6 +15,9 @@ struct iter_cpu {
     int64_t id;               /* first: rstats_cmp_i64 orders by it */
     int64_t cpu, vcsw, ivcsw; /* ns; switches voluntary, involuntary (NULL read as 0) */
     int has_cpu;              /* cpu_ns was not NULL */
+    /* Page faults (minor + major) and system time over the same reading, as stored (not
+     * settled: the account's lag is the CPU time's); -1 unknown (before 2026-11-29, session 16). */
+    int64_t faults, sys;
 };
 
 struct iter_cpus {

@@ -148,6 +148,11 @@ struct series_info {
     /* series_cpu.c: per steady iteration, the mean time its thread ran on the CPU and the mean
      * host time off it (-1 unknown: no iteration_cpu reading). */
     int64_t cpu_mean, off_cpu_mean;
+    /* series_cpu.c: per steady iteration, the mean page faults (minor and major) of its thread
+     * and the mean system time (-1 unknown: no such reading, before 2026-11-29 session 16; the
+     * system time also where the CPU split is unknown). */
+    double faults_mean;
+    int64_t sys_mean;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
     struct series_iter *its; /* its iterations, time order */
     size_t nits;

@@ -10,7 +10,8 @@
  * 28 us read 0 on the CPU and all 28 us off it), and it is unknown. On a shared host these move far
  * less than wall latency, so compare names the part that moved (docs/compare.md). The readings
  * come from itercpu.h (what the account still owed each iteration settled). -1 unknown:
- * too short, or no steady iteration has a reading (detected loops, older databases).
+ * too short, or no steady iteration has a reading (detected loops, older databases). With them,
+ * the mean page faults and system time per steady iteration (the advice rule page_faults).
  */
 #include "itercpu.h"
 #include "run.h"
@@ -24,22 +25,30 @@
 
 void series_cpu(struct sqlite3 *db, struct run_phases *p)
 {
-    for (int i = 0; i < p->series.n; i++)
-        p->series.v[i].cpu_mean = p->series.v[i].off_cpu_mean = -1;
+    for (int i = 0; i < p->series.n; i++) {
+        p->series.v[i].cpu_mean = p->series.v[i].off_cpu_mean = p->series.v[i].sys_mean = -1;
+        p->series.v[i].faults_mean = -1;
+    }
     if (!p->series.n) return;
     const struct iter_cpus *c = iter_cpus_get(db, p);
     if (!c || !c->n) return;
     for (int s = 0; s < p->series.n; s++) {
-        int64_t k = 0;
-        double cpu = 0, host = 0; /* no overflow whatever a database holds */
+        int64_t k = 0, kf = 0;
+        double cpu = 0, host = 0, faults = 0, sys = 0; /* no overflow whatever a database holds */
         for (size_t i = 0; i < p->niters; i++) {
             const struct run_iter *x = &p->iters[i];
             if (x->series != s || !x->steady || x->id <= 0) continue;
             const struct iter_cpu *r = iter_cpus_find(c, x->id);
+            if (r && r->faults >= 0 && r->sys >= 0)
+                faults += (double)r->faults, sys += (double)r->sys, kf++;
             if (!r || !r->has_cpu) continue;
             cpu += (double)r->cpu, host += (double)x->host, k++;
         }
+        /* Faults are counted exactly, one by one: their mean wants no span. The system time is
+         * the account's, as the CPU time (below). */
+        if (kf) p->series.v[s].faults_mean = faults / (double)kf;
         if (!k || host < (double)SERIES_CPU_MIN_SPAN_NS) continue;
+        if (kf) p->series.v[s].sys_mean = (int64_t)(sys / (double)kf);
         int64_t on = (int64_t)(cpu / (double)k),
                 off = host > cpu ? (int64_t)((host - cpu) / (double)k) : 0;
         /* A physical bound: never more on the CPU than the series' mean latency (the split is

@@ -59,6 +59,8 @@ enum {
     S_SETTINGS,
     S_CPU,
     S_OFFCPU,
+    S_FAULTS,
+    S_SYS,
     S_NCOLS
 };
 
@@ -141,6 +143,10 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
      * change of latency into. */
     table_col(t, "cpu_per_iteration_ns", NULL, COL_NS);
     table_col(t, "off_cpu_per_iteration_ns", NULL, COL_NS);
+    /* Page faults and system time per steady iteration (series_cpu.c): memory handed back to
+     * the system and taken again every forward (the advice rule page_faults). */
+    table_col(t, "faults_per_iteration", NULL, COL_RATE);
+    table_col(t, "sys_per_iteration_ns", NULL, COL_NS);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -191,6 +197,8 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         if (s->settings && s->settings[0]) table_set_text(t, S_SETTINGS, s->settings);
         if (s->cpu_mean >= 0) table_set_int(t, S_CPU, s->cpu_mean);
         if (s->off_cpu_mean >= 0) table_set_int(t, S_OFFCPU, s->off_cpu_mean);
+        if (s->faults_mean >= 0) table_set_num(t, S_FAULTS, s->faults_mean);
+        if (s->sys_mean >= 0) table_set_int(t, S_SYS, s->sys_mean);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"

@@ -1,0 +1,66 @@
+/*
+ * advice_faults.c: the advice rule page_faults (docs/report.md): a series whose thread takes
+ * many page faults every iteration, with the system time they cost (report/run/series_cpu.c,
+ * from each iteration's getrusage reading: profiler/iteration.c). A CPU model's allocator that
+ * hands its large blocks back to the system after each forward (glibc's malloc maps a block past
+ * its mmap threshold afresh, or trims the top of its heap) faults every page in again the next
+ * time: a conv net's 0.51 ms forward read 1.07 ms so, 350 faults a forward, in half the runs of
+ * the same program, with or without us (the heap's layout decides; the fresh-eyes check of
+ * 2026-11-29). Keeping the memory in the process ends it.
+ */
+#include "advice.h"
+
+#include <stdio.h>
+
+#define FAULTS_MIN       64.0  /* a steady iteration's mean page faults: 256 KiB of new pages */
+#define FAULTS_SYS_SHARE 0.10  /* and the system time a tenth of its mean latency */
+#define FAULTS_NO_SYS    256.0 /* where the system time is unknown (too short a run), these */
+
+static void run_page_faults(const struct advice_ctx *c, const struct phase_info *unused,
+                            struct advice_list *l)
+{
+    (void)unused;
+    const struct run_phases *p = c->p;
+    for (int i = 0; i < p->series.n; i++) {
+        const struct series_info *s = &p->series.v[i];
+        if (s->faults_mean < FAULTS_MIN || !s->nsteady || s->lat_mean <= 0) continue;
+        if (s->sys_mean >= 0 ? (double)s->sys_mean < FAULTS_SYS_SHARE * (double)s->lat_mean
+                             : s->faults_mean < FAULTS_NO_SYS)
+            continue;
+        const struct phase_info *ph = &p->v[s->phase];
+        struct advice *a = advice_add(l, "page_faults", ph);
+        if (!a) return;
+        char label[32], name[400], sys[32], lat[32], cost[96] = "";
+        phase_short_label(ph, label, sizeof label);
+        snprintf(name, sizeof name, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+        advice_ns_text(lat, sizeof lat, (double)s->lat_mean);
+        if (s->sys_mean >= 0)
+            snprintf(cost, sizeof cost, ", %s of system time (%.0f%% of its mean latency %s)",
+                     advice_ns_text(sys, sizeof sys, (double)s->sys_mean),
+                     100.0 * (double)s->sys_mean / (double)s->lat_mean, lat);
+        snprintf(a->finding, sizeof a->finding,
+                 "%s took %.0f page faults an iteration%s: its memory is handed back to the"
+                 " system after each iteration and faulted in again the next (glibc's malloc maps"
+                 " a large block afresh each time, or trims the top of its heap; with its heap"
+                 " laid out otherwise the same program may not, so its latency can change from"
+                 " run to run)",
+                 name, s->faults_mean, cost);
+        advice_ev_text(a, "series", s->name);
+        advice_ev_num(a, "faults_per_iteration", s->faults_mean);
+        if (s->sys_mean >= 0) {
+            advice_ev_int(a, "sys_per_iteration_ns", s->sys_mean);
+            a->saving_ns = s->sys_mean * (int64_t)s->nsteady;
+        }
+        advice_ev_int(a, "latency_mean_ns", s->lat_mean);
+        snprintf(a->try_, sizeof a->try_,
+                 "keep the memory in the process: MALLOC_MMAP_THRESHOLD_=16777216"
+                 " MALLOC_TRIM_THRESHOLD_=268435456 (or MALLOC_TOP_PAD_=67108864) in the"
+                 " environment, or preload jemalloc or tcmalloc; then compare the p50 (a conv"
+                 " net's forward went from 1.07 ms to 0.51 ms, its faults from 350 to none)");
+    }
+}
+
+const struct advice_rule advice_rule_page_faults = {
+    "page_faults", 45, ADVICE_AFTER, run_page_faults,
+    "a series' steady iterations took 64 page faults or more each on average, with system time a"
+    " tenth of their mean latency or more (256 faults where the system time is unknown)"};
