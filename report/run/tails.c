@@ -124,6 +124,40 @@ static void first_by_dist(struct cand *v, size_t n, size_t k)
 }
 
 /* Whether slow iteration `index` is one of ix[from, n) (ascending), and where. */
+static int64_t slow_at(const int64_t *ix, int64_t from, int64_t n, int64_t index);
+
+/* The slow iterations recur with gaps: at a fixed step from one of the first 64 (any step between
+ * two of them), most of that step's places in the series slow (60% or more: a forward after a
+ * wait on every 10th input that a warm cache sometimes hides, 86 of 99 places, which the run
+ * above breaks at its first miss and called "at no regular interval"), a third of the slow ones
+ * or more, and far more of them than chance would put there were the slow ones spread at random
+ * (p each): the start and step whose count lies most standard deviations past chance's, 4 or
+ * more (every 2nd place held more slow ones than every 10th there, all the 10ths being odd).
+ * Sets *first, *step, *hits, *places; 0 none. */
+static int periodic_with_gaps(const struct series_tail *t, int64_t span, double p, int64_t *first,
+                              int64_t *step, int64_t *hits, int64_t *places)
+{
+    const int64_t *ix = t->slow_index;
+    int64_t n = t->nslow < 64 ? t->nslow : 64, best = 0, best_f = 0, best_d = 0, best_of = 0;
+    double best_z = 0; /* how far past chance, in standard deviations: every 2nd holds more */
+    if (p <= 0 || p >= 1) return 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+            int64_t d = ix[j] - ix[i];
+            if (d < 2) continue;
+            int64_t h = 0, of = 0, at = i;
+            for (int64_t want = ix[i]; want < span; want += d, of++) {
+                int64_t k = slow_at(ix, at, t->nslow, want);
+                if (k >= 0) h++, at = k + 1;
+            }
+            double z = ((double)h - (double)of * p) / sqrt((double)of * p * (1 - p));
+            if (z > best_z || (z == best_z && d < best_d))
+                best_z = z, best = h, best_f = ix[i], best_d = d, best_of = of;
+        }
+    if (best < 5 || 10 * best < 6 * best_of || 3 * best < t->nslow || best_z < 4) return 0;
+    *first = best_f, *step = best_d, *hits = best, *places = best_of;
+    return 1;
+}
 static int64_t slow_at(const int64_t *ix, int64_t from, int64_t n, int64_t index)
 {
     while (from < n) {
@@ -180,15 +214,21 @@ static void pattern_of(struct series_tail *t, int64_t span)
     for (int64_t i = 0; best >= 3 && i < n && chance < 1; i++)
         for (int64_t d = 2; ix[i] + (best - 1) * d < span; d++)
             chance += pow(p, (double)(best - 1));
-    int64_t others = t->nslow - best;
-    if (best >= 3 && ((chance < 0.2 && 3 * best >= t->nslow) || in_min > out_max)) {
+    int64_t others = t->nslow - best, of = 0;
+    if (!(best >= 3 && ((chance < 0.2 && 3 * best >= t->nslow) || in_min > out_max)) &&
+        periodic_with_gaps(t, span, p, &first, &best_d, &best, &of))
+        others = t->nslow - best;
+    else if (!(best >= 3 && ((chance < 0.2 && 3 * best >= t->nslow) || in_min > out_max)))
+        best = 0;
+    if (best) {
         const char *th = best_d % 100 / 10 == 1 ? "th"
                          : best_d % 10 == 1     ? "st"
                          : best_d % 10 == 2     ? "nd"
                          : best_d % 10 == 3     ? "rd"
                                                 : "th";
-        snprintf(t->pattern, sizeof t->pattern, "every %lld%s from #%lld%s", (long long)best_d, th,
-                 (long long)first,
+        snprintf(t->pattern, sizeof t->pattern, "every %lld%s from #%lld%s%s", (long long)best_d,
+                 th, (long long)first,
+                 of ? pool_printf(" in %lld of %lld", (long long)best, (long long)of) : "",
                  others
                      ? pool_printf(", and %lld other%s", (long long)others, others > 1 ? "s" : "")
                      : "");

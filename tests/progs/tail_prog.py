@@ -10,6 +10,8 @@ record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
   wait    a 50 ms sleep inside the mark (the thread waits, off the CPU)
   longwait 2,000 iterations of one Linear layer, every 10th with a 2 ms sleep inside the mark:
           200 slow ones
+  gapwait 600 iterations of the same, every 10th with the sleep but for one in 7 of them (#39,
+          #109, ...): 51 of 60 places slow, a period with gaps
   preempt the program pinned to one CPU with two child processes spinning there for 100 ms,
           asked through pipes at the start of the iteration (the thread is preempted)
 Prints the program's own time of each iteration (perf_counter around the marked block), in ns;
@@ -22,7 +24,7 @@ m = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3
                   nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).eval()
 junk = [[i] for i in range(400000)] if what in ("gc", "gcmode") else None
 x = torch.randn(4, 3, 64, 64)
-if what == "longwait":
+if what in ("longwait", "gapwait"):
     m, x = nn.Linear(64, 64).eval(), torch.randn(1, 64)
 if what == "preempt":
     import os
@@ -48,14 +50,14 @@ own, own_cpu = [], []
 outer = contextlib.nullcontext() if what == "gcmode" else torch.inference_mode()
 inner = torch.inference_mode if what == "gcmode" else contextlib.nullcontext
 with outer:
-    for i in range(2000 if what == "longwait" else 50):
-        slow = i % 10 == 9
+    for i in range(2000 if what == "longwait" else 600 if what == "gapwait" else 50):
+        slow = i % 10 == 9 and not (what == "gapwait" and i // 10 % 7 == 3)
         # The thread's CPU clock only where it is printed: on a loaded CPU reading it preempts
         # a thread that has used its slice, there and then (profiler/iteration.c).
         c0 = time.thread_time_ns() if what == "sleep" else 0
         t0 = time.perf_counter_ns()
         with torch.autograd.profiler.record_function("iteration"):
-            if slow and what in ("wait", "longwait"):
+            if slow and what in ("wait", "longwait", "gapwait"):
                 time.sleep(0.05 if what == "wait" else 0.002)
             if slow and what == "preempt":
                 for told, _ in competitors:
