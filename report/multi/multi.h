@@ -23,6 +23,7 @@ struct multi_run {
     int64_t pid, ppid;
     double items_per_s;  /* of its main phase's steady iterations; -1 none */
     int forked_detected; /* a forked child whose every iteration was detected (no mark) */
+    int fork_child, root; /* meta role: fork_child, root (the process infprof started with) */
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */

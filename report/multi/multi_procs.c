@@ -38,7 +38,9 @@ void multi_process_facts(struct sqlite3 *db, struct multi_run *r)
     free(py);
     /* A forked child whose every iteration was found without a mark or a module call. */
     char *role = db_meta_text(db, "role");
-    r->forked_detected = role && !strcmp(role, "fork_child") && p->niters > 0;
+    r->fork_child = role && !strcmp(role, "fork_child");
+    r->root = role && !strcmp(role, "root");
+    r->forked_detected = r->fork_child && p->niters > 0;
     for (size_t k = 0; k < p->niters && r->forked_detected; k++)
         r->forked_detected = p->iters[k].source == 0;
     free(role);
@@ -358,9 +360,30 @@ struct table *multi_job_summary(struct multi_data *d)
         if (iters >= 0 && llabs(n - iters) > iters / 20) same = 0;
         iters = n;
     }
-    table_set_text(t, MJ_PROCESSES,
-                   pool_printf("%d process%s: %d compared, %d helper%s (Processes below)", d->n,
-                               d->n > 1 ? "es" : "", ranks, helpers, helpers == 1 ? "" : "s"));
+    /* Forked children whose parent is not among the databases while a run's first process is:
+     * another run's, left beside this one's (infprof run --force rewrites its output but not
+     * the children's files of an earlier run; a fresh-eyes check merged 4 such with 5 of its
+     * own into one job, silently). */
+    int roots = 0, orphans = 0;
+    const char *pids = "";
+    for (int i = 0; i < d->n; i++) roots += d->runs[i].root;
+    for (int i = 0; i < d->n && roots; i++) {
+        const struct multi_run *r = &d->runs[i];
+        int parent = 0;
+        for (int j = 0; j < d->n && !parent; j++) parent = j != i && d->runs[j].pid == r->ppid;
+        if (!r->fork_child || parent) continue;
+        if (++orphans <= 4)
+            pids = pool_printf("%s%s%lld", pids, orphans > 1 ? ", " : "", (long long)r->pid);
+    }
+    table_set_text(
+        t, MJ_PROCESSES,
+        pool_printf("%d process%s: %d compared, %d helper%s (Processes below)%s", d->n,
+                    d->n > 1 ? "es" : "", ranks, helpers, helpers == 1 ? "" : "s",
+                    orphans ? pool_printf("; %d forked %s whose parent is not among them (pid"
+                                          " %s%s): another run's, left beside this one's?",
+                                          orphans, orphans > 1 ? "children" : "child", pids,
+                                          orphans > 4 ? ", ..." : "")
+                            : ""));
     char a[32], b[32];
     if (slow.who >= 0) {
         const struct multi_run *r = &d->runs[slow.who];

@@ -240,6 +240,27 @@ class MultiRenderings(Runs):
         # No CUDA, no libtorch: nothing to combine, nothing made up.
         self.assertEqual((rep["combined_kernels"], rep["combined_memory"]), ([], []))
         self.text_lines("report", r.db("infprof.db"), r.db(child))
+        self.assertNotIn("whose parent is not among them", rep["job"]["processes"])
+
+    def test_an_earlier_runs_child_is_named(self):
+        # infprof run --force rewrites its output, not an earlier run's children's files: a
+        # report of the output and every child file beside it merged another run's child into
+        # this one's job, silently (a fresh-eyes check). Now the Summary says which.
+        first = self.cli("run", "-o", "f.db", "--", prog("host"), "fork")
+        second = self.cli("run", "--force", "-o", "f.db", "--", prog("host"), "fork")
+        self.assertEqual((first.rc, second.rc), (0, 0), (first.err, second.err))
+        children = sorted(d for d in os.listdir(self.dir) if d.startswith("f-") and
+                          d.endswith(".db"))
+        self.assertEqual(len(children), 2, os.listdir(self.dir))
+        parent = self.meta(os.path.join(self.dir, "f.db"), "pid")
+        stale = [c for c in children
+                 if self.meta(os.path.join(self.dir, c), "ppid") != parent]
+        self.assertEqual(len(stale), 1, children)
+        rep = self.json_of("report", os.path.join(self.dir, "f.db"),
+                           *[os.path.join(self.dir, c) for c in children])
+        said = rep["job"]["processes"]
+        self.assertIn("1 forked child whose parent is not among them (pid %d)"
+                      % self.meta(os.path.join(self.dir, stale[0]), "pid"), said)
 
 
 class MultiSpilled(Runs):
