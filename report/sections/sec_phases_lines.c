@@ -7,6 +7,7 @@
 #include "sections.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A run with no iteration: a DataLoader worker has none of its own (it makes batches), and the
@@ -175,6 +176,45 @@ static const char *why_no_inference(const struct run_phases *p)
                      : "no no_grad phase with iterations at the same autocast setting";
 }
 
+/* A phase that pools series has no p50 of its own, but the same model may have run in both modes
+ * (the fresh-eyes check: an fp32 MLP and its int8 copy under no_grad, the fp32 MLP under
+ * inference_mode, "not compared"): each series of `inf` against `ng`'s series of the same name
+ * and batch, its p50s' ratio and verdict, as the phases' would be. Appends to out; how many were
+ * matched. */
+static int series_words(const struct run_phases *p, const struct phase_info *inf,
+                        const struct phase_info *ng, char *out, size_t n, size_t *o)
+{
+    static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
+                                        [VERDICT_FASTER] = ", faster",
+                                        [VERDICT_SLOWER] = ", slower",
+                                        [VERDICT_UNCLEAR] = ", no clear difference"};
+    int matched = 0, ii = (int)(inf - p->v), ni = (int)(ng - p->v);
+    for (int a = 0; a < p->series.n; a++) {
+        const struct series_info *x = &p->series.v[a];
+        if (x->phase != ii || !x->nsteady || x->lat_p50 <= 0) continue;
+        for (int b = 0; b < p->series.n; b++) {
+            const struct series_info *y = &p->series.v[b];
+            if (y->phase != ni || !y->nsteady || y->lat_p50 <= 0 || y->batch != x->batch ||
+                strcmp(y->name, x->name))
+                continue;
+            int64_t *va = malloc((x->nits ? x->nits : 1) * sizeof *va),
+                    *vb = malloc((y->nits ? y->nits : 1) * sizeof *vb);
+            if (!va || !vb) cli_fail("out of memory");
+            size_t na = series_steady_latencies(x, va), nb = series_steady_latencies(y, vb);
+            double lo, hi, r = (double)y->lat_p50 / (double)x->lat_p50;
+            int band = iterations_ratio_ci(va, na, vb, nb, &lo, &hi);
+            free(va), free(vb);
+            if (*o + 96 < n)
+                *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad%s",
+                                       matched ? "; " : ": ", x->name[0] ? x->name : "(unnamed)", r,
+                                       band ? words[iterations_verdict(lo, hi)] : "");
+            matched++;
+            break;
+        }
+    }
+    return matched;
+}
+
 /* inference_mode: each inference_mode phase against its no_grad twin. */
 static void fill_inference(const struct section_ctx *c, struct summary_out *so)
 {
@@ -190,6 +230,11 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         if (!ng || o + 80 > sizeof buf) continue;
         if (inf->nseries > 1 || ng->nseries > 1) { /* pooled: a p50 of no configuration */
             const struct phase_info *pooled = inf->nseries > 1 ? inf : ng;
+            size_t at = o;
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s, per series",
+                                  o ? "; " : "", inf->autocast);
+            if (series_words(p, inf, ng, buf, sizeof buf, &o)) continue;
+            o = at, buf[o] = 0;
             o += (size_t)snprintf(buf + o, sizeof buf - o,
                                   "%sautocast %s: not compared, %s pools %d series (the Series"
                                   " table has each)",

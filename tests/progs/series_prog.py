@@ -2,6 +2,9 @@
 configurations in one process, each forward marked with record_function("iteration <label>").
   series_prog.py batch   the same MLP at batch 1, 8 and 64 under inference_mode
   series_prog.py int8    an fp32 MLP, then its quantize_dynamic int8 copy
+  series_prog.py modes   the same two under no_grad, then the fp32 one under inference_mode
+                         (marked "iteration fp32" and "iteration int8"; printed as
+                         no_grad:fp32, no_grad:int8, inference_mode:fp32)
   series_prog.py gaps    one MLP, 20 forwards marked "iteration prep" each after 4 ms of host
                          work preparing its input (a busy loop), then 20 marked "iteration tight"
                          back to back, then 40 marked "iteration burst" back to back but for
@@ -140,8 +143,27 @@ def many():
         timed(m, x, f"cfg{k}", 2)
 
 
+def modes():
+    m = mlp(512)
+    q = torch.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)
+    x = torch.randn(64, 512)
+    for mode, ctx, models in (("no_grad", torch.no_grad, ((m, "fp32"), (q, "int8"))),
+                              ("inference_mode", torch.inference_mode, ((m, "fp32"),))):
+        with ctx():
+            for model, label in models:
+                own = []
+                for _ in range(25):
+                    t0 = time.perf_counter_ns()
+                    with torch.autograd.profiler.record_function(f"iteration {label}"):
+                        model(x)
+                    own.append(time.perf_counter_ns() - t0)
+                print(f"{mode}:{label}", *own, flush=True)
+
+
 def main():
     what = sys.argv[1]
+    if what == "modes":
+        return modes()
     with torch.inference_mode():
         if what in ("settings", "tf32", "small", "many"):
             return globals()[what]()

@@ -5,6 +5,7 @@ forward (p50 within 5% + 0.5 ms); a slower second model is never the first one's
 batch sweep lists each batch. Python on Debian's CPU torch 1.13 (tests/progs/series_prog.py)."""
 import json
 import os
+import re
 import unittest
 
 from harness import Case, TORCH_PYTHON, main, prog
@@ -89,6 +90,20 @@ class Series(Case):
         # Fastest phase line quotes none and points to the Series line.
         self.assertEqual(report["summary"]["fastest"], "inference/off pools 2 series, so it has"
                                                        " no p50 of its own: see the Series line")
+
+    def test_inference_mode_per_model_where_a_phase_pools(self):
+        # no_grad runs an fp32 MLP and its int8 copy, inference_mode the fp32 one: the no_grad
+        # phase pools two series and has no p50 of its own, and the inference_mode line said
+        # "not compared". The same model ran in both modes: it compares that one, as its own
+        # timers do.
+        own, report = self.run_program("modes")
+        line = report["summary"]["inference_vs_no_grad"]
+        m = re.match(r"^autocast off, per series: fp32 ([0-9.]+)x no_grad(, [a-z ]+(?:1%)?)?$",
+                     line)
+        self.assertIsNotNone(m, line)
+        mine = own["no_grad:fp32"][len(own["no_grad:fp32"]) // 2] / \
+            own["inference_mode:fp32"][len(own["inference_mode:fp32"]) // 2]
+        self.assertAlmostEqual(float(m.group(1)), mine, delta=0.15 * mine, msg=(line, mine))
 
     def test_time_between_iterations(self):
         # 4 ms of input preparation before each forward of "prep", none before "tight": the
