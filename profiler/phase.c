@@ -201,7 +201,11 @@ void ip_phase_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
     }
     sqlite3_bind_int64(st_span_insert, 1, tid);
     sqlite3_bind_int(st_span_insert, 2, id);
-    sqlite3_bind_int64(st_span_insert, 3, ip_store_rel(s, e->ts));
+    /* A forked child's first span is the phase its thread held at the fork, from when the parent
+     * entered it: it begins with the child (a fresh-eyes check found a child's phase begin
+     * 0.11 ms before the child itself). */
+    int64_t start = ip_store_rel(s, e->ts);
+    sqlite3_bind_int64(st_span_insert, 3, start > 0 ? start : 0);
     sqlite3_bind_int(st_span_insert, 4, e->cuda_autocast);
     sqlite3_bind_int(st_span_insert, 5, e->cpu_autocast);
     if (ip_store_step(s, st_span_insert) == 0) t->rowid = sqlite3_last_insert_rowid(ip_store_db(s));
