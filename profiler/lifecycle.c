@@ -154,8 +154,9 @@ static void life_on_signal(int sig, siginfo_t *si, void *uc)
         /* The program called _exit, and our finish holds it: without us it would be gone with
          * that status, and the signal never felt (a multiprocessing Pool's terminate() sends
          * SIGTERM to the workers it still finds alive; they read -15 where they read 0). The
-         * finish written, the process leaves as its _exit would. */
-        ip_writer_wait_done(finish_timeout(1));
+         * finish written (this handler's own where the signal came before the _exit's began; a
+         * wait for it where it is under way), the process leaves as its _exit would. */
+        ip_lifecycle_finish("_exit", 1);
         for (;;) syscall(SYS_exit_group, status);
     }
     const char *reason = "signal";

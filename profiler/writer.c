@@ -559,20 +559,6 @@ void ip_writer_wake(void)
     ip_watch_kick();
 }
 
-/* Waits, at most timeout_ms, for a finish asked by another (ip_writer_stop) to be written; 0 when
- * it was. Changes nothing; async-signal-safe (atomics and futex waits). */
-int ip_writer_wait_done(uint64_t timeout_ms)
-{
-    uint64_t deadline = ip_clock_now() + timeout_ms * 1000000ull;
-    while (!atomic_load(&writer_done) && atomic_load(&writer_final)) {
-        uint64_t now = ip_clock_now();
-        if (now >= deadline) return -1;
-        uint64_t left_ms = (deadline - now) / 1000000ull + 1;
-        ip_futex_wait(&writer_done, 0, left_ms < 50 ? left_ms : 50);
-    }
-    return 0;
-}
-
 int ip_writer_stop(const char *reason, uint64_t timeout_ms)
 {
     if (!atomic_load(&writer_alive) && !atomic_load(&writer_done)) return 0;

@@ -25,8 +25,6 @@ int ip_writer_resume(void);
 /* Ask for the final cycle (reason goes to meta 'end_reason') and wait up to timeout_ms.
  * Returns 0 when the database was closed in time. Callable from a signal handler. */
 int ip_writer_stop(const char *reason, uint64_t timeout_ms);
-/* A finish another thread asked for, waited for without changing it (a signal handler's). */
-int ip_writer_wait_done(uint64_t timeout_ms);
 /* The database path (empty until created). */
 const char *ip_writer_path(void);
 int ip_writer_running(void);
