@@ -158,6 +158,7 @@ static int periodic_with_gaps(const struct series_tail *t, int64_t span, double 
     *first = best_f, *step = best_d, *hits = best, *places = best_of;
     return 1;
 }
+
 static int64_t slow_at(const int64_t *ix, int64_t from, int64_t n, int64_t index)
 {
     while (from < n) {
