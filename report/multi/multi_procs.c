@@ -368,20 +368,28 @@ struct table *multi_job_summary(struct multi_data *d)
     const char *pids = "";
     for (int i = 0; i < d->n; i++) roots += d->runs[i].root;
     for (int i = 0; i < d->n && roots; i++) {
-        const struct multi_run *r = &d->runs[i];
-        int parent = 0;
-        for (int j = 0; j < d->n && !parent; j++) parent = j != i && d->runs[j].pid == r->ppid;
-        if (!r->fork_child || parent) continue;
+        /* Up its parents among the databases to the first without one: a forked child there
+         * leaves this one another run's too (a grandchild of such a child, a fresh-eyes check). */
+        int top = i;
+        for (int hops = 0; hops < d->n; hops++) {
+            int parent = -1;
+            for (int j = 0; j < d->n && parent < 0; j++)
+                if (j != top && d->runs[j].pid == d->runs[top].ppid) parent = j;
+            if (parent < 0) break;
+            top = parent;
+        }
+        if (!d->runs[i].fork_child || !d->runs[top].fork_child) continue;
         if (++orphans <= 4)
-            pids = pool_printf("%s%s%lld", pids, orphans > 1 ? ", " : "", (long long)r->pid);
+            pids =
+                pool_printf("%s%s%lld", pids, orphans > 1 ? ", " : "", (long long)d->runs[i].pid);
     }
     table_set_text(
         t, MJ_PROCESSES,
         pool_printf("%d process%s: %d compared, %d helper%s (Processes below)%s", d->n,
                     d->n > 1 ? "es" : "", ranks, helpers, helpers == 1 ? "" : "s",
-                    orphans ? pool_printf("; %d forked %s whose parent is not among them (pid"
-                                          " %s%s): another run's, left beside this one's?",
-                                          orphans, orphans > 1 ? "children" : "child", pids,
+                    orphans ? pool_printf("; %d forked %s whose parents lead outside them"
+                                          " (pid %s%s): another run's, left beside this one's?",
+                                          orphans, orphans > 1 ? "processes" : "process", pids,
                                           orphans > 4 ? ", ..." : "")
                             : ""));
     char a[32], b[32];

@@ -158,3 +158,18 @@ void mem_rows_free(struct mem_rows *m)
     if (m) free(m->v), free(m->folds);
     free(m);
 }
+
+int64_t mem_rows_level_at(const struct mem_rows *m, int type, int64_t t)
+{
+    size_t lo = 0, hi = m->n; /* the first row after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->v[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo-- > 0)
+        if (m->v[lo].type == type) return m->v[lo].allocated;
+    return -1;
+}

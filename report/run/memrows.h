@@ -43,6 +43,9 @@ struct mem_rows {
 
 /* The run's reports, read on first use (an empty set where the table is missing). */
 const struct mem_rows *mem_rows_get(struct sqlite3 *db, const struct run_phases *p);
+/* The allocated total of device kind `type` (c10::DeviceType) after its last report at or before
+ * t (ns since t0); -1 where there is none. */
+int64_t mem_rows_level_at(const struct mem_rows *m, int type, int64_t t);
 void mem_rows_free(struct mem_rows *m);
 
 #endif

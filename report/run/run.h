@@ -397,9 +397,9 @@ double series_between_pct(const struct series_info *s);
  * 10th batch read from disk) only in some; 0 where none, -1 as above. */
 double series_between_long_pct(const struct series_info *s);
 /* The series waits between its iterations: `pct` of its wall time or more between them, and
- * either gaps of p50 `ns` or more, or gaps of `ns` or more on average whose time past the median
- * is itself `pct` of the wall time (the bursts: a p50 of microseconds hid half a program's time,
- * issue 49's fresh-eyes check). */
+ * either gaps of p50 `ns` or more, or gaps whose time past the median is itself `pct` of the wall
+ * time, on average a tenth of `ns` and 4 times their median or more (the bursts: a p50 of
+ * microseconds hid half a program's time, issue 49's fresh-eyes check). */
 int series_between_waits(const struct series_info *s, double pct, int64_t ns);
 /* Items a second over the series' steady iterations (0 unknown): the Series line's and the
  * tables' one figure. */

@@ -107,6 +107,7 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
 const struct advice_rule advice_rule_input_bound = {
     "input_bound", 40, ADVICE_AFTER, run_input_bound,
     "a series spent at least 20% of its wall time between iterations (at least 4 gaps of p50"
-    " 100 us or more, or of 100 us on average with 20% of its wall time in the gaps past their"
-    " median: waits that come in bursts) with the GPU idle through at least half of it; not a"
-    " series served from several threads at once (a server waits for requests)"};
+    " 100 us or more, or with 20% of its wall time in the gaps past their median, gaps of 10 us"
+    " and 4 times their median on average: waits that come in bursts) with the GPU idle through"
+    " at least half of it; not a series served from several threads at once (a server waits for"
+    " requests)"};

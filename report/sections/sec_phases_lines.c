@@ -179,8 +179,8 @@ static const char *why_no_inference(const struct run_phases *p)
 /* A phase that pools series has no p50 of its own, but the same model may have run in both modes
  * (the fresh-eyes check: an fp32 MLP and its int8 copy under no_grad, the fp32 MLP under
  * inference_mode, "not compared"): each series of `inf` against `ng`'s series of the same name
- * and batch, its p50s' ratio and verdict, as the phases' would be. Appends to out; how many were
- * matched. */
+ * (less its batch=N) and batch, its p50s' ratio and verdict, as the phases' would be. Appends to
+ * out; how many were matched. */
 static int series_words(const struct run_phases *p, const struct phase_info *inf,
                         const struct phase_info *ng, char *out, size_t n, size_t *o)
 {
@@ -194,8 +194,10 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
         if (x->phase != ii || !x->nsteady || x->lat_p50 <= 0) continue;
         for (int b = 0; b < p->series.n; b++) {
             const struct series_info *y = &p->series.v[b];
+            /* By the name less its "batch=N" (which one phase's name carries where it ran
+             * several batch sizes, the other's not) and the batch itself. */
             if (y->phase != ni || !y->nsteady || y->lat_p50 <= 0 || y->batch != x->batch ||
-                strcmp(y->name, x->name))
+                strcmp(y->rest, x->rest))
                 continue;
             int64_t *va = malloc((x->nits ? x->nits : 1) * sizeof *va),
                     *vb = malloc((y->nits ? y->nits : 1) * sizeof *vb);

@@ -206,9 +206,10 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
                hi = 100 * OBSERVER_HOOKS_HI_NS / (double)fast->lat_p50;
         int digits = hi < 10 ? 1 : 0;
         o += (size_t)snprintf(out + o, n - o,
-                              "%sthe Python module hooks add about 2-4 us to each forward,"
-                              " measured apart (bench/python_hooks.py): %.*f-%.*f%% of %s%s%s's"
-                              " p50 %s",
+                              "%sthe Python module hooks add about 2-4 us to each forward's"
+                              " latency, measured apart (bench/python_hooks.py), and more to the"
+                              " loop around it (a quarter to half as much again, between"
+                              " iterations): %.*f-%.*f%% of %s%s%s's p50 %s",
                               o ? "; " : "", digits, lo, digits, hi, label,
                               fast->name[0] ? " " : "", fast->name, p50);
     }

@@ -240,7 +240,7 @@ class MultiRenderings(Runs):
         # No CUDA, no libtorch: nothing to combine, nothing made up.
         self.assertEqual((rep["combined_kernels"], rep["combined_memory"]), ([], []))
         self.text_lines("report", r.db("infprof.db"), r.db(child))
-        self.assertNotIn("whose parent is not among them", rep["job"]["processes"])
+        self.assertNotIn("whose parents lead outside them", rep["job"]["processes"])
 
     def test_an_earlier_runs_child_is_named(self):
         # infprof run --force rewrites its output, not an earlier run's children's files: a
@@ -259,7 +259,7 @@ class MultiRenderings(Runs):
         rep = self.json_of("report", os.path.join(self.dir, "f.db"),
                            *[os.path.join(self.dir, c) for c in children])
         said = rep["job"]["processes"]
-        self.assertIn("1 forked child whose parent is not among them (pid %d)"
+        self.assertIn("1 forked process whose parents lead outside them (pid %d)"
                       % self.meta(os.path.join(self.dir, stale[0]), "pid"), said)
 
 

@@ -276,8 +276,10 @@ class H200Fixture(Case):
                                r" \d+% slower \(set apart from the latencies\): [0-9.]+% of the"
                                r" steady and captured iterations' time; infprof's writer thread used"
                                r" 19\.\d% of a core \(4\.74 s, 3\.73 s of it reading energy\);"
-                               r" the Python module hooks add about 2-4 us to each forward,"
-                               r" measured apart \(bench/python_hooks\.py\): 0\.1-0\.2% of"
+                               r" the Python module hooks add about 2-4 us to each forward's"
+                               r" latency, measured apart \(bench/python_hooks\.py\), and more to"
+                               r" the loop around it \(a quarter to half as much again, between"
+                               r" iterations\): 0\.1-0\.2% of"
                                r" no_grad/off ResNet #2's p50 2\.25ms;"
                                r" the cost on each launch and operator call is not measured")
 

@@ -15,12 +15,16 @@ import unittest
 from harness import Case, TORCH_PYTHON, main
 
 PROG = """
-import json, resource, torch
+import json, resource, sys, torch
 torch.set_num_threads(1)
+MIB = {"scratch": 2, "big": 64, "grow": 1}[sys.argv[1]]
+kept = []
 class Scratch(torch.nn.Module):
     def forward(self, x):
-        t = torch.empty(2 * 1024 * 1024 // 4)  # 2 MiB: past the mmap threshold set below
+        t = torch.empty(MIB * 1024 * 1024 // 4)  # past the mmap threshold set below
         t.fill_(1.0)
+        if sys.argv[1] == "grow":
+            kept.append(t)  # new memory, kept: faulted in once, never handed back
         return x + t[:64].sum()
 m = torch.nn.Sequential(torch.nn.Linear(64, 64), Scratch()).eval()
 x = torch.randn(1, 64)
@@ -35,13 +39,13 @@ print(json.dumps({"faults": (f1 - f0) / 300}))
 
 
 class PageFaults(Case):
-    def run_kind(self, keep):
+    def run_kind(self, keep, what="scratch"):
         if not os.path.exists(TORCH_PYTHON):
             raise unittest.SkipTest("no /usr/bin/python3")
         env = ({"MALLOC_MMAP_THRESHOLD_": "67108864", "MALLOC_TRIM_THRESHOLD_": "268435456"}
                if keep else {"MALLOC_MMAP_THRESHOLD_": "131072"})
-        db = "keep.db" if keep else "faults.db"
-        r = self.run_prog([TORCH_PYTHON, "-c", PROG], INFPROF_OUTPUT=db, **env)
+        db = ("keep" if keep else "faults") + what + ".db"
+        r = self.run_prog([TORCH_PYTHON, "-c", PROG, what], INFPROF_OUTPUT=db, **env)
         if r.rc != 0 and b"No module named" in r.err:
             raise unittest.SkipTest("python3 has no torch")
         self.assertEqual(r.rc, 0, r.err)
@@ -60,6 +64,25 @@ class PageFaults(Case):
         self.assertIn("page faults an iteration", a["finding"])
         self.assertIn("MALLOC_MMAP_THRESHOLD_", a["try"])
         self.assertIn("page_faults", report["summary"]["findings"])
+
+    def test_new_memory_kept_is_no_allocator_churn(self):
+        # 1 MiB made and kept each forward (a list that grows): 256 faults a forward that no
+        # allocator setting saves; the rule said "handed back" and its fix changed nothing (a
+        # fresh-eyes check). The faults are counted; no advice.
+        own, series, fired, report = self.run_kind(keep=False, what="grow")
+        self.assertGreater(own, 200, own)
+        self.assertAlmostEqual(series["faults_per_iteration"], own, delta=0.1 * own + 16)
+        self.assertEqual(fired, [], fired)
+
+    def test_a_block_past_glibcs_mmap_ceiling(self):
+        # 64 MiB made each forward: glibc maps it afresh whatever its settings (its threshold
+        # stops at 32 MiB); the advice says to reuse it, not to set MALLOC_* (which changed
+        # nothing, a fresh-eyes check).
+        own, series, fired, report = self.run_kind(keep=True, what="big")
+        self.assertGreater(own, 10000, own)
+        self.assertEqual(len(fired), 1, report["advice"])
+        self.assertIn("reuse the large tensor", fired[0]["try"])
+        self.assertEqual(fired[0]["evidence"]["largest_cpu_allocation_bytes"], 64 << 20)
 
     def test_memory_kept_no_faults_no_advice(self):
         own, series, fired, report = self.run_kind(keep=True)

@@ -27,6 +27,8 @@ if what == "shift":
     run(torch.inference_mode, [10] * 10 + [30] * 10)
 elif what == "alone":
     run(torch.inference_mode, [10] * 10 + [30] * 10)
+elif what == "alternate":
+    run(torch.inference_mode, [3, 12] * 15)
 else:
     run(torch.no_grad, [30] * 20)
     run(torch.inference_mode, [30 if i % 5 == 4 else 10 for i in range(20)])
@@ -69,6 +71,14 @@ class Stationarity(Case):
         self.assertEqual(len(inf), 1, rep["phases"])
         self.assertEqual(inf[0]["verdict"], "no verdict: inference/off shifted", inf[0])
         self.assertIsNone(inf[0].get("throughput_ratio_low"), inf[0])
+
+    def test_every_second_slow_is_no_level_shift(self):
+        # 3 and 12 ms in turn from start to end: each half's median is either level by an
+        # iteration's chance and its spread 0, and it read "shifted 12ms -> 3ms mid-run" (a
+        # fresh-eyes check, every 2nd forward slow). Two mixes of the same two levels: no shift.
+        s = self.summary("alternate")
+        self.assertNotIn("shifted", s["fastest"], s["fastest"])
+        self.assertRegex(s["fastest"], r"^inference/off, p50 ", s["fastest"])
 
     def test_iterations_at_the_other_phases_speed_give_a_caution(self):
         rep = self.report("overlap")
