@@ -72,6 +72,7 @@ struct ip_store {
     uint64_t rows_at_begin, rows_lost; /* rows of transactions that could not be committed */
     int error_logged;
     int hurry; /* close without the checkpoint (ip_store_hurry) */
+    int lazy_batches; /* batches prepare their statements at their first write */
     struct ip_batch batches[STORE_MAX_BATCHES];
     int nbatches;
     sqlite3_stmt *stmts[STORE_MAX_STMTS];
@@ -429,10 +430,16 @@ static sqlite3_stmt *batch_stmt(struct ip_store *s, const char *table, int ncols
     return st;
 }
 
-/* A batch's statements are prepared where it first writes (a 64-row INSERT of 13 columns is 832
- * parameters to parse): a process that writes a few tables, as a forked worker does at its exit,
- * prepares only theirs, not the 50 statements of every collector's tables (most of what a
- * child's exit waited for: issue 49). */
+/* A forked child's batches prepare their statements where they first write (a 64-row INSERT of
+ * 13 columns is 832 parameters to parse): a worker that writes a few tables prepares only
+ * theirs at its exit, not the 50 statements of every collector's tables (most of what a child's
+ * exit waited for: issue 49). The first process prepares them all as it opens, before the
+ * program's main, where they cost its run nothing. */
+void ip_store_lazy_batches(struct ip_store *s)
+{
+    if (s) s->lazy_batches = 1;
+}
+
 struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols)
 {
     if (s->nbatches >= STORE_MAX_BATCHES || ncols > 64 || strlen(table) >= 64) {
@@ -447,6 +454,12 @@ struct ip_batch *ip_batch_open(struct ip_store *s, const char *table, int ncols)
     }
     b->multi = b->single = NULL;
     snprintf(b->table, sizeof b->table, "%s", table);
+    if (!s->lazy_batches && (!(b->multi = batch_stmt(s, table, ncols, IP_BATCH_ROWS)) ||
+                             !(b->single = batch_stmt(s, table, ncols, 1)))) {
+        free(b->vals);
+        b->vals = NULL;
+        return NULL;
+    }
     b->s = s;
     b->ncols = ncols;
     b->n = 0;

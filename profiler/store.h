@@ -20,6 +20,8 @@ struct ip_store *ip_store_open(const char *path, uint64_t t0);
 void ip_store_close(struct ip_store *s);
 /* The close that follows skips the checkpoint (the finish is out of time): the -wal stays. */
 void ip_store_hurry(struct ip_store *s);
+/* Batches opened from now on prepare their statements at their first write (a forked child's). */
+void ip_store_lazy_batches(struct ip_store *s);
 struct sqlite3 *ip_store_db(struct ip_store *s);
 
 /* Relative time of a clock reading. */

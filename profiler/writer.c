@@ -187,6 +187,7 @@ static int writer_open(void)
         return 0;
     }
     ip_info("writing %s", writer_path);
+    if (writer_lazy) ip_store_lazy_batches(writer_store);
     ip_store_begin(writer_store);
     ip_runinfo_write_start(writer_store, writer_path, writer_role);
     ip_phase_prepare(writer_store);
