@@ -45,6 +45,9 @@ void advice_ev_text(struct advice *a, const char *key, const char *s);
 const char *advice_ns_text(char *buf, size_t n, double ns);
 const char *advice_bytes_text(char *buf, size_t n, double b);
 double advice_pct(int64_t part, int64_t whole);
+/* A series as findings name it: its phase's short label, then its name ("no_grad/off MLP"). */
+const char *advice_series_name(const struct run_phases *p, const struct series_info *s, char *buf,
+                               size_t n);
 const char *advice_plural(int64_t n, const char *one, const char *many);
 int advice_has(const char *s, const char *word);
 int advice_append(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

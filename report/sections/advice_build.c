@@ -70,6 +70,15 @@ const char *advice_bytes_text(char *buf, size_t n, double b)
     return buf;
 }
 
+const char *advice_series_name(const struct run_phases *p, const struct series_info *s, char *buf,
+                               size_t n)
+{
+    char label[32];
+    phase_short_label(&p->v[s->phase], label, sizeof label);
+    snprintf(buf, n, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+    return buf;
+}
+
 double advice_pct(int64_t part, int64_t whole)
 {
     return whole > 0 ? 100.0 * (double)part / (double)whole : 0;

@@ -60,9 +60,8 @@ static void run_page_faults(const struct advice_ctx *c, const struct phase_info 
         int64_t big = largest_cpu(p, ph);
         struct advice *a = advice_add(l, "page_faults", ph);
         if (!a) return;
-        char label[32], name[400], sys[32], lat[32], cost[96] = "";
-        phase_short_label(ph, label, sizeof label);
-        snprintf(name, sizeof name, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+        char name[400], sys[32], lat[32], cost[96] = "";
+        advice_series_name(p, s, name, sizeof name);
         advice_ns_text(lat, sizeof lat, (double)s->lat_mean);
         if (s->sys_mean >= 0)
             snprintf(cost, sizeof cost, ", %s of system time (%.0f%% of its mean latency %s)",

@@ -53,9 +53,8 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         if (gpu && idle < INPUT_IDLE_PCT) continue;
         struct advice *a = advice_add(l, "input_bound", ph);
         if (!a) return;
-        char label[32], b1[32], b2[32], b3[32], name[400], data[96] = "";
-        phase_short_label(ph, label, sizeof label);
-        snprintf(name, sizeof name, "%s%s%s", label, s->name[0] ? " " : "", s->name);
+        char b1[32], b2[32], b3[32], name[400], data[96] = "";
+        advice_series_name(p, s, name, sizeof name);
         if (s->gap_data > 0)
             snprintf(data, sizeof data,
                      ", %s of it (%.0f%%) waiting for the DataLoader's next batch",

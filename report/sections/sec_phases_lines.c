@@ -176,6 +176,12 @@ static const char *why_no_inference(const struct run_phases *p)
                      : "no no_grad phase with iterations at the same autocast setting";
 }
 
+/* The inference_mode line's words for a verdict (iterations_verdict), after its ratio. */
+static const char *const verdict_words[] = {[VERDICT_SAME] = ", the same within 1%",
+                                            [VERDICT_FASTER] = ", faster",
+                                            [VERDICT_SLOWER] = ", slower",
+                                            [VERDICT_UNCLEAR] = ", no clear difference"};
+
 /* A phase that pools series has no p50 of its own, but the same model may have run in both modes
  * (the fresh-eyes check: an fp32 MLP and its int8 copy under no_grad, the fp32 MLP under
  * inference_mode, "not compared"): each series of `inf` against `ng`'s series of the same name
@@ -184,10 +190,6 @@ static const char *why_no_inference(const struct run_phases *p)
 static int series_words(const struct run_phases *p, const struct phase_info *inf,
                         const struct phase_info *ng, char *out, size_t n, size_t *o)
 {
-    static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
-                                        [VERDICT_FASTER] = ", faster",
-                                        [VERDICT_SLOWER] = ", slower",
-                                        [VERDICT_UNCLEAR] = ", no clear difference"};
     int matched = 0, ii = (int)(inf - p->v), ni = (int)(ng - p->v);
     for (int a = 0; a < p->series.n; a++) {
         const struct series_info *x = &p->series.v[a];
@@ -209,7 +211,7 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
             if (*o + 96 < n)
                 *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad%s",
                                        matched ? "; " : ": ", x->name[0] ? x->name : "(unnamed)", r,
-                                       band ? words[iterations_verdict(lo, hi)] : "");
+                                       band ? verdict_words[iterations_verdict(lo, hi)] : "");
             matched++;
             break;
         }
@@ -254,10 +256,6 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
             continue;
         }
         buf[o] = 0;
-        static const char *const words[] = {[VERDICT_SAME] = ", the same within 1%",
-                                            [VERDICT_FASTER] = ", faster",
-                                            [VERDICT_SLOWER] = ", slower",
-                                            [VERDICT_UNCLEAR] = ", no clear difference"};
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         const struct phase_info *sh = phases_shifted(inf, ng);
         int band = !sh && iterations_ratio_ci(inf->counted_lat, inf->ncounted, ng->counted_lat,
@@ -266,7 +264,7 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         so->hit |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
-                              band ? words[iterations_verdict(lo, hi)] : "",
+                              band ? verdict_words[iterations_verdict(lo, hi)] : "",
                               bad ? " (suspect)" : "");
         if (sh && o < sizeof buf) o += shift_words(sh, 0, buf + o, sizeof buf - o);
         if (o < sizeof buf)
