@@ -48,11 +48,14 @@ struct iter {
     int series;    /* its series (run_series index), -1 none */
     int64_t gap;   /* host time to its thread's next iteration of its series, -1 none */
     int captured;  /* its every operator call was recorded (sampled operators) */
+    int64_t calls; /* a captured one's operator calls (capture_calls, once read; -1 none) */
 };
 
 struct iters {
     struct iter *v;
     size_t n;
+    sqlite3 *db;      /* where capture_calls reads them, */
+    int calls_loaded; /* once, for the first series whose captures read slower */
 };
 
 static int cmp_tid_start(const void *a, const void *b)
@@ -148,6 +151,13 @@ static int gpu_from_ids(sqlite3 *db, struct iters *it)
     return any;
 }
 
+static void exec_or_fail(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        cli_fail("cannot list the iterations: %s", err ? err : "?");
+}
+
 /* An iteration inside another of its thread (a TorchScript call in an NVTX or record_function
  * iteration range) is part of it: the outermost is the iteration, as it owns the GPU work launched
  * inside (profiler/iteration.h). v sorted by tid, start. */
@@ -162,11 +172,114 @@ static void drop_nested(struct iters *it)
     it->n = w;
 }
 
+/* A mark wins over the Python module calls it holds: where the program marks its iterations (an
+ * NVTX range, a record_function scope named iteration*), a module call that overlaps a mark in
+ * time, on any thread (a server's request marked on one thread, its model run on another), is
+ * part of it, not an iteration of its own; and so are a model's few calls outside them in a phase
+ * (under MARK_OUTSIDE_MIN: a warm-up before a marked loop). A model's loop of its own outside the
+ * marks stays iterations: one record_function("iteration B") made every unmarked call of the
+ * run's other models no iteration, a whole inference_mode phase of 150 "no iteration was seen"
+ * under "Lost nothing" (a fresh-eyes check; until 2026-11-29, session 17, every module call of a
+ * marked run was dropped). The rowids of the module calls set aside, sorted, into *out (NULL and
+ * 0 none); computed once per report into temp.modules_in_marks, which iterations_counted's SQL
+ * reads. */
+#define MARK_OUTSIDE_MIN 10
+struct mark_row {
+    int64_t id, start, end, phase, label;
+    int source;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct mark_row *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static int by_phase_label(const void *a, const void *b)
+{
+    const struct mark_row *x = a, *y = b;
+    if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
+    if (x->label != y->label) return (x->label > y->label) - (x->label < y->label);
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static void modules_in_marks_make(sqlite3 *db)
+{
+    exec_or_fail(db, "CREATE TEMP TABLE modules_in_marks (id INTEGER PRIMARY KEY)");
+    if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) return;
+    int v4 = db_has_column(db, "iterations", "label_id");
+    size_t cap = (size_t)db_int(
+               db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3, 5)", 0),
+           n = 0, nmarks = 0;
+    struct mark_row *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(db, v4 ? "SELECT rowid, start, dur, phase, label_id, source FROM"
+                                           " main.iterations WHERE source IN (2, 3, 5)"
+                                         : "SELECT rowid, start, dur, phase, 0, source FROM"
+                                           " main.iterations WHERE source IN (2, 3, 5)");
+    while (n < cap && db_step(st)) {
+        struct mark_row *x = &v[n++];
+        x->id = sqlite3_column_int64(st, 0), x->start = sqlite3_column_int64(st, 1);
+        x->end = x->start + sqlite3_column_int64(st, 2), x->phase = sqlite3_column_int64(st, 3);
+        x->label = sqlite3_column_int64(st, 4), x->source = sqlite3_column_int(st, 5);
+        nmarks += x->source != 5;
+    }
+    sqlite3_finalize(st);
+    /* The marks by start, each with the latest end up to it: a call overlaps one when the last
+     * mark to start before its end ends after its start, or any before it does. */
+    struct mark_row *mk = malloc((nmarks ? nmarks : 1) * sizeof *mk);
+    int64_t *reach = malloc((nmarks ? nmarks : 1) * sizeof *reach);
+    if (!mk || !reach) cli_fail("out of memory");
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (v[k].source != 5) mk[m++] = v[k];
+    qsort(mk, m, sizeof *mk, by_start);
+    for (size_t k = 0; k < m; k++)
+        reach[k] = k && reach[k - 1] > mk[k].end ? reach[k - 1] : mk[k].end;
+    /* The module calls, each flagged inside (source -1) or not. */
+    size_t nc = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (v[k].source != 5) continue;
+        size_t lo = 0, hi = m; /* marks starting before the call's end: [0, lo) */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (mk[mid].start < v[k].end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        v[nc] = v[k];
+        v[nc++].source = lo && reach[lo - 1] > v[k].start ? -1 : 5;
+    }
+    free(mk), free(reach);
+    /* Those outside, per phase and model: fewer than MARK_OUTSIDE_MIN join the inside ones. */
+    qsort(v, nc, sizeof *v, by_phase_label);
+    for (size_t a = 0, b; a < nc; a = b) {
+        size_t outside = 0;
+        for (b = a; b < nc && v[b].phase == v[a].phase && v[b].label == v[a].label; b++)
+            outside += v[b].source == 5;
+        for (size_t k = a; outside < MARK_OUTSIDE_MIN && k < b; k++) v[k].source = -1;
+    }
+    exec_or_fail(db, "BEGIN");
+    st = db_prepare(db, "INSERT INTO temp.modules_in_marks (id) VALUES (?)");
+    for (size_t k = 0; k < nc; k++) {
+        if (v[k].source != -1) continue;
+        sqlite3_bind_int64(st, 1, v[k].id);
+        db_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    exec_or_fail(db, "COMMIT");
+    free(v);
+}
+
 const char *iterations_counted(sqlite3 *db)
 {
     if (!db_has_table(db, "iterations")) return "1";
-    return db_int(db, "SELECT count(*) FROM iterations WHERE source IN (2, 3)", 0) > 0
-               ? "(source IS NOT 5)"
+    if (!db_int(db, "SELECT count(*) FROM temp.sqlite_master WHERE name = 'modules_in_marks'", 0))
+        modules_in_marks_make(db);
+    return db_int(db, "SELECT count(*) FROM temp.modules_in_marks", 0) > 0
+               ? "(source IS NOT 5 OR rowid NOT IN (SELECT id FROM temp.modules_in_marks))"
                : "1";
 }
 
@@ -191,6 +304,38 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     free(w);
 }
 
+/* Each captured iteration's operator calls (struct iter.calls), read once: one GROUP BY over the
+ * calls (the writer's sums, or the raw calls of an older database, 57 ms for the H200 fixture's
+ * 363 k), so only where a capture's cost is to be bounded (group_warmup). */
+static void capture_calls(struct iters *it)
+{
+    if (it->calls_loaded) return;
+    it->calls_loaded = 1;
+    for (size_t k = 0; k < it->n; k++) it->v[k].calls = -1;
+    if (!it->db || !db_has_table(it->db, "torch_operator_windows")) return;
+    if (!db_has_table(it->db, "torch_operator_sums") && !db_has_table(it->db, "torch_operators"))
+        return;
+    size_t n = 0, m = 0;
+    for (size_t k = 0; k < it->n; k++) n += it->v[k].captured;
+    if (!n) return;
+    int64_t(*c)[2] = malloc(n * sizeof *c);
+    if (!c) cli_fail("out of memory");
+    sqlite3_stmt *st = db_prepare(it->db, pool_printf("SELECT iter, sum(calls) FROM %s WHERE iter"
+                                                      " > 0 GROUP BY iter ORDER BY iter",
+                                                      db_operator_calls(it->db)));
+    while (db_step(st)) {
+        if (m == n && !(c = realloc(c, (n *= 2) * sizeof *c))) cli_fail("out of memory");
+        c[m][0] = sqlite3_column_int64(st, 0), c[m++][1] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    for (size_t k = 0; k < it->n; k++) {
+        if (!it->v[k].captured) continue;
+        int64_t(*hit)[2] = bsearch(&it->v[k].id, c, m, sizeof *c, rstats_cmp_i64);
+        it->v[k].calls = hit ? (*hit)[1] : -1;
+    }
+    free(c);
+}
+
 static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it, int *gpu_known)
 {
     int v2 = db_has_column(db, "iterations", "gpu_end");
@@ -198,9 +343,20 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
     size_t cap = (size_t)db_int(db, "SELECT count(*) FROM iterations", 0);
     it->v = calloc(cap ? cap : 1, sizeof *it->v);
     if (!it->v) cli_fail("out of memory");
-    /* A mark wins: where the program marks its iterations (an NVTX range, a record_function
-     * scope), the Python module calls are not iterations of their own. */
+    /* A mark wins over the module calls it holds (iterations_counted). */
     int marked = strcmp(iterations_counted(db), "1") != 0;
+    int64_t *inside = NULL;
+    size_t ninside = 0;
+    if (marked) {
+        ninside = (size_t)db_int(db, "SELECT count(*) FROM temp.modules_in_marks", 0);
+        inside = malloc((ninside ? ninside : 1) * sizeof *inside);
+        if (!inside) cli_fail("out of memory");
+        sqlite3_stmt *mi = db_prepare(db, "SELECT id FROM temp.modules_in_marks ORDER BY id");
+        size_t q = 0;
+        while (q < ninside && db_step(mi)) inside[q++] = sqlite3_column_int64(mi, 0);
+        sqlite3_finalize(mi);
+        ninside = q;
+    }
     sqlite3_stmt *st = db_prepare(db, v4   ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
                                              " gpu_items, label_id, source FROM iterations"
                                       : v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
@@ -223,7 +379,8 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
         x->label = sqlite3_column_int64(st, 8);
         x->source = sqlite3_column_int(st, 9);
         x->series = -1;
-        if (marked && x->source == 5) {
+        if (marked && x->source == 5 &&
+            bsearch(&x->id, inside, ninside, sizeof *inside, rstats_cmp_i64)) {
             it->n--;
             continue;
         }
@@ -234,6 +391,7 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
         have_end |= x->gpu_end != 0;
     }
     sqlite3_finalize(st);
+    free(inside);
     qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
     drop_nested(it);
     mark_captured(db, it);
@@ -429,12 +587,18 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
 {
     se->gap_gpu_busy = -1;
     se->gapv = malloc((n ? n : 1) * sizeof *se->gapv);
-    int64_t *g = malloc((n ? n : 1) * sizeof *g);
+    int64_t *g = malloc((n ? n : 1) * sizeof *g), *tids = NULL;
     if (!se->gapv || !g) cli_fail("out of memory");
     for (size_t k = 0; k < n; k++) {
         if (warm[k] == 1 || mine[k]->gap < 0) continue; /* a captured one's gap is as any */
         int64_t end = mine[k]->start + mine[k]->host;
         if (!one_window(w, end, end + mine[k]->gap)) continue;
+        int t = 0; /* its thread among those seen (a pool's few) */
+        while (t < se->gap_threads && tids[t] != mine[k]->tid) t++;
+        if (t == se->gap_threads) {
+            if (!(tids = realloc(tids, (size_t)(t + 1) * sizeof *tids))) cli_fail("out of memory");
+            tids[se->gap_threads++] = mine[k]->tid;
+        }
         se->gapv[se->gaps] = (struct interval){end, end + mine[k]->gap};
         g[se->gaps++] = mine[k]->gap;
         se->gap_total += mine[k]->gap;
@@ -442,20 +606,26 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
     }
     if (se->gaps) se->gap_p50 = rstats_p50(g, (size_t)se->gaps);
     free(g);
+    free(tids);
 }
+
+/* A captured operator call's cost at most: 269 ns measured (CPU, docs/performance.md), about
+ * 4 us on the H200. */
+#define CAPTURE_CALL_NS_MAX 10000.0
 
 /* A series' warm-up and its captured iterations (gw: 1 warm-up, 2 captured in the steady state:
  * set apart from the latency figures, counted as neither), members m[0..n) in time order with
  * latencies lat. The capture made its iterations slower by a factor the series shows (the
- * median of each captured latency over the uncaptured ones around it); warm-up is judged on the
- * latencies with the captured ones divided by it (the second iteration of a phase is always
- * captured: undivided, a steady one would read as warm-up, and a warm one would be lost among the
- * others). Fewer than 4 others or 2 captured (INFPROF_OPERATORS_EVERY=1, a short series): the
- * captured ones count as any. Else they are always apart, slower or not (one meaning of
- * "captured" in every output: a run once showed 26 captured iterations in the latencies and 11
- * apart, the ones found slower); the factor is at least 1. Returns the warm-up count. */
-static size_t group_warmup(int fixed, struct iter **m, const int64_t *lat, size_t n, char *gw,
-                           double *fout)
+ * median of each captured latency over each uncaptured one around it, at most what its calls
+ * could cost); warm-up is judged on the latencies with the captured ones divided by it (the
+ * second iteration of a phase is always captured: undivided, a steady one would read as warm-up,
+ * and a warm one would be lost among the others). Fewer than 4 others or 2 captured
+ * (INFPROF_OPERATORS_EVERY=1, a short series): the captured ones count as any. Else they are always
+ * apart, slower or not (one meaning of "captured" in every output: a run once showed 26 captured
+ * iterations in the latencies and 11 apart, the ones found slower); the factor is at least 1.
+ * Returns the warm-up count. */
+static size_t group_warmup(struct iters *it, int fixed, struct iter **m, const int64_t *lat,
+                           size_t n, char *gw, double *fout)
 {
     memset(gw, 0, n);
     *fout = 1;
@@ -467,26 +637,44 @@ static size_t group_warmup(int fixed, struct iter **m, const int64_t *lat, size_
         memset(gw, 1, w);
         return w;
     }
-    /* Each captured iteration against the uncaptured ones around it (two each side at most):
-     * a stretch the machine was busy slows them all alike, so captures that fell into one by
-     * chance are not taken for the capture's cost (the global medians once read 17 captures
-     * in noise bursts as 1.17x slower). The factor: the median of those ratios (x1e6). */
-    int64_t *a = malloc(n * sizeof *a);
+    /* Each captured iteration against each of the uncaptured ones around it (two each side at
+     * most): a stretch the machine was busy slows them all alike, so captures that fell into one
+     * by chance are not taken for the capture's cost (the global medians once read 17 captures
+     * in noise bursts as 1.17x slower). The factor: the median of those ratios (x1e6), one per
+     * pair: against the median of the four, every 2nd forward slow (3 and 12 ms in turn) read
+     * each captured one against 7.5 ms, and five of seven captures falling on 12 ms ones made
+     * "ran up to 60% slower" of a capture that cost nothing (a fresh-eyes check). */
+    int64_t *a = malloc(4 * n * sizeof *a);
     if (!a) cli_fail("out of memory");
     size_t na = 0;
     for (size_t k = 0; k < n; k++) {
         if (!m[k]->captured) continue;
-        int64_t near[4];
-        size_t nn = 0;
         for (size_t j = k, got = 0; j-- > 0 && got < 2;)
-            if (!m[j]->captured) near[nn++] = lat[j], got++;
+            if (!m[j]->captured && lat[j] > 0)
+                a[na++] = (int64_t)(1e6 * (double)lat[k] / (double)lat[j]), got++;
         for (size_t j = k + 1, got = 0; j < n && got < 2; j++)
-            if (!m[j]->captured) near[nn++] = lat[j], got++;
-        int64_t ref = nn ? rstats_median(near, nn) : 0;
-        if (ref > 0) a[na++] = (int64_t)(1e6 * (double)lat[k] / (double)ref);
+            if (!m[j]->captured && lat[j] > 0)
+                a[na++] = (int64_t)(1e6 * (double)lat[k] / (double)lat[j]), got++;
     }
     double ratio = na ? (double)rstats_median(a, na) / 1e6 : 1;
     double f = ratio > 1 ? ratio : 1;
+    /* At most what recording its calls could cost: CAPTURE_CALL_NS_MAX each, the captured ones'
+     * median calls over the others' median latency. Captures that fell on the slow ones of a
+     * series slow every 2nd iteration, between fast ones, read 4x (one call in 3 ms; in 1 run of
+     * 14, by base code and this alike, and then every captured one counted at a quarter). */
+    if (f > 1) {
+        capture_calls(it);
+        na = 0;
+        for (size_t k = 0; k < n; k++)
+            if (m[k]->captured) a[na++] = m[k]->calls;
+        int64_t calls = rstats_median(a, na);
+        na = 0;
+        for (size_t k = 0; k < n; k++)
+            if (!m[k]->captured) a[na++] = lat[k];
+        int64_t typical = rstats_median(a, na);
+        double most = 1 + (double)calls * CAPTURE_CALL_NS_MAX / (double)typical;
+        if (calls >= 0 && typical > 0 && f > most) f = most; /* calls < 0: none read */
+    }
     *fout = f;
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
     size_t w = iterations_warmup(fixed, a, n);
@@ -534,9 +722,9 @@ static void batch_keys(struct iter **mine, size_t n, int64_t *key)
     }
 }
 
-static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter **mine,
-                         const int64_t *lat, const int64_t *host, char *warm, size_t n,
-                         const struct spans *win)
+static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, int pi,
+                         struct iter **mine, const int64_t *lat, const int64_t *host, char *warm,
+                         size_t n, const struct spans *win)
 {
     int64_t labels[REPORT_MAX_SERIES], batches[REPORT_MAX_SERIES];
     int settings[REPORT_MAX_SERIES], nl = 0;
@@ -574,7 +762,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, int pi, struct iter 
             }
         double capture_f = 1;
         size_t w =
-            group_warmup(p->opts.warmup_given ? p->opts.warmup : -1, gm, gl, m, gw, &capture_f);
+            group_warmup(it, p->opts.warmup_given ? p->opts.warmup : -1, gm, gl, m, gw, &capture_f);
         for (size_t k = 0; k < m; k++) warm[at[k]] = gw[k];
         if (p->series.n >= REPORT_MAX_SERIES) {
             p->series.left_out += (int64_t)m;
@@ -855,7 +1043,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
 {
     int64_t total =
         db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
-    struct iters it = {0};
+    struct iters it = {.db = db};
     int gpu_known = 0;
     struct spans win = {0};
     win.n = run_window_spans(db, &win.v);
@@ -897,7 +1085,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
         }
         /* Warm-up is judged within each series (series.c's rule: a phase and a mark name). */
         int first_series = p->series.n;
-        phase_series(db, p, i, mine, lat, host, warm, n, &win);
+        phase_series(db, p, &it, i, mine, lat, host, warm, n, &win);
         ph->nseries = p->series.n - first_series;
         int64_t *all = malloc(n * sizeof *all);
         if (!all) cli_fail("out of memory");
@@ -1083,13 +1271,6 @@ const char *iterations_source_name(const struct run_phases *p, const struct run_
                                           : "detected from the allocations";
     }
     return iterations_source_text(x->source);
-}
-
-static void exec_or_fail(sqlite3 *db, const char *sql)
-{
-    char *err = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-        cli_fail("cannot list the iterations for the trace: %s", err ? err : "?");
 }
 
 void iterations_shadow(sqlite3 *db, const struct run_phases *p)

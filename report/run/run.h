@@ -134,6 +134,7 @@ struct series_info {
      * sum, the host time of those iterations (share = gap_total / (gap_total + gap_host)), each
      * gap, and the GPU time busy inside them (-1 unknown: no kernels recorded). */
     int64_t gaps, gap_p50, gap_total, gap_host, gap_gpu_busy;
+    int gap_threads; /* the threads those gaps are on: several wait side by side (a pool's) */
     struct interval *gapv;
     /* Of gap_total, the time the program waited for a DataLoader's next batch (input_waits;
      * -1 unknown: no wait in the run, no DataLoader, or a database before schema 5). */

@@ -23,6 +23,7 @@
  * it by more than TAIL_SIGMAS robust deviations and TAIL_SHARE of that median. */
 #define TAIL_SIGMAS 4
 #define TAIL_SHARE  0.25
+#define TAIL_SPLIT  1.25 /* a window's fast ones: under its median by this factor */
 
 struct win {
     int64_t s, host_end, end, tid; /* host window [s, host_end], GPU to end */
@@ -242,6 +243,28 @@ static void pattern_of(struct series_tail *t, int64_t span)
     snprintf(t->pattern, sizeof t->pattern, t->nslow == 1 ? "once" : "at no regular interval");
 }
 
+/* The level around c[i]: the median of the 11 steady iterations around it, or, where slow ones
+ * alternate with fast ones (every 2nd forward at 4x: each window's median is either level by an
+ * iteration's chance, so no slow one stood out and the section said "(none)" under a p95 of 4x
+ * the p50; a fresh-eyes check), the median of the fast ones among them: those under the window's
+ * median / 1.25, at least 3, the window changing between fast and not 4 times or more (a level
+ * shift changes once, a burst of slow ones twice: they stay what they were). */
+static int64_t local_level(const struct cand *c, size_t n, size_t i, int64_t *win, size_t *split)
+{
+    size_t a = i >= 5 ? i - 5 : 0, b = i + 6 < n ? i + 6 : n, m = 0;
+    for (size_t q = a; q < b; q++) win[m++] = c[q].lat;
+    int64_t med = rstats_median(win, m);
+    size_t nfast = 0, changes = 0;
+    for (size_t q = a; q < b; q++) {
+        int fast = (double)c[q].lat * TAIL_SPLIT < (double)med;
+        if (fast) win[nfast++] = c[q].lat;
+        if (q > a) changes += fast != ((double)c[q - 1].lat * TAIL_SPLIT < (double)med);
+    }
+    if (nfast < 3 || changes < 4) return med;
+    ++*split;
+    return rstats_median(win, nfast);
+}
+
 /* Which series have a tail; their slow and typical iterations become windows. */
 static void classify(const struct run_phases *p, struct run_tails *r, struct wins *w)
 {
@@ -272,16 +295,24 @@ static void classify(const struct run_phases *p, struct run_tails *r, struct win
         double *local = malloc((n ? n : 1) * sizeof *local);
         int64_t *win = malloc(11 * sizeof *win);
         if (!local || !win) cli_fail("out of memory");
-        for (size_t i = 0; i < n; i++) {
-            size_t a = i >= 5 ? i - 5 : 0, b = i + 6 < n ? i + 6 : n, m = 0;
-            for (size_t q = a; q < b; q++) win[m++] = c[q].lat;
-            local[i] = (double)rstats_median(win, m);
-        }
+        size_t split = 0;
+        for (size_t i = 0; i < n; i++) local[i] = (double)local_level(c, n, i, win, &split);
         free(win);
         /* The series' own p50 and p99 (the Series table's, one computation). */
         int64_t p50 = se->lat_p50, p99 = se->lat_p99;
         for (size_t i = 0; i < n; i++) dev[i] = llabs(c[i].lat - (int64_t)local[i]);
         double sigma = RSTATS_SIGMA_PER_MAD * (double)rstats_median(dev, n);
+        /* Where slow ones alternate with fast ones (a quarter of the levels or more taken from
+         * the fast ones), nearly half are slow, and the deviations' median is their own distance:
+         * the spread is that of those under 1.25x their level alone, the noise a slow one stands
+         * out of (at least a quarter of the iterations). Elsewhere it is not asked: the few 1.3x
+         * ones after each of a series' autotuning calls are its noise, not its tail. */
+        size_t nlow = 0;
+        for (size_t i = 0; 4 * split >= n && i < n; i++)
+            if ((double)c[i].lat < local[i] * (1 + TAIL_SHARE))
+                dev[nlow++] = llabs(c[i].lat - (int64_t)local[i]);
+        if (4 * nlow >= n && nlow)
+            sigma = fmin(sigma, RSTATS_SIGMA_PER_MAD * (double)rstats_median(dev, nlow));
         int64_t nslow = 0;
         for (size_t i = 0; i < n; i++) {
             int slow = rstats_above((double)c[i].lat, local[i], sigma, TAIL_SIGMAS, TAIL_SHARE);

@@ -224,9 +224,10 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
                   " steady iterations on)";
     else
         v->note = "Extra: per slow iteration, over the median of the 11 steady iterations around"
-                  " it; Share: of that extra time (a cause is named when it explains 10% or"
-                  " more; causes compare the slow iterations with the typical ones, nearest"
-                  " their neighbours' median); #N: the iteration's index in its series, warm-up"
+                  " it (of the fast ones among them, where slow ones alternate with fast); Share:"
+                  " of that extra time (a cause is named when it explains 10% or more; causes"
+                  " compare the slow iterations with the typical ones, nearest their neighbours'"
+                  " median); #N: the iteration's index in its series, warm-up"
                   " counted from 0; Slow: of the Series table's Iters and Captured (a captured"
                   " iteration at its latency divided by the capture's cost)";
     return v;

@@ -177,7 +177,12 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
         total += (double)s->lat_mean * ((double)s->nsteady + f * (double)s->captured_apart);
         captured += s->captured_apart, worst = f > worst ? f : worst;
     }
-    if (captured && total > 0)
+    if (captured && total > 0 && worst < 1.005)
+        o += (size_t)snprintf(out + o, n - o,
+                              "the %lld iterations whose operators were captured ran no slower"
+                              " than the others around them (set apart from the latencies)",
+                              (long long)captured);
+    else if (captured && total > 0)
         o += (size_t)snprintf(out + o, n - o,
                               "the %lld iterations whose operators were captured ran up to %.0f%%"
                               " slower (set apart from the latencies): %.1f%% of the steady and"

@@ -306,6 +306,60 @@ class PythonProgram(TorchCase):
                          r"(; |$)){2}")
         self.assertIn("pools 2 series, so it has no p50 of its own", summary["fastest"])
 
+    def test_a_mark_leaves_the_other_models_loops_counted(self):
+        # One record_function("iteration B") made every unmarked module call of the run no
+        # iteration: model A's 200 no_grad forwards gone, and its 150 in inference_mode "no
+        # iteration was seen in inference_mode" under "Lost nothing" (a fresh-eyes check). A mark
+        # wins over the module calls it holds, and over a model's few calls outside the marks (B's
+        # 3 warm-up forwards before its marked loop); a loop of its own stays iterations.
+        report = self.run_script(
+            "markmix", "import torch, torch.nn as nn\n"
+                       "torch.set_num_threads(1)\n"
+                       "class A(nn.Module):\n"
+                       "    def __init__(s): super().__init__(); s.l = nn.Linear(64, 64)\n"
+                       "    def forward(s, x): return s.l(x).relu()\n"
+                       "class B(A): pass\n"
+                       "a, b, x = A().eval(), B().eval(), torch.randn(8, 64)\n"
+                       "with torch.no_grad():\n"
+                       "    for i in range(200): a(x)\n"
+                       "    for i in range(3): b(x)\n"
+                       "    for i in range(100):\n"
+                       "        with torch.autograd.profiler.record_function('iteration B'):\n"
+                       "            b(x)\n"
+                       "with torch.inference_mode():\n"
+                       "    for i in range(150): a(x)\n"
+                       "print('done')\n")
+        count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
+        self.assertEqual(count, {("no_grad | autocast off", "A"): 200,
+                                 ("no_grad | autocast off", "B"): 100,
+                                 ("inference_mode | autocast off", "A"): 150}, report["series"])
+        for s in report["series"]:
+            self.assertEqual(s["iterations"], s["steady_iterations"] + s["warmup_iterations"] +
+                             s["captured_iterations"], s)
+        self.assertNotIn("no iteration was seen", report["summary"]["inference_vs_no_grad"])
+        self.assertRegex(report["summary"]["inference_vs_no_grad"], r"per series: A [0-9.]+x")
+
+    def test_time_between_on_several_threads_says_it_is_summed(self):
+        # Two worker threads each calling the model and waiting 20 ms between calls: the time
+        # between iterations is each thread's, summed, and so passes the run's wall time (a thread
+        # pool server read 18.8 s in a 12.2 s run, unexplained: a fresh-eyes check).
+        report = self.run_script(
+            "pool", "import threading, time, torch, torch.nn as nn\n"
+                    "torch.set_num_threads(1)\n"
+                    "m = nn.Linear(64, 64).eval()\n"
+                    "def work():\n"
+                    "    with torch.no_grad():\n"
+                    "        for i in range(25):\n"
+                    "            m(torch.randn(4, 64)); time.sleep(0.02)\n"
+                    "ts = [threading.Thread(target=work) for _ in range(2)]\n"
+                    "[t.start() for t in ts]; [t.join() for t in ts]\n"
+                    "print('done')\n")
+        row, = [b for b in report["between"] if b["series"] == "Linear"]
+        self.assertEqual(row["between_threads"], 2, row)
+        self.assertGreater(row["between_total_ns"], 0.02e9 * 2 * 20, row)
+        text = self.cli("report", os.path.join(self.dir, "pool.db")).out.decode()
+        self.assertIn("Total: every thread's gaps summed (Linear: 2 threads", " ".join(text.split()))
+
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
         # iteration of its phase, the model's class its series, its input's batch the batch.
