@@ -256,9 +256,9 @@ struct table *compare_summary(struct table **t, int k)
                                    lt ? lt : ""));
     else
         table_set_text(s, 4,
-                       "one a side: each band is of one run's iterations; how much a second run"
-                       " of the program would differ is not known (infprof run --repeat 3 a side,"
-                       " then infprof compare BASE... -- NEW...)");
+                       "one a side: each band is of one run's iterations and how far its level"
+                       " wanders; how much a second run of the program would differ is not known"
+                       " (infprof run --repeat 3 a side, then infprof compare BASE... -- NEW...)");
     table_set_text(s, 0,
                    changes[0] ? changes
                    : compared && list_text(&none)

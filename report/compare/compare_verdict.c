@@ -72,6 +72,12 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
         *why = "no verdict: too few iterations";
         return 0;
     }
+    /* And as wide as each run's own wandering level allows (compare_drift.c). */
+    double dlo, dhi;
+    if (compare_drift_band(base, nb, new, nn, &dlo, &dhi)) {
+        if (dlo < *lo) *lo = dlo;
+        if (dhi > *hi) *hi = dhi;
+    }
     return 1;
 }
 

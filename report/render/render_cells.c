@@ -5,6 +5,7 @@
 #include "render_impl.h"
 #include "../base/names.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,13 @@ void render_shorten(char *s, int w)
     render_shorten_share(s, w, 50);
 }
 
+/* s starts an escape of fmt_escape's: a backslash, x and two hex digits. */
+static int escape_at(const char *s)
+{
+    return s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char)s[2]) &&
+           isxdigit((unsigned char)s[3]);
+}
+
 void render_shorten_share(char *s, int w, int head_pct)
 {
     if (w < 8 || render_disp_width(s) <= w) return;
@@ -151,6 +159,18 @@ void render_shorten_share(char *s, int w, int head_pct)
     for (int b = from; head_pct == 50 && b < len && b - from <= tail_w / 3; b++)
         if (word_edge(s[b]) && b + 1 < len && !word_edge(s[b + 1])) {
             from = b + 1 > from ? b : from; /* keep the separator: "..._convolution" */
+            break;
+        }
+    /* Never inside an escape ("\x0a" for a control character): "New\x0...\x09Tab" read as a
+     * name that never was (a fresh-eyes check). The head ends before it, the tail after it. */
+    for (int j = head - 3 > 0 ? head - 3 : 0; j < head; j++)
+        if (escape_at(s + j)) {
+            head = j;
+            break;
+        }
+    for (int j = from - 3 > head ? from - 3 : head; j < from; j++)
+        if (escape_at(s + j)) {
+            from = j + 4;
             break;
         }
     memmove(s + head + 3, s + from, (size_t)(len - from) + 1);

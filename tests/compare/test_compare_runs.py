@@ -158,6 +158,30 @@ class SeveralRuns(Runs):
         text = self.text_lines("compare", a, b)
         self.assertIn("one run a side", text)
 
+    def test_one_run_a_side_whose_level_wanders_reads_no_change(self):
+        # A server's latency wanders with its load for seconds at a time, so one run's iterations
+        # say less than their number: two runs of an unchanged thread-pool server read "faster,
+        # 0.83x (95%: 0.78-0.90x)" and "slower, 1.20x (1.11-1.27x)" (a fresh-eyes check). Here
+        # both runs are at 100 and 67 us by eighths, five eighths at one level in the base run and
+        # at the other in the new one: their medians differ by half, and nothing changed.
+        wander = dict(FIXTURE_P50_US=100, FIXTURE_ONE_SERIES=1, FIXTURE_ITERS=80)
+        a = build(self.root, "wander-a", "latency", FIXTURE_LEVELS="100,67,100,67,100,100,67,100",
+                  **wander)
+        b = build(self.root, "wander-b", "latency", FIXTURE_LEVELS="67,100,67,100,67,67,100,67",
+                  **wander)
+        _, row = self.series_a([a], [b])
+        self.assertEqual(row["band_from"], "iterations", row)
+        self.assertNotIn(row["verdict"], ("faster", "slower"), row)
+        self.assertLess(row["speedup_lo"], 1, row)
+        self.assertGreater(row["speedup_hi"], 1.3, row)
+        # A steady run at each level: the same half is a change (the stretches agree).
+        c = build(self.root, "steady-a", "latency", FIXTURE_LEVELS="100,100,100,100,100,100,100,100",
+                  **wander)
+        d = build(self.root, "steady-b", "latency", FIXTURE_LEVELS="67,67,67,67,67,67,67,67", **wander)
+        _, row = self.series_a([c], [d])
+        self.assertEqual(row["verdict"], "faster", row)
+        self.assertGreater(row["speedup_lo"], 1.4, row)
+
     def test_every_run_is_checked_not_only_the_first(self):
         # A copy of a run counted twice narrows the band: refused wherever it stands; the runs
         # past the first are held to the warnings the first ones are.

@@ -22,7 +22,9 @@
  *          first "iteration a tf32=on" (a setting that renamed it); FIXTURE_SHIFT=1 doubles
  *          series a's latency from its 21st iteration (a machine that slowed mid-run);
  *          FIXTURE_GAP_US (10 by default) is the time after each iteration, within 2% by the
- *          same pattern (a loop waiting for its data).
+ *          same pattern (a loop waiting for its data); FIXTURE_ITERS (40) iterations a series;
+ *          FIXTURE_LEVELS, eight percents, series a's level in each eighth of its iterations (a
+ *          server whose load wanders).
  *   pin    a DataLoader's pin-memory thread beside an inference loop (the H200 fixture's): the
  *          main thread in grad/off takes cuda:0 to 6 MiB and back to 2, then in inference/bf16
  *          to 9 MiB; meanwhile a second thread, in grad/off (the default: it never sets a
@@ -270,9 +272,17 @@ static int scenario_latency(void)
     static const int pct[] = {-2, -1, 0, 1, 2, 0, -1, 1, 0, 0};
     uint64_t t = ip_clock_now();
     int series = getenv("FIXTURE_ONE_SERIES") ? 1 : 2; /* "a" alone: the phase's one series */
+    const char *ni = getenv("FIXTURE_ITERS"), *lv = getenv("FIXTURE_LEVELS");
+    int iters = ni ? atoi(ni) : 40, level[8];
+    for (int b = 0; b < 8; b++) {
+        level[b] = lv && *lv ? atoi(lv) : 100;
+        while (lv && *lv && *lv != ',') lv++;
+        if (lv && *lv == ',') lv++;
+    }
     for (int k = 0; k < series; k++) {
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < iters; i++) {
             uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
+            if (k == 0) dur = dur * (uint64_t)level[i * 8 / iters] / 100;
             if (k == 0 && i >= 20 && getenv("FIXTURE_SHIFT")) dur *= 2; /* a, halfway: slower */
             uint64_t id = __atomic_fetch_add(&next_range, 1, __ATOMIC_RELAXED);
             const char *a = getenv("FIXTURE_RENAME") ? "iteration a tf32=on" : "iteration a";

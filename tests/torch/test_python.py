@@ -135,6 +135,21 @@ class PythonProgram(TorchCase):
             self.assertNotIn("\\x", name)  # no half character shown escaped
             self.assertRegex(name, r"\.\.\.~[0-9a-f]{6}$")
 
+    def test_a_shortened_name_keeps_its_escapes_whole(self):
+        # A class named with a newline and a tab, shown escaped (\x0a, \x09) and shortened in the
+        # middle to fit its column: cut inside an escape, it read "New\x0...\x09Tab", a name
+        # that never was (a fresh-eyes check). Every escape the text shows is whole.
+        self.run_script("escapes", "import torch\n"
+                        "x = torch.ones(4, 16)\n"
+                        "m = type('New\\nLine\\tTab', (torch.nn.Linear,), {})(16, 16).eval()\n"
+                        "with torch.inference_mode():\n"
+                        "    for i in range(12):\n"
+                        "        m(x)\n")
+        text = self.cli("report", os.path.join(self.dir, "escapes.db")).out.decode()
+        self.assertIn("...", "".join(l for l in text.splitlines() if "Tab" in l), text)
+        for m in re.finditer(r"\\x(.{0,2})", text):
+            self.assertRegex(m.group(1), r"^[0-9a-f]{2}$", text[m.start() - 20:m.end() + 20])
+
     def test_train_mode_on_a_cpu_is_flagged(self):
         # 30 forwards of model.train() under no_grad on a CPU (dropout and batch-norm in training
         # mode), then 30 after model.eval(): no GPU kernel says so, the module hooks do (the
