@@ -151,13 +151,6 @@ static int gpu_from_ids(sqlite3 *db, struct iters *it)
     return any;
 }
 
-static void exec_or_fail(sqlite3 *db, const char *sql)
-{
-    char *err = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-        cli_fail("cannot list the iterations: %s", err ? err : "?");
-}
-
 /* An iteration inside another of its thread (a TorchScript call in an NVTX or record_function
  * iteration range) is part of it: the outermost is the iteration, as it owns the GPU work launched
  * inside (profiler/iteration.h). v sorted by tid, start. */
@@ -170,117 +163,6 @@ static void drop_nested(struct iters *it)
         it->v[w++] = *x;
     }
     it->n = w;
-}
-
-/* A mark wins over the Python module calls it holds: where the program marks its iterations (an
- * NVTX range, a record_function scope named iteration*), a module call that overlaps a mark in
- * time, on any thread (a server's request marked on one thread, its model run on another), is
- * part of it, not an iteration of its own; and so are a model's few calls outside them in a phase
- * (under MARK_OUTSIDE_MIN: a warm-up before a marked loop). A model's loop of its own outside the
- * marks stays iterations: one record_function("iteration B") made every unmarked call of the
- * run's other models no iteration, a whole inference_mode phase of 150 "no iteration was seen"
- * under "Lost nothing" (a fresh-eyes check; until 2026-11-29, session 17, every module call of a
- * marked run was dropped). The rowids of the module calls set aside, sorted, into *out (NULL and
- * 0 none); computed once per report into temp.modules_in_marks, which iterations_counted's SQL
- * reads. */
-#define MARK_OUTSIDE_MIN 10
-struct mark_row {
-    int64_t id, start, end, phase, label;
-    int source;
-};
-
-static int by_start(const void *a, const void *b)
-{
-    const struct mark_row *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-static int by_phase_label(const void *a, const void *b)
-{
-    const struct mark_row *x = a, *y = b;
-    if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
-    if (x->label != y->label) return (x->label > y->label) - (x->label < y->label);
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-static void modules_in_marks_make(sqlite3 *db)
-{
-    exec_or_fail(db, "CREATE TEMP TABLE modules_in_marks (id INTEGER PRIMARY KEY)");
-    if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) return;
-    int v4 = db_has_column(db, "iterations", "label_id");
-    size_t cap = (size_t)db_int(
-               db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3, 5)", 0),
-           n = 0, nmarks = 0;
-    struct mark_row *v = malloc((cap ? cap : 1) * sizeof *v);
-    if (!v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, v4 ? "SELECT rowid, start, dur, phase, label_id, source FROM"
-                                           " main.iterations WHERE source IN (2, 3, 5)"
-                                         : "SELECT rowid, start, dur, phase, 0, source FROM"
-                                           " main.iterations WHERE source IN (2, 3, 5)");
-    while (n < cap && db_step(st)) {
-        struct mark_row *x = &v[n++];
-        x->id = sqlite3_column_int64(st, 0), x->start = sqlite3_column_int64(st, 1);
-        x->end = x->start + sqlite3_column_int64(st, 2), x->phase = sqlite3_column_int64(st, 3);
-        x->label = sqlite3_column_int64(st, 4), x->source = sqlite3_column_int(st, 5);
-        nmarks += x->source != 5;
-    }
-    sqlite3_finalize(st);
-    /* The marks by start, each with the latest end up to it: a call overlaps one when the last
-     * mark to start before its end ends after its start, or any before it does. */
-    struct mark_row *mk = malloc((nmarks ? nmarks : 1) * sizeof *mk);
-    int64_t *reach = malloc((nmarks ? nmarks : 1) * sizeof *reach);
-    if (!mk || !reach) cli_fail("out of memory");
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++)
-        if (v[k].source != 5) mk[m++] = v[k];
-    qsort(mk, m, sizeof *mk, by_start);
-    for (size_t k = 0; k < m; k++)
-        reach[k] = k && reach[k - 1] > mk[k].end ? reach[k - 1] : mk[k].end;
-    /* The module calls, each flagged inside (source -1) or not. */
-    size_t nc = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (v[k].source != 5) continue;
-        size_t lo = 0, hi = m; /* marks starting before the call's end: [0, lo) */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (mk[mid].start < v[k].end)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        v[nc] = v[k];
-        v[nc++].source = lo && reach[lo - 1] > v[k].start ? -1 : 5;
-    }
-    free(mk), free(reach);
-    /* Those outside, per phase and model: fewer than MARK_OUTSIDE_MIN join the inside ones. */
-    qsort(v, nc, sizeof *v, by_phase_label);
-    for (size_t a = 0, b; a < nc; a = b) {
-        size_t outside = 0;
-        for (b = a; b < nc && v[b].phase == v[a].phase && v[b].label == v[a].label; b++)
-            outside += v[b].source == 5;
-        for (size_t k = a; outside < MARK_OUTSIDE_MIN && k < b; k++) v[k].source = -1;
-    }
-    exec_or_fail(db, "BEGIN");
-    st = db_prepare(db, "INSERT INTO temp.modules_in_marks (id) VALUES (?)");
-    for (size_t k = 0; k < nc; k++) {
-        if (v[k].source != -1) continue;
-        sqlite3_bind_int64(st, 1, v[k].id);
-        db_step(st);
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    exec_or_fail(db, "COMMIT");
-    free(v);
-}
-
-const char *iterations_counted(sqlite3 *db)
-{
-    if (!db_has_table(db, "iterations")) return "1";
-    if (!db_int(db, "SELECT count(*) FROM temp.sqlite_master WHERE name = 'modules_in_marks'", 0))
-        modules_in_marks_make(db);
-    return db_int(db, "SELECT count(*) FROM temp.modules_in_marks", 0) > 0
-               ? "(source IS NOT 5 OR rowid NOT IN (SELECT id FROM temp.modules_in_marks))"
-               : "1";
 }
 
 /* The iterations whose every operator call was recorded (INFPROF_OPERATORS=sampled): the
@@ -625,10 +507,11 @@ static void series_gaps(struct series_info *se, struct iter **mine, const char *
  * iterations in the latencies and 11 apart, the ones found slower); the factor is at least 1.
  * Returns the warm-up count. */
 static size_t group_warmup(struct iters *it, int fixed, struct iter **m, const int64_t *lat,
-                           size_t n, char *gw, double *fout)
+                           size_t n, char *gw, double *fout, int *capped)
 {
     memset(gw, 0, n);
     *fout = 1;
+    *capped = 0;
     size_t taken = 0;
     for (size_t k = 0; k < n; k++) taken += m[k]->captured != 0;
     size_t others = n - taken;
@@ -673,7 +556,7 @@ static size_t group_warmup(struct iters *it, int fixed, struct iter **m, const i
             if (!m[k]->captured) a[na++] = lat[k];
         int64_t typical = rstats_median(a, na);
         double most = 1 + (double)calls * CAPTURE_CALL_NS_MAX / (double)typical;
-        if (calls >= 0 && typical > 0 && f > most) f = most; /* calls < 0: none read */
+        if (calls >= 0 && typical > 0 && f > most) f = most, *capped = 1; /* calls < 0: none */
     }
     *fout = f;
     for (size_t k = 0; k < n; k++) a[k] = m[k]->captured ? (int64_t)((double)lat[k] / f) : lat[k];
@@ -761,8 +644,9 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
                 at[m++] = k;
             }
         double capture_f = 1;
-        size_t w =
-            group_warmup(it, p->opts.warmup_given ? p->opts.warmup : -1, gm, gl, m, gw, &capture_f);
+        int capped = 0;
+        size_t w = group_warmup(it, p->opts.warmup_given ? p->opts.warmup : -1, gm, gl, m, gw,
+                                &capture_f, &capped);
         for (size_t k = 0; k < m; k++) warm[at[k]] = gw[k];
         if (p->series.n >= REPORT_MAX_SERIES) {
             p->series.left_out += (int64_t)m;
@@ -789,6 +673,7 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
         se->iterations = (int64_t)m;
         se->warmup = (int64_t)w;
         se->capture_f = capture_f;
+        se->capture_capped = capped;
         se->batch = m ? gm[0]->batch : -1;
         for (size_t k = 0; k < m; k++) {
             if (gm[k]->batch != se->batch) se->batch = -1;
@@ -1271,6 +1156,13 @@ const char *iterations_source_name(const struct run_phases *p, const struct run_
                                           : "detected from the allocations";
     }
     return iterations_source_text(x->source);
+}
+
+static void exec_or_fail(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        cli_fail("cannot list the iterations for the trace: %s", err ? err : "?");
 }
 
 void iterations_shadow(sqlite3 *db, const struct run_phases *p)

@@ -125,6 +125,7 @@ struct series_info {
     int64_t captured_apart; /* steady, set apart from Iters (the latencies count them as
                                series_captured_as says) */
     double capture_f;       /* how much slower the capture made them (those set apart), 1 none */
+    int capture_capped;     /* capture_f is the most their calls could cost, not the measure */
     int64_t lat_p50, lat_p95, lat_p99, lat_mean, host_p50;
     int64_t items; /* items of the steady iterations when every batch is known, else 0 */
     size_t nsteady;

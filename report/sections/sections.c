@@ -169,12 +169,14 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
     out[0] = 0;
     double added = 0, total = 0, worst = 1;
     int64_t captured = 0;
+    int capped = 0; /* the worst is the most its calls could cost, not what was measured */
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
         if (!s->nsteady || s->lat_mean <= 0) continue;
         double f = s->capture_f > 1 && s->captured_apart ? s->capture_f : 1;
         added += (f - 1) * (double)s->lat_mean * (double)s->captured_apart;
         total += (double)s->lat_mean * ((double)s->nsteady + f * (double)s->captured_apart);
+        if (f > worst) capped = s->capture_capped;
         captured += s->captured_apart, worst = f > worst ? f : worst;
     }
     if (captured && total > 0 && worst < 1.005)
@@ -182,6 +184,13 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
                               "the %lld iterations whose operators were captured ran no slower"
                               " than the others around them (set apart from the latencies)",
                               (long long)captured);
+    else if (captured && total > 0 && capped)
+        o += (size_t)snprintf(out + o, n - o,
+                              "the %lld iterations whose operators were captured ran at most %.0f%%"
+                              " slower, what recording their calls can cost (their neighbours"
+                              " differ by more; set apart from the latencies): at most %.1f%% of"
+                              " the steady and captured iterations' time",
+                              (long long)captured, 100 * (worst - 1), 100 * added / total);
     else if (captured && total > 0)
         o += (size_t)snprintf(out + o, n - o,
                               "the %lld iterations whose operators were captured ran up to %.0f%%"
