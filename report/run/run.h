@@ -392,6 +392,8 @@ int64_t series_captured_as(const struct series_info *s, int64_t lat);
 size_t series_steady_latencies(const struct series_info *s, int64_t *out);
 /* Each series' CPU time and time off the CPU per steady iteration (series_cpu.c; phases_load). */
 void series_cpu(struct sqlite3 *db, struct run_phases *p);
+/* The warm-up's Likely cause, where its iterations were off the CPU more (series_cpu.c). */
+void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */
 double series_between_pct(const struct series_info *s);
 /* The share of the same wall time in the gaps past their median (their time over the p50 each):

@@ -17,7 +17,9 @@
 #include "run.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The steady iterations' host time, together, for their CPU split to be told: 50 ticks of a
  * 100 Hz scheduler clock (125 at 250 Hz), the mean's error then about a tenth or less. */
@@ -59,5 +61,48 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
         if (lat > 0 && on > lat) off = 0, on = lat;
         p->series.v[s].cpu_mean = on;
         p->series.v[s].off_cpu_mean = off;
+    }
+}
+
+/* What the warm-up's time off the CPU says (its Likely cause): a first forward that waited (a
+ * lazy load from disk: three of 200 ms each read "not visible in the data" while the thread's
+ * own account showed it asleep), or that was preempted (a machine oversubscribed at the start:
+ * 7.7 s of "warm-up" that was another process's). Said where the warm-up iterations were off the
+ * CPU WARMUP_OFF_MIN_NS more than the steady ones, on average, and that explains half or more
+ * of their extra host time: the time, all of them together, past the steady iterations' rate. */
+#define WARMUP_OFF_MIN_NS 1000000LL
+void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p)
+{
+    const struct iter_cpus *c = NULL;
+    for (int ph = 0; ph < p->n; ph++) {
+        struct phase_info *f = &p->v[ph];
+        if (f->warmup <= 0 || !f->nsteady) continue;
+        if (!c && !(c = iter_cpus_get(db, p))) return;
+        double off_w = 0, host_w = 0, off_s = 0, vol = 0, invol = 0;
+        int64_t nw = 0, ns = 0;
+        for (size_t i = 0; i < p->niters; i++) {
+            const struct run_iter *x = &p->iters[i];
+            const struct iter_cpu *r =
+                x->phase == ph && !x->captured && x->id > 0 ? iter_cpus_find(c, x->id) : NULL;
+            if (!r || !r->has_cpu) continue;
+            double off = (double)(x->host - r->cpu > 0 ? x->host - r->cpu : 0);
+            if (x->steady) {
+                off_s += off, ns++;
+            } else {
+                off_w += off, host_w += (double)x->host, nw++;
+                vol += (double)r->vcsw, invol += (double)r->ivcsw;
+            }
+        }
+        if (!nw || !ns) continue;
+        double extra_off = off_w / (double)nw - off_s / (double)ns;
+        double extra_host = host_w / (double)nw - (double)f->host_p50;
+        if (extra_off < WARMUP_OFF_MIN_NS || extra_off < extra_host / 2) continue;
+        char t[32], *out = f->warmup_cause;
+        size_t o = strlen(out), n = sizeof f->warmup_cause;
+        fmt_ns(t, sizeof t, extra_off * (double)nw);
+        snprintf(out + o, n - o, "%sthe thread off the CPU %s more than at the steady rate: %s",
+                 o ? "; " : "", t,
+                 invol > vol ? "preempted (other work had the CPU)"
+                             : "waiting (a sleep, I/O or a lock)");
     }
 }

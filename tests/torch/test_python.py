@@ -386,6 +386,30 @@ class PythonProgram(TorchCase):
         text = self.cli("report", os.path.join(self.dir, "pool.db")).out.decode()
         self.assertIn("Total: every thread's gaps summed (Linear: 2 threads", " ".join(text.split()))
 
+    def test_a_warm_up_off_the_cpu_says_so(self):
+        # The first 3 forwards wait 150 ms each (a lazy load: asleep, off the CPU): the warm-up's
+        # Likely cause read "not visible in the data" while the thread's own account showed it
+        # waiting (a fresh-eyes check found 7.7 s of an oversubscribed machine's start the same).
+        report = self.run_script(
+            "stall", "import time, torch, torch.nn as nn\n"
+                     "torch.set_num_threads(1)\n"
+                     "class Net(nn.Module):\n"
+                     "    def __init__(s): super().__init__(); s.l = nn.Linear(64, 64); s.n = 0\n"
+                     "    def forward(s, x):\n"
+                     "        s.n += 1\n"
+                     "        if s.n <= 3: time.sleep(0.15)\n"
+                     "        return s.l(x).relu()\n"
+                     "m, x = Net().eval(), torch.randn(8, 64)\n"
+                     "with torch.inference_mode():\n"
+                     "    for i in range(60): m(x)\n"
+                     "print('done')\n")
+        ph, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
+        self.assertGreaterEqual(ph["warmup_iterations"], 3, ph)
+        m = re.search(r"the thread off the CPU ([0-9.]+)ms more than at the steady rate: waiting",
+                      ph["warmup_cause"] or "")
+        self.assertIsNotNone(m, ph)
+        self.assertTrue(400 <= float(m.group(1)) <= 520, ph)  # 3 x 150 ms asleep
+
     def test_module_calls_are_iterations(self):
         # The same program, its module calls seen: each forward (1 warm-up + 3 timed) is one
         # iteration of its phase, the model's class its series, its input's batch the batch.
