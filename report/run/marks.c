@@ -18,24 +18,28 @@ static void marks_exec(sqlite3 *db, const char *sql)
 
 /* A mark wins over the Python module calls it holds: where the program marks its iterations (an
  * NVTX range, a record_function scope named iteration*), a model that runs inside a mark of its
- * own thread in a phase is the mark's in that phase: every call of it there is set aside, those
- * inside the marks and those outside them (its warm-up before the marked loop, 3 calls or 20: a
- * series of its own would split the phase, and its headline verdict with it). A model that never
- * runs inside a mark in a phase stays iterations there: its own unmarked loop, before or after
- * the marked one, or beside it on another thread. Until 2026-11-29 (session 17) every module
- * call of a marked run was set aside: one record_function("iteration B") made model A's 150
- * unmarked forwards "no iteration was seen in inference_mode" under "Lost nothing" (a fresh-eyes
- * check). A mark on another thread holds a model's calls only where it holds nearly all of them,
- * each from its start to its end (a server's forward on its worker, inside the request its front
- * thread marks): a concurrent model's own loop, overlapping the marks by chance, is no request of
- * theirs (its 240 forwards in inference_mode read "no iteration was seen" while any overlap held a
- * call: the same fresh-eyes check's second look). The rowids set aside go into
- * temp.modules_in_marks, once per report, which iterations_counted's SQL reads. */
+ * own thread in a phase is the mark's there, its calls inside the marks and its few outside them
+ * (a warm-up before the marked loop, 3 calls or 20: as a series of its own it split the phase, and
+ * its headline verdict with it). Its calls outside at a batch of their own, MARK_LOOP_MIN or more
+ * (or, at a batch it also runs inside the marks, at least half as many as there), are a loop of
+ * their own and stay iterations (200 unmarked forwards at batch 64 after 100 marked at batch 8
+ * were lost, a third fresh-eyes check). A model that never runs inside a mark in a phase stays
+ * iterations there: its own unmarked loop, a phase with no mark, a model beside the marked loop
+ * on another thread, unless nearly all its calls (9 in 10) each run inside a mark of another
+ * thread, about one a mark (a server's forward on its worker, inside the request its front thread
+ * marks; 748 short forwards of an unrelated model inside 60 long marks are not that). Until
+ * 2026-11-29 (session 17) every module call of a marked run was set aside: one
+ * record_function("iteration B") made model A's 150 unmarked forwards "no iteration was seen in
+ * inference_mode" under "Lost nothing". The rowids set aside go into temp.modules_in_marks,
+ * once per report, which iterations_counted's SQL reads. */
 struct mark_row {
-    int64_t id, tid, start, end, phase, label;
-    int source; /* 5 a module call; 2, 3 a mark; -1 a module call set aside */
-    int within; /* a module call inside a mark of any thread, start to end */
+    int64_t id, tid, start, end, phase, label, batch;
+    int source;     /* 5 a module call; 2, 3 a mark; -1 a module call set aside */
+    int64_t within; /* a module call: the mark of any thread it runs inside, start to end (its
+                       index among the marks by start), -1 none */
 };
+
+#define MARK_LOOP_MIN 10 /* a held model's calls outside the marks: a loop of its own from this */
 
 static int by_start(const void *a, const void *b)
 {
@@ -50,12 +54,50 @@ static int by_tid_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+/* Module calls first, by phase, model and batch; the marks after them. */
 static int by_phase_label(const void *a, const void *b)
 {
     const struct mark_row *x = a, *y = b;
+    int mx = x->source == 2 || x->source == 3, my = y->source == 2 || y->source == 3;
+    if (mx != my) return mx - my;
     if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
     if (x->label != y->label) return (x->label > y->label) - (x->label < y->label);
+    if (x->batch != y->batch) return (x->batch > y->batch) - (x->batch < y->batch);
     return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A model's calls in one phase, v[a..b) by batch: which are the marks' (-1). */
+static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp)
+{
+    size_t own = 0, calls = b - a, within = 0, nb = 0;
+    int64_t inside[8];
+    for (size_t k = a; k < b; k++) {
+        within += v[k].within >= 0;
+        if (v[k].source != -1) continue;
+        own++;
+        size_t q = 0;
+        while (q < nb && inside[q] != v[k].batch) q++;
+        if (q == nb && nb < 8) inside[nb++] = v[k].batch;
+    }
+    if (own) { /* held on its own thread: its calls outside, batch by batch */
+        for (size_t c = a, d; c < b; c = d) {
+            size_t out = 0, q = 0;
+            for (d = c; d < b && v[d].batch == v[c].batch; d++) out += v[d].source == 5;
+            while (q < nb && inside[q] != v[c].batch) q++;
+            int loop = out >= MARK_LOOP_MIN && (q == nb || 2 * out >= own);
+            for (size_t k = c; !loop && k < d; k++) v[k].source = -1;
+        }
+        return;
+    }
+    /* Within another thread's marks: nearly all of them, about one a mark. */
+    if (10 * within < 9 * calls) return;
+    size_t m = 0, marks = 0;
+    for (size_t k = a; k < b; k++)
+        if (v[k].within >= 0) tmp[m++] = v[k].within;
+    rstats_sort_i64(tmp, m);
+    for (size_t k = 0; k < m; k++) marks += !k || tmp[k] != tmp[k - 1];
+    if (2 * calls > 3 * marks) return;
+    for (size_t k = a; k < b; k++) v[k].source = -1;
 }
 
 static void modules_in_marks_make(sqlite3 *db)
@@ -68,16 +110,19 @@ static void modules_in_marks_make(sqlite3 *db)
            n = 0;
     struct mark_row *v = malloc((cap ? cap : 1) * sizeof *v);
     if (!v) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, v4 ? "SELECT rowid, tid, start, dur, phase, label_id, source"
-                                           " FROM main.iterations WHERE source IN (2, 3, 5)"
-                                         : "SELECT rowid, tid, start, dur, phase, 0, source FROM"
-                                           " main.iterations WHERE source IN (2, 3, 5)");
+    sqlite3_stmt *st = db_prepare(db, v4 ? "SELECT rowid, tid, start, dur, phase, label_id, source,"
+                                           " coalesce(batch, -1) FROM main.iterations WHERE"
+                                           " source IN (2, 3, 5)"
+                                         : "SELECT rowid, tid, start, dur, phase, 0, source,"
+                                           " coalesce(batch, -1) FROM main.iterations WHERE"
+                                           " source IN (2, 3, 5)");
     while (n < cap && db_step(st)) {
         struct mark_row *x = &v[n++];
         x->id = sqlite3_column_int64(st, 0), x->tid = sqlite3_column_int64(st, 1);
         x->start = sqlite3_column_int64(st, 2), x->end = x->start + sqlite3_column_int64(st, 3);
         x->phase = sqlite3_column_int64(st, 4), x->label = sqlite3_column_int64(st, 5);
-        x->source = sqlite3_column_int(st, 6);
+        x->source = sqlite3_column_int(st, 6), x->batch = sqlite3_column_int64(st, 7);
+        x->within = -1;
     }
     sqlite3_finalize(st);
     /* Each module call within a mark of any thread: among the marks that start before it, one
@@ -85,14 +130,18 @@ static void modules_in_marks_make(sqlite3 *db)
     size_t nm = 0;
     for (size_t k = 0; k < n; k++) nm += v[k].source != 5;
     struct mark_row *mk = malloc((nm ? nm : 1) * sizeof *mk);
-    int64_t *reach = malloc((nm ? nm : 1) * sizeof *reach);
-    if (!mk || !reach) cli_fail("out of memory");
+    int64_t *reach = malloc((nm ? nm : 1) * sizeof *reach),
+            *at = malloc((nm ? nm : 1) * sizeof *at);
+    if (!mk || !reach || !at) cli_fail("out of memory");
     nm = 0;
     for (size_t k = 0; k < n; k++)
         if (v[k].source != 5) mk[nm++] = v[k];
     qsort(mk, nm, sizeof *mk, by_start);
-    for (size_t k = 0; k < nm; k++)
-        reach[k] = k && reach[k - 1] > mk[k].end ? reach[k - 1] : mk[k].end;
+    for (size_t k = 0; k < nm; k++) { /* the latest end so far, and whose */
+        int before = k && reach[k - 1] > mk[k].end;
+        reach[k] = before ? reach[k - 1] : mk[k].end;
+        at[k] = before ? at[k - 1] : (int64_t)k;
+    }
     for (size_t k = 0; k < n; k++) {
         if (v[k].source != 5) continue;
         size_t lo = 0, hi = nm; /* marks starting at or before it: [0, lo) */
@@ -103,9 +152,9 @@ static void modules_in_marks_make(sqlite3 *db)
             else
                 hi = mid;
         }
-        v[k].within = lo && reach[lo - 1] >= v[k].end;
+        v[k].within = lo && reach[lo - 1] >= v[k].end ? at[lo - 1] : -1;
     }
-    free(mk), free(reach);
+    free(mk), free(reach), free(at);
     /* Per thread in time order: a module call inside the thread's latest mark that reaches it
      * (marks nest, ranges of one thread rarely overlap otherwise) is held (-1). */
     qsort(v, n, sizeof *v, by_tid_start);
@@ -118,22 +167,18 @@ static void modules_in_marks_make(sqlite3 *db)
             v[k].source = -1;
         }
     }
-    /* A model held once in a phase is the marks' there: all its calls set aside; so is one
-     * whose calls (nine in ten or more) each run within a mark of another thread: a server's
-     * forward on its worker inside the request its front thread marks. */
+    /* Per phase and model (model_held). */
     qsort(v, n, sizeof *v, by_phase_label);
-    for (size_t a = 0, b; a < n; a = b) {
-        int held = 0;
-        size_t calls = 0, within = 0;
-        for (b = a; b < n && v[b].phase == v[a].phase && v[b].label == v[a].label; b++) {
-            held |= v[b].source == -1;
-            calls += v[b].source != 2 && v[b].source != 3;
-            within += v[b].source != 2 && v[b].source != 3 && v[b].within;
-        }
-        held |= calls && 10 * within >= 9 * calls;
-        for (size_t k = a; held && k < b; k++)
-            if (v[k].source == 5) v[k].source = -1;
+    int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) cli_fail("out of memory");
+    for (size_t a = 0, b; a < n && (v[a].source == 5 || v[a].source == -1); a = b) {
+        for (b = a; b < n && (v[b].source == 5 || v[b].source == -1) && v[b].phase == v[a].phase &&
+                    v[b].label == v[a].label;
+             b++)
+            ;
+        model_held(v, a, b, tmp);
     }
+    free(tmp);
     marks_exec(db, "BEGIN");
     st = db_prepare(db, "INSERT INTO temp.modules_in_marks (id) VALUES (?)");
     for (size_t k = 0; k < n; k++) {

@@ -16,6 +16,7 @@
 #include "itercpu.h"
 #include "run.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +66,21 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
 }
 
 /* What the warm-up's time off the CPU says (its Likely cause): a first forward that waited (a
- * lazy load from disk: three of 200 ms each read "not visible in the data" while the thread's
+ * lazy load from disk: three sleeps of 150 ms read "not visible in the data" while the thread's
  * own account showed it asleep), or that was preempted (a machine oversubscribed at the start:
- * 7.7 s of "warm-up" that was another process's). Said where the warm-up iterations were off the
- * CPU WARMUP_OFF_MIN_NS more than the steady ones, on average, and that explains half or more
- * of their extra host time: the time, all of them together, past the steady iterations' rate. */
-#define WARMUP_OFF_MIN_NS 1000000LL
+ * 7.7 s of "warm-up" that was another process's). Each series' warm-up iterations against its
+ * own steady ones (warm-up is judged within a series: a phase's other model, 4 ms forwards beside
+ * one of 30 ms asleep, made its 3.8 ms of warm-up read 27.9 ms off the CPU), their excess summed;
+ * said where the thread was off the CPU WARMUP_OFF_MIN_NS more in all and that is half or more of
+ * the warm-up's extra host time, with the switches the thread's account counted past the steady
+ * rate: voluntary (waits: a sleep, I/O or a lock) and involuntary (preemptions). Their counts
+ * say nothing of their lengths (one preemption among 7 busy processes on 2 CPUs held a forward
+ * off for 27 ms; three 80 ms sleeps came with 7 short preemptions, and "preempted" by the counts
+ * alone was wrong), so where there are both, both are said. And page faults: the system time
+ * the warm-up spent more (first touches of fresh memory: four 400 MB fills read "not visible in
+ * the data" beside 97,700 faults and 117-292 ms of system time an iteration), where it is
+ * WARMUP_OFF_MIN_NS or more and a quarter of the extra host time or more. */
+#define WARMUP_OFF_MIN_NS 1000000.0
 void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p)
 {
     const struct iter_cpus *c = NULL;
@@ -78,31 +88,60 @@ void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p)
         struct phase_info *f = &p->v[ph];
         if (f->warmup <= 0 || !f->nsteady) continue;
         if (!c && !(c = iter_cpus_get(db, p))) return;
-        double off_w = 0, host_w = 0, off_s = 0, vol = 0, invol = 0;
-        int64_t nw = 0, ns = 0;
-        for (size_t i = 0; i < p->niters; i++) {
-            const struct run_iter *x = &p->iters[i];
-            const struct iter_cpu *r =
-                x->phase == ph && !x->captured && x->id > 0 ? iter_cpus_find(c, x->id) : NULL;
-            if (!r || !r->has_cpu) continue;
-            double off = (double)(x->host - r->cpu > 0 ? x->host - r->cpu : 0);
-            if (x->steady) {
-                off_s += off, ns++;
-            } else {
-                off_w += off, host_w += (double)x->host, nw++;
-                vol += (double)r->vcsw, invol += (double)r->ivcsw;
+        double extra_off = 0, extra_host = 0, extra_invol = 0, extra_vol = 0, extra_sys = 0,
+               extra_faults = 0;
+        for (int s = 0; s < p->series.n; s++) {
+            if (p->series.v[s].phase != ph) continue;
+            double off_w = 0, host_w = 0, inv_w = 0, vol_w = 0, off_s = 0, host_s = 0, inv_s = 0,
+                   vol_s = 0, sys_w = 0, sys_s = 0, flt_w = 0, flt_s = 0;
+            int64_t nw = 0, ns = 0, fw = 0, fs = 0; /* fw, fs: those with faults known */
+            for (size_t i = 0; i < p->niters; i++) {
+                const struct run_iter *x = &p->iters[i];
+                const struct iter_cpu *r =
+                    x->series == s && !x->captured && x->id > 0 ? iter_cpus_find(c, x->id) : NULL;
+                if (!r || !r->has_cpu) continue;
+                double off = (double)(x->host - r->cpu > 0 ? x->host - r->cpu : 0);
+                int faults = r->faults >= 0 && r->sys >= 0;
+                if (x->steady) {
+                    off_s += off, host_s += (double)x->host, ns++;
+                    inv_s += (double)r->ivcsw, vol_s += (double)r->vcsw;
+                    if (faults) sys_s += (double)r->sys, flt_s += (double)r->faults, fs++;
+                } else {
+                    off_w += off, host_w += (double)x->host, nw++;
+                    inv_w += (double)r->ivcsw, vol_w += (double)r->vcsw;
+                    if (faults) sys_w += (double)r->sys, flt_w += (double)r->faults, fw++;
+                }
             }
+            if (!nw || !ns) continue;
+            double k = (double)nw / (double)ns; /* the steady ones' rate, over nw iterations */
+            extra_off += off_w - k * off_s, extra_host += host_w - k * host_s;
+            extra_invol += inv_w - k * inv_s, extra_vol += vol_w - k * vol_s;
+            if (fw && fs) /* per known reading, over the warm-up's iterations */
+                extra_sys += (double)nw * (sys_w / (double)fw - sys_s / (double)fs),
+                    extra_faults += (double)nw * (flt_w / (double)fw - flt_s / (double)fs);
         }
-        if (!nw || !ns) continue;
-        double extra_off = off_w / (double)nw - off_s / (double)ns;
-        double extra_host = host_w / (double)nw - (double)f->host_p50;
-        if (extra_off < WARMUP_OFF_MIN_NS || extra_off < extra_host / 2) continue;
         char t[32], *out = f->warmup_cause;
-        size_t o = strlen(out), n = sizeof f->warmup_cause;
-        fmt_ns(t, sizeof t, extra_off * (double)nw);
+        size_t n = sizeof f->warmup_cause;
+        if (extra_sys >= WARMUP_OFF_MIN_NS && extra_sys >= extra_host / 4 && extra_faults >= 1) {
+            size_t o = strlen(out);
+            fmt_ns(t, sizeof t, extra_sys);
+            snprintf(out + o, n - o,
+                     "%s%.0f more page faults (%s of system time: first touches"
+                     " of fresh memory)",
+                     o ? "; " : "", extra_faults, t);
+        }
+        if (extra_off < WARMUP_OFF_MIN_NS || extra_off < extra_host / 2) continue;
+        size_t o = strlen(out);
+        fmt_ns(t, sizeof t, extra_off);
+        long long waits = llround(extra_vol > 0 ? extra_vol : 0);
+        long long preempts = llround(extra_invol > 0 ? extra_invol : 0);
+        const char *why = !waits && !preempts ? "waiting or preempted"
+                          : !preempts         ? "waiting (a sleep, I/O or a lock)"
+                          : !waits            ? "preempted (other work had the CPU)"
+                                              : pool_printf("%lld more waits (a sleep, I/O or a"
+                                                                       " lock) and %lld more preemptions",
+                                                            waits, preempts);
         snprintf(out + o, n - o, "%sthe thread off the CPU %s more than at the steady rate: %s",
-                 o ? "; " : "", t,
-                 invol > vol ? "preempted (other work had the CPU)"
-                             : "waiting (a sleep, I/O or a lock)");
+                 o ? "; " : "", t, why);
     }
 }
