@@ -81,67 +81,73 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
  * the data" beside 97,700 faults and 117-292 ms of system time an iteration), where it is
  * WARMUP_OFF_MIN_NS or more and a quarter of the extra host time or more. */
 #define WARMUP_OFF_MIN_NS 1000000.0
+struct warm_sums { /* a series' warm-up [0] and steady [1] iterations with a reading */
+    double off[2], host[2], inv[2], vol[2], sys[2], flt[2];
+    int64_t n[2], nf[2]; /* nf: those with faults and system time known */
+};
+
 void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p)
 {
-    const struct iter_cpus *c = NULL;
+    int any = 0;
+    for (int ph = 0; ph < p->n; ph++) any |= p->v[ph].warmup > 0 && p->v[ph].nsteady;
+    const struct iter_cpus *c = any && p->series.n ? iter_cpus_get(db, p) : NULL;
+    if (!c) return;
+    struct warm_sums *w = calloc((size_t)p->series.n, sizeof *w);
+    if (!w) cli_fail("out of memory");
+    for (size_t i = 0; i < p->niters; i++) { /* one pass: each series' sums */
+        const struct run_iter *x = &p->iters[i];
+        if (x->series < 0 || x->series >= p->series.n || x->captured || x->id <= 0) continue;
+        const struct iter_cpu *r = iter_cpus_find(c, x->id);
+        if (!r || !r->has_cpu) continue;
+        struct warm_sums *a = &w[x->series];
+        int k = x->steady != 0;
+        a->off[k] += (double)(x->host - r->cpu > 0 ? x->host - r->cpu : 0);
+        a->host[k] += (double)x->host, a->n[k]++;
+        a->inv[k] += (double)r->ivcsw, a->vol[k] += (double)r->vcsw;
+        if (r->faults >= 0 && r->sys >= 0)
+            a->sys[k] += (double)r->sys, a->flt[k] += (double)r->faults, a->nf[k]++;
+    }
     for (int ph = 0; ph < p->n; ph++) {
         struct phase_info *f = &p->v[ph];
         if (f->warmup <= 0 || !f->nsteady) continue;
-        if (!c && !(c = iter_cpus_get(db, p))) return;
-        double extra_off = 0, extra_host = 0, extra_invol = 0, extra_vol = 0, extra_sys = 0,
-               extra_faults = 0;
+        double off = 0, host = 0, inv = 0, vol = 0, sys = 0, flt = 0; /* past the steady rate */
         for (int s = 0; s < p->series.n; s++) {
-            if (p->series.v[s].phase != ph) continue;
-            double off_w = 0, host_w = 0, inv_w = 0, vol_w = 0, off_s = 0, host_s = 0, inv_s = 0,
-                   vol_s = 0, sys_w = 0, sys_s = 0, flt_w = 0, flt_s = 0;
-            int64_t nw = 0, ns = 0, fw = 0, fs = 0; /* fw, fs: those with faults known */
-            for (size_t i = 0; i < p->niters; i++) {
-                const struct run_iter *x = &p->iters[i];
-                const struct iter_cpu *r =
-                    x->series == s && !x->captured && x->id > 0 ? iter_cpus_find(c, x->id) : NULL;
-                if (!r || !r->has_cpu) continue;
-                double off = (double)(x->host - r->cpu > 0 ? x->host - r->cpu : 0);
-                int faults = r->faults >= 0 && r->sys >= 0;
-                if (x->steady) {
-                    off_s += off, host_s += (double)x->host, ns++;
-                    inv_s += (double)r->ivcsw, vol_s += (double)r->vcsw;
-                    if (faults) sys_s += (double)r->sys, flt_s += (double)r->faults, fs++;
-                } else {
-                    off_w += off, host_w += (double)x->host, nw++;
-                    inv_w += (double)r->ivcsw, vol_w += (double)r->vcsw;
-                    if (faults) sys_w += (double)r->sys, flt_w += (double)r->faults, fw++;
-                }
-            }
-            if (!nw || !ns) continue;
-            double k = (double)nw / (double)ns; /* the steady ones' rate, over nw iterations */
-            extra_off += off_w - k * off_s, extra_host += host_w - k * host_s;
-            extra_invol += inv_w - k * inv_s, extra_vol += vol_w - k * vol_s;
-            if (fw && fs) /* per known reading, over the warm-up's iterations */
-                extra_sys += (double)nw * (sys_w / (double)fw - sys_s / (double)fs),
-                    extra_faults += (double)nw * (flt_w / (double)fw - flt_s / (double)fs);
+            const struct warm_sums *a = &w[s];
+            if (p->series.v[s].phase != ph || !a->n[0] || !a->n[1]) continue;
+            double k = (double)a->n[0] / (double)a->n[1]; /* the steady ones, over the warm-up's */
+            off += a->off[0] - k * a->off[1], host += a->host[0] - k * a->host[1];
+            inv += a->inv[0] - k * a->inv[1], vol += a->vol[0] - k * a->vol[1];
+            if (a->nf[0] && a->nf[1]) /* per reading known, over the warm-up's iterations */
+                sys +=
+                    (double)a->n[0] * (a->sys[0] / (double)a->nf[0] - a->sys[1] / (double)a->nf[1]),
+                    flt +=
+                    (double)a->n[0] * (a->flt[0] / (double)a->nf[0] - a->flt[1] / (double)a->nf[1]);
         }
-        char t[32], *out = f->warmup_cause;
-        size_t n = sizeof f->warmup_cause;
-        if (extra_sys >= WARMUP_OFF_MIN_NS && extra_sys >= extra_host / 4 && extra_faults >= 1) {
-            size_t o = strlen(out);
-            fmt_ns(t, sizeof t, extra_sys);
-            snprintf(out + o, n - o,
-                     "%s%.0f more page faults (%s of system time: first touches"
-                     " of fresh memory)",
-                     o ? "; " : "", extra_faults, t);
+        char t[32], why[96], *out = f->warmup_cause;
+        size_t n = sizeof f->warmup_cause, o = strlen(out);
+        if (sys >= WARMUP_OFF_MIN_NS && sys >= host / 4 && flt >= 1) {
+            fmt_ns(t, sizeof t, sys);
+            o += (size_t)snprintf(out + o, n - o,
+                                  "%s%.0f more page faults (%s of system time:"
+                                  " first touches of fresh memory)",
+                                  o ? "; " : "", flt, t);
+            if (o >= n) continue;
         }
-        if (extra_off < WARMUP_OFF_MIN_NS || extra_off < extra_host / 2) continue;
-        size_t o = strlen(out);
-        fmt_ns(t, sizeof t, extra_off);
-        long long waits = llround(extra_vol > 0 ? extra_vol : 0);
-        long long preempts = llround(extra_invol > 0 ? extra_invol : 0);
-        const char *why = !waits && !preempts ? "waiting or preempted"
-                          : !preempts         ? "waiting (a sleep, I/O or a lock)"
-                          : !waits            ? "preempted (other work had the CPU)"
-                                              : pool_printf("%lld more waits (a sleep, I/O or a"
-                                                                       " lock) and %lld more preemptions",
-                                                            waits, preempts);
+        if (off < WARMUP_OFF_MIN_NS || off < host / 2) continue;
+        long long waits = llround(vol > 0 ? vol : 0), preempts = llround(inv > 0 ? inv : 0);
+        if (waits && preempts)
+            snprintf(why, sizeof why,
+                     "%lld more waits (a sleep, I/O or a lock) and %lld more"
+                     " preemptions",
+                     waits, preempts);
+        else
+            snprintf(why, sizeof why, "%s",
+                     waits      ? "waiting (a sleep, I/O or a lock)"
+                     : preempts ? "preempted (other work had the CPU)"
+                                : "waiting or preempted");
+        fmt_ns(t, sizeof t, off);
         snprintf(out + o, n - o, "%sthe thread off the CPU %s more than at the steady rate: %s",
                  o ? "; " : "", t, why);
     }
+    free(w);
 }
