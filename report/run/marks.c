@@ -20,9 +20,9 @@ static void marks_exec(sqlite3 *db, const char *sql)
  * NVTX range, a record_function scope named iteration*), a model that runs inside a mark of its
  * own thread in a phase is the mark's there, its calls inside the marks and its few outside them
  * (a warm-up before the marked loop, 3 calls or 20: as a series of its own it split the phase, and
- * its headline verdict with it). Its calls outside at a batch of their own, MARK_LOOP_MIN or more
- * (or, at a batch it also runs inside the marks, at least half as many as there), are a loop of
- * their own and stay iterations (200 unmarked forwards at batch 64 after 100 marked at batch 8
+ * its headline verdict with it). Its calls outside at one batch, MARK_LOOP_MIN or more and at
+ * least half as many as it ran inside the marks at that batch, are a loop of their own and stay
+ * iterations (200 unmarked forwards at batch 64 after 100 marked at batch 8
  * were lost, a third fresh-eyes check). A model that never runs inside a mark in a phase stays
  * iterations there: its own unmarked loop, a phase with no mark, a model beside the marked loop
  * on another thread, unless nearly all its calls (9 in 10) each run inside a mark of another
@@ -69,22 +69,15 @@ static int by_phase_label(const void *a, const void *b)
 /* A model's calls in one phase, v[a..b) by batch: which are the marks' (-1). */
 static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp)
 {
-    size_t own = 0, calls = b - a, within = 0, nb = 0;
-    int64_t inside[8];
-    for (size_t k = a; k < b; k++) {
-        within += v[k].within >= 0;
-        if (v[k].source != -1) continue;
-        own++;
-        size_t q = 0;
-        while (q < nb && inside[q] != v[k].batch) q++;
-        if (q == nb && nb < 8) inside[nb++] = v[k].batch;
-    }
-    if (own) { /* held on its own thread: its calls outside, batch by batch */
+    size_t own = 0, calls = b - a, within = 0;
+    for (size_t k = a; k < b; k++) within += v[k].within >= 0, own += v[k].source == -1;
+    if (own) { /* held on its own thread: its calls outside, batch by batch, against the held
+                  ones at that batch (all batches' once kept 30 of 50 at batch 8 from a loop) */
         for (size_t c = a, d; c < b; c = d) {
-            size_t out = 0, q = 0;
-            for (d = c; d < b && v[d].batch == v[c].batch; d++) out += v[d].source == 5;
-            while (q < nb && inside[q] != v[c].batch) q++;
-            int loop = out >= MARK_LOOP_MIN && (q == nb || 2 * out >= own);
+            size_t out = 0, held = 0;
+            for (d = c; d < b && v[d].batch == v[c].batch; d++)
+                out += v[d].source == 5, held += v[d].source == -1;
+            int loop = out >= MARK_LOOP_MIN && 2 * out >= held;
             for (size_t k = c; !loop && k < d; k++) v[k].source = -1;
         }
         return;

@@ -366,8 +366,10 @@ class PythonProgram(TorchCase):
         self.assertNotIn("no iteration was seen", report["summary"]["inference_vs_no_grad"])
 
     def test_a_marked_models_own_loop_and_a_model_inside_long_marks_stay_counted(self):
-        # A model marked at batch 8, then its own unmarked loop at batch 64: the loop was lost (one
-        # call inside a mark set aside all the model's calls in the phase). And another thread's
+        # A model marked at batch 8 and 64, then its own unmarked loop at batch 8, 40 forwards
+        # against 60 marked there: the loop was lost (one call inside a mark set aside all the
+        # model's calls in the phase; then 40 was weighed against all 120 marked, a fourth
+        # fresh-eyes check). And another thread's
         # model, its short forwards inside the main thread's long marks by chance, many to a mark:
         # set aside as a server's forward inside its request (a third fresh-eyes check: 748 of 748).
         report = self.run_script(
@@ -386,7 +388,9 @@ class PythonProgram(TorchCase):
                       "with torch.no_grad():\n"
                       "    for i in range(60):\n"
                       "        with rf('iteration'): a(x8)\n"
-                      "    for i in range(40): a(x64)\n"
+                      "    for i in range(60):\n"
+                      "        with rf('iteration'): a(x64)\n"
+                      "    for i in range(40): a(x8)\n"
                       "    t = threading.Thread(target=side)\n"
                       "    with rf('iteration long'): t.start(); time.sleep(0.03)\n"
                       "    for i in range(40):\n"
@@ -394,7 +398,8 @@ class PythonProgram(TorchCase):
                       "    t.join()\n"
                       "print('done')\n")
         count = {s["series"]: s["iterations"] for s in report["series"]}
-        self.assertEqual(count, {"(unnamed)": 60, "A": 40, "long": 41, "B": 100}, report["series"])
+        self.assertEqual(count, {"(unnamed)": 120, "A": 40, "long": 41, "B": 100},
+                         report["series"])
 
     def test_time_between_on_several_threads_says_it_is_summed(self):
         # Two worker threads each calling the model and waiting 20 ms between calls: the time
