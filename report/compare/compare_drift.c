@@ -20,15 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRIFT_BLOCKS 8    /* stretches a run is cut into */
-#define DRIFT_MIN    6    /* iterations a stretch needs: below, the band is the iterations' */
-#define DRIFT_REPS   2000 /* resamples */
-
-static uint64_t drift_next(uint64_t *s) /* xorshift64* */
-{
-    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1Dull;
-}
+#define DRIFT_BLOCKS 8 /* stretches a run is cut into */
+#define DRIFT_MIN    6 /* iterations a stretch needs: below, the band is the iterations' */
 
 /* The median of each of the DRIFT_BLOCKS stretches of v[0..n), in time order, into out. */
 static void stretch_medians(const int64_t *v, size_t n, int64_t *out, int64_t *buf)
@@ -40,43 +33,17 @@ static void stretch_medians(const int64_t *v, size_t n, int64_t *out, int64_t *b
     }
 }
 
-static double resampled(const int64_t *m, uint64_t *seed)
-{
-    int64_t pick[DRIFT_BLOCKS];
-    for (size_t k = 0; k < DRIFT_BLOCKS; k++) pick[k] = m[drift_next(seed) % DRIFT_BLOCKS];
-    return (double)rstats_median(pick, DRIFT_BLOCKS);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int compare_drift_band(const int64_t *base, size_t nb, const int64_t *new, size_t nn, double *lo,
                        double *hi)
 {
     if (nb < DRIFT_BLOCKS * DRIFT_MIN || nn < DRIFT_BLOCKS * DRIFT_MIN) return 0;
     int64_t mb[DRIFT_BLOCKS], mn[DRIFT_BLOCKS];
     int64_t *buf = malloc((nb > nn ? nb : nn) * sizeof *buf);
-    double *r = malloc(DRIFT_REPS * sizeof *r);
-    if (!buf || !r) cli_fail("out of memory");
+    if (!buf) cli_fail("out of memory");
     stretch_medians(base, nb, mb, buf);
     stretch_medians(new, nn, mn, buf);
     free(buf);
-    uint64_t seed = 0x9e3779b97f4a7c15ull; /* fixed: the same runs give the same band */
-    size_t k = 0;
-    for (size_t i = 0; i < DRIFT_REPS; i++) {
-        double b = resampled(mb, &seed), n = resampled(mn, &seed);
-        if (n > 0) r[k++] = b / n;
-    }
-    if (k < DRIFT_REPS / 2) {
-        free(r);
-        return 0;
-    }
-    qsort(r, k, sizeof *r, cmp_d);
-    *lo = r[(size_t)(0.025 * (double)(k - 1))];
-    *hi = r[(size_t)(0.975 * (double)(k - 1))];
-    free(r);
-    return 1;
+    /* The stretches' medians bootstrapped as the iterations are (report/run), median(base) over
+     * median(new). */
+    return iterations_ratio_ci(mn, DRIFT_BLOCKS, mb, DRIFT_BLOCKS, lo, hi);
 }

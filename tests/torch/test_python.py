@@ -16,6 +16,23 @@ SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "py_infe
 PYTHON = TORCH_PYTHON
 
 
+def first_three(extra):
+    """A program of 60 forwards of a small model in inference_mode, the first 3 of them also
+    running `extra` (a warm-up of the program's making)."""
+    return ("import time, torch, torch.nn as nn\n"
+            "torch.set_num_threads(1)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(s): super().__init__(); s.l = nn.Linear(64, 64); s.n = 0\n"
+            "    def forward(s, x):\n"
+            "        s.n += 1\n"
+            f"        if s.n <= 3: {extra}\n"
+            "        return s.l(x).relu()\n"
+            "m, x = Net().eval(), torch.randn(8, 64)\n"
+            "with torch.inference_mode():\n"
+            "    for i in range(60): m(x)\n"
+            "print('done')\n")
+
+
 class PythonProgram(TorchCase):
     def run_sample(self, *args, **env):
         if not os.path.exists(PYTHON):
@@ -426,19 +443,7 @@ class PythonProgram(TorchCase):
         # The first 3 forwards wait 150 ms each (a lazy load: asleep, off the CPU): the warm-up's
         # Likely cause read "not visible in the data" while the thread's own account showed it
         # waiting (a fresh-eyes check found 7.7 s of an oversubscribed machine's start the same).
-        report = self.run_script(
-            "stall", "import time, torch, torch.nn as nn\n"
-                     "torch.set_num_threads(1)\n"
-                     "class Net(nn.Module):\n"
-                     "    def __init__(s): super().__init__(); s.l = nn.Linear(64, 64); s.n = 0\n"
-                     "    def forward(s, x):\n"
-                     "        s.n += 1\n"
-                     "        if s.n <= 3: time.sleep(0.15)\n"
-                     "        return s.l(x).relu()\n"
-                     "m, x = Net().eval(), torch.randn(8, 64)\n"
-                     "with torch.inference_mode():\n"
-                     "    for i in range(60): m(x)\n"
-                     "print('done')\n")
+        report = self.run_script("stall", first_three("time.sleep(0.15)"))
         ph, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
         self.assertGreaterEqual(ph["warmup_iterations"], 3, ph)
         # Waiting, or on a loaded machine both: "3 more waits (...) and 2 more preemptions".
@@ -450,19 +455,7 @@ class PythonProgram(TorchCase):
     def test_a_warm_up_of_page_faults_says_so(self):
         # The first 3 forwards each fill 128 MB of fresh memory: page faults and system time,
         # which read "not visible in the data" (a third fresh-eyes check: 97,700 faults a forward).
-        report = self.run_script(
-            "faults", "import torch, torch.nn as nn\n"
-                      "torch.set_num_threads(1)\n"
-                      "class Net(nn.Module):\n"
-                      "    def __init__(s): super().__init__(); s.l = nn.Linear(64, 64); s.n = 0\n"
-                      "    def forward(s, x):\n"
-                      "        s.n += 1\n"
-                      "        if s.n <= 3: torch.ones(32 << 20).sum()\n"
-                      "        return s.l(x).relu()\n"
-                      "m, x = Net().eval(), torch.randn(8, 64)\n"
-                      "with torch.inference_mode():\n"
-                      "    for i in range(60): m(x)\n"
-                      "print('done')\n")
+        report = self.run_script("faults", first_three("torch.ones(32 << 20).sum()"))
         ph, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
         m = re.search(r"(\d+) more page faults \(([0-9.]+)(ms|s) of system time",
                       ph["warmup_cause"] or "")
