@@ -36,7 +36,7 @@ elif what == "spread":
     run(torch.inference_mode, [4 * math.exp(random.gauss(0, 0.3)) for _ in range(80)])
 else:
     run(torch.no_grad, [30] * 20)
-    run(torch.inference_mode, [30 if i % 5 == 4 else 10 for i in range(20)])
+    run(torch.inference_mode, [30 if i % 5 == 4 else 10 for i in range(40)])
 print("done")
 """
 
@@ -143,8 +143,10 @@ class Stationarity(Case):
         m = re.search(r"caution: (\d+) of (\d+) inference/off iterations at no_grad/off's"
                       r" ([\d.]+)ms", line)
         self.assertIsNotNone(m, line)
-        # Of the steady ones (those captured for their operators apart): 4 of the 20 are at the
+        # Of the steady ones (those captured for their operators apart): 8 of the 40 are at the
         # slower phase's 30 ms; a 10 ms one joins them only if the machine stalled it by 17 ms.
+        # Captures fall at random: with 4 of 20, a CI run captured 3 of the 4 and the one left
+        # was too few for a caution (the report's rule: 2, and a tenth of the steady ones).
         inf, = [x for x in rep["series"] if x["phase"] == "inference_mode | autocast off"]
         self.assertEqual(int(m.group(2)), inf["steady_iterations"], (line, inf))
         slow = [i for i in rep["iterations"] if i["phase"] == inf["phase"] and i["steady"]
