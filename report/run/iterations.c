@@ -43,6 +43,8 @@ struct iter {
     int phase;
     int64_t batch; /* -1 unknown */
     int64_t label; /* the mark's name (strings id), 0 none */
+    int64_t model; /* the model it ran (a module call's label, the one a mark held: strings
+                      id), -1 unknown, -2 several */
     int setting;   /* the varying settings it ran with (settings.c: 1 + combo index), 0 none */
     int source;    /* iterations.source: 5 a Python module call, 0 detected */
     int series;    /* its series (run_series index), -1 none */
@@ -176,7 +178,8 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     if (!n) return;
     int64_t *w = malloc(n * sizeof *w);
     if (!w) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
+    sqlite3_stmt *st =
+        db_prepare(db, pool_printf("SELECT iter FROM %s", iterations_operator_windows(db)));
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     rstats_sort_i64(w, m);
@@ -204,7 +207,7 @@ static void capture_calls(struct iters *it)
     if (!c) cli_fail("out of memory");
     sqlite3_stmt *st = db_prepare(it->db, pool_printf("SELECT iter, sum(calls) FROM %s WHERE iter"
                                                       " > 0 GROUP BY iter ORDER BY iter",
-                                                      db_operator_calls(it->db)));
+                                                      iterations_operator_calls(it->db)));
     while (db_step(st)) {
         if (m == n && !(c = realloc(c, (n *= 2) * sizeof *c))) cli_fail("out of memory");
         c[m][0] = sqlite3_column_int64(st, 0), c[m++][1] = sqlite3_column_int64(st, 1);
@@ -216,6 +219,27 @@ static void capture_calls(struct iters *it)
         it->v[k].calls = hit ? (*hit)[1] : -1;
     }
     free(c);
+}
+
+static int cmp_iter_id(const void *a, const void *b)
+{
+    const struct iter *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Each mark's model: the one whose module calls it held (temp.mark_models, marks.c). */
+static void marks_models(sqlite3 *db, struct iters *it)
+{
+    qsort(it->v, it->n, sizeof *it->v, cmp_iter_id);
+    sqlite3_stmt *st = db_prepare(db, "SELECT mark, count(*), min(label) FROM temp.mark_models"
+                                      " GROUP BY mark");
+    while (db_step(st)) {
+        struct iter key = {.id = sqlite3_column_int64(st, 0)};
+        struct iter *x = bsearch(&key, it->v, it->n, sizeof *it->v, cmp_iter_id);
+        if (x && x->source != 5)
+            x->model = sqlite3_column_int64(st, 1) > 1 ? -2 : sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
 }
 
 static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it, int *gpu_known)
@@ -239,12 +263,15 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
         sqlite3_finalize(mi);
         ninside = q;
     }
-    sqlite3_stmt *st = db_prepare(db, v4   ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
-                                             " gpu_items, label_id, source FROM iterations"
-                                      : v2 ? "SELECT id, tid, phase, start, dur, batch, gpu_end,"
-                                             " gpu_items, NULL, source FROM iterations"
-                                           : "SELECT rowid, tid, phase, start, dur, batch, NULL,"
-                                             " NULL, NULL, source FROM iterations");
+    /* A server's request marked on its front thread is in its worker's phase (marks.c). */
+    sqlite3_stmt *st = db_prepare(
+        db, pool_printf(v4   ? "SELECT id, tid, %s, start, dur, batch, gpu_end, gpu_items,"
+                               " label_id, source FROM iterations"
+                        : v2 ? "SELECT id, tid, %s, start, dur, batch, gpu_end, gpu_items, NULL,"
+                               " source FROM iterations"
+                             : "SELECT rowid, tid, %s, start, dur, batch, NULL, NULL, NULL,"
+                               " source FROM iterations",
+                        iterations_phase(db)));
     int have_end = 0, w_n;
     int64_t w_start = 0, w_end = 0;
     int window = run_window_only(o, &w_start, &w_end, &w_n);
@@ -261,6 +288,7 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
         x->label = sqlite3_column_int64(st, 8);
         x->source = sqlite3_column_int(st, 9);
         x->series = -1;
+        x->model = x->source == 5 && x->label > 0 ? x->label : -1;
         if (marked && x->source == 5 &&
             bsearch(&x->id, inside, ninside, sizeof *inside, rstats_cmp_i64)) {
             it->n--;
@@ -274,6 +302,7 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
     }
     sqlite3_finalize(st);
     free(inside);
+    if (marked) marks_models(db, it);
     qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
     drop_nested(it);
     mark_captured(db, it);
@@ -666,6 +695,18 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
         se->settings = settings[g] ? p->settings.combo[settings[g] - 1] : "";
         series_name(db, labels[g], m ? gm[0]->source : 0, apart ? se->settings : "", se->name,
                     sizeof se->name);
+        int64_t model = -1;
+        for (size_t k = 0; k < m && model != -2; k++)
+            if (gm[k]->model != -1)
+                model = model == -1 || model == gm[k]->model ? gm[k]->model : -2;
+        if (model > 0) series_name(db, model, 5, "", se->model, sizeof se->model);
+        /* Less its instance number: "Net #2" is the same class (a model made again per mode
+         * while the first lives on), and only a class, a precision or a mode apart says that
+         * two phases ran other models. */
+        char *hash = strrchr(se->model, '#');
+        if (hash && hash > se->model + 1 && hash[-1] == ' ' && hash[1] &&
+            strspn(hash + 1, "0123456789") == strlen(hash + 1))
+            hash[-1] = 0;
         size_t len = strlen(se->name);
         if (batches[g] >= 0 && !strstr(se->name, "batch="))
             snprintf(se->name + len, sizeof se->name - len, "%sbatch=%lld", len ? " " : "",

@@ -2,6 +2,9 @@
  * marks.c: which Python module calls a program's marks hold (iterations_counted, run.h). A mark
  * (an NVTX range or a record_function scope named iteration*) is what the program calls an
  * iteration; the outermost module calls inside it are part of it, not iterations of their own.
+ * What a mark takes from them: the model it ran (temp.mark_models: two phases that ran other
+ * models are not compared), and where they ran on another thread (a server's request, marked on
+ * its front thread) their phase and operators (iterations_moved and the SQL sources below).
  */
 #include "run.h"
 
@@ -35,8 +38,16 @@ static void marks_exec(sqlite3 *db, const char *sql)
 struct mark_row {
     int64_t id, tid, start, end, phase, label, batch;
     int source;     /* 5 a module call; 2, 3 a mark; -1 a module call set aside */
+    int across;     /* set aside as another thread's mark's (a server's worker) */
+    int64_t in;     /* a module call set aside: the mark it runs in (its id), 0 none */
     int64_t within; /* a module call: the mark of any thread it runs inside, start to end (its
                        index among the marks by start), -1 none */
+};
+
+/* A module call set aside inside another thread's mark: the mark takes its phase and its
+ * operators (marks_moved below). */
+struct mark_move {
+    int64_t call, mark, start, phase;
 };
 
 #define MARK_LOOP_MIN 10 /* a held model's calls outside the marks: a loop of its own from this */
@@ -90,13 +101,84 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp)
     rstats_sort_i64(tmp, m);
     for (size_t k = 0; k < m; k++) marks += !k || tmp[k] != tmp[k - 1];
     if (2 * calls > 3 * marks) return;
-    for (size_t k = a; k < b; k++) v[k].source = -1;
+    for (size_t k = a; k < b; k++) v[k].source = -1, v[k].across = v[k].within >= 0;
+}
+
+static int by_mark_start(const void *a, const void *b)
+{
+    const struct mark_move *x = a, *y = b;
+    if (x->mark != y->mark) return (x->mark > y->mark) - (x->mark < y->mark);
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* A server's request, marked on its front thread, whose model ran on a worker: the work inside
+ * the mark is the worker's, in the worker's phase (a front thread in grad mode, a worker in
+ * inference_mode: the requests read "no iteration was seen in inference_mode", a fresh-eyes check
+ * of 2026-11-29), and its operators are the worker's, which the operator callback records on the
+ * thread that runs them (the front thread's own capture held the queue's aten::empty alone).
+ * temp.iteration_moves: each such module call and its mark; temp.marks_moved: each such mark and
+ * the phase of its first call. */
+static void marks_moved_make(sqlite3 *db, const struct mark_row *v, size_t n,
+                             const struct mark_row *mk)
+{
+    marks_exec(db, "CREATE TEMP TABLE iteration_moves (id INTEGER PRIMARY KEY, mark INTEGER,"
+                   " phase INTEGER)");
+    marks_exec(db, "CREATE TEMP TABLE marks_moved (id INTEGER PRIMARY KEY, phase INTEGER)");
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) m += v[k].across;
+    if (!m) return;
+    struct mark_move *mv = malloc(m * sizeof *mv);
+    if (!mv) cli_fail("out of memory");
+    m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (v[k].across)
+            mv[m++] = (struct mark_move){v[k].id, mk[v[k].within].id, v[k].start, v[k].phase};
+    qsort(mv, m, sizeof *mv, by_mark_start);
+    marks_exec(db, "BEGIN");
+    sqlite3_stmt *a = db_prepare(db, "INSERT INTO temp.iteration_moves VALUES (?, ?, ?)"),
+                 *b = db_prepare(db, "INSERT INTO temp.marks_moved VALUES (?, ?)");
+    for (size_t k = 0; k < m; k++) {
+        sqlite3_bind_int64(a, 1, mv[k].call), sqlite3_bind_int64(a, 2, mv[k].mark);
+        sqlite3_bind_int64(a, 3, mv[k].phase);
+        db_step(a);
+        sqlite3_reset(a);
+        if (k && mv[k].mark == mv[k - 1].mark) continue;
+        sqlite3_bind_int64(b, 1, mv[k].mark), sqlite3_bind_int64(b, 2, mv[k].phase);
+        db_step(b);
+        sqlite3_reset(b);
+    }
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    marks_exec(db, "COMMIT");
+    free(mv);
+}
+
+/* temp.mark_models: each mark and the models (module calls' labels) that ran inside it, on its
+ * own thread or, a server's, on another (iterations.c: each series' model). */
+static void mark_models_make(sqlite3 *db, const struct mark_row *v, size_t n)
+{
+    marks_exec(db, "CREATE TEMP TABLE mark_models (mark INTEGER, label INTEGER,"
+                   " UNIQUE (mark, label))");
+    marks_exec(db, "BEGIN");
+    sqlite3_stmt *st = db_prepare(db, "INSERT OR IGNORE INTO temp.mark_models VALUES (?, ?)");
+    for (size_t k = 0; k < n; k++) {
+        if (v[k].source != -1 || !v[k].in || v[k].label <= 0) continue;
+        sqlite3_bind_int64(st, 1, v[k].in), sqlite3_bind_int64(st, 2, v[k].label);
+        db_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    marks_exec(db, "COMMIT");
 }
 
 static void modules_in_marks_make(sqlite3 *db)
 {
     marks_exec(db, "CREATE TEMP TABLE modules_in_marks (id INTEGER PRIMARY KEY)");
-    if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) return;
+    if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) {
+        marks_moved_make(db, NULL, 0, NULL);
+        mark_models_make(db, NULL, 0);
+        return;
+    }
     int v4 = db_has_column(db, "iterations", "label_id");
     size_t cap = (size_t)db_int(
                db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3, 5)", 0),
@@ -115,7 +197,7 @@ static void modules_in_marks_make(sqlite3 *db)
         x->start = sqlite3_column_int64(st, 2), x->end = x->start + sqlite3_column_int64(st, 3);
         x->phase = sqlite3_column_int64(st, 4), x->label = sqlite3_column_int64(st, 5);
         x->source = sqlite3_column_int(st, 6), x->batch = sqlite3_column_int64(st, 7);
-        x->within = -1;
+        x->within = -1, x->across = 0, x->in = 0;
     }
     sqlite3_finalize(st);
     /* Each module call within a mark of any thread: among the marks that start before it, one
@@ -147,17 +229,17 @@ static void modules_in_marks_make(sqlite3 *db)
         }
         v[k].within = lo && reach[lo - 1] >= v[k].end ? at[lo - 1] : -1;
     }
-    free(mk), free(reach), free(at);
+    free(reach), free(at);
     /* Per thread in time order: a module call inside the thread's latest mark that reaches it
      * (marks nest, ranges of one thread rarely overlap otherwise) is held (-1). */
     qsort(v, n, sizeof *v, by_tid_start);
-    int64_t last = INT64_MIN, tid = 0;
+    int64_t last = INT64_MIN, tid = 0, last_id = 0;
     for (size_t k = 0; k < n; k++) {
         if (!k || v[k].tid != tid) tid = v[k].tid, last = INT64_MIN;
         if (v[k].source != 5) {
-            if (v[k].end > last) last = v[k].end;
+            if (v[k].end > last) last = v[k].end, last_id = v[k].id;
         } else if (last > v[k].start) {
-            v[k].source = -1;
+            v[k].source = -1, v[k].in = last_id;
         }
     }
     /* Per phase and model (model_held). */
@@ -172,6 +254,11 @@ static void modules_in_marks_make(sqlite3 *db)
         model_held(v, a, b, tmp);
     }
     free(tmp);
+    marks_moved_make(db, v, n, mk);
+    for (size_t k = 0; k < n; k++)
+        if (v[k].across) v[k].in = mk[v[k].within].id;
+    free(mk);
+    mark_models_make(db, v, n);
     marks_exec(db, "BEGIN");
     st = db_prepare(db, "INSERT INTO temp.modules_in_marks (id) VALUES (?)");
     for (size_t k = 0; k < n; k++) {
@@ -193,4 +280,40 @@ const char *iterations_counted(sqlite3 *db)
     return db_int(db, "SELECT count(*) FROM temp.modules_in_marks", 0) > 0
                ? "(source IS NOT 5 OR rowid NOT IN (SELECT id FROM temp.modules_in_marks))"
                : "1";
+}
+
+int64_t iterations_moved(sqlite3 *db)
+{
+    iterations_counted(db);
+    if (!db_int(db, "SELECT count(*) FROM temp.sqlite_master WHERE name = 'marks_moved'", 0))
+        return 0;
+    return db_int(db, "SELECT count(*) FROM temp.marks_moved", 0);
+}
+
+const char *iterations_operator_calls(sqlite3 *db)
+{
+    if (!iterations_moved(db)) return db_operator_calls(db);
+    return pool_printf("(SELECT o.phase AS phase, o.name_id AS name_id, CASE WHEN o.iter IN"
+                       " (SELECT id FROM temp.marks_moved) THEN -1 ELSE coalesce(m.mark, o.iter)"
+                       " END AS iter, o.calls AS calls, o.self AS self, o.dur AS dur FROM %s o"
+                       " LEFT JOIN temp.iteration_moves m ON m.id = o.iter)",
+                       db_operator_calls(db));
+}
+
+const char *iterations_operator_windows(sqlite3 *db)
+{
+    if (!iterations_moved(db)) return "torch_operator_windows";
+    return pool_printf("(SELECT w.start AS start, w.dur AS dur, coalesce(m.mark, w.iter) AS iter,"
+                       " w.tid AS tid, w.phase AS phase%s FROM torch_operator_windows w LEFT JOIN"
+                       " temp.iteration_moves m ON m.id = w.iter WHERE w.iter IS NULL OR w.iter"
+                       " NOT IN (SELECT id FROM temp.marks_moved))",
+                       db_has_column(db, "torch_operator_windows", "every") ? ", w.every AS every"
+                                                                            : "");
+}
+
+const char *iterations_phase(sqlite3 *db)
+{
+    if (!iterations_moved(db)) return "phase";
+    return "coalesce((SELECT m.phase FROM temp.marks_moved m WHERE m.id = iterations.rowid),"
+           " iterations.phase)";
 }

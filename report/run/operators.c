@@ -55,10 +55,9 @@ static void op_training_forms(struct run_operators *r)
 
 static void op_phases_load(sqlite3 *db, struct run_operators *r)
 {
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT phase, count(*) FROM iterations WHERE %s GROUP BY phase",
-             iterations_counted(db));
-    sqlite3_stmt *st = db_prepare(db, sql);
+    sqlite3_stmt *st =
+        db_prepare(db, pool_printf("SELECT %s, count(*) FROM iterations WHERE %s GROUP BY 1",
+                                   iterations_phase(db), iterations_counted(db)));
     for (int i = 0; i < r->n; i++) {
         const struct op_figure *f = &r->v[i];
         if (!r->nphases || r->phases[r->nphases - 1].phase != f->phase) {
@@ -190,18 +189,17 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
         if (!db_meta_int(db, "torch_operator_windows_spaced", &r->spaced)) r->spaced = 0;
         operators_sampled_rows(db, p, r);
     } else {
-        char sql[1200];
-        snprintf(sql, sizeof sql,
-                 "WITH o AS %s,"
-                 " ph AS (SELECT phase, sum(self) AS self FROM o GROUP BY phase),"
-                 " it AS (SELECT phase, count(*) AS n FROM iterations WHERE %s GROUP BY phase)"
-                 " SELECT o.phase, s.value, sum(o.calls), sum(o.self), sum(o.dur),"
-                 " sum(CASE WHEN o.iter > 0 THEN o.calls END),"
-                 " coalesce(it.n, 0), ph.self, sum(CASE WHEN o.iter > 0 THEN o.self END)"
-                 " FROM o JOIN strings s ON s.id = o.name_id"
-                 " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
-                 " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
-                 db_operator_calls(db), iterations_counted(db));
+        const char *sql = pool_printf(
+            "WITH o AS %s,"
+            " ph AS (SELECT phase, sum(self) AS self FROM o GROUP BY phase),"
+            " it AS (SELECT %s AS phase, count(*) AS n FROM iterations WHERE %s GROUP BY 1)"
+            " SELECT o.phase, s.value, sum(o.calls), sum(o.self), sum(o.dur),"
+            " sum(CASE WHEN o.iter > 0 THEN o.calls END),"
+            " coalesce(it.n, 0), ph.self, sum(CASE WHEN o.iter > 0 THEN o.self END)"
+            " FROM o JOIN strings s ON s.id = o.name_id"
+            " JOIN ph ON ph.phase = o.phase LEFT JOIN it ON it.phase = o.phase"
+            " GROUP BY o.phase, o.name_id ORDER BY o.phase, sum(o.self) DESC",
+            iterations_operator_calls(db), iterations_phase(db), iterations_counted(db));
         sqlite3_stmt *st = db_prepare(db, sql);
         while (db_step(st)) {
             struct op_figure *f = operators_add(r);
@@ -228,6 +226,7 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
     if (r->sampled) {
         const struct op_iters *x = op_iters_get(db, p);
         r->uncounted = x ? x->outside : 0;
+        r->moved = x ? x->moved : 0;
     }
 }
 

@@ -110,11 +110,13 @@ const char *op_iters_name(const struct op_iters *x, int64_t name_id)
 
 static void load(sqlite3 *db, struct op_iters *x)
 {
-    size_t nw = (size_t)db_int(db, "SELECT count(*) FROM torch_operator_windows", 0), mw = 0;
+    size_t nw = (size_t)db_int(
+               db, pool_printf("SELECT count(*) FROM %s", iterations_operator_windows(db)), 0),
+           mw = 0;
     int64_t *w = malloc((nw ? nw : 1) * sizeof *w);
     if (!w) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows"
-                                      " WHERE iter IS NOT NULL");
+    sqlite3_stmt *st = db_prepare(db, pool_printf("SELECT iter FROM %s WHERE iter IS NOT NULL",
+                                                  iterations_operator_windows(db)));
     while (mw < nw && db_step(st)) w[mw++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     rstats_sort_i64(w, mw);
@@ -122,10 +124,8 @@ static void load(sqlite3 *db, struct op_iters *x)
     int null_window = mw < nw;
     names_load(db, x);
     struct agg a = {x, 0, NULL, 0};
-    char sql[200];
-    snprintf(sql, sizeof sql, "SELECT phase, name_id, iter, calls, self, dur FROM %s",
-             db_operator_calls(db));
-    st = db_prepare(db, sql);
+    st = db_prepare(db, pool_printf("SELECT phase, name_id, iter, calls, self, dur FROM %s",
+                                    iterations_operator_calls(db)));
     while (db_step(st)) {
         int64_t calls = sqlite3_column_int64(st, 3);
         if (sqlite3_column_type(st, 2) == SQLITE_NULL) { /* NOT IN an empty set is true */
@@ -133,6 +133,10 @@ static void load(sqlite3 *db, struct op_iters *x)
             continue;
         }
         int64_t iter = sqlite3_column_int64(st, 2);
+        if (iter == -1) { /* a moved mark's own thread (iterations_operator_calls) */
+            x->moved += calls;
+            continue;
+        }
         if (!mw || !bsearch(&iter, w, mw, sizeof *w, rstats_cmp_i64)) {
             x->outside += !null_window ? calls : 0;
             continue;

@@ -23,6 +23,8 @@ struct op_iters {
     struct op_iter_sum *v; /* by phase, name_id, iter (a NULL name_id first, unnamed) */
     size_t n;
     int64_t outside; /* calls with an iteration outside every capture window */
+    int64_t moved;   /* calls of a request's own thread in it, its model's on another (iter -1:
+                        iterations_operator_calls) */
     struct op_iter_name {
         int64_t id;  /* first: rstats_cmp_i64 orders by it */
         char *value; /* NULL: the string's value is NULL */

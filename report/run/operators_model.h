@@ -62,6 +62,8 @@ struct run_operators {
                               * self times of the operators around them are too high */
     int64_t uncounted;       /* sampled: calls recorded outside any captured iteration (a capture
                               * a program ended inside, a forked child's), left out */
+    int64_t moved;           /* sampled: calls of a request's own thread inside it, where its
+                              * model ran on another thread (op_iters.moved), left out */
 };
 /* Loading (operators.c, operators_sampled.c): a zeroed figure at the end of r->v; a sampled
  * run's observed figures over its captured steady iterations; then, with the phases summed, each

@@ -54,12 +54,14 @@ struct captured {
 static void captured_load(sqlite3 *db, const struct run_phases *p, struct captured *c)
 {
     memset(c, 0, sizeof *c);
-    size_t n = (size_t)db_int(db, "SELECT count(*) FROM torch_operator_windows", 0);
+    size_t n = (size_t)db_int(
+        db, pool_printf("SELECT count(*) FROM %s", iterations_operator_windows(db)), 0);
     int64_t *w = malloc((n ? n : 1) * sizeof *w);
     c->v = malloc((n ? n : 1) * sizeof *c->v);
     if (!w || !c->v) cli_fail("out of memory");
     size_t m = 0;
-    sqlite3_stmt *st = db_prepare(db, "SELECT iter FROM torch_operator_windows");
+    sqlite3_stmt *st =
+        db_prepare(db, pool_printf("SELECT iter FROM %s", iterations_operator_windows(db)));
     while (m < n && db_step(st)) w[m++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     rstats_sort_i64(w, m);

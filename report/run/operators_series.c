@@ -76,12 +76,10 @@ static struct ser_row *rows_load(sqlite3 *db, const struct run_phases *p, int sa
         *n = m;
         return v;
     }
-    char sql[400];
-    snprintf(sql, sizeof sql,
-             "SELECT o.name_id, s.value, o.iter, sum(o.calls), sum(o.self)"
-             " FROM %s o JOIN strings s ON s.id = o.name_id"
-             " WHERE o.iter > 0 GROUP BY o.name_id, o.iter ORDER BY o.name_id",
-             db_operator_calls(db));
+    const char *sql = pool_printf("SELECT o.name_id, s.value, o.iter, sum(o.calls), sum(o.self)"
+                                  " FROM %s o JOIN strings s ON s.id = o.name_id"
+                                  " WHERE o.iter > 0 GROUP BY o.name_id, o.iter ORDER BY o.name_id",
+                                  iterations_operator_calls(db));
     sqlite3_stmt *st = db_prepare(db, sql);
     int64_t last = 0;
     while (db_step(st)) {

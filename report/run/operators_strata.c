@@ -59,13 +59,17 @@ void op_strata_load(sqlite3 *db, const struct run_phases *p, struct op_strata *s
     if (!db_has_table(db, "torch_operator_windows") ||
         !db_has_column(db, "torch_operator_windows", "every"))
         return;
-    size_t nw = (size_t)db_int(db, "SELECT count(*) FROM torch_operator_windows", 0), m = 0;
+    size_t nw = (size_t)db_int(
+               db, pool_printf("SELECT count(*) FROM %s", iterations_operator_windows(db)), 0),
+           m = 0;
     if (!nw) return;
     struct cap *w = malloc(nw * sizeof *w);
     int64_t *ids = malloc((p->niters ? p->niters : 1) * sizeof *ids);
     if (!w || !ids) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(db, "SELECT iter, every FROM torch_operator_windows"
-                                      " WHERE iter IS NOT NULL AND every > 0");
+    sqlite3_stmt *st =
+        db_prepare(db, pool_printf("SELECT iter, every FROM %s WHERE iter IS NOT NULL AND"
+                                   " every > 0",
+                                   iterations_operator_windows(db)));
     while (m < nw && db_step(st))
         w[m] = (struct cap){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), 0}, m++;
     sqlite3_finalize(st);

@@ -156,6 +156,11 @@ struct series_info {
     double faults_mean;
     int64_t sys_mean;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
+    /* The model its iterations ran: a module call's series name (its class, precision, mode;
+     * less its " #N"), or the one model its marks held (marks.c); "" unknown (no module call
+     * seen: a C++ program, the hooks off) or several. Two phases' series of different models are
+     * not compared (sec_phases_lines.c). */
+    char model[128];
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
 };
@@ -288,6 +293,17 @@ void iterations_load(struct sqlite3 *db, struct run_phases *p);
  * wins (where the program marks its iterations, an NVTX range or a record_function scope, the
  * Python module calls inside are no iterations of their own); "1" all of them. */
 const char *iterations_counted(struct sqlite3 *db);
+/* Marks that another thread's module calls ran inside (a server's request, marked on its front
+ * thread, its model run on a worker: marks.c): how many. Each takes the phase of its first such
+ * call and their operators; its own thread's operator calls in it count as outside iterations. */
+int64_t iterations_moved(struct sqlite3 *db);
+/* db_operator_calls with those calls' iter the mark's; torch_operator_windows (its columns, start
+ * to every) the same, the marks' own windows left out; the iterations' phase as an SQL expression
+ * on table iterations (unaliased). The plain ones where no mark moved. A call of a moved mark's own
+ * thread inside it reads iter -1 (no iteration's, counted apart: op_iters.moved). */
+const char *iterations_operator_calls(struct sqlite3 *db);
+const char *iterations_operator_windows(struct sqlite3 *db);
+const char *iterations_phase(struct sqlite3 *db);
 /* For the traces: a TEMP table `iterations`, shadowing the database's, that holds p->iters, the
  * iterations the report counts (detected ones with source 0 and no id of the database's), with
  * two columns more: series (run_series index, -1 none) and name (its name, NULL unnamed). */
@@ -415,6 +431,10 @@ const struct series_info *phase_only_series(const struct run_phases *p,
  * of the mode or the change, the p50 per item compares them (the Summary, the phase tables,
  * compare). 0 when either is NULL. */
 int series_batches_differ(const struct series_info *x, const struct series_info *y);
+/* Two series that ran other models, both known (series_info.model): model A under no_grad and
+ * model B under inference_mode read "1.44x no_grad, faster" (a fresh-eyes check); no ratio
+ * between them anywhere. 0 when either is NULL or its model unknown. */
+int series_models_differ(const struct series_info *x, const struct series_info *y);
 /* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a
  * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
  * iterations. */

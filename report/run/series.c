@@ -144,6 +144,11 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
     return x && y && x->batch > 0 && y->batch > 0 && x->batch != y->batch;
 }
 
+int series_models_differ(const struct series_info *x, const struct series_info *y)
+{
+    return x && y && x->model[0] && y->model[0] && strcmp(x->model, y->model) != 0;
+}
+
 const struct series_info *phase_only_series(const struct run_phases *p, const struct phase_info *ph)
 {
     const struct series_info *one = NULL;

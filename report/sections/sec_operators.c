@@ -194,12 +194,17 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         t->note = pool_printf(
             "estimated from the iterations whose every operator call was recorded (%s);"
             " Self/it: per iteration, the highest and lowest 2%% left out; ±: its 99%% sampling"
-            " error%s",
+            " error%s%s",
             operators_rate_text(r),
             r->uncounted ? pool_printf("; %lld calls recorded outside any captured iteration (one"
                                        " the program ended inside, a forked child's) left out",
                                        (long long)r->uncounted)
-                         : "");
+                         : "",
+            r->moved ? pool_printf("; %lld calls of the threads that marked requests whose model"
+                                   " ran on another thread, inside those marks, left out (a"
+                                   " request's operators are its model's)",
+                                   (long long)r->moved)
+                     : "");
     out[0] = phase_table(p, r);
     out[1] = t;
     return 2;

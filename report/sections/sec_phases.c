@@ -262,6 +262,13 @@ static int batches_differ(const struct run_phases *p, const struct phase_info *x
     return series_batches_differ(phase_only_series(p, x), phase_only_series(p, y));
 }
 
+/* Each phase's one series ran another model (series_models_differ). */
+static int models_differ(const struct run_phases *p, const struct phase_info *x,
+                         const struct phase_info *y)
+{
+    return series_models_differ(phase_only_series(p, x), phase_only_series(p, y));
+}
+
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
  * columns from `c_ratio` on (ratio, low, high, verdict, band as text). */
 static void phase_speedup(struct table *t, int c_ratio, const struct run_phases *p,
@@ -273,6 +280,12 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
                        pool_printf("no verdict: batch %lld vs %lld",
                                    (long long)phase_only_series(p, ph)->batch,
                                    (long long)phase_only_series(p, base)->batch));
+        return;
+    }
+    if (ph != base && models_differ(p, ph, base)) {
+        table_set_text(t, c_ratio + 3,
+                       pool_printf("no verdict: model %s vs %s", phase_only_series(p, ph)->model,
+                                   phase_only_series(p, base)->model));
         return;
     }
     const struct phase_info *pooled = ph == base          ? NULL
@@ -419,7 +432,7 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
     int64_t saved;
     double pct;
     /* Another batch holds other tensors: no saving to speak of. */
-    if (phase_ran_model(p, ph) && !batches_differ(p, ph, base) &&
+    if (phase_ran_model(p, ph) && !batches_differ(p, ph, base) && !models_differ(p, ph, base) &&
         memory_saving(base, ph, &saved, &pct)) {
         table_set_int(t, C_SAVED, saved);
         table_set_num(t, C_SAVED_PCT, pct);
@@ -515,7 +528,8 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
         phase_speedup(t, IV_SPEEDUP, p, inf, ng); /* speed-up, band, verdict: in that order */
         int64_t saved;                            /* the phase table's figure (memory.c) */
         double pct;
-        if (!batches_differ(p, inf, ng) && memory_saving(ng, inf, &saved, &pct))
+        if (!batches_differ(p, inf, ng) && !models_differ(p, inf, ng) &&
+            memory_saving(ng, inf, &saved, &pct))
             table_set_int(t, IV_PEAK_ALLOCATED_SAVED_BYTES, saved);
     }
     return t; /* empty when no pair ran: JSON [] all the same (a fixed shape) */

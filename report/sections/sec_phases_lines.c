@@ -110,6 +110,19 @@ static int batch_words(const struct run_phases *p, const struct phase_info *x,
     return 1;
 }
 
+/* x and y whose one series ran other models (series_models_differ): ": not compared, it ran A
+ * and no_grad B" appended to out; 0 (nothing written) when not. */
+static int model_words(const struct run_phases *p, const struct phase_info *x,
+                       const struct phase_info *y, const char *yname, char *out, size_t n)
+{
+    const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
+    if (!series_models_differ(sx, sy)) return 0;
+    size_t o = strlen(out);
+    snprintf(out + o, n - o, ": not compared, it ran model %s and %s ran %s", sx->model, yname,
+             sy->model);
+    return 1;
+}
+
 /* Fastest phase: its p50 and how it compares with the baseline, with the 95% band; phases that
  * pool several series are neither ranked nor compared (pooled_words). */
 static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
@@ -137,6 +150,7 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (against && batch_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
+        if (against && model_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
         if (against)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ": %.2fx %s%s",
                      (double)base->lat_p50 / (double)f->lat_p50, b,
@@ -272,7 +286,8 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         char lead[64];
         snprintf(lead, sizeof lead, "%sautocast %s", o ? "; " : "", inf->autocast);
         memcpy(buf + o, lead, strlen(lead) + 1);
-        if (batch_words(p, inf, ng, "no_grad", buf, sizeof buf)) {
+        if (batch_words(p, inf, ng, "no_grad", buf, sizeof buf) ||
+            model_words(p, inf, ng, "no_grad", buf, sizeof buf)) {
             o = strlen(buf);
             continue;
         }

@@ -418,6 +418,81 @@ class PythonProgram(TorchCase):
         self.assertEqual(count, {"(unnamed)": 120, "A": 40, "long": 41, "B": 100},
                          report["series"])
 
+    def test_a_request_marked_on_one_thread_is_its_workers_phase(self):
+        # A server's shape: the front thread (grad mode, the default) marks each request and hands
+        # it to a worker that runs the model in inference_mode. The requests read "no iteration
+        # was seen in inference_mode", in grad/off, and their operators were the front thread's
+        # own (aten::empty 100%: the operator callback records the thread that runs the calls; a
+        # fresh-eyes check). A request is in its model's phase, with its model's operators.
+        report = self.run_script(
+            "front", "import queue, threading, torch, torch.nn as nn\n"
+                     "torch.set_num_threads(1)\n"
+                     "m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)).eval()\n"
+                     "req, rep = queue.Queue(), queue.Queue()\n"
+                     "def worker():\n"
+                     "    with torch.inference_mode():\n"
+                     "        while req.get() is not None:\n"
+                     "            m(torch.randn(8, 64))\n"
+                     "            rep.put(1)\n"
+                     "t = threading.Thread(target=worker)\n"
+                     "t.start()\n"
+                     "for i in range(60):\n"
+                     "    with torch.autograd.profiler.record_function('iteration_request'):\n"
+                     "        req.put(1)\n"
+                     "        rep.get()\n"
+                     "req.put(None)\n"
+                     "t.join()\n"
+                     "print('done')\n", INFPROF_OPERATORS_EVERY="4")
+        count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
+        self.assertEqual(count, {("inference_mode | autocast off", "request"): 60},
+                         report["series"])
+        self.assertNotIn("no iteration was seen", report["summary"]["inference_vs_no_grad"])
+        ops = {o["operator"]: o for o in report["operator_series"] if o["series"] == "request"}
+        self.assertIn("aten::addmm", ops, report["operator_series"])
+        self.assertEqual(ops["aten::addmm"]["calls_per_iteration"], 2, ops["aten::addmm"])
+        # Counted exactly at a fixed rate: 2 Linear layers in each of 60 requests.
+        addmm, = [o for o in report["operators"] if o["operator"] == "aten::addmm"]
+        self.assertEqual((addmm["phase"], addmm["calls"]),
+                         ("inference_mode | autocast off", 120), addmm)
+        phase, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
+        self.assertGreaterEqual(phase["captured_iterations"], 5, phase)
+
+    def test_phases_that_ran_other_models_are_not_compared(self):
+        # Model A under no_grad, model B under inference_mode: "1.44x no_grad, faster", a verdict
+        # on two models, not on the mode (a fresh-eyes check: A's loop marked, B's not). A second
+        # instance of one class (A #2, the first still alive) is the same model: compared.
+        prog = ("import contextlib, torch, torch.nn as nn\n"
+                "torch.set_num_threads(1)\n"
+                "class A(nn.Module):\n"
+                "    def __init__(s, n): super().__init__(); s.l = nn.Linear(n, n)\n"
+                "    def forward(s, x): return s.l(x).relu()\n"
+                "class B(A): pass\n"
+                "x = torch.randn(8, 256)\n"
+                "first, second = %s\n"
+                "with torch.no_grad():\n"
+                "    for i in range(40):\n"
+                "        with %s: first(x)\n"
+                "with torch.inference_mode():\n"
+                "    for i in range(40): second(x)\n"
+                "print('done')\n")
+        unmarked, marked = ("contextlib.nullcontext()",
+                            "torch.autograd.profiler.record_function('iteration')")
+        for name, mark in (("other", unmarked), ("marked", marked)):
+            other = self.run_script(name, prog % ("A(256).eval(), B(256).eval()", mark))
+            line = other["summary"]["inference_vs_no_grad"]
+            self.assertEqual(line, "autocast off: not compared, it ran model B and no_grad ran A")
+            # Either phase may be the faster (one layer each): no ratio either way.
+            fastest = other["summary"]["fastest"]
+            self.assertNotRegex(fastest, r"[0-9.]+x ", fastest)
+            self.assertTrue(fastest.endswith("(the baseline)") or fastest.endswith(
+                "not compared, it ran model B and no_grad/off ran A"), fastest)
+            row, = other["inference_vs_no_grad"]
+            self.assertEqual((row["speedup"], row["verdict"]), (None, "no verdict: model B vs A"),
+                             row)
+        same = self.run_script("same", prog % ("A(256).eval(), A(256).eval()", unmarked))
+        self.assertEqual({s["series"] for s in same["series"]}, {"A", "A #2"}, same["series"])
+        self.assertRegex(same["summary"]["inference_vs_no_grad"], r"^autocast off: [0-9.]+x no_grad")
+
     def test_time_between_on_several_threads_says_it_is_summed(self):
         # Two worker threads each calling the model and waiting 20 ms between calls: the time
         # between iterations is each thread's, summed, and so passes the run's wall time (a thread
