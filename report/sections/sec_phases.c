@@ -569,10 +569,11 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                                     " another batch size or model; the period above is loop 1's)",
                                     ph->detected_loops, ph->detected_loops);
         else if (ph->nseries > 1 && len < size)
-            snprintf(note + len, size - len,
-                     "%s%s pools %d series (iteration marks of different names): each one's"
-                     " figures are in the Series table",
-                     len ? ". " : "", label, ph->nseries);
+            snprintf(
+                note + len, size - len,
+                "%s%s pools %d series (other marks, models, batch sizes or settings): each one's"
+                " figures are in the Series table",
+                len ? ". " : "", label, ph->nseries);
         len = strlen(note);
         /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
         if (ph->detected_period && ph->detected_from != DETECT_KERNELS && len < size)
