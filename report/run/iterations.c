@@ -44,7 +44,8 @@ struct iter {
     int64_t batch; /* -1 unknown */
     int64_t label; /* the mark's name (strings id), 0 none */
     int64_t model; /* the model it ran (a module call's label, the one a mark held: strings
-                      id), -1 unknown, -2 several */
+                      id), -1 unknown, -2 several, -3 none (a mark that held no module call in a
+                      run whose module calls were seen) */
     int setting;   /* the varying settings it ran with (settings.c: 1 + combo index), 0 none */
     int source;    /* iterations.source: 5 a Python module call, 0 detected */
     int series;    /* its series (run_series index), -1 none */
@@ -272,7 +273,7 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
                              : "SELECT rowid, tid, %s, start, dur, batch, NULL, NULL, NULL,"
                                " source FROM iterations",
                         iterations_phase(db)));
-    int have_end = 0, w_n;
+    int have_end = 0, w_n, modules = 0;
     int64_t w_start = 0, w_end = 0;
     int window = run_window_only(o, &w_start, &w_end, &w_n);
     while (db_step(st) && it->n < cap) {
@@ -289,6 +290,7 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
         x->source = sqlite3_column_int(st, 9);
         x->series = -1;
         x->model = x->source == 5 && x->label > 0 ? x->label : -1;
+        modules |= x->source == 5;
         if (marked && x->source == 5 &&
             bsearch(&x->id, inside, ninside, sizeof *inside, rstats_cmp_i64)) {
             it->n--;
@@ -303,6 +305,9 @@ static void load_all(sqlite3 *db, const struct run_options *o, struct iters *it,
     sqlite3_finalize(st);
     free(inside);
     if (marked) marks_models(db, it);
+    for (size_t k = 0; modules && k < it->n; k++)
+        if ((it->v[k].source == 2 || it->v[k].source == 3) && it->v[k].model == -1)
+            it->v[k].model = -3;
     qsort(it->v, it->n, sizeof *it->v, cmp_tid_start);
     drop_nested(it);
     mark_captured(db, it);
@@ -695,18 +700,23 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
         se->settings = settings[g] ? p->settings.combo[settings[g] - 1] : "";
         series_name(db, labels[g], m ? gm[0]->source : 0, apart ? se->settings : "", se->name,
                     sizeof se->name);
+        /* Its model: the one its iterations ran; none where every one of them is a mark that
+         * held no module call. "A #2" is a model of its own: two nn.Sequential of other sizes
+         * read "0.06x no_grad, slower" (a fresh-eyes check), where a deepcopy under one mode
+         * beside the original under the other is not compared. */
         int64_t model = -1;
-        for (size_t k = 0; k < m && model != -2; k++)
-            if (gm[k]->model != -1)
-                model = model == -1 || model == gm[k]->model ? gm[k]->model : -2;
+        int none = 0;
+        for (size_t k = 0; k < m; k++) {
+            int64_t g = gm[k]->model;
+            if (g == -3)
+                none = 1;
+            else if (g == -2 || (g > 0 && model > 0 && model != g))
+                model = -2;
+            else if (g > 0 && model == -1)
+                model = g;
+        }
         if (model > 0) series_name(db, model, 5, "", se->model, sizeof se->model);
-        /* Less its instance number: "Net #2" is the same class (a model made again per mode
-         * while the first lives on), and only a class, a precision or a mode apart says that
-         * two phases ran other models. */
-        char *hash = strrchr(se->model, '#');
-        if (hash && hash > se->model + 1 && hash[-1] == ' ' && hash[1] &&
-            strspn(hash + 1, "0123456789") == strlen(hash + 1))
-            hash[-1] = 0;
+        se->model_none = model == -1 && none;
         size_t len = strlen(se->name);
         if (batches[g] >= 0 && !strstr(se->name, "batch="))
             snprintf(se->name + len, sizeof se->name - len, "%sbatch=%lld", len ? " " : "",

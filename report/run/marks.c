@@ -39,6 +39,7 @@ struct mark_row {
     int64_t id, tid, start, end, phase, label, batch;
     int source;     /* 5 a module call; 2, 3 a mark; -1 a module call set aside */
     int across;     /* set aside as another thread's mark's (a server's worker) */
+    int64_t to;     /* then the mark it counts in (its index among the marks by start), -1 none */
     int64_t in;     /* a module call set aside: the mark it runs in (its id), 0 none */
     int64_t within; /* a module call: the mark of any thread it runs inside, start to end (its
                        index among the marks by start), -1 none */
@@ -47,10 +48,20 @@ struct mark_row {
 /* A module call set aside inside another thread's mark: the mark takes its phase and its
  * operators (marks_moved below). */
 struct mark_move {
-    int64_t call, mark, start, phase;
+    int64_t call, mark, start, phase; /* mark: its index among the marks by start */
 };
 
 #define MARK_LOOP_MIN 10 /* a held model's calls outside the marks: a loop of its own from this */
+#define MARK_SCAN     64 /* marks looked back over for those holding a call (overlapping ones) */
+
+/* The marks by start, with the latest end so far (reach), for the calls within them. */
+struct marks_by_start {
+    const struct mark_row *v;
+    const int64_t *reach;
+    size_t n;
+    int64_t *calls, *busy; /* per mark: calls counted in it, their time (cross_attribute) */
+    char *own;             /* per mark: it holds a module call of its own thread */
+};
 
 static int by_start(const void *a, const void *b)
 {
@@ -77,11 +88,67 @@ static int by_phase_label(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Marks starting at or before t: [0, return). */
+static size_t marks_before(const struct marks_by_start *m, int64_t t)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->v[mid].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Each call of v[a..b) within a mark of another thread counts in one of those that hold it: the
+ * one of fewest calls so far, the earliest of those (requests that overlap, four workers serving
+ * them: the latest-ending one took two calls and another none, a fresh-eyes check). m->calls and
+ * m->busy zero on entry; cross_clear zeroes them again. */
+static void cross_attribute(struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
+{
+    for (size_t k = a; k < b; k++) {
+        v[k].to = -1;
+        if (v[k].within < 0) continue;
+        size_t lo = marks_before(m, v[k].start);
+        int64_t best = -1;
+        for (size_t j = lo; j-- > 0 && lo - j <= MARK_SCAN && m->reach[j] >= v[k].end;) {
+            if (m->v[j].end < v[k].end || m->v[j].tid == v[k].tid) continue;
+            if (best < 0 || m->calls[j] <= m->calls[best]) best = (int64_t)j;
+        }
+        if (best < 0 && m->v[v[k].within].tid != v[k].tid) best = v[k].within;
+        if (best < 0) continue;
+        v[k].to = best;
+        m->calls[best]++;
+        m->busy[best] += v[k].end - v[k].start;
+    }
+}
+
+/* m->own: the marks that hold a module call of their own thread (v[k].in, by id). tmp: room for
+ * n ids. */
+static void marks_own(const struct mark_row *v, size_t n, struct marks_by_start *m, int64_t *tmp)
+{
+    size_t q = 0;
+    for (size_t k = 0; k < n; k++)
+        if (v[k].source == -1 && v[k].in) tmp[q++] = v[k].in;
+    rstats_sort_i64(tmp, q);
+    for (size_t j = 0; j < m->n; j++)
+        m->own[j] = q && bsearch(&m->v[j].id, tmp, q, sizeof *tmp, rstats_cmp_i64) != NULL;
+}
+
+static void cross_clear(const struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
+{
+    for (size_t k = a; k < b; k++)
+        if (v[k].to >= 0) m->calls[v[k].to] = 0, m->busy[v[k].to] = 0;
+}
+
 /* A model's calls in one phase, v[a..b) by batch: which are the marks' (-1). */
-static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp)
+static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
+                       struct marks_by_start *mb)
 {
     size_t own = 0, calls = b - a, within = 0;
-    for (size_t k = a; k < b; k++) within += v[k].within >= 0, own += v[k].source == -1;
+    for (size_t k = a; k < b; k++) own += v[k].source == -1;
     if (own) { /* held on its own thread: its calls outside, batch by batch, against the held
                   ones at that batch (all batches' once kept 30 of 50 at batch 8 from a loop) */
         for (size_t c = a, d; c < b; c = d) {
@@ -93,15 +160,41 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp)
         }
         return;
     }
-    /* Within another thread's marks: nearly all of them, about one a mark. */
-    if (10 * within < 9 * calls) return;
-    size_t m = 0, marks = 0;
+    /* Within another thread's marks: nearly all of them (9 in 10), its calls before the first
+     * such mark aside (a server's warm-up before it takes requests: 60 before 400 kept it apart,
+     * a fresh-eyes check). */
+    cross_attribute(v, a, b, mb);
+    int64_t first = INT64_MAX;
     for (size_t k = a; k < b; k++)
-        if (v[k].within >= 0) tmp[m++] = v[k].within;
-    rstats_sort_i64(tmp, m);
-    for (size_t k = 0; k < m; k++) marks += !k || tmp[k] != tmp[k - 1];
-    if (2 * calls > 3 * marks) return;
-    for (size_t k = a; k < b; k++) v[k].source = -1, v[k].across = v[k].within >= 0;
+        if (v[k].to >= 0 && mb->v[v[k].to].start < first) first = mb->v[v[k].to].start;
+    calls = 0;
+    for (size_t k = a; k < b; k++) calls += v[k].start >= first, within += v[k].to >= 0;
+    if (!within || 10 * within < 9 * calls) {
+        cross_clear(v, a, b, mb);
+        for (size_t k = a; k < b; k++) v[k].to = -1;
+        return;
+    }
+    /* And about one call a mark, or calls that fill the marks they are in (a request that runs
+     * its model twice, or a decoder's steps; 748 short forwards of an unrelated model inside 60
+     * long marks are neither): the median mark's calls at least half its time, where no such
+     * mark holds a model of its own thread (a mark around its own model is that model's: an
+     * unrelated model's forwards, back to back on another thread, filled 60 such marks). */
+    size_t m = 0, marks = 0;
+    int own_any = 0;
+    for (size_t k = a; k < b; k++) {
+        if (v[k].to < 0 || !mb->calls[v[k].to]) continue;
+        own_any |= mb->own[v[k].to];
+        const struct mark_row *x = &mb->v[v[k].to];
+        int64_t len = x->end - x->start;
+        tmp[m++] = len > 0 ? (int64_t)(1000.0 * (double)mb->busy[v[k].to] / (double)len) : 1000;
+        marks++;
+        mb->calls[v[k].to] = 0, mb->busy[v[k].to] = 0; /* once a mark, and zero for the next */
+    }
+    int held = 2 * within <= 3 * marks || (m && !own_any && rstats_median(tmp, m) >= 500);
+    for (size_t k = a; k < b; k++) {
+        if (held) v[k].source = -1, v[k].across = v[k].to >= 0;
+        if (!held) v[k].to = -1;
+    }
 }
 
 static int by_mark_start(const void *a, const void *b)
@@ -111,15 +204,52 @@ static int by_mark_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+static const struct mark_row *sib_marks; /* by_mark_group's marks (qsort has no context) */
+
+static int by_mark_group(const void *a, const void *b)
+{
+    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
+    if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
+    return (x->label > y->label) - (x->label < y->label);
+}
+
+/* The few marks of a name whose calls went to its other marks (four workers serving overlapping
+ * requests: 4 of 600 held none, and as a phase of their own read "Fastest phase grad/off, the
+ * baseline"): where 9 in 10 marks of a name in a phase moved, all to one phase, the rest go too.
+ * to: each mark's new phase (-1 none). */
+static void marks_siblings(const struct mark_row *mk, size_t nm, int64_t *to)
+{
+    size_t *ix = malloc((nm ? nm : 1) * sizeof *ix);
+    if (!ix) cli_fail("out of memory");
+    for (size_t k = 0; k < nm; k++) ix[k] = k;
+    sib_marks = mk;
+    qsort(ix, nm, sizeof *ix, by_mark_group);
+    for (size_t a = 0, b; a < nm; a = b) {
+        size_t moved = 0;
+        int64_t target = -1;
+        int one = 1;
+        for (b = a; b < nm && !by_mark_group(&ix[a], &ix[b]); b++) {
+            if (to[ix[b]] < 0) continue;
+            moved++;
+            one &= target < 0 || target == to[ix[b]];
+            target = to[ix[b]];
+        }
+        if (!one || !moved || 10 * moved < 9 * (b - a)) continue;
+        for (size_t k = a; k < b; k++)
+            if (to[ix[k]] < 0) to[ix[k]] = target;
+    }
+    free(ix);
+}
+
 /* A server's request, marked on its front thread, whose model ran on a worker: the work inside
  * the mark is the worker's, in the worker's phase (a front thread in grad mode, a worker in
  * inference_mode: the requests read "no iteration was seen in inference_mode", a fresh-eyes check
  * of 2026-11-29), and its operators are the worker's, which the operator callback records on the
  * thread that runs them (the front thread's own capture held the queue's aten::empty alone).
  * temp.iteration_moves: each such module call and its mark; temp.marks_moved: each such mark and
- * the phase of its first call. */
+ * the phase of its first call (marks_siblings: and the few of its name left). */
 static void marks_moved_make(sqlite3 *db, const struct mark_row *v, size_t n,
-                             const struct mark_row *mk)
+                             const struct mark_row *mk, size_t nm)
 {
     marks_exec(db, "CREATE TEMP TABLE iteration_moves (id INTEGER PRIMARY KEY, mark INTEGER,"
                    " phase INTEGER)");
@@ -128,29 +258,45 @@ static void marks_moved_make(sqlite3 *db, const struct mark_row *v, size_t n,
     for (size_t k = 0; k < n; k++) m += v[k].across;
     if (!m) return;
     struct mark_move *mv = malloc(m * sizeof *mv);
-    if (!mv) cli_fail("out of memory");
+    int64_t *to = malloc(nm * sizeof *to);
+    if (!mv || !to) cli_fail("out of memory");
     m = 0;
     for (size_t k = 0; k < n; k++)
-        if (v[k].across)
-            mv[m++] = (struct mark_move){v[k].id, mk[v[k].within].id, v[k].start, v[k].phase};
+        if (v[k].across) mv[m++] = (struct mark_move){v[k].id, v[k].to, v[k].start, v[k].phase};
     qsort(mv, m, sizeof *mv, by_mark_start);
+    for (size_t k = 0; k < nm; k++) to[k] = -1;
+    for (size_t k = 0; k < m; k++)
+        if (!k || mv[k].mark != mv[k - 1].mark) to[mv[k].mark] = mv[k].phase;
+    marks_siblings(mk, nm, to);
     marks_exec(db, "BEGIN");
     sqlite3_stmt *a = db_prepare(db, "INSERT INTO temp.iteration_moves VALUES (?, ?, ?)"),
                  *b = db_prepare(db, "INSERT INTO temp.marks_moved VALUES (?, ?)");
     for (size_t k = 0; k < m; k++) {
-        sqlite3_bind_int64(a, 1, mv[k].call), sqlite3_bind_int64(a, 2, mv[k].mark);
+        sqlite3_bind_int64(a, 1, mv[k].call), sqlite3_bind_int64(a, 2, mk[mv[k].mark].id);
         sqlite3_bind_int64(a, 3, mv[k].phase);
         db_step(a);
         sqlite3_reset(a);
-        if (k && mv[k].mark == mv[k - 1].mark) continue;
-        sqlite3_bind_int64(b, 1, mv[k].mark), sqlite3_bind_int64(b, 2, mv[k].phase);
+    }
+    for (size_t k = 0; k < nm; k++) {
+        if (to[k] < 0) continue;
+        sqlite3_bind_int64(b, 1, mk[k].id), sqlite3_bind_int64(b, 2, to[k]);
         db_step(b);
         sqlite3_reset(b);
     }
     sqlite3_finalize(a);
     sqlite3_finalize(b);
     marks_exec(db, "COMMIT");
-    free(mv);
+    free(mv), free(to);
+    /* A request that ran its model twice, one call captured: its operators stand for both
+     * (2 aten::addmm a request read where it ran 4). Each mark's calls over those captured, the
+     * weight of its captured calls' operators (a ratio estimate, per mark). */
+    marks_exec(db, "CREATE TEMP TABLE mark_weights (mark INTEGER PRIMARY KEY, w REAL)");
+    if (db_has_table(db, "torch_operator_windows"))
+        marks_exec(db, "INSERT INTO temp.mark_weights SELECT m.mark, CAST(count(*) AS REAL) /"
+                       " sum(w.iter IS NOT NULL) FROM temp.iteration_moves m LEFT JOIN (SELECT"
+                       " DISTINCT iter FROM main.torch_operator_windows) w ON w.iter = m.id"
+                       " GROUP BY m.mark HAVING sum(w.iter IS NOT NULL) > 0 AND count(*) >"
+                       " sum(w.iter IS NOT NULL)");
 }
 
 /* temp.mark_models: each mark and the models (module calls' labels) that ran inside it, on its
@@ -175,7 +321,7 @@ static void modules_in_marks_make(sqlite3 *db)
 {
     marks_exec(db, "CREATE TEMP TABLE modules_in_marks (id INTEGER PRIMARY KEY)");
     if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) {
-        marks_moved_make(db, NULL, 0, NULL);
+        marks_moved_make(db, NULL, 0, NULL, 0);
         mark_models_make(db, NULL, 0);
         return;
     }
@@ -197,7 +343,7 @@ static void modules_in_marks_make(sqlite3 *db)
         x->start = sqlite3_column_int64(st, 2), x->end = x->start + sqlite3_column_int64(st, 3);
         x->phase = sqlite3_column_int64(st, 4), x->label = sqlite3_column_int64(st, 5);
         x->source = sqlite3_column_int(st, 6), x->batch = sqlite3_column_int64(st, 7);
-        x->within = -1, x->across = 0, x->in = 0;
+        x->within = -1, x->across = 0, x->in = 0, x->to = -1;
     }
     sqlite3_finalize(st);
     /* Each module call within a mark of any thread: among the marks that start before it, one
@@ -229,7 +375,7 @@ static void modules_in_marks_make(sqlite3 *db)
         }
         v[k].within = lo && reach[lo - 1] >= v[k].end ? at[lo - 1] : -1;
     }
-    free(reach), free(at);
+    free(at);
     /* Per thread in time order: a module call inside the thread's latest mark that reaches it
      * (marks nest, ranges of one thread rarely overlap otherwise) is held (-1). */
     qsort(v, n, sizeof *v, by_tid_start);
@@ -245,18 +391,25 @@ static void modules_in_marks_make(sqlite3 *db)
     /* Per phase and model (model_held). */
     qsort(v, n, sizeof *v, by_phase_label);
     int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) cli_fail("out of memory");
+    struct marks_by_start mb = {mk,
+                                reach,
+                                nm,
+                                calloc(nm ? nm : 1, sizeof(int64_t)),
+                                calloc(nm ? nm : 1, sizeof(int64_t)),
+                                calloc(nm ? nm : 1, 1)};
+    if (!tmp || !mb.calls || !mb.busy || !mb.own) cli_fail("out of memory");
+    marks_own(v, n, &mb, tmp);
     for (size_t a = 0, b; a < n && (v[a].source == 5 || v[a].source == -1); a = b) {
         for (b = a; b < n && (v[b].source == 5 || v[b].source == -1) && v[b].phase == v[a].phase &&
                     v[b].label == v[a].label;
              b++)
             ;
-        model_held(v, a, b, tmp);
+        model_held(v, a, b, tmp, &mb);
     }
-    free(tmp);
-    marks_moved_make(db, v, n, mk);
+    free(tmp), free(mb.calls), free(mb.busy), free(mb.own), free(reach);
+    marks_moved_make(db, v, n, mk, nm);
     for (size_t k = 0; k < n; k++)
-        if (v[k].across) v[k].in = mk[v[k].within].id;
+        if (v[k].across) v[k].in = mk[v[k].to].id;
     free(mk);
     mark_models_make(db, v, n);
     marks_exec(db, "BEGIN");
@@ -295,8 +448,10 @@ const char *iterations_operator_calls(sqlite3 *db)
     if (!iterations_moved(db)) return db_operator_calls(db);
     return pool_printf("(SELECT o.phase AS phase, o.name_id AS name_id, CASE WHEN o.iter IN"
                        " (SELECT id FROM temp.marks_moved) THEN -1 ELSE coalesce(m.mark, o.iter)"
-                       " END AS iter, o.calls AS calls, o.self AS self, o.dur AS dur FROM %s o"
-                       " LEFT JOIN temp.iteration_moves m ON m.id = o.iter)",
+                       " END AS iter, o.calls * coalesce(w.w, 1) AS calls, o.self * coalesce(w.w,"
+                       " 1) AS self, o.dur * coalesce(w.w, 1) AS dur FROM %s o LEFT JOIN"
+                       " temp.iteration_moves m ON m.id = o.iter LEFT JOIN temp.mark_weights w ON"
+                       " w.mark = m.mark)",
                        db_operator_calls(db));
 }
 

@@ -156,11 +156,14 @@ struct series_info {
     double faults_mean;
     int64_t sys_mean;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
-    /* The model its iterations ran: a module call's series name (its class, precision, mode;
-     * less its " #N"), or the one model its marks held (marks.c); "" unknown (no module call
-     * seen: a C++ program, the hooks off) or several. Two phases' series of different models are
-     * not compared (sec_phases_lines.c). */
+    /* The model its iterations ran: a module call's series name (its class, precision, mode,
+     * " #2"), or the one model its marks held (marks.c); "" unknown (no module call seen: a C++
+     * program, the hooks off) or several; model_none: marks that held no module call in a run
+     * whose module calls were seen (a server's front thread whose worker's calls were not
+     * tied to its requests). Two phases' series of different models are not compared
+     * (series_models_differ). */
     char model[128];
+    int model_none;
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
 };
@@ -300,7 +303,9 @@ int64_t iterations_moved(struct sqlite3 *db);
 /* db_operator_calls with those calls' iter the mark's; torch_operator_windows (its columns, start
  * to every) the same, the marks' own windows left out; the iterations' phase as an SQL expression
  * on table iterations (unaliased). The plain ones where no mark moved. A call of a moved mark's own
- * thread inside it reads iter -1 (no iteration's, counted apart: op_iters.moved). */
+ * thread inside it reads iter -1 (no iteration's, counted apart: op_iters.moved); a mark whose
+ * calls were captured in part weighs those calls' figures by its calls over those captured (its
+ * calls, self and dur then REAL). */
 const char *iterations_operator_calls(struct sqlite3 *db);
 const char *iterations_operator_windows(struct sqlite3 *db);
 const char *iterations_phase(struct sqlite3 *db);
@@ -435,6 +440,8 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
  * model B under inference_mode read "1.44x no_grad, faster" (a fresh-eyes check); no ratio
  * between them anywhere. 0 when either is NULL or its model unknown. */
 int series_models_differ(const struct series_info *x, const struct series_info *y);
+/* Its model in words: the model, "none" (model_none), "" unknown. */
+const char *series_model_text(const struct series_info *s);
 /* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a
  * second over loop_wall, the waits between its iterations included. 0 when fewer than two steady
  * iterations. */

@@ -146,7 +146,15 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
 
 int series_models_differ(const struct series_info *x, const struct series_info *y)
 {
-    return x && y && x->model[0] && y->model[0] && strcmp(x->model, y->model) != 0;
+    if (!x || !y) return 0;
+    if (x->model_none || y->model_none) /* none against a model */
+        return x->model_none != y->model_none && (x->model[0] || y->model[0]);
+    return x->model[0] && y->model[0] && strcmp(x->model, y->model) != 0;
+}
+
+const char *series_model_text(const struct series_info *s)
+{
+    return s->model_none ? "none" : s->model;
 }
 
 const struct series_info *phase_only_series(const struct run_phases *p, const struct phase_info *ph)

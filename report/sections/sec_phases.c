@@ -284,8 +284,9 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
     }
     if (ph != base && models_differ(p, ph, base)) {
         table_set_text(t, c_ratio + 3,
-                       pool_printf("no verdict: model %s vs %s", phase_only_series(p, ph)->model,
-                                   phase_only_series(p, base)->model));
+                       pool_printf("no verdict: model %s vs %s",
+                                   series_model_text(phase_only_series(p, ph)),
+                                   series_model_text(phase_only_series(p, base))));
         return;
     }
     const struct phase_info *pooled = ph == base          ? NULL

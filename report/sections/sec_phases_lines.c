@@ -118,8 +118,16 @@ static int model_words(const struct run_phases *p, const struct phase_info *x,
     const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
     if (!series_models_differ(sx, sy)) return 0;
     size_t o = strlen(out);
-    snprintf(out + o, n - o, ": not compared, it ran model %s and %s ran %s", sx->model, yname,
-             sy->model);
+    if (sx->model_none)
+        snprintf(out + o, n - o, ": not compared, no model ran inside its marks and %s ran %s",
+                 yname, sy->model);
+    else if (sy->model_none)
+        snprintf(out + o, n - o,
+                 ": not compared, it ran model %s and no model ran inside %s's marks", sx->model,
+                 yname);
+    else
+        snprintf(out + o, n - o, ": not compared, it ran model %s and %s ran %s", sx->model, yname,
+                 sy->model);
     return 1;
 }
 

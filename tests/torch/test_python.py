@@ -424,43 +424,63 @@ class PythonProgram(TorchCase):
         # was seen in inference_mode", in grad/off, and their operators were the front thread's
         # own (aten::empty 100%: the operator callback records the thread that runs the calls; a
         # fresh-eyes check). A request is in its model's phase, with its model's operators.
-        report = self.run_script(
-            "front", "import queue, threading, torch, torch.nn as nn\n"
-                     "torch.set_num_threads(1)\n"
-                     "m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)).eval()\n"
-                     "req, rep = queue.Queue(), queue.Queue()\n"
-                     "def worker():\n"
-                     "    with torch.inference_mode():\n"
-                     "        while req.get() is not None:\n"
-                     "            m(torch.randn(8, 64))\n"
-                     "            rep.put(1)\n"
-                     "t = threading.Thread(target=worker)\n"
-                     "t.start()\n"
-                     "for i in range(60):\n"
-                     "    with torch.autograd.profiler.record_function('iteration_request'):\n"
-                     "        req.put(1)\n"
-                     "        rep.get()\n"
-                     "req.put(None)\n"
-                     "t.join()\n"
-                     "print('done')\n", INFPROF_OPERATORS_EVERY="4")
+        # A second check: a request that runs its model twice (about one call a mark was the
+        # rule), or a worker that warms the model up before serving (30 calls outside the marks
+        # before 60 requests: 9 in 10 of its calls inside marks was the rule), read as before.
+        prog = ("import queue, threading, torch, torch.nn as nn\n"
+                "torch.set_num_threads(1)\n"
+                "m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)).eval()\n"
+                "req, rep = queue.Queue(), queue.Queue()\n"
+                "def worker():\n"
+                "    with torch.inference_mode():\n"
+                "        for i in range(%d): m(torch.randn(8, 64))\n"
+                "        while req.get() is not None:\n"
+                "            for i in range(%d): m(torch.randn(8, 64))\n"
+                "            rep.put(1)\n"
+                "t = threading.Thread(target=worker)\n"
+                "t.start()\n"
+                "for i in range(60):\n"
+                "    with torch.autograd.profiler.record_function('iteration_request'):\n"
+                "        req.put(1)\n"
+                "        rep.get()\n"
+                "req.put(None)\n"
+                "t.join()\n"
+                "print('done')\n")
+        for name, warm, per in (("front", 0, 1), ("front2", 30, 2)):
+            report = self.run_script(name, prog % (warm, per), INFPROF_OPERATORS_EVERY="4")
+            count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
+            self.assertEqual(count, {("inference_mode | autocast off", "request"): 60},
+                             (name, report["series"]))
+            self.assertNotIn("no iteration was seen", report["summary"]["inference_vs_no_grad"])
+            ops = {o["operator"]: o for o in report["operator_series"] if o["series"] == "request"}
+            self.assertIn("aten::addmm", ops, report["operator_series"])
+            # 2 Linear layers a call, `per` calls a request: where one call of a request's two
+            # was captured, it stands for both (2 read where it ran 4).
+            self.assertEqual(ops["aten::addmm"]["calls_per_iteration"], 2 * per, ops)
+            addmm, = [o for o in report["operators"] if o["operator"] == "aten::addmm"]
+            self.assertEqual(addmm["phase"], "inference_mode | autocast off", addmm)
+            if per == 1:  # counted exactly at a fixed rate: 2 Linear layers in each of 60
+                self.assertEqual(addmm["calls"], 120, addmm)
+            phase, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
+            self.assertGreaterEqual(phase["captured_iterations"], 5, phase)
+        # A worker whose every second call is outside the requests (its own work): its calls stay
+        # iterations, and the requests, which held none, are not compared with them (they read
+        # "1.12x grad/off" and "2.07x grad/off": a request against a forward).
+        report = self.run_script("front3", prog.replace("rep.put(1)", "rep.put(1); m(torch.randn("
+                                                        "8, 64))") % (0, 1))
         count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
-        self.assertEqual(count, {("inference_mode | autocast off", "request"): 60},
-                         report["series"])
-        self.assertNotIn("no iteration was seen", report["summary"]["inference_vs_no_grad"])
-        ops = {o["operator"]: o for o in report["operator_series"] if o["series"] == "request"}
-        self.assertIn("aten::addmm", ops, report["operator_series"])
-        self.assertEqual(ops["aten::addmm"]["calls_per_iteration"], 2, ops["aten::addmm"])
-        # Counted exactly at a fixed rate: 2 Linear layers in each of 60 requests.
-        addmm, = [o for o in report["operators"] if o["operator"] == "aten::addmm"]
-        self.assertEqual((addmm["phase"], addmm["calls"]),
-                         ("inference_mode | autocast off", 120), addmm)
-        phase, = [p for p in report["phases"] if p["grad_mode"] == "inference_mode"]
-        self.assertGreaterEqual(phase["captured_iterations"], 5, phase)
+        self.assertEqual(count, {("grad | autocast off", "request"): 60,
+                                 ("inference_mode | autocast off", "Sequential"): 120}, count)
+        self.assertRegex(report["summary"]["fastest"], r"\(the baseline\)$|not compared, (it ran"
+                         r" model Sequential and no model ran inside grad/off's marks|no model ran"
+                         r" inside its marks and inference/off ran Sequential)$")
 
     def test_phases_that_ran_other_models_are_not_compared(self):
         # Model A under no_grad, model B under inference_mode: "1.44x no_grad, faster", a verdict
         # on two models, not on the mode (a fresh-eyes check: A's loop marked, B's not). A second
-        # instance of one class (A #2, the first still alive) is the same model: compared.
+        # instance of one class (A #2, the first still alive) may be another model (two
+        # nn.Sequential of other sizes read "0.06x no_grad, slower", a second check): not
+        # compared either; one model under both modes is.
         prog = ("import contextlib, torch, torch.nn as nn\n"
                 "torch.set_num_threads(1)\n"
                 "class A(nn.Module):\n"
@@ -489,8 +509,11 @@ class PythonProgram(TorchCase):
             row, = other["inference_vs_no_grad"]
             self.assertEqual((row["speedup"], row["verdict"]), (None, "no verdict: model B vs A"),
                              row)
-        same = self.run_script("same", prog % ("A(256).eval(), A(256).eval()", unmarked))
-        self.assertEqual({s["series"] for s in same["series"]}, {"A", "A #2"}, same["series"])
+        two = self.run_script("two", prog % ("A(256).eval(), A(256).eval()", unmarked))
+        self.assertEqual({s["series"] for s in two["series"]}, {"A", "A #2"}, two["series"])
+        self.assertEqual(two["summary"]["inference_vs_no_grad"],
+                         "autocast off: not compared, it ran model A #2 and no_grad ran A")
+        same = self.run_script("same", prog % ("[A(256).eval()] * 2", unmarked))
         self.assertRegex(same["summary"]["inference_vs_no_grad"], r"^autocast off: [0-9.]+x no_grad")
 
     def test_time_between_on_several_threads_says_it_is_summed(self):
