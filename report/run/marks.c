@@ -60,7 +60,11 @@ struct marks_by_start {
     const int64_t *reach;
     size_t n;
     int64_t *calls, *busy; /* per mark: calls counted in it, their time (cross_attribute) */
-    char *own;             /* per mark: it holds a module call of its own thread */
+    int64_t *last;         /* per mark: the latest end of those calls */
+    char *own;     /* per mark: its own thread works in it (marks_own): it takes no other's calls */
+    char *model;   /* per mark: it holds a module call of its own thread: filled by none */
+    char *nested;  /* per mark: inside another of its thread (the report counts the outer one) */
+    int64_t *into; /* per mark: the phase of a held call of another thread inside it, -1 none */
 };
 
 static int by_start(const void *a, const void *b)
@@ -106,41 +110,138 @@ static size_t marks_before(const struct marks_by_start *m, int64_t t)
  * one of fewest calls so far, the earliest of those (requests that overlap, four workers serving
  * them: the latest-ending one took two calls and another none, a fresh-eyes check). m->calls and
  * m->busy zero on entry; cross_clear zeroes them again. */
-static void cross_attribute(struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
+static int cross_candidate(const struct marks_by_start *m, size_t j, const struct mark_row *c,
+                           int64_t label)
+{
+    return m->v[j].end >= c->end && m->v[j].start <= c->start && m->v[j].tid != c->tid &&
+           !m->own[j] && !m->nested[j] && (label == INT64_MIN || m->v[j].label == label);
+}
+
+/* Only marks of another thread that do no work of their own in them (marks_own), outermost ones,
+ * of one name where label is not INT64_MIN (two services whose requests overlap: a chat
+ * request's calls went to the other service's marks). into: every mark that holds the call
+ * takes its phase (a batching server: one call in four requests, three of them were left in the
+ * front thread's phase), instead of counting it. */
+static void cross_scan(struct mark_row *v, size_t a, size_t b, struct marks_by_start *m,
+                       int64_t label, int into)
 {
     for (size_t k = a; k < b; k++) {
-        v[k].to = -1;
+        if (!into) v[k].to = -1;
         if (v[k].within < 0) continue;
         size_t lo = marks_before(m, v[k].start);
         int64_t best = -1;
         for (size_t j = lo; j-- > 0 && lo - j <= MARK_SCAN && m->reach[j] >= v[k].end;) {
-            if (m->v[j].end < v[k].end || m->v[j].tid == v[k].tid) continue;
+            if (!cross_candidate(m, j, &v[k], label)) continue;
+            if (into && m->into[j] < 0) m->into[j] = v[k].phase;
             if (best < 0 || m->calls[j] <= m->calls[best]) best = (int64_t)j;
         }
-        if (best < 0 && m->v[v[k].within].tid != v[k].tid) best = v[k].within;
+        if (into) continue;
+        if (best < 0 && cross_candidate(m, (size_t)v[k].within, &v[k], label)) best = v[k].within;
         if (best < 0) continue;
         v[k].to = best;
         m->calls[best]++;
         m->busy[best] += v[k].end - v[k].start;
+        if (v[k].end > m->last[best]) m->last[best] = v[k].end;
     }
 }
 
-/* m->own: the marks that hold a module call of their own thread (v[k].in, by id). tmp: room for
- * n ids. */
-static void marks_own(const struct mark_row *v, size_t n, struct marks_by_start *m, int64_t *tmp)
+static void cross_clear(const struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
+{
+    for (size_t k = a; k < b; k++)
+        if (v[k].to >= 0) m->calls[v[k].to] = 0, m->busy[v[k].to] = 0, m->last[v[k].to] = 0;
+}
+
+/* Each call of v[a..b) within a mark of another thread counts in one of those that hold it
+ * (cross_scan), of the one name most of them went to (returned; INT64_MIN: any). m->calls and
+ * m->busy zero on entry; cross_clear zeroes them again. */
+static int64_t cross_attribute(struct mark_row *v, size_t a, size_t b, struct marks_by_start *m,
+                               int64_t *tmp)
+{
+    cross_scan(v, a, b, m, INT64_MIN, 0);
+    size_t q = 0, best = 0, run = 0;
+    for (size_t k = a; k < b; k++)
+        if (v[k].to >= 0) tmp[q++] = m->v[v[k].to].label;
+    rstats_sort_i64(tmp, q);
+    int64_t label = INT64_MIN;
+    for (size_t k = 0; k < q; k++) {
+        run = k && tmp[k] == tmp[k - 1] ? run + 1 : 1;
+        if (run > best) best = run, label = tmp[k];
+    }
+    if (!q || best == q) return INT64_MIN;
+    cross_clear(v, a, b, m);
+    cross_scan(v, a, b, m, label, 0);
+    return label;
+}
+
+static const struct mark_row *sib_marks; /* by_mark_group's marks (qsort has no context) */
+
+static int by_mark_group(const void *a, const void *b)
+{
+    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
+    if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
+    return (x->label > y->label) - (x->label < y->label);
+}
+
+static int by_mark_thread(const void *a, const void *b)
+{
+    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
+    if (x->tid != y->tid) return (x->tid > y->tid) - (x->tid < y->tid);
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* m->own: the marks whose thread works in them, which no call of another thread's model joins
+ * (a pipeline whose main thread runs its encoder in each step while another thread decodes the
+ * step before: the steps took the decoder's phase and operators; a loop of its own mm and tanh
+ * beside an unrelated model). By name: the median mark's thread on the CPU for half its time or
+ * more (iteration_cpu: a server's front thread waits for its worker), or, where the CPU is not
+ * known, a mark that holds a module call of its own thread (v[k].in). m->nested: marks inside
+ * another of their thread, which the report does not count (a batch's mark around its four
+ * requests' marks: the calls went to the requests). ix, tmp: room for n. */
+static void marks_own(sqlite3 *db, const struct mark_row *v, size_t n, struct marks_by_start *m,
+                      size_t *ix, int64_t *tmp)
 {
     size_t q = 0;
     for (size_t k = 0; k < n; k++)
         if (v[k].source == -1 && v[k].in) tmp[q++] = v[k].in;
     rstats_sort_i64(tmp, q);
     for (size_t j = 0; j < m->n; j++)
-        m->own[j] = q && bsearch(&m->v[j].id, tmp, q, sizeof *tmp, rstats_cmp_i64) != NULL;
-}
-
-static void cross_clear(const struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
-{
-    for (size_t k = a; k < b; k++)
-        if (v[k].to >= 0) m->calls[v[k].to] = 0, m->busy[v[k].to] = 0;
+        m->own[j] = m->model[j] =
+            q && bsearch(&m->v[j].id, tmp, q, sizeof *tmp, rstats_cmp_i64) != NULL;
+    int64_t(*cpu)[2] = malloc((m->n ? m->n : 1) * sizeof *cpu);
+    if (!cpu) cli_fail("out of memory");
+    size_t nc = 0;
+    if (db_has_table(db, "iteration_cpu")) {
+        sqlite3_stmt *st = db_prepare(db, "SELECT c.id, c.cpu_ns FROM main.iteration_cpu c JOIN"
+                                          " main.iterations i ON i.rowid = c.id WHERE i.source"
+                                          " IN (2, 3) AND c.cpu_ns IS NOT NULL ORDER BY c.id");
+        while (nc < m->n && db_step(st))
+            cpu[nc][0] = sqlite3_column_int64(st, 0), cpu[nc++][1] = sqlite3_column_int64(st, 1);
+        sqlite3_finalize(st);
+    }
+    sib_marks = m->v;
+    for (size_t j = 0; j < m->n; j++) ix[j] = j;
+    qsort(ix, m->n, sizeof *ix, by_mark_group);
+    for (size_t a = 0, b; a < m->n; a = b) {
+        size_t k = 0;
+        for (b = a; b < m->n && !by_mark_group(&ix[a], &ix[b]); b++) {
+            const struct mark_row *x = &m->v[ix[b]];
+            int64_t(*c)[2] = nc ? bsearch(&x->id, cpu, nc, sizeof *cpu, rstats_cmp_i64) : NULL;
+            if (c && x->end > x->start)
+                tmp[k++] = (int64_t)(1000.0 * (double)(*c)[1] / (double)(x->end - x->start));
+        }
+        if (!k) continue; /* the CPU not known: a module call of its own, as above */
+        int busy = rstats_median(tmp, k) >= 500;
+        for (size_t j = a; j < b; j++) m->own[ix[j]] = (char)busy;
+    }
+    free(cpu);
+    qsort(ix, m->n, sizeof *ix, by_mark_thread);
+    int64_t reach = INT64_MIN, tid = 0;
+    for (size_t j = 0; j < m->n; j++) {
+        const struct mark_row *x = &m->v[ix[j]];
+        if (!j || x->tid != tid) tid = x->tid, reach = INT64_MIN;
+        m->nested[ix[j]] = reach >= x->end;
+        if (x->end > reach) reach = x->end;
+    }
 }
 
 /* A model's calls in one phase, v[a..b) by batch: which are the marks' (-1). */
@@ -163,8 +264,7 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
     /* Within another thread's marks: nearly all of them (9 in 10), its calls before the first
      * such mark aside (a server's warm-up before it takes requests: 60 before 400 kept it apart,
      * a fresh-eyes check). */
-    cross_attribute(v, a, b, mb);
-    int64_t first = INT64_MAX;
+    int64_t label = cross_attribute(v, a, b, mb, tmp), first = INT64_MAX;
     for (size_t k = a; k < b; k++)
         if (v[k].to >= 0 && mb->v[v[k].to].start < first) first = mb->v[v[k].to].start;
     calls = 0;
@@ -177,24 +277,33 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
     /* And about one call a mark, or calls that fill the marks they are in (a request that runs
      * its model twice, or a decoder's steps; 748 short forwards of an unrelated model inside 60
      * long marks are neither): the median mark's calls at least half its time, where no such
-     * mark holds a model of its own thread (a mark around its own model is that model's: an
-     * unrelated model's forwards, back to back on another thread, filled 60 such marks). */
+     * mark holds a model of its own thread (a mark around its own model, asleep in it, filled
+     * by an unrelated model's back-to-back forwards on another thread). Either way the marks
+     * end with their calls, as a request waits for its answer: the median mark's last call ends
+     * in the last quarter of it (an unrelated model ticking about once a mark, at any point of
+     * a loop's own work and sleep, moved the loop to its phase: a second fresh-eyes check). */
     size_t m = 0, marks = 0;
-    int own_any = 0;
+    int model = 0;
+    int64_t *tail = tmp + (b - a);
     for (size_t k = a; k < b; k++) {
         if (v[k].to < 0 || !mb->calls[v[k].to]) continue;
-        own_any |= mb->own[v[k].to];
+        model |= mb->model[v[k].to];
         const struct mark_row *x = &mb->v[v[k].to];
         int64_t len = x->end - x->start;
+        tail[m] =
+            len > 0 ? (int64_t)(1000.0 * (double)(x->end - mb->last[v[k].to]) / (double)len) : 0;
         tmp[m++] = len > 0 ? (int64_t)(1000.0 * (double)mb->busy[v[k].to] / (double)len) : 1000;
         marks++;
-        mb->calls[v[k].to] = 0, mb->busy[v[k].to] = 0; /* once a mark, and zero for the next */
+        /* once a mark, and zero for the next */
+        mb->calls[v[k].to] = 0, mb->busy[v[k].to] = 0, mb->last[v[k].to] = 0;
     }
-    int held = 2 * within <= 3 * marks || (m && !own_any && rstats_median(tmp, m) >= 500);
+    int held = m && rstats_median(tail, m) <= 250 &&
+               (2 * within <= 3 * marks || (!model && rstats_median(tmp, m) >= 500));
     for (size_t k = a; k < b; k++) {
         if (held) v[k].source = -1, v[k].across = v[k].to >= 0;
         if (!held) v[k].to = -1;
     }
+    if (held) cross_scan(v, a, b, mb, label, 1);
 }
 
 static int by_mark_start(const void *a, const void *b)
@@ -202,15 +311,6 @@ static int by_mark_start(const void *a, const void *b)
     const struct mark_move *x = a, *y = b;
     if (x->mark != y->mark) return (x->mark > y->mark) - (x->mark < y->mark);
     return (x->start > y->start) - (x->start < y->start);
-}
-
-static const struct mark_row *sib_marks; /* by_mark_group's marks (qsort has no context) */
-
-static int by_mark_group(const void *a, const void *b)
-{
-    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
-    if (x->phase != y->phase) return (x->phase > y->phase) - (x->phase < y->phase);
-    return (x->label > y->label) - (x->label < y->label);
 }
 
 /* The few marks of a name whose calls went to its other marks (four workers serving overlapping
@@ -249,7 +349,7 @@ static void marks_siblings(const struct mark_row *mk, size_t nm, int64_t *to)
  * temp.iteration_moves: each such module call and its mark; temp.marks_moved: each such mark and
  * the phase of its first call (marks_siblings: and the few of its name left). */
 static void marks_moved_make(sqlite3 *db, const struct mark_row *v, size_t n,
-                             const struct mark_row *mk, size_t nm)
+                             const struct mark_row *mk, size_t nm, const int64_t *into)
 {
     marks_exec(db, "CREATE TEMP TABLE iteration_moves (id INTEGER PRIMARY KEY, mark INTEGER,"
                    " phase INTEGER)");
@@ -267,6 +367,8 @@ static void marks_moved_make(sqlite3 *db, const struct mark_row *v, size_t n,
     for (size_t k = 0; k < nm; k++) to[k] = -1;
     for (size_t k = 0; k < m; k++)
         if (!k || mv[k].mark != mv[k - 1].mark) to[mv[k].mark] = mv[k].phase;
+    for (size_t k = 0; k < nm; k++)
+        if (to[k] < 0 && into[k] >= 0) to[k] = into[k]; /* a call it shares with others' marks */
     marks_siblings(mk, nm, to);
     marks_exec(db, "BEGIN");
     sqlite3_stmt *a = db_prepare(db, "INSERT INTO temp.iteration_moves VALUES (?, ?, ?)"),
@@ -321,7 +423,7 @@ static void modules_in_marks_make(sqlite3 *db)
 {
     marks_exec(db, "CREATE TEMP TABLE modules_in_marks (id INTEGER PRIMARY KEY)");
     if (db_int(db, "SELECT count(*) FROM main.iterations WHERE source IN (2, 3)", 0) <= 0) {
-        marks_moved_make(db, NULL, 0, NULL, 0);
+        marks_moved_make(db, NULL, 0, NULL, 0, NULL);
         mark_models_make(db, NULL, 0);
         return;
     }
@@ -390,15 +492,24 @@ static void modules_in_marks_make(sqlite3 *db)
     }
     /* Per phase and model (model_held). */
     qsort(v, n, sizeof *v, by_phase_label);
-    int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    int64_t *tmp = malloc((2 * n + 1) * sizeof *tmp);
     struct marks_by_start mb = {mk,
                                 reach,
                                 nm,
                                 calloc(nm ? nm : 1, sizeof(int64_t)),
                                 calloc(nm ? nm : 1, sizeof(int64_t)),
-                                calloc(nm ? nm : 1, 1)};
-    if (!tmp || !mb.calls || !mb.busy || !mb.own) cli_fail("out of memory");
-    marks_own(v, n, &mb, tmp);
+                                calloc(nm ? nm : 1, sizeof(int64_t)),
+                                calloc(nm ? nm : 1, 1),
+                                calloc(nm ? nm : 1, 1),
+                                calloc(nm ? nm : 1, 1),
+                                malloc((nm ? nm : 1) * sizeof(int64_t))};
+    size_t *ix = malloc((nm ? nm : 1) * sizeof *ix);
+    if (!tmp || !mb.calls || !mb.busy || !mb.last || !mb.own || !mb.model || !mb.nested ||
+        !mb.into || !ix)
+        cli_fail("out of memory");
+    for (size_t j = 0; j < nm; j++) mb.into[j] = -1;
+    marks_own(db, v, n, &mb, ix, tmp);
+    free(ix);
     for (size_t a = 0, b; a < n && (v[a].source == 5 || v[a].source == -1); a = b) {
         for (b = a; b < n && (v[b].source == 5 || v[b].source == -1) && v[b].phase == v[a].phase &&
                     v[b].label == v[a].label;
@@ -406,8 +517,10 @@ static void modules_in_marks_make(sqlite3 *db)
             ;
         model_held(v, a, b, tmp, &mb);
     }
-    free(tmp), free(mb.calls), free(mb.busy), free(mb.own), free(reach);
-    marks_moved_make(db, v, n, mk, nm);
+    free(tmp), free(mb.calls), free(mb.busy), free(mb.last), free(mb.own), free(mb.model),
+        free(mb.nested), free(reach);
+    marks_moved_make(db, v, n, mk, nm, mb.into);
+    free(mb.into);
     for (size_t k = 0; k < n; k++)
         if (v[k].across) v[k].in = mk[v[k].to].id;
     free(mk);

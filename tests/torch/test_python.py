@@ -475,6 +475,70 @@ class PythonProgram(TorchCase):
                          r" model Sequential and no model ran inside grad/off's marks|no model ran"
                          r" inside its marks and inference/off ran Sequential)$")
 
+    def test_a_batch_of_requests_marked_around_them_holds_their_calls(self):
+        # A mark around four request marks, each request served by a worker: the report counts
+        # the outer mark, whose calls went to the inner ones (2 addmm a batch read where it ran
+        # 8, a second fresh-eyes check).
+        report = self.run_script(
+            "nested", "import queue, threading, torch, torch.nn as nn\n"
+                      "torch.set_num_threads(1)\n"
+                      "m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)).eval()\n"
+                      "req, rep = queue.Queue(), queue.Queue()\n"
+                      "def worker():\n"
+                      "    with torch.inference_mode():\n"
+                      "        while req.get() is not None:\n"
+                      "            m(torch.randn(8, 64))\n"
+                      "            rep.put(1)\n"
+                      "t = threading.Thread(target=worker)\n"
+                      "t.start()\n"
+                      "rf = torch.autograd.profiler.record_function\n"
+                      "for i in range(30):\n"
+                      "    with rf('iteration_batch'):\n"
+                      "        for j in range(4):\n"
+                      "            with rf('iteration_request'):\n"
+                      "                req.put(1)\n"
+                      "                rep.get()\n"
+                      "req.put(None)\n"
+                      "t.join()\n"
+                      "print('done')\n", INFPROF_OPERATORS_EVERY="4")
+        count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
+        self.assertEqual(count, {("inference_mode | autocast off", "batch"): 30}, count)
+        ops = {o["operator"]: o for o in report["operator_series"]}
+        self.assertAlmostEqual(ops["aten::addmm"]["calls_per_iteration"], 8, delta=0.5, msg=ops)
+
+    def test_a_loop_beside_a_ticking_model_keeps_its_own_phase(self):
+        # Not a server: the main thread's marked steps run model A under no_grad and sleep; a
+        # background thread runs an unrelated model B under inference_mode about once a step.
+        # The steps took B's phase and operators (a second fresh-eyes check): a request ends with
+        # its worker's call, as it waits for the answer; these end anywhere after B's.
+        report = self.run_script(
+            "tick", "import threading, time, torch, torch.nn as nn\n"
+                    "torch.set_num_threads(1)\n"
+                    "class A(nn.Module):\n"
+                    "    def __init__(s): super().__init__(); s.l = nn.Linear(256, 256)\n"
+                    "    def forward(s, x): return s.l(x).relu()\n"
+                    "class B(A): pass\n"
+                    "a, b, x = A().eval(), B().eval(), torch.randn(8, 256)\n"
+                    "done = threading.Event()\n"
+                    "def tick():\n"
+                    "    with torch.inference_mode():\n"
+                    "        while not done.wait(0.0031): b(x)\n"
+                    "t = threading.Thread(target=tick)\n"
+                    "t.start()\n"
+                    "with torch.no_grad():\n"
+                    "    for i in range(60):\n"
+                    "        with torch.autograd.profiler.record_function('iteration_step'):\n"
+                    "            a(x)\n"
+                    "            time.sleep(0.003)\n"
+                    "done.set()\n"
+                    "t.join()\n"
+                    "print('done')\n", INFPROF_OPERATORS_EVERY="4")
+        phases = {s["series"]: s["phase"] for s in report["series"]}
+        self.assertEqual(phases, {"step": "no_grad | autocast off",
+                                  "B": "inference_mode | autocast off"}, report["series"])
+        step, = [s for s in report["series"] if s["series"] == "step"]
+        self.assertEqual(step["iterations"], 60, step)
+
     def test_phases_that_ran_other_models_are_not_compared(self):
         # Model A under no_grad, model B under inference_mode: "1.44x no_grad, faster", a verdict
         # on two models, not on the mode (a fresh-eyes check: A's loop marked, B's not). A second
