@@ -752,9 +752,16 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
         se->its = malloc((m ? m : 1) * sizeof *se->its);
         if (!se->its) cli_fail("out of memory");
         for (size_t k = 0; k < m; k++)
-            se->its[k] = (struct series_iter){gm[k]->id, gm[k]->start, gm[k]->start + gl[k], !gw[k],
-                                              gw[k] == 2};
+            se->its[k] = (struct series_iter){gm[k]->id, gm[k]->start, gm[k]->start + gl[k],
+                                              !gw[k],    gw[k] == 2,   gm[k]->tid};
         se->nits = m;
+        for (size_t k = 0; k < m && se->ntids <= SERIES_TIDS; k++) {
+            int j = 0;
+            while (j < se->ntids && se->tids[j] != gm[k]->tid) j++;
+            if (j < se->ntids) continue;
+            if (se->ntids < SERIES_TIDS) se->tids[se->ntids] = gm[k]->tid;
+            se->ntids++;
+        }
     }
     free(gm);
     free(gl);

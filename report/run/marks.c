@@ -60,7 +60,8 @@ struct marks_by_start {
     const int64_t *reach;
     size_t n;
     int64_t *calls, *busy; /* per mark: calls counted in it, their time (cross_attribute) */
-    int64_t *last;         /* per mark: the latest end of those calls */
+    int64_t *last, *first; /* per mark: the latest end of those calls, the earliest start */
+    int64_t *own_end;      /* per mark: the latest end of its own thread's module calls in it */
     char *own;     /* per mark: its own thread works in it (marks_own): it takes no other's calls */
     char *model;   /* per mark: it holds a module call of its own thread: filled by none */
     char *nested;  /* per mark: inside another of its thread (the report counts the outer one) */
@@ -142,13 +143,15 @@ static void cross_scan(struct mark_row *v, size_t a, size_t b, struct marks_by_s
         m->calls[best]++;
         m->busy[best] += v[k].end - v[k].start;
         if (v[k].end > m->last[best]) m->last[best] = v[k].end;
+        if (!m->first[best] || v[k].start < m->first[best]) m->first[best] = v[k].start;
     }
 }
 
 static void cross_clear(const struct mark_row *v, size_t a, size_t b, struct marks_by_start *m)
 {
     for (size_t k = a; k < b; k++)
-        if (v[k].to >= 0) m->calls[v[k].to] = 0, m->busy[v[k].to] = 0, m->last[v[k].to] = 0;
+        if (v[k].to >= 0)
+            m->calls[v[k].to] = m->busy[v[k].to] = m->last[v[k].to] = m->first[v[k].to] = 0;
 }
 
 /* Each call of v[a..b) within a mark of another thread counts in one of those that hold it
@@ -182,6 +185,12 @@ static int by_mark_group(const void *a, const void *b)
     return (x->label > y->label) - (x->label < y->label);
 }
 
+static int by_mark_id(const void *a, const void *b)
+{
+    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
+    return (x->id > y->id) - (x->id < y->id);
+}
+
 static int by_mark_thread(const void *a, const void *b)
 {
     const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
@@ -207,6 +216,23 @@ static void marks_own(sqlite3 *db, const struct mark_row *v, size_t n, struct ma
     for (size_t j = 0; j < m->n; j++)
         m->own[j] = m->model[j] =
             q && bsearch(&m->v[j].id, tmp, q, sizeof *tmp, rstats_cmp_i64) != NULL;
+    /* Each mark's own module calls' latest end (the marks by id in ix). */
+    for (size_t j = 0; j < m->n; j++) ix[j] = j;
+    sib_marks = m->v;
+    qsort(ix, m->n, sizeof *ix, by_mark_id);
+    for (size_t k = 0; k < n; k++) {
+        if (v[k].source != -1 || !v[k].in) continue;
+        size_t lo = 0, hi = m->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (m->v[ix[mid]].id < v[k].in)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m->n && m->v[ix[lo]].id == v[k].in && v[k].end > m->own_end[ix[lo]])
+            m->own_end[ix[lo]] = v[k].end;
+    }
     int64_t(*cpu)[2] = malloc((m->n ? m->n : 1) * sizeof *cpu);
     if (!cpu) cli_fail("out of memory");
     size_t nc = 0;
@@ -281,10 +307,14 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
      * by an unrelated model's back-to-back forwards on another thread). Either way the marks
      * end with their calls, as a request waits for its answer: the median mark's last call ends
      * in the last quarter of it (an unrelated model ticking about once a mark, at any point of
-     * a loop's own work and sleep, moved the loop to its phase: a second fresh-eyes check). */
+     * a loop's own work and sleep, moved the loop to its phase: a second fresh-eyes check), and
+     * begin with them, as a worker takes a request when it is handed over: the median mark's
+     * first call starts in the first quarter of what follows its own thread's module calls (a
+     * loop and a model ticking beside it fell into step, the loop's end waiting on the GIL for
+     * the model's call, which began at 86% of the step). */
     size_t m = 0, marks = 0;
     int model = 0;
-    int64_t *tail = tmp + (b - a);
+    int64_t *tail = tmp + (b - a), *head = tmp + 2 * (b - a);
     for (size_t k = a; k < b; k++) {
         if (v[k].to < 0 || !mb->calls[v[k].to]) continue;
         model |= mb->model[v[k].to];
@@ -292,12 +322,17 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
         int64_t len = x->end - x->start;
         tail[m] =
             len > 0 ? (int64_t)(1000.0 * (double)(x->end - mb->last[v[k].to]) / (double)len) : 0;
+        int64_t from = mb->own_end[v[k].to] > x->start ? mb->own_end[v[k].to] : x->start;
+        head[m] =
+            x->end > from
+                ? (int64_t)(1000.0 * (double)(mb->first[v[k].to] - from) / (double)(x->end - from))
+                : 0;
         tmp[m++] = len > 0 ? (int64_t)(1000.0 * (double)mb->busy[v[k].to] / (double)len) : 1000;
         marks++;
         /* once a mark, and zero for the next */
-        mb->calls[v[k].to] = 0, mb->busy[v[k].to] = 0, mb->last[v[k].to] = 0;
+        mb->calls[v[k].to] = mb->busy[v[k].to] = mb->last[v[k].to] = mb->first[v[k].to] = 0;
     }
-    int held = m && rstats_median(tail, m) <= 250 &&
+    int held = m && rstats_median(tail, m) <= 250 && rstats_median(head, m) <= 250 &&
                (2 * within <= 3 * marks || (!model && rstats_median(tmp, m) >= 500));
     for (size_t k = a; k < b; k++) {
         if (held) v[k].source = -1, v[k].across = v[k].to >= 0;
@@ -492,20 +527,23 @@ static void modules_in_marks_make(sqlite3 *db)
     }
     /* Per phase and model (model_held). */
     qsort(v, n, sizeof *v, by_phase_label);
-    int64_t *tmp = malloc((2 * n + 1) * sizeof *tmp);
-    struct marks_by_start mb = {mk,
-                                reach,
-                                nm,
-                                calloc(nm ? nm : 1, sizeof(int64_t)),
-                                calloc(nm ? nm : 1, sizeof(int64_t)),
-                                calloc(nm ? nm : 1, sizeof(int64_t)),
-                                calloc(nm ? nm : 1, 1),
-                                calloc(nm ? nm : 1, 1),
-                                calloc(nm ? nm : 1, 1),
-                                malloc((nm ? nm : 1) * sizeof(int64_t))};
+    int64_t *tmp = malloc((3 * n + 1) * sizeof *tmp);
+    size_t cnt = nm ? nm : 1;
+    struct marks_by_start mb = {.v = mk,
+                                .reach = reach,
+                                .n = nm,
+                                .calls = calloc(cnt, sizeof(int64_t)),
+                                .busy = calloc(cnt, sizeof(int64_t)),
+                                .last = calloc(cnt, sizeof(int64_t)),
+                                .first = calloc(cnt, sizeof(int64_t)),
+                                .own_end = calloc(cnt, sizeof(int64_t)),
+                                .own = calloc(cnt, 1),
+                                .model = calloc(cnt, 1),
+                                .nested = calloc(cnt, 1),
+                                .into = malloc(cnt * sizeof(int64_t))};
     size_t *ix = malloc((nm ? nm : 1) * sizeof *ix);
-    if (!tmp || !mb.calls || !mb.busy || !mb.last || !mb.own || !mb.model || !mb.nested ||
-        !mb.into || !ix)
+    if (!tmp || !mb.calls || !mb.busy || !mb.last || !mb.first || !mb.own_end || !mb.own ||
+        !mb.model || !mb.nested || !mb.into || !ix)
         cli_fail("out of memory");
     for (size_t j = 0; j < nm; j++) mb.into[j] = -1;
     marks_own(db, v, n, &mb, ix, tmp);
@@ -517,8 +555,8 @@ static void modules_in_marks_make(sqlite3 *db)
             ;
         model_held(v, a, b, tmp, &mb);
     }
-    free(tmp), free(mb.calls), free(mb.busy), free(mb.last), free(mb.own), free(mb.model),
-        free(mb.nested), free(reach);
+    free(tmp), free(mb.calls), free(mb.busy), free(mb.last), free(mb.first), free(mb.own_end),
+        free(mb.own), free(mb.model), free(mb.nested), free(reach);
     marks_moved_make(db, v, n, mk, nm, mb.into);
     free(mb.into);
     for (size_t k = 0; k < n; k++)

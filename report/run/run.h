@@ -108,10 +108,12 @@ struct interval {
     int64_t start, end;
 };
 
+#define SERIES_TIDS 8
 struct series_iter {
     int64_t id, start, end; /* iterations.id; its window, start to GPU completion (ns) */
     int steady;             /* steady, its latency counted */
     int captured; /* steady, its operators recorded: in the loop's rate, not its latencies */
+    int64_t tid;  /* its thread */
 };
 
 struct series_info {
@@ -164,6 +166,9 @@ struct series_info {
      * (series_models_differ). */
     char model[128];
     int model_none;
+    /* The threads its iterations ran on: ntids of them, past SERIES_TIDS many (iterations.c). */
+    int64_t tids[SERIES_TIDS];
+    int ntids;
     struct series_iter *its; /* its iterations, time order */
     size_t nits;
 };
