@@ -391,6 +391,8 @@ void ip_torch_ingest_finish(struct ip_store *s)
         ip_store_meta_int(s, "cpu_memory_untracked_blocks", untracked);
         ip_store_meta_int(s, "cpu_memory_untracked_bytes", untracked_bytes);
     }
+    uint64_t marks_dropped = ip_torch_marks_dropped();
+    if (marks_dropped) ip_store_meta_int(s, "torch_marks_dropped", (int64_t)marks_dropped);
     const char *py = ip_torch_python_status();
     if (py[0]) {
         ip_store_meta_text(s, "python_module_hooks", py);

@@ -80,6 +80,9 @@ struct ip_torch_call ip_torch_call_begin(uint32_t seen, uint8_t source);
 void ip_torch_call_end(struct ip_torch_call *c);
 /* At a safe point once libtorch is found: register the RecordFunction callbacks, once. */
 void ip_torch_scope_arm(void);
+/* Marks (record_function scopes named like INFPROF_ITERATION_RANGE) given up: a thread had too
+ * many open at once (meta torch_marks_dropped). */
+uint64_t ip_torch_marks_dropped(void);
 /* torch.c: CPU tensor memory is to be recorded (decided once); a CPU allocator report made by
  * torch_cpumem.c (recorded, then, with forward, passed on to c10's reportMemoryUsageToProfiler:
  * torch.profiler's). */

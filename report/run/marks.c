@@ -260,13 +260,17 @@ static void marks_own(sqlite3 *db, const struct mark_row *v, size_t n, struct ma
         for (size_t j = a; j < b; j++) m->own[ix[j]] = (char)busy;
     }
     free(cpu);
+    /* Nested: inside an earlier mark of its thread of another name (an event loop's requests of
+     * one name overlap, each a request: iterations.c, drop_nested), among the MARK_SCAN before. */
     qsort(ix, m->n, sizeof *ix, by_mark_thread);
-    int64_t reach = INT64_MIN, tid = 0;
     for (size_t j = 0; j < m->n; j++) {
         const struct mark_row *x = &m->v[ix[j]];
-        if (!j || x->tid != tid) tid = x->tid, reach = INT64_MIN;
-        m->nested[ix[j]] = reach >= x->end;
-        if (x->end > reach) reach = x->end;
+        m->nested[ix[j]] = 0;
+        for (size_t k = j; k-- > 0 && j - k <= MARK_SCAN && m->v[ix[k]].tid == x->tid;)
+            if (m->v[ix[k]].label != x->label && m->v[ix[k]].end >= x->end) {
+                m->nested[ix[j]] = 1;
+                break;
+            }
     }
 }
 

@@ -422,6 +422,7 @@ void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
     p->dataloader_worker = py && !strncmp(py, "worker", 6);
     free(py);
     db_meta_int(db, "python_module_calls_unseen", &p->py_unseen);
+    db_meta_int(db, "torch_marks_dropped", &p->marks_dropped);
     db_meta_int(db, "python_module_calls_open_at_end", &p->py_open_at_end);
     db_meta_int(db, "python_threads_watched_late", &p->py_late_n);
     db_meta_int(db, "python_threads_watched_late_ns", &p->py_late_ns);

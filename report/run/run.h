@@ -264,6 +264,8 @@ struct run_phases {
      * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
      * calls after it, or the program ended inside it). 0 none, or an older database. */
     int64_t py_unseen, py_open_at_end;
+    /* Iteration marks not recorded: a thread had 16 open at once (torch_marks_dropped; 0 none). */
+    int64_t marks_dropped;
     /* Another Python thread did torch work while the one watched thread's forward was open (the
      * hooks disarmed: its module calls neither timed nor counted), and for how long in all until
      * every thread was watched. 0 none, or an older database. */

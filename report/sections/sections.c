@@ -440,9 +440,16 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
         snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
                  (long long)dropped, (long long)cupti);
         summary_set(so, buf);
-    } else if (p->py_unseen || p->py_open_at_end || p->py_late_n) {
-        /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md). */
+    } else if (p->py_unseen || p->py_open_at_end || p->py_late_n || p->marks_dropped) {
+        /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md),
+         * or marks given up (collectors/torch_iterations.c). */
         o = (size_t)snprintf(buf, sizeof buf, "no event dropped; ");
+        if (p->marks_dropped)
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "%lld iteration mark%s not recorded (a thread had 16 open at"
+                                  " once: overlapping requests of an event loop)%s",
+                                  (long long)p->marks_dropped, p->marks_dropped == 1 ? "" : "s",
+                                  p->py_late_n || p->py_unseen || p->py_open_at_end ? "; " : "");
         if (p->py_late_n) {
             char late[32];
             fmt_ns(late, sizeof late, (double)p->py_late_ns);

@@ -510,6 +510,38 @@ class PythonProgram(TorchCase):
         ops = {o["operator"]: o for o in report["operator_series"]}
         self.assertAlmostEqual(ops["aten::addmm"]["calls_per_iteration"], 8, delta=0.5, msg=ops)
 
+    def test_an_event_loops_overlapping_requests_each_count(self):
+        # asyncio: each request marked around an await of run_in_executor, several open at once on
+        # the loop's thread. A mark's end dropped those opened after it (101 of 400 recorded,
+        # "Lost: nothing"), and the report took one inside another for part of it (a third
+        # fresh-eyes check). Past 16 open at once a mark is not recorded, and the Lost line says
+        # how many.
+        prog = ("import asyncio, torch, torch.nn as nn\n"
+                "from concurrent.futures import ThreadPoolExecutor\n"
+                "torch.set_num_threads(1)\n"
+                "m = nn.Linear(64, 64).eval()\n"
+                "def infer(x):\n"
+                "    with torch.inference_mode(): return m(x)\n"
+                "async def client(loop, pool, n):\n"
+                "    for i in range(n):\n"
+                "        with torch.autograd.profiler.record_function('iteration_request'):\n"
+                "            await loop.run_in_executor(pool, infer, torch.randn(8, 64))\n"
+                "async def main(c, n):\n"
+                "    loop, pool = asyncio.get_running_loop(), ThreadPoolExecutor(2)\n"
+                "    await asyncio.gather(*[client(loop, pool, n // c) for _ in range(c)])\n"
+                "asyncio.run(main(%d, %d))\n"
+                "print('done')\n")
+        report = self.run_script("aio", prog % (4, 200))
+        req, = [s for s in report["series"] if s["series"] == "request"]
+        self.assertEqual(req["iterations"], 200, req)
+        self.assertNotIn("not recorded", report["summary"]["lost"])
+        report = self.run_script("aio24", prog % (24, 240))
+        req, = [s for s in report["series"] if s["series"] == "request"]
+        m = re.search(r"(\d+) iteration marks not recorded \(a thread had 16 open at once",
+                      report["summary"]["lost"])
+        self.assertIsNotNone(m, report["summary"]["lost"])
+        self.assertEqual(req["iterations"] + int(m.group(1)), 240, (req, m.group(0)))
+
     def test_a_loop_beside_a_ticking_model_keeps_its_own_phase(self):
         # Not a server: the main thread's marked steps run model A under no_grad and sleep; a
         # background thread runs an unrelated model B under inference_mode about once a step.
