@@ -245,7 +245,7 @@ static void scope_end(const void *rf, void *ctx)
     while (i > 0 && scopes.v[i - 1].rf != rf) i--;
     if (!i) return;
     struct open_scope o = scopes.v[i - 1];
-    memmove(&scopes.v[i - 1], &scopes.v[i], (scopes.n - i) * sizeof scopes.v[0]);
+    if (i < scopes.n) memmove(&scopes.v[i - 1], &scopes.v[i], (scopes.n - i) * sizeof scopes.v[0]);
     scopes.n--;
     if (o.source == SOURCE_INPUT) {
         if (!ip_recording() || !ip_hook_enter()) return;
