@@ -13,6 +13,22 @@ int rstats_cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+size_t rstats_upper_i64(const void *v, size_t n, size_t size, size_t offset, int64_t t)
+{
+    const char *p = v;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t x;
+        memcpy(&x, p + mid * size + offset, sizeof x);
+        if (x <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int cmp_f(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -15,6 +15,9 @@
 
 /* qsort and bsearch order of int64_t values (or of records that begin with one). */
 int rstats_cmp_i64(const void *a, const void *b);
+/* Records v[0..n) of `size` bytes, sorted by the int64_t at `offset` in each: how many have it at
+ * or below t (the index of the first past t). */
+size_t rstats_upper_i64(const void *v, size_t n, size_t size, size_t offset, int64_t t);
 /* v sorted in that order, in linear time (what qsort with rstats_cmp_i64 gives an array of
  * int64_t values, faster). */
 void rstats_sort_i64(int64_t *v, size_t n);

@@ -9,6 +9,7 @@
 #include "run.h"
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -94,23 +95,13 @@ static int by_phase_label(const void *a, const void *b)
 }
 
 /* Marks starting at or before t: [0, return). */
-static size_t marks_before(const struct marks_by_start *m, int64_t t)
+static size_t marks_before(const struct mark_row *mk, size_t nm, int64_t t)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->v[mid].start <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return rstats_upper_i64(mk, nm, sizeof *mk, offsetof(struct mark_row, start), t);
 }
 
-/* Each call of v[a..b) within a mark of another thread counts in one of those that hold it: the
- * one of fewest calls so far, the earliest of those (requests that overlap, four workers serving
- * them: the latest-ending one took two calls and another none, a fresh-eyes check). m->calls and
- * m->busy zero on entry; cross_clear zeroes them again. */
+/* Mark j may hold call c of another thread: it spans the call, is of another thread, does no work
+ * of its own (marks_own), is outermost on its thread, and is of name `label` (INT64_MIN: any). */
 static int cross_candidate(const struct marks_by_start *m, size_t j, const struct mark_row *c,
                            int64_t label)
 {
@@ -118,18 +109,20 @@ static int cross_candidate(const struct marks_by_start *m, size_t j, const struc
            !m->own[j] && !m->nested[j] && (label == INT64_MIN || m->v[j].label == label);
 }
 
-/* Only marks of another thread that do no work of their own in them (marks_own), outermost ones,
- * of one name where label is not INT64_MIN (two services whose requests overlap: a chat
- * request's calls went to the other service's marks). into: every mark that holds the call
- * takes its phase (a batching server: one call in four requests, three of them were left in the
- * front thread's phase), instead of counting it. */
+/* Each call of v[a..b) within a mark that may hold it (cross_candidate) counts in one of them: the
+ * one of fewest calls so far, the earliest of those (requests that overlap, four workers serving
+ * them: the latest-ending one took two calls and another none, a fresh-eyes check). Of one name
+ * where label is not INT64_MIN (two services whose requests overlap: a chat request's calls went
+ * to the other service's marks). into: every mark that may hold the call takes its phase (a
+ * batching server: one call in four requests, three of them were left in the front thread's
+ * phase), instead of counting it. */
 static void cross_scan(struct mark_row *v, size_t a, size_t b, struct marks_by_start *m,
                        int64_t label, int into)
 {
     for (size_t k = a; k < b; k++) {
         if (!into) v[k].to = -1;
         if (v[k].within < 0) continue;
-        size_t lo = marks_before(m, v[k].start);
+        size_t lo = marks_before(m->v, m->n, v[k].start);
         int64_t best = -1;
         for (size_t j = lo; j-- > 0 && lo - j <= MARK_SCAN && m->reach[j] >= v[k].end;) {
             if (!cross_candidate(m, j, &v[k], label)) continue;
@@ -185,12 +178,6 @@ static int by_mark_group(const void *a, const void *b)
     return (x->label > y->label) - (x->label < y->label);
 }
 
-static int by_mark_id(const void *a, const void *b)
-{
-    const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 static int by_mark_thread(const void *a, const void *b)
 {
     const struct mark_row *x = &sib_marks[*(const size_t *)a], *y = &sib_marks[*(const size_t *)b];
@@ -216,25 +203,18 @@ static void marks_own(sqlite3 *db, const struct mark_row *v, size_t n, struct ma
     for (size_t j = 0; j < m->n; j++)
         m->own[j] = m->model[j] =
             q && bsearch(&m->v[j].id, tmp, q, sizeof *tmp, rstats_cmp_i64) != NULL;
-    /* Each mark's own module calls' latest end (the marks by id in ix). */
-    for (size_t j = 0; j < m->n; j++) ix[j] = j;
-    sib_marks = m->v;
-    qsort(ix, m->n, sizeof *ix, by_mark_id);
+    /* Each mark's own module calls' latest end: the marks by id, (id, index) pairs. */
+    int64_t(*byid)[2] = malloc((m->n ? m->n : 1) * sizeof *byid),
+    (*cpu)[2] = malloc((m->n ? m->n : 1) * sizeof *cpu);
+    if (!byid || !cpu) cli_fail("out of memory");
+    for (size_t j = 0; j < m->n; j++) byid[j][0] = m->v[j].id, byid[j][1] = (int64_t)j;
+    qsort(byid, m->n, sizeof *byid, rstats_cmp_i64);
     for (size_t k = 0; k < n; k++) {
         if (v[k].source != -1 || !v[k].in) continue;
-        size_t lo = 0, hi = m->n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (m->v[ix[mid]].id < v[k].in)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < m->n && m->v[ix[lo]].id == v[k].in && v[k].end > m->own_end[ix[lo]])
-            m->own_end[ix[lo]] = v[k].end;
+        int64_t(*at)[2] = bsearch(&v[k].in, byid, m->n, sizeof *byid, rstats_cmp_i64);
+        if (at && v[k].end > m->own_end[(*at)[1]]) m->own_end[(*at)[1]] = v[k].end;
     }
-    int64_t(*cpu)[2] = malloc((m->n ? m->n : 1) * sizeof *cpu);
-    if (!cpu) cli_fail("out of memory");
+    free(byid);
     size_t nc = 0;
     if (db_has_table(db, "iteration_cpu")) {
         sqlite3_stmt *st = db_prepare(db, "SELECT c.id, c.cpu_ns FROM main.iteration_cpu c JOIN"
@@ -316,7 +296,7 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
      * first call starts in the first quarter of what follows its own thread's module calls (a
      * loop and a model ticking beside it fell into step, the loop's end waiting on the GIL for
      * the model's call, which began at 86% of the step). */
-    size_t m = 0, marks = 0;
+    size_t m = 0; /* the marks the calls count in */
     int model = 0;
     int64_t *tail = tmp + (b - a), *head = tmp + 2 * (b - a);
     for (size_t k = a; k < b; k++) {
@@ -332,12 +312,11 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
                 ? (int64_t)(1000.0 * (double)(mb->first[v[k].to] - from) / (double)(x->end - from))
                 : 0;
         tmp[m++] = len > 0 ? (int64_t)(1000.0 * (double)mb->busy[v[k].to] / (double)len) : 1000;
-        marks++;
         /* once a mark, and zero for the next */
         mb->calls[v[k].to] = mb->busy[v[k].to] = mb->last[v[k].to] = mb->first[v[k].to] = 0;
     }
     int held = m && rstats_median(tail, m) <= 250 && rstats_median(head, m) <= 250 &&
-               (2 * within <= 3 * marks || (!model && rstats_median(tmp, m) >= 500));
+               (2 * within <= 3 * m || (!model && rstats_median(tmp, m) >= 500));
     for (size_t k = a; k < b; k++) {
         if (held) v[k].source = -1, v[k].across = v[k].to >= 0;
         if (!held) v[k].to = -1;
@@ -506,14 +485,7 @@ static void modules_in_marks_make(sqlite3 *db)
     }
     for (size_t k = 0; k < n; k++) {
         if (v[k].source != 5) continue;
-        size_t lo = 0, hi = nm; /* marks starting at or before it: [0, lo) */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (mk[mid].start <= v[k].start)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = marks_before(mk, nm, v[k].start);
         v[k].within = lo && reach[lo - 1] >= v[k].end ? at[lo - 1] : -1;
     }
     free(at);

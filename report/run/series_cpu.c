@@ -117,11 +117,11 @@ void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p)
             double k = (double)a->n[0] / (double)a->n[1]; /* the steady ones, over the warm-up's */
             off += a->off[0] - k * a->off[1], host += a->host[0] - k * a->host[1];
             inv += a->inv[0] - k * a->inv[1], vol += a->vol[0] - k * a->vol[1];
-            if (a->nf[0] && a->nf[1]) /* per reading known, over the warm-up's iterations */
-                sys +=
-                    (double)a->n[0] * (a->sys[0] / (double)a->nf[0] - a->sys[1] / (double)a->nf[1]),
-                    flt +=
-                    (double)a->n[0] * (a->flt[0] / (double)a->nf[0] - a->flt[1] / (double)a->nf[1]);
+            if (a->nf[0] && a->nf[1]) { /* per reading known, over the warm-up's iterations */
+                double w = (double)a->n[0];
+                sys += w * (a->sys[0] / (double)a->nf[0] - a->sys[1] / (double)a->nf[1]);
+                flt += w * (a->flt[0] / (double)a->nf[0] - a->flt[1] / (double)a->nf[1]);
+            }
         }
         char t[32], why[96], *out = f->warmup_cause;
         size_t n = sizeof f->warmup_cause, o = strlen(out);

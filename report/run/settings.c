@@ -9,6 +9,7 @@
 #include "run.h"
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +85,8 @@ static void log_load(sqlite3 *db, struct log *l)
 static void values_at(const struct log *l, int64_t a, int64_t b, const char **out)
 {
     int64_t t = a + (b - a) / 2;
-    size_t lo = 0, hi = l->n; /* the first change after t */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (l->v[mid].t <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the first change after t */
+    size_t lo = rstats_upper_i64(l->v, l->n, sizeof *l->v, offsetof(struct change, t), t);
     for (int k = 0; k < l->nnames; k++) out[k] = lo ? l->after[lo - 1][k] : l->deflt[k];
 }
 

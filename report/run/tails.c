@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +59,7 @@ static int cmp_win(const void *a, const void *b)
 /* The window of thread tid (0: any) holding time t, NULL none. gpu: up to its GPU end. */
 static struct win *win_at(struct wins *w, int64_t t, int64_t tid, int gpu)
 {
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (w->v[mid].s <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = rstats_upper_i64(w->v, w->n, sizeof *w->v, offsetof(struct win, s), t);
     for (size_t k = lo; k-- > 0 && lo - k <= 8;) { /* windows of other threads may overlap */
         struct win *x = &w->v[k];
         if ((!tid || x->tid == tid) && t < (gpu ? x->end : x->host_end)) return x;

@@ -437,8 +437,14 @@ static void fill_lost(const struct section_ctx *c, struct summary_out *so)
                      (long long)errors);
         summary_set(so, buf);
     } else if (dropped || cupti) {
-        snprintf(buf, sizeof buf, "%lld events and %lld CUDA records dropped: see Warnings",
-                 (long long)dropped, (long long)cupti);
+        o = (size_t)snprintf(buf, sizeof buf,
+                             "%lld events and %lld CUDA records dropped: see Warnings",
+                             (long long)dropped, (long long)cupti);
+        if (p->marks_dropped) /* not among the Warnings: said here too */
+            snprintf(buf + o, sizeof buf - o,
+                     "; %lld iteration mark%s not recorded (a thread had"
+                     " 16 open at once)",
+                     (long long)p->marks_dropped, p->marks_dropped == 1 ? "" : "s");
         summary_set(so, buf);
     } else if (p->py_unseen || p->py_open_at_end || p->py_late_n || p->marks_dropped) {
         /* Nothing dropped, but Python module calls the hooks could not time (docs/python.md),

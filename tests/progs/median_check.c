@@ -4,10 +4,12 @@
  * equal, two values, heavy duplicates, extremes, random. And rstats_sort_i64 (a radix sort past
  * 64 values) against qsort on the same shapes at lengths on both sides of that, up to 100,000:
  * negative values, INT64_MIN and INT64_MAX, values that share their high bytes (latencies), or
- * their low ones. Exit 0 when every one agrees.
+ * their low ones. And rstats_upper_i64 against a linear count, every length 0-64. Exit 0 when
+ * every one agrees.
  */
 #include "report/base/rstats.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,26 @@ static int sorts(void)
     return bad;
 }
 
+/* rstats_upper_i64 against a linear count, on records with the key at an offset. */
+static int uppers(void)
+{
+    struct rec {
+        int32_t pad;
+        int64_t key;
+    } r[64];
+    int bad = 0;
+    for (size_t n = 0; n <= 64; n++) {
+        int64_t at = 0;
+        for (size_t i = 0; i < n; i++) r[i].key = at += next() % 3; /* sorted, with repeats */
+        for (int64_t t = -1; t <= at + 1; t++) {
+            size_t want = 0;
+            while (want < n && r[want].key <= t) want++;
+            if (rstats_upper_i64(r, n, sizeof *r, offsetof(struct rec, key), t) != want) bad++;
+        }
+    }
+    return bad;
+}
+
 int main(void)
 {
     int bad = 0, cases = 0;
@@ -128,9 +150,9 @@ int main(void)
         bad += check(v, n, "random repeats");
         cases++;
     }
-    int sort_bad = sorts();
-    bad += sort_bad;
-    printf("median_check: %d cases, %d disagree; sorts: %d differ\n", cases, bad - sort_bad,
-           sort_bad);
+    int sort_bad = sorts(), upper_bad = uppers();
+    bad += sort_bad + upper_bad;
+    printf("median_check: %d cases, %d disagree; sorts: %d differ; upper bounds: %d differ\n",
+           cases, bad - sort_bad - upper_bad, sort_bad, upper_bad);
     return bad != 0;
 }
