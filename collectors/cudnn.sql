@@ -26,3 +26,20 @@ CREATE TABLE cudnn_plans (
 -- Schema 4, operators (INFPROF_OPERATORS=1): op is the strings id of the thread's innermost
 -- PyTorch operator when the call was made; NULL none. Added at the end.
 ALTER TABLE cudnn_calls ADD COLUMN op INTEGER;
+
+-- The calls folded per kind by the writer (collectors/cudnn_fold.c), for a report that does not
+-- read every call: a kind is the function, operation, phase, plan, data type and shape, coded as
+-- in cudnn_calls. calls, errors, host (ns): its calls since its row before; first_start: the
+-- earliest one's start, first_seq its place among the calls as stored in cudnn_calls (0, 1, ...:
+-- a tie in start goes by it); linked: those that pushed an ext_id; gpu, kernels: the kernels such
+-- calls launched (their GPU time, ns); durs: each call's host time, int64 in the machine's byte
+-- order, at most 4096 a row (fewer where the writer let go of the times it held: 262,144 over all
+-- kinds). Algorithm searches, v7 heuristic queries and cudnnBackendFinalize get a row each (tid
+-- set, calls 1); their kernels go to a row of their kind with calls 0. Written as the run goes
+-- and at the end; meta cudnn_call_sums counts the rows and cudnn_fold_lost what could not be
+-- folded or joined (then the report reads cudnn_calls).
+CREATE TABLE cudnn_call_sums (
+    fn_id INTEGER, op_kind INTEGER, phase INTEGER, plan INTEGER, dtype INTEGER, shape INTEGER,
+    calls INTEGER, errors INTEGER, host INTEGER, first_start INTEGER, first_seq INTEGER,
+    tid INTEGER, linked INTEGER, gpu INTEGER, kernels INTEGER, durs BLOB
+);

@@ -1,8 +1,9 @@
 /*
  * cudnn_ingest.c: the cuDNN collector, writer side: call events become cudnn_calls rows, plan
  * events cudnn_plans rows (with a readable list of the plan's nodes), and at the end the
- * collector's counters and status go to the run metadata. The report joins calls to their
- * kernels itself (cudnn_calls.ext_id -> external_corr -> kernels).
+ * collector's counters and status go to the run metadata. Each call is folded too
+ * (cudnn_fold.c); the report joins calls to their kernels itself (cudnn_calls.ext_id ->
+ * external_corr -> kernels) where the fold is missing or incomplete.
  */
 #include "cudnn_config.h"
 #include "registry.h"
@@ -33,6 +34,7 @@ void ip_cudnn_ingest_prepare(struct ip_store *s)
     memset(&cw, 0, sizeof cw);
     cw.calls = ip_batch_open(s, "cudnn_calls", 14);
     cw.plans = ip_batch_open(s, "cudnn_plans", 7);
+    ip_cudnn_fold_prepare();
 }
 
 static int64_t or_null(int known, int64_t v)
@@ -60,6 +62,7 @@ static void on_call(struct ip_store *s, uint32_t tid, const struct ip_ev_cudnn_c
     row[11] = or_null(e->ext_id != 0, (int64_t)e->ext_id);
     row[12] = or_null(e->shape != 0, (int64_t)e->shape);
     row[13] = ip_opname_string(s, e->op);
+    ip_cudnn_fold_call(s, fn, row, (int64_t)cw.ncalls);
     cw.ncalls++;
 }
 
@@ -102,6 +105,7 @@ void ip_cudnn_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev)
 
 void ip_cudnn_ingest_finish(struct ip_store *s)
 {
+    ip_cudnn_fold_finish(s);
     struct ip_cudnn_counters *k = &ip_cudnn_counters;
     uint64_t missing = atomic_load(&k->missing);
     uint32_t first = atomic_load(&k->missing_first);

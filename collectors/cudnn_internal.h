@@ -7,6 +7,8 @@
  *   cudnn_classify.c  app side: descriptor and handle tables, classification of operation
  *                     graphs and execution plans, data types and shape keys
  *   cudnn_ingest.c    writer side: events -> cudnn_calls / cudnn_plans rows, metadata, status
+ *   cudnn_fold.c      writer side: the calls folded per kind (cudnn_call_sums), with the GPU
+ *                     time of their kernels, for a report that does not read every call
  *
  * Database codes (schema.sql): op_kind IP_CUDNN_OP_*, dtype is cudnnDataType_t (NULL unknown).
  */
@@ -183,5 +185,15 @@ void ip_cudnn_emit_plan(uint32_t plan, uint64_t cls, uint64_t shape, uint64_t ts
 void ip_cudnn_ingest_prepare(struct ip_store *s);
 void ip_cudnn_ingest(struct ip_store *s, uint32_t tid, const struct ip_ev *ev);
 void ip_cudnn_ingest_finish(struct ip_store *s);
+
+/* ---- writer side (cudnn_fold.c): the calls folded per kind ------------------------------- */
+
+void ip_cudnn_fold_prepare(void);
+void ip_cudnn_fold_reset(void);
+/* One call, as its cudnn_calls row (columns in that table's order), its function and its place
+ * among the calls as stored (0, 1, ...). */
+void ip_cudnn_fold_call(struct ip_store *s, uint32_t fn, const int64_t *row, int64_t seq);
+/* The kinds' last rows and the meta (after CUPTI's last kernels). */
+void ip_cudnn_fold_finish(struct ip_store *s);
 
 #endif

@@ -39,8 +39,10 @@
 #define ATTR_BITS 20
 #define ATTR_SIZE (1u << ATTR_BITS)
 
-/* 40 bytes; 2^20 of them cover the correlation ids of a few seconds of a launch-bound run, far
- * more than a record waits between its call and its buffer's ingestion. */
+/* 48 bytes (40 before the cuDNN call's id, which lets the writer fold a call's kernels:
+ * collectors/cudnn_fold.c); 2^20 of them (48 MiB of address space, touched as correlation ids
+ * reach them) cover the ids of a few seconds of a launch-bound run, far more than a record waits
+ * between its call and its buffer's ingestion. */
 struct attr {
     uint32_t corr, tid;
     uint32_t api_name; /* string id of the issuing call, 0 unknown */
@@ -49,6 +51,7 @@ struct attr {
     uint64_t issue_ts; /* start of the issuing call, our clock; 0 unknown */
     uint32_t iter;     /* the iteration that issued it, 0 none */
     uint32_t op;       /* the issuing thread's innermost operator (opname.h), 0 none */
+    uint64_t cudnn;    /* the cuDNN call it was made in (its ext id), 0 none */
 };
 
 #define SIG_FIELDS 16
@@ -216,6 +219,23 @@ static void link_cudnn(uint32_t corr, uint64_t cudnn)
     row[2] = (int64_t)cudnn;
 }
 
+/* A kernel launched inside a cuDNN call goes to that call's fold (collectors/cudnn_fold.c), as
+ * its external_corr row ties it to the call. One with no attribution whose slot a later call took
+ * may have been made in one: said with ext 0, so that the fold does not stand for the rows. */
+static void in_call(const struct attr *a, uint32_t corr, int64_t dur)
+{
+    if (!ip_attrib_kernel_in_call) return;
+    if (a) {
+        if (a->cudnn) ip_attrib_kernel_in_call(a->cudnn, dur);
+        return;
+    }
+    /* In records mode its API record may still come (then its external_corr row is written). */
+    const struct attr *x = &ci.attr[corr & (ATTR_SIZE - 1)];
+    if (atomic_load_explicit(&ip_cupti_by_records, memory_order_relaxed) ||
+        (corr && x->corr && (int32_t)(x->corr - corr) > 0))
+        ip_attrib_kernel_in_call(0, 0);
+}
+
 /* A call no issue event told us of: what its thread was in when it started. */
 static void attr_by_time(struct attr *a, uint32_t tid, uint64_t start)
 {
@@ -227,6 +247,7 @@ static void attr_by_time(struct attr *a, uint32_t tid, uint64_t start)
     a->iter = st.iter;
     a->nvtx = st.nvtx;
     a->op = st.op;
+    a->cudnn = st.cudnn;
     link_cudnn(a->corr, st.cudnn);
 }
 
@@ -281,6 +302,7 @@ static void on_kernel(struct ip_store *s, const CUpti_ActivityKernel10 *k)
     row[6] = ip_opname_string(s, a ? a->op : 0);
     ip_cupti_sum_kernel(g.v[0], phase, dur);
     ip_cupti_fold_kernel(row[0], dur, phase, row[6]);
+    in_call(a, k->correlationId, dur);
     note_work(s, a, k->correlationId, k->graphId, k->deviceId, k->streamId, k->start, k->end);
 }
 
@@ -574,6 +596,7 @@ void ip_cupti_ingest_launch(struct ip_store *s, uint32_t tid, const struct ip_ev
     a->tid = tid;
     a->iter = e->iter;
     a->op = e->op;
+    a->cudnn = e->cudnn;
     link_cudnn(e->h.aux, e->cudnn);
     if (!a->has_api && e->ts && e->domain) {
         a->issue_ts = e->ts;

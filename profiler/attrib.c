@@ -22,6 +22,7 @@
 #define ATTRIB_MAX_POINTS ((size_t)1 << 18)
 
 int ip_attrib_by_time;
+void (*ip_attrib_kernel_in_call)(uint64_t ext, int64_t dur);
 
 void ip_attrib_changed(void)
 {

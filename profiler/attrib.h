@@ -32,6 +32,10 @@ struct ip_attrib_state {
 };
 
 /* Writer side. */
+/* The kernels launched inside cuDNN calls, told to the collector that folds those calls
+ * (collectors/cudnn_fold.c) by CUPTI's writer side: the call's ext id and the kernel's GPU time;
+ * ext 0: a kernel whose launch is no longer known (it may have been made in one). NULL: none. */
+extern void (*ip_attrib_kernel_in_call)(uint64_t ext, int64_t dur);
 void ip_attrib_prepare(void);
 void ip_attrib_ingest(uint32_t tid, const struct ip_ev *ev);
 /* Thread tid left (it exited with a phase, phase.c): from ts on it is in nothing, so a later

@@ -222,17 +222,22 @@ static uint64_t writer_late_written; /* ip_events_after_end as written at close 
 static _Atomic uint64_t writer_soft_deadline;
 static uint64_t writer_cut_ns;
 
+/* The cycle's drain stopped before the rings were empty (a fork waiting, the finish's deadline,
+ * the disk's reserve): what the collectors flush then may have been issued by events still in
+ * the rings. */
+static int writer_drain_cut;
+
 static int writer_between_turns(void *ctx)
 {
-    if (atomic_load(&writer_forks)) return 1;
+    if (atomic_load(&writer_forks)) return writer_drain_cut = 1;
     struct ip_store *s = ctx;
     uint64_t now = ip_clock_now();
     uint64_t soft = atomic_load(&writer_soft_deadline);
     if (soft && now >= soft) {
         writer_cut_ns = now;
-        return 1;
+        return writer_drain_cut = 1;
     }
-    if (writer_disk_low(s, now)) return 1; /* the rest is counted by the next cycles */
+    if (writer_disk_low(s, now)) return writer_drain_cut = 1; /* counted by the next cycles */
     if (now - writer_last_commit < IP_WRITER_BACKLOG_COMMIT_MS * 1000000ull) return 0;
     ip_store_commit(s);
     ip_store_begin(s);
@@ -264,9 +269,15 @@ static void writer_cycle(int final)
     ip_store_begin(s);
     for (int i = 0; i < ip_collector_count(); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->snapshot) ip_collector_at(i)->snapshot();
+    writer_drain_cut = 0;
     wt.records += ip_ring_drain_all(writer_dispatch, s, writer_between_turns);
     uint64_t t1 = ip_clock_now();
-    for (int i = 0; i < ip_collector_count(); i++)
+    /* A drain cut short (or stopped by the fork's stop word) leaves events in the rings that
+     * issued what a collector holds: a kernel read before its launch's event would lose its
+     * phase, iteration and cuDNN call. The collectors flush after the next, full drain (the
+     * last cycle always). */
+    int cut = writer_drain_cut || atomic_load(&writer_forks);
+    for (int i = 0; i < ip_collector_count() && (!cut || final); i++)
         if (ip_collector_at(i) && ip_collector_at(i)->flush) ip_collector_at(i)->flush(s, final);
     uint64_t t2 = ip_clock_now();
     writer_disk_low(s, t2);

@@ -62,6 +62,14 @@ static int64_t select_kth(int64_t *v, size_t n, size_t k)
     return v[k];
 }
 
+int64_t rstats_rank_i64(int64_t *v, size_t n, double p)
+{
+    if (!n) return 0;
+    double rank = ceil(p / 100.0 * (double)n);
+    size_t i = rank < 1 ? 0 : (size_t)rank - 1;
+    return select_kth(v, n, i < n ? i : n - 1);
+}
+
 int64_t rstats_median(int64_t *v, size_t n)
 {
     if (!n) return 0;

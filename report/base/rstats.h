@@ -28,6 +28,9 @@ double rstats_median_f(double *v, size_t n);
 /* The p50 the report prints: the lower of the middle two, an observed value (nearest rank, as
  * p95 and p99 are: profiler/stats.h's percentile agrees); v sorted; 0 for none. */
 int64_t rstats_p50(int64_t *v, size_t n);
+/* The value of nearest rank p (0..100) in v, as profiler/stats.h's percentile gives it from the
+ * sorted values: v reordered by a selection (linear time), not sorted; 0 for none. */
+int64_t rstats_rank_i64(int64_t *v, size_t n, double p);
 /* The median absolute deviation of v about center; v overwritten by the deviations. */
 int64_t rstats_mad(int64_t *v, size_t n, int64_t center);
 double rstats_mad_f(double *v, size_t n, double center);

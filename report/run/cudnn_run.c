@@ -6,7 +6,6 @@
 #include "cudnn_run.h"
 #include "run.h"
 #include "kernrows.h"
-#include "../../profiler/stats.h"
 
 #include <limits.h>
 #include <sqlite3.h>
@@ -155,6 +154,41 @@ static int cmp_call_start(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* By start, a tie by seq (unique, 1...): each start and seq packed into one key where the
+ * run's span leaves room, radix-sorted, the calls then moved once (the writer's folds are a
+ * percent out of order; sorting 600 k of them by qsort took a twentieth of a 10x run's report);
+ * else qsort. */
+static void calls_sort(struct cudnn_call *v, size_t n)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int top = 0; /* the largest seq (unique, at least 1) */
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].start < lo) lo = v[i].start;
+        if (v[i].start > hi) hi = v[i].start;
+        if (v[i].seq > top) top = v[i].seq;
+    }
+    int bits = 1;
+    while (bits < 40 && ((int64_t)1 << bits) <= top) bits++;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    int64_t *key =
+        bits < 40 && span < ((uint64_t)1 << (62 - bits)) ? malloc(n * sizeof *key) : NULL;
+    struct cudnn_call *out = key ? malloc(n * sizeof *out) : NULL;
+    int32_t *at = out ? malloc(((size_t)top + 1) * sizeof *at) : NULL; /* seq -> index */
+    if (!at) {
+        free(key), free(out);
+        qsort(v, n, sizeof *v, cmp_call_start);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        key[i] = (int64_t)(((uint64_t)v[i].start - (uint64_t)lo) << bits | (uint64_t)v[i].seq);
+        at[v[i].seq] = (int32_t)i;
+    }
+    rstats_sort_i64(key, n);
+    for (size_t i = 0; i < n; i++) out[i] = v[at[key[i] & (((int64_t)1 << bits) - 1)]];
+    memcpy(v, out, n * sizeof *v);
+    free(at), free(out), free(key);
+}
+
 struct sums {
     const struct ext_sum *v;
     size_t n;
@@ -168,7 +202,8 @@ static void call_decode(sqlite3_stmt *st, void *row, void *ctx)
     memset(k, 0, sizeof *k);
     k->start = sqlite3_column_int64(st, 0);
     k->dur = sqlite3_column_int64(st, 1);
-    k->status = sqlite3_column_int64(st, 2);
+    k->calls = 1;
+    k->errors = sqlite3_column_int64(st, 2) != 0;
     int64_t ext = sqlite3_column_int64(st, 3);
     const struct ext_sum *e = sqlite3_column_type(st, 3) != SQLITE_NULL && s->n
                                   ? bsearch(&ext, s->v, s->n, sizeof *s->v, rstats_cmp_i64)
@@ -184,6 +219,8 @@ static void call_decode(sqlite3_stmt *st, void *row, void *ctx)
     k->linked = sqlite3_column_int(st, 9);
     k->fn_id = sqlite3_column_type(st, 10) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 10);
 }
+
+static void calls_order(sqlite3 *db, struct cudnn_run *r);
 
 static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run *r)
 {
@@ -201,23 +238,113 @@ static void calls_load(sqlite3 *db, const struct run_phases *p, struct cudnn_run
     free((void *)sums.v);
     if (n > INT_MAX) cli_fail("%zu cuDNN calls: more than this report reads", n);
     r->n = (int)n;
+    calls_order(db, r);
+}
+
+/* The writer's folds (cudnn_call_sums), each a struct cudnn_call weighed by its calls. */
+static void fold_decode(sqlite3_stmt *st, void *row, void *ctx)
+{
+    (void)ctx;
+    struct cudnn_call *k = row;
+    memset(k, 0, sizeof *k);
+    k->fn_id = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 0);
+    k->op = sqlite3_column_type(st, 1) == SQLITE_NULL ? CUDNN_OP_NONE : sqlite3_column_int(st, 1);
+    if (k->op < 0 || k->op >= CUDNN_OP_COUNT) k->op = CUDNN_OP_OTHER;
+    k->phase = sqlite3_column_int(st, 2);
+    k->plan = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
+    k->dtype = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+    k->shape = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 5);
+    k->calls = sqlite3_column_int64(st, 6);
+    k->errors = sqlite3_column_int64(st, 7);
+    k->dur = sqlite3_column_int64(st, 8);
+    /* a fold of kernels only (calls 0) has no start (the findings pass it by); the others are
+     * ordered by their first call's start, a tie by its place among the calls as stored: as the
+     * calls themselves are (calls_order) */
+    k->start = k->calls ? sqlite3_column_int64(st, 9) : 0;
+    k->seq = k->calls ? (int)sqlite3_column_int64(st, 10) + 1 : 0;
+    k->linked = sqlite3_column_int64(st, 11);
+    k->gpu = sqlite3_column_int64(st, 12);
+    k->kernels = sqlite3_column_int64(st, 13);
+    size_t bytes = (size_t)sqlite3_column_bytes(st, 14);
+    const void *blob = sqlite3_column_blob(st, 14);
+    if (blob && bytes >= sizeof *k->durs) {
+        k->ndurs = bytes / sizeof *k->durs;
+        if (!(k->durs = malloc(k->ndurs * sizeof *k->durs))) cli_fail("out of memory");
+        memcpy(k->durs, blob, k->ndurs * sizeof *k->durs);
+    }
+}
+
+/* 1 when the folds were read; 0 (nothing read) where they do not add up to the calls. */
+static int folds_load(sqlite3 *db, struct cudnn_run *r)
+{
+    size_t n;
+    r->v = db_scan(db, "cudnn_call_sums",
+                   "SELECT fn_id, op_kind, phase, plan, dtype, shape, calls, errors, host,"
+                   " first_start, first_seq, linked, gpu, kernels, durs FROM cudnn_call_sums"
+                   " WHERE rowid BETWEEN ?1 AND ?2",
+                   sizeof *r->v, fold_decode, NULL, &n);
+    if (n > INT_MAX) cli_fail("%zu cuDNN folds: more than this report reads", n);
+    r->n = (int)n;
+    r->folded = 1;
+    /* The folds stand for every call the writer stored, or not at all (a database edited by
+     * hand); a fold of kernels only is placed after every call (a unique place each). */
+    int64_t calls = 0, last = 0;
+    for (int i = 0; i < r->n; i++) {
+        calls += r->v[i].calls;
+        if (r->v[i].seq > last) last = r->v[i].seq;
+    }
+    for (int i = 0; i < r->n; i++)
+        if (!r->v[i].calls) r->v[i].seq = (int)++last;
+    if (calls != db_int(db, "SELECT value FROM meta WHERE key = 'cudnn_calls'", -1) ||
+        last > INT_MAX - 1) {
+        for (int i = 0; i < r->n; i++) free(r->v[i].durs);
+        free(r->v);
+        r->v = NULL;
+        r->n = r->folded = 0;
+        return 0;
+    }
+    calls_order(db, r);
+    return 1;
+}
+
+/* The writer's folds stand for the calls where it folded every call and joined every kernel
+ * (meta cudnn_fold_lost 0; a run that did not finish has no such meta). */
+static int folds_usable(sqlite3 *db)
+{
+    return db_has_table(db, "cudnn_call_sums") &&
+           db_int(db, "SELECT count(*) FROM meta WHERE key = 'cudnn_call_sums'", 0) == 1 &&
+           db_int(db, "SELECT value FROM meta WHERE key = 'cudnn_fold_lost'", -1) == 0;
+}
+
+/* The calls (or folds) in time order, their functions numbered in the order of their first call;
+ * those whose function's name is not stored left out. */
+static void calls_order(sqlite3 *db, struct cudnn_run *r)
+{
     int sorted = 1;
     for (int i = 0; i < r->n; i++) {
-        r->v[i].seq = i + 1;
-        if (i && r->v[i].start < r->v[i - 1].start) sorted = 0;
+        if (!r->folded) r->v[i].seq = i + 1; /* a fold's is its first call's (fold_decode) */
+        if (i && (r->v[i].start < r->v[i - 1].start ||
+                  (r->v[i].start == r->v[i - 1].start && r->v[i].seq < r->v[i - 1].seq)))
+            sorted = 0;
     }
-    if (!sorted) qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_call_start);
+    if (!sorted) calls_sort(r->v, (size_t)r->n);
     /* The functions numbered in the order of their first call; a call whose function's name is
      * not stored is left out, as the join with strings left it out. */
     struct fn_ids names = {NULL, 0, r};
+    /* (a fold of kernels only, calls 0, comes with a call of its function: numbered by that) */
+    for (int i = 0; r->folded && i < r->n; i++)
+        if (r->v[i].calls && r->v[i].fn_id) fn_of(db, &names, r->v[i].fn_id);
     int kept = 0;
     for (int i = 0; i < r->n; i++) {
         struct cudnn_call *k = &r->v[i];
         int fn = k->fn_id ? fn_of(db, &names, k->fn_id) : -1;
-        if (fn < 0) continue;
+        if (fn < 0) {
+            free(k->durs);
+            continue;
+        }
         k->fn = fn;
         k->role = role_of(r->fns[fn]);
-        r->linked |= k->linked;
+        r->linked |= k->linked != 0;
         r->v[kept++] = *k;
     }
     r->n = kept;
@@ -247,11 +374,18 @@ static void plans_load(sqlite3 *db, struct cudnn_run *r)
 
 /* ---- groups ------------------------------------------------------------------------------- */
 
-/* Groups being summed: each one's host times apart (host[i] is v[i]'s), for its p95. */
+/* The host times of one group's calls, for its p95. */
+struct times {
+    int64_t *v;
+    size_t n, cap;
+};
+
+/* Groups being summed: each one's host times apart (host[i] is v[i]'s) where `p95` asks for
+ * them (the calls table prints it; plans and the precision mix do not). */
 struct acc {
     struct cudnn_group *v;
-    struct ip_stats *host;
-    int n, cap;
+    struct times *host;
+    int n, cap, p95;
 };
 
 static int group_of(struct acc *g, int64_t a, int64_t b, int64_t c)
@@ -269,18 +403,33 @@ static int group_of(struct acc *g, int64_t a, int64_t b, int64_t c)
     x->key[0] = a, x->key[1] = b, x->key[2] = c;
     x->gpu_pct = -1;
     x->plan_row = -1;
-    ip_stats_init(&g->host[g->n], 0);
+    g->host[g->n] = (struct times){NULL, 0, 0};
     return g->n++;
 }
 
+static void times_add(struct times *t, const int64_t *v, size_t n)
+{
+    if (t->n + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 64;
+        while (cap < t->n + n) cap *= 2;
+        if (!(t->v = realloc(t->v, cap * sizeof *t->v))) cli_fail("out of memory");
+        t->cap = cap;
+    }
+    memcpy(t->v + t->n, v, n * sizeof *v);
+    t->n += n;
+}
+
+/* A call, or a fold weighed by its calls (a fold of kernels only adds its kernels). */
 static void group_add(struct acc *g, int i, const struct cudnn_call *k)
 {
     struct cudnn_group *x = &g->v[i];
-    x->calls++;
-    x->errors += k->status != 0;
+    x->calls += k->calls;
+    x->errors += k->errors;
     x->host_total += k->dur;
-    ip_stats_add(&g->host[i], k->dur);
-    if (k->linked) x->linked++, x->gpu += k->gpu, x->kernels += k->kernels;
+    if (g->p95 && k->calls)
+        times_add(&g->host[i], k->durs ? k->durs : &k->dur, k->durs ? k->ndurs : 1);
+    /* an unlinked call has no kernels (gpu and kernels 0) */
+    x->linked += k->linked, x->gpu += k->gpu, x->kernels += k->kernels;
 }
 
 /* The groups' host figures, then the groups in `cmp`'s order into *out (the sums kept). */
@@ -291,10 +440,9 @@ static void group_end(struct acc *g, int (*cmp)(const void *, const void *),
         struct cudnn_group *x = &g->v[i];
         if (x->calls) {
             x->host_avg = (double)x->host_total / (double)x->calls;
-            ip_stats_median(&g->host[i], NULL); /* sorts the samples the percentile reads */
-            x->host_p95 = ip_stats_percentile(&g->host[i], 95);
+            x->host_p95 = rstats_rank_i64(g->host[i].v, g->host[i].n, 95);
         }
-        ip_stats_free(&g->host[i]);
+        free(g->host[i].v);
     }
     free(g->host);
     if (g->n) qsort(g->v, (size_t)g->n, sizeof *g->v, cmp);
@@ -326,6 +474,7 @@ static int cmp_gpu(const void *a, const void *b)
 static void group_calls(struct cudnn_run *r)
 {
     struct acc g = {0};
+    g.p95 = 1;
     for (int i = 0; i < r->n; i++) {
         const struct cudnn_call *k = &r->v[i];
         group_add(&g, group_of(&g, k->op, k->fn, k->phase), k);
@@ -430,6 +579,17 @@ static int after_warm_up(const struct warm_span *w, int n, int64_t t)
     return inside;
 }
 
+/* Some series has iterations: the warm-up is theirs, not the calls'. */
+static int warm_spans_known(const struct run_phases *p)
+{
+    if (!p->niters) return 0;
+    struct warm_span *w = series_warm_spans(p);
+    int known = 0;
+    for (int i = 0; i < p->series.n && !known; i++) known = w[i].first >= 0;
+    free(w);
+    return known;
+}
+
 /* The run's warm-up (the figure the cuDNN table shows): the earliest series' end of warm-up;
  * without iterations the first half of the cuDNN compute calls, every call after it late. */
 static int64_t warm_up_end(const struct cudnn_run *r, const struct warm_span *w, int n)
@@ -461,7 +621,6 @@ static void findings_compute(const struct run_phases *p, const struct cudnn_run 
                              struct cudnn_findings *f)
 {
     memset(f, 0, sizeof *f);
-    f->calls = r->n;
     struct warm_span *spans = series_warm_spans(p);
     int nspans = p->niters ? p->series.n : 0;
     f->warm_end = warm_up_end(r, spans, nspans);
@@ -469,21 +628,24 @@ static void findings_compute(const struct run_phases *p, const struct cudnn_run 
     struct shape_seen *shapes = NULL;
     for (int i = 0; i < r->n; i++) {
         const struct cudnn_call *k = &r->v[i];
+        if (!k->calls) continue; /* a fold of kernels only */
+        f->calls += (int)k->calls;
         enum cudnn_role role = k->role;
+        /* The searches, heuristic queries and plan builds are a row each where folded too. */
         int build = role == CUDNN_ROLE_FINALIZE && k->plan;
         /* Phases 4..9 are no_grad and inference_mode (phase.h). */
         if (role == CUDNN_ROLE_COMPUTE && k->op == CUDNN_OP_BN_TRAIN && k->phase >= 4) {
-            f->bn_train++;
-            if (k->phase < REPORT_MAX_PHASES) f->bn_train_by_phase[k->phase]++;
+            f->bn_train += k->calls;
+            if (k->phase < REPORT_MAX_PHASES) f->bn_train_by_phase[k->phase] += k->calls;
         }
-        if (role == CUDNN_ROLE_COMPUTE && k->op == CUDNN_OP_CONV) f->conv_computes++;
-        if (role == CUDNN_ROLE_HEURISTIC) f->heuristics++;
-        if (role == CUDNN_ROLE_SEARCH) f->searches++, f->search_ns += k->dur;
+        if (role == CUDNN_ROLE_COMPUTE && k->op == CUDNN_OP_CONV) f->conv_computes += k->calls;
+        if (role == CUDNN_ROLE_HEURISTIC) f->heuristics += k->calls;
+        if (role == CUDNN_ROLE_SEARCH) f->searches += k->calls, f->search_ns += k->dur;
         /* Plan build time has one definition: the host time of every cudnnBackendFinalize
          * (operation graphs, engine configs and plans: what building a plan costs), the sum of
          * the calls table's BackendFinalize rows; plan_builds counts the plans. */
         if (role == CUDNN_ROLE_FINALIZE) f->build_ns += k->dur;
-        if (build) f->builds++;
+        if (build) f->builds += k->calls;
         int late = nspans ? after_warm_up(spans, nspans, k->start) : k->start > f->warm_end;
         if ((role == CUDNN_ROLE_SEARCH || build) && late) f->late++, f->late_ns += k->dur;
         if (!k->shape || (role != CUDNN_ROLE_COMPUTE && role != CUDNN_ROLE_SEARCH && !build))
@@ -509,6 +671,7 @@ void cudnn_run_free(struct cudnn_run *r)
 {
     if (!r) return;
     for (int i = 0; i < r->nfns; i++) free(r->fns[i]);
+    for (int i = 0; r->folded && i < r->n; i++) free(r->v[i].durs);
     free(r->fns), free(r->v), free(r->by_call), free(r->by_plan), free(r->plans);
     free(r->precision);
     free(r);
@@ -527,7 +690,9 @@ const struct cudnn_run *run_cudnn(struct sqlite3 *db, const struct run_phases *p
     if (!*slot) {
         struct cudnn_run *r = calloc(1, sizeof *r);
         if (!r) cli_fail("out of memory");
-        calls_load(db, p, r);
+        /* The writer's folds where they stand for the calls and the warm-up is the iterations'
+         * (without iterations it is half the compute calls, which only the calls give). */
+        if (!folds_usable(db) || !warm_spans_known(p) || !folds_load(db, r)) calls_load(db, p, r);
         /* No call: no plan is read and the findings stay 0 (nothing is known), but every list
          * is there, empty. */
         if (r->n) {
@@ -574,10 +739,17 @@ const struct cudnn_searches *cudnn_searches_get(sqlite3 *db, const struct run_ph
     if (!c) cli_fail("out of memory");
     *slot = c;
     if (!db_has_table(db, "cudnn_calls")) return c;
-    c->v = db_scan(db, "cudnn_calls",
-                   "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM strings"
-                   " WHERE value LIKE 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR value ="
-                   " 'cudnnBackendFinalize') AND rowid BETWEEN ?1 AND ?2",
+    /* Where folded, these calls are a row each (tid set) of the folds (collectors/cudnn_fold.c). */
+    int folded = folds_usable(db);
+    c->v = db_scan(db, folded ? "cudnn_call_sums" : "cudnn_calls",
+                   folded ? "SELECT first_start, host, tid FROM cudnn_call_sums WHERE tid IS NOT"
+                            " NULL AND fn_id IN (SELECT id FROM strings WHERE value LIKE"
+                            " 'cudnnFind%' OR value LIKE 'cudnnGet%Algorithm%' OR value ="
+                            " 'cudnnBackendFinalize') AND rowid BETWEEN ?1 AND ?2"
+                          : "SELECT start, dur, tid FROM cudnn_calls WHERE fn_id IN (SELECT id FROM"
+                            " strings WHERE value LIKE 'cudnnFind%' OR value LIKE"
+                            " 'cudnnGet%Algorithm%' OR value = 'cudnnBackendFinalize') AND rowid"
+                            " BETWEEN ?1 AND ?2",
                    sizeof *c->v, search_decode, NULL, &c->n);
     int sorted = 1;
     for (size_t i = 1; i < c->n && sorted; i++) sorted = c->v[i].start >= c->v[i - 1].start;

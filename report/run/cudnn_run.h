@@ -9,7 +9,9 @@
  *  - the findings only this collector sees: batch-norm training during no_grad/inference_mode,
  *    convolution algorithm search (benchmark mode) and whether it recurs.
  * A group's GPU time is unknown (not 0) when none of its calls could be linked to its kernels
- * (linked 0: no CUPTI).
+ * (linked 0: no CUPTI). Where the writer folded the calls (cudnn_call_sums, meta
+ * cudnn_fold_lost 0) and the run has iterations, the folds stand for the calls, with every
+ * figure the same: the report then reads a few rows per kind of call, not every call.
  */
 #ifndef INFPROF_RUN_CUDNN_H
 #define INFPROF_RUN_CUDNN_H
@@ -43,17 +45,21 @@ enum cudnn_role {
     CUDNN_ROLE_FINALIZE
 };
 
-/* One cudnn_calls row. */
+/* One cudnn_calls row, or one cudnn_call_sums row: calls of one kind folded by the writer
+ * (collectors/cudnn_fold.c), which the figures below weigh by its calls. */
 struct cudnn_call {
-    int64_t start, dur, status; /* ns since t0; status: cudnnStatus_t, 0 success */
-    int64_t gpu, kernels;       /* the kernels it launched and their GPU time (linked only) */
-    int64_t shape, plan;        /* 0 none */
-    int op, phase, dtype;       /* enum cudnn_op; phase id; cudnnDataType_t, -1 unknown */
-    int linked;                 /* it pushed a correlation id (ext_id) */
-    int fn;                     /* its API function: index into cudnn_run.fns */
-    enum cudnn_role role;       /* the function's */
-    int seq;                    /* its place as read: a tie in start keeps that order */
-    int64_t fn_id;              /* its function's string id (0: NULL) */
+    int64_t start, dur;    /* ns since t0 (a fold: its first call's); host time (a fold: total) */
+    int64_t calls, errors; /* the calls it stands for (1 a call; 0 a fold of kernels only) */
+    int64_t *durs;         /* a fold's calls' host times (ndurs), NULL: the one in dur */
+    size_t ndurs;
+    int64_t gpu, kernels; /* the kernels it launched and their GPU time (linked only) */
+    int64_t shape, plan;  /* 0 none */
+    int op, phase, dtype; /* enum cudnn_op; phase id; cudnnDataType_t, -1 unknown */
+    int64_t linked;       /* its calls that pushed a correlation id (ext_id) */
+    int fn;               /* its API function: index into cudnn_run.fns */
+    enum cudnn_role role; /* the function's */
+    int seq; /* its place as read (a fold: its first call's as stored), 1...: a tie in start */
+    int64_t fn_id; /* its function's string id (0: NULL) */
 };
 
 /* Calls grouped by key (what the key holds depends on the list, struct cudnn_run). */
@@ -87,8 +93,9 @@ struct cudnn_findings {
 };
 
 struct cudnn_run {
-    struct cudnn_call *v; /* every call, in time order */
+    struct cudnn_call *v; /* every call, in time order; or the writer's folds (folded) */
     int n;
+    int folded; /* v holds cudnn_call_sums rows (a fold's host times are its own allocation) */
     char **fns; /* the distinct API function names */
     int nfns;
     int linked; /* some call could be linked to its kernels */

@@ -2,7 +2,14 @@
  * fixture_cudnn.c: a database of known cuDNN calls, plans and the kernels they launched, built
  * through the real pipeline (the cuDNN collector's own events, replayed CUPTI external
  * correlation and kernel records), so that tests can hold the report's cuDNN section to exact
- * numbers without a GPU. Usage: fixture_cudnn OUTPUT.db
+ * numbers without a GPU. Usage: fixture_cudnn OUTPUT.db [ROUNDS]
+ *
+ * ROUNDS: after those calls, that many more convolutions of plan 1 in no_grad, 20 us apart from
+ * 400 us on, each with its kernel; every seventh kernel reaches the writer before its call, every
+ * 97th call fails; their host times vary; halfway, a new shape 888 is searched and its plan 6
+ * built, linked to kernels of their own, and calls of shapes 999 and 998 are stored out of their
+ * start order and at one start. More than 4,096 make the writer's fold of that kind two rows
+ * (collectors/cudnn_fold.c).
  *
  * Phases: 4 no_grad, 7 inference_mode, 1 grad. Plans: 1 conv fp16 (shape 111), 2 batch-norm
  * training fp32, 3 attention bf16, 4 a second conv candidate of shape 111 (never run), 5 conv
@@ -16,6 +23,7 @@
 #include "profiler/phase.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t base;
@@ -50,6 +58,12 @@ static void kernel(uint32_t corr, uint64_t ext, uint64_t start, uint64_t dur)
     ip_replay_launch(corr);
     ip_self.cudnn_call = 0;
     CUpti_ActivityKernel10 *k = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (!k) { /* full: handed over, and a new one */
+        ip_replay_complete(&buf, 0);
+        while (!ip_replay_buffer(&buf)) ip_replay_sync();
+        k = ip_replay_add(&buf, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (!k) abort();
+    }
     k->start = base + start;
     k->end = base + start + dur;
     k->name = "cudnn_fixture_kernel";
@@ -65,10 +79,11 @@ static void plan(uint32_t id, int kind, int dtype, uint16_t mask, uint8_t nops, 
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: fixture_cudnn OUTPUT.db\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: fixture_cudnn OUTPUT.db [ROUNDS]\n");
         return 2;
     }
+    int rounds = argc == 3 ? atoi(argv[2]) : 0;
     struct ip_start_opts opts = {argv[1], 0, ip_collectors, IP_COLLECTOR_COUNT};
     if (ip_lifecycle_start(&opts) != 0 || ip_replay_begin() != 0 || !ip_replay_buffer(&buf))
         return 1;
@@ -115,6 +130,40 @@ int main(int argc, char **argv)
     call(IP_CUDNN_FN_BACKEND_FINALIZE, IP_CUDNN_OP_CONV_FWD, F16, 4, 5, 290000, 25000, 0, 0, 555);
     call(IP_CUDNN_FN_BACKEND_EXECUTE, IP_CUDNN_OP_CONV_FWD, F16, 4, 5, 320000, 1500, 0, 9, 555);
     kernel(109, 9, 320500, 2000);
+    for (int i = 0; i < rounds; i++) {
+        uint64_t t = 400000 + (uint64_t)i * 20000, ext = 10 + (uint64_t)i;
+        uint32_t corr = 110 + (uint32_t)i;
+        int early = i % 7 == 3;
+        if (early) { /* the kernel's buffer ingested before the call's event is written */
+            ip_replay_complete(&buf, 0);
+            if (ip_replay_sync() != 0 || !ip_replay_buffer(&buf)) return 1;
+            kernel(corr, ext, t + 500, 3000 + (uint64_t)(i % 11) * 100);
+            ip_replay_complete(&buf, 0);
+            if (ip_replay_sync() != 0 || !ip_replay_buffer(&buf)) return 1;
+        }
+        call(IP_CUDNN_FN_BACKEND_EXECUTE, IP_CUDNN_OP_CONV_FWD, F16, 4, 1, t,
+             1000 + (uint64_t)((i * 37) % 101) * 50, i % 97 == 5 ? 2000 : 0, ext, 111);
+        if (!early) kernel(corr, ext, t + 500, 3000 + (uint64_t)(i % 11) * 100);
+        if (i == rounds / 2) { /* a new shape after warm-up: searched, its plan built */
+            call(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 5000, 6000, 0,
+                 100000, 888);
+            kernel(90000, 100000, t + 5500, 4000);
+            kernel(90001, 100000, t + 9600, 1000);
+            call(IP_CUDNN_FN_BACKEND_FINALIZE, IP_CUDNN_OP_CONV_FWD, F16, 4, 6, t + 12000, 3000, 0,
+                 0, 888);
+            /* Calls stored out of start order, as threads' rings reach the writer: shape 999 is
+             * run (13 us), searched (14 us), run again (15 us), stored last first: searched
+             * after use. Shape 998 searched and run at one start, the search stored first: a
+             * tie goes by that order, so not after use. */
+            call(IP_CUDNN_FN_CONV_FWD, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 15000, 500, 0, 0, 999);
+            call(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 14000, 500, 0,
+                 0, 999);
+            call(IP_CUDNN_FN_CONV_FWD, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 13000, 500, 0, 0, 999);
+            call(IP_CUDNN_FN_FIND_CONV_FWD_ALGO, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 16000, 500, 0,
+                 0, 998);
+            call(IP_CUDNN_FN_CONV_FWD, IP_CUDNN_OP_CONV_FWD, F16, 4, 0, t + 16000, 500, 0, 0, 998);
+        }
+    }
     ip_replay_complete(&buf, 0);
     ip_lifecycle_finish("exit", 0);
     return 0;
