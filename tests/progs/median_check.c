@@ -4,11 +4,13 @@
  * equal, two values, heavy duplicates, extremes, random. And rstats_sort_i64 (a radix sort past
  * 64 values) against qsort on the same shapes at lengths on both sides of that, up to 100,000:
  * negative values, INT64_MIN and INT64_MAX, values that share their high bytes (latencies), or
- * their low ones. And rstats_upper_i64 against a linear count, every length 0-64. Exit 0 when
- * every one agrees.
+ * their low ones. And rstats_upper_i64 against a linear count, every length 0-64. And
+ * rstats_rank_i64 (the p95 a selection gives) against the sorted array's nearest rank, as
+ * profiler/stats.c's percentile reads it, on the median's shapes. Exit 0 when every one agrees.
  */
 #include "report/base/rstats.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +35,18 @@ static int check(const int64_t *v, size_t n, const char *shape)
     int64_t a[128], b[128];
     memcpy(a, v, n * sizeof *v), memcpy(b, v, n * sizeof *v);
     qsort(a, n, sizeof *a, cmp);
+    static const double ps[] = {0, 1, 50, 95, 99, 100};
+    for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+        size_t rank = (size_t)ceil(ps[k] / 100.0 * (double)n); /* nearest rank, 1... */
+        int64_t r = a[rank ? rank - 1 : 0];
+        memcpy(b, v, n * sizeof *v);
+        if (rstats_rank_i64(b, n, ps[k]) != r) {
+            fprintf(stderr, "median_check: %s n=%zu: p%g %lld, sort %lld\n", shape, n, ps[k],
+                    (long long)rstats_rank_i64(b, n, ps[k]), (long long)r);
+            return 1;
+        }
+    }
+    memcpy(b, v, n * sizeof *v);
     int64_t want = n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2, got = rstats_median(b, n);
     if (want == got) return 0;
     fprintf(stderr, "median_check: %s n=%zu: selection %lld, sort %lld\n", shape, n, (long long)got,
