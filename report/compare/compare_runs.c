@@ -16,8 +16,75 @@ static void side_load(struct compare_side *s, const char *path, const struct rep
     s->path = path;
     struct sqlite3 *db = db_open(path);
     phases_load(db, &s->phases, &o->run);
+    db_close(db);
+}
+
+/* The side's tables, from its run model (after pair_modes named its phase). */
+static void side_build(struct compare_side *s, const struct report_opts *o)
+{
+    struct sqlite3 *db = db_open(s->path);
     s->n = report_build(db, &s->phases, o, s->t, REPORT_TABLES);
     db_close(db);
+}
+
+/* A run's one phase with iterations; NULL where it has none or several. */
+static struct phase_info *lone_phase(struct run_phases *p)
+{
+    struct phase_info *one = NULL;
+    for (int i = 0; i < p->n; i++) {
+        if (p->v[i].iterations <= 0) continue;
+        if (one) return NULL;
+        one = &p->v[i];
+    }
+    return one;
+}
+
+/* Runs that share no phase with iterations, each side's runs one phase: a mode chosen per process
+ * (MODE=no_grad, then MODE=inference_mode), the commonest way to ask whether inference_mode is
+ * worth it. Compared as one phase, named for both ("no_grad | autocast off -> inference_mode |
+ * autocast off", a name neither run has) on each side, and said among the warnings; before,
+ * nothing was compared (a fresh-eyes check: "nothing to compare", and the no_grad row's "too few
+ * iterations"). A phase without iterations keeps its name. Returns the warning, or NULL. */
+static const char *pair_modes(struct compare_side *b, struct compare_side *n)
+{
+    struct phase_info *pb = lone_phase(&b->phases), *pn = lone_phase(&n->phases);
+    if (!pb || !pn || !strcmp(pb->label, pn->label)) return NULL;
+    char both[sizeof pb->label];
+    if ((size_t)snprintf(both, sizeof both, "%s -> %s", pb->label, pn->label) >= sizeof both)
+        return NULL;
+    for (int k = 0; k < 2; k++) {
+        const struct compare_side *s = k ? n : b;
+        const char *own = k ? pn->label : pb->label;
+        for (int i = 0; i < s->nmore; i++) {
+            struct phase_info *x = lone_phase(&s->more[i]);
+            if (!x || strcmp(x->label, own)) return NULL;
+        }
+    }
+    const char *w = pool_printf("the runs share no phase: base's %s and new's %s are compared as"
+                                " one phase, \"%s\" (each run ran its iterations in one)",
+                                pb->label, pn->label, both);
+    /* Short: "no_grad->inference" where autocast is the same (the warning names it), else with
+     * each one's ("no_grad/off->no_grad/bf16"). */
+    char sb[16], sn[16], brief[sizeof pb->short_as];
+    phase_short_label(pb, sb, sizeof sb);
+    phase_short_label(pn, sn, sizeof sn);
+    if (!strcmp(pb->autocast, pn->autocast))
+        snprintf(brief, sizeof brief, "%.*s->%.*s", (int)strcspn(sb, "/"), sb,
+                 (int)strcspn(sn, "/"), sn);
+    else
+        snprintf(brief, sizeof brief, "%.15s->%.14s", sb, sn);
+    for (int k = 0; k < 2; k++) {
+        struct compare_side *s = k ? n : b;
+        struct phase_info *x = lone_phase(&s->phases);
+        snprintf(x->label, sizeof x->label, "%s", both);
+        snprintf(x->short_as, sizeof x->short_as, "%s", brief);
+        for (int i = 0; i < s->nmore; i++) {
+            x = lone_phase(&s->more[i]);
+            snprintf(x->label, sizeof x->label, "%s", both);
+            snprintf(x->short_as, sizeof x->short_as, "%s", brief);
+        }
+    }
+    return w;
 }
 
 /* The side's other runs: their run models, what the verdicts read (phases and series), the
@@ -142,7 +209,7 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
     struct table *rb = side_table(b, "run"), *rn = side_table(n, "run");
     const char *w[12];
     int nw = 0;
-    for (int i = 0; i < more_nw && nw < 4; i++) w[nw++] = more_w[i];
+    for (int i = 0; i < more_nw && nw < 5; i++) w[nw++] = more_w[i];
     if (strcmp(text_of(rb, "gpus"), text_of(rn, "gpus")))
         w[nw++] = "the runs used different GPUs: kernel times are not comparable";
     if (strcmp(text_of(rb, "command"), text_of(rn, "command")))
@@ -237,7 +304,7 @@ int compare_runs(struct compare_runs *r, const char *const *base, int nb, const 
     for (int i = 0; i < nb + nn; i++)
         for (int j = i + 1; j < nb + nn; j++)
             check_distinct(i < nb ? base[i] : new[i - nb], j < nb ? base[j] : new[j - nb]);
-    const char *more_w[4];
+    const char *more_w[5];
     int more_nw = runs_checked(base, nb, new, nn, more_w, 4);
     const char *base_path = base[0], *new_path = new[0];
 
@@ -250,6 +317,10 @@ int compare_runs(struct compare_runs *r, const char *const *base, int nb, const 
     side_load(n, new_path, &all);
     side_more(b, base + 1, nb - 1, &all);
     side_more(n, new + 1, nn - 1, &all);
+    const char *paired = pair_modes(b, n);
+    if (paired) more_w[more_nw++] = paired;
+    side_build(b, &all);
+    side_build(n, &all);
     const struct run_phases *both[2] = {&b->phases, &n->phases};
     const char *phase = o->phase ? phase_resolve(both, 2, o->phase) : NULL;
 

@@ -58,7 +58,11 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
 {
     int64_t x, y;
     if (nb < COMPARE_MIN_STEADY || nn < COMPARE_MIN_STEADY) {
-        *why = "no verdict: too few iterations";
+        /* none at all on one side: that run has no such iterations (4,000 of them on the other
+         * side read "too few") */
+        *why = !nb && nn   ? "no verdict: no steady iteration in the base run"
+               : nb && !nn ? "no verdict: no steady iteration in the new run"
+                           : "no verdict: too few iterations";
         return 0;
     }
     if (iterations_level_shift(base, nb, &x, &y) || iterations_level_shift(new, nn, &x, &y)) {

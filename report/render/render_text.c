@@ -22,7 +22,7 @@
 static void print_wrapped(FILE *out, const char *s, int at, int width)
 {
     int room = width - at;
-    if (room < 20) room = 20;
+    if (room < 16) room = 16; /* (a column that begins past 84: a line of 100 still) */
     for (;;) {
         int len = (int)strlen(s);
         if (len <= room) {

@@ -47,6 +47,10 @@ int64_t union_length(struct interval *v, size_t n)
 
 void phase_short_label(const struct phase_info *ph, char *out, size_t n)
 {
+    if (ph->short_as[0]) {
+        snprintf(out, n, "%s", ph->short_as);
+        return;
+    }
     snprintf(out, n, "%s/%s", strcmp(ph->grad_mode, "inference_mode") ? ph->grad_mode : "inference",
              ph->autocast);
 }

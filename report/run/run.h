@@ -38,6 +38,8 @@ struct run_devices {
 struct phase_info {
     int id;
     char grad_mode[16], autocast[8], label[64];
+    char short_as[32]; /* the short label where not grad_mode/autocast's ("" those): compare's
+                        * pairing of two runs' phases ("no_grad->inference/off") */
     int cuda_autocast; /* autocast was on for CUDA in one of its spans (not the CPU's alone) */
     int64_t start, end, wall; /* ns since t0; wall: union of the phase's spans */
     int has_kernels, has_memory, has_reserved, has_iterations;
@@ -143,8 +145,11 @@ struct series_info {
      * -1 unknown: no wait in the run, no DataLoader, or a database before schema 5). */
     int64_t gap_data;
     /* series.c: the wall time of its steady iterations, first start to last end, less other
-     * series' iterations inside it, and how many there were (the loop rate's, below). */
+     * series' iterations inside it, and how many there were (the loop rate's, below); for a loop
+     * run in blocks between other series' (loop_blocks 1), its cycles inside the blocks, their
+     * sum and count. */
     int64_t loop_wall, loop_n;
+    int loop_blocks;
     /* series.c: its steady iterations' kernels and GPU time (-1 unknown: no kernel rows tied to
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
@@ -454,9 +459,10 @@ const char *series_model_text(const struct series_info *s);
  * iterations. */
 double series_delivered_per_s(const struct series_info *s, int *items);
 /* The cycles of a series' loop: from the start of each steady iteration to the start of its next
- * one, less the other series' iterations inside (what loop_wall sums), into out (room for
- * s->nsteady); returns how many (steady iterations - 1). Their mean is what the loop rate is the
- * inverse of, so a band of the loop rate comes from them. */
+ * one, less the other series' iterations inside (what loop_wall sums; a loop in blocks, those
+ * that hold none), into out (room for s->nsteady); returns how many (at most steady iterations
+ * - 1). Their mean is what the loop rate is the inverse of, so a band of the loop rate comes
+ * from them. */
 size_t series_cycles(const struct run_phases *p, const struct series_info *s, int64_t *out);
 void series_loop_walls(struct run_phases *p);
 /* between.c: each series' time waiting for a DataLoader inside its gaps (phases_load calls it). */

@@ -204,6 +204,35 @@ class SeveralRuns(Runs):
         self.assertIsNotNone(row["delivered_speedup"], row)
         self.assertEqual(row["p50_base_runs_ns"] > 0, True, row)
 
+    def test_a_mode_chosen_per_process_is_compared(self):
+        # MODE=no_grad, then MODE=inference_mode, a process each: the runs share no phase, each
+        # ran its iterations in one; they are compared as one phase named for both, and said (a
+        # fresh-eyes check: "nothing to compare").
+        base = build(self.root, "mode-b", "latency", FIXTURE_P50_US=1000, FIXTURE_ONE_SERIES=1,
+                     FIXTURE_MODE="no_grad")
+        new = build(self.root, "mode-n", "latency", FIXTURE_P50_US=800, FIXTURE_ONE_SERIES=1,
+                    FIXTURE_MODE="inference")
+        r = self.json_of("compare", base, new)
+        both = "no_grad | autocast off -> inference_mode | autocast off"
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        self.assertEqual((row["phase"], row["verdict"]), (both, "faster"), row)
+        self.assertAlmostEqual(row["latency_p50_ns_ratio"], 0.8, places=2)
+        [ph] = [x for x in r["phases"] if x["label"] == both]
+        self.assertEqual(ph["verdict"], "faster", ph)
+        self.assertIn("the runs share no phase: base's no_grad | autocast off and new's"
+                      " inference_mode | autocast off are compared as one phase",
+                      r["compare"]["warnings"])
+        text = self.cli("compare", base, new).out.decode()
+        self.assertIn("no_grad->inference", text)
+        self.assertNotIn("nothing to compare", text)
+        # Runs that share their phase are compared by it, as before: no pairing said.
+        same = build(self.root, "mode-s", "latency", FIXTURE_P50_US=800, FIXTURE_ONE_SERIES=1,
+                     FIXTURE_MODE="no_grad")
+        r = self.json_of("compare", base, same)
+        self.assertNotIn("share no phase", r["compare"]["warnings"] or "")
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        self.assertEqual(row["phase"], "no_grad | autocast off")
+
     def test_usage_errors(self):
         a = build(self.root, "use-a", "latency", FIXTURE_ONE_SERIES=1)
         b = build(self.root, "use-b", "latency", FIXTURE_ONE_SERIES=1)

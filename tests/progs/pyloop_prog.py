@@ -32,6 +32,10 @@ loader: each forward's start and end too).
                           calls
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
+  pyloop_prog.py blocks   two configurations in blocks, three rounds: 30 forwards of a small
+                          Linear (class Tiny), then 6 of SleepyMLP (12 ms each); the loop rate of
+                          each in its blocks, by its own clock (batch 16 over the mean time from
+                          one forward's start to the next one's within a block)
 """
 import io
 import json
@@ -66,6 +70,15 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.l(x)
 
 
 class SleepyMLP(MLP):
@@ -289,6 +302,21 @@ elif what == "raises":
                 continue
             a += timed(m, x, 1)
     out = {"forward_p50": p50(a), "ok": len(a)}
+elif what == "blocks":
+    tiny, sleepy = Tiny().eval(), SleepyMLP(12).eval()
+    starts = {"tiny": [], "sleepy": []}
+    with torch.no_grad():
+        for _ in range(3):
+            for name, m, n in (("tiny", tiny, 30), ("sleepy", sleepy, 6)):
+                block = []
+                for _ in range(n):
+                    block.append(time.perf_counter_ns())
+                    m(x)
+                starts[name].append(block)
+    out = {}
+    for name, blocks in starts.items():
+        cycles = [b[i + 1] - b[i] for b in blocks for i in range(len(b) - 1)]
+        out[name] = 16 * 1e9 / (sum(cycles) / len(cycles))
 elif what in ("jit", "twice", "prefixed"):
     m = MLP().eval()
     with torch.no_grad():
