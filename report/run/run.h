@@ -452,6 +452,9 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
  * model B under inference_mode read "1.44x no_grad, faster" (a fresh-eyes check); no ratio
  * between them anywhere. 0 when either is NULL or its model unknown. */
 int series_models_differ(const struct series_info *x, const struct series_info *y);
+/* Two series whose models are not configurations of one (series_models_differ, but a quantized,
+ * TorchScript or other-dtype copy is its model's: fp32 against int8 is the question). */
+int series_families_differ(const struct series_info *x, const struct series_info *y);
 /* Its model in words: the model, "none" (model_none), "" unknown. */
 const char *series_model_text(const struct series_info *s);
 /* What the loop delivered: items (iterations when the batch is unknown: *items 0, else 1) a

@@ -5,6 +5,7 @@
  * operator deltas of one configuration against the same configuration's.
  */
 #include "sections.h"
+#include "../run/operators.h"
 #include "../run/operators_series.h"
 
 #include <assert.h>
@@ -48,6 +49,24 @@ static struct table *operator_series_table(const struct section_ctx *c)
     struct op_series_row *v;
     size_t n = operators_by_series(c->db, p, &v);
     if (n) qsort(v, n, sizeof *v, cmp_row);
+    /* Series none of whose iterations was captured (operators sampled): not in the table, and
+     * said, for their phase's figures scale the other series' captures over theirs too (a
+     * fresh-eyes check: batch 32's 16 iterations, captured none, read batch 1's operators). */
+    char missed[512] = "";
+    size_t o = 0;
+    int nmissed = 0;
+    for (int i = 0; n && run_operators(c->db, p)->sampled && i < p->series.n; i++) {
+        const struct series_info *se = &p->series.v[i];
+        int has = 0;
+        for (size_t k = 0; k < n && !has; k++) has = v[k].series == i;
+        if (has || !se->nsteady) continue;
+        char ph[40];
+        phase_short_label(&p->v[se->phase], ph, sizeof ph);
+        if (nmissed++ < 4 && o + 120 < sizeof missed)
+            o += (size_t)snprintf(
+                missed + o, sizeof missed - o, "%s%s %s, %zu steady iterations", o ? "; " : "", ph,
+                pool_escaped(se->name[0] ? se->name : "(unnamed)", 60), se->nsteady);
+    }
     int shown = 0, last = -1;
     for (size_t i = 0; i < n; i++) {
         if (v[i].series != last) shown = 0, last = v[i].series;
@@ -63,9 +82,15 @@ static struct table *operator_series_table(const struct section_ctx *c)
     }
     free(v);
     if (t->nrows)
-        t->note = "per iteration: means over each series' steady iterations whose operators were"
-                  " recorded (Recorded: every steady one, or with operators sampled the captured"
-                  " ones)";
+        t->note = pool_printf(
+            "per iteration: means over each series' steady iterations whose operators were"
+            " recorded (Recorded: every steady one, or with operators sampled the captured"
+            " ones)%s%s%s%s",
+            nmissed ? "; no iteration captured, not in this table: " : "", missed,
+            nmissed > 4 ? pool_printf(" and %d more", nmissed - 4) : "",
+            nmissed ? " (their phase's operator figures scale the other series' captures over"
+                      " them; INFPROF_OPERATORS=1 records every call)"
+                    : "");
     return t;
 }
 

@@ -227,6 +227,19 @@ class PyLoop(Case):
             self.assertLess(abs(s[name]["delivered_per_s"] / own[key] - 1), 0.25,
                             (name, s[name], own))
 
+    def test_a_series_none_of_whose_iterations_was_captured_is_named(self):
+        # Operators sampled at 1 in 30, drawn from seed 1 (Tiny 5 captures): SleepyMLP's 18
+        # iterations, none captured, are not in the operators per series, and the table says so
+        # (a fresh-eyes check: a late batch's 16 iterations read the earlier batch's operators).
+        own, rep, db = self.python("blocks", INFPROF_OPERATORS_EVERY="30",
+                                   INFPROF_OPERATORS_SEED="1")
+        rows = {x["series"] for x in rep["operator_series"]}
+        self.assertEqual(rows, {"Tiny"}, rows)
+        text = " ".join(self.cli("report", db).out.decode().split())
+        self.assertRegex(text, r"no iteration captured, not in this table: no_grad/off SleepyMLP,"
+                               r" 1[5-8] steady iterations \(their phase's operator figures scale"
+                               r" the other series' captures over them")
+
     def test_a_class_named_iteration_something_keeps_its_name(self):
         # "iteration" is stripped from a mark's text ("iteration batch=8" -> "batch=8"), never
         # from a class name: classes iteration_MLP and MLP were one name, "MLP", and compare
