@@ -100,7 +100,8 @@ static struct table *summary_table(const struct section_ctx *c)
     /* The numbers beside the prose (JSON and CSV only), line by line. */
     for (int k = 0; k < n; k++) {
         first_extra[k] = t->ncols;
-        for (const struct summary_col *x = v[k]->extra; x < v[k]->extra + 8 && x->key; x++)
+        for (const struct summary_col *x = v[k]->extra;
+             x < v[k]->extra + SUMMARY_MAX_EXTRA && x->key; x++)
             table_col(t, x->key, NULL, x->type);
     }
     table_row(t);

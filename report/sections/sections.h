@@ -116,12 +116,14 @@ struct summary_col {
     enum col_type type;
 };
 
+#define SUMMARY_MAX_EXTRA 10 /* a line's figures beside its prose */
+
 struct summary_line {
     const char *key, *title; /* its column: JSON and CSV key, the text's title */
     int rank;                /* its place on the first screen, lowest first */
     /* Writes the line (summary_set) and its extra columns; an empty line is null. */
     void (*fill)(const struct section_ctx *c, struct summary_out *o);
-    struct summary_col extra[8]; /* figures beside the prose, JSON and CSV only */
+    struct summary_col extra[SUMMARY_MAX_EXTRA]; /* figures beside the prose, JSON and CSV only */
 };
 
 /* The line's text, unless empty. */

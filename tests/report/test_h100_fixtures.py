@@ -251,8 +251,10 @@ class H100(Case):
         # 143460864 - 121658368 bytes = 20.79 MiB).
         doc = self.report_json(self.db["resnet18-b8-python-cuda"])
         self.assertEqual(doc["summary"]["memory"], "no_grad/bf16 sets the peak, 139.16MiB"
-                         " allocated on cuda:0; inference/bf16 needs 20.79MiB less than"
+                         " allocated on cuda:0, 82.28MiB of it still held after the peak"
+                         " (weights, inputs, data kept); inference/bf16 needs 20.79MiB less than"
                          " no_grad/off (15%)")
+        self.assertAlmostEqual(doc["summary"]["peak_held_bytes"] / 2**20, 82.28, places=2)
         setup = {p["label"]: p for p in doc["phases"]}["grad | autocast off"]
         self.assertIsNone(setup["peak_allocated_saved_bytes"])
         self.assertIsNone(setup["throughput_ratio"])
