@@ -121,8 +121,17 @@ class MemoryFold(TorchCase):
                      if any(w in k for w in ("peak", "alloc", "mem")) and "saved" not in k}
                     for row in section]
         self.assertEqual(mem(a["phases"]), mem(b["phases"]))
-        self.assertEqual(mem(a["series"]), mem(b["series"]))
-        self.assertTrue(any(v for row in mem(a["series"]) for v in row.values()))
+
+        # The series of both runs, by phase and name: Mixed enters autocast inside its forward,
+        # and a forward that spends most of its time in bf16 (one or two of 60, by timing) is a
+        # series of that phase in one run and not in the other.
+        def by_key(rep):
+            return {(x["phase"], x["series"]): x for x in rep["series"] if x["iterations"] >= 10}
+        sa, sb = by_key(a), by_key(b)
+        self.assertEqual(sorted(sa), sorted(sb))
+        self.assertEqual(len(sa), 3, sorted(sa))
+        self.assertEqual(mem([sa[k] for k in sorted(sa)]), mem([sb[k] for k in sorted(sa)]))
+        self.assertTrue(any(v for row in mem(sa.values()) for v in row.values()))
         self.assertEqual(mem(a["operator_phases"]), mem(b["operator_phases"]))
         text = self.cli("report", folded)
         self.assertEqual(text.rc, 0, text.err)
