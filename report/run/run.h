@@ -144,12 +144,10 @@ struct series_info {
     /* Of gap_total, the time the program waited for a DataLoader's next batch (input_waits;
      * -1 unknown: no wait in the run, no DataLoader, or a database before schema 5). */
     int64_t gap_data;
-    /* series.c: the wall time of its steady iterations, first start to last end, less other
-     * series' iterations inside it, and how many there were (the loop rate's, below); for a loop
-     * run in blocks between other series' (loop_blocks 1), its cycles inside the blocks, their
-     * sum and count. */
+    /* series.c: the wall time of its steady iterations, first start to last end, less the time
+     * on its threads that was not its turn (other series' iterations and the waits inside their
+     * loops), and how many there were (the loop rate's, below). */
     int64_t loop_wall, loop_n;
-    int loop_blocks;
     /* series.c: its steady iterations' kernels and GPU time (-1 unknown: no kernel rows tied to
      * iterations), and its peak allocated tensor bytes on the run's memory device over all its
      * iterations' windows (-1 unknown: no reports there). */
@@ -462,10 +460,9 @@ const char *series_model_text(const struct series_info *s);
  * iterations. */
 double series_delivered_per_s(const struct series_info *s, int *items);
 /* The cycles of a series' loop: from the start of each steady iteration to the start of its next
- * one, less the other series' iterations inside (what loop_wall sums; a loop in blocks, those
- * that hold none), into out (room for s->nsteady); returns how many (at most steady iterations
- * - 1). Their mean is what the loop rate is the inverse of, so a band of the loop rate comes
- * from them. */
+ * one, less the time that was not its turn (what loop_wall takes out), into out (room for
+ * s->nsteady); returns how many (at most steady iterations - 1). Their mean is what the loop rate
+ * is the inverse of, so a band of the loop rate comes from them. */
 size_t series_cycles(const struct run_phases *p, const struct series_info *s, int64_t *out);
 void series_loop_walls(struct run_phases *p);
 /* between.c: each series' time waiting for a DataLoader inside its gaps (phases_load calls it). */

@@ -32,6 +32,9 @@ loader: each forward's start and end too).
                           calls
   pyloop_prog.py raises   the MLP, 20 calls, every fifth with an input of the wrong width (it
                           raises; the program catches it)
+  pyloop_prog.py pipeline 40 images, each loaded (3 ms of sleep), then 4 forwards of Tiny and 4
+                          of the MLP: each model's rate over the run's wall less the other
+                          model's forwards, by its own clock (the loading is both models' wait)
   pyloop_prog.py blocks   two configurations in blocks, three rounds: 30 forwards of a small
                           Linear (class Tiny), then 6 of SleepyMLP (12 ms each); the loop rate of
                           each in its blocks, by its own clock (batch 16 over the mean time from
@@ -302,6 +305,21 @@ elif what == "raises":
                 continue
             a += timed(m, x, 1)
     out = {"forward_p50": p50(a), "ok": len(a)}
+elif what == "pipeline":
+    tiny, mlp = Tiny().eval(), MLP().eval()
+    busy = {"tiny": 0, "mlp": 0}
+    with torch.no_grad():
+        t0 = time.perf_counter_ns()
+        for _ in range(40):
+            time.sleep(0.003)
+            for name, m in (("tiny", tiny), ("mlp", mlp)):
+                for _ in range(4):
+                    s = time.perf_counter_ns()
+                    m(x)
+                    busy[name] += time.perf_counter_ns() - s
+        wall = time.perf_counter_ns() - t0
+    out = {name: 16 * 160 * 1e9 / (wall - busy["mlp" if name == "tiny" else "tiny"])
+           for name in busy}
 elif what == "blocks":
     tiny, sleepy = Tiny().eval(), SleepyMLP(12).eval()
     starts = {"tiny": [], "sleepy": []}
