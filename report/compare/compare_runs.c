@@ -49,9 +49,17 @@ static const char *pair_modes(struct compare_side *b, struct compare_side *n)
 {
     struct phase_info *pb = lone_phase(&b->phases), *pn = lone_phase(&n->phases);
     if (!pb || !pn || !strcmp(pb->label, pn->label)) return NULL;
+    /* "no_grad | autocast off -> inference_mode | autocast off"; what the two share said once
+     * ("inference_mode | autocast bf16 -> fp16") where the whole would not fit */
     char both[sizeof pb->label];
-    if ((size_t)snprintf(both, sizeof both, "%s -> %s", pb->label, pn->label) >= sizeof both)
-        return NULL;
+    size_t len = (size_t)snprintf(both, sizeof both, "%s -> %s", pb->label, pn->label);
+    if (len >= sizeof both && !strcmp(pb->grad_mode, pn->grad_mode))
+        len = (size_t)snprintf(both, sizeof both, "%s | autocast %s -> %s", pb->grad_mode,
+                               pb->autocast, pn->autocast);
+    else if (len >= sizeof both && !strcmp(pb->autocast, pn->autocast))
+        len = (size_t)snprintf(both, sizeof both, "%s -> %s | autocast %s", pb->grad_mode,
+                               pn->grad_mode, pb->autocast);
+    if (len >= sizeof both) return NULL;
     for (int k = 0; k < 2; k++) {
         const struct compare_side *s = k ? n : b;
         const char *own = k ? pn->label : pb->label;

@@ -44,8 +44,7 @@ struct table *section_memory(const struct run_phases *p)
         if (!ph->has_memory) continue;
         for (int k = 0; k < p->devices.n; k++) {
             char label[64], dev[32], top[96];
-            snprintf(label, sizeof label, "%s/%s",
-                     ph->grad_mode[0] == 'i' ? "inference" : ph->grad_mode, ph->autocast);
+            phase_short_label(ph, label, sizeof label); /* one short label, compare's pairs too */
             device_name(p->devices.type[k], p->devices.index[k], dev, sizeof dev);
             table_row(t);
             table_set_text(t, ME_PHASE, label);
