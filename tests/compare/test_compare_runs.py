@@ -225,6 +225,15 @@ class SeveralRuns(Runs):
         text = self.cli("compare", base, new).out.decode()
         self.assertIn("no_grad->inference", text)
         self.assertNotIn("nothing to compare", text)
+        # Two names too long together are named by what differs.
+        bf = build(self.root, "mode-bf", "latency", FIXTURE_P50_US=1000, FIXTURE_ONE_SERIES=1,
+                   FIXTURE_MODE="inference", FIXTURE_AUTOCAST="bf16")
+        fp = build(self.root, "mode-fp", "latency", FIXTURE_P50_US=800, FIXTURE_ONE_SERIES=1,
+                   FIXTURE_MODE="inference", FIXTURE_AUTOCAST="fp16")
+        r = self.json_of("compare", bf, fp)
+        [row] = [x for x in r["series"] if x["series"] == "a"]
+        self.assertEqual((row["phase"], row["verdict"]),
+                         ("inference_mode | autocast bf16 -> fp16", "faster"), row)
         # Runs that share their phase are compared by it, as before: no pairing said.
         same = build(self.root, "mode-s", "latency", FIXTURE_P50_US=800, FIXTURE_ONE_SERIES=1,
                      FIXTURE_MODE="no_grad")

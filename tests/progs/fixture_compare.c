@@ -25,7 +25,7 @@
  *          same pattern (a loop waiting for its data); FIXTURE_ITERS (40) iterations a series;
  *          FIXTURE_LEVELS, eight percents, series a's level in each eighth of its iterations (a
  *          server whose load wanders); FIXTURE_MODE=no_grad or inference: that mode instead of
- *          grad (a mode chosen per process).
+ *          grad (a mode chosen per process); FIXTURE_AUTOCAST=bf16 or fp16: autocast on.
  *   pin    a DataLoader's pin-memory thread beside an inference loop (the H200 fixture's): the
  *          main thread in grad/off takes cuda:0 to 6 MiB and back to 2, then in inference/bf16
  *          to 9 MiB; meanwhile a second thread, in grad/off (the default: it never sets a
@@ -269,11 +269,14 @@ static int scenario_latency(void)
     uint64_t p50 = (uint64_t)((us ? atof(us) : 100.0) * 1000.0);
     const char *gap_us = getenv("FIXTURE_GAP_US");
     uint64_t gap = (uint64_t)((gap_us ? atof(gap_us) : 10.0) * 1000.0);
-    const char *mode = getenv("FIXTURE_MODE");
+    const char *mode = getenv("FIXTURE_MODE"), *ac = getenv("FIXTURE_AUTOCAST");
     ip_phase_set(mode && !strcmp(mode, "inference") ? IP_INFERENCE_MODE
                  : mode && !strcmp(mode, "no_grad") ? IP_NO_GRAD
                                                     : IP_GRAD,
-                 0, 0);
+                 ac && !strcmp(ac, "bf16")   ? IP_DTYPE_BFLOAT16
+                 : ac && !strcmp(ac, "fp16") ? IP_DTYPE_HALF
+                                             : 0,
+                 0);
     static const int pct[] = {-2, -1, 0, 1, 2, 0, -1, 1, 0, 0};
     uint64_t t = ip_clock_now();
     int series = getenv("FIXTURE_ONE_SERIES") ? 1 : 2; /* "a" alone: the phase's one series */
