@@ -281,12 +281,6 @@ void energy_over(const struct energy_device *d, const struct interval *v, size_t
     if (r_ns > 0) f->throttle_share = r_on / r_ns;
 }
 
-static int cmp_iv(const void *a, const void *b)
-{
-    const struct interval *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
 size_t energy_phase_intervals(struct sqlite3 *db, int phase, struct interval **out)
 {
     *out = NULL;
@@ -305,17 +299,8 @@ size_t energy_phase_intervals(struct sqlite3 *db, int phase, struct interval **o
     }
     sqlite3_finalize(st);
     if (!n) return free(v), 0;
-    qsort(v, n, sizeof *v, cmp_iv);
-    size_t m = 0; /* merged: spans of several threads overlap */
-    for (size_t i = 1; i < n; i++) {
-        if (v[i].start <= v[m].end) {
-            if (v[i].end > v[m].end) v[m].end = v[i].end;
-        } else {
-            v[++m] = v[i];
-        }
-    }
     *out = v;
-    return m + 1;
+    return intervals_merge(v, n); /* spans of several threads overlap */
 }
 
 size_t energy_iteration_intervals(const struct phase_info *ph, struct interval **out)

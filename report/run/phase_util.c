@@ -27,6 +27,21 @@ static int cmp_interval(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+size_t intervals_merge(struct interval *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_interval);
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].start <= v[m].end) {
+            if (v[i].end > v[m].end) v[m].end = v[i].end;
+        } else {
+            v[++m] = v[i];
+        }
+    }
+    return m + 1;
+}
+
 int64_t union_length(struct interval *v, size_t n)
 {
     if (!n) return 0;

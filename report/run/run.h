@@ -371,6 +371,8 @@ static inline double run_off_cpu(double host, double cpu, double vcsw, double iv
 }
 /* Length of the union of n time intervals, overlaps counted once (sorts them). */
 int64_t union_length(struct interval *v, size_t n);
+/* v sorted by start and merged into disjoint intervals, in place; how many there are. */
+size_t intervals_merge(struct interval *v, size_t n);
 /* A run that did not finish has no kernel summary: compute it once from the rows into a TEMP
  * table of the same name (summaries.c), which every section then reads. */
 void summaries_complete(struct sqlite3 *db);

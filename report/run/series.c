@@ -214,39 +214,12 @@ static int series_on_thread(const struct series_info *se, int64_t tid)
     return 0;
 }
 
-/* An interval of time (ns since t0). */
-struct span {
-    int64_t start, end;
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-    const struct span *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-static void span_add(struct span **v, size_t *n, size_t *cap, int64_t a, int64_t b)
+static void span_add(struct interval **v, size_t *n, size_t *cap, int64_t a, int64_t b)
 {
     if (b <= a) return;
     if (*n == *cap && !(*v = realloc(*v, (*cap = *cap ? 2 * *cap : 256) * sizeof **v)))
         cli_fail("out of memory");
-    (*v)[(*n)++] = (struct span){a, b};
-}
-
-/* v sorted and merged into disjoint spans, in place; their count. */
-static size_t span_union(struct span *v, size_t n)
-{
-    if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_span);
-    size_t m = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (v[i].start <= v[m].end) {
-            if (v[i].end > v[m].end) v[m].end = v[i].end;
-        } else {
-            v[++m] = v[i];
-        }
-    }
-    return m + 1;
+    (*v)[(*n)++] = (struct interval){a, b};
 }
 
 /* An iteration of any series on one of se's threads: its window and series. */
@@ -271,8 +244,8 @@ static int cmp_turn(const void *a, const void *b)
  * 60,000-90,000, a sweep's loops 15-20% under the program's own, a fresh-eyes check); a wait
  * between two series' iterations (a pipeline's loading before each image's models) stays in
  * both. */
-static struct span *not_its_turn(const struct run_phases *p, const struct series_info *se,
-                                 size_t *out_n)
+static struct interval *not_its_turn(const struct run_phases *p, const struct series_info *se,
+                                     size_t *out_n)
 {
     struct turn *t = NULL;
     size_t nt = 0, capt = 0;
@@ -288,7 +261,7 @@ static struct span *not_its_turn(const struct run_phases *p, const struct series
         }
     }
     if (nt) qsort(t, nt, sizeof *t, cmp_turn);
-    struct span *o = NULL, *own = NULL;
+    struct interval *o = NULL, *own = NULL;
     size_t no = 0, capo = 0, nown = 0, capown = 0;
     for (size_t i = 0; i < nt; i++) {
         if (t[i].series == self) {
@@ -300,10 +273,10 @@ static struct span *not_its_turn(const struct run_phases *p, const struct series
             span_add(&o, &no, &capo, t[i].end, t[i + 1].start);
     }
     free(t);
-    no = span_union(o, no);
-    nown = span_union(own, nown);
+    no = intervals_merge(o, no);
+    nown = intervals_merge(own, nown);
     /* o less own: each span of o cut by the own spans it meets */
-    struct span *r = NULL;
+    struct interval *r = NULL;
     size_t nr = 0, capr = 0, j = 0;
     for (size_t i = 0; i < no; i++) {
         int64_t a = o[i].start, b = o[i].end;
@@ -320,7 +293,7 @@ static struct span *not_its_turn(const struct run_phases *p, const struct series
 }
 
 /* How much of [from, to) the disjoint spans v (time order) cover, from v[*at] on (advanced). */
-static int64_t covered(const struct span *v, size_t n, size_t *at, int64_t from, int64_t to)
+static int64_t covered(const struct interval *v, size_t n, size_t *at, int64_t from, int64_t to)
 {
     while (*at < n && v[*at].end <= from) (*at)++;
     int64_t c = 0;
@@ -353,7 +326,7 @@ void series_loop_walls(struct run_phases *p)
          * run, a fresh-eyes check). */
         if (!se->loop_wall || se->ntids > 1) continue;
         size_t nv, at = 0;
-        struct span *v = not_its_turn(p, se, &nv);
+        struct interval *v = not_its_turn(p, se, &nv);
         se->loop_wall -= covered(v, nv, &at, first, last);
         free(v);
     }
@@ -362,7 +335,7 @@ void series_loop_walls(struct run_phases *p)
 size_t series_cycles(const struct run_phases *p, const struct series_info *s, int64_t *out)
 {
     size_t n = 0, nv = 0, at = 0;
-    struct span *v = s->ntids > 1 ? NULL : not_its_turn(p, s, &nv); /* a pool's: none taken */
+    struct interval *v = s->ntids > 1 ? NULL : not_its_turn(p, s, &nv); /* a pool's: none taken */
     int64_t prev = -1;
     for (size_t k = 0; k < s->nits; k++) {
         if (!s->its[k].steady && !s->its[k].captured) continue; /* the loop's rhythm */
