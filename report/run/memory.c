@@ -27,6 +27,13 @@ void phases_memory_peaks(struct run_phases *p)
     }
 }
 
+int64_t memory_held_after_peak(const struct phase_info *ph, int k)
+{
+    if (!ph || k < 0 || k >= REPORT_MAX_DEVICES || !(ph->dev_held & (1u << k))) return -1;
+    int64_t v = ph->dev_entry_alloc[k];
+    return v > 0 && v <= ph->dev_peak_alloc[k] ? v : -1;
+}
+
 /* A saving is the setting's only where about the same stayed held after both phases' peaks
  * (weights, inputs, what was kept from before; over a quarter of the saving apart, and 64 KiB, is
  * not): a dataset made between them, and kept, is no cost of the later phase's mode (it read

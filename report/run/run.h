@@ -387,6 +387,10 @@ int phases_find(const struct run_phases *p, const char *want, const char *option
 /* The label of the phase --phase names among the phases of several runs (exit 2 when none has
  * it, listing those they have). */
 const char *phase_resolve(const struct run_phases *const *runs, int n, const char *want);
+/* Of a phase's peak on device k, what was still held after it (dev_entry_alloc: weights, inputs,
+ * data kept; not what its iterations made and let go), the Summary's and the memory table's;
+ * -1 none (no thread of the phase allocated there, nothing held). */
+int64_t memory_held_after_peak(const struct phase_info *ph, int k);
 /* memory.c: the device memory figures speak for (the first GPU, else the CPU; -1 none); each
  * phase's peaks on it (phases_load calls it); what `ph` saves against `base` on it, in bytes
  * and % of base's peak (0 when there is no figure, or when the two began holding amounts apart

@@ -22,6 +22,7 @@ enum {
     ME_ALLOCATED_BYTES,
     ME_LARGEST_BYTES,
     ME_LARGEST3_BYTES,
+    ME_HELD_AFTER_PEAK_BYTES,
     ME_NCOLS
 };
 
@@ -38,6 +39,7 @@ struct table *section_memory(const struct run_phases *p)
     table_col(t, "allocated_bytes", "Alloc bytes", COL_BYTES);
     table_col(t, "largest_bytes", "Largest", COL_BYTES);
     table_col(t, "largest3_bytes", NULL, COL_JSON);
+    table_col(t, "held_after_peak_bytes", NULL, COL_BYTES); /* the Summary's, JSON and CSV */
     assert(t->ncols == ME_NCOLS);
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
@@ -64,6 +66,8 @@ struct table *section_memory(const struct run_phases *p)
             snprintf(top, sizeof top, "[%lld, %lld, %lld]", (long long)ph->dev_largest[k][0],
                      (long long)ph->dev_largest[k][1], (long long)ph->dev_largest[k][2]);
             table_set_text(t, ME_LARGEST3_BYTES, top);
+            int64_t kept = memory_held_after_peak(ph, k);
+            if (kept >= 0) table_set_int(t, ME_HELD_AFTER_PEAK_BYTES, kept);
         }
     }
     if (!t->nrows)
@@ -103,11 +107,12 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
         /* What of it stayed held after the peak (weights, inputs, data the program kept): a
          * server's queued requests made 114 of a phase's 132 MiB, which read as the inference's
          * (a fresh-eyes check). */
-        if (top->entry_alloc > 0 && top->entry_alloc <= top->peak_alloc) {
-            fmt_bytes(y, sizeof y, (double)top->entry_alloc);
+        int64_t kept = memory_held_after_peak(top, top->mem_dev); /* the memory table's */
+        if (kept >= 0) {
+            fmt_bytes(y, sizeof y, (double)kept);
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
                      ", %s of it still held after the peak (weights, inputs, data kept)", y);
-            table_set_int(so->t, so->extra + 8, top->entry_alloc);
+            table_set_int(so->t, so->extra + 8, kept);
         }
         /* A forked child's CPU figures are its own: what it was born holding is its parent's. */
         int64_t inherited = 0;

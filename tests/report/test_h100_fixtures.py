@@ -255,6 +255,10 @@ class H100(Case):
                          " (weights, inputs, data kept); inference/bf16 needs 20.79MiB less than"
                          " no_grad/off (15%)")
         self.assertAlmostEqual(doc["summary"]["peak_held_bytes"] / 2**20, 82.28, places=2)
+        # one figure: the memory table's row for that phase and device
+        [row] = [m for m in doc["memory"] if m["label"] == "no_grad | autocast bf16"
+                 and m["device"] == "cuda:0"]
+        self.assertEqual(row["held_after_peak_bytes"], doc["summary"]["peak_held_bytes"])
         setup = {p["label"]: p for p in doc["phases"]}["grad | autocast off"]
         self.assertIsNone(setup["peak_allocated_saved_bytes"])
         self.assertIsNone(setup["throughput_ratio"])
