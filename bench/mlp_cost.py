@@ -62,6 +62,8 @@ def configs(lib, against=None):
             "library alone": dict(on, INFPROF_CPU_MEMORY="0", INFPROF_PYTHON="0"),
             "memory not folded": dict(on, INFPROF_MEMORY_FOLD="0"),
             "operators 1 in 4": dict(on, INFPROF_OPERATORS_EVERY="4"),
+            # the operators' budget before 2026-11-30 (1% of the time; 0.25% since)
+            "operators budget 1%": dict(on, INFPROF_OPERATORS_BUDGET="1"),
             "torch.profiler": {}}
 
 

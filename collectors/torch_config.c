@@ -32,12 +32,14 @@ static const struct ip_cfg_entry entries[IP_TORCH_CFG_COUNT] = {
         NULL, "With INFPROF_OPERATORS=sampled, one outermost iteration in this many (on average,"
         " per phase; at random so as not to follow a loop's own period) has its operators"
         " recorded, the second of each phase always. 1: every iteration.", NULL},
-    [IP_TORCH_CFG_OPERATORS_BUDGET] = {"INFPROF_OPERATORS_BUDGET", IP_CFG_INT, "1", 0, 100, NULL,
+    [IP_TORCH_CFG_OPERATORS_BUDGET] = {"INFPROF_OPERATORS_BUDGET", IP_CFG_MILLI, "0.25", 0,
+        100000, NULL,
         "With INFPROF_OPERATORS=sampled, once a phase has had 8 captures: later ones are spaced"
         " so that what they add (captured iterations against the others, measured as the run"
-        " goes) stays about this percent of the phase's time (1 in INFPROF_OPERATORS_EVERY at"
-        " most, 1 in 256 at least, further apart as INFPROF_OPERATORS_STRATUM doubles the gap)."
-        " 0, or INFPROF_OPERATORS_EVERY set: the fixed rate.", NULL},
+        " goes) stays about this percent of the phase's time, a decimal (1 in"
+        " INFPROF_OPERATORS_EVERY at most, 1 in 256 at least, further apart as"
+        " INFPROF_OPERATORS_STRATUM doubles the gap). 0, or INFPROF_OPERATORS_EVERY set: the"
+        " fixed rate.", NULL},
     [IP_TORCH_CFG_OPERATORS_STRATUM] = {"INFPROF_OPERATORS_STRATUM", IP_CFG_INT, "256", 0,
         1000000, NULL,
         "With the budget: captures come in strata of this many (8 at least), each at twice the"

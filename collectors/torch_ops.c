@@ -21,7 +21,10 @@
  * than INFPROF_OPERATORS_BUDGET percent of its time: the phase's captured and uncaptured
  * iterations are timed as they end (a moving mean of each), a capture adds f = captured /
  * uncaptured - 1 of an iteration, so a mean gap of f / budget holds the cost to the budget (a
- * tiny-op MLP whose captures ran 20% slower: 1 in 20, not 1 in 4; a GPU model's 5%: 1 in 5). The
+ * tiny-op MLP whose captures ran 21% slower: 1 in 84, then 1 in 128 in strata; a GPU model's
+ * 5%: 1 in 20). The budget is 0.25% since 2026-11-30: at 1% the 20-layer MLP of
+ * bench/mlp_cost.py spent 0.7-2.1% of a 3,300-forward run in its captures (noisy early timings
+ * set the first stratum's gap at 1 in 8 to 1 in 32), 0.1-0.3% at 0.25. The
  * gap is chosen from iterations already ended, never from the one it picks. Such an
  * iteration's operators are all recorded (whole trees: exact self times, counts and kernels),
  * and one torch_operator_windows row says which iteration it was; the report scales per
@@ -58,7 +61,8 @@ static _Atomic uint64_t op_overflow; /* operators deeper than IP_OP_STACK, not r
 #define OP_KEYS 64 /* phases told apart when choosing iterations; others share the last */
 static uint64_t (*cb_add_tl)(struct rf_callback);
 static void (*cb_remove)(uint64_t);
-static uint32_t op_every, op_budget; /* INFPROF_OPERATORS_EVERY, _BUDGET (0: a fixed rate) */
+static uint32_t op_every;  /* INFPROF_OPERATORS_EVERY */
+static uint32_t op_budget; /* INFPROF_OPERATORS_BUDGET, thousandths of a percent; 0 fixed rate */
 static uint32_t op_stratum;          /* INFPROF_OPERATORS_STRATUM: captures at one gap (op_mean) */
 #define OP_SETTLE  8   /* a phase's captures at 1 in op_every before the budget spaces them */
 #define OP_GAP_MAX 256 /* the budget's mean gap at most (the strata's may grow past it) */
@@ -198,7 +202,7 @@ static uint32_t op_need(uint32_t k)
     uint64_t plain = atomic_load_explicit(&op_keys[k].plain_ns, memory_order_relaxed);
     uint64_t capd = atomic_load_explicit(&op_keys[k].cap_ns, memory_order_relaxed);
     if (!plain || capd <= plain) return op_every;
-    double n = (double)(capd - plain) / (double)plain * 100.0 / op_budget;
+    double n = (double)(capd - plain) / (double)plain * 100000.0 / op_budget;
     if (n <= op_every) return op_every;
     return n >= OP_GAP_MAX ? OP_GAP_MAX : (uint32_t)(n + 0.5);
 }
@@ -423,7 +427,7 @@ void ip_torch_ops_finish(struct ip_store *s)
         if (mode == IP_OPERATORS_SAMPLED) {
             ip_store_meta_int(s, "torch_operators_every", op_every);
             ip_store_meta_int(s, "torch_operator_windows", (int64_t)atomic_load(&op_windows));
-            ip_store_meta_int(s, "torch_operators_budget_pct", op_budget);
+            ip_store_meta_int(s, "torch_operators_budget_milli", op_budget);
             ip_store_meta_int(s, "torch_operators_stratum", op_budget ? op_stratum : 0);
             ip_store_meta_int(s, "torch_operator_windows_spaced", (int64_t)atomic_load(&op_spaced));
         }

@@ -88,6 +88,27 @@ static int parse_enum(const char *choices, const char *s, int64_t *out)
     return -1;
 }
 
+/* "12", "0.25", ".5", "1.125": thousandths; no sign, exponent or fourth place. */
+static int parse_milli(const char *s, int64_t *out)
+{
+    int64_t v = 0;
+    int digits = 0, places = -1; /* places: -1 before the point */
+    for (; *s; s++) {
+        if (*s == '.' && places < 0) {
+            places = 0;
+            continue;
+        }
+        if (*s < '0' || *s > '9' || places >= 3 || v > 1000000000) return -1;
+        v = v * 10 + (*s - '0');
+        digits++;
+        if (places >= 0) places++;
+    }
+    if (!digits) return -1;
+    for (places = places < 0 ? 0 : places; places < 3; places++) v *= 10;
+    *out = v;
+    return 0;
+}
+
 int ip_cfg_entry_parse(const struct ip_cfg_entry *e, const char *text, int64_t *num_out)
 {
     int64_t v = 0;
@@ -106,6 +127,9 @@ int ip_cfg_entry_parse(const struct ip_cfg_entry *e, const char *text, int64_t *
         v = n;
         break;
     }
+    case IP_CFG_MILLI:
+        if (parse_milli(text, &v) != 0 || v < e->min || v > e->max) return -1;
+        break;
     case IP_CFG_STR:
         break;
     }
@@ -126,6 +150,11 @@ static void cfg_warn_bad(const struct ip_cfg_entry *e, const char *value)
     case IP_CFG_ENUM:
         ip_warn("%s='%.64s' is not one of %s; using the default %s", e->name, value, e->choices,
                 e->dflt);
+        break;
+    case IP_CFG_MILLI:
+        ip_warn("%s='%.64s' is not a number in %g..%g with at most 3 decimals; using the default"
+                " %s",
+                e->name, value, (double)e->min / 1000, (double)e->max / 1000, e->dflt);
         break;
     case IP_CFG_STR:
         break;

@@ -28,13 +28,15 @@ enum ip_cfg_id {
     IP_CFG_COUNT
 };
 
-enum ip_cfg_type { IP_CFG_BOOL, IP_CFG_INT, IP_CFG_STR, IP_CFG_ENUM };
+/* IP_CFG_MILLI: a decimal number of at most three places ("0.25"), held in thousandths (250);
+ * its min and max in thousandths too. */
+enum ip_cfg_type { IP_CFG_BOOL, IP_CFG_INT, IP_CFG_STR, IP_CFG_ENUM, IP_CFG_MILLI };
 
 struct ip_cfg_entry {
     const char *name; /* environment variable */
     enum ip_cfg_type type;
     const char *dflt;    /* default, as it would be written in the environment */
-    int64_t min, max;    /* IP_CFG_INT range */
+    int64_t min, max;    /* IP_CFG_INT range (IP_CFG_MILLI: in thousandths) */
     const char *choices; /* IP_CFG_ENUM: "a|b|c"; the value is the index */
     const char *doc;
     const char *full; /* the value under INFPROF_MODE=full, unless set itself; NULL: the same */
@@ -42,7 +44,7 @@ struct ip_cfg_entry {
 
 /* What a setting holds once read. */
 struct ip_cfg_value {
-    int64_t num;           /* BOOL, INT, ENUM (the choice's index) */
+    int64_t num;           /* BOOL, INT, ENUM (the choice's index), MILLI (thousandths) */
     const char *text;      /* the text used: the environment's, or the default */
     unsigned char present; /* given in the environment */
 };

@@ -40,10 +40,11 @@ static void info_group(const struct ip_cfg_group *g)
 {
     for (int i = 0; i < g->n; i++) {
         const struct ip_cfg_entry *e = &g->entries[i];
-        const char *type = e->type == IP_CFG_BOOL   ? "0|1"
-                           : e->type == IP_CFG_ENUM ? e->choices
-                           : e->type == IP_CFG_STR  ? "text"
-                                                    : "number";
+        const char *type = e->type == IP_CFG_BOOL    ? "0|1"
+                           : e->type == IP_CFG_ENUM  ? e->choices
+                           : e->type == IP_CFG_STR   ? "text"
+                           : e->type == IP_CFG_MILLI ? "decimal"
+                                                     : "number";
         printf("%s=%s  (%s)\n", e->name, *e->dflt ? e->dflt : "\"\"", type);
         print_wrapped(e->doc, 4, 100);
     }

@@ -156,10 +156,15 @@ const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget)
 {
     if (spaced > 0 && budget > 0)
         return pool_printf("1 iteration in %lld, later fewer (%lld capture%s spaced to cost"
-                           " about %lld%% of the time)",
+                           " about %g%% of the time)",
                            (long long)every, (long long)spaced, spaced == 1 ? "" : "s",
-                           (long long)budget);
+                           (double)budget / 1000);
     return pool_printf("1 iteration in %lld", (long long)every);
+}
+
+int64_t operators_budget(int has_milli, int64_t milli, int has_pct, int64_t pct)
+{
+    return has_milli ? milli : has_pct ? pct * 1000 : 0;
 }
 
 const char *operators_rate_text(const struct run_operators *r)
@@ -185,7 +190,10 @@ void operators_load(sqlite3 *db, const struct run_phases *p, struct run_operator
                  db_int(db, "SELECT EXISTS (SELECT 1 FROM torch_operators)", 0);
     if (r->sampled) {
         if (!db_meta_int(db, "torch_operators_every", &r->every)) r->every = 0;
-        if (!db_meta_int(db, "torch_operators_budget_pct", &r->budget)) r->budget = 0;
+        int64_t milli = 0, pct = 0;
+        int has_milli = db_meta_int(db, "torch_operators_budget_milli", &milli);
+        int has_pct = db_meta_int(db, "torch_operators_budget_pct", &pct);
+        r->budget = operators_budget(has_milli, milli, has_pct, pct);
         if (!db_meta_int(db, "torch_operator_windows_spaced", &r->spaced)) r->spaced = 0;
         operators_sampled_rows(db, p, r);
     } else {

@@ -27,7 +27,10 @@ const struct run_operators *run_operators(struct sqlite3 *db, const struct run_p
 const char *operators_mode_text(const struct run_operators *r, const struct op_phase *ph);
 /* The sampled rate in words: "1 iteration in 4", with how the budget spaced later ones. */
 const char *operators_rate_text(const struct run_operators *r);
-/* The same from the meta's numbers (torch_operators_every, _windows_spaced, _budget_pct). */
+/* The same from the meta's numbers (torch_operators_every, _windows_spaced, the budget below). */
 const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget);
+/* The budget in thousandths of a percent: meta torch_operators_budget_milli (from 2026-11-30),
+ * else torch_operators_budget_pct (whole percents, before), else 0 (a fixed rate). */
+int64_t operators_budget(int has_milli, int64_t milli, int has_pct, int64_t pct);
 
 #endif

@@ -51,7 +51,8 @@ struct run_operators {
     int present;         /* the database has the table (schema 4) */
     int sampled;         /* whole iterations sampled (meta torch_operators_mode 'sampled') */
     int64_t every;       /* sampled: one iteration in this many (INFPROF_OPERATORS_EVERY) */
-    int64_t budget;      /* sampled: later captures spaced to cost this percent, 0 none */
+    int64_t budget;      /* sampled: later captures spaced to cost this (thousandths of a
+                          * percent), 0 none */
     int64_t spaced;      /* of the captures, those the budget spaced further apart */
     int n, cap;          /* cap: of v, while loading */
     struct op_figure *v; /* by phase, then self time, descending */

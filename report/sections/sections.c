@@ -249,9 +249,11 @@ static void operators_text(const struct runfacts *r, const struct run_phases *p,
         snprintf(out, n, "sampled, none captured: no iteration was seen live (a Python module"
                          " call, a TorchScript call, a mark; INFPROF_OPERATORS=1: every call)");
     else if (mode && !strcmp(mode, "sampled") && every > 0) {
-        int64_t spaced = 0, budget = 0;
+        int64_t spaced = 0, milli = 0, pct = 0;
         runfacts_int(r, "torch_operator_windows_spaced", &spaced);
-        runfacts_int(r, "torch_operators_budget_pct", &budget);
+        int has_milli = runfacts_int(r, "torch_operators_budget_milli", &milli);
+        int has_pct = runfacts_int(r, "torch_operators_budget_pct", &pct);
+        int64_t budget = operators_budget(has_milli, milli, has_pct, pct);
         /* The count the tables' Captured columns sum to, and the rest by name: captures in a
          * warm-up (the phase's second iteration always is one) are warm-up there. */
         runfacts_int(r, "torch_operator_windows", &windows);

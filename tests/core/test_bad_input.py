@@ -28,6 +28,25 @@ class BadSettings(Case):
                 self.assertEqual(self.meta(r.db(), "config." + var + ".rejected"), value)
                 self.assertNotEqual(self.meta(r.db(), "config." + var), value)
 
+    def test_a_decimal_setting(self):
+        # INFPROF_OPERATORS_BUDGET is a percent with up to 3 decimals (profiler/config.c's
+        # IP_CFG_MILLI): what a user writes is taken; anything else warns once and is left out.
+        for value, ok in (("0.5", 1), (".5", 1), ("2", 1), ("100", 1), ("0.125", 1),
+                          ("1.2345", 0), ("-1", 0), ("1e2", 0), ("0.25.1", 0), ("101", 0),
+                          ("", 0), (".", 0), ("0,5", 0)):
+            with self.subTest(value=value):
+                self.tearDown(), self.setUp()
+                r = self.run_prog(["/bin/true"], INFPROF_OPERATORS_BUDGET=value)
+                ours = [l for l in r.err.decode().splitlines() if l.startswith("infprof:")]
+                self.assertEqual(r.rc, 0)
+                if ok:
+                    self.assertEqual(ours, [])
+                    self.assertEqual(self.meta(r.db(), "config.INFPROF_OPERATORS_BUDGET"), value)
+                else:
+                    self.assertEqual(len(ours), 1, ours)
+                    self.assertIn("not a number in 0..100 with at most 3 decimals", ours[0])
+                    self.assertEqual(self.meta(r.db(), "config.INFPROF_OPERATORS_BUDGET"), "0.25")
+
     def test_log_zero_silences(self):
         r = self.run_prog(["/bin/true"], INFPROF_BUFFER_MB="abc", INFPROF_LOG=0)
         self.assertEqual(r.err, b"")

@@ -5,10 +5,11 @@ forward calls torch.mul a random number of times (0 to 8) per iteration:
   has its operators recorded, the second always, and no operator outside those; fixed operators'
   counts are the program's exactly (L Linear layers: L aten::addmm a forward), the varying one's
   within twice the stated 95% error;
-- by default (INFPROF_OPERATORS_BUDGET=1) the first 8 captures come at 1 in 4, and later ones
-  are spaced so that what they add stays about 1% of the time: on this tiny-op model, whose
-  captured forwards run about 1.5x, about one in 50; the counts stay exact and the report says
-  how the rate was chosen;
+- by default (INFPROF_OPERATORS_BUDGET=0.25) the first 8 captures come at 1 in 4, and later ones
+  are spaced so that what they add stays about 0.25% of the time: on this tiny-op model, whose
+  captured forwards run about 1.5x, about one in 200 (1 in 256 at most); the counts stay exact
+  and the report says how the rate was chosen; a budget of 1 (whole percents, as before) reads
+  1%;
 - the estimator against exact capture on the same data: a run that records every iteration,
   cut down to a random quarter of its iterations (their windows), must give each operator's self
   time per iteration (a 2%-trimmed mean) within the stated 99% error of the whole run's, for at
@@ -158,7 +159,7 @@ class SampledOperators(TorchCase):
         r, own = self.run_program(budget=True, iters=n)
         db = r.db()
         self.assertEqual(self.meta(db, "torch_operators_every"), 4)
-        self.assertEqual(self.meta(db, "torch_operators_budget_pct"), 1)
+        self.assertEqual(self.meta(db, "torch_operators_budget_milli"), 250)
         ids = [i for (i,) in self.query(db, "SELECT id FROM iterations ORDER BY start")]
         self.assertEqual(len(ids), n)
         captured = [i for (i,) in self.query(db, "SELECT iter FROM torch_operator_windows"
@@ -172,7 +173,7 @@ class SampledOperators(TorchCase):
         # Spaced: those chosen at a mean gap past 4 (where the cost read as under 4% of an
         # iteration, a loaded machine's noise, the next came at 1 in 4).
         self.assertTrue(1 <= spaced <= len(captured) - 8, (spaced, len(captured)))
-        # What the captures added, from the program's own timer: about the budget (1%), well
+        # What the captures added, from the program's own timer: about the budget (0.25%), well
         # under what 1 in 4 would add.
         times = own["forward_ns"]
         plain = sorted(t for i, t in zip(ids, times) if i not in set(captured))
@@ -188,7 +189,7 @@ class SampledOperators(TorchCase):
         self.assertLessEqual(abs(mul["calls"] - own["mul_calls"]) / own["mul_calls"],
                              2 * mul["self_error_pct"] / 100, (mul, own))
         rate = (f"1 iteration in 4, later fewer ({spaced} capture{'' if spaced == 1 else 's'}"
-                " spaced to cost about 1% of the time)")
+                " spaced to cost about 0.25% of the time)")
         text = self.cli("report", db).out.decode()
         self.assertRegex(text, r"\s+".join(re.escape(w) for w in
                                            ("estimated: every operator call of " + rate).split()))
@@ -200,6 +201,14 @@ class SampledOperators(TorchCase):
         self.assertEqual(report["run"]["operators"],
                          f"sampled: every call of {rate}, {len(captured)} captured{rest}"
                          " (INFPROF_OPERATORS=1: every call)")
+        # A database from before 2026-11-30 says its budget in whole percents.
+        old = os.path.join(self.dir, "old.db")
+        shutil.copy(db, old)
+        with sqlite3.connect(old) as c:
+            c.execute("DELETE FROM meta WHERE key = 'torch_operators_budget_milli'")
+            c.execute("INSERT INTO meta VALUES ('torch_operators_budget_pct', 1)")
+        self.assertIn("spaced to cost about 1% of the time",
+                      " ".join(self.cli("report", old).out.decode().split()))
 
     def test_captured_iterations_leave_the_latencies_alone(self):
         # A captured iteration pays the operator callback on every call (+45% on this tiny-op
