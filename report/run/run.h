@@ -160,6 +160,10 @@ struct series_info {
      * system time also where the CPU split is unknown). */
     double faults_mean;
     int64_t sys_mean;
+    /* series_cpu.c: the mean page faults of its steady iterations whose latency lies within 10%
+     * of its p50, what the p50 a verdict compares ran with (a loop faulting every second
+     * iteration reads half its mean at its p50's fast level, or twice it); -1 unknown. */
+    double faults_at_p50;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
     /* The model its iterations ran: a module call's series name (its class, precision, mode,
      * " #2"), or the one model its marks held (marks.c); "" unknown (no module call seen: a C++

@@ -26,11 +26,30 @@
  * 100 Hz scheduler clock (125 at 250 Hz), the mean's error then about a tenth or less. */
 #define SERIES_CPU_MIN_SPAN_NS 500000000LL
 
+/* The mean page faults of series s's steady iterations within 10% of its p50 (at least the
+ * nearest one); -1 none with a reading. */
+static double faults_near_p50(const struct run_phases *p, const struct iter_cpus *c, int s)
+{
+    int64_t p50 = p->series.v[s].lat_p50, best = -1;
+    double sum = 0, nearest = -1;
+    int64_t k = 0;
+    for (size_t i = 0; i < p->niters; i++) {
+        const struct run_iter *x = &p->iters[i];
+        if (x->series != s || !x->steady || x->id <= 0) continue;
+        const struct iter_cpu *r = iter_cpus_find(c, x->id);
+        if (!r || r->faults < 0) continue;
+        int64_t d = x->lat > p50 ? x->lat - p50 : p50 - x->lat;
+        if (10 * d <= p50) sum += (double)r->faults, k++;
+        if (best < 0 || d < best) best = d, nearest = (double)r->faults;
+    }
+    return k ? sum / (double)k : nearest;
+}
+
 void series_cpu(struct sqlite3 *db, struct run_phases *p)
 {
     for (int i = 0; i < p->series.n; i++) {
         p->series.v[i].cpu_mean = p->series.v[i].off_cpu_mean = p->series.v[i].sys_mean = -1;
-        p->series.v[i].faults_mean = -1;
+        p->series.v[i].faults_mean = p->series.v[i].faults_at_p50 = -1;
     }
     if (!p->series.n) return;
     const struct iter_cpus *c = iter_cpus_get(db, p);
@@ -50,6 +69,7 @@ void series_cpu(struct sqlite3 *db, struct run_phases *p)
         /* Faults are counted exactly, one by one: their mean wants no span. The system time is
          * the account's, as the CPU time (below). */
         if (kf) p->series.v[s].faults_mean = faults / (double)kf;
+        if (kf) p->series.v[s].faults_at_p50 = faults_near_p50(p, c, s);
         if (!k || host < (double)SERIES_CPU_MIN_SPAN_NS) continue;
         if (kf) p->series.v[s].sys_mean = (int64_t)(sys / (double)kf);
         int64_t on = (int64_t)(cpu / (double)k),

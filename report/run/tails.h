@@ -32,6 +32,7 @@ enum tail_cause {
     TAIL_NEW_OPERATORS,    /* operators the typical iterations did not run */
     TAIL_LONGER_OPERATORS, /* the same operators, longer */
     TAIL_OFF_CPU,          /* the thread off the CPU: preempted, or waiting (iteration_cpu) */
+    TAIL_PAGE_FAULTS,      /* page faults' system time (iteration_cpu) */
     TAIL_SYNC,             /* CUDA synchronisations (API time) */
     TAIL_COPIES,           /* cudaMemcpy (API time) */
     TAIL_CUDA_MALLOC,      /* cudaMalloc / cudaFree (API time): the caching allocator grew */

@@ -198,23 +198,26 @@ static const char *why_no_inference(const struct run_phases *p)
                      : "no no_grad phase with iterations at the same autocast setting";
 }
 
-/* A mode's series took many more page faults an iteration than the other's (series_cpu.c, the
- * advice rule page_faults): the memory handed back and faulted in again, by the allocator's
- * state, may make the difference rather than the mode. A user loop's inference_mode read "0.56x
- * no_grad, slower" at 2,856 faults a forward against no_grad's 1,194, and "1.66x" at 9 in another
- * run of the same program. Appends to out. */
+/* A mode's series took many more page faults an iteration than the other's at their p50s, the
+ * latencies compared (series_cpu.c, the advice rule page_faults): the memory handed back and
+ * faulted in again, by the allocator's state, may make the difference rather than the mode. A
+ * user loop's inference_mode read "0.56x no_grad, slower" at 2,856 faults a forward against
+ * no_grad's 1,194, and "1.66x" at 9 in another run of the same program; one whose no_grad
+ * faulted in every second forward read "0.41x no_grad, slower" with 2,856 faults an inference_mode
+ * forward against no_grad's mean of 1,715, which the means did not set apart (no_grad's p50, the
+ * fast level, took 9). Appends to out. */
 static size_t faults_words(const struct series_info *inf, const struct series_info *ng, char *out,
                            size_t n)
 {
-    if (!inf || !ng || inf->faults_mean < 0 || ng->faults_mean < 0) return 0;
-    double hi = inf->faults_mean > ng->faults_mean ? inf->faults_mean : ng->faults_mean,
-           lo = inf->faults_mean > ng->faults_mean ? ng->faults_mean : inf->faults_mean;
+    if (!inf || !ng || inf->faults_at_p50 < 0 || ng->faults_at_p50 < 0) return 0;
+    double a = inf->faults_at_p50, b = ng->faults_at_p50;
+    double hi = a > b ? a : b, lo = a > b ? b : a;
     if (hi < 64 || hi < 2 * lo + 16) return 0;
     int w = snprintf(out, n,
-                     " (page faults an iteration: %.0f in inference_mode, %.0f in no_grad: memory"
-                     " handed back and faulted in again, which may make the difference, not the"
-                     " mode; page_faults)",
-                     inf->faults_mean, ng->faults_mean);
+                     " (page faults an iteration at the p50: %.0f in inference_mode, %.0f in"
+                     " no_grad: memory handed back and faulted in again, which may make the"
+                     " difference, not the mode; page_faults)",
+                     a, b);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 

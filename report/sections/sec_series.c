@@ -61,6 +61,7 @@ enum {
     S_OFFCPU,
     S_FAULTS,
     S_SYS,
+    S_FAULTS_P50,
     S_NCOLS
 };
 
@@ -147,6 +148,9 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
      * the system and taken again every forward (the advice rule page_faults). */
     table_col(t, "faults_per_iteration", NULL, COL_RATE);
     table_col(t, "sys_per_iteration_ns", NULL, COL_NS);
+    /* Page faults of the steady iterations near the p50 (series_cpu.c): what the Summary's
+     * inference_mode line holds against the other mode's. */
+    table_col(t, "faults_at_p50", NULL, COL_RATE);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -199,6 +203,7 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         if (s->off_cpu_mean >= 0) table_set_int(t, S_OFFCPU, s->off_cpu_mean);
         if (s->faults_mean >= 0) table_set_num(t, S_FAULTS, s->faults_mean);
         if (s->sys_mean >= 0) table_set_int(t, S_SYS, s->sys_mean);
+        if (s->faults_at_p50 >= 0) table_set_num(t, S_FAULTS_P50, s->faults_at_p50);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"

@@ -259,6 +259,10 @@ static const char *tail_action(int cause)
         return "a blocking copy: pin the host tensor and copy with non_blocking=True";
     case TAIL_GPU_CLOCK:
         return "the GPU throttled: the Energy section names the reasons";
+    case TAIL_PAGE_FAULTS:
+        return "its memory is faulted in afresh each time: reuse the large tensor, or keep freed"
+               " memory in the process (MALLOC_MMAP_THRESHOLD_=16777216"
+               " MALLOC_TRIM_THRESHOLD_=268435456)";
     default:
         return NULL;
     }
@@ -289,6 +293,11 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
     else
         snprintf(line + strlen(line), sizeof line - strlen(line),
                  "no recorded cause explains the extra");
+    /* Page faults inside the first cause's time (the operators longer for them): how it went. */
+    for (int i = 1; i < x->ncauses; i++)
+        if (x->c[i].cause == TAIL_PAGE_FAULTS && x->c[i].share >= 0.5)
+            snprintf(line + strlen(line), sizeof line - strlen(line), ", page faults %.0f%%",
+                     100 * x->c[i].share);
     /* Most of it unexplained: said, with the guess where there is one (a minor cause alone
      * would read as the answer). */
     if (x->ncauses && x->unexplained >= 0.5)
@@ -296,6 +305,9 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
                  100 * x->unexplained);
     if (x->unexplained >= 0.5 && x->guess[0])
         snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess: %s", x->guess);
+    else if (x->ncauses && x->c[0].cause == TAIL_PAGE_FAULTS && x->guess[0])
+        snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess at what faulted: %s",
+                 x->guess); /* what brought the fresh memory (tails.c) */
     else if (x->ncauses && x->c[0].share >= 0.5 && tail_action(x->c[0].cause))
         snprintf(line + strlen(line), sizeof line - strlen(line), "; %s",
                  tail_action(x->c[0].cause));

@@ -14,6 +14,9 @@ record_function("iteration"), every 10th (#9, #19, ...) slow for a known reason:
           #109, ...): 51 of 60 places slow, a period with gaps
   preempt the program pinned to one CPU with two child processes spinning there for 100 ms,
           asked through pipes at the start of the iteration (the thread is preempted)
+  refault the model's forward adds 1 to a 24 MiB buffer of its own each time, and before the
+          mark the buffer's pages are handed back to the system (madvise MADV_DONTNEED, as an
+          allocator that trims its heap): the same work, its pages faulted in again
 Prints the program's own time of each iteration (perf_counter around the marked block), in ns;
 for sleep, a second line: each iteration's thread CPU time (thread_time) around the same block."""
 import contextlib, gc, sys, time, torch, torch.nn as nn
@@ -46,6 +49,24 @@ if what == "preempt":
             os._exit(0)
         os.close(ask)
         competitors.append((told, done_r))
+if what == "refault":
+    import ctypes, mmap
+
+    class Refault(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.register_buffer("buf", torch.zeros(24 * 1024 * 1024 // 4))  # its own mapping
+
+        def forward(self, x):
+            self.buf.add_(1)
+            return self.net(x)
+
+    m = Refault(m).eval()
+    libc = ctypes.CDLL("libc.so.6")
+    page = mmap.PAGESIZE
+    start = (m.buf.data_ptr() + page - 1) // page * page
+    length = (m.buf.data_ptr() + m.buf.numel() * 4 - start) // page * page
 own, own_cpu = [], []
 outer = contextlib.nullcontext() if what == "gcmode" else torch.inference_mode()
 inner = torch.inference_mode if what == "gcmode" else contextlib.nullcontext
@@ -55,6 +76,8 @@ with outer:
         # The thread's CPU clock only where it is printed: on a loaded CPU reading it preempts
         # a thread that has used its slice, there and then (profiler/iteration.c).
         c0 = time.thread_time_ns() if what == "sleep" else 0
+        if slow and what == "refault":
+            libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(length), 4)  # MADV_DONTNEED
         t0 = time.perf_counter_ns()
         with torch.autograd.profiler.record_function("iteration"):
             if slow and what in ("wait", "longwait", "gapwait"):
