@@ -88,16 +88,19 @@ static int parse_enum(const char *choices, const char *s, int64_t *out)
     return -1;
 }
 
-/* "12", "0.25", ".5", "1.125": thousandths; no sign, exponent or fourth place. */
+/* "12", "0.25", ".5", "1.125", " 0.2500": thousandths; blanks before it as a whole number may
+ * have them, no sign or exponent, nothing but zeros past the third place. */
 static int parse_milli(const char *s, int64_t *out)
 {
     int64_t v = 0;
     int digits = 0, places = -1; /* places: -1 before the point */
+    while (*s == ' ' || *s == '\t') s++;
     for (; *s; s++) {
         if (*s == '.' && places < 0) {
             places = 0;
             continue;
         }
+        if (places >= 3 && *s == '0') continue;
         if (*s < '0' || *s > '9' || places >= 3 || v > 1000000000) return -1;
         v = v * 10 + (*s - '0');
         digits++;

@@ -155,10 +155,11 @@ static void op_peak_load(sqlite3 *db, const struct run_phases *p, struct run_ope
 const char *operators_rate_words(int64_t every, int64_t spaced, int64_t budget)
 {
     if (spaced > 0 && budget > 0)
-        return pool_printf("1 iteration in %lld, later fewer (%lld capture%s spaced to cost"
-                           " about %g%% of the time)",
-                           (long long)every, (long long)spaced, spaced == 1 ? "" : "s",
-                           (double)budget / 1000);
+        /* "63 captures spaced", beside "327 captured", read as though the counts should add up
+         * (a fresh-eyes check): the spaced ones are some of the captures. */
+        return pool_printf("1 iteration in %lld, later fewer where captures cost more than"
+                           " %g%% of the time (%lld of the captures chosen further apart)",
+                           (long long)every, (double)budget / 1000, (long long)spaced);
     return pool_printf("1 iteration in %lld", (long long)every);
 }
 

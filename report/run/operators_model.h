@@ -44,6 +44,7 @@ struct op_phase {
      * ..._no_training). */
     int64_t dropout_train, bn_train;
     int capped;       /* sampled: the estimate ran past its iterations' own time, held to it */
+    double held;      /* by this factor (1 where not capped): the series' figures too */
     char peak_op[64]; /* innermost operator when tensor memory first reached the
                        * phase's peak as memory.c defines it, "" none */
 };

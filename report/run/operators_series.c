@@ -3,9 +3,15 @@
  * configuration: its mark name, batch and settings) and operator name, the calls and self time
  * per iteration, over the series' steady iterations whose operators were recorded (every one
  * with INFPROF_OPERATORS=1; the captured ones when sampled). What compare matches series by, so
- * that a configuration's operators are compared with the same configuration's.
+ * that a configuration's operators are compared with the same configuration's. The self time per
+ * iteration is the phase table's estimate made over the series' iterations (operators_sampled.c):
+ * each iteration's held to the series' cut, the lowest and highest 2% (one each from 10 on), then
+ * weighed by stratum; the plain mean once read a capture's 1,015 us preempted call into one
+ * operator where the phase table, from the same captures, did not (a fresh-eyes check).
  */
 #include "operators_series.h"
+#include "operators.h"
+#include "operators_model.h"
 #include "operators_iters.h"
 #include "operators_strata.h"
 #include "run.h"
@@ -42,6 +48,36 @@ struct ser_row {
     int64_t name_id, iter, calls, self;
     const char *name; /* NULL: its value is NULL */
 };
+
+/* One iteration's self time of the current name, its series and its weight. */
+struct ser_val {
+    int series;
+    double self, w;
+};
+
+static int cmp_ser_val(const void *a, const void *b)
+{
+    const struct ser_val *x = a, *y = b;
+    if (x->series != y->series) return x->series < y->series ? -1 : 1;
+    return (x->self > y->self) - (x->self < y->self);
+}
+
+/* Series s's self time of a name, summed weighed with each iteration's held to the cut: its
+ * values v (sorted, nv of them, the iterations it ran in) and `zeros` iterations it did not run
+ * in, of weight wz together. */
+static double held_sum(const struct ser_val *v, size_t nv, int64_t zeros, double wz)
+{
+    size_t n = nv + (size_t)(zeros > 0 ? zeros : 0);
+    size_t k = n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
+    /* The k-th lowest and highest of the zeros and v together. */
+    size_t z = (size_t)(zeros > 0 ? zeros : 0);
+    double lo = k < z ? 0 : nv ? v[k - z < nv ? k - z : nv - 1].self : 0;
+    double hi = n - 1 - k < z ? 0 : nv ? v[n - 1 - k - z].self : 0;
+    double sum = (lo > 0 ? lo : 0) * wz;
+    for (size_t i = 0; i < nv; i++)
+        sum += v[i].w * (v[i].self < lo ? lo : v[i].self > hi ? hi : v[i].self);
+    return sum;
+}
 
 static int cmp_ser_row(const void *a, const void *b)
 {
@@ -117,12 +153,23 @@ static double series_weight(const struct op_strata *st, const struct run_phases 
     return st->multi ? op_strata_weight(st, p->v[p->series.v[s].phase].id, iter) : 1;
 }
 
+/* The factor the phase table held phase id `phase`'s operators to its iterations' own time by
+ * (operators_sampled.c), 1 none: the series' figures are the same estimate. */
+static double phase_held(const struct run_operators *r, int phase)
+{
+    for (int k = 0; r && k < r->nphases; k++)
+        if (r->phases[k].phase == phase && r->phases[k].capped && r->phases[k].held > 0)
+            return r->phases[k].held;
+    return 1;
+}
+
 size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                            struct op_series_row **out)
 {
     *out = NULL;
     if (!db_has_table(db, "torch_operators") || !p->series.v || !p->series.n) return 0;
     int sampled = !db_operators_every_call(db) && db_has_table(db, "torch_operator_windows");
+    const struct run_operators *ops = sampled ? run_operators(db, p) : NULL;
     struct by_id *ids;
     size_t nids = series_of_iterations(p, &ids);
     int ns = p->series.n;
@@ -158,14 +205,31 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
     for (int s = 0; s < ns && st.multi; s++)
         for (int e = 0; e < st.n; e++)
             witers[s] += (double)per[(size_t)s * (size_t)st.n + (size_t)e] * st.v[e].weight;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, nval = 0;
     struct op_series_row *v = NULL;
+    struct ser_val *val = malloc((nrows ? nrows : 1) * sizeof *val);
+    int64_t *ran = calloc((size_t)ns, sizeof *ran);
+    double *wran = calloc((size_t)ns, sizeof *wran);
+    if (!val || !ran || !wran) cli_fail("out of memory");
     int64_t name_id = -1;
     const char *name = "";
     for (size_t i = 0;; i++) {
         int more = i < nrows;
         int64_t id = more ? rows[i].name_id : -2;
         if (id != name_id && name_id != -1) { /* a name's rows are done: one row per series */
+            /* Sampled: held to the cut, as the phase table's; every call: the plain sums, as
+             * its (operators.c). */
+            if (nval) qsort(val, nval, sizeof *val, cmp_ser_val);
+            for (size_t a = 0, b; a < nval; a = b) {
+                int s = val[a].series;
+                for (b = a; b < nval && val[b].series == s; b++) {
+                }
+                self[s] = 0;
+                if (sampled)
+                    self[s] = held_sum(val + a, b - a, iters[s] - ran[s], witers[s] - wran[s]);
+                else
+                    for (size_t q = a; q < b; q++) self[s] += val[q].w * val[q].self;
+            }
             for (int s = 0; s < ns; s++) {
                 if (!calls[s] || !iters[s]) continue;
                 if (n == cap && !(v = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof *v)))
@@ -176,10 +240,13 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                 snprintf(r->name, sizeof r->name, "%s", name);
                 r->iterations = iters[s];
                 r->calls_per_iter = calls[s] / witers[s];
-                r->self_per_iter = self[s] / witers[s];
+                r->self_per_iter = self[s] / witers[s] * phase_held(ops, r->phase);
             }
             memset(calls, 0, (size_t)ns * sizeof *calls);
             memset(self, 0, (size_t)ns * sizeof *self);
+            memset(ran, 0, (size_t)ns * sizeof *ran);
+            memset(wran, 0, (size_t)ns * sizeof *wran);
+            nval = 0;
         }
         if (!more) break;
         if (id != name_id) {
@@ -191,11 +258,18 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
         if (!x) continue; /* warm-up, or no series */
         double w = series_weight(&st, p, x->series, rows[i].iter);
         calls[x->series] += w * (double)rows[i].calls;
-        self[x->series] += w * (double)rows[i].self;
+        /* Rows of one name are one iteration each (its calls summed), in iteration order. */
+        if (nval && val[nval - 1].series == x->series && i > 0 && rows[i - 1].name_id == id &&
+            rows[i - 1].iter == rows[i].iter)
+            val[nval - 1].self += (double)rows[i].self;
+        else
+            val[nval++] = (struct ser_val){x->series, (double)rows[i].self, w}, ran[x->series]++,
+            wran[x->series] += w;
     }
     rows_free(rows, nrows, sampled);
     op_strata_free(&st);
     free(ids), free(iters), free(witers), free(per), free(calls), free(self), free(seen);
+    free(val), free(ran), free(wran);
     *out = v;
     return n;
 }

@@ -32,8 +32,9 @@ class BadSettings(Case):
         # INFPROF_OPERATORS_BUDGET is a percent with up to 3 decimals (profiler/config.c's
         # IP_CFG_MILLI): what a user writes is taken; anything else warns once and is left out.
         for value, ok in (("0.5", 1), (".5", 1), ("2", 1), ("100", 1), ("0.125", 1),
-                          ("1.2345", 0), ("-1", 0), ("1e2", 0), ("0.25.1", 0), ("101", 0),
-                          ("", 0), (".", 0), ("0,5", 0)):
+                          ("0.2500", 1), (" 0.5", 1), ("1.2345", 0), ("-1", 0), ("1e2", 0),
+                          ("0.25.1", 0), ("101", 0), ("", 0), (".", 0), ("0,5", 0),
+                          ("0.5 ", 0), ("0.0001", 0)):
             with self.subTest(value=value):
                 self.tearDown(), self.setUp()
                 r = self.run_prog(["/bin/true"], INFPROF_OPERATORS_BUDGET=value)

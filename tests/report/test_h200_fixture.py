@@ -273,7 +273,8 @@ class H200Fixture(Case):
         # measured apart, against the fastest of their series (a 2.25 ms ResNet: nothing much).
         cost = self.report_json(self.db)["run"]["observer_cost"]
         self.assertRegex(cost, r"^the 319 iterations whose operators were captured ran up to"
-                               r" \d+% slower \(set apart from the latencies\): [0-9.]+% of the"
+                               r" \d+% slower \(the slowest series' median against their"
+                               r" neighbours; set apart from the latencies\): [0-9.]+% of the"
                                r" steady and captured iterations' time; infprof's writer thread used"
                                r" 19\.\d% of a core \(4\.74 s, 3\.73 s of it reading energy\);"
                                r" the Python module hooks add about 2-4 us to each forward's"
