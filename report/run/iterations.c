@@ -36,6 +36,12 @@
 #define WARMUP_SIGMAS    5
 #define WARMUP_SHARE     0.10
 #define WARMUP_SHARE_FEW 1.0
+/* A warm-up of WARMUP_LONG iterations or more, then WARMUP_CALM at the steady level, then a run
+ * of iterations as slow as it, a quarter of its length at least: the leading ones were a level
+ * of the machine's, not warm-up (a long run's bursts of noise make short runs of slow ones, and
+ * a real warm-up of a few iterations, or of a few dozen that settle by degrees, stays). */
+#define WARMUP_LONG 64
+#define WARMUP_CALM 16
 
 struct iter {
     int64_t id, tid, start, host, gpu_end, items;
@@ -347,6 +353,26 @@ size_t iterations_warmup(int fixed, const int64_t *lat, size_t n)
     double share = n < 8 ? WARMUP_SHARE_FEW : WARMUP_SHARE;
     size_t k = 0;
     while (k < half && rstats_above((double)lat[k], (double)med, sigma, WARMUP_SIGMAS, share)) k++;
+    /* The same slowness again later, as a run of iterations after a stretch at the steady
+     * level: the machine's speed moved (a fresh-eyes check's loop ran 425, 353, then 418 us in
+     * blocks of hundreds, and the first 493 of 1,020 were taken for warm-up, its p50 354 us
+     * where the program's own was 424). Then only what is twice the steady median is warm-up (a
+     * first call's loading). A warm-up that settles by degrees, slow ones among the first fast
+     * ones (the H200 ResNet's first 50), has no such stretch before them. */
+    size_t run = 0, calm = 0, longest = 0;
+    int settled = 0;
+    for (size_t i = k; k >= WARMUP_LONG && share < WARMUP_SHARE_FEW && i < n; i++) {
+        int slow = rstats_above((double)lat[i], (double)med, sigma, WARMUP_SIGMAS, share);
+        run = slow ? run + 1 : 0, calm = slow ? 0 : calm + 1;
+        settled |= calm >= WARMUP_CALM;
+        if (settled) longest = run > longest ? run : longest;
+    }
+    if (k >= WARMUP_LONG && 4 * longest >= k) {
+        k = 0;
+        while (k < half &&
+               rstats_above((double)lat[k], (double)med, sigma, WARMUP_SIGMAS, WARMUP_SHARE_FEW))
+            k++;
+    }
     return k;
 }
 
