@@ -13,8 +13,10 @@
  * capture's figures, with the trimmed one 95-96%. Its 99% error is Tukey and McLaughlin's
  * (the winsorized variance), for a sample drawn without replacement from the phase's steady
  * iterations (the finite-population correction: 0 where every one was captured), at Student's t
- * for its captures (from 2026-11-30: 3.17 standard errors for 11 captures, not 2.58; a fresh-eyes
- * check's 11 captures stated +-1.3% where 11 drawn at random spread +-4.9%).
+ * for its captures (from 2026-11-30: 3.17 standard errors for 11 captures, where the normal's 2.58
+ * had been used whatever their number). It is the error of sampling this run's iterations: another
+ * run of the program may sit elsewhere (a heap laid out otherwise; a fresh-eyes check's 11
+ * captures within 1.2% of each other, their run 6% under another's).
  * Where a phase's captures fall in several strata (operators_strata.h) the cut is the whole
  * phase's, each capture held to it (winsorized), then each stratum's mean and spread weighed: cut
  * stratum by stratum, a stratum of under 10 captures kept its outliers whole (a fresh-eyes check:
