@@ -64,19 +64,34 @@ static int cmp_ser_val(const void *a, const void *b)
 
 /* Series s's self time of a name, summed weighed with each iteration's held to the cut: its
  * values v (sorted, nv of them, the iterations it ran in) and `zeros` iterations it did not run
- * in, of weight wz together. */
-static double held_sum(const struct ser_val *v, size_t nv, int64_t zeros, double wz)
+ * in, of weight wz together. Where its phase has one stratum (every weight 1), the phase table's
+ * trimmed mean instead (the cut's ends left out, not held): the sum that mean times n gives. */
+static double held_sum(const struct ser_val *v, size_t nv, int64_t zeros, double wz, int one)
 {
     size_t n = nv + (size_t)(zeros > 0 ? zeros : 0);
     size_t k = n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
     /* The k-th lowest and highest of the zeros and v together. */
     size_t z = (size_t)(zeros > 0 ? zeros : 0);
+    if (one) { /* v[i] is the (z + i)-th of them: the ones from k to n - k - 1 kept */
+        double kept = 0;
+        for (size_t i = 0; i < nv; i++)
+            if (z + i >= k && z + i < n - k) kept += v[i].self;
+        return n > 2 * k ? kept * (double)n / (double)(n - 2 * k) : 0;
+    }
     double lo = k < z ? 0 : nv ? v[k - z < nv ? k - z : nv - 1].self : 0;
     double hi = n - 1 - k < z ? 0 : nv ? v[n - 1 - k - z].self : 0;
     double sum = (lo > 0 ? lo : 0) * wz;
     for (size_t i = 0; i < nv; i++)
         sum += v[i].w * (v[i].self < lo ? lo : v[i].self > hi ? hi : v[i].self);
     return sum;
+}
+
+/* Phase id `phase` has one stratum (or none: a fixed rate, an older database). */
+static int one_stratum(const struct op_strata *st, int phase)
+{
+    int n = 0;
+    for (int e = 0; e < st->n; e++) n += st->v[e].phase == phase;
+    return n <= 1;
 }
 
 static int cmp_ser_row(const void *a, const void *b)
@@ -226,7 +241,8 @@ size_t operators_by_series(struct sqlite3 *db, const struct run_phases *p,
                 }
                 self[s] = 0;
                 if (sampled)
-                    self[s] = held_sum(val + a, b - a, iters[s] - ran[s], witers[s] - wran[s]);
+                    self[s] = held_sum(val + a, b - a, iters[s] - ran[s], witers[s] - wran[s],
+                                       one_stratum(&st, p->v[p->series.v[s].phase].id));
                 else
                     for (size_t q = a; q < b; q++) self[s] += val[q].w * val[q].self;
             }

@@ -262,7 +262,8 @@ static const char *tail_action(int cause)
     case TAIL_PAGE_FAULTS:
         return "its memory is faulted in afresh each time: reuse the large tensor, or keep freed"
                " memory in the process (MALLOC_MMAP_THRESHOLD_=16777216"
-               " MALLOC_TRIM_THRESHOLD_=268435456)";
+               " MALLOC_TRIM_THRESHOLD_=268435456; not where the program hands it back itself,"
+               " malloc_trim or a cache emptied)";
     default:
         return NULL;
     }
