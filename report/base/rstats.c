@@ -161,3 +161,27 @@ int rstats_above(double x, double center, double sigma, double k, double share)
 {
     return x > center + rstats_margin(center, sigma, k, share);
 }
+
+/* Tables to 30; beyond, 1.96 + 2.4 / df for 0.975 (within 0.002), and the Cornish-Fisher series in
+ * 1/df about the normal's 2.576 for 0.995 (within 0.1%). */
+double rstats_t975(int df)
+{
+    static const double t[31] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df < 1) df = 1;
+    return df <= 30 ? t[df] : 1.96 + 2.4 / df;
+}
+
+double rstats_t995(double df)
+{
+    static const double t[31] = {0,     63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499,
+                                 3.355, 3.250,  3.169, 3.106, 3.055, 3.012, 2.977, 2.947,
+                                 2.921, 2.898,  2.878, 2.861, 2.845, 2.831, 2.819, 2.807,
+                                 2.797, 2.787,  2.779, 2.771, 2.763, 2.756, 2.750};
+    if (df < 1) df = 1;
+    if (df <= 30) return t[(int)df];
+    double z = 2.5758293, z3 = z * z * z, z5 = z3 * z * z;
+    return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
+}

@@ -38,6 +38,10 @@ double rstats_mad_f(double *v, size_t n, double center);
  * than k robust deviations (sigma: RSTATS_SIGMA_PER_MAD x the MAD) and more than `share` of the
  * typical value. rstats_above: x stands out. */
 double rstats_margin(double center, double sigma, double k, double share);
+/* Student's t quantiles for df degrees of freedom (1 at least): t(0.975, df), a two-sided 95%
+ * interval's (compare's bands), and t(0.995, df), a 99% one's (sampled operators' errors). */
+double rstats_t975(int df);
+double rstats_t995(double df);
 int rstats_above(double x, double center, double sigma, double k, double share);
 
 #endif

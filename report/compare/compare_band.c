@@ -24,17 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* t(0.975, df) for df 1-30 (Student's t quantiles); beyond, 1.96 + 2.4 / df is within 0.002. */
-static double t975(int df)
-{
-    static const double t[31] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-    if (df < 1) df = 1;
-    return df <= 30 ? t[df] : 1.96 + 2.4 / df;
-}
-
 /* Run r of a side: 0 the first, then its more runs. */
 static const struct run_phases *side_run(const struct compare_side *s, int r)
 {
@@ -127,7 +116,7 @@ static double welch_half(double vb, int kb, double vn, int kn)
 {
     double qb = vb / kb, qn = vn / kn, den = qb * qb / (kb - 1) + qn * qn / (kn - 1);
     double df = den > 0 ? (qb + qn) * (qb + qn) / den : kb + kn - 2;
-    return t975((int)floor(df)) * sqrt(qb + qn);
+    return rstats_t975((int)floor(df)) * sqrt(qb + qn);
 }
 
 int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_band *out)

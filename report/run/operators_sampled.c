@@ -188,7 +188,7 @@ static double trimmed_se(double *v, size_t m, size_t n, int64_t big_n, double *s
     if (!n) return -1; /* below 5 iterations no error is given: a spread of 4 says little */
     for (size_t i = m; i < n; i++) v[i] = 0;
     qsort(v, n, sizeof *v, cmp_dbl);
-    size_t k = n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
+    size_t k = op_trim_count(n);
     double sum = 0, wsum = 0, wsq = 0;
     for (size_t i = k; i < n - k; i++) sum += v[i];
     double mean = sum / (double)(n - 2 * k);
@@ -207,24 +207,10 @@ static double trimmed_se(double *v, size_t m, size_t n, int64_t big_n, double *s
     return mean;
 }
 
-/* Student's t at 99.5% (a two-sided 99% interval) for df degrees of freedom (1 at least): the
- * table to 30, then the Cornish-Fisher series in 1/df about the normal's 2.576 (within 0.1%). */
-static double t995(double df)
-{
-    static const double t[31] = {0,     63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499,
-                                 3.355, 3.250,  3.169, 3.106, 3.055, 3.012, 2.977, 2.947,
-                                 2.921, 2.898,  2.878, 2.861, 2.845, 2.831, 2.819, 2.807,
-                                 2.797, 2.787,  2.779, 2.771, 2.763, 2.756, 2.750};
-    if (df < 1) df = 1;
-    if (df <= 30) return t[(int)df];
-    double z = 2.5758293, z3 = z * z * z, z5 = z3 * z * z;
-    return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
-}
-
 static double trimmed(double *v, size_t m, size_t n, int64_t big_n, double *err_pct)
 {
     double se, mean = trimmed_se(v, m, n, big_n, &se);
-    *err_pct = se >= 0 && mean > 0 ? 100 * t995((double)n - 1) * se / mean : -1;
+    *err_pct = se >= 0 && mean > 0 ? 100 * rstats_t995((double)n - 1) * se / mean : -1;
     return mean;
 }
 
@@ -276,7 +262,7 @@ static double strat_trimmed(const struct captured *c, int k, int phase, const in
     for (size_t j = 0; j < m; j++) all[na++] = v[j];
     while (na < n) all[na++] = 0;
     qsort(all, na, sizeof *all, cmp_dbl);
-    size_t cut = na >= 10 ? (size_t)((double)na * 0.02) + 1 : 0;
+    size_t cut = op_trim_count(na);
     double lo = na ? all[cut] : 0, hi = na ? all[na - cut - 1] : 0;
     free(all);
     int64_t pooled_n = 0, taken = 0;
@@ -304,7 +290,7 @@ static double strat_trimmed(const struct captured *c, int k, int phase, const in
         var += x->share * x->share * (s > 0 ? s * s : 0);
     }
     free(one), free(se);
-    *err_pct = known && mean > 0 ? 100 * t995((double)(taken - ns)) * sqrt(var) / mean : -1;
+    *err_pct = known && mean > 0 ? 100 * rstats_t995((double)(taken - ns)) * sqrt(var) / mean : -1;
     return mean;
 }
 

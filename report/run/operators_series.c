@@ -69,7 +69,7 @@ static int cmp_ser_val(const void *a, const void *b)
 static double held_sum(const struct ser_val *v, size_t nv, int64_t zeros, double wz, int one)
 {
     size_t n = nv + (size_t)(zeros > 0 ? zeros : 0);
-    size_t k = n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
+    size_t k = op_trim_count(n);
     /* The k-th lowest and highest of the zeros and v together. */
     size_t z = (size_t)(zeros > 0 ? zeros : 0);
     if (one) { /* v[i] is the (z + i)-th of them: the ones from k to n - k - 1 kept */

@@ -140,6 +140,11 @@ double op_strata_weight(const struct op_strata *s, int phase, int64_t id)
     return e >= 0 ? s->v[e].weight : 1;
 }
 
+size_t op_trim_count(size_t n)
+{
+    return n >= 10 ? (size_t)((double)n * 0.02) + 1 : 0;
+}
+
 void op_strata_free(struct op_strata *s)
 {
     free(s->v);

@@ -36,5 +36,9 @@ double op_strata_weight(const struct op_strata *s, int phase, int64_t id);
  * summed stratum by stratum. */
 double op_strata_wsum(const struct op_strata *s, int phase);
 void op_strata_free(struct op_strata *s);
+/* The captures left out (or held) at each end of n, for a self time per iteration that a rare
+ * preempted call does not move: the highest and lowest 2%, at least one each from 10 on (the
+ * phase table's and the series table's one rule, operators_sampled.c, operators_series.c). */
+size_t op_trim_count(size_t n);
 
 #endif

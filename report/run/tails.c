@@ -529,8 +529,8 @@ static void read_cpu(sqlite3 *db, const struct run_phases *p, struct wins *w)
         w->v[i].cpu = (double)x->cpu;
         w->v[i].vcsw = (double)x->vcsw;
         w->v[i].ivcsw = (double)x->ivcsw;
-        if (x->faults >= 0 && x->sys >= 0) w->v[i].faults = (double)x->faults;
-        if (x->faults >= 0 && x->sys >= 0) w->v[i].sys = (double)x->sys;
+        if (x->faults >= 0 && x->sys >= 0)
+            w->v[i].faults = (double)x->faults, w->v[i].sys = (double)x->sys;
     }
 }
 

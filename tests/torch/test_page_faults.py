@@ -110,22 +110,34 @@ class PageFaults(Case):
         self.assertIn("reuse the large tensor", fired[0]["try"])
         self.assertEqual(fired[0]["evidence"]["largest_cpu_allocation_bytes"], 64 << 20)
 
+    def modes_report(self, name, *argv):
+        """MODES (argv: no_grad's faulting forwards of 20, inference_mode's MiB, no_grad's MiB)
+        under the defaults, glibc mapping blocks of 128 KiB and more afresh; its JSON report."""
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([TORCH_PYTHON, "-c", MODES, *argv], INFPROF_OUTPUT=f"{name}.db",
+                          MALLOC_MMAP_THRESHOLD_="131072")
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        return self.report_json(r.db(f"{name}.db"))
+
+    def faults_at_p50(self, line):
+        """The inference_mode line's "(page faults an iteration at the p50: A in inference_mode,
+        B in no_grad: ..." (A, B as groups 1 and 2); fails where it is not there."""
+        m = re.search(r"\(page faults an iteration at the p50: (\d+) in inference_mode, (\d+) in"
+                      r" no_grad:", line)
+        self.assertIsNotNone(m, line)
+        return m
+
     def test_the_inference_mode_line_names_faults_that_differ(self):
         # The same loop under no_grad, then under inference_mode with a 2 MiB block mapped afresh
         # each forward: the modes' latencies differ by the faults, not the mode, and the line
         # that answers "is inference_mode worth it" says so (a user loop's read "0.56x no_grad,
         # slower" at 2,856 faults a forward against 1,194, "1.66x" at 9 in another run).
-        if not os.path.exists(TORCH_PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([TORCH_PYTHON, "-c", MODES], INFPROF_OUTPUT="modes.db",
-                          MALLOC_MMAP_THRESHOLD_="131072")
-        if r.rc != 0 and b"No module named" in r.err:
-            raise unittest.SkipTest("python3 has no torch")
-        self.assertEqual(r.rc, 0, r.err)
-        line = self.report_json(r.db("modes.db"))["summary"]["inference_vs_no_grad"]
-        m = re.search(r"\(page faults an iteration at the p50: (\d+) in inference_mode, (\d+) in"
-                      r" no_grad:", line)
-        self.assertIsNotNone(m, line)
+        report = self.modes_report("modes")
+        line = report["summary"]["inference_vs_no_grad"]
+        m = self.faults_at_p50(line)
         self.assertGreater(int(m.group(1)), 400, line)
         self.assertLess(int(m.group(2)), 64, line)
 
@@ -133,14 +145,7 @@ class PageFaults(Case):
         # no_grad maps 4 MiB afresh in 9 of every 20 forwards: about 460 faults a forward on
         # average, none in the one at its p50. The finding says so, not "after each iteration"
         # (a fresh-eyes check's loop, every 10th forward faulting, its typical one 7).
-        if not os.path.exists(TORCH_PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([TORCH_PYTHON, "-c", MODES, "9", "1", "4"], INFPROF_OUTPUT="some.db",
-                          MALLOC_MMAP_THRESHOLD_="131072")
-        if r.rc != 0 and b"No module named" in r.err:
-            raise unittest.SkipTest("python3 has no torch")
-        self.assertEqual(r.rc, 0, r.err)
-        report = self.report_json(r.db("some.db"))
+        report = self.modes_report("some", "9", "1", "4")
         found = [a for a in report["advice"] if a["rule"] == "page_faults"
                  and a["phase"].startswith("no_grad")]
         self.assertEqual(len(found), 1, report["advice"])
@@ -156,33 +161,17 @@ class PageFaults(Case):
         # no_grad 2 MiB afresh each forward, inference_mode 1 MiB: 512 against 256 faults, not
         # over twice as many, the first rule's (a fresh-eyes check's 999 against 520 read
         # "1.19x no_grad, faster", its whole difference the faults' system time).
-        if not os.path.exists(TORCH_PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([TORCH_PYTHON, "-c", MODES, "20", "1"], INFPROF_OUTPUT="both.db",
-                          MALLOC_MMAP_THRESHOLD_="131072")
-        if r.rc != 0 and b"No module named" in r.err:
-            raise unittest.SkipTest("python3 has no torch")
-        self.assertEqual(r.rc, 0, r.err)
-        line = self.report_json(r.db("both.db"))["summary"]["inference_vs_no_grad"]
-        m = re.search(r"\(page faults an iteration at the p50: (\d+) in inference_mode, (\d+) in"
-                      r" no_grad:", line)
-        self.assertIsNotNone(m, line)
+        report = self.modes_report("both", "20", "1")
+        line = report["summary"]["inference_vs_no_grad"]
+        m = self.faults_at_p50(line)
         self.assertTrue(200 <= int(m.group(1)) <= 320 and 450 <= int(m.group(2)) <= 580, line)
 
     def test_the_inference_mode_line_holds_the_faults_at_the_p50s(self):
         # no_grad faults 2 MiB in 9 of every 20 forwards, inference_mode 1 MiB in each: the means
         # (about 230 and 256 a forward) are not twice apart, but the p50s compared ran at 0 and
-        # 256 (the
-        # fresh-eyes check's DataLoader loop: "0.41x no_grad, slower" with no_grad's mean at
-        # 1,715 faults against inference_mode's 2,856, its p50's at 9).
-        if not os.path.exists(TORCH_PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
-        r = self.run_prog([TORCH_PYTHON, "-c", MODES, "9", "1"], INFPROF_OUTPUT="half.db",
-                          MALLOC_MMAP_THRESHOLD_="131072")
-        if r.rc != 0 and b"No module named" in r.err:
-            raise unittest.SkipTest("python3 has no torch")
-        self.assertEqual(r.rc, 0, r.err)
-        report = self.report_json(r.db("half.db"))
+        # 256 (the fresh-eyes check's DataLoader loop: "0.41x no_grad, slower" with no_grad's
+        # mean at 1,715 faults against inference_mode's 2,856, its p50's at 9).
+        report = self.modes_report("half", "9", "1")
         ng, inf = (next(s for s in report["series"] if s["phase"].startswith(mode))
                    for mode in ("no_grad", "inference_mode"))
         self.assertLess(inf["faults_per_iteration"], 2 * ng["faults_per_iteration"] + 16,
@@ -190,9 +179,7 @@ class PageFaults(Case):
         self.assertLess(ng["faults_at_p50"], 64, ng)
         self.assertGreater(inf["faults_at_p50"], 200, inf)
         line = report["summary"]["inference_vs_no_grad"]
-        m = re.search(r"\(page faults an iteration at the p50: (\d+) in inference_mode, (\d+) in"
-                      r" no_grad:", line)
-        self.assertIsNotNone(m, line)
+        m = self.faults_at_p50(line)
         self.assertEqual((int(m.group(1)), int(m.group(2))),
                          (round(inf["faults_at_p50"]), round(ng["faults_at_p50"])), line)
 
