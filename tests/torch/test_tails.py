@@ -19,7 +19,9 @@ SLOW = {9, 19, 29, 39, 49}
 WANT = {"gc": ("gc", "gc"), "gcmode": ("gc", "gc"), "python": ("outside_forward", "outside_forward"),
         "tensor": ("outside_forward", "large_allocation"), "shape": (None, "new_input_shape"),
         "wait": ("off_cpu", "off_cpu"), "preempt": ("preempted", "preempted"),
-        "refault": ("page_faults", "longer_operators")}
+        # With operators: the same operators longer for the faults, one time seen twice (either
+        # comes first: their extras differ by the system time's tick grain).
+        "refault": ("page_faults", ("longer_operators", "page_faults"))}
 # Kinds whose slow iterations fault fresh memory in: page faults are named beside the cause,
 # inside its time (a 64 MiB tensor: 16 k faults; the larger input's tensors), and only there.
 FRESH = {"tensor", "shape", "refault"}
@@ -91,7 +93,8 @@ class Tails(Case):
         named = [c["cause"] for c in causes]
         want = WANT[kind][operators]
         if want:
-            self.assertEqual(named[0], want, (kind, operators, causes))
+            self.assertIn(named[0], want if isinstance(want, tuple) else (want,),
+                          (kind, operators, causes))
             self.assertGreater(causes[0]["share_pct"], 50, causes[0])
         else:
             self.assertIn("a new input shape?", t["guess"])
@@ -106,6 +109,7 @@ class Tails(Case):
         for c in causes[1 if want else 0:]:
             self.assertTrue(c["cause"] in NOISE or c["share_pct"] < 20 or
                             (c["cause"] == "page_faults" and kind in FRESH) or
+                            (c["cause"] == "longer_operators" and kind == "refault") or
                             (c["cause"] == "longer_operators" and c["share_pct"] <= noise),
                             (kind, causes))
         if kind not in FRESH:
@@ -160,9 +164,12 @@ class Tails(Case):
                 self.assertTrue(m and int(m.group(1)) - int(m.group(2)) >= 5000, c)
                 tail = report["summary"]["tail"]
                 if ops:
-                    self.assertIn("aten::add_", report["tail_causes"][0]["top"])
+                    longer, = [c for c in report["tail_causes"]
+                               if c["cause"] == "longer_operators"]
+                    self.assertIn("aten::add_", longer["top"])
+                    self.assertGreater(longer["share_pct"], 50, longer)
                     self.assertRegex(tail, r"the same operators, longer: \d+% of the extra,"
-                                     r" page faults \d+%")
+                                     r" page faults \d+%|page faults: \d+% of the extra")
                 else:
                     self.assertRegex(tail, r"page faults: \d+% of the extra; its memory is"
                                      r" faulted in afresh each time: reuse the large tensor")
