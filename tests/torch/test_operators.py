@@ -7,7 +7,10 @@ every operator above 1% of the window's self time, and self CPU time within 10% 
 by call: a loaded machine that preempts the program between torch.profiler's callback and ours
 gives one call a few hundred us more in one of the two (seen: int8 aten::relu, aten::aminmax,
 +0.9 ms on one call in a CI run), so the two calls of each operator that disagree most are left
-out of the sums compared.
+out of the sums compared, and so are the calls torch.profiler mis-nested (a child whose end
+rounds 1 us past its parent's becomes its grandparent's: the parent's self time then holds the
+whole child, an aten::linear 14 ms for its aten::addmm's; a CI run failed on the script's
+aten::linear, 130 ms of self time in torch.profiler's calls against 0.12 ms in ours).
 torch.profiler (1.13's kineto) loses one or two zero-length calls of a thousand
 (aten::resolve_conj: 118 or 119 of the 120 two per addmm make): for those, its count may be lower
 by at most 5%, never higher, and infprof's count is the program's own. Self time is compared
@@ -66,8 +69,8 @@ class Operators(TorchCase):
             got = self.window(db, label)
             want = ref[key]
             self.assertEqual(sorted(got), sorted(want), key)
-            total = sum(t for _, t, _ in want.values())
-            for name, (calls, t, each) in want.items():
+            total = sum(v[1] for v in want.values())
+            for name, (calls, t, each, nested) in want.items():
                 if t > 0.01 * total:
                     n = got[name][0]
                     # torch.profiler, the anchor, loses a call now and then on a loaded machine
@@ -80,8 +83,13 @@ class Operators(TorchCase):
                     # preemption between the two profilers' callbacks (a loaded machine: three
                     # calls of 150 apart by 0.3 ms, one by 29-57 ms); 10% plus 1% of the window
                     # on the rest. Calls a loss leaves unpaired: their sums.
+                    # The calls torch.profiler mis-nested (a child's end rounded past theirs, its
+                    # whole time then their self time) are not compared; at most a quarter.
                     if n == calls:
-                        pairs = sorted(zip(got[name][2], each), key=lambda p: abs(p[0] - p[1]))
+                        self.assertLessEqual(len(nested), calls // 4, f"{key} {name}")
+                        pairs = [p for i, p in enumerate(zip(got[name][2], each))
+                                 if i not in set(nested)]
+                        pairs = sorted(pairs, key=lambda p: abs(p[0] - p[1]))
                         drop = max(2, len(pairs) * 3 // 100) if len(pairs) > 10 else 0
                         pairs = pairs[:len(pairs) - drop]
                     else:
