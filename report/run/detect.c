@@ -29,19 +29,20 @@
  * half of it: each loop is then looked for on its own, from the last back (at least 8 periods
  * and 16 reports each, together half the reports), and each is a series ("loop 1", ...). Where
  * the last loop does cover half of it (an int8 copy's many short forwards after an fp32 model's
- * few long ones), the loops before it are looked for the same way.
+ * few long ones), the loops before it are looked for the same way. Loops whose forwards make the
+ * same allocations (in any order) are one loop, one series.
+ *
+ * A period of allocations may hold several forwards: a loop whose every 20th request is longer
+ * repeats exactly only every 20. detect_split.c cuts such a period into its forwards, each an
+ * iteration (the longer one a slow iteration of the same series, not a model of its own).
  */
 #include "detect.h"
+#include "detect_split.h"
 #include "run.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct rep {
-    int64_t ts, end, token;
-    int64_t key; /* the cut goes before the offset whose median key is lowest */
-};
 
 #define MIN_KERNELS 4
 
@@ -96,12 +97,46 @@ static size_t period_of(const struct rep *s, size_t n, size_t min_run, size_t *r
     return 0;
 }
 
+/* The forward a stretch repeats: s[at..at + len) (its period, or the unit of a period cut into
+ * forwards). Two stretches whose forwards make the same allocations, in whatever order, are one
+ * loop (one series): a warm-up loop `for i in range(40): m(make(i))` frees each input after its
+ * call, the timed loop `x = make(i); m(x)` when the next one replaces it, and the same model at
+ * the same sizes read as "loop 1 1.02x loop 2". Settings that differ (threads) still split them
+ * (settings.c). */
+struct unit {
+    size_t at, len;
+    int pieces, alike; /* detect_split's: iterations a period (1: the period is one), alike */
+    size_t period;
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int same_unit(const struct rep *s, struct unit a, struct unit b, int closing)
+{
+    if (a.len != b.len) return 0;
+    int same = 1;
+    for (size_t i = 0; i < a.len && same; i++) same = s[a.at + i].token == s[b.at + i].token;
+    if (same || !closing) return same;
+    int64_t *x = malloc(2 * a.len * sizeof *x);
+    if (!x) cli_fail("out of memory");
+    for (size_t i = 0; i < a.len; i++) x[i] = s[a.at + i].token, x[a.len + i] = s[b.at + i].token;
+    qsort(x, a.len, sizeof *x, cmp_i64);
+    qsort(x + a.len, a.len, sizeof *x, cmp_i64);
+    same = !memcmp(x, x + a.len, a.len * sizeof *x);
+    free(x);
+    return same;
+}
+
 /* The iterations of one repeating stretch s[r0..n) of period p (run: reports that matched),
  * appended to out as loop `loop`: their count, 0 when the stretch is no loop of forwards.
  * closing (allocations): the key at the cut must be the same in every period within 1% (a loop
- * that frees what it allocates). */
+ * that frees what it allocates). *unit: the forward it repeats. */
 static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int closing, int loop,
-                          struct detected *out)
+                          struct unit *unit, struct detected *out)
 {
     /* Kernels and operators: at least MIN_KERNELS a period: one or two repeated (a
      * micro-benchmark, a kernel in a loop of its own) are no loop of forwards. */
@@ -145,12 +180,27 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     /* The allocations' cut is after their lowest point; the kernels' before the longest idle.
      * Where the cut falls matters little to the figures: each window spans one period. */
     size_t first = closing ? r0 + best + 1 : r0 + best, before = out->n;
-    for (size_t a = first; a + p - 1 < n && out->n < DETECT_MAX; a += p) {
-        out->start[out->n] = s[a].ts;
-        out->end[out->n] = s[a + p - 1].end;
-        out->loop[out->n] = (unsigned char)loop;
-        out->n++;
+    /* A period of allocations that holds several forwards (every 20th request longer): cut
+     * into them (detect_split.c); its unit, the forward that repeats, names the loop. */
+    size_t at[SPLIT_PIECES_MAX + 1] = {0}, k = 1, alike = 0, u = 0, q = p;
+    if (closing && first + p <= n) {
+        size_t got =
+            detect_split(s + first, p, s[first - 1].key, at, SPLIT_PIECES_MAX, &alike, &u, &q);
+        if (got)
+            k = got;
+        else
+            u = 0, q = p, alike = 0;
     }
+    at[k] = p;
+    unit->at = first + u, unit->len = q, unit->pieces = (int)k, unit->alike = (int)alike;
+    unit->period = p;
+    for (size_t a = first; a + p - 1 < n && out->n < DETECT_MAX; a += p)
+        for (size_t j = 0; j < k && out->n < DETECT_MAX; j++) {
+            out->start[out->n] = s[a + at[j]].ts;
+            out->end[out->n] = s[a + at[j + 1] - 1].end;
+            out->loop[out->n] = (unsigned char)loop;
+            out->n++;
+        }
     if (out->n - before < 4) out->n = before;
     return out->n - before;
 }
@@ -191,14 +241,15 @@ static int covers_half(const struct rep *s, size_t n, const struct detected *d)
  * half of the sequence's reports, each loop its own series. */
 static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
 {
-    out->n = 0, out->nloops = 0;
+    out->n = 0, out->nloops = 0, out->pieces = 1, out->alike = 0, out->split_period = 0;
     detect_work = 0;
     size_t matched = 0, at = n, bounds[16];
+    struct unit units[16];
     int loops = 0, repeats = 0, period = 0, half = 0;
     size_t skip = 256; /* before a loop: the next one's set-up and its first, odd, forward */
     size_t end = n, r0 = 0, p = find_stretch(s, &end, n / 2, 256, &r0);
     if (p) { /* one loop over half of it: the last, the others (if any) before it */
-        size_t got = cut_stretch(s, r0, end, p, closing, 0, out);
+        size_t got = cut_stretch(s, r0, end, p, closing, 0, &units[0], out);
         if (!got) return 0;
         bounds[loops++] = got;
         matched = end - r0, repeats = (int)((end - r0) / p), period = (int)p, half = 1;
@@ -211,7 +262,7 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         size_t e = at, start;
         size_t q = find_stretch(s, &e, 16, skip, &start);
         if (!q || (e - start) / q < 8) break;
-        size_t got = cut_stretch(s, start, e, q, closing, loops, out);
+        size_t got = cut_stretch(s, start, e, q, closing, loops, &units[loops], out);
         if (!got) break;
         bounds[loops] = got;
         matched += e - start, repeats += (int)((e - start) / q), period = (int)q;
@@ -219,6 +270,11 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         at = start;
         skip = 256 + 2 * q;
     }
+    /* A stretch whose period held several forwards: the one of most (said in the note). */
+    for (int l = 0; l < loops; l++)
+        if (units[l].pieces > out->pieces)
+            out->pieces = units[l].pieces, out->alike = units[l].alike,
+            out->split_period = (int)units[l].period;
     if (loops == 1 && half) {
         out->period = (int)p;
         out->repeats = repeats;
@@ -231,24 +287,35 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         out->n = 0;
         return 0;
     }
-    /* Found last first: put the loops in time order, numbered so. */
+    /* Stretches that repeat the same forward are one loop (a request loop's runs of short
+     * requests in its warm-up, then the periods of short and long ones): numbered in time
+     * order, the stretch found last being the earliest. */
+    int number[16], nloops = 0;
+    for (int l = loops - 1; l >= 0; l--) {
+        number[l] = -1;
+        for (int e = loops - 1; e > l && number[l] < 0; e--)
+            if (same_unit(s, units[e], units[l], closing)) number[l] = number[e];
+        if (number[l] < 0) number[l] = nloops++;
+    }
     size_t total = out->n, o = 0;
     int64_t *st = malloc(total * sizeof *st), *en = malloc(total * sizeof *en);
-    if (!st || !en) cli_fail("out of memory");
+    unsigned char *lp = malloc(total ? total : 1);
+    if (!st || !en || !lp) cli_fail("out of memory");
     for (int l = loops - 1; l >= 0; l--) { /* the loop found last is the earliest */
         size_t a = 0;
         for (int q = 0; q < l; q++) a += bounds[q];
         for (size_t k = a; k < a + bounds[l]; k++, o++) {
             st[o] = out->start[k], en[o] = out->end[k];
-            out->loop[o] = (unsigned char)(loops - 1 - l);
+            lp[o] = (unsigned char)number[l];
         }
     }
     memcpy(out->start, st, total * sizeof *st);
     memcpy(out->end, en, total * sizeof *en);
-    free(st), free(en);
+    memcpy(out->loop, lp, total);
+    free(st), free(en), free(lp);
     out->period = period; /* the earliest loop's */
     out->repeats = repeats;
-    out->nloops = loops;
+    out->nloops = nloops;
     if (closing || covers_half(s, n, out)) return 1;
     out->n = 0;
     return 0;

@@ -20,6 +20,10 @@ struct detected {
     int period;  /* allocator reports (or kernels) per iteration (the first loop's) */
     int repeats; /* whole periods that matched exactly (all loops) */
     int nloops;  /* loops of their own (a batch size, a model after another): 1 or more */
+    int pieces;  /* iterations a period: 1, or more where a stretch's period held several
+                  * forwards (detect_split.c; the stretch of most) */
+    int alike;   /* ... of which the forward that repeats */
+    int split_period; /* ... that stretch's period (reports) */
     size_t n;
     int64_t start[DETECT_MAX], end[DETECT_MAX]; /* ns since t0, in time order */
     unsigned char loop[DETECT_MAX];             /* the loop of each, 0 .. nloops - 1 */

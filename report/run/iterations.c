@@ -975,6 +975,8 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         ph->detected_loops = d->nloops;
         ph->detected_period = d->period;
         ph->detected_repeats = d->repeats;
+        ph->detected_pieces = d->pieces, ph->detected_alike = d->alike;
+        ph->detected_split_period = d->split_period;
         ph->detected_from = d->from;
         any = 1;
     }

@@ -92,6 +92,8 @@ struct phase_info {
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
+    int detected_pieces, detected_alike;   /* a period of several forwards: how many, alike */
+    int detected_split_period;             /* ... that period (reports) */
     int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
     int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
     int64_t module_iterations; /* of its iterations, Python module calls (source 5) */

@@ -868,7 +868,8 @@ static double windows_clock(sqlite3 *db, const struct run_phases *p, const struc
 
 /* What differs without a time of its own, said as a guess when the named causes explain under
  * half: one allocation much larger (a temporary tensor), or the same allocations each larger (a
- * new input shape: the largest taken out, the rest 1.2x the bytes or more). */
+ * new input shape: the largest taken out, the rest 1.2x the bytes or more), or more allocations
+ * of 1.5x the bytes or more in all (larger inputs). */
 static void tail_guess(const struct run_tails *r, struct series_tail *t, const struct means *s,
                        const struct means *m, int faulted)
 {
@@ -886,6 +887,13 @@ static void tail_guess(const struct run_tails *r, struct series_tail *t, const s
                  "the slow iterations' largest allocation was %.1f MiB larger on average than"
                  " a typical one's (%.0f allocations vs %.0f): a large temporary tensor?%s",
                  more / MIB, s->allocs, m->allocs, ops);
+    else if (m->alloc_bytes > 0 && s->alloc_bytes >= 1.5 * m->alloc_bytes)
+        /* More of everything: a larger input takes more allocations too (an image of 4x the
+         * pixels: 131 against 107, 3.05x the bytes, in a detected loop's every 5th forward). */
+        snprintf(t->guess, sizeof t->guess,
+                 "the slow iterations allocated %.2fx the bytes (%.0f allocations vs %.0f):"
+                 " larger inputs?%s",
+                 s->alloc_bytes / m->alloc_bytes, s->allocs, m->allocs, ops);
     else if (!r->operators && !faulted) /* page faults named: no guess is one */
         snprintf(t->guess, sizeof t->guess,
                  "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");

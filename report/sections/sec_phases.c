@@ -564,6 +564,16 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
         len = strlen(note);
+        /* A period of several forwards (every 5th request larger): each its own iteration. */
+        if (ph->detected_period && ph->detected_pieces > 1 && len > 1 && len < size) {
+            note[len - 1] = 0; /* the closing parenthesis, reopened */
+            snprintf(note + len - 1, size - len + 1,
+                     "; where the reports repeat only every %d, that holds %d iterations, cut"
+                     " where a forward repeats: %d alike, %d other)",
+                     ph->detected_split_period, ph->detected_pieces, ph->detected_alike,
+                     ph->detected_pieces - ph->detected_alike);
+            len = strlen(note);
+        }
         if (ph->detected_loops > 1 && len < size)
             len += (size_t)snprintf(note + len, size - len,
                                     ", in %d loops of their own, each a series (loop 1 to loop %d:"

@@ -10,6 +10,10 @@
                             at least a third of the loop on a machine of any speed; prints each
                             forward's time as "inference_mode ..." and each preparation's as
                             "between ..."
+  unmarked_prog.py everynth 40 forwards under inference_mode, every 5th (from the 5th) on an
+                            input of 4 times the pixels; prints each forward's time as
+                            "inference_mode ..." (a request loop whose every so many requests
+                            are larger: the allocations repeat every 5 forwards)
   unmarked_prog.py twoloops 12 forwards under inference_mode at batch 1, then 12 at batch 3;
                             prints each loop's forward times as "loop1 ..." and "loop2 ..."
 """
@@ -60,6 +64,16 @@ elif what == "varying":
     with torch.inference_mode():
         for _ in range(14):
             y = forward(random.randint(1, 6))
+elif what == "everynth":
+    with torch.inference_mode():
+        own = []
+        small, large = torch.randn(1, 3, 64, 64), torch.randn(1, 3, 128, 128)
+        for i in range(40):
+            x = large if i % 5 == 4 else small
+            t0 = time.perf_counter_ns()
+            y = model(x)
+            own.append(time.perf_counter_ns() - t0)
+        print("inference_mode", *own, flush=True)
 elif what == "twoloops":
     with torch.inference_mode():
         for name, batch in (("loop1", 1), ("loop2", 3)):

@@ -2,10 +2,12 @@
 and a C++ loop over torch::nn modules, in no_grad and then inference_mode, mark nothing; the
 report finds their iterations in the allocator's reports, says so, and its p50 agrees with the
 program's own timer around each forward within 5% + 0.5 ms (of its 40th-60th percentile, which
-a loaded machine needs: check_against_own). A body that varies gets no
-iterations, nor does a program with no loop. Where the program marks its iterations, the marks
-win: here each mark holds two forwards, so the detected period (one forward) would halve the
-latency; the mark says what the program calls an iteration, and that is what is counted.
+a loaded machine needs: check_against_own). A body that varies gets no iterations, nor does a
+program with no loop. A loop whose every 5th input is larger repeats its allocations only every 5
+forwards: it is cut into its forwards, not into iterations of five. Where the program marks its
+iterations, the marks win: here each mark holds two forwards, so the detected period (one
+forward) would halve the latency; the mark says what the program calls an iteration, and that is
+what is counted.
 
 These Python programs run with INFPROF_PYTHON=0: their module calls unseen, as in a C++ loop or
 under python -S (test_pyloop.py has them seen)."""
@@ -132,6 +134,32 @@ class Unmarked(Case):
             self.assertLess(ours, 1.05 * hi + 500_000, (name, ours, lo, hi))
         ph = self.phases(report)["inference_mode"]
         self.assertEqual(ph["iteration_source"], "detected from the allocations")
+
+    def test_every_fifth_request_larger(self):
+        # Every 5th forward on an input of 4x the pixels: the allocations repeat exactly only
+        # every 5 forwards, and each such period was one "iteration" of 5 forwards, its p50 5x the
+        # program's (a fresh-eyes check's request loop, every 20th request longer: "loop 3
+        # 71.54ms", a model 24x slower than the one that ran, and no tail). Now one iteration a
+        # forward, the p50 the small inputs', the larger ones a tail every 5th.
+        r, report = self.python("everynth")
+        own = [int(t) for t in r.out.decode().split("\n")[0].split()[1:]]
+        small = sorted(t for k, t in enumerate(own) if k % 5 != 4 and k >= 3)
+        large = sorted(t for k, t in enumerate(own) if k % 5 == 4)
+        ph = self.phases(report)["inference_mode"]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+        self.assertGreaterEqual(ph["iterations"], len(own) - 10, ph)
+        s, = [x for x in report["series"] if x["phase"] == "inference_mode | autocast off"]
+        lo, hi = small[int(0.3 * (len(small) - 1))], small[-(-7 * (len(small) - 1) // 10)]
+        self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 500_000, (s, lo, hi))
+        self.assertLess(s["latency_p50_ns"], 1.05 * hi + 500_000, (s, lo, hi))
+        t, = report["tails"]
+        self.assertRegex(t["pattern"], r"^every 5th from #\d", t)
+        self.assertGreaterEqual(t["slow_iterations"], 5, t)
+        med = large[len(large) // 2]
+        self.assertTrue(0.8 * med < t["slow_mean_ns"] < 1.25 * med, (t, med))
+        self.assertIn("larger inputs?", t["guess"])
+        text = " ".join(self.cli("report", r.db("everynth.db")).out.decode().split())
+        self.assertIn("holds 5 iterations, cut where a forward repeats: 4 alike, 1 other", text)
 
     def test_cpp_module_loop(self):
         exe = prog("torch_modes")
