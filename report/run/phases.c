@@ -420,6 +420,8 @@ void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
     phases_suspect(db, p);
     char *py = db_meta_text(db, "python_module_hooks");
     p->dataloader_worker = py && !strncmp(py, "worker", 6);
+    snprintf(p->py_hooks_off, sizeof p->py_hooks_off, "%s",
+             py && !strncmp(py, "off: ", 5) ? py + 5 : "");
     free(py);
     db_meta_int(db, "python_module_calls_unseen", &p->py_unseen);
     db_meta_int(db, "torch_marks_dropped", &p->marks_dropped);

@@ -269,6 +269,7 @@ struct run_phases {
     size_t niters;
     int dataloader_worker; /* a DataLoader worker process (meta python_module_hooks): no
                               iterations of its own, no inference advice */
+    char py_hooks_off[200]; /* why a Python process's module hooks were off ("" on, or none) */
     /* Python module calls not timed: begun on a thread before it was watched (a model run from
      * several threads), and still open at the end (one raised before PyTorch 2.1 and hid the
      * calls after it, or the program ended inside it). 0 none, or an older database. */

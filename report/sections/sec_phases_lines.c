@@ -1,10 +1,12 @@
 /*
  * sec_phases_lines.c: the first screen's lines that the phases section answers
- * (sections.h, summary_line): which phase is fastest and by how much against the baseline (with
- * its band), inference_mode against no_grad and what the warm-up cost. Every figure comes from
+ * (sections.h, summary_line): how iterations were found where no mark or module call said,
+ * which phase is fastest and by how much against the baseline (with its band), inference_mode
+ * against no_grad and what the warm-up cost. Every figure comes from
  * the same computations as the tables below them.
  */
 #include "sections.h"
+#include "../run/detect.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,12 +357,54 @@ static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
     }
 }
 
+/* Iterations: where any phase's were detected without a mark, which and from what, so that a
+ * reader knows what an iteration is before reading its figures; and why a Python process's
+ * module calls were not the iterations (a fresh-eyes check's copy of the library without its
+ * sitecustomize.py read "loop 3 71.54ms" and merged two models into one, saying why only in the
+ * Run table). Null when every iteration was marked or a module call. */
+static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_phases *p = c->p;
+    char buf[1024], l[32];
+    size_t o = 0;
+    int split = 0, from = 0;
+    for (int i = 0; i < p->n && o + 40 < sizeof buf; i++) {
+        const struct phase_info *ph = &p->v[i];
+        if (!ph->detected_period || ph->transient) continue;
+        phase_short_label(ph, l, sizeof l);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", o ? ", " : "", l);
+        split |= ph->detected_pieces > 1;
+        from |= 1 << ph->detected_from;
+    }
+    if (!o) return;
+    const char *src = from == 1 << DETECT_KERNELS     ? "its kernel sequence"
+                      : from == 1 << DETECT_OPERATORS ? "its operator sequence"
+                      : from == 1 << DETECT_ALLOCATIONS
+                          ? "the allocator's reports (each from a forward's first allocation to"
+                            " its last)"
+                          : "its kernels, operators or allocations (the phase table's note)";
+    o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s", src,
+                          split ? "; a period of several forwards cut into them" : "");
+    if (p->py_hooks_off[0] && o < sizeof buf)
+        snprintf(buf + o, sizeof buf - o,
+                 "; Python's module hooks were off (%s), so model calls are not the iterations and"
+                 " no model is named",
+                 p->py_hooks_off);
+    else if (o < sizeof buf)
+        snprintf(buf + o, sizeof buf - o,
+                 "; a mark around the forward (an NVTX range or record_function scope named"
+                 " iteration) times exactly it");
+    summary_set(so, buf);
+}
+
 static const struct summary_line line_fastest = {
     .key = "fastest", .title = "Fastest phase", .rank = 10, .fill = fill_fastest};
 static const struct summary_line line_inference = {
     .key = "inference_vs_no_grad", .title = "inference_mode", .rank = 30, .fill = fill_inference};
 static const struct summary_line line_warmup = {
     .key = "warmup", .title = "Warm-up", .rank = 60, .fill = fill_warmup};
+static const struct summary_line line_iterations = {
+    .key = "iterations_detected", .title = "Iterations", .rank = 8, .fill = fill_iterations};
 
-const struct summary_line *const phases_summary[] = {&line_fastest, &line_inference, &line_warmup,
-                                                     NULL};
+const struct summary_line *const phases_summary[] = {&line_iterations, &line_fastest,
+                                                     &line_inference, &line_warmup, NULL};

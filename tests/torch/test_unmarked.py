@@ -12,9 +12,10 @@ what is counted.
 These Python programs run with INFPROF_PYTHON=0: their module calls unseen, as in a C++ loop or
 under python -S (test_pyloop.py has them seen)."""
 import os
+import shutil
 import unittest
 
-from harness import Case, TORCH_PYTHON, main, prog
+from harness import Case, LIB, TORCH_PYTHON, main, prog
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs", "unmarked_prog.py")
 PYTHON = TORCH_PYTHON
@@ -160,6 +161,29 @@ class Unmarked(Case):
         self.assertIn("larger inputs?", t["guess"])
         text = " ".join(self.cli("report", r.db("everynth.db")).out.decode().split())
         self.assertIn("holds 5 iterations, cut where a forward repeats: 4 alike, 1 other", text)
+        # The first screen says what an iteration is here, and how to time exactly the forward.
+        line = report["summary"]["iterations_detected"]
+        self.assertRegex(line, r"^inference/off: detected without a mark, from the allocator's"
+                               r" reports .*; a period of several forwards cut into them; a mark"
+                               r" around the forward", line)
+
+    def test_library_without_its_python_files(self):
+        # The library copied alone, without share/infprof/python beside it: the module hooks are
+        # off, iterations are detected, and the first screen says why (a fresh-eyes check's copy
+        # said so only in the Run table, under "loop 3 71.54ms" and two models made one).
+        alone = os.path.join(self.dir, "alone")
+        os.makedirs(alone)
+        lib = os.path.join(alone, "libinfprof.so")
+        shutil.copy(LIB, lib)
+        r, report = self.python("everynth", db="alone.db", LD_PRELOAD=lib, INFPROF_PYTHON="1")
+        self.assertTrue(self.meta(r.db("alone.db"), "python_module_hooks").startswith(
+            "off: our sitecustomize.py was not found"))
+        self.assertIn("; Python's module hooks were off (our sitecustomize.py was not found beside"
+                      " the library), so model calls are not the iterations and no model is"
+                      " named", report["summary"]["iterations_detected"])
+        # Where every iteration is a module call, the line is null.
+        _, seen = self.python("everynth", db="seen.db", INFPROF_PYTHON="1")
+        self.assertIsNone(seen["summary"]["iterations_detected"])
 
     def test_cpp_module_loop(self):
         exe = prog("torch_modes")
