@@ -59,11 +59,6 @@ int runs_band(const double *mb, int kb, const double *mn, int kn, struct runs_ba
 /* The runs of a side that stand out slower than its others (three runs or more; out[i] 1), how
  * many: a machine's slow spell, left out of the band and said. */
 int runs_left_out(const double *m, int k, int *out);
-/* One run a side (compare_drift.c): the 95% band of median(base) / median(new) from the medians
- * of each run's eight stretches in time order, what a run's wandering level allows; 0 where a run
- * has fewer than 48 iterations. band_of takes the wider of it and the iterations' band. */
-int compare_drift_band(const int64_t *base, size_t nb, const int64_t *new, size_t nn, double *lo,
-                       double *hi);
 /* "3.21ms 52.50ms (left out) 3.19ms": the runs' medians as the tables show them (pool
  * memory); out NULL: none left out. */
 const char *runs_text(const double *m, int k, const int *out);

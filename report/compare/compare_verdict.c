@@ -71,16 +71,11 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
                    : "no verdict: the new run's iterations shifted level mid-run";
         return 0;
     }
-    /* median(base) / median(new): above 1, the new run is faster */
-    if (!iterations_ratio_ci(new, nn, base, nb, lo, hi)) {
+    /* median(base) / median(new): above 1, the new run is faster; as wide as each run's own
+     * wandering level allows (report/run/band.c). */
+    if (!iterations_band(new, nn, base, nb, lo, hi)) {
         *why = "no verdict: too few iterations";
         return 0;
-    }
-    /* And as wide as each run's own wandering level allows (compare_drift.c). */
-    double dlo, dhi;
-    if (compare_drift_band(base, nb, new, nn, &dlo, &dhi)) {
-        if (dlo < *lo) *lo = dlo;
-        if (dhi > *hi) *hi = dhi;
     }
     return 1;
 }

@@ -313,8 +313,8 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
         return;
     }
     double lo, hi;
-    if (!iterations_ratio_ci(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo,
-                             &hi)) {
+    if (!iterations_band(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo,
+                         &hi)) {
         table_set_text(t, c_ratio + 3, "too few to tell");
         return;
     }

@@ -75,7 +75,8 @@ static size_t overlap_words(const struct phase_info *fast, const struct phase_in
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
-/* The words for a phase that pools several series: where each one's figures are. */
+/* The words for a phase that pools several series: where each one's figures are ("not ranked"
+ * first: "no_grad/off pools 2 series" under Fastest phase read as naming it fastest). */
 static void pooled_words(const struct run_phases *p, const struct phase_info *ph, char *out,
                          size_t n)
 {
@@ -83,8 +84,10 @@ static void pooled_words(const struct run_phases *p, const struct phase_info *ph
     int line = series_pick(p, (int)(ph - p->v), &k); /* else no Series line */
     char a[64];
     phase_short_label(ph, a, sizeof a);
-    snprintf(out, n, "%s pools %d series, so it has no p50 of its own: see the %s", a, ph->nseries,
-             line ? "Series line" : "Series table");
+    snprintf(out, n,
+             "not ranked: %s pools %d series, so it has no p50 of its own (the %s has"
+             " each)",
+             a, ph->nseries, line ? "Series line" : "Series table");
 }
 
 /* x and y whose one series ran at other batch sizes: a call's latency says nothing of the mode
@@ -155,8 +158,8 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         double lo, hi;
         const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
         int band = against && !sh &&
-                   iterations_ratio_ci(f->counted_lat, f->ncounted, base->counted_lat,
-                                       base->ncounted, &lo, &hi);
+                   iterations_band(f->counted_lat, f->ncounted, base->counted_lat, base->ncounted,
+                                   &lo, &hi);
         enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (against && batch_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
@@ -256,7 +259,7 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
             if (!va || !vb) cli_fail("out of memory");
             size_t na = series_steady_latencies(x, va), nb = series_steady_latencies(y, vb);
             double lo, hi, r = (double)y->lat_p50 / (double)x->lat_p50;
-            int band = iterations_ratio_ci(va, na, vb, nb, &lo, &hi);
+            int band = iterations_band(va, na, vb, nb, &lo, &hi);
             free(va), free(vb);
             if (*o + 96 < n)
                 *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad%s",
@@ -310,8 +313,8 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         buf[o] = 0;
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         const struct phase_info *sh = phases_shifted(inf, ng);
-        int band = !sh && iterations_ratio_ci(inf->counted_lat, inf->ncounted, ng->counted_lat,
-                                              ng->ncounted, &lo, &hi);
+        int band = !sh && iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat,
+                                          ng->ncounted, &lo, &hi);
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
