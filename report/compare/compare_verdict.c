@@ -10,7 +10,7 @@
  * program differ more than either run's band says (6 of 15 pairs of a small CPU model once read
  * faster or slower for 0.5-0.7%; later, against one base run 2% slower than the rest, 3 of 10
  * unchanged pairs read faster by 1.3-2.4%). So a change is only a change where its band clears
- * COMPARE_NOISE_FLOOR (3%) either way; a median ratio within 1% whose band stays within the floor
+ * RUN_NOISE_FLOOR (3%) either way; a median ratio within 1% whose band stays within the floor
  * is the same within 1%; else no clear difference. A band needs six iterations a side (the exact
  * 95% interval of a median does). With several runs a side the band is the runs'
  * (compare_band.c) and the verdict reads it the same way. The first screen: compare_summary.c.
@@ -37,19 +37,16 @@ static const struct series_info *series_named(const struct compare_side *s, cons
 
 #define COMPARE_MIN_STEADY 6
 #define RUNS_COLS          12 /* the last columns of a verdict table (compare_verdicts) */
-/* What two processes of one unchanged program differ by (above): a change needs its band past. */
-#define COMPARE_NOISE_FLOOR 1.03
 
-/* Between runs (the block at the top): lo, hi the band of the speed-up, r its median ratio. */
+/* Between runs (the block at the top): lo, hi the band of the speed-up, r its median ratio; the
+ * report's rule within a run too (report/run: iterations_verdict, RUN_NOISE_FLOOR). */
 static const char *verdict_words(double lo, double hi, double r)
 {
-    if (lo > COMPARE_NOISE_FLOOR) return "faster";
-    if (hi < 1 / COMPARE_NOISE_FLOOR) return "slower";
-    /* The same only where the band says so too: a median ratio of 1.00 with a band of
-     * 0.07-13.98x (the H200's autotuning series, six slow iterations of 42) knows nothing. */
-    if (r >= 1 / 1.01 && r <= 1.01 && lo >= 1 / COMPARE_NOISE_FLOOR && hi <= COMPARE_NOISE_FLOOR)
-        return "the same within 1%";
-    return "no clear difference";
+    static const char *const words[] = {[VERDICT_SAME] = "the same within 1%",
+                                        [VERDICT_FASTER] = "faster",
+                                        [VERDICT_SLOWER] = "slower",
+                                        [VERDICT_UNCLEAR] = "no clear difference"};
+    return words[iterations_verdict(lo, hi, r)];
 }
 
 /* The band and verdict of base against new latencies; 0 (why in *why) where there is none. */

@@ -135,6 +135,46 @@ static int same_unit(const struct rep *s, struct unit a, struct unit b, int clos
  * appended to out as loop `loop`: their count, 0 when the stretch is no loop of forwards.
  * closing (allocations): the key at the cut must be the same in every period within 1% (a loop
  * that frees what it allocates). *unit: the forward it repeats. */
+/* One iteration appended to d. Until 2026-11-30 at most 100,000 were kept, silently: a C++
+ * server's 150,000 requests read 99,939 steady iterations and "Lost nothing" (a fresh-eyes
+ * check). */
+static void push(struct detected *d, int64_t start, int64_t end, int loop)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 4096;
+        int64_t *s = realloc(d->start, cap * sizeof *s);
+        if (s) d->start = s;
+        int64_t *e = realloc(d->end, cap * sizeof *e);
+        if (e) d->end = e;
+        unsigned char *l = realloc(d->loop, cap);
+        if (l) d->loop = l;
+        if (!s || !e || !l) cli_fail("out of memory");
+        d->cap = cap;
+    }
+    d->start[d->n] = start, d->end[d->n] = end, d->loop[d->n] = (unsigned char)loop;
+    d->n++;
+}
+
+void detected_free(struct detected *d)
+{
+    free(d->start), free(d->end), free(d->loop);
+    d->start = d->end = NULL, d->loop = NULL, d->n = d->cap = 0;
+}
+
+/* A hash of the forward a stretch repeats (FNV-1a over its tokens, sorted where `closing`: the
+ * same allocations in any order). */
+static uint64_t unit_sig(const struct rep *s, struct unit u, int closing)
+{
+    int64_t *x = malloc((u.len ? u.len : 1) * sizeof *x);
+    if (!x) cli_fail("out of memory");
+    for (size_t i = 0; i < u.len; i++) x[i] = s[u.at + i].token;
+    if (closing) qsort(x, u.len, sizeof *x, cmp_i64);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < u.len; i++) h = (h ^ (uint64_t)x[i]) * 0x100000001b3ull;
+    free(x);
+    return h;
+}
+
 static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int closing, int loop,
                           struct unit *unit, struct detected *out)
 {
@@ -194,13 +234,8 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     at[k] = p;
     unit->at = first + u, unit->len = q, unit->pieces = (int)k, unit->alike = (int)alike;
     unit->period = p;
-    for (size_t a = first; a + p - 1 < n && out->n < DETECT_MAX; a += p)
-        for (size_t j = 0; j < k && out->n < DETECT_MAX; j++) {
-            out->start[out->n] = s[a + at[j]].ts;
-            out->end[out->n] = s[a + at[j + 1] - 1].end;
-            out->loop[out->n] = (unsigned char)loop;
-            out->n++;
-        }
+    for (size_t a = first; a + p - 1 < n; a += p)
+        for (size_t j = 0; j < k; j++) push(out, s[a + at[j]].ts, s[a + at[j + 1] - 1].end, loop);
     if (out->n - before < 4) out->n = before;
     return out->n - before;
 }
@@ -257,7 +292,11 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         skip = 256 + 2 * p;
     }
     /* Loops of their own, from the last back: before the one over half (an fp32 model's few
-     * long forwards before its int8 copy's many short ones), or all of them. */
+     * long forwards before its int8 copy's many short ones), or all of them. With a budget of
+     * their own: a loop run twice in rounds of 1,000 forwards (each round just short of half
+     * the phase) spent the search for one loop over half on every multiple of its period, and
+     * left none for the rounds (a fresh-eyes check's C++ benchmark: "no iteration was seen"). */
+    detect_work = 0;
     while (loops < 16 && at >= 16) {
         size_t e = at, start;
         size_t q = find_stretch(s, &e, 16, skip, &start);
@@ -275,6 +314,9 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
         if (units[l].pieces > out->pieces)
             out->pieces = units[l].pieces, out->alike = units[l].alike,
             out->split_period = (int)units[l].period;
+    /* The earliest loop's forward (found last): what the phase ran, to tell phases apart. */
+    out->unit_sig = unit_sig(s, units[loops - 1], closing),
+    out->unit_len = (int)units[loops - 1].len;
     if (loops == 1 && half) {
         out->period = (int)p;
         out->repeats = repeats;
@@ -500,7 +542,9 @@ static int timed(struct detected *d)
 
 int detect_iterations(sqlite3 *db, int prefer, int phase, struct detected *out)
 {
+    struct detected keep = *out; /* its arrays, reused */
     memset(out, 0, sizeof *out);
+    out->start = keep.start, out->end = keep.end, out->loop = keep.loop, out->cap = keep.cap;
     /* The one asked for first, then kernels, operators, allocations. */
     if (prefer == DETECT_OPERATORS && from_operators(db, phase, out) && timed(out)) return 1;
     if (prefer == DETECT_ALLOCATIONS && from_allocations(db, phase, out) && timed(out)) return 1;

@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DETECT_MAX 100000
-
 enum { DETECT_ALLOCATIONS = 1, DETECT_KERNELS = 2, DETECT_OPERATORS = 3 };
 
 struct detected {
@@ -24,10 +22,16 @@ struct detected {
                   * forwards (detect_split.c; the stretch of most) */
     int alike;   /* ... of which the forward that repeats */
     int split_period; /* ... that stretch's period (reports) */
-    size_t n;
-    int64_t start[DETECT_MAX], end[DETECT_MAX]; /* ns since t0, in time order */
-    unsigned char loop[DETECT_MAX];             /* the loop of each, 0 .. nloops - 1 */
+    uint64_t unit_sig;    /* the forward the first loop repeats: a hash of its reports (sorted, for
+                           * allocations); two phases that ran the same work have the same */
+    int unit_len;         /* ... its reports (or kernels, operators) */
+    size_t n, cap;        /* iterations, and room for them (grown: no limit) */
+    int64_t *start, *end; /* ns since t0, in time order */
+    unsigned char *loop;  /* the loop of each, 0 .. nloops - 1 */
 };
+
+/* The arrays of d, freed (d itself is the caller's). */
+void detected_free(struct detected *d);
 
 /* The iterations of `phase` from its kernel sequence, else its operators, else its allocator
  * reports; `prefer` (--detect: DETECT_KERNELS, the default, and 0; _OPERATORS; _ALLOCATIONS) is

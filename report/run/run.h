@@ -94,6 +94,8 @@ struct phase_info {
     int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
     int detected_pieces, detected_alike;   /* a period of several forwards: how many, alike */
     int detected_split_period;             /* ... that period (reports) */
+    uint64_t detected_sig; /* ... the forward the phase repeats, hashed (detect.h unit_sig) */
+    int detected_unit;     /* ... its reports */
     int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
     int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
     int64_t module_iterations; /* of its iterations, Python module calls (source 5) */
@@ -352,10 +354,12 @@ int iterations_drift_band(const int64_t *a, size_t na, const int64_t *b, size_t 
  * a rare long wait moves as much as its length, where a median would not see it. */
 int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                              double *hi);
-/* What a 95% band [lo, hi] of a speed-up says: inside 1% either way is no difference worth the
- * name, however narrow; then faster (lo > 1), slower (hi < 1), else no clear difference. */
+/* What a 95% band [lo, hi] of a speed-up r says, in a run and between runs alike: faster or
+ * slower only where the band clears RUN_NOISE_FLOOR (3%) that way; the same within 1% where r
+ * is and the band stays within the floor; else no clear difference (iterations.c). */
+#define RUN_NOISE_FLOOR 1.03
 enum verdict { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR };
-enum verdict iterations_verdict(double lo, double hi);
+enum verdict iterations_verdict(double lo, double hi, double r);
 /* A level shift in steady latencies (time order): 1 and the medians before and after it (a
  * machine that changed speed mid-way: a band over them all would read confident), else 0. */
 int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after);

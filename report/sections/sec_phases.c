@@ -327,7 +327,8 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
                                         [VERDICT_FASTER] = "faster",
                                         [VERDICT_SLOWER] = "slower",
                                         [VERDICT_UNCLEAR] = "no clear difference"};
-    table_set_text(t, c_ratio + 3, words[iterations_verdict(lo, hi)]);
+    table_set_text(t, c_ratio + 3,
+                   words[iterations_verdict(lo, hi, (double)base->lat_p50 / (double)ph->lat_p50)]);
 }
 
 static void phase_row(struct table *t, const struct run_phases *p, const struct phase_info *ph,

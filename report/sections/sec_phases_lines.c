@@ -121,8 +121,22 @@ static int model_words(const struct run_phases *p, const struct phase_info *x,
                        const struct phase_info *y, const char *yname, char *out, size_t n)
 {
     const struct series_info *sx = phase_only_series(p, x), *sy = phase_only_series(p, y);
-    if (!series_models_differ(sx, sy)) return 0;
     size_t o = strlen(out);
+    /* Iterations detected in both, of forwards that differ: no model name says so, the
+     * allocations do (a fresh-eyes check's two threads, model A in inference_mode and a smaller
+     * model B under no_grad, read "0.05x no_grad, slower"). */
+    if (x->detected_period && y->detected_period && x->detected_from == y->detected_from &&
+        x->detected_sig != y->detected_sig) {
+        snprintf(out + o, n - o,
+                 ": not compared, its forwards and %s's do other work (%d against %d %s a"
+                 " forward): other models or inputs",
+                 yname, x->detected_unit, y->detected_unit,
+                 x->detected_from == DETECT_KERNELS     ? "kernels"
+                 : x->detected_from == DETECT_OPERATORS ? "operators"
+                                                        : "allocator reports");
+        return 1;
+    }
+    if (!series_models_differ(sx, sy)) return 0;
     if (sx->model_none)
         snprintf(out + o, n - o, ": not compared, no model ran inside its marks and %s ran %s",
                  yname, sy->model);
@@ -160,7 +174,9 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         int band = against && !sh &&
                    iterations_band(f->counted_lat, f->ncounted, base->counted_lat, base->ncounted,
                                    &lo, &hi);
-        enum verdict v = band ? iterations_verdict(lo, hi) : VERDICT_UNCLEAR;
+        enum verdict v =
+            band ? iterations_verdict(lo, hi, (double)base->lat_p50 / (double)f->lat_p50)
+                 : VERDICT_UNCLEAR;
         snprintf(buf, sizeof buf, "%s, p50 %s%s", a, x, f == base ? " (the baseline)" : "");
         if (against && batch_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
         if (against && model_words(p, f, base, b, buf, sizeof buf)) against = band = 0, sh = NULL;
@@ -264,7 +280,7 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
             if (*o + 96 < n)
                 *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad%s",
                                        matched ? "; " : ": ", x->name[0] ? x->name : "(unnamed)", r,
-                                       band ? verdict_words[iterations_verdict(lo, hi)] : "");
+                                       band ? verdict_words[iterations_verdict(lo, hi, r)] : "");
             if (*o + 1 < n) *o += faults_words(x, y, out + *o, n - *o);
             matched++;
             break;
@@ -319,7 +335,7 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         so->hit |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
-                              band ? verdict_words[iterations_verdict(lo, hi)] : "",
+                              band ? verdict_words[iterations_verdict(lo, hi, r)] : "",
                               bad ? " (suspect)" : "");
         if (sh && o < sizeof buf) o += shift_words(sh, 0, buf + o, sizeof buf - o);
         if (o + 1 < sizeof buf)

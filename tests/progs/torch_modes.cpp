@@ -26,6 +26,10 @@
 //   torch_modes unmarked [N]
 //                          a torch::nn module called N times with no mark in no_grad, then in
 //                          inference_mode; prints each call's time by the program's own timer
+//   torch_modes rounds [R N W]
+//                          a torch::nn module (W wide, default 256) called in R rounds (default
+//                          2) of N calls (default 1000) under no_grad, each round with a fresh
+//                          input of the same shape; prints each round's call times, "roundK ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
@@ -292,6 +296,27 @@ static int unmarked(int n)
     return 0;
 }
 
+static int rounds(int r, int n, int width)
+{
+    torch::nn::Linear first(width, 2 * width), second(2 * width, width);
+    at::NoGradGuard no_grad;
+    at::Tensor y;
+    for (int k = 1; k <= r; k++) {
+        at::Tensor x = at::randn({8, width}); /* a fresh input each round, of the same shape */
+        std::vector<long long> own;
+        for (int i = 0; i < n; i++) {
+            auto t0 = std::chrono::steady_clock::now();
+            y = second->forward(at::relu(first->forward(x)));
+            auto t1 = std::chrono::steady_clock::now();
+            own.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+        }
+        std::printf("round%d", k);
+        for (long long ns : own) std::printf(" %lld", ns);
+        std::printf("\n");
+    }
+    return 0;
+}
+
 static int window(int n, bool marked)
 {
     torch::nn::Linear first(512, 1024), second(1024, 512);
@@ -452,6 +477,9 @@ int main(int argc, char **argv)
     if (what == "timed") return timed();
     if (what == "exitthreads") return exitthreads();
     if (what == "unmarked") return unmarked(argc > 2 ? std::atoi(argv[2]) : 30);
+    if (what == "rounds")
+        return rounds(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? std::atoi(argv[3]) : 1000,
+                      argc > 4 ? std::atoi(argv[4]) : 256);
     if (what == "scopes") return scopes();
     if (what == "window")
         return window(argc > 2 ? std::atoi(argv[2]) : 80,

@@ -14,6 +14,8 @@
                             input of 4 times the pixels; prints each forward's time as
                             "inference_mode ..." (a request loop whose every so many requests
                             are larger: the allocations repeat every 5 forwards)
+  unmarked_prog.py othermodel 14 forwards of the model under no_grad, then 40 of a small MLP
+                            under inference_mode (no phase runs what the other does)
   unmarked_prog.py twoloops 12 forwards under inference_mode at batch 1, then 12 at batch 3;
                             prints each loop's forward times as "loop1 ..." and "loop2 ..."
 """
@@ -74,6 +76,16 @@ elif what == "everynth":
             y = model(x)
             own.append(time.perf_counter_ns() - t0)
         print("inference_mode", *own, flush=True)
+elif what == "othermodel":
+    with torch.no_grad():
+        x = torch.randn(1, 3, 64, 64)
+        for _ in range(14):
+            y = model(x)
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    with torch.inference_mode():
+        x = torch.randn(4, 64)
+        for _ in range(40):
+            y = mlp(x)
 elif what == "twoloops":
     with torch.inference_mode():
         for name, batch in (("loop1", 1), ("loop2", 3)):
