@@ -21,6 +21,9 @@
 #include <string.h>
 
 #define SPLIT_BOUNDS_MAX 1024 /* points at the level in one period: more, no split */
+/* Reports compared in one period's search: past it, no split (the period stays one iteration,
+ * as before), so that no pattern of reports can make a report slow. */
+#define SPLIT_WORK_MAX 50000000u
 
 static int same(const struct rep *a, const struct rep *b, size_t q)
 {
@@ -32,25 +35,28 @@ static int same(const struct rep *a, const struct rep *b, size_t q)
 /* Whether t[0..q) is the unit u[0..q) but for a few reports (1 + q / 32) of the same kind
  * (an allocation for an allocation, a free for a free) and another size: the forward after a
  * longer request frees that request's larger input. */
-static int near(const struct rep *t, const struct rep *u, size_t q)
+static int near(const struct rep *t, const struct rep *u, size_t q, size_t *work)
 {
-    size_t off = 0, tol = 1 + q / 32;
-    for (size_t i = 0; i < q; i++)
+    size_t off = 0, tol = 1 + q / 32, i = 0;
+    int ok = 1;
+    for (; i < q && ok; i++)
         if (t[i].token != u[i].token && ((t[i].token > 0) != (u[i].token > 0) || ++off > tol))
-            return 0;
-    return 1;
+            ok = 0;
+    *work += i;
+    return ok;
 }
 
 /* The greedy cut of t[0..p) with unit t[u..u+q): a copy wherever the unit (near enough) starts,
- * the rest between copies a piece each. The pieces' count (0 past cap). */
+ * the rest between copies a piece each. The pieces' count (0 past cap, or past the work). */
 static size_t decompose(const struct rep *t, size_t p, size_t u, size_t q, size_t *at, size_t cap,
-                        size_t *copies)
+                        size_t *copies, size_t *work)
 {
     size_t k = 0, i = 0;
     int other = 0;
     *copies = 0;
     while (i < p) {
-        if (i + q <= p && near(t + i, t + u, q)) {
+        if (*work > SPLIT_WORK_MAX) return 0;
+        if (i + q <= p && near(t + i, t + u, q, work)) {
             if (k == cap) return 0;
             at[k++] = i;
             (*copies)++;
@@ -83,21 +89,22 @@ size_t detect_split(const struct rep *t, size_t p, int64_t level, size_t *at, si
     bd[nb++] = 0;
     for (size_t i = 1; i < p && nb < SPLIT_BOUNDS_MAX; i++)
         if (t[i - 1].key == level) isb[i] = 1, bd[nb++] = i;
-    size_t best_q = 0, best_u = 0;
+    size_t best_q = 0, best_u = 0, work = 0;
     if (nb < SPLIT_BOUNDS_MAX)
         for (size_t a = 0; a < nb; a++)
             for (size_t b = a + 1; b < nb; b++) {
                 size_t q = bd[b] - bd[a];
                 if (2 * q > p || (best_q && q >= best_q)) break;
                 if (bd[a] + 2 * q > p || !isb[bd[a] + 2 * q]) continue;
-                if (!same(t + bd[a], t + bd[a] + q, q)) continue;
+                work += q;
+                if (work > SPLIT_WORK_MAX || !same(t + bd[a], t + bd[a] + q, q)) continue;
                 size_t copies;
-                size_t k = decompose(t, p, bd[a], q, at, cap, &copies);
+                size_t k = decompose(t, p, bd[a], q, at, cap, &copies, &work);
                 if (k >= 2 && copies >= 2 && 2 * copies * q >= p) best_q = q, best_u = bd[a];
                 break; /* a longer unit from this point: only if no shorter one holds */
             }
     size_t k = 0;
-    if (best_q) k = decompose(t, p, best_u, best_q, at, cap, alike);
+    if (best_q) work = 0, k = decompose(t, p, best_u, best_q, at, cap, alike, &work);
     free(isb), free(bd);
     if (k < 2) return 0;
     for (size_t j = 0; j < k; j++) /* the first copy (the unit's tokens, to name the loop) */
