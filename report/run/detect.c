@@ -315,8 +315,9 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
             out->pieces = units[l].pieces, out->alike = units[l].alike,
             out->split_period = (int)units[l].period;
     /* The earliest loop's forward (found last): what the phase ran, to tell phases apart. */
-    out->unit_sig = unit_sig(s, units[loops - 1], closing),
-    out->unit_len = (int)units[loops - 1].len;
+    if (loops)
+        out->unit_sig = unit_sig(s, units[loops - 1], closing),
+        out->unit_len = (int)units[loops - 1].len;
     if (loops == 1 && half) {
         out->period = (int)p;
         out->repeats = repeats;
