@@ -276,7 +276,8 @@ static int covers_half(const struct rep *s, size_t n, const struct detected *d)
  * half of the sequence's reports, each loop its own series. */
 static int cut_periods(struct rep *s, size_t n, int closing, struct detected *out)
 {
-    out->n = 0, out->nloops = 0, out->pieces = 1, out->alike = 0, out->split_period = 0;
+    out->n = 0, out->info.nloops = 0, out->info.pieces = 1, out->info.alike = 0,
+    out->info.split_period = 0;
     detect_work = 0;
     size_t matched = 0, at = n, bounds[16];
     struct unit units[16];
@@ -311,17 +312,17 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
     }
     /* A stretch whose period held several forwards: the one of most (said in the note). */
     for (int l = 0; l < loops; l++)
-        if (units[l].pieces > out->pieces)
-            out->pieces = units[l].pieces, out->alike = units[l].alike,
-            out->split_period = (int)units[l].period;
+        if (units[l].pieces > out->info.pieces)
+            out->info.pieces = units[l].pieces, out->info.alike = units[l].alike,
+            out->info.split_period = (int)units[l].period;
     /* The earliest loop's forward (found last): what the phase ran, to tell phases apart. */
     if (loops)
-        out->unit_sig = unit_sig(s, units[loops - 1], closing),
-        out->unit_len = (int)units[loops - 1].len;
+        out->info.unit_sig = unit_sig(s, units[loops - 1], closing),
+        out->info.unit_len = (int)units[loops - 1].len;
     if (loops == 1 && half) {
-        out->period = (int)p;
-        out->repeats = repeats;
-        out->nloops = 1;
+        out->info.period = (int)p;
+        out->info.repeats = repeats;
+        out->info.nloops = 1;
         if (closing || covers_half(s, n, out)) return 1;
         out->n = 0;
         return 0;
@@ -356,9 +357,9 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
     memcpy(out->end, en, total * sizeof *en);
     memcpy(out->loop, lp, total);
     free(st), free(en), free(lp);
-    out->period = period; /* the earliest loop's */
-    out->repeats = repeats;
-    out->nloops = nloops;
+    out->info.period = period; /* the earliest loop's */
+    out->info.repeats = repeats;
+    out->info.nloops = nloops;
     if (closing || covers_half(s, n, out)) return 1;
     out->n = 0;
     return 0;
@@ -389,7 +390,7 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
     }
     sqlite3_finalize(st);
     int found = cut_periods(s, n, 1, out);
-    if (found) out->tid = tid, out->from = DETECT_ALLOCATIONS;
+    if (found) out->tid = tid, out->info.from = DETECT_ALLOCATIONS;
     free(s);
     return found;
 }
@@ -431,7 +432,8 @@ static int memory_returns(sqlite3 *db, int phase, const struct detected *d)
     }
     sqlite3_finalize(st);
     int ok = 1;
-    for (int l = 0; l < d->nloops && ok; l++) { /* loop by loop: another batch, another total */
+    for (int l = 0; l < d->info.nloops && ok;
+         l++) { /* loop by loop: another batch, another total */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         for (size_t k = 0; k < d->n; k++) {
             if (d->loop[k] != l) continue;
@@ -470,7 +472,7 @@ static int cut_spans(sqlite3 *db, int phase, sqlite3_stmt *st, struct rep *s, si
     sqlite3_finalize(st);
     int found = cut_periods(s, n, 0, out) && memory_returns(db, phase, out);
     if (found)
-        out->tid = tid, out->from = from;
+        out->tid = tid, out->info.from = from;
     else
         out->n = 0;
     free(s);

@@ -12,8 +12,9 @@
 
 enum { DETECT_ALLOCATIONS = 1, DETECT_KERNELS = 2, DETECT_OPERATORS = 3 };
 
-struct detected {
-    int64_t tid; /* the thread (allocations, operators), 0 (kernels) */
+/* What a phase's detection found, beside its iterations: the phase keeps it whole
+ * (run.h, phase_info.detected; period 0: nothing detected). */
+struct detect_info {
     int from;    /* DETECT_*: kernels give GPU times, the others host times */
     int period;  /* allocator reports (or kernels) per iteration (the first loop's) */
     int repeats; /* whole periods that matched exactly (all loops) */
@@ -21,13 +22,18 @@ struct detected {
     int pieces;  /* iterations a period: 1, or more where a stretch's period held several
                   * forwards (detect_split.c; the stretch of most) */
     int alike;   /* ... of which the forward that repeats */
-    int split_period; /* ... that stretch's period (reports) */
-    uint64_t unit_sig;    /* the forward the first loop repeats: a hash of its reports (sorted, for
-                           * allocations); two phases that ran the same work have the same */
-    int unit_len;         /* ... its reports (or kernels, operators) */
+    int split_period;  /* ... that stretch's period (reports) */
+    uint64_t unit_sig; /* the forward the first loop repeats: a hash of its reports (sorted, for
+                        * allocations); two phases that ran the same work have the same */
+    int unit_len;      /* ... its reports (or kernels, operators) */
+};
+
+struct detected {
+    int64_t tid; /* the thread (allocations, operators), 0 (kernels) */
+    struct detect_info info;
     size_t n, cap;        /* iterations, and room for them (grown: no limit) */
     int64_t *start, *end; /* ns since t0, in time order */
-    unsigned char *loop;  /* the loop of each, 0 .. nloops - 1 */
+    unsigned char *loop;  /* the loop of each, 0 .. info.nloops - 1 */
 };
 
 /* The arrays of d, freed (d itself is the caller's). */

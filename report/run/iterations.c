@@ -894,9 +894,9 @@ static void detected_in_windows(sqlite3 *db, const struct run_options *o, struct
         d->n = o;
     }
     struct interval *w = NULL;
-    size_t nw = d->nloops > 1 ? run_window_spans(db, &w) : 0;
+    size_t nw = d->info.nloops > 1 ? run_window_spans(db, &w) : 0;
     int win[256], same = nw > 1;
-    for (int l = 0; l < d->nloops; l++) win[l] = -2; /* -2: no iteration left */
+    for (int l = 0; l < d->info.nloops; l++) win[l] = -2; /* -2: no iteration left */
     for (size_t k = 0; k < d->n; k++) {
         int in = -1;
         for (size_t i = 0; i < nw; i++)
@@ -907,7 +907,7 @@ static void detected_in_windows(sqlite3 *db, const struct run_options *o, struct
     free(w);
     int64_t *tmp = malloc((d->n ? d->n : 1) * sizeof *tmp), lo = INT64_MAX, hi = 0;
     if (!tmp) cli_fail("out of memory");
-    for (int l = 0; l < d->nloops && same; l++) {
+    for (int l = 0; l < d->info.nloops && same; l++) {
         if (win[l] == -2) continue;
         for (int m = 0; m < l; m++) same &= win[m] == -2 || win[m] != win[l];
         same &= win[l] >= 0;
@@ -923,7 +923,7 @@ static void detected_in_windows(sqlite3 *db, const struct run_options *o, struct
         if (map[d->loop[k]] < 0) map[d->loop[k]] = n++;
         d->loop[k] = (unsigned char)map[d->loop[k]];
     }
-    d->nloops = n ? n : 1;
+    d->info.nloops = n ? n : 1;
 }
 
 /* Phases without an explicit iteration: the iterations detect.c finds in them, appended. */
@@ -970,15 +970,9 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
             x->batch = -1;
             x->series = -1;
             /* Loops of their own (another batch size, another model): a series each. */
-            if (d->nloops > 1) x->label = -(int64_t)d->loop[k] - 1;
+            if (d->info.nloops > 1) x->label = -(int64_t)d->loop[k] - 1;
         }
-        ph->detected_loops = d->nloops;
-        ph->detected_period = d->period;
-        ph->detected_repeats = d->repeats;
-        ph->detected_pieces = d->pieces, ph->detected_alike = d->alike;
-        ph->detected_split_period = d->split_period;
-        ph->detected_sig = d->unit_sig, ph->detected_unit = d->unit_len;
-        ph->detected_from = d->from;
+        ph->detected = d->info;
         any = 1;
     }
     detected_free(d);
@@ -1261,7 +1255,7 @@ const char *iterations_source_text(int source)
 const char *iterations_source_name(const struct run_phases *p, const struct run_iter *x)
 {
     if (x->source == 0) {
-        int from = p->v[x->phase].detected_from;
+        int from = p->v[x->phase].detected.from;
         return from == DETECT_KERNELS     ? "detected from the kernel sequence"
                : from == DETECT_OPERATORS ? "detected from the operator sequence"
                                           : "detected from the allocations";

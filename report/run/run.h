@@ -19,6 +19,7 @@
 #define INFPROF_RUN_H
 
 #include "classify.h"
+#include "detect.h"
 #include "../base/cli.h"
 #include "../base/db.h"
 #include "../base/rstats.h"
@@ -91,13 +92,7 @@ struct phase_info {
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
-    int detected_period, detected_repeats; /* iterations found without a mark (detect.c) */
-    int detected_pieces, detected_alike;   /* a period of several forwards: how many, alike */
-    int detected_split_period;             /* ... that period (reports) */
-    uint64_t detected_sig; /* ... the forward the phase repeats, hashed (detect.h unit_sig) */
-    int detected_unit;     /* ... its reports */
-    int detected_loops; /* ... in that many loops of their own (a series each: "loop 1", ...) */
-    int detected_from;  /* ... in (detect.h DETECT_*): kernels (GPU time), operators, allocations */
+    struct detect_info detected; /* iterations found without a mark (detect.c; period 0 none) */
     int64_t module_iterations; /* of its iterations, Python module calls (source 5) */
     int64_t captured_apart;    /* steady ones whose operators were all recorded (sampled
                                 * operators): slower for it, set apart from the latencies */
@@ -212,7 +207,7 @@ struct run_iter {
     int64_t batch;                 /* -1 unknown */
     int phase;                     /* index in run_phases.v */
     int series;                    /* index in run_series.v, -1 past the cap */
-    int source;   /* iterations.source; 0 detected (the phase's detected_from says from what) */
+    int source;   /* iterations.source; 0 detected (the phase's detected.from says from what) */
     int steady;   /* 0: warm-up, or captured (below) */
     int captured; /* its operators were all recorded (sampled): set apart from latencies */
 };

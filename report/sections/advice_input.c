@@ -78,13 +78,13 @@ static void run_input_bound(const struct advice_ctx *c, const struct phase_info 
         /* A host-detected iteration runs from its forward's first allocation to its last: the
          * forward's own work before the first (Python, a gc pass every 25th call: 22% of a
          * fresh-eyes check's loop) is between iterations too, and no loader fixes that. */
-        if (ph->detected_period && ph->detected_from != DETECT_KERNELS)
+        if (ph->detected.period && ph->detected.from != DETECT_KERNELS)
             advice_append(a->finding, sizeof a->finding,
                           " (the iterations were detected, each from its forward's first %s to"
                           " its last: the forward's own host work before or after those, Python"
                           " code or garbage collection in it, is counted here too; a mark around"
                           " the forward tells them apart)",
-                          ph->detected_from == DETECT_OPERATORS ? "operator" : "allocation");
+                          ph->detected.from == DETECT_OPERATORS ? "operator" : "allocation");
         advice_append(a->finding, sizeof a->finding, ".");
         if (s->gap_data >= 0) advice_ev_int(a, "data_loading_ns", s->gap_data);
         advice_ev_text(a, "series", s->name);

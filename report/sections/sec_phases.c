@@ -365,11 +365,11 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
                 [DETECT_KERNELS] = "detected from the kernel sequence",
                 [DETECT_OPERATORS] = "detected from the operator sequence"};
             table_set_text(t, C_BASIS,
-                           ph->detected_from == DETECT_KERNELS       ? "gpu kernels"
-                           : ph->gpu_latency && !ph->detected_period ? "gpu completion"
+                           ph->detected.from == DETECT_KERNELS       ? "gpu kernels"
+                           : ph->gpu_latency && !ph->detected.period ? "gpu completion"
                                                                      : "host");
             table_set_text(t, C_SOURCE,
-                           ph->detected_period                       ? from[ph->detected_from]
+                           ph->detected.period                       ? from[ph->detected.from]
                            : ph->module_iterations == ph->iterations ? "python module calls"
                                                                      : "marked");
             table_set_int(t, C_ALL_P50, ph->lat_all_p50);
@@ -551,35 +551,35 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
         char label[32];
         phase_short_label(ph, label, sizeof label);
         size_t len = strlen(note);
-        if (ph->detected_period)
+        if (ph->detected.period)
             len += (size_t)snprintf(
                 note + len, size - len,
-                ph->detected_from == DETECT_KERNELS
+                ph->detected.from == DETECT_KERNELS
                     ? "%s%s: iterations detected from the kernel sequence (no mark; %d kernels a"
                       " period, %d periods matched exactly; GPU time, first kernel's start to last"
                       " one's end)"
-                : ph->detected_from == DETECT_OPERATORS
+                : ph->detected.from == DETECT_OPERATORS
                     ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
                       " operators a period, %d periods matched exactly; host time)"
                     : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched exactly; host time)",
-                len ? ". " : "", label, ph->detected_period, ph->detected_repeats);
+                len ? ". " : "", label, ph->detected.period, ph->detected.repeats);
         len = strlen(note);
         /* A period of several forwards (every 5th request larger): each its own iteration. */
-        if (ph->detected_period && ph->detected_pieces > 1 && len > 1 && len < size) {
+        if (ph->detected.period && ph->detected.pieces > 1 && len > 1 && len < size) {
             note[len - 1] = 0; /* the closing parenthesis, reopened */
             snprintf(note + len - 1, size - len + 1,
                      "; where the reports repeat only every %d, that holds %d iterations, cut"
                      " where a forward repeats: %d alike, %d other)",
-                     ph->detected_split_period, ph->detected_pieces, ph->detected_alike,
-                     ph->detected_pieces - ph->detected_alike);
+                     ph->detected.split_period, ph->detected.pieces, ph->detected.alike,
+                     ph->detected.pieces - ph->detected.alike);
             len = strlen(note);
         }
-        if (ph->detected_loops > 1 && len < size)
+        if (ph->detected.nloops > 1 && len < size)
             len += (size_t)snprintf(note + len, size - len,
                                     ", in %d loops of their own, each a series (loop 1 to loop %d:"
                                     " another batch size or model; the period above is loop 1's)",
-                                    ph->detected_loops, ph->detected_loops);
+                                    ph->detected.nloops, ph->detected.nloops);
         else if (ph->nseries > 1 && len < size)
             snprintf(
                 note + len, size - len,
@@ -588,7 +588,7 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                 len ? ". " : "", label, ph->nseries);
         len = strlen(note);
         /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
-        if (ph->detected_period && ph->detected_from != DETECT_KERNELS && len < size)
+        if (ph->detected.period && ph->detected.from != DETECT_KERNELS && len < size)
             snprintf(note + len, size - len,
                      ". %s: a detected iteration may include input preparation that repeats with"
                      " it (a DataLoader's transforms and collate): mark the forward to leave it"
@@ -740,7 +740,7 @@ int section_phases(const struct run_phases *p, const struct report_opts *o, stru
         /* Iterations found in the kernel sequence are timed on the GPU, the others (marked
          * without GPU work tied to them, found in operators or allocations) on the host. */
         if (ph->iterations > 0 && !ph->gpu_latency) {
-            if (ph->detected_period && ph->detected_from == DETECT_KERNELS)
+            if (ph->detected.period && ph->detected.from == DETECT_KERNELS)
                 kernel_found = 1;
             else
                 host = 1;

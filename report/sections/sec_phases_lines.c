@@ -125,14 +125,14 @@ static int model_words(const struct run_phases *p, const struct phase_info *x,
     /* Iterations detected in both, of forwards that differ: no model name says so, the
      * allocations do (a fresh-eyes check's two threads, model A in inference_mode and a smaller
      * model B under no_grad, read "0.05x no_grad, slower"). */
-    if (x->detected_period && y->detected_period && x->detected_from == y->detected_from &&
-        x->detected_sig != y->detected_sig) {
+    if (x->detected.period && y->detected.period && x->detected.from == y->detected.from &&
+        x->detected.unit_sig != y->detected.unit_sig) {
         snprintf(out + o, n - o,
                  ": not compared, its forwards and %s's do other work (%d against %d %s a"
                  " forward): other models or inputs",
-                 yname, x->detected_unit, y->detected_unit,
-                 x->detected_from == DETECT_KERNELS     ? "kernels"
-                 : x->detected_from == DETECT_OPERATORS ? "operators"
+                 yname, x->detected.unit_len, y->detected.unit_len,
+                 x->detected.from == DETECT_KERNELS     ? "kernels"
+                 : x->detected.from == DETECT_OPERATORS ? "operators"
                                                         : "allocator reports");
         return 1;
     }
@@ -366,7 +366,7 @@ static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
     } else if (p->n) {
         int iters = 0, detected = 0;
         for (int i = 0; i < p->n; i++)
-            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected_period > 0;
+            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected.period > 0;
         summary_set(so, !iters ? no_iteration_words(p, 0)
                         : detected
                             ? "none among the iterations: those detected without a mark start where"
@@ -389,11 +389,11 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
     int split = 0, from = 0;
     for (int i = 0; i < p->n && o + 40 < sizeof buf; i++) {
         const struct phase_info *ph = &p->v[i];
-        if (!ph->detected_period || ph->transient) continue;
+        if (!ph->detected.period || ph->transient) continue;
         phase_short_label(ph, l, sizeof l);
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", o ? ", " : "", l);
-        split |= ph->detected_pieces > 1;
-        from |= 1 << ph->detected_from;
+        split |= ph->detected.pieces > 1;
+        from |= 1 << ph->detected.from;
     }
     if (!o) return;
     const char *src = from == 1 << DETECT_KERNELS     ? "its kernel sequence"
