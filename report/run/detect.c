@@ -107,28 +107,13 @@ struct unit {
     size_t at, len;
     int pieces, alike; /* detect_split's: iterations a period (1: the period is one), alike */
     size_t period;
+    uint64_t sig; /* unit_sig: the same forward, the same (its allocations in any order) */
 };
 
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
-}
-
-static int same_unit(const struct rep *s, struct unit a, struct unit b, int closing)
-{
-    if (a.len != b.len) return 0;
-    int same = 1;
-    for (size_t i = 0; i < a.len && same; i++) same = s[a.at + i].token == s[b.at + i].token;
-    if (same || !closing) return same;
-    int64_t *x = malloc(2 * a.len * sizeof *x);
-    if (!x) cli_fail("out of memory");
-    for (size_t i = 0; i < a.len; i++) x[i] = s[a.at + i].token, x[a.len + i] = s[b.at + i].token;
-    qsort(x, a.len, sizeof *x, cmp_i64);
-    qsort(x + a.len, a.len, sizeof *x, cmp_i64);
-    same = !memcmp(x, x + a.len, a.len * sizeof *x);
-    free(x);
-    return same;
 }
 
 /* The iterations of one repeating stretch s[r0..n) of period p (run: reports that matched),
@@ -173,6 +158,11 @@ static uint64_t unit_sig(const struct rep *s, struct unit u, int closing)
     for (size_t i = 0; i < u.len; i++) h = (h ^ (uint64_t)x[i]) * 0x100000001b3ull;
     free(x);
     return h;
+}
+
+static int same_unit(struct unit a, struct unit b)
+{
+    return a.len == b.len && a.sig == b.sig;
 }
 
 static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int closing, int loop,
@@ -233,7 +223,7 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     }
     at[k] = p;
     unit->at = first + u, unit->len = q, unit->pieces = (int)k, unit->alike = (int)alike;
-    unit->period = p;
+    unit->period = p, unit->sig = unit_sig(s, *unit, closing);
     for (size_t a = first; a + p - 1 < n; a += p)
         for (size_t j = 0; j < k; j++) push(out, s[a + at[j]].ts, s[a + at[j + 1] - 1].end, loop);
     if (out->n - before < 4) out->n = before;
@@ -317,8 +307,7 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
             out->info.split_period = (int)units[l].period;
     /* The earliest loop's forward (found last): what the phase ran, to tell phases apart. */
     if (loops)
-        out->info.unit_sig = unit_sig(s, units[loops - 1], closing),
-        out->info.unit_len = (int)units[loops - 1].len;
+        out->info.unit_sig = units[loops - 1].sig, out->info.unit_len = (int)units[loops - 1].len;
     if (loops == 1 && half) {
         out->info.period = (int)p;
         out->info.repeats = repeats;
@@ -338,7 +327,7 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
     for (int l = loops - 1; l >= 0; l--) {
         number[l] = -1;
         for (int e = loops - 1; e > l && number[l] < 0; e--)
-            if (same_unit(s, units[e], units[l], closing)) number[l] = number[e];
+            if (same_unit(units[e], units[l])) number[l] = number[e];
         if (number[l] < 0) number[l] = nloops++;
     }
     size_t total = out->n, o = 0;
