@@ -70,6 +70,12 @@ void phase_short_label(const struct phase_info *ph, char *out, size_t n)
              ph->autocast);
 }
 
+int phases_work_differs(const struct phase_info *x, const struct phase_info *y)
+{
+    return x->detected.period && y->detected.period && x->detected.from == y->detected.from &&
+           x->detected.unit_sig != y->detected.unit_sig;
+}
+
 const struct phase_info *phase_by_id(const struct run_phases *p, int id)
 {
     for (int i = 0; i < p->n; i++)

@@ -470,6 +470,11 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
  * model B under inference_mode read "1.44x no_grad, faster" (a fresh-eyes check); no ratio
  * between them anywhere. 0 when either is NULL or its model unknown. */
 int series_models_differ(const struct series_info *x, const struct series_info *y);
+/* Two phases whose iterations were both detected (from the same source) and whose repeated
+ * forwards differ (detect_info.unit_sig): other work, where no model name can say so (two C++
+ * threads, model A in inference_mode and a smaller B under no_grad, read "0.05x no_grad,
+ * slower"); no ratio between them anywhere (phase_util.c). */
+int phases_work_differs(const struct phase_info *x, const struct phase_info *y);
 /* Two series whose models are not configurations of one (series_models_differ, but a quantized,
  * TorchScript or other-dtype copy is its model's: fp32 against int8 is the question). */
 int series_families_differ(const struct series_info *x, const struct series_info *y);

@@ -262,11 +262,13 @@ static int batches_differ(const struct run_phases *p, const struct phase_info *x
     return series_batches_differ(phase_only_series(p, x), phase_only_series(p, y));
 }
 
-/* Each phase's one series ran another model (series_models_differ). */
+/* Each phase's one series ran another model (series_models_differ), or both phases' detected
+ * forwards did other work (phases_work_differs): no ratio, no saving. */
 static int models_differ(const struct run_phases *p, const struct phase_info *x,
                          const struct phase_info *y)
 {
-    return series_models_differ(phase_only_series(p, x), phase_only_series(p, y));
+    return series_models_differ(phase_only_series(p, x), phase_only_series(p, y)) ||
+           phases_work_differs(x, y);
 }
 
 /* Speed-up of `ph` against `base` (median latencies) with its 95% band and verdict, into the
@@ -284,9 +286,12 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
     }
     if (ph != base && models_differ(p, ph, base)) {
         table_set_text(t, c_ratio + 3,
-                       pool_printf("no verdict: model %s vs %s",
-                                   series_model_text(phase_only_series(p, ph)),
-                                   series_model_text(phase_only_series(p, base))));
+                       phases_work_differs(ph, base)
+                           ? pool_printf("no verdict: other work (%d vs %d a forward)",
+                                         ph->detected.unit_len, base->detected.unit_len)
+                           : pool_printf("no verdict: model %s vs %s",
+                                         series_model_text(phase_only_series(p, ph)),
+                                         series_model_text(phase_only_series(p, base))));
         return;
     }
     const struct phase_info *pooled = ph == base          ? NULL

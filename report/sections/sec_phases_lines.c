@@ -125,8 +125,7 @@ static int model_words(const struct run_phases *p, const struct phase_info *x,
     /* Iterations detected in both, of forwards that differ: no model name says so, the
      * allocations do (a fresh-eyes check's two threads, model A in inference_mode and a smaller
      * model B under no_grad, read "0.05x no_grad, slower"). */
-    if (x->detected.period && y->detected.period && x->detected.from == y->detected.from &&
-        x->detected.unit_sig != y->detected.unit_sig) {
+    if (phases_work_differs(x, y)) {
         snprintf(out + o, n - o,
                  ": not compared, its forwards and %s's do other work (%d against %d %s a"
                  " forward): other models or inputs",

@@ -234,6 +234,13 @@ class Unmarked(Case):
         self.assertRegex(line, r"not compared, its forwards and no_grad's do other work \(\d+"
                                r" against \d+ allocator reports a forward\)", line)
         self.assertNotRegex(line, r"faster|slower", line)
+        # The tables below say the same: no ratio, no verdict.
+        row, = report["inference_vs_no_grad"]
+        self.assertRegex(row["verdict"], r"^no verdict: other work \(\d+ vs \d+ a forward\)$",
+                         row)
+        self.assertIsNone(row["speedup"], row)
+        inf = self.phases(report)["inference_mode"]
+        self.assertRegex(inf["verdict"], r"^no verdict: other work", inf)
 
     def test_a_varying_body_gets_no_false_iterations(self):
         r, report = self.python("varying")
