@@ -37,8 +37,8 @@ static void stretch_medians(const int64_t *v, size_t n, int64_t *out, int64_t *b
     }
 }
 
-int iterations_drift_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                          double *hi)
+static int drift_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                      double *hi)
 {
     if (na < DRIFT_BLOCKS * DRIFT_MIN || nb < DRIFT_BLOCKS * DRIFT_MIN) return 0;
     int64_t ma[DRIFT_BLOCKS], mb[DRIFT_BLOCKS];
@@ -55,7 +55,7 @@ int iterations_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, do
 {
     if (!iterations_ratio_ci(a, na, b, nb, lo, hi)) return 0;
     double dlo, dhi;
-    if (iterations_drift_band(a, na, b, nb, &dlo, &dhi)) {
+    if (drift_band(a, na, b, nb, &dlo, &dhi)) {
         if (dlo < *lo) *lo = dlo;
         if (dhi > *hi) *hi = dhi;
     }

@@ -338,13 +338,11 @@ size_t iterations_warmup(int fixed, const int64_t *lat, size_t n);
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi);
 /* The band every speed-up is read with (band.c): iterations_ratio_ci widened to the band of
- * the medians of each set's eight stretches in time order (iterations_drift_band; a set of
+ * the medians of each set's eight stretches in time order (band.c's drift band; a set of
  * fewer than 48 has the iterations' band alone), what each set's wandering level allows.
  * a and b in time order. */
 int iterations_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                     double *hi);
-int iterations_drift_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                          double *hi);
 /* The same of mean(b) / mean(a): for a rate over wall time (a loop's delivered throughput), which
  * a rare long wait moves as much as its length, where a median would not see it. */
 int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
