@@ -17,6 +17,7 @@
  * the median). They are shown apart, with what the data says caused them, and left out of every
  * steady-state figure. `--warmup N` takes the first N of each phase instead.
  */
+#include "operators_iters.h"
 #include "run.h"
 #include "windows.h"
 #include "detect.h"
@@ -63,7 +64,8 @@ struct iter {
 struct iters {
     struct iter *v;
     size_t n;
-    sqlite3 *db;      /* where capture_calls reads them, */
+    sqlite3 *db;                /* where capture_calls reads them, */
+    const struct run_phases *p; /* (op_iters_get) */
     int calls_loaded; /* once, for the first series whose captures read slower */
 };
 
@@ -212,30 +214,32 @@ static void mark_captured(sqlite3 *db, struct iters *it)
     free(w);
 }
 
-/* Each captured iteration's operator calls (struct iter.calls), read once: one GROUP BY over the
- * calls (the writer's sums, or the raw calls of an older database, 57 ms for the H200 fixture's
- * 363 k), so only where a capture's cost is to be bounded (group_warmup). */
+/* Each captured iteration's operator calls (struct iter.calls), once: summed from the run's
+ * operators per capture-window iteration (operators_iters.c), which the operator figures read
+ * anyway. A GROUP BY of its own over the calls sorted them again: 104 ms of the H200 fixture's
+ * 1.0 s report, 2.0 s of its 10x copy's 10.5 s. Only where a capture's cost is to be bounded
+ * (group_warmup). */
 static void capture_calls(struct iters *it)
 {
     if (it->calls_loaded) return;
     it->calls_loaded = 1;
     for (size_t k = 0; k < it->n; k++) it->v[k].calls = -1;
-    if (!it->db || !db_has_table(it->db, "torch_operator_windows")) return;
-    if (!db_has_table(it->db, "torch_operator_sums") && !db_has_table(it->db, "torch_operators"))
-        return;
-    size_t n = 0, m = 0;
+    if (!it->db || !it->p) return;
+    const struct op_iters *x = op_iters_get(it->db, it->p);
+    if (!x) return;
+    size_t n = 0;
     for (size_t k = 0; k < it->n; k++) n += it->v[k].captured;
     if (!n) return;
-    int64_t(*c)[2] = malloc(n * sizeof *c);
+    int64_t(*c)[2] = malloc(n * sizeof *c); /* captured ids, their calls */
     if (!c) cli_fail("out of memory");
-    sqlite3_stmt *st = db_prepare(it->db, pool_printf("SELECT iter, sum(calls) FROM %s WHERE iter"
-                                                      " > 0 GROUP BY iter ORDER BY iter",
-                                                      iterations_operator_calls(it->db)));
-    while (db_step(st)) {
-        if (m == n && !(c = realloc(c, (n *= 2) * sizeof *c))) cli_fail("out of memory");
-        c[m][0] = sqlite3_column_int64(st, 0), c[m++][1] = sqlite3_column_int64(st, 1);
+    size_t m = 0;
+    for (size_t k = 0; k < it->n; k++)
+        if (it->v[k].captured) c[m][0] = it->v[k].id, c[m++][1] = -1;
+    qsort(c, m, sizeof *c, rstats_cmp_i64);
+    for (size_t j = 0; j < x->n; j++) {
+        int64_t(*hit)[2] = bsearch(&x->v[j].iter, c, m, sizeof *c, rstats_cmp_i64);
+        if (hit) (*hit)[1] = ((*hit)[1] < 0 ? 0 : (*hit)[1]) + x->v[j].calls;
     }
-    sqlite3_finalize(st);
     for (size_t k = 0; k < it->n; k++) {
         if (!it->v[k].captured) continue;
         int64_t(*hit)[2] = bsearch(&it->v[k].id, c, m, sizeof *c, rstats_cmp_i64);
@@ -1026,7 +1030,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
 {
     int64_t total =
         db_has_table(db, "iterations") ? db_int(db, "SELECT count(*) FROM iterations", 0) : 0;
-    struct iters it = {.db = db};
+    struct iters it = {.db = db, .p = p};
     int gpu_known = 0;
     struct spans win = {0};
     win.n = run_window_spans(db, &win.v);

@@ -250,6 +250,40 @@ class SampledOperators(TorchCase):
                  " latencies each counts at its time over what a capture adds")
         self.assertRegex(text, r"\s+".join(re.escape(w) for w in words.split()))
 
+    def test_a_captures_cost_is_bounded_by_its_calls(self):
+        # Captures that all fell on a series' slow iterations (every 2nd one slow, say) read
+        # many times slower than their neighbours; what recording can cost is bounded by their
+        # calls (report/run/iterations.c, CAPTURE_CALL_NS_MAX: 10 us a call), and the Our cost
+        # line says "at most". The hostile case made by hand: the other iterations' times cut to
+        # a third, and the writer's sums left with one operator (aten::addmm, 6 calls a
+        # forward). Without each captured iteration's count of calls (capture_calls) there is no
+        # bound and the line reads about 270% slower; with every call counted, no bound either.
+        r, _ = self.run_program()
+        db = r.db()
+        con = sqlite3.connect(db)
+        con.execute("UPDATE iterations SET dur = dur / 3 WHERE id NOT IN"
+                    " (SELECT iter FROM torch_operator_windows)")
+        con.execute("DELETE FROM torch_operator_sums WHERE name_id NOT IN"
+                    " (SELECT id FROM strings WHERE value = 'aten::addmm')")
+        con.commit()
+        con.close()
+        def median(v):
+            v = sorted(v)
+            return v[len(v) // 2]
+        calls = median([c for (c,) in self.query(
+            db, "SELECT sum(calls) FROM torch_operator_sums WHERE iter IN"
+                " (SELECT iter FROM torch_operator_windows) GROUP BY iter")])
+        self.assertEqual(calls, 6)
+        typical = median([d for (d,) in self.query(
+            db, "SELECT dur FROM iterations WHERE id NOT IN"
+                " (SELECT iter FROM torch_operator_windows)")])
+        bound = 100 * calls * 10000 / typical
+        text = re.sub(r"\s+", " ", self.cli("report", db).out.decode())
+        m = re.search(r"were captured ran at most (\d+)% slower, what recording their calls can"
+                      r" cost", text)
+        self.assertTrue(m, re.search(r"Our cost.{300}", text).group(0))
+        self.assertLess(abs(int(m.group(1)) - bound), 0.1 * bound + 1, (m.group(0), bound))
+
     def test_one_preempted_call_does_not_rank_its_operator_first(self):
         # One aten::relu call of a captured iteration held 20 ms (a preemption): scaled by 4,
         # a plain sum would make relu the phase's first operator (80 ms against addmm's ~24);
