@@ -142,8 +142,8 @@ static void push(struct detected *d, int64_t start, int64_t end, int loop)
 
 void detected_free(struct detected *d)
 {
-    free(d->start), free(d->end), free(d->loop);
-    d->start = d->end = NULL, d->loop = NULL, d->n = d->cap = 0;
+    free(d->start), free(d->end), free(d->loop), free(d->tids);
+    d->start = d->end = d->tids = NULL, d->loop = NULL, d->n = d->cap = 0;
 }
 
 /* A hash of the forward a stretch repeats (FNV-1a over its tokens, sorted where `closing`: the
@@ -354,34 +354,99 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
     return 0;
 }
 
-static int from_allocations(sqlite3 *db, int phase, struct detected *out)
+/* The allocator's reports of thread tid in the phase (at most cap), cut into iterations. The
+ * level each report leaves: the process's total (as it reported it), or where own, the thread's
+ * own: the process's total where the thread's first report on that device left it, then moved
+ * by the thread's reports alone. Where two threads run forwards at once (a server's workers),
+ * the process's total moved with both and came back to no level at any period: "no iteration
+ * was seen" in a two-thread C++ loop whose threads each repeat 82 reports exactly. The
+ * process's total is tried first: a forward whose blocks another thread allocates or frees (an
+ * intra-op pool's) leaves the thread's own level drifting, never the process's. */
+static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own,
+                        struct detected *out)
 {
-    if (!db_has_table(db, "tensor_memory")) return 0;
-    /* The phase's busiest thread. */
-    sqlite3_stmt *st = db_prepare(db, "SELECT tid FROM tensor_memory WHERE phase = ? GROUP BY tid"
-                                      " ORDER BY count(*) DESC LIMIT 1");
-    sqlite3_bind_int(st, 1, phase);
-    int64_t tid = db_step(st) ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (tid < 0) return 0;
-    size_t cap = (size_t)db_int(db, "SELECT count(*) FROM tensor_memory", 0), n = 0;
     struct rep *s = malloc((cap ? cap : 1) * sizeof *s);
     if (!s) cli_fail("out of memory");
-    st = db_prepare(db, "SELECT ts, bytes, device_type, allocated FROM tensor_memory WHERE"
-                        " phase = ? AND tid = ? ORDER BY ts, rowid");
+    size_t n = 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT ts, bytes, device_type, allocated, device_index FROM"
+                                      " tensor_memory WHERE phase = ? AND tid = ? ORDER BY ts,"
+                                      " rowid");
     sqlite3_bind_int(st, 1, phase);
     sqlite3_bind_int64(st, 2, tid);
+    enum { LEVELS = 8 };
+    int64_t dev[LEVELS], level[LEVELS];
+    int ndev = 0;
     while (db_step(st) && n < cap) {
+        int64_t bytes = sqlite3_column_int64(st, 1), type = sqlite3_column_int64(st, 2);
+        int64_t d = type * 65536 + sqlite3_column_int64(st, 4), key = sqlite3_column_int64(st, 3);
+        if (own) {
+            int i = 0;
+            while (i < ndev && dev[i] != d) i++;
+            if (i < ndev)
+                key = level[i] += bytes;
+            else if (ndev < LEVELS)
+                dev[ndev] = d, level[ndev++] = key; /* its first report: the process's total */
+        }
         s[n].ts = s[n].end = sqlite3_column_int64(st, 0);
-        s[n].token = sqlite3_column_int64(st, 1) * 16 + sqlite3_column_int64(st, 2);
-        s[n].key = sqlite3_column_int64(st, 3);
+        s[n].token = bytes * 16 + type;
+        s[n].key = key;
         n++;
     }
     sqlite3_finalize(st);
     int found = cut_periods(s, n, 1, out);
-    if (found) out->tid = tid, out->info.from = DETECT_ALLOCATIONS;
+    if (found) out->tid = tid, out->info.from = DETECT_ALLOCATIONS, out->info.threads = 1;
     free(s);
     return found;
+}
+
+#define ALLOC_THREADS_MAX 64
+
+/* The iterations of the phase's busiest thread; then those of each other thread of at least a
+ * quarter of its reports whose one loop repeats the same forward (a server's workers running one
+ * model: each forward counted, not only the busiest worker's), each with its thread. */
+static int from_allocations(sqlite3 *db, int phase, struct detected *out)
+{
+    if (!db_has_table(db, "tensor_memory")) return 0;
+    sqlite3_stmt *st = db_prepare(db, "SELECT tid, count(*) FROM tensor_memory WHERE phase = ?"
+                                      " GROUP BY tid ORDER BY count(*) DESC, tid LIMIT ?");
+    sqlite3_bind_int(st, 1, phase);
+    sqlite3_bind_int(st, 2, ALLOC_THREADS_MAX);
+    int64_t tid[ALLOC_THREADS_MAX], count[ALLOC_THREADS_MAX];
+    int nt = 0;
+    while (nt < ALLOC_THREADS_MAX && db_step(st)) {
+        tid[nt] = sqlite3_column_int64(st, 0);
+        count[nt++] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (!nt) return 0;
+    if (!alloc_thread(db, phase, tid[0], (size_t)count[0], 0, out) &&
+        (nt < 2 || !alloc_thread(db, phase, tid[0], (size_t)count[0], 1, out)))
+        return 0;
+    struct detected other = {0};
+    for (int t = 1; t < nt && out->info.nloops == 1; t++) {
+        if (count[t] < 16 || 4 * count[t] < count[0]) break; /* by count, descending */
+        other.n = 0;
+        if (!alloc_thread(db, phase, tid[t], (size_t)count[t], 0, &other) &&
+            !alloc_thread(db, phase, tid[t], (size_t)count[t], 1, &other))
+            continue;
+        if (other.info.nloops != 1 || other.info.unit_sig != out->info.unit_sig) continue;
+        if (!out->tids) {
+            out->tids = malloc((out->cap ? out->cap : 1) * sizeof *out->tids);
+            if (!out->tids) cli_fail("out of memory");
+            for (size_t k = 0; k < out->n; k++) out->tids[k] = out->tid;
+        }
+        for (size_t k = 0; k < other.n; k++) {
+            size_t cap = out->cap;
+            push(out, other.start[k], other.end[k], 0);
+            if (out->cap != cap && !(out->tids = realloc(out->tids, out->cap * sizeof *out->tids)))
+                cli_fail("out of memory");
+            out->tids[out->n - 1] = tid[t];
+        }
+        out->info.repeats += other.info.repeats;
+        out->info.threads++;
+    }
+    detected_free(&other);
+    return 1;
 }
 
 /* Whether the allocated tensor total (the phase's most reported device) is the same at the start
@@ -534,9 +599,10 @@ static int timed(struct detected *d)
 
 int detect_iterations(sqlite3 *db, int prefer, int phase, struct detected *out)
 {
-    struct detected keep = *out; /* its arrays, reused */
+    struct detected keep = *out; /* its arrays, reused (but the threads', made where needed) */
     memset(out, 0, sizeof *out);
     out->start = keep.start, out->end = keep.end, out->loop = keep.loop, out->cap = keep.cap;
+    free(keep.tids);
     /* The one asked for first, then kernels, operators, allocations. */
     if (prefer == DETECT_OPERATORS && from_operators(db, phase, out) && timed(out)) return 1;
     if (prefer == DETECT_ALLOCATIONS && from_allocations(db, phase, out) && timed(out)) return 1;

@@ -26,6 +26,9 @@ struct detect_info {
     uint64_t unit_sig; /* the forward the first loop repeats: a hash of its reports (sorted, for
                         * allocations); two phases that ran the same work have the same */
     int unit_len;      /* ... its reports (or kernels, operators) */
+    int threads;       /* threads whose forwards were found (allocations): 1, or more where
+                        * several threads each repeat the first one's forward (a server's
+                        * workers running one model) */
 };
 
 struct detected {
@@ -34,6 +37,7 @@ struct detected {
     size_t n, cap;        /* iterations, and room for them (grown: no limit) */
     int64_t *start, *end; /* ns since t0, in time order */
     unsigned char *loop;  /* the loop of each, 0 .. info.nloops - 1 */
+    int64_t *tids;        /* the thread of each where info.threads > 1 (else NULL: tid's) */
 };
 
 /* The arrays of d, freed (d itself is the caller's). */

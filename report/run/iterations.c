@@ -893,6 +893,7 @@ static void detected_in_windows(sqlite3 *db, const struct run_options *o, struct
         for (size_t k = 0; k < d->n; k++)
             if (d->start[k] >= ws && d->end[k] <= we) {
                 d->start[o] = d->start[k], d->end[o] = d->end[k], d->loop[o] = d->loop[k];
+                if (d->tids) d->tids[o] = d->tids[k];
                 o++;
             }
         d->n = o;
@@ -966,7 +967,7 @@ static int add_detected(sqlite3 *db, struct run_phases *p, struct iters *it)
         for (size_t k = 0; k < d->n; k++) {
             struct iter *x = &it->v[it->n++];
             memset(x, 0, sizeof *x);
-            x->tid = d->tid;
+            x->tid = d->tids ? d->tids[k] : d->tid; /* a server's workers: each its own */
             x->phase = ph->id;
             x->start = d->start[k];
             x->host = d->end[k] - d->start[k];

@@ -570,6 +570,14 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected.period, ph->detected.repeats);
         len = strlen(note);
+        /* Several threads' forwards (a server's workers running one model): each counted. */
+        if (ph->detected.period && ph->detected.threads > 1 && len > 1 && len < size) {
+            note[len - 1] = 0; /* the closing parenthesis, reopened */
+            snprintf(note + len - 1, size - len + 1,
+                     "; on %d threads, each repeating the same forward: every thread's counted)",
+                     ph->detected.threads);
+        }
+        len = strlen(note);
         /* A period of several forwards (every 5th request larger): each its own iteration. */
         if (ph->detected.period && ph->detected.pieces > 1 && len > 1 && len < size) {
             note[len - 1] = 0; /* the closing parenthesis, reopened */

@@ -385,7 +385,7 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
     const struct run_phases *p = c->p;
     char buf[1024], l[32];
     size_t o = 0;
-    int split = 0, from = 0;
+    int split = 0, from = 0, threads = 1;
     for (int i = 0; i < p->n && o + 40 < sizeof buf; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!ph->detected.period || ph->transient) continue;
@@ -393,6 +393,7 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", o ? ", " : "", l);
         split |= ph->detected.pieces > 1;
         from |= 1 << ph->detected.from;
+        if (ph->detected.threads > threads) threads = ph->detected.threads;
     }
     if (!o) return;
     const char *src = from == 1 << DETECT_KERNELS     ? "its kernel sequence"
@@ -403,6 +404,11 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
                           : "its kernels, operators or allocations (the phase table's note)";
     o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s", src,
                           split ? "; a period of several forwards cut into them" : "");
+    if (threads > 1 && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o,
+                              "; up to %d threads each repeating the same forward, every thread's"
+                              " counted",
+                              threads);
     if (p->py_hooks_off[0] && o < sizeof buf)
         snprintf(buf + o, sizeof buf - o,
                  "; Python's module hooks were off (%s), so model calls are not the iterations and"

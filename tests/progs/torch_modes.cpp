@@ -30,6 +30,11 @@
 //                          a torch::nn module (W wide, default 256) called in R rounds (default
 //                          2) of N calls (default 1000) under no_grad, each round with a fresh
 //                          input of the same shape; prints each round's call times, "roundK ..."
+//   torch_modes workers [T N W]
+//                          T threads (default 2) at once, each its own torch::nn module (W wide,
+//                          default 128) called N times (default 600) under no_grad with no mark,
+//                          as a server's workers run one model; prints each thread's call times,
+//                          "workerK ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
@@ -317,6 +322,32 @@ static int rounds(int r, int n, int width)
     return 0;
 }
 
+static int workers(int t, int n, int width)
+{
+    std::vector<std::vector<long long>> own(t);
+    std::vector<std::thread> v;
+    for (int k = 0; k < t; k++)
+        v.emplace_back([&own, k, n, width] {
+            torch::nn::Linear first(width, 2 * width), second(2 * width, width);
+            at::NoGradGuard no_grad;
+            at::Tensor x = at::randn({4, width}), y;
+            for (int i = 0; i < n; i++) {
+                auto t0 = std::chrono::steady_clock::now();
+                y = second->forward(at::relu(first->forward(x)));
+                auto t1 = std::chrono::steady_clock::now();
+                own[k].push_back(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+            }
+        });
+    for (auto &th : v) th.join();
+    for (int k = 0; k < t; k++) {
+        std::printf("worker%d", k);
+        for (long long ns : own[k]) std::printf(" %lld", ns);
+        std::printf("\n");
+    }
+    return 0;
+}
+
 static int window(int n, bool marked)
 {
     torch::nn::Linear first(512, 1024), second(1024, 512);
@@ -480,6 +511,9 @@ int main(int argc, char **argv)
     if (what == "rounds")
         return rounds(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? std::atoi(argv[3]) : 1000,
                       argc > 4 ? std::atoi(argv[4]) : 256);
+    if (what == "workers")
+        return workers(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? std::atoi(argv[3]) : 600,
+                       argc > 4 ? std::atoi(argv[4]) : 128);
     if (what == "scopes") return scopes();
     if (what == "window")
         return window(argc > 2 ? std::atoi(argv[2]) : 80,
@@ -491,6 +525,6 @@ int main(int argc, char **argv)
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
-                         "window [N] [unmarked]|loose [N]\n");
+                         "window [N] [unmarked]|loose [N]|workers [T N W]\n");
     return 2;
 }

@@ -218,6 +218,37 @@ class Unmarked(Case):
         self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 500_000, (s, lo, hi))
         self.assertLess(s["latency_p50_ns"], 1.05 * hi + 500_000, (s, lo, hi))
 
+    def test_a_servers_workers_each_counted(self):
+        # Two threads at once, each its own copy of one model under no_grad, no mark (a C++
+        # server's workers): the phase's allocated total moved with both threads' reports and
+        # came back to no level, so nothing was found ("no iteration was seen", 2026-11-30, a
+        # two-thread loop of 82 reports a forward each). Each thread's own level finds its
+        # forwards, and each worker's are counted.
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        r = self.run_prog([exe, "workers", "2", "600"], timeout=300, INFPROF_OUTPUT="w.db")
+        self.assertEqual(r.rc, 0, r.err)
+        own = [int(t) for line in r.out.decode().splitlines() if line.startswith("worker")
+               for t in line.split()[1:]]
+        self.assertEqual(len(own), 1200)
+        report = self.report_json(r.db("w.db"))
+        ph = self.phases(report)["no_grad"]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+        self.assertGreaterEqual(ph["iterations"], len(own) - 10, ph)
+        self.assertLessEqual(ph["iterations"], len(own), ph)
+        tids = {t for (t,) in self.query(r.db("w.db"), "SELECT tid FROM tensor_memory WHERE"
+                                                       " phase = (SELECT id FROM phases WHERE"
+                                                       " grad_mode = 'no_grad')")}
+        self.assertEqual(len(tids), 2, tids)
+        s, = [x for x in report["series"] if x["phase"] == "no_grad | autocast off"]
+        times = sorted(own)
+        lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
+        self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 200_000, (s, lo, hi))
+        self.assertLess(s["latency_p50_ns"], 1.05 * hi + 200_000, (s, lo, hi))
+        self.assertIn("up to 2 threads each repeating the same forward, every thread's counted",
+                      report["summary"]["iterations_detected"])
+
     def test_no_limit_on_detected_iterations(self):
         # 110,000 calls of a small module: until 2026-11-30 the first 100,000 were kept, silently
         # (a server's 150,000 requests read 99,939 steady iterations and "Lost nothing").
