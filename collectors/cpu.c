@@ -17,6 +17,7 @@
 #include "../profiler/process.h"
 #include "../profiler/store.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -109,6 +110,11 @@ static void cpu_prepare(struct ip_store *s)
     /* The bound on cores busy the report holds its readings to (from 2026-11-28). */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > 0) ip_store_meta_int(s, "cpus_online", online);
+    /* The CPUs it may run on (taskset, a container's cpuset): all of them busy is what makes its
+     * threads wait for one (the report's Tail guess). */
+    cpu_set_t set;
+    if (!sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 0)
+        ip_store_meta_int(s, "cpus_allowed", CPU_COUNT(&set));
     /* A forked child's readings start again (its CPU clocks did, at the fork). */
     if (ip_role() == IP_ROLE_FORK_CHILD) cs.n = 0, cs.started = 0, cs.next = 0, cs.readings = 0;
 }

@@ -195,6 +195,7 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
 {
     int64_t online = 0;
     if (db_meta_int(db, "cpus_online", &online) && online > 0) r->cpus_online = (double)online;
+    if (db_meta_int(db, "cpus_allowed", &online) && online > 0) r->cpus_allowed = (double)online;
     if (!db_has_table(db, "cpu_samples")) return;
     static double cpu[TIMELINE_BUCKETS], ours[TIMELINE_BUCKETS], wall[TIMELINE_BUCKETS];
     memset(cpu, 0, sizeof cpu), memset(ours, 0, sizeof ours), memset(wall, 0, sizeof wall);

@@ -34,6 +34,7 @@ struct run_timeline {
     int npower;
     struct timeline_series power[TIMELINE_DEVICES];
     double cpus_online;              /* the bound on cores busy (meta cpus_online), 0 unknown */
+    double cpus_allowed;             /* those it may run on (meta cpus_allowed), 0 unknown */
     int64_t cpu_out_of_bounds;       /* CPU readings above it (or going back): dropped */
     double ours_cpu_ns;              /* our writer thread's CPU time over the readings */
     int cpu;                         /* CPU time was read (cpu_samples): cpu_busy below is known */

@@ -249,6 +249,37 @@ class Unmarked(Case):
         self.assertIn("up to 2 threads each repeating the same forward, every thread's counted",
                       report["summary"]["iterations_detected"])
 
+    def test_workers_on_one_cpu_read_as_waiting_for_it(self):
+        # The same two workers held to one CPU (as taskset or a container's cpuset would): each
+        # waits for the other's turn on it, and its slow iterations have no recorded cause (no
+        # allocation, operator or kernel differs). The Tail's guess says the CPUs it may use were
+        # all busy, with our writer's part (a 2-CPU host running two threads under us read "no
+        # recorded cause": our writer was the third thread).
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        if not hasattr(os, "sched_setaffinity"):
+            self.skipTest("no sched_setaffinity")
+        mask = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(mask)})  # the child inherits it
+        try:
+            r = self.run_prog([exe, "workers", "2", "600"], timeout=300, INFPROF_OUTPUT="w1.db")
+        finally:
+            os.sched_setaffinity(0, mask)
+        self.assertEqual(r.rc, 0, r.err)
+        self.assertEqual(self.meta(r.db("w1.db"), "cpus_allowed"), 1)
+        report = self.report_json(r.db("w1.db"))
+        t, = report["tails"]
+        self.assertRegex(t["guess"], r"^all the CPUs the process may use were busy when the slow"
+                                     r" iterations began \(\d\.\d\d of 1 core: the program"
+                                     r" \d\.\d\d, infprof's writer \d\.\d\d\)", t)
+        # A process with a CPU to spare has no such guess (one worker where two CPUs are free).
+        if len(mask) < 2:
+            return
+        r = self.run_prog([exe, "workers", "1", "600"], timeout=300, INFPROF_OUTPUT="w2.db")
+        for t in self.report_json(r.db("w2.db"))["tails"]:
+            self.assertNotIn("CPUs the process may use", t["guess"], t)
+
     def test_no_limit_on_detected_iterations(self):
         # 110,000 calls of a small module: until 2026-11-30 the first 100,000 were kept, silently
         # (a server's 150,000 requests read 99,939 steady iterations and "Lost nothing").
