@@ -3,21 +3,22 @@
  * at every wake: every INFPROF_CPU_MS, and once at start and at the end, it reads the process's
  * CPU time (every thread, user and system: CLOCK_PROCESS_CPUTIME_ID), its system part (getrusage)
  * and the writer thread's own (CLOCK_THREAD_CPUTIME_ID), into a small buffer that the same
- * thread's flush writes to cpu_samples (cpu.sql). Three clock reads per period, no file, no
- * descriptor, no allocation: the program cannot notice. A buffer that fills between two flushes
- * (it cannot: the writer flushes after every wake) counts what it drops.
+ * thread's flush writes to cpu_samples (cpu.sql). Three clock reads per period, no allocation:
+ * the program cannot notice; where its cgroup has a CPU quota, also one pread of the cgroup's
+ * cpu.stat (cpu_limits.c: a descriptor of ours, at a high number). A buffer that fills between two
+ * flushes (it cannot: the writer flushes after every wake) counts what it drops.
  *
  * The report turns consecutive readings into cores busy (CPU time over wall time) over time: a
  * host-bound loop, a DataLoader's work in the main process, threads that intra-op
  * parallelism keeps busy (report/run/timeline.c), held to the CPUs online (meta cpus_online).
  */
 #include "cpu_config.h"
+#include "cpu_limits.h"
 #include "registry.h"
 #include "../profiler/clock.h"
 #include "../profiler/process.h"
 #include "../profiler/store.h"
 
-#include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -27,7 +28,7 @@
 
 struct cpu_reading {
     uint64_t ts;
-    int64_t cpu_ns, sys_ns, ours_ns;
+    int64_t cpu_ns, sys_ns, ours_ns, throttled_ns;
 };
 
 /* Writer thread only (tick, prepare, flush, finish). */
@@ -67,6 +68,7 @@ static void cpu_read(uint64_t now)
                                             : (int64_t)ru.ru_stime.tv_sec * 1000000000 +
                                                   (int64_t)ru.ru_stime.tv_usec * 1000;
     r->ours_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    r->throttled_ns = ip_cpu_limits_throttled_ns(); /* -1 where no quota (no read made) */
     cs.readings++;
 }
 
@@ -106,15 +108,11 @@ static uint64_t cpu_tick(uint64_t now, int final)
 
 static void cpu_prepare(struct ip_store *s)
 {
-    cs.rows = ip_batch_open(s, "cpu_samples", 4);
+    cs.rows = ip_batch_open(s, "cpu_samples", 5);
     /* The bound on cores busy the report holds its readings to (from 2026-11-28). */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > 0) ip_store_meta_int(s, "cpus_online", online);
-    /* The CPUs it may run on (taskset, a container's cpuset): all of them busy is what makes its
-     * threads wait for one (the report's Tail guess). */
-    cpu_set_t set;
-    if (!sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 0)
-        ip_store_meta_int(s, "cpus_allowed", CPU_COUNT(&set));
+    ip_cpu_limits_prepare(s); /* the CPUs it may use, its cgroup's quota */
     /* A forked child's readings start again (its CPU clocks did, at the fork). */
     if (ip_role() == IP_ROLE_FORK_CHILD) cs.n = 0, cs.started = 0, cs.next = 0, cs.readings = 0;
 }
@@ -133,6 +131,7 @@ static void cpu_flush(struct ip_store *s, int final)
         row[1] = or_null(cs.v[i].cpu_ns);
         row[2] = or_null(cs.v[i].sys_ns);
         row[3] = or_null(cs.v[i].ours_ns);
+        row[4] = or_null(cs.v[i].throttled_ns);
     }
     cs.n = 0;
 }
@@ -141,6 +140,11 @@ static void cpu_finish(struct ip_store *s)
 {
     cpu_flush(s, 1);
     if (!cs.period) return;
+    char words[200];
+    ip_cpu_limits_finish(s, words, sizeof words);
+    if (words[0])
+        ip_collector_status(IP_COLLECTOR_CPU, "on", "every %lld ms%s",
+                            (long long)(cs.period / 1000000), words);
     ip_store_meta_int(s, "cpu_readings", cs.readings);
     ip_store_meta_int(s, "cpu_readings_dropped", cs.dropped);
 }

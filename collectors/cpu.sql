@@ -7,3 +7,9 @@
 -- sys_ns: the system part of it (getrusage, microseconds); ours_ns: our writer thread's own
 -- (CLOCK_THREAD_CPUTIME_ID: the database writes, the energy readings), part of cpu_ns.
 CREATE TABLE cpu_samples (t INTEGER, cpu_ns INTEGER, sys_ns INTEGER, ours_ns INTEGER);
+
+-- From 2026-11-30 (within schema 5: a database without it reads NULL): throttled_ns, the time the
+-- process's cgroup CPU quota held it back since the start (cpu.stat's throttled time; NULL where
+-- no quota was read). Meta cpus_allowed, cpu_quota_milli, cpu_periods, cpu_throttled_periods,
+-- cpu_throttled_ns (collectors/cpu_limits.c).
+ALTER TABLE cpu_samples ADD COLUMN throttled_ns INTEGER;

@@ -1032,14 +1032,19 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     if (named - faults < 0.5) tail_guess(r, t, s, m, faults > 0);
 }
 
-/* Where no recorded cause explains a tail: whether the process kept every CPU it may use busy
- * when its slow iterations began (its CPU time over each reading's interval, cpu_samples,
- * ours included, at 90% of the CPUs allowed or online, whichever fewer). Its threads then wait
- * for one in turn, a scheduler's slice at a time, and the wait makes slow iterations that no
- * allocation, operator or kernel explains: two C++ threads running one model on a 2-CPU host
- * read p99 0.5-0.7 ms plain, 3-4.5 ms under us (our writer took 22% of a core: a third thread
- * for two cores), "no recorded cause". Said as the guess, with our writer's part. */
+/* Where no recorded cause explains a tail: what held the process's threads back when its slow
+ * iterations began, by the CPU readings whose intervals hold their starts (cpu_samples):
+ *  - its cgroup's CPU quota, where it throttled the process then (a container's CPU limit stops
+ *    every thread of the cgroup for the rest of a period once they used its quota);
+ *  - else every CPU it may use busy (its CPU time, ours included, at 90% of the CPUs allowed,
+ *    online or its quota, whichever fewer): its threads wait for one in turn, a scheduler's
+ *    slice at a time. Two C++ threads running one model on a 2-CPU host read p99 0.5-0.7 ms
+ *    plain, 3-4.5 ms under us (our writer took 22% of a core: a third thread for two cores),
+ *    "no recorded cause".
+ * Said as the guess, with our writer's part: the wait makes slow iterations that no allocation,
+ * operator or kernel explains. */
 #define TAIL_SATURATED 0.9
+#define TAIL_THROTTLED 0.01 /* of the readings' wall time, summed over CPUs */
 
 static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_tails *r)
 {
@@ -1047,14 +1052,19 @@ static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_t
     const struct timeline_series *c = &tl->cpu_busy;
     double bound = tl->cpus_online;
     if (tl->cpus_allowed > 0 && (bound <= 0 || tl->cpus_allowed < bound)) bound = tl->cpus_allowed;
+    if (tl->cpu_quota > 0 && (bound <= 0 || tl->cpu_quota < bound)) bound = tl->cpu_quota;
     if (!tl->cpu || !c->n || bound <= 0 || tl->bucket_ns <= 0) return;
+    int64_t periods = -1, throttled = -1, throttled_ns = -1;
+    db_meta_int(db, "cpu_periods", &periods);
+    db_meta_int(db, "cpu_throttled_periods", &throttled);
+    db_meta_int(db, "cpu_throttled_ns", &throttled_ns);
     for (int k = 0; k < r->n; k++) {
         struct series_tail *t = &r->v[k];
         if (t->unexplained < 0.5 || !t->nslow ||
             (t->guess[0] && strncmp(t->guess, "no recorded cause", 17)))
             continue;
-        double prog = 0, ours = 0;
-        int64_t n = 0;
+        double prog = 0, ours = 0, thr = 0;
+        int64_t n = 0, nthr = 0;
         for (int64_t i = 0; i < t->nslow; i++) {
             /* The reading whose interval holds the start: the first bucket ending after it. */
             int lo = 0, hi = c->n;
@@ -1067,15 +1077,27 @@ static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_t
             }
             if (lo == c->n) continue;
             prog += c->v[lo], ours += c->v2[lo], n++;
+            if (tl->cpu_throttled[lo] >= 0) thr += tl->cpu_throttled[lo], nthr++;
         }
-        if (!n || (prog + ours) / (double)n < TAIL_SATURATED * bound) continue;
-        snprintf(
-            t->guess, sizeof t->guess,
-            "all the CPUs the process may use were busy when the slow iterations began (%.2f of %g"
-            " core%s: the program %.2f, infprof's writer %.2f), so its threads took turns on"
-            " them; with a core to spare (fewer threads, or more CPUs) they would not",
-            (prog + ours) / (double)n, bound, bound == 1 ? "" : "s", prog / (double)n,
-            ours / (double)n);
+        if (!n) continue;
+        if (tl->cpu_quota > 0 && nthr && thr / (double)nthr >= TAIL_THROTTLED) {
+            snprintf(t->guess, sizeof t->guess,
+                     "the cgroup's CPU quota, %.2f cores, held the process back when the slow"
+                     " iterations began (it throttled the process in %lld of the run's %lld"
+                     " periods, %.1f ms summed over CPUs): its threads stop until the next period;"
+                     " with a higher CPU limit, or fewer threads, they would not",
+                     tl->cpu_quota, (long long)throttled, (long long)periods,
+                     (double)throttled_ns / 1e6);
+            continue;
+        }
+        if ((prog + ours) / (double)n < TAIL_SATURATED * bound) continue;
+        snprintf(t->guess, sizeof t->guess,
+                 "all the CPUs the process may use were busy when the slow iterations began (%.2f"
+                 " of %g core%s: the program %.2f, infprof's writer %.2f), so its threads took"
+                 " turns on them; with a core to spare (fewer threads, or more CPUs) they would"
+                 " not",
+                 (prog + ours) / (double)n, bound, bound == 1 ? "" : "s", prog / (double)n,
+                 ours / (double)n);
     }
 }
 

@@ -196,15 +196,24 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
     int64_t online = 0;
     if (db_meta_int(db, "cpus_online", &online) && online > 0) r->cpus_online = (double)online;
     if (db_meta_int(db, "cpus_allowed", &online) && online > 0) r->cpus_allowed = (double)online;
+    if (db_meta_int(db, "cpu_quota_milli", &online) && online > 0)
+        r->cpu_quota = (double)online / 1000.0;
     if (!db_has_table(db, "cpu_samples")) return;
-    static double cpu[TIMELINE_BUCKETS], ours[TIMELINE_BUCKETS], wall[TIMELINE_BUCKETS];
+    static double cpu[TIMELINE_BUCKETS], ours[TIMELINE_BUCKETS], wall[TIMELINE_BUCKETS],
+        thr[TIMELINE_BUCKETS];
     memset(cpu, 0, sizeof cpu), memset(ours, 0, sizeof ours), memset(wall, 0, sizeof wall);
-    sqlite3_stmt *st = db_prepare(db, "SELECT t, cpu_ns, ours_ns FROM cpu_samples"
-                                      " WHERE cpu_ns IS NOT NULL ORDER BY t");
-    int64_t t0 = -1, c0 = 0, o0 = 0;
+    for (int b = 0; b < TIMELINE_BUCKETS; b++) thr[b] = -1;
+    /* The quota's throttled time (from 2026-11-30; NULL where none was read). */
+    int throttled = db_has_column(db, "cpu_samples", "throttled_ns");
+    sqlite3_stmt *st = db_prepare(db, throttled ? "SELECT t, cpu_ns, ours_ns, throttled_ns FROM"
+                                                  " cpu_samples WHERE cpu_ns IS NOT NULL ORDER BY t"
+                                                : "SELECT t, cpu_ns, ours_ns, NULL FROM cpu_samples"
+                                                  " WHERE cpu_ns IS NOT NULL ORDER BY t");
+    int64_t t0 = -1, c0 = 0, o0 = 0, h0 = -1;
     while (db_step(st)) {
         int64_t t = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
         int64_t o = sqlite3_column_type(st, 2) == SQLITE_NULL ? o0 : sqlite3_column_int64(st, 2);
+        int64_t h = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
         /* An interval under CPU_SHORT_NS (the reading at the finish, soon after a periodic one)
          * is too short to divide by: it goes into the next one (the start stays). */
         if (t0 >= 0 && t > t0 && t - t0 < CPU_SHORT_NS) continue;
@@ -221,13 +230,14 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
                 r->cpu_out_of_bounds++;
             } else {
                 int b = bucket_of(r, t);
+                if (h >= 0 && h0 >= 0 && h >= h0) thr[b] = fmax(thr[b], 0) + (double)(h - h0);
                 wall[b] += (double)(t - t0), ours[b] += (double)d_ours;
                 r->ours_cpu_ns += (double)d_ours;
                 cpu[b] += (double)(dc - d_ours);
                 r->cpu = 1;
             }
         }
-        t0 = t, c0 = c, o0 = o;
+        t0 = t, c0 = c, o0 = o, h0 = h;
     }
     sqlite3_finalize(st);
     struct timeline_series *s = &r->cpu_busy;
@@ -236,6 +246,7 @@ static void cpu_of(sqlite3 *db, struct run_timeline *r)
         if (wall[b] <= 0) continue;
         s->t[s->n] = (int64_t)b * r->bucket_ns;
         s->v[s->n] = fmax(0, cpu[b] / wall[b]), s->v2[s->n] = fmax(0, ours[b] / wall[b]);
+        r->cpu_throttled[s->n] = thr[b] >= 0 ? thr[b] / wall[b] : -1;
         assert(r->cpus_online <= 0 || s->v[s->n] + s->v2[s->n] <= r->cpus_online * 1.000001);
         s->n++;
     }

@@ -35,6 +35,10 @@ struct run_timeline {
     struct timeline_series power[TIMELINE_DEVICES];
     double cpus_online;              /* the bound on cores busy (meta cpus_online), 0 unknown */
     double cpus_allowed;             /* those it may run on (meta cpus_allowed), 0 unknown */
+    double cpu_quota; /* its cgroup's CPU quota, cores (meta cpu_quota_milli), 0 none */
+    double cpu_throttled[TIMELINE_BUCKETS]; /* for each cpu_busy point: the quota's throttled time
+                                               over its wall time (cpu_samples.throttled_ns,
+                                               summed over CPUs: may pass 1), -1 unknown */
     int64_t cpu_out_of_bounds;       /* CPU readings above it (or going back): dropped */
     double ours_cpu_ns;              /* our writer thread's CPU time over the readings */
     int cpu;                         /* CPU time was read (cpu_samples): cpu_busy below is known */

@@ -280,6 +280,72 @@ class Unmarked(Case):
         for t in self.report_json(r.db("w2.db"))["tails"]:
             self.assertNotIn("CPUs the process may use", t["guess"], t)
 
+    def quota_cgroup(self, quota_us, period_us):
+        """A cgroup of its own with a CPU quota (v1's cpu controller, else v2 where the cpu
+        controller is on), which the test's process enters for a run (its child inherits it):
+        (the cgroup's procs file, the one to go back to); skipped where none can be made (not
+        root, no writable /sys/fs/cgroup)."""
+        name = f"infprof-test-{os.getpid()}"
+        lines = open("/proc/self/cgroup").read().splitlines()
+        v1 = [l.split(":", 2) for l in lines if "cpu" in l.split(":")[1].split(",")]
+        v2 = [l.split(":", 2) for l in lines if l.startswith("0::")]
+        if v1 and os.path.isdir("/sys/fs/cgroup/cpu"):
+            base = "/sys/fs/cgroup/cpu"
+            files = {"cpu.cfs_period_us": str(period_us), "cpu.cfs_quota_us": str(quota_us)}
+            home = base + (v1[0][2] if v1[0][2] != "/" else "")
+        elif v2 and "cpu" in open("/sys/fs/cgroup/cgroup.controllers").read().split():
+            base = "/sys/fs/cgroup"
+            files = {"cpu.max": f"{quota_us} {period_us}"}
+            home = base + (v2[0][2] if v2[0][2] != "/" else "")
+        else:
+            self.skipTest("no cgroup cpu controller to make a CPU quota in")
+        path = os.path.join(base, name)
+        try:
+            os.mkdir(path)
+            for f, v in files.items():
+                with open(os.path.join(path, f), "w") as out:
+                    out.write(v)
+        except OSError as e:
+            if os.path.isdir(path):
+                os.rmdir(path)
+            self.skipTest(f"cannot make a cgroup with a CPU quota ({e}): needs root")
+        self.addCleanup(os.rmdir, path)
+        return os.path.join(path, "cgroup.procs"), os.path.join(home, "cgroup.procs")
+
+    def test_workers_under_a_cpu_quota(self):
+        # A container's CPU limit: two workers in a cgroup of half a core. The quota stops both
+        # threads for the rest of each 100 ms period once they used 50 ms of it: slow iterations
+        # of tens of ms that no allocation explains. The run records the quota and how often it
+        # throttled the process, and the Tail's guess names it.
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        procs, home = self.quota_cgroup(50000, 100000)
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as e:
+            self.skipTest(f"cannot enter the cgroup with a CPU quota ({e})")
+        try:
+            r = self.run_prog([exe, "workers", "2", "1000"], timeout=300, INFPROF_OUTPUT="q.db")
+        finally:
+            with open(home, "w") as f:
+                f.write(str(os.getpid()))
+        self.assertEqual(r.rc, 0, r.err)
+        db = r.db("q.db")
+        self.assertEqual(self.meta(db, "cpu_quota_milli"), 500)
+        self.assertGreater(self.meta(db, "cpu_throttled_periods"), 0)
+        self.assertGreater(self.meta(db, "cpu_throttled_ns"), 0)
+        self.assertLessEqual(self.meta(db, "cpu_throttled_periods"), self.meta(db, "cpu_periods"))
+        report = self.report_json(db)
+        t, = report["tails"]
+        self.assertRegex(t["guess"], r"^the cgroup's CPU quota, 0\.50 cores, held the process back"
+                                     r" when the slow iterations began \(it throttled the process"
+                                     r" in \d+ of the run's \d+ periods", t)
+        text = " ".join(self.cli("report", db).out.decode().split())
+        self.assertRegex(text, r"CPU time on: every 100 ms; the cgroup's CPU quota, 0\.50 cores,"
+                               r" held the process back in \d+ of \d+ periods")
+
     def test_no_limit_on_detected_iterations(self):
         # 110,000 calls of a small module: until 2026-11-30 the first 100,000 were kept, silently
         # (a server's 150,000 requests read 99,939 steady iterations and "Lost nothing").
