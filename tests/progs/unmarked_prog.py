@@ -11,7 +11,7 @@
                             forward's time as "inference_mode ..." and each preparation's as
                             "between ..."
   unmarked_prog.py everynth 40 forwards under inference_mode, every 5th (from the 5th) on an
-                            input of 4 times the pixels; prints each forward's time as
+                            input of 9 times the pixels; prints each forward's time as
                             "inference_mode ..." (a request loop whose every so many requests
                             are larger: the allocations repeat every 5 forwards)
   unmarked_prog.py othermodel 14 forwards of the model under no_grad, then 40 of a small MLP
@@ -69,7 +69,7 @@ elif what == "varying":
 elif what == "everynth":
     with torch.inference_mode():
         own = []
-        small, large = torch.randn(1, 3, 64, 64), torch.randn(1, 3, 128, 128)
+        small, large = torch.randn(1, 3, 64, 64), torch.randn(1, 3, 192, 192)
         for i in range(40):
             x = large if i % 5 == 4 else small
             t0 = time.perf_counter_ns()
