@@ -160,7 +160,7 @@ void ip_cpu_limits_finish(struct ip_store *s, char *words, size_t size)
     ip_store_meta_int(s, "cpu_throttled_periods", t);
     ip_store_meta_int(s, "cpu_throttled_ns", ns);
     snprintf(words, size,
-             "; the cgroup's CPU quota, %.2f cores, held the process back in %lld of %lld"
-             " periods (%.1f ms, summed over CPUs)",
+             "; the cgroup's CPU quota, %.2f cores, held the process back in %lld of the %lld"
+             " periods recorded (%.1f ms, summed over CPUs)",
              (double)cl.quota_milli / 1000.0, (long long)t, (long long)p, (double)ns / 1e6);
 }

@@ -400,10 +400,14 @@ static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own
 }
 
 #define ALLOC_THREADS_MAX 64
+#define ALLOC_LOOPS_MAX   16
 
 /* The iterations of the phase's busiest thread; then those of each other thread of at least a
- * quarter of its reports whose one loop repeats the same forward (a server's workers running one
- * model: each forward counted, not only the busiest worker's), each with its thread. */
+ * quarter of its reports whose one loop repeats a forward, each with its thread: the same
+ * forward as a loop already found joins it (a server's workers running one model: each forward
+ * counted, not only the busiest worker's), another is a loop of its own (two models on two
+ * threads: the second's forwards were dropped, unsaid, and the first's p50 read as the phase's).
+ * Such threads where no loop is found are counted (info.threads_missed) and said. */
 static int from_allocations(sqlite3 *db, int phase, struct detected *out)
 {
     if (!db_has_table(db, "tensor_memory")) return 0;
@@ -422,14 +426,21 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
     if (!alloc_thread(db, phase, tid[0], (size_t)count[0], 0, out) &&
         (nt < 2 || !alloc_thread(db, phase, tid[0], (size_t)count[0], 1, out)))
         return 0;
+    uint64_t unit[ALLOC_LOOPS_MAX] = {out->info.unit_sig}; /* each loop's forward */
+    int nl = out->info.nloops;
     struct detected other = {0};
-    for (int t = 1; t < nt && out->info.nloops == 1; t++) {
+    for (int t = 1; t < nt; t++) {
         if (count[t] < 16 || 4 * count[t] < count[0]) break; /* by count, descending */
         other.n = 0;
-        if (!alloc_thread(db, phase, tid[t], (size_t)count[t], 0, &other) &&
-            !alloc_thread(db, phase, tid[t], (size_t)count[t], 1, &other))
+        int found = nl == 1 && (alloc_thread(db, phase, tid[t], (size_t)count[t], 0, &other) ||
+                                alloc_thread(db, phase, tid[t], (size_t)count[t], 1, &other));
+        int l = 0;
+        while (found && l < nl && unit[l] != other.info.unit_sig) l++;
+        if (!found || other.info.nloops != 1 || l == ALLOC_LOOPS_MAX) {
+            out->info.threads_missed++;
             continue;
-        if (other.info.nloops != 1 || other.info.unit_sig != out->info.unit_sig) continue;
+        }
+        if (l == nl) unit[nl++] = other.info.unit_sig; /* another model: a loop of its own */
         if (!out->tids) {
             out->tids = malloc((out->cap ? out->cap : 1) * sizeof *out->tids);
             if (!out->tids) cli_fail("out of memory");
@@ -437,7 +448,7 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
         }
         for (size_t k = 0; k < other.n; k++) {
             size_t cap = out->cap;
-            push(out, other.start[k], other.end[k], 0);
+            push(out, other.start[k], other.end[k], l);
             if (out->cap != cap && !(out->tids = realloc(out->tids, out->cap * sizeof *out->tids)))
                 cli_fail("out of memory");
             out->tids[out->n - 1] = tid[t];
@@ -445,6 +456,7 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
         out->info.repeats += other.info.repeats;
         out->info.threads++;
     }
+    out->info.nloops = nl;
     detected_free(&other);
     return 1;
 }

@@ -27,8 +27,10 @@ struct detect_info {
                         * allocations); two phases that ran the same work have the same */
     int unit_len;      /* ... its reports (or kernels, operators) */
     int threads;       /* threads whose forwards were found (allocations): 1, or more where
-                        * several threads each repeat the first one's forward (a server's
-                        * workers running one model) */
+                        * other threads repeat a forward too (a server's workers running one
+                        * model, or models of their own: a loop each) */
+    int threads_missed; /* other threads with as many reports (a quarter of the busiest's or
+                         * more) in which no loop was found: their forwards are not counted */
 };
 
 struct detected {

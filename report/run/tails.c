@@ -1054,6 +1054,16 @@ static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_t
     if (tl->cpus_allowed > 0 && (bound <= 0 || tl->cpus_allowed < bound)) bound = tl->cpus_allowed;
     if (tl->cpu_quota > 0 && (bound <= 0 || tl->cpu_quota < bound)) bound = tl->cpu_quota;
     if (!tl->cpu || !c->n || bound <= 0 || tl->bucket_ns <= 0) return;
+    /* The threads that ran iterations (distinct over the series, SERIES_TIDS each at most). */
+    int64_t seen[64];
+    int iter_threads = 0;
+    for (int i = 0; i < p->series.n; i++)
+        for (int j = 0; j < p->series.v[i].ntids && j < SERIES_TIDS; j++) {
+            int k = 0;
+            while (k < iter_threads && seen[k] != p->series.v[i].tids[j]) k++;
+            if (k == iter_threads && iter_threads < 64)
+                seen[iter_threads++] = p->series.v[i].tids[j];
+        }
     int64_t periods = -1, throttled = -1, throttled_ns = -1;
     db_meta_int(db, "cpu_periods", &periods);
     db_meta_int(db, "cpu_throttled_periods", &throttled);
@@ -1083,14 +1093,19 @@ static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_t
         if (tl->cpu_quota > 0 && nthr && thr / (double)nthr >= TAIL_THROTTLED) {
             snprintf(t->guess, sizeof t->guess,
                      "the cgroup's CPU quota, %.2f cores, held the process back when the slow"
-                     " iterations began (it throttled the process in %lld of the run's %lld"
-                     " periods, %.1f ms summed over CPUs): its threads stop until the next period;"
+                     " iterations began (it throttled the process in %lld of the %lld periods"
+                     " recorded, %.1f ms summed over CPUs): its threads stop until the next period;"
                      " with a higher CPU limit, or fewer threads, they would not",
                      tl->cpu_quota, (long long)throttled, (long long)periods,
                      (double)throttled_ns / 1e6);
             continue;
         }
-        if ((prog + ours) / (double)n < TAIL_SATURATED * bound) continue;
+        /* Turns need more threads wanting a CPU than there are: the threads running iterations
+         * (each series'), and ours where it took a tenth of a core or more. One worker held to
+         * one CPU is busy, not waiting (a fresh-eyes check read the guess there). */
+        if ((prog + ours) / (double)n < TAIL_SATURATED * bound ||
+            (double)iter_threads + (ours / (double)n >= 0.1) <= bound)
+            continue;
         snprintf(t->guess, sizeof t->guess,
                  "all the CPUs the process may use were busy when the slow iterations began (%.2f"
                  " of %g core%s: the program %.2f, infprof's writer %.2f), so its threads took"

@@ -570,12 +570,23 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected.period, ph->detected.repeats);
         len = strlen(note);
-        /* Several threads' forwards (a server's workers running one model): each counted. */
+        /* Several threads' forwards (a server's workers): each counted, or said not to be. */
         if (ph->detected.period && ph->detected.threads > 1 && len > 1 && len < size) {
             note[len - 1] = 0; /* the closing parenthesis, reopened */
             snprintf(note + len - 1, size - len + 1,
-                     "; on %d threads, each repeating the same forward: every thread's counted)",
+                     "; on %d threads, every thread's forwards counted, a loop of its own where"
+                     " its forward differs)",
                      ph->detected.threads);
+        }
+        len = strlen(note);
+        if (ph->detected.period && ph->detected.threads_missed > 0 && len > 1 && len < size) {
+            note[len - 1] = 0;
+            snprintf(note + len - 1, size - len + 1,
+                     "; %d other thread%s with as many allocator reports repeat%s no forward found"
+                     " here: %s forwards are not counted)",
+                     ph->detected.threads_missed, ph->detected.threads_missed > 1 ? "s" : "",
+                     ph->detected.threads_missed > 1 ? "" : "s",
+                     ph->detected.threads_missed > 1 ? "their" : "its");
         }
         len = strlen(note);
         /* A period of several forwards (every 5th request larger): each its own iteration. */
@@ -631,7 +642,8 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
               " batch or inputs change every forward, or no loop); mark each forward call"
               " with an NVTX range named 'iteration' (Python:"
               " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
-              " torch.profiler.record_function('iteration'); C++: nvtxRangePushA), or give"
+              " torch.profiler.record_function('iteration'); C++: RECORD_USER_SCOPE(\"iteration\") "
+              "or nvtxRangePushA), or give"
               " your own range's name in INFPROF_ITERATION_RANGE; TorchScript calls count"
               " on their own";
     snprintf(note, sizeof note, "%s%s%s",

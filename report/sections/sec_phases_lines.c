@@ -385,7 +385,7 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
     const struct run_phases *p = c->p;
     char buf[1024], l[32];
     size_t o = 0;
-    int split = 0, from = 0, threads = 1;
+    int split = 0, from = 0, threads = 1, missed = 0;
     for (int i = 0; i < p->n && o + 40 < sizeof buf; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!ph->detected.period || ph->transient) continue;
@@ -394,6 +394,7 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
         split |= ph->detected.pieces > 1;
         from |= 1 << ph->detected.from;
         if (ph->detected.threads > threads) threads = ph->detected.threads;
+        missed += ph->detected.threads_missed;
     }
     if (!o) return;
     const char *src = from == 1 << DETECT_KERNELS     ? "its kernel sequence"
@@ -406,9 +407,12 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
                           split ? "; a period of several forwards cut into them" : "");
     if (threads > 1 && o < sizeof buf)
         o += (size_t)snprintf(buf + o, sizeof buf - o,
-                              "; up to %d threads each repeating the same forward, every thread's"
-                              " counted",
-                              threads);
+                              "; on up to %d threads, every thread's forwards counted", threads);
+    if (missed && o < sizeof buf)
+        o += (size_t)snprintf(buf + o, sizeof buf - o,
+                              "; %d other thread%s with as many allocator reports: no forward"
+                              " found, not counted (the phase table's note)",
+                              missed, missed > 1 ? "s" : "");
     if (p->py_hooks_off[0] && o < sizeof buf)
         snprintf(buf + o, sizeof buf - o,
                  "; Python's module hooks were off (%s), so model calls are not the iterations and"

@@ -216,7 +216,10 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         table_set_num(v, TV_SHARE, 100 * x->unexplained);
         snprintf(what, sizeof what, "unexplained%s%s%s",
                  x->overlap ? " (the causes overlap: host and GPU work run together)" : "",
-                 x->guess[0] ? ": " : "", x->guess);
+                 !x->guess[0]                                  ? ""
+                 : !strncmp(x->guess, "no recorded cause", 17) ? ": "
+                                                               : "; a guess: ",
+                 x->guess);
         table_set_text(v, TV_WHAT, what);
     }
     if (!r->n)

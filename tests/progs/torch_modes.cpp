@@ -30,10 +30,11 @@
 //                          a torch::nn module (W wide, default 256) called in R rounds (default
 //                          2) of N calls (default 1000) under no_grad, each round with a fresh
 //                          input of the same shape; prints each round's call times, "roundK ..."
-//   torch_modes workers [T N W]
+//   torch_modes workers [T N W [other]]
 //                          T threads (default 2) at once, each its own torch::nn module (W wide,
 //                          default 128) called N times (default 600) under no_grad with no mark,
-//                          as a server's workers run one model; prints each thread's call times,
+//                          as a server's workers run one model (with other, thread K's is
+//                          (K + 1) W wide: a model of its own); prints each thread's call times,
 //                          "workerK ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
@@ -322,15 +323,16 @@ static int rounds(int r, int n, int width)
     return 0;
 }
 
-static int workers(int t, int n, int width)
+static int workers(int t, int n, int width, bool other)
 {
     std::vector<std::vector<long long>> own(t);
     std::vector<std::thread> v;
     for (int k = 0; k < t; k++)
-        v.emplace_back([&own, k, n, width] {
-            torch::nn::Linear first(width, 2 * width), second(2 * width, width);
+        v.emplace_back([&own, k, n, width, other] {
+            int w = other ? (k + 1) * width : width;
+            torch::nn::Linear first(w, 2 * w), second(2 * w, w);
             at::NoGradGuard no_grad;
-            at::Tensor x = at::randn({4, width}), y;
+            at::Tensor x = at::randn({4, w}), y;
             for (int i = 0; i < n; i++) {
                 auto t0 = std::chrono::steady_clock::now();
                 y = second->forward(at::relu(first->forward(x)));
@@ -513,7 +515,8 @@ int main(int argc, char **argv)
                       argc > 4 ? std::atoi(argv[4]) : 256);
     if (what == "workers")
         return workers(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? std::atoi(argv[3]) : 600,
-                       argc > 4 ? std::atoi(argv[4]) : 128);
+                       argc > 4 ? std::atoi(argv[4]) : 128,
+                       argc > 5 && !std::strcmp(argv[5], "other"));
     if (what == "scopes") return scopes();
     if (what == "window")
         return window(argc > 2 ? std::atoi(argv[2]) : 80,
@@ -525,6 +528,6 @@ int main(int argc, char **argv)
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
-                         "window [N] [unmarked]|loose [N]|workers [T N W]\n");
+                         "window [N] [unmarked]|loose [N]|workers [T N W [other]]\n");
     return 2;
 }
