@@ -871,8 +871,87 @@ static double windows_clock(sqlite3 *db, const struct run_phases *p, const struc
  * half: one allocation much larger (a temporary tensor), or the same allocations each larger (a
  * new input shape: the largest taken out, the rest 1.2x the bytes or more), or more allocations
  * of 1.5x the bytes or more in all (larger inputs). */
+/* Where no recorded cause explains a tail: what held the process's threads back when its slow
+ * iterations began, by the CPU readings whose intervals hold their starts (cpu_samples):
+ *  - its cgroup's CPU quota, where it throttled the process then (a container's CPU limit stops
+ *    every thread of the cgroup for the rest of a period once they used its quota);
+ *  - else every CPU it may use busy (its CPU time, ours included, at 90% of the CPUs allowed,
+ *    online or its quota, whichever fewer): its threads wait for one in turn, a scheduler's
+ *    slice at a time. Two C++ threads running one model on a 2-CPU host read p99 0.5-0.7 ms
+ *    plain, 3-4.5 ms under us (our writer took 22% of a core: a third thread for two cores),
+ *    "no recorded cause".
+ * The words (out, "" none) are the guess tail_guess makes where the allocations suggest none, with
+ * our writer's part: the wait makes slow iterations that no allocation, operator or kernel
+ * explains. */
+#define TAIL_SATURATED 0.9
+#define TAIL_THROTTLED 0.01 /* of the readings' wall time, summed over CPUs */
+
+static void cpu_wait_words(sqlite3 *db, const struct run_phases *p, const struct series_tail *t,
+                           char *out, size_t size)
+{
+    out[0] = 0;
+    const struct run_timeline *tl = run_timeline(db, p);
+    const struct timeline_series *c = &tl->cpu_busy;
+    double bound = tl->cpus_online;
+    if (tl->cpus_allowed > 0 && (bound <= 0 || tl->cpus_allowed < bound)) bound = tl->cpus_allowed;
+    if (tl->cpu_quota > 0 && (bound <= 0 || tl->cpu_quota < bound)) bound = tl->cpu_quota;
+    if (!tl->cpu || !c->n || bound <= 0 || tl->bucket_ns <= 0 || !t->nslow) return;
+    double prog = 0, ours = 0, thr = 0;
+    int64_t n = 0, nthr = 0;
+    for (int64_t i = 0; i < t->nslow; i++) {
+        /* The reading whose interval holds the start: the first bucket ending after it. */
+        int lo = 0, hi = c->n;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (c->t[mid] + tl->bucket_ns <= t->slow_start[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == c->n) continue;
+        prog += c->v[lo], ours += c->v2[lo], n++;
+        if (tl->cpu_throttled[lo] >= 0) thr += tl->cpu_throttled[lo], nthr++;
+    }
+    if (!n) return;
+    if (tl->cpu_quota > 0 && nthr && thr / (double)nthr >= TAIL_THROTTLED) {
+        int64_t periods = -1, throttled = -1, throttled_ns = -1;
+        db_meta_int(db, "cpu_periods", &periods);
+        db_meta_int(db, "cpu_throttled_periods", &throttled);
+        db_meta_int(db, "cpu_throttled_ns", &throttled_ns);
+        snprintf(out, size,
+                 "the cgroup's CPU quota, %.2f cores, held the process back when the slow"
+                 " iterations began (it throttled the process in %lld of the %lld periods"
+                 " recorded, %.1f ms summed over CPUs): its threads stop until the next period;"
+                 " with a higher CPU limit, or fewer threads, they would not",
+                 tl->cpu_quota, (long long)throttled, (long long)periods,
+                 (double)throttled_ns / 1e6);
+        return;
+    }
+    /* Turns need more threads wanting a CPU than there are: the threads that ran iterations
+     * (distinct over the series, SERIES_TIDS each at most), and ours where it took a tenth of a
+     * core or more. One worker held to one CPU is busy, not waiting (a fresh-eyes check read
+     * the guess there). */
+    int64_t seen[64];
+    int threads = 0;
+    for (int i = 0; i < p->series.n; i++)
+        for (int j = 0; j < p->series.v[i].ntids && j < SERIES_TIDS; j++) {
+            int k = 0;
+            while (k < threads && seen[k] != p->series.v[i].tids[j]) k++;
+            if (k == threads && threads < 64) seen[threads++] = p->series.v[i].tids[j];
+        }
+    if ((prog + ours) / (double)n < TAIL_SATURATED * bound ||
+        (double)threads + (ours / (double)n >= 0.1) <= bound)
+        return;
+    snprintf(out, size,
+             "all the CPUs the process may use were busy when the slow iterations began (%.2f of"
+             " %g core%s: the program %.2f, infprof's writer %.2f), so its threads took turns on"
+             " them; with a core to spare (fewer threads, or more CPUs) they would not",
+             (prog + ours) / (double)n, bound, bound == 1 ? "" : "s", prog / (double)n,
+             ours / (double)n);
+}
+
 static void tail_guess(const struct run_tails *r, struct series_tail *t, const struct means *s,
-                       const struct means *m, int faulted)
+                       const struct means *m, int faulted, const char *cpu)
 {
     double more = s->alloc_max - m->alloc_max;
     double rest_s = s->alloc_bytes - s->alloc_max, rest_m = m->alloc_bytes - m->alloc_max;
@@ -895,6 +974,8 @@ static void tail_guess(const struct run_tails *r, struct series_tail *t, const s
                  "the slow iterations allocated %.2fx the bytes (%.0f allocations vs %.0f):"
                  " larger inputs?%s",
                  s->alloc_bytes / m->alloc_bytes, s->allocs, m->allocs, ops);
+    else if (cpu[0]) /* the threads waited for a CPU (cpu_wait_words) */
+        snprintf(t->guess, sizeof t->guess, "%s", cpu);
     else if (!r->operators && !faulted) /* page faults named: no guess is one */
         snprintf(t->guess, sizeof t->guess,
                  "no recorded cause; INFPROF_OPERATORS=1 times the operators of each iteration");
@@ -961,9 +1042,10 @@ static void causes_of_faults(struct series_tail *t, const struct means *s, const
           s->faults, m->faults, s->sys / 1e6, m->sys / 1e6);
 }
 
+/* cpu: what the slow iterations waited for a CPU on, where they did (cpu_wait_words), else "". */
 static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
                       const struct means *m, const struct keyed *kd, int gpu, double clock_s,
-                      double clock_m)
+                      double clock_m, const char *cpu)
 {
     struct series_tail *t = &r->v[k];
     t->window_extra = s->lat - m->lat;
@@ -1029,91 +1111,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     t->overlap = named > 1.05;
     /* Page faults say how the time went, not what brought the fresh memory: the guess (a new
      * input shape, a large temporary tensor) is made as though they were not named. */
-    if (named - faults < 0.5) tail_guess(r, t, s, m, faults > 0);
-}
-
-/* Where no recorded cause explains a tail: what held the process's threads back when its slow
- * iterations began, by the CPU readings whose intervals hold their starts (cpu_samples):
- *  - its cgroup's CPU quota, where it throttled the process then (a container's CPU limit stops
- *    every thread of the cgroup for the rest of a period once they used its quota);
- *  - else every CPU it may use busy (its CPU time, ours included, at 90% of the CPUs allowed,
- *    online or its quota, whichever fewer): its threads wait for one in turn, a scheduler's
- *    slice at a time. Two C++ threads running one model on a 2-CPU host read p99 0.5-0.7 ms
- *    plain, 3-4.5 ms under us (our writer took 22% of a core: a third thread for two cores),
- *    "no recorded cause".
- * Said as the guess, with our writer's part: the wait makes slow iterations that no allocation,
- * operator or kernel explains. */
-#define TAIL_SATURATED 0.9
-#define TAIL_THROTTLED 0.01 /* of the readings' wall time, summed over CPUs */
-
-static void cpu_busy_guess(sqlite3 *db, const struct run_phases *p, struct run_tails *r)
-{
-    const struct run_timeline *tl = run_timeline(db, p);
-    const struct timeline_series *c = &tl->cpu_busy;
-    double bound = tl->cpus_online;
-    if (tl->cpus_allowed > 0 && (bound <= 0 || tl->cpus_allowed < bound)) bound = tl->cpus_allowed;
-    if (tl->cpu_quota > 0 && (bound <= 0 || tl->cpu_quota < bound)) bound = tl->cpu_quota;
-    if (!tl->cpu || !c->n || bound <= 0 || tl->bucket_ns <= 0) return;
-    /* The threads that ran iterations (distinct over the series, SERIES_TIDS each at most). */
-    int64_t seen[64];
-    int iter_threads = 0;
-    for (int i = 0; i < p->series.n; i++)
-        for (int j = 0; j < p->series.v[i].ntids && j < SERIES_TIDS; j++) {
-            int k = 0;
-            while (k < iter_threads && seen[k] != p->series.v[i].tids[j]) k++;
-            if (k == iter_threads && iter_threads < 64)
-                seen[iter_threads++] = p->series.v[i].tids[j];
-        }
-    int64_t periods = -1, throttled = -1, throttled_ns = -1;
-    db_meta_int(db, "cpu_periods", &periods);
-    db_meta_int(db, "cpu_throttled_periods", &throttled);
-    db_meta_int(db, "cpu_throttled_ns", &throttled_ns);
-    for (int k = 0; k < r->n; k++) {
-        struct series_tail *t = &r->v[k];
-        if (t->unexplained < 0.5 || !t->nslow ||
-            (t->guess[0] && strncmp(t->guess, "no recorded cause", 17)))
-            continue;
-        double prog = 0, ours = 0, thr = 0;
-        int64_t n = 0, nthr = 0;
-        for (int64_t i = 0; i < t->nslow; i++) {
-            /* The reading whose interval holds the start: the first bucket ending after it. */
-            int lo = 0, hi = c->n;
-            while (lo < hi) {
-                int mid = (lo + hi) / 2;
-                if (c->t[mid] + tl->bucket_ns <= t->slow_start[i])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == c->n) continue;
-            prog += c->v[lo], ours += c->v2[lo], n++;
-            if (tl->cpu_throttled[lo] >= 0) thr += tl->cpu_throttled[lo], nthr++;
-        }
-        if (!n) continue;
-        if (tl->cpu_quota > 0 && nthr && thr / (double)nthr >= TAIL_THROTTLED) {
-            snprintf(t->guess, sizeof t->guess,
-                     "the cgroup's CPU quota, %.2f cores, held the process back when the slow"
-                     " iterations began (it throttled the process in %lld of the %lld periods"
-                     " recorded, %.1f ms summed over CPUs): its threads stop until the next period;"
-                     " with a higher CPU limit, or fewer threads, they would not",
-                     tl->cpu_quota, (long long)throttled, (long long)periods,
-                     (double)throttled_ns / 1e6);
-            continue;
-        }
-        /* Turns need more threads wanting a CPU than there are: the threads running iterations
-         * (each series'), and ours where it took a tenth of a core or more. One worker held to
-         * one CPU is busy, not waiting (a fresh-eyes check read the guess there). */
-        if ((prog + ours) / (double)n < TAIL_SATURATED * bound ||
-            (double)iter_threads + (ours / (double)n >= 0.1) <= bound)
-            continue;
-        snprintf(t->guess, sizeof t->guess,
-                 "all the CPUs the process may use were busy when the slow iterations began (%.2f"
-                 " of %g core%s: the program %.2f, infprof's writer %.2f), so its threads took"
-                 " turns on them; with a core to spare (fewer threads, or more CPUs) they would"
-                 " not",
-                 (prog + ours) / (double)n, bound, bound == 1 ? "" : "s", prog / (double)n,
-                 ours / (double)n);
-    }
+    if (named - faults < 0.5) tail_guess(r, t, s, m, faults > 0, cpu);
 }
 
 static void tails_drop(void *r)
@@ -1169,9 +1167,10 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
         div_means(&s), div_means(&m);
         double clock_s = gpu ? windows_clock(db, p, &w, k, 1) : -1;
         double clock_m = gpu ? windows_clock(db, p, &w, k, 0) : -1;
-        causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m);
+        char cpu[sizeof r->v[k].guess];
+        cpu_wait_words(db, p, &r->v[k], cpu, sizeof cpu);
+        causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m, cpu);
     }
-    cpu_busy_guess(db, p, r);
     free(w.v), free(w.mods), free(w.mod_tid);
     return r;
 }

@@ -11,6 +11,8 @@
 #include "../../profiler/phase.h"
 
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -545,6 +547,22 @@ static struct table *inference_vs_no_grad(const struct run_phases *p)
 /* The overview's note: how latency is measured (or how to mark iterations), why a "-", each
  * phase's detected iterations and pooled series, the set-up phases folded away, the suspect
  * ones. A static buffer, "" none. */
+/* Words appended inside the note's closing parenthesis (its last character); nothing where the
+ * note does not end with one or has no room. */
+static void note_inside(char *note, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_inside(char *note, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(note);
+    if (len < 2 || len >= size || note[len - 1] != ')') return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + len - 1, size - len + 1, fmt, ap);
+    va_end(ap);
+    len = strlen(note);
+    if (len + 1 < size) note[len] = ')', note[len + 1] = 0;
+}
+
 /* Appended to note: per phase, iterations found without a mark (with how well they matched, and
  * that they may hold input preparation), and a row that pools several configurations. */
 static void detected_note(const struct run_phases *p, char *note, size_t size)
@@ -569,36 +587,27 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                     : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected.period, ph->detected.repeats);
-        len = strlen(note);
         /* Several threads' forwards (a server's workers): each counted, or said not to be. */
-        if (ph->detected.period && ph->detected.threads > 1 && len > 1 && len < size) {
-            note[len - 1] = 0; /* the closing parenthesis, reopened */
-            snprintf(note + len - 1, size - len + 1,
-                     "; on %d threads, every thread's forwards counted, a loop of its own where"
-                     " its forward differs)",
-                     ph->detected.threads);
-        }
-        len = strlen(note);
-        if (ph->detected.period && ph->detected.threads_missed > 0 && len > 1 && len < size) {
-            note[len - 1] = 0;
-            snprintf(note + len - 1, size - len + 1,
-                     "; %d other thread%s with as many allocator reports repeat%s no forward found"
-                     " here: %s forwards are not counted)",
-                     ph->detected.threads_missed, ph->detected.threads_missed > 1 ? "s" : "",
-                     ph->detected.threads_missed > 1 ? "" : "s",
-                     ph->detected.threads_missed > 1 ? "their" : "its");
-        }
-        len = strlen(note);
+        if (ph->detected.period && ph->detected.threads > 1)
+            note_inside(note, size,
+                        "; on %d threads, every thread's forwards counted, a loop of its own where"
+                        " its forward differs",
+                        ph->detected.threads);
+        int missed = ph->detected.threads_missed;
+        if (ph->detected.period && missed > 0)
+            note_inside(note, size,
+                        "; %d other thread%s with as many allocator reports repeat%s no forward"
+                        " found here: %s forwards are not counted",
+                        missed, missed > 1 ? "s" : "", missed > 1 ? "" : "s",
+                        missed > 1 ? "their" : "its");
         /* A period of several forwards (every 5th request larger): each its own iteration. */
-        if (ph->detected.period && ph->detected.pieces > 1 && len > 1 && len < size) {
-            note[len - 1] = 0; /* the closing parenthesis, reopened */
-            snprintf(note + len - 1, size - len + 1,
-                     "; where the reports repeat only every %d, that holds %d iterations, cut"
-                     " where a forward repeats: %d alike, %d other)",
-                     ph->detected.split_period, ph->detected.pieces, ph->detected.alike,
-                     ph->detected.pieces - ph->detected.alike);
-            len = strlen(note);
-        }
+        if (ph->detected.period && ph->detected.pieces > 1)
+            note_inside(note, size,
+                        "; where the reports repeat only every %d, that holds %d iterations, cut"
+                        " where a forward repeats: %d alike, %d other",
+                        ph->detected.split_period, ph->detected.pieces, ph->detected.alike,
+                        ph->detected.pieces - ph->detected.alike);
+        len = strlen(note);
         if (ph->detected.nloops > 1 && len < size)
             len += (size_t)snprintf(note + len, size - len,
                                     ", in %d loops of their own, each a series (loop 1 to loop %d:"
