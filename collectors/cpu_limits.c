@@ -28,17 +28,6 @@ static struct {
     int64_t periods0, throttled0, ns0; /* cpu.stat at the start */
 } cl = {.fd = -1};
 
-/* A small file of ours read whole (through fdguard), NUL-ended; its length or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-    int fd = ip_fdguard_open_own(path, O_RDONLY, 0);
-    if (fd < 0) return -1;
-    ssize_t n = pread(fd, buf, size - 1, 0);
-    ip_fdguard_close_own(fd);
-    buf[n > 0 ? n : 0] = 0;
-    return n;
-}
-
 /* The process's cgroup directory holding file `name`: v2 ("0::/path" in /proc/self/cgroup) under
  * /sys/fs/cgroup, v1 the cpu controller's ("N:cpu,cpuacct:/path") under its usual mounts; the
  * path itself first, then the mount's root (a container that sees its own cgroup at the root of
@@ -46,7 +35,7 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 static int cgroup_dir(const char *name, char dir[4096], int *v2)
 {
     char text[4096];
-    if (read_small("/proc/self/cgroup", text, sizeof text) <= 0) return 0;
+    if (ip_fdguard_read_own("/proc/self/cgroup", text, sizeof text) <= 0) return 0;
     static const char *const v1_mounts[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct",
                                             "/sys/fs/cgroup/cpuacct,cpu"};
     char *save = NULL; /* strtok_r: a program thread's strtok keeps its own place */
@@ -89,14 +78,15 @@ static int64_t quota_of(const char *dir, int v2)
     long long q = -1, p = 0;
     if (v2) {
         snprintf(path, sizeof path, "%s/cpu.max", dir);
-        if (read_small(path, text, sizeof text) <= 0 || sscanf(text, "%lld %lld", &q, &p) != 2)
+        if (ip_fdguard_read_own(path, text, sizeof text) <= 0 ||
+            sscanf(text, "%lld %lld", &q, &p) != 2)
             return 0; /* "max 100000" reads no number */
     } else {
         snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-        if (read_small(path, text, sizeof text) <= 0) return 0;
+        if (ip_fdguard_read_own(path, text, sizeof text) <= 0) return 0;
         q = strtoll(text, NULL, 10);
         snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-        if (read_small(path, text, sizeof text) <= 0) return 0;
+        if (ip_fdguard_read_own(path, text, sizeof text) <= 0) return 0;
         p = strtoll(text, NULL, 10);
     }
     return q > 0 && p > 0 ? (int64_t)(1000.0 * (double)q / (double)p + 0.5) : 0;

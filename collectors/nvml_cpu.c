@@ -46,15 +46,8 @@ static int64_t read_num(const char *path)
 {
     /* Through the fd guard's gate, at a high number, closed past the program's close hook: a
      * program closing everything at that moment can neither close it nor lose a file to us. */
-    int fd = ip_fdguard_open_own(path, O_RDONLY, 0);
-    if (fd < 0) return -1;
     char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    int err = errno;
-    ip_fdguard_close_own(fd);
-    errno = err;
-    if (n <= 0) return -1;
-    buf[n] = 0;
+    if (ip_fdguard_read_own(path, buf, sizeof buf) <= 0) return -1;
     return strtoll(buf, NULL, 10);
 }
 

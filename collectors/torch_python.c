@@ -101,12 +101,8 @@ static int python_dir(char *out, size_t n)
 static int python_flags_forbid(void)
 {
     char buf[4096];
-    int fd = ip_fdguard_open_own("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    ip_fdguard_close_own(fd);
+    ssize_t n = ip_fdguard_read_own("/proc/self/cmdline", buf, sizeof buf);
     if (n <= 0) return 0;
-    buf[n] = 0;
     const char *arg = buf, *end = buf + n;
     arg += strlen(arg) + 1; /* the interpreter */
     for (; arg < end; arg += strlen(arg) + 1) {

@@ -174,12 +174,9 @@ static int clock_tsc_usable(void)
 {
     if (ip_cfg_int(IP_CFG_CLOCK) != 0) return 0;
     /* Through the gate, at a high number (fdguard.h): the program never sees it. */
-    int fd = ip_fdguard_open_own("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                                 O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    char buf[16] = {0};
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    ip_fdguard_close_own(fd);
+    char buf[16];
+    ssize_t n = ip_fdguard_read_own(
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource", buf, sizeof buf);
     return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 

@@ -133,6 +133,20 @@ int ip_fdguard_open_own(const char *path, int flags, int mode)
     return fd;
 }
 
+ssize_t ip_fdguard_read_own(const char *path, char *buf, size_t size)
+{
+    if (!size) return -1;
+    buf[0] = 0;
+    int fd = ip_fdguard_open_own(path, O_RDONLY, 0);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    int err = errno;
+    ip_fdguard_close_own(fd);
+    errno = err;
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static int guard_wanted(const char *target, const char *base)

@@ -4,6 +4,9 @@
 #ifndef INFPROF_FDGUARD_H
 #define INFPROF_FDGUARD_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 /* Descriptors registered at most: the database (3), the CPU energy files (12), /proc/self/stat;
  * one past it stays unregistered (a program's close then reaches it). */
 #define IP_FDGUARD_MAX 32
@@ -41,6 +44,9 @@ int ip_fdguard_move_up(int fd, int cloexec);
 /* Open a file of the library's own (close-on-exec) through the gate: at a high number and
  * registered until ip_fdguard_close_own. -1 and errno on failure. */
 int ip_fdguard_open_own(const char *path, int flags, int mode);
+/* A small file of the library's own read whole through the gate (ip_fdguard_open_own, one read,
+ * closed again), NUL-ended in buf: the bytes read, or -1 (errno kept from the open or the read). */
+ssize_t ip_fdguard_read_own(const char *path, char *buf, size_t size);
 /* Close a descriptor the library opened for its own use (ip_fdguard_open_own), by the system
  * call itself: past the program-facing close hook (preload/preload.c); it is forgotten first. */
 void ip_fdguard_close_own(int fd);

@@ -210,6 +210,25 @@ class Unmarked(Case):
                for t in line.split()[1:]]
         return own, self.report_json(r.db(db))
 
+    def cpp_workers(self, db, *args):
+        """torch_modes workers ARGS profiled into db: the run and each worker's own call times,
+        sorted, by its name ("worker0", ...)."""
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        r = self.run_prog([exe, "workers", *args], timeout=300, INFPROF_OUTPUT=db)
+        self.assertEqual(r.rc, 0, r.err)
+        return r, {line.split()[0]: sorted(int(t) for t in line.split()[1:])
+                   for line in r.out.decode().splitlines() if line.startswith("worker")}
+
+    def assert_p50_among(self, s, times, slack):
+        """The series' p50 between the program's own 30th and 70th percentile, 5% and slack ns
+        either side."""
+        times = sorted(times)
+        lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
+        self.assertGreater(s["latency_p50_ns"], 0.95 * lo - slack, (s, lo, hi))
+        self.assertLess(s["latency_p50_ns"], 1.05 * hi + slack, (s, lo, hi))
+
     def test_a_loop_in_two_rounds(self):
         # The same loop twice, 1,000 calls a round with a fresh input of the same shape: each
         # round just short of half the phase, the search for one loop over half spent its whole
@@ -220,10 +239,7 @@ class Unmarked(Case):
         self.assertEqual(ph["iteration_source"], "detected from the allocations")
         self.assertGreaterEqual(ph["iterations"], len(own) - 10, ph)
         s, = [x for x in report["series"] if x["phase"] == "no_grad | autocast off"]
-        times = sorted(own)
-        lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
-        self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 500_000, (s, lo, hi))
-        self.assertLess(s["latency_p50_ns"], 1.05 * hi + 500_000, (s, lo, hi))
+        self.assert_p50_among(s, own, 500_000)
 
     def test_a_servers_workers_each_counted(self):
         # Two threads at once, each its own copy of one model under no_grad, no mark (a C++
@@ -231,13 +247,8 @@ class Unmarked(Case):
         # came back to no level, so nothing was found ("no iteration was seen", 2026-11-30, a
         # two-thread loop of 82 reports a forward each). Each thread's own level finds its
         # forwards, and each worker's are counted.
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
-        r = self.run_prog([exe, "workers", "2", "600"], timeout=300, INFPROF_OUTPUT="w.db")
-        self.assertEqual(r.rc, 0, r.err)
-        own = [int(t) for line in r.out.decode().splitlines() if line.startswith("worker")
-               for t in line.split()[1:]]
+        r, workers = self.cpp_workers("w.db", "2", "600")
+        own = [t for times in workers.values() for t in times]
         self.assertEqual(len(own), 1200)
         report = self.report_json(r.db("w.db"))
         ph = self.phases(report)["no_grad"]
@@ -249,10 +260,7 @@ class Unmarked(Case):
                                                        " grad_mode = 'no_grad')")}
         self.assertEqual(len(tids), 2, tids)
         s, = [x for x in report["series"] if x["phase"] == "no_grad | autocast off"]
-        times = sorted(own)
-        lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
-        self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 200_000, (s, lo, hi))
-        self.assertLess(s["latency_p50_ns"], 1.05 * hi + 200_000, (s, lo, hi))
+        self.assert_p50_among(s, own, 200_000)
         self.assertIn("on up to 2 threads, every thread's forwards counted",
                       report["summary"]["iterations_detected"])
 
@@ -261,23 +269,14 @@ class Unmarked(Case):
         # thread's forwards were dropped, unsaid, and the phase's p50 was the first model's (a
         # fresh-eyes check: 1,994 iterations of 4,000 forwards). Each is a loop, a series of its
         # own, with its program's own p50.
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
-        r = self.run_prog([exe, "workers", "2", "600", "128", "other"], timeout=300,
-                          INFPROF_OUTPUT="wo.db")
-        self.assertEqual(r.rc, 0, r.err)
-        own = {line.split()[0]: sorted(int(t) for t in line.split()[1:])
-               for line in r.out.decode().splitlines() if line.startswith("worker")}
+        r, own = self.cpp_workers("wo.db", "2", "600", "128", "other")
         report = self.report_json(r.db("wo.db"))
         series = sorted((x for x in report["series"] if x["phase"] == "no_grad | autocast off"),
                         key=lambda x: x["latency_p50_ns"])
         self.assertEqual([x["series"] for x in series], ["loop 1", "loop 2"], series)
         for s, times in zip(series, (own["worker0"], own["worker1"])):
             self.assertGreaterEqual(s["iterations"], len(times) - 10, s)
-            lo, hi = times[int(0.3 * (len(times) - 1))], times[-(-7 * (len(times) - 1) // 10)]
-            self.assertGreater(s["latency_p50_ns"], 0.95 * lo - 200_000, (s, lo, hi))
-            self.assertLess(s["latency_p50_ns"], 1.05 * hi + 200_000, (s, lo, hi))
+            self.assert_p50_among(s, times, 200_000)
 
     def test_workers_on_one_cpu_read_as_waiting_for_it(self):
         # The same two workers held to one CPU (as taskset or a container's cpuset would): each
@@ -285,20 +284,15 @@ class Unmarked(Case):
         # allocation, operator or kernel differs). The Tail's guess says the CPUs it may use were
         # all busy, with our writer's part (a 2-CPU host running two threads under us read "no
         # recorded cause": our writer was the third thread).
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
         if not hasattr(os, "sched_setaffinity"):
             self.skipTest("no sched_setaffinity")
         def on_one_cpu(threads, db):
             mask = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {min(mask)})  # the child inherits it
             try:
-                r = self.run_prog([exe, "workers", str(threads), "600"], timeout=300,
-                                  INFPROF_OUTPUT=db)
+                r, _ = self.cpp_workers(db, str(threads), "600")
             finally:
                 os.sched_setaffinity(0, mask)
-            self.assertEqual(r.rc, 0, r.err)
             self.assertEqual(self.meta(r.db(db), "cpus_allowed"), 1)
             return self.report_json(r.db(db))
         t, = on_one_cpu(2, "w1.db")["tails"]
@@ -357,11 +351,10 @@ class Unmarked(Case):
         except OSError as e:
             self.skipTest(f"cannot enter the cgroup with a CPU quota ({e})")
         try:
-            r = self.run_prog([exe, "workers", "2", "1000"], timeout=300, INFPROF_OUTPUT="q.db")
+            r, _ = self.cpp_workers("q.db", "2", "1000")
         finally:
             with open(home, "w") as f:
                 f.write(str(os.getpid()))
-        self.assertEqual(r.rc, 0, r.err)
         db = r.db("q.db")
         self.assertEqual(self.meta(db, "cpu_quota_milli"), 500)
         self.assertGreater(self.meta(db, "cpu_throttled_periods"), 0)
