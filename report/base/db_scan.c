@@ -14,12 +14,14 @@
 #include "cli.h"
 #include "db.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,6 +58,22 @@ struct scan_part {
     pthread_t thread;
     int started;
 };
+
+/* Under an address-space limit (ulimit -v) the readers share the report's malloc arena: each
+ * thread's own arena reserves 64 MB of address space that the report cannot use once the thread
+ * is gone, so that a limit the report fits in with one thread could fail it after the reading
+ * ("out of memory" at 120 MB of a 16x copy of the H100 fixture on one machine, where 100 MB and
+ * 200 MB passed). Once, before the first threads start. */
+static void scan_share_arena(void)
+{
+#ifdef M_ARENA_MAX
+    static int done;
+    struct rlimit as;
+    if (done) return;
+    done = 1;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) mallopt(M_ARENA_MAX, 1);
+#endif
+}
 
 /* The threads a report reads with: INFPROF_REPORT_THREADS (digits only), else the CPUs it may
  * run on, at most SCAN_MAX_THREADS. */
@@ -264,6 +282,7 @@ void *db_scan(sqlite3 *db, const char *table, const char *sql, size_t size, db_s
     pthread_attr_t attr;
     int attr_ok = np > 1 && pthread_attr_init(&attr) == 0;
     if (attr_ok) pthread_attr_setstacksize(&attr, SCAN_STACK);
+    if (np > 1) scan_share_arena();
     for (int i = 1; i < np; i++)
         parts[i].started =
             pthread_create(&parts[i].thread, attr_ok ? &attr : NULL, part_thread, &parts[i]) == 0;

@@ -177,10 +177,13 @@ class Tails(Case):
 
     def test_large_temporary_tensor_faults(self):
         # 64 MiB made fresh each time (past glibc's 32 MiB, mapped afresh): its faults are named
-        # beside the time outside the forward they were part of.
+        # beside the time outside the forward they were part of. 16,384 pages of 4 KiB; at least
+        # half of them more than a typical iteration's (CI's machine read 14,511 against 737:
+        # a few of the 2 MiB stretches may come as huge pages).
         _, report = self.check_kind("tensor", 0)
         c, = [c for c in report["tail_causes"] if c["cause"] == "page_faults"]
-        self.assertGreaterEqual(int(c["detail"].split()[0]), 15000, c)
+        m = re.match(r"(\d+) page faults an iteration vs (\d+)", c["detail"])
+        self.assertTrue(m and int(m.group(1)) - int(m.group(2)) >= 8192, c)
 
     def test_new_input_shape(self):
         for ops in (0, 1):
