@@ -37,6 +37,7 @@
  * iteration (the longer one a slow iteration of the same series, not a model of its own).
  */
 #include "detect.h"
+#include "detect_sizes.h"
 #include "detect_split.h"
 #include "run.h"
 
@@ -61,6 +62,9 @@ const char *detect_prefer_missing(struct sqlite3 *db, int prefer)
  * back in turn over the whole phase, for hours; past it, no (further) loop is found. */
 #define DETECT_WORK_MAX 200000000u
 static size_t detect_work;
+/* Set while the allocations are searched by their pattern (detect_sizes.c): their sizes, so that
+ * a stretch is kept only where its periods are the first one's forward at other sizes. */
+static const int64_t *detect_bytes;
 
 /* How far back from the end s[i] == s[i + p] holds (the matching run's length). */
 static size_t run_back(const struct rep *s, size_t n, size_t p)
@@ -210,6 +214,7 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     /* The allocations' cut is after their lowest point; the kernels' before the longest idle.
      * Where the cut falls matters little to the figures: each window spans one period. */
     size_t first = closing ? r0 + best + 1 : r0 + best, before = out->n;
+    if (detect_bytes && !detect_sizes_scaled(detect_bytes, first, p, n)) return 0;
     /* A period of allocations that holds several forwards (every 20th request longer): cut
      * into them (detect_split.c); its unit, the forward that repeats, names the loop. */
     size_t at[SPLIT_PIECES_MAX + 1] = {0}, k = 1, alike = 0, u = 0, q = p;
@@ -354,6 +359,35 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
     return 0;
 }
 
+/* Where the exact search found nothing, or one loop whose period holds no cut: the same search
+ * on the reports' pattern (detect_sizes.c), for forwards at other sizes (a server's batches of
+ * any size). Kept where nothing was found, or where its forward divides the exact period (batches
+ * of 1 to 8 in turn: a period of 8 forwards). The forward's hash is marked apart from any exact
+ * one's. found: the exact search's result, in out. */
+static int by_pattern(struct rep *s, size_t n, int found, struct detected *out)
+{
+    if (found && (out->info.nloops != 1 || out->info.pieces != 1)) return found;
+    int64_t *bytes = malloc((n ? n : 1) * sizeof *bytes);
+    if (!bytes) return found; /* no memory for a second look: the exact one stands */
+    detect_sizes_tokens(s, n, bytes);
+    struct detected alt = {0};
+    detect_bytes = bytes;
+    int got = cut_periods(s, n, 1, &alt);
+    detect_bytes = NULL;
+    detect_sizes_restore(s, n, bytes);
+    free(bytes);
+    int p = out->info.period, q = alt.info.period;
+    if (got && (!found || (alt.info.nloops == 1 && q > 0 && q < p && p % q == 0))) {
+        struct detected t = *out;
+        *out = alt, alt = t;
+        out->info.sizes_vary = 1;
+        out->info.unit_sig ^= UINT64_C(0x7061747465726e00); /* "pattern": not an exact hash */
+        found = 1;
+    }
+    detected_free(&alt);
+    return found;
+}
+
 /* The allocator's reports of thread tid in the phase (at most cap), cut into iterations. The
  * level each report leaves: the process's total (as it reported it), or where own, the thread's
  * own: the process's total where the thread's first report on that device left it, then moved
@@ -393,7 +427,7 @@ static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own
         n++;
     }
     sqlite3_finalize(st);
-    int found = cut_periods(s, n, 1, out);
+    int found = by_pattern(s, n, cut_periods(s, n, 1, out), out);
     if (found) out->tid = tid, out->info.from = DETECT_ALLOCATIONS, out->info.threads = 1;
     free(s);
     return found;

@@ -29,6 +29,8 @@ struct detect_info {
     int threads;       /* threads whose forwards were found (allocations): 1, or more where
                         * other threads repeat a forward too (a server's workers running one
                         * model, or models of their own: a loop each) */
+    int sizes_vary;    /* allocations: forwards found by their pattern at other sizes (a server's
+                        * batches of any size; detect_sizes.c), not by sizes that repeat */
     int threads_missed; /* other threads with as many reports (a quarter of the busiest's or
                          * more) in which no loop was found: their forwards are not counted */
 };

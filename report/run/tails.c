@@ -950,14 +950,21 @@ static void cpu_wait_words(sqlite3 *db, const struct run_phases *p, const struct
              ours / (double)n);
 }
 
+/* sizes: the series' forwards were found at other sizes (detect_info.sizes_vary): a batch each. */
 static void tail_guess(const struct run_tails *r, struct series_tail *t, const struct means *s,
-                       const struct means *m, int faulted, const char *cpu)
+                       const struct means *m, int faulted, const char *cpu, int sizes)
 {
     double more = s->alloc_max - m->alloc_max;
     double rest_s = s->alloc_bytes - s->alloc_max, rest_m = m->alloc_bytes - m->alloc_max;
     int same_n = m->allocs > 0 && fabs(s->allocs / m->allocs - 1) <= 0.1;
     const char *ops = r->operators ? "" : " (INFPROF_OPERATORS=1 times the operators)";
-    if (same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
+    if (sizes && same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
+        /* A server's requests of any batch size: the larger batches are the slow ones. */
+        snprintf(t->guess, sizeof t->guess,
+                 "the slow iterations made the same allocations, %.2fx the bytes: larger batches"
+                 " (this loop's forwards come at other sizes)%s",
+                 s->alloc_bytes / m->alloc_bytes, ops);
+    else if (same_n && rest_m > 0 && rest_s >= 1.2 * rest_m)
         snprintf(t->guess, sizeof t->guess,
                  "the slow iterations made the same allocations, %.2fx the bytes: a new input"
                  " shape?%s",
@@ -1045,7 +1052,7 @@ static void causes_of_faults(struct series_tail *t, const struct means *s, const
 /* cpu: what the slow iterations waited for a CPU on, where they did (cpu_wait_words), else "". */
 static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct means *s,
                       const struct means *m, const struct keyed *kd, int gpu, double clock_s,
-                      double clock_m, const char *cpu)
+                      double clock_m, const char *cpu, int sizes)
 {
     struct series_tail *t = &r->v[k];
     t->window_extra = s->lat - m->lat;
@@ -1111,7 +1118,7 @@ static void causes_of(sqlite3 *db, struct run_tails *r, int k, const struct mean
     t->overlap = named > 1.05;
     /* Page faults say how the time went, not what brought the fresh memory: the guess (a new
      * input shape, a large temporary tensor) is made as though they were not named. */
-    if (named - faults < 0.5) tail_guess(r, t, s, m, faults > 0, cpu);
+    if (named - faults < 0.5) tail_guess(r, t, s, m, faults > 0, cpu, sizes);
 }
 
 static void tails_drop(void *r)
@@ -1169,7 +1176,8 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
         double clock_m = gpu ? windows_clock(db, p, &w, k, 0) : -1;
         char cpu[sizeof r->v[k].guess];
         cpu_wait_words(db, p, &r->v[k], cpu, sizeof cpu);
-        causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m, cpu);
+        causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m, cpu,
+                  p->v[p->series.v[r->v[k].series].phase].detected.sizes_vary);
     }
     free(w.v), free(w.mods), free(w.mod_tid);
     return r;

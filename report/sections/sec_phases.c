@@ -584,6 +584,10 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                 : ph->detected.from == DETECT_OPERATORS
                     ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
                       " operators a period, %d periods matched exactly; host time)"
+                : ph->detected.sizes_vary
+                    ? "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
+                      " a period, %d periods matched in their order of allocations and frees, each"
+                      " the first one's at other sizes: a batch of its own; host time)"
                     : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected.period, ph->detected.repeats);

@@ -385,13 +385,14 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
     const struct run_phases *p = c->p;
     char buf[1024], l[32];
     size_t o = 0;
-    int split = 0, from = 0, threads = 1, missed = 0;
+    int split = 0, from = 0, threads = 1, missed = 0, sizes = 0;
     for (int i = 0; i < p->n && o + 40 < sizeof buf; i++) {
         const struct phase_info *ph = &p->v[i];
         if (!ph->detected.period || ph->transient) continue;
         phase_short_label(ph, l, sizeof l);
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", o ? ", " : "", l);
         split |= ph->detected.pieces > 1;
+        sizes |= ph->detected.sizes_vary;
         from |= 1 << ph->detected.from;
         if (ph->detected.threads > threads) threads = ph->detected.threads;
         missed += ph->detected.threads_missed;
@@ -403,8 +404,11 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
                           ? "the allocator's reports (each from a forward's first allocation to"
                             " its last)"
                           : "its kernels, operators or allocations (the phase table's note)";
-    o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s", src,
-                          split ? "; a period of several forwards cut into them" : "");
+    o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s%s", src,
+                          split ? "; a period of several forwards cut into them" : "",
+                          sizes ? "; forwards at other sizes (a batch each) matched by their"
+                                  " allocations' order, not their sizes"
+                                : "");
     if (threads > 1 && o < sizeof buf)
         o += (size_t)snprintf(buf + o, sizeof buf - o,
                               "; on up to %d threads, every thread's forwards counted", threads);

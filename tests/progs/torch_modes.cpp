@@ -36,6 +36,13 @@
 //                          as a server's workers run one model (with other, thread K's is
 //                          (K + 1) W wide: a model of its own); prints each thread's call times,
 //                          "workerK ..."
+//   torch_modes batches [N W B [random|mixed]]
+//                          a torch::nn module (W wide, default 128) called N times (default
+//                          2000) under no_grad with no mark, each call on a fresh input of batch
+//                          1, 2, ... B (default 8) in turn, or drawn at random in 1 .. B (a fixed
+//                          seed): a server's requests as they come; with mixed, half the requests
+//                          at random also go through one more layer (another model); prints each
+//                          call's time, "batches ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
@@ -350,6 +357,28 @@ static int workers(int t, int n, int width, bool other)
     return 0;
 }
 
+static int batches(int n, int width, int most, bool random, bool mixed)
+{
+    torch::nn::Linear first(width, 2 * width), second(2 * width, width), third(width, width);
+    at::NoGradGuard no_grad;
+    std::vector<long long> own;
+    unsigned seed = 12345;
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int b = random || mixed ? 1 + (int)((seed >> 16) % (unsigned)most) : 1 + i % most;
+        auto t0 = std::chrono::steady_clock::now();
+        at::Tensor x = at::randn({b, width});
+        at::Tensor y = second->forward(at::relu(first->forward(x)));
+        if (mixed && (seed >> 8) % 2) y = third->forward(y); /* another model, one layer more */
+        auto t1 = std::chrono::steady_clock::now();
+        own.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    }
+    std::printf("batches");
+    for (long long ns : own) std::printf(" %lld", ns);
+    std::printf("\n");
+    return 0;
+}
+
 static int window(int n, bool marked)
 {
     torch::nn::Linear first(512, 1024), second(1024, 512);
@@ -517,6 +546,11 @@ int main(int argc, char **argv)
         return workers(argc > 2 ? std::atoi(argv[2]) : 2, argc > 3 ? std::atoi(argv[3]) : 600,
                        argc > 4 ? std::atoi(argv[4]) : 128,
                        argc > 5 && !std::strcmp(argv[5], "other"));
+    if (what == "batches")
+        return batches(argc > 2 ? std::atoi(argv[2]) : 2000, argc > 3 ? std::atoi(argv[3]) : 128,
+                       argc > 4 ? std::atoi(argv[4]) : 8,
+                       argc > 5 && !std::strcmp(argv[5], "random"),
+                       argc > 5 && !std::strcmp(argv[5], "mixed"));
     if (what == "scopes") return scopes();
     if (what == "window")
         return window(argc > 2 ? std::atoi(argv[2]) : 80,
@@ -528,6 +562,7 @@ int main(int argc, char **argv)
                      argc > 4 && !std::strcmp(argv[4], "nvtx"));
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
-                         "window [N] [unmarked]|loose [N]|workers [T N W [other]]\n");
+                         "window [N] [unmarked]|loose [N]|workers [T N W [other]]|"
+                         "batches [N W B [random|mixed]]\n");
     return 2;
 }

@@ -1,7 +1,9 @@
 """An eager PyTorch program that marks nothing (tests/torch/test_unmarked.py).
   unmarked_prog.py loop     torchvision ResNet-18, 14 forwards under no_grad, then 14 under
                             inference_mode; prints each forward's time (ns) by its own timer
-  unmarked_prog.py varying  the same model, 14 forwards at a random batch size each (1-6)
+  unmarked_prog.py varying  the same model, 14 forwards at a random batch size each (1-6);
+                            prints each forward's time (its input made too) as
+                            "inference_mode ..."
   unmarked_prog.py once     one forward
   unmarked_prog.py pairs    14 record_function("iteration") marks, each around two forwards
   unmarked_prog.py prep     14 forwards under inference_mode, each after making its input and
@@ -64,8 +66,12 @@ elif what == "prep":
         print("between", *between, flush=True)
 elif what == "varying":
     with torch.inference_mode():
+        own = []
         for _ in range(14):
+            t0 = time.perf_counter_ns()
             y = forward(random.randint(1, 6))
+            own.append(time.perf_counter_ns() - t0)
+        print("inference_mode", *own, flush=True)
 elif what == "everynth":
     with torch.inference_mode():
         own = []
