@@ -332,6 +332,15 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
         {"cupti_dropped_records", "Dropped CUPTI records", COL_INT},
         {"cupti_buffers_refused", NULL, COL_INT},
         {"write_errors", NULL, COL_INT},
+        /* The CPUs the process had (JSON and CSV; text says them in "CPU time" where they
+         * matter): online, allowed to it, its cgroup's quota in thousandths of a core, and
+         * the quota's periods recorded and those in which it held the process back. */
+        {"cpus_online", NULL, COL_INT},
+        {"cpus_allowed", NULL, COL_INT},
+        {"cpu_quota_milli", NULL, COL_INT},
+        {"cpu_periods", NULL, COL_INT},
+        {"cpu_throttled_periods", NULL, COL_INT},
+        {"cpu_throttled_ns", NULL, COL_NS},
         {"warnings", "Warnings", COL_TEXT},
         {"infprof_version", NULL, COL_TEXT},
         {"output_path", NULL, COL_TEXT},
@@ -415,6 +424,9 @@ struct table *section_run(struct sqlite3 *db, const struct run_phases *p)
     meta_int_col(t, r, c++, "cupti_dropped_records");
     meta_int_col(t, r, c++, "cupti_buffers_refused");
     meta_int_col(t, r, c++, "write_errors");
+    static const char *const cpus[] = {"cpus_online", "cpus_allowed",          "cpu_quota_milli",
+                                       "cpu_periods", "cpu_throttled_periods", "cpu_throttled_ns"};
+    for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) meta_int_col(t, r, c++, cpus[i]);
     warnings_text(r, &bounds, buf, sizeof buf);
     if (buf[0]) table_set_text(t, c, buf);
     c++;

@@ -4,7 +4,9 @@ with a unified diff on failure. A new section adds its own files and changes no 
 
 What is normalised, and nothing else: the run header's command line (build and scratch paths),
 pid, host, start time (text and Unix ns), the run's own duration, what infprof cost it (its own
-CPU time), the database path and the infprof version. Every figure the fixtures synthesise (phase spans, kernels, copies, iterations,
+CPU time), the CPUs the machine has, those the process may use and its container's CPU quota,
+the database path and the infprof
+version. Every figure the fixtures synthesise (phase spans, kernels, copies, iterations,
 memory, cuDNN calls, counters) uses synthetic times and stays as it is.
 
 INFPROF_UPDATE_GOLDEN=1 (or --update on the test's command line) rewrites the files instead.
@@ -17,13 +19,17 @@ UPDATE = os.environ.get("INFPROF_UPDATE_GOLDEN") == "1"
 
 # JSON/CSV keys of the run section, and the titles text and Markdown give them.
 RUN_KEYS = ("command", "pid", "host", "start_time", "start_unix_ns", "duration_ns",
-            "output_path", "infprof_version", "observer_cost", "clock")
+            "output_path", "infprof_version", "observer_cost", "clock", "cpus_online",
+            "cpus_allowed", "cpu_quota_milli", "cpu_periods", "cpu_throttled_periods",
+            "cpu_throttled_ns")
 RUN_TITLES = ("Command", "PID", "Host", "Started", "Duration")
 # Present or not by the run (infprof's own CPU time needs two readings 10 ms apart; the clock): the row
 # goes in text and Markdown, the value in JSON and CSV, whether it is there or not.
 # The clock: the TSC line where the run outlasted its baseline and the kernel times with the
 # TSC, else clock_gettime; the distance it was found at moves from run to run.
-RUN_ANY = ("observer_cost", "clock")
+# The CPUs: the machine's, and a container's CPU quota where the tests run in one.
+RUN_ANY = ("observer_cost", "clock", "cpus_online", "cpus_allowed", "cpu_quota_milli",
+           "cpu_periods", "cpu_throttled_periods", "cpu_throttled_ns")
 RUN_ANY_TITLES = ("Our cost", "Clock")
 
 

@@ -361,6 +361,11 @@ class Unmarked(Case):
         self.assertGreater(self.meta(db, "cpu_throttled_ns"), 0)
         self.assertLessEqual(self.meta(db, "cpu_throttled_periods"), self.meta(db, "cpu_periods"))
         report = self.report_json(db)
+        # JSON and CSV carry the figures the text says in words.
+        run = report["run"]
+        for key in ("cpu_quota_milli", "cpu_periods", "cpu_throttled_periods", "cpu_throttled_ns",
+                    "cpus_allowed", "cpus_online"):
+            self.assertEqual(run[key], self.meta(db, key), key)
         t, = report["tails"]
         self.assertRegex(t["guess"], r"^the cgroup's CPU quota, 0\.50 cores, held the process back"
                                      r" when the slow iterations began \(it throttled the process"
