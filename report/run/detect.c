@@ -169,6 +169,27 @@ static int same_unit(struct unit a, struct unit b)
     return a.len == b.len && a.sig == b.sig;
 }
 
+static size_t find_stretch(const struct rep *s, size_t *n, size_t min_run, size_t most, size_t *r0);
+
+/* The bytes s[a..b) allocates (its tokens' sizes, or detect_bytes' in the pattern search). */
+static int64_t allocated(const struct rep *s, size_t a, size_t b)
+{
+    int64_t sum = 0;
+    for (size_t i = a; i < b; i++) {
+        int64_t x = detect_bytes ? detect_bytes[i] : (s[i].token - (s[i].token & 15)) / 16;
+        sum += x > 0 ? x : 0;
+    }
+    return sum;
+}
+
+/* Whether s[a..a + q) repeats the forward s[u..u + q) token for token. */
+static int same_piece(const struct rep *s, size_t a, size_t u, size_t q)
+{
+    for (size_t i = 0; i < q; i++)
+        if (s[a + i].token != s[u + i].token) return 0;
+    return 1;
+}
+
 static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int closing, int loop,
                           struct unit *unit, struct detected *out)
 {
@@ -227,10 +248,25 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
             u = 0, q = p, alike = 0;
     }
     at[k] = p;
-    unit->at = first + u, unit->len = q, unit->pieces = (int)k, unit->alike = (int)alike;
+    /* Of a period cut into forwards, a piece that is no repeat of the forward is one where it
+     * has half its reports or more and allocates a quarter of its bytes or more (a longer
+     * request); else it is no forward (a DataLoader's set-up between two epochs' forwards: 16
+     * reports and 16 KB against 26 and 108 KB) and lies between iterations. */
+    unsigned char keep[SPLIT_PIECES_MAX + 1];
+    size_t kept = 0;
+    int64_t unit_bytes = k > 1 ? allocated(s, first + u, first + u + q) : 0;
+    for (size_t j = 0; j < k; j++) {
+        size_t len = at[j + 1] - at[j];
+        keep[j] =
+            k == 1 || (len == q && same_piece(s, first + at[j], first + u, q)) ||
+            (2 * len >= q && 4 * allocated(s, first + at[j], first + at[j + 1]) >= unit_bytes);
+        kept += keep[j];
+    }
+    unit->at = first + u, unit->len = q, unit->pieces = (int)kept, unit->alike = (int)alike;
     unit->period = p, unit->sig = unit_sig(s, *unit, closing);
     for (size_t a = first; a + p - 1 < n; a += p)
-        for (size_t j = 0; j < k; j++) push(out, s[a + at[j]].ts, s[a + at[j + 1] - 1].end, loop);
+        for (size_t j = 0; j < k; j++)
+            if (keep[j]) push(out, s[a + at[j]].ts, s[a + at[j + 1] - 1].end, loop);
     if (out->n - before < 4) out->n = before;
     return out->n - before;
 }
@@ -376,8 +412,7 @@ static int by_pattern(struct rep *s, size_t n, int found, struct detected *out)
     detect_bytes = NULL;
     detect_sizes_restore(s, n, bytes);
     free(bytes);
-    int p = out->info.period, q = alt.info.period;
-    if (got && (!found || (alt.info.nloops == 1 && q > 0 && q < p && p % q == 0))) {
+    if (got && (!found || (alt.info.nloops == 1 && alt.n >= 2 * out->n))) {
         struct detected t = *out;
         *out = alt, alt = t;
         out->info.sizes_vary = 1;

@@ -587,7 +587,7 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                 : ph->detected.sizes_vary
                     ? "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched in their order of allocations and frees, each"
-                      " the first one's at other sizes: a batch of its own; host time)"
+                      " the first one's at other sizes: another batch or input length; host time)"
                     : "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched exactly; host time)",
                 len ? ". " : "", label, ph->detected.period, ph->detected.repeats);
@@ -605,12 +605,19 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                         missed, missed > 1 ? "s" : "", missed > 1 ? "" : "s",
                         missed > 1 ? "their" : "its");
         /* A period of several forwards (every 5th request larger): each its own iteration. */
-        if (ph->detected.period && ph->detected.pieces > 1)
+        if (ph->detected.period && ph->detected.pieces > 1 &&
+            ph->detected.pieces > ph->detected.alike)
             note_inside(note, size,
                         "; where the reports repeat only every %d, that holds %d iterations, cut"
                         " where a forward repeats: %d alike, %d other",
                         ph->detected.split_period, ph->detected.pieces, ph->detected.alike,
                         ph->detected.pieces - ph->detected.alike);
+        else if (ph->detected.period && ph->detected.pieces > 1)
+            note_inside(note, size,
+                        "; where the reports repeat only every %d, that holds %d iterations, cut"
+                        " where a forward repeats, and reports that are no forward (a"
+                        " DataLoader's set-up) between them",
+                        ph->detected.split_period, ph->detected.pieces);
         len = strlen(note);
         if (ph->detected.nloops > 1 && len < size)
             len += (size_t)snprintf(note + len, size - len,

@@ -406,8 +406,8 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
                           : "its kernels, operators or allocations (the phase table's note)";
     o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s%s", src,
                           split ? "; a period of several forwards cut into them" : "",
-                          sizes ? "; forwards at other sizes (a batch each) matched by their"
-                                  " allocations' order, not their sizes"
+                          sizes ? "; forwards at other sizes (another batch or input length)"
+                                  " matched by their allocations' order, not their sizes"
                                 : "");
     if (threads > 1 && o < sizeof buf)
         o += (size_t)snprintf(buf + o, sizeof buf - o,

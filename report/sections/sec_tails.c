@@ -222,9 +222,14 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
                  x->guess);
         table_set_text(v, TV_WHAT, what);
     }
+    int sizes = 0; /* phases whose forwards came at other sizes: not judged (tails.c) */
+    for (int i = 0; i < p->n; i++) sizes |= p->v[i].detected.sizes_vary && !p->v[i].transient;
     if (!r->n)
-        v->note = "no series has a tail: none ran slow iterations (a series is judged from 10"
-                  " steady iterations on)";
+        v->note = sizes ? "no series has a tail: none ran slow iterations (a series is judged"
+                          " from 10 steady iterations on; one whose forwards came at other sizes,"
+                          " another batch or input length, is not: the larger ones take longer)"
+                        : "no series has a tail: none ran slow iterations (a series is judged from"
+                          " 10 steady iterations on)";
     else
         v->note = "Extra: per slow iteration, over the median of the 11 steady iterations around"
                   " it (of the fast ones among them, where slow ones alternate with fast); Share:"
@@ -273,6 +278,32 @@ static const char *tail_action(int cause)
 }
 
 /* The Summary's Tail line: the series whose slow iterations cost the most, past TAIL_FINDING. */
+/* No tail found: where a series' forwards came at other sizes (no tail is judged among them,
+ * tails.c), its spread said as theirs. */
+static void fill_sizes_vary(const struct section_ctx *c, struct summary_out *o)
+{
+    const struct run_phases *p = c->p;
+    for (int s = 0; s < p->series.n; s++) {
+        const struct series_info *se = &p->series.v[s];
+        if (!p->v[se->phase].detected.sizes_vary || se->lat_p50 <= 0 ||
+            (double)se->lat_p99 < 1.3 * (double)se->lat_p50)
+            continue;
+        char label[96], line[1024], b1[32], b2[32];
+        summary_named(o, &p->v[se->phase], label, sizeof label);
+        fmt_ns(b1, sizeof b1, (double)se->lat_p99);
+        fmt_ns(b2, sizeof b2, (double)se->lat_p50);
+        snprintf(line, sizeof line,
+                 "%s%s%s: p99 %s, %.2fx the p50 %s: its forwards came at other sizes (another"
+                 " batch or input length), and the larger ones take longer; no tail is judged"
+                 " among forwards of unlike sizes (mark them, with the size in the mark's name,"
+                 " for a series each)",
+                 label, se->name[0] ? " " : "", se->name, b1,
+                 (double)se->lat_p99 / (double)se->lat_p50, b2);
+        summary_set(o, line);
+        return;
+    }
+}
+
 static void fill_tail(const struct section_ctx *c, struct summary_out *o)
 {
     const struct run_tails *r = run_tails(c->db, c->p);
@@ -280,7 +311,10 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
     for (int i = 0; i < r->n; i++)
         if (r->v[i].cost_pct >= TAIL_FINDING && (!x || r->v[i].cost_pct > x->cost_pct))
             x = &r->v[i];
-    if (!x) return;
+    if (!x) {
+        fill_sizes_vary(c, o);
+        return;
+    }
     const struct series_info *se = &c->p->series.v[x->series];
     char label[96], line[1400], b1[32], b2[32], b3[32];
     summary_named(o, &c->p->v[se->phase], label, sizeof label);

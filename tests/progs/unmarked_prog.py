@@ -4,6 +4,9 @@
   unmarked_prog.py varying  the same model, 14 forwards at a random batch size each (1-6);
                             prints each forward's time (its input made too) as
                             "inference_mode ..."
+  unmarked_prog.py loader   a small MLP over a DataLoader (batches of 32, the short last one
+                            dropped), 12 epochs of 31 forwards; prints each forward's time as
+                            "inference_mode ..."
   unmarked_prog.py once     one forward
   unmarked_prog.py pairs    14 record_function("iteration") marks, each around two forwards
   unmarked_prog.py prep     14 forwards under inference_mode, each after making its input and
@@ -101,6 +104,22 @@ elif what == "twoloops":
                 y = model(x)
                 own.append(time.perf_counter_ns() - t0)
             print(name, *own, flush=True)
+elif what == "loader":
+    # A DataLoader over 1000 samples in batches of 32, the last short one dropped, 12 epochs of
+    # 31 forwards of a small MLP; the loader's set-up at each epoch's start allocates (its
+    # shuffled indices) but runs no forward.
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                              torch.nn.ReLU(), torch.nn.Linear(256, 10)).eval()
+    data = torch.utils.data.TensorDataset(torch.randn(1000, 64), torch.randint(0, 10, (1000,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=32, shuffle=True, drop_last=True)
+    own = []
+    with torch.inference_mode():
+        for epoch in range(12):
+            for x, y in loader:
+                t0 = time.perf_counter_ns()
+                out = mlp(x)
+                own.append(time.perf_counter_ns() - t0)
+    print("inference_mode", *own, flush=True)
 elif what == "once":
     with torch.inference_mode():
         y = forward(1)
