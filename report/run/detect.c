@@ -410,6 +410,23 @@ static int by_pattern(struct rep *s, size_t n, int found, struct detected *out)
     detect_bytes = bytes;
     int got = cut_periods(s, n, 1, &alt);
     detect_bytes = NULL;
+    /* No period at all: the forwards cut where the total comes back to its level (some of them
+     * another order of reports: a conv net's batch-1 path). */
+    struct level_cut lc;
+    if (!got && !found && detect_sizes_levels(s, n, bytes, &lc)) {
+        alt.n = 0;
+        for (size_t i = 0; i < lc.n; i++) push(&alt, s[lc.first[i]].ts, s[lc.last[i]].end, 0);
+        struct unit u = {.at = lc.unit_at, .len = lc.unit_len};
+        alt.info = (struct detect_info){.period = (int)lc.unit_len,
+                                        .repeats = (int)lc.copies,
+                                        .nloops = 1,
+                                        .pieces = 1,
+                                        .unit_sig = unit_sig(s, u, 1),
+                                        .unit_len = (int)lc.unit_len,
+                                        .by_level = 1};
+        detect_sizes_levels_free(&lc);
+        got = alt.n >= 4;
+    }
     detect_sizes_restore(s, n, bytes);
     free(bytes);
     if (got && (!found || (alt.info.nloops == 1 && alt.n >= 2 * out->n))) {

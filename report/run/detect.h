@@ -31,6 +31,9 @@ struct detect_info {
                         * model, or models of their own: a loop each) */
     int sizes_vary;    /* allocations: forwards found by their pattern at other sizes (a server's
                         * batches of any size; detect_sizes.c), not by sizes that repeat */
+    int by_level;      /* ... and cut where the allocated total came back to its level, no period
+                        * repeating (some forwards another order: period is the unit's reports,
+                        * repeats its copies) */
     int threads_missed; /* other threads with as many reports (a quarter of the busiest's or
                          * more) in which no loop was found: their forwards are not counted */
 };

@@ -21,4 +21,17 @@ void detect_sizes_restore(struct rep *s, size_t n, const int64_t *bytes);
  * (within 3%: a batch of b makes each activation b times one input's). */
 int detect_sizes_scaled(const int64_t *bytes, size_t first, size_t p, size_t n);
 
+/* Where no period repeats: forwards cut wherever the allocated total comes back to its level
+ * (the lowest of the phase's second half), kept where one order of allocations and frees (the
+ * unit) makes 3 in 4 of the pieces of half its reports or more and half the reports, and its
+ * repeats are the first one's scaled (a conv net whose batch-1 forwards take another path: 26
+ * reports against 32). s holds the pattern's tokens. The iterations' first and last reports in
+ * first[0..n) and last[0..n) (malloc'd), the unit's first report and length: n, 0 none. */
+struct level_cut {
+    size_t *first, *last, n;
+    size_t unit_at, unit_len, copies;
+};
+int detect_sizes_levels(const struct rep *s, size_t n, const int64_t *bytes, struct level_cut *out);
+void detect_sizes_levels_free(struct level_cut *c);
+
 #endif

@@ -584,6 +584,11 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                 : ph->detected.from == DETECT_OPERATORS
                     ? "%s%s: iterations detected from the operator sequence (no mark; %d outermost"
                       " operators a period, %d periods matched exactly; host time)"
+                : ph->detected.by_level
+                    ? "%s%s: iterations detected from the allocator's reports (no mark; cut where"
+                      " the allocated total came back to its level, no period repeating: %d"
+                      " reports a forward, %d forwards of that order of allocations and frees, the"
+                      " others another order, at other sizes; host time)"
                 : ph->detected.sizes_vary
                     ? "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched in their order of allocations and frees, each"

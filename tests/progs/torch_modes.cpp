@@ -36,13 +36,15 @@
 //                          as a server's workers run one model (with other, thread K's is
 //                          (K + 1) W wide: a model of its own); prints each thread's call times,
 //                          "workerK ..."
-//   torch_modes batches [N W B [random|mixed]]
+//   torch_modes batches [N W B [cyclic|random|mixed|conv]]
 //                          a torch::nn module (W wide, default 128) called N times (default
 //                          2000) under no_grad with no mark, each call on a fresh input of batch
-//                          1, 2, ... B (default 8) in turn, or drawn at random in 1 .. B (a fixed
-//                          seed): a server's requests as they come; with mixed, half the requests
-//                          at random also go through one more layer (another model); prints each
-//                          call's time, "batches ..."
+//                          1, 2, ... B (default 8) in turn (cyclic), or drawn at random in 1 .. B
+//                          (a fixed seed): a server's requests as they come; with mixed, half the
+//                          requests at random also go through one more layer (another model);
+//                          conv: two Conv2d layers on 16x16 images at random batches (batch 1
+//                          takes another path); prints each call's time (its input made too),
+//                          "batches ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
@@ -357,18 +359,26 @@ static int workers(int t, int n, int width, bool other)
     return 0;
 }
 
-static int batches(int n, int width, int most, bool random, bool mixed)
+static int batches(int n, int width, int most, const std::string &how)
 {
     torch::nn::Linear first(width, 2 * width), second(2 * width, width), third(width, width);
+    at::Tensor k1 = at::randn({16, 3, 3, 3}), k2 = at::randn({32, 16, 3, 3}); /* conv weights */
+    bool mixed = how == "mixed", conv = how == "conv";
     at::NoGradGuard no_grad;
     std::vector<long long> own;
     unsigned seed = 12345;
     for (int i = 0; i < n; i++) {
         seed = seed * 1103515245u + 12345u;
-        int b = random || mixed ? 1 + (int)((seed >> 16) % (unsigned)most) : 1 + i % most;
+        int b = how == "cyclic" ? 1 + i % most : 1 + (int)((seed >> 16) % (unsigned)most);
         auto t0 = std::chrono::steady_clock::now();
-        at::Tensor x = at::randn({b, width});
-        at::Tensor y = second->forward(at::relu(first->forward(x)));
+        at::Tensor x = conv ? at::randn({b, 3, 16, 16}) : at::randn({b, width}), y;
+        if (conv) /* at batch 1 another path: fewer allocations than at other batches */
+            y = at::max_pool2d(
+                at::relu(at::conv2d(at::max_pool2d(at::relu(at::conv2d(x, k1, {}, 1, 1)), 2), k2,
+                                    {}, 1, 1)),
+                2);
+        else
+            y = second->forward(at::relu(first->forward(x)));
         if (mixed && (seed >> 8) % 2) y = third->forward(y); /* another model, one layer more */
         auto t1 = std::chrono::steady_clock::now();
         own.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
@@ -549,8 +559,7 @@ int main(int argc, char **argv)
     if (what == "batches")
         return batches(argc > 2 ? std::atoi(argv[2]) : 2000, argc > 3 ? std::atoi(argv[3]) : 128,
                        argc > 4 ? std::atoi(argv[4]) : 8,
-                       argc > 5 && !std::strcmp(argv[5], "random"),
-                       argc > 5 && !std::strcmp(argv[5], "mixed"));
+                       argc > 5 ? argv[5] : "cyclic");
     if (what == "scopes") return scopes();
     if (what == "window")
         return window(argc > 2 ? std::atoi(argv[2]) : 80,
@@ -563,6 +572,6 @@ int main(int argc, char **argv)
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
                          "window [N] [unmarked]|loose [N]|workers [T N W [other]]|"
-                         "batches [N W B [random|mixed]]\n");
+                         "batches [N W B [cyclic|random|mixed|conv]]\n");
     return 2;
 }
