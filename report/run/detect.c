@@ -35,6 +35,10 @@
  * A period of allocations may hold several forwards: a loop whose every 20th request is longer
  * repeats exactly only every 20. detect_split.c cuts such a period into its forwards, each an
  * iteration (the longer one a slow iteration of the same series, not a model of its own).
+ *
+ * Forwards at other sizes (a server's batches of any size) repeat no sizes: where the exact
+ * search finds no loop, or one whose period holds no cut, the reports are searched again by
+ * their pattern, then cut at the allocated total's level (by_pattern; detect_sizes.c).
  */
 #include "detect.h"
 #include "detect_sizes.h"
@@ -168,8 +172,6 @@ static int same_unit(struct unit a, struct unit b)
 {
     return a.len == b.len && a.sig == b.sig;
 }
-
-static size_t find_stretch(const struct rep *s, size_t *n, size_t min_run, size_t most, size_t *r0);
 
 /* The bytes s[a..b) allocates (its tokens' sizes, or detect_bytes' in the pattern search). */
 static int64_t allocated(const struct rep *s, size_t a, size_t b)
@@ -397,9 +399,10 @@ static int cut_periods(struct rep *s, size_t n, int closing, struct detected *ou
 
 /* Where the exact search found nothing, or one loop whose period holds no cut: the same search
  * on the reports' pattern (detect_sizes.c), for forwards at other sizes (a server's batches of
- * any size). Kept where nothing was found, or where its forward divides the exact period (batches
- * of 1 to 8 in turn: a period of 8 forwards). The forward's hash is marked apart from any exact
- * one's. found: the exact search's result, in out. */
+ * any size), and where that finds no period either, the cut at the allocated total's level. Kept
+ * where nothing was found, or where it finds at least twice the exact search's iterations
+ * (batches of 1 to 8 in turn: a period of 8 forwards). The forward's hash is marked apart from
+ * any exact one's. found: the exact search's result, in out. */
 static int by_pattern(struct rep *s, size_t n, int found, struct detected *out)
 {
     if (found && (out->info.nloops != 1 || out->info.pieces != 1)) return found;

@@ -363,15 +363,19 @@ static void fill_warmup(const struct section_ctx *c, struct summary_out *so)
                  warm == 1 ? "phase" : "phases", x);
         summary_set(so, buf);
     } else if (p->n) {
-        int iters = 0, detected = 0;
+        int iters = 0, detected = 0, level = 0;
         for (int i = 0; i < p->n; i++)
-            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected.period > 0;
-        summary_set(so, !iters ? no_iteration_words(p, 0)
-                        : detected
-                            ? "none among the iterations: those detected without a mark start where"
-                              " the loop repeats exactly, so a first forward that differs (a slow"
-                              " warm-up) is left out, not counted"
-                            : "none: every phase's first iterations were as fast as the rest");
+            iters |= p->v[i].iterations > 0, detected |= p->v[i].detected.period > 0,
+                level |= p->v[i].detected.by_level;
+        summary_set(
+            so, !iters     ? no_iteration_words(p, 0)
+                : level    ? "none found among the iterations (those cut where the allocated total"
+                             " came back to its level include the first forwards; at other sizes a"
+                             " first forward's time moves with its size too)"
+                : detected ? "none among the iterations: those detected without a mark start where"
+                             " the loop repeats exactly, so a first forward that differs (a slow"
+                             " warm-up) is left out, not counted"
+                           : "none: every phase's first iterations were as fast as the rest");
     }
 }
 
