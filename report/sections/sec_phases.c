@@ -588,7 +588,8 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
                     ? "%s%s: iterations detected from the allocator's reports (no mark; cut where"
                       " the allocated total came back to its level, no period repeating: %d"
                       " reports a forward, %d forwards of that order of allocations and frees, the"
-                      " others another order, at other sizes; host time)"
+                      " others another order (another path at other sizes, or another model);"
+                      " host time)"
                 : ph->detected.sizes_vary
                     ? "%s%s: iterations detected from the allocator's reports (no mark; %d reports"
                       " a period, %d periods matched in their order of allocations and frees, each"
@@ -620,8 +621,8 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
         else if (ph->detected.period && ph->detected.pieces > 1)
             note_inside(note, size,
                         "; where the reports repeat only every %d, that holds %d iterations, cut"
-                        " where a forward repeats, and reports that are no forward (a"
-                        " DataLoader's set-up) between them",
+                        " where a forward repeats, and reports that are no forward between them"
+                        " (a DataLoader's set-up, say)",
                         ph->detected.split_period, ph->detected.pieces);
         len = strlen(note);
         if (ph->detected.nloops > 1 && len < size)
@@ -663,8 +664,9 @@ static const char *overview_note(const struct run_phases *p, int iters, int gpu,
             ? "a DataLoader worker: it makes batches, and has no iterations of its"
               " own (its main process's report has the model's)"
             : "no iteration was seen, so no latency or throughput: no phase repeats the"
-              " same work exactly (its kernels, operators, allocations: a loop whose"
-              " batch or inputs change every forward, or no loop); mark each forward call"
+              " same work (its kernels, operators, allocations: a loop whose forwards differ"
+              " in more than their sizes, whose allocated total never comes back (results"
+              " kept), or no loop); mark each forward call"
               " with an NVTX range named 'iteration' (Python:"
               " torch.cuda.nvtx.range_push('iteration') and range_pop(), or"
               " torch.profiler.record_function('iteration'); C++: RECORD_USER_SCOPE(\"iteration\") "

@@ -293,12 +293,16 @@ static void fill_sizes_vary(const struct section_ctx *c, struct summary_out *o)
         fmt_ns(b1, sizeof b1, (double)se->lat_p99);
         fmt_ns(b2, sizeof b2, (double)se->lat_p50);
         snprintf(line, sizeof line,
-                 "%s%s%s: p99 %s, %.2fx the p50 %s: its forwards came at other sizes (another"
-                 " batch or input length), and the larger ones take longer; no tail is judged"
-                 " among forwards of unlike sizes (mark them, with the size in the mark's name,"
-                 " for a series each)",
+                 "%s%s%s: p99 %s, %.2fx the p50 %s: its iterations were found at other sizes"
+                 " (another batch, input or its preparation)%s, and the larger ones take"
+                 " longer; no tail is judged among them (mark the forwards, naming the size or"
+                 " model, for a series each)",
                  label, se->name[0] ? " " : "", se->name, b1,
-                 (double)se->lat_p99 / (double)se->lat_p50, b2);
+                 (double)se->lat_p99 / (double)se->lat_p50, b2,
+                 p->v[se->phase].detected.by_level
+                     ? " and in more than one order of allocations (another path, or another"
+                       " model)"
+                     : "");
         summary_set(o, line);
         return;
     }

@@ -36,15 +36,16 @@
 //                          as a server's workers run one model (with other, thread K's is
 //                          (K + 1) W wide: a model of its own); prints each thread's call times,
 //                          "workerK ..."
-//   torch_modes batches [N W B [cyclic|random|mixed|conv]]
+//   torch_modes batches [N W B [cyclic|random|mixed|conv|deep|every10]]
 //                          a torch::nn module (W wide, default 128) called N times (default
 //                          2000) under no_grad with no mark, each call on a fresh input of batch
 //                          1, 2, ... B (default 8) in turn (cyclic), or drawn at random in 1 .. B
 //                          (a fixed seed): a server's requests as they come; with mixed, half the
 //                          requests at random also go through one more layer (another model);
 //                          conv: two Conv2d layers on 16x16 images at random batches (batch 1
-//                          takes another path); prints each call's time (its input made too),
-//                          "batches ..."
+//                          takes another path); deep: 16 alike Linear + ReLU layers at random
+//                          batches; every10: batch B but every 10th call batch 1; prints each
+//                          call's time (its input made too), "batches ..."
 //   torch_modes series     two TorchScript modules in inference_mode, each call in an NVTX range
 //                          "iteration small" / "iteration big" (8 calls each), then cudnn.benchmark
 //                          turned on and "small" 8 more times; the float32 matmul precision set
@@ -363,13 +364,17 @@ static int batches(int n, int width, int most, const std::string &how)
 {
     torch::nn::Linear first(width, 2 * width), second(2 * width, width), third(width, width);
     at::Tensor k1 = at::randn({16, 3, 3, 3}), k2 = at::randn({32, 16, 3, 3}); /* conv weights */
-    bool mixed = how == "mixed", conv = how == "conv";
+    bool mixed = how == "mixed", conv = how == "conv", deep = how == "deep";
+    std::vector<torch::nn::Linear> alike; /* deep: 16 alike layers */
+    for (int k = 0; deep && k < 16; k++) alike.emplace_back(width, width);
     at::NoGradGuard no_grad;
     std::vector<long long> own;
     unsigned seed = 12345;
     for (int i = 0; i < n; i++) {
         seed = seed * 1103515245u + 12345u;
-        int b = how == "cyclic" ? 1 + i % most : 1 + (int)((seed >> 16) % (unsigned)most);
+        int b = how == "cyclic"    ? 1 + i % most
+                : how == "every10" ? (i % 10 == 9 ? 1 : most)
+                                   : 1 + (int)((seed >> 16) % (unsigned)most);
         auto t0 = std::chrono::steady_clock::now();
         at::Tensor x = conv ? at::randn({b, 3, 16, 16}) : at::randn({b, width}), y;
         if (conv) /* at batch 1 another path: fewer allocations than at other batches */
@@ -377,7 +382,10 @@ static int batches(int n, int width, int most, const std::string &how)
                 at::relu(at::conv2d(at::max_pool2d(at::relu(at::conv2d(x, k1, {}, 1, 1)), 2), k2,
                                     {}, 1, 1)),
                 2);
-        else
+        else if (deep) {
+            y = x;
+            for (auto &layer : alike) y = at::relu(layer->forward(y));
+        } else
             y = second->forward(at::relu(first->forward(x)));
         if (mixed && (seed >> 8) % 2) y = third->forward(y); /* another model, one layer more */
         auto t1 = std::chrono::steady_clock::now();
@@ -572,6 +580,6 @@ int main(int argc, char **argv)
     std::fprintf(stderr, "usage: torch_modes sequence|nested|threads|jit N|prealloc|internal|"
                          "burst T N [nvtx]|timed|exitthreads|scopes|series|unmarked [N]|"
                          "window [N] [unmarked]|loose [N]|workers [T N W [other]]|"
-                         "batches [N W B [cyclic|random|mixed|conv]]\n");
+                         "batches [N W B [cyclic|random|mixed|conv|deep|every10]]\n");
     return 2;
 }
