@@ -226,8 +226,9 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
     for (int i = 0; i < p->n; i++) sizes |= p->v[i].detected.sizes_vary && !p->v[i].transient;
     if (!r->n)
         v->note = sizes ? "no series has a tail: none ran slow iterations (a series is judged"
-                          " from 10 steady iterations on; one whose forwards came at other sizes,"
-                          " another batch or input length, is not: the larger ones take longer)"
+                          " from 10 steady iterations on; one whose iterations were found at"
+                          " other sizes, another batch, input or its preparation, is not: the"
+                          " larger ones take longer)"
                         : "no series has a tail: none ran slow iterations (a series is judged from"
                           " 10 steady iterations on)";
     else
@@ -277,7 +278,6 @@ static const char *tail_action(int cause)
     }
 }
 
-/* The Summary's Tail line: the series whose slow iterations cost the most, past TAIL_FINDING. */
 /* No tail found: where a series' forwards came at other sizes (no tail is judged among them,
  * tails.c), its spread said as theirs. */
 static void fill_sizes_vary(const struct section_ctx *c, struct summary_out *o)
@@ -308,6 +308,7 @@ static void fill_sizes_vary(const struct section_ctx *c, struct summary_out *o)
     }
 }
 
+/* The Summary's Tail line: the series whose slow iterations cost the most, past TAIL_FINDING. */
 static void fill_tail(const struct section_ctx *c, struct summary_out *o)
 {
     const struct run_tails *r = run_tails(c->db, c->p);

@@ -131,9 +131,15 @@ class Series(Case):
         # The burst's gaps are short but for every 10th, 20 ms: a p50 of tens of microseconds,
         # most of its wall time between iterations. It once made no table and no advice (both
         # looked at the p50 alone: a queue that fills in bursts, half the program's time hidden).
+        # Its share between them is the program's own (about half of its time: 4 gaps of 20 ms
+        # against 40 forwards; a slow day's longer forwards read 49.3%, so a bare "over 50%"
+        # failed where our figure and the program's agreed).
         burst = between["burst"]
         self.assertLess(burst["between_p50_ns"], 1_000_000, burst)
-        self.assertGreater(burst["between_pct"], 50, burst)
+        gaps, forwards = sum(self.between["burst"]), sum(self.raw["burst"][1:])
+        own_pct = 100 * gaps / (gaps + forwards)
+        self.assertGreater(own_pct, 30, (own_pct, burst))
+        self.assertLess(abs(burst["between_pct"] - own_pct), 8, (own_pct, burst))
         fired = [a for a in report["advice"] if a["rule"] == "input_bound"]
         self.assertEqual(sorted(a["evidence"]["series"] for a in fired), ["burst", "prep"], fired)
         said = [a for a in fired if a["evidence"]["series"] == "burst"][0]["finding"]
