@@ -471,7 +471,7 @@ static int by_pattern(struct rep *s, size_t n, int found, struct detected *out)
  * was seen" in a two-thread C++ loop whose threads each repeat 82 reports exactly. The
  * process's total is tried first: a forward whose blocks another thread allocates or frees (an
  * intra-op pool's) leaves the thread's own level drifting, never the process's. */
-static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own,
+static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own, int pattern,
                         struct detected *out)
 {
     struct rep *s = malloc((cap ? cap : 1) * sizeof *s);
@@ -502,10 +502,25 @@ static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own
         n++;
     }
     sqlite3_finalize(st);
-    int found = by_pattern(s, n, cut_periods(s, n, 1, out), out);
+    int found = cut_periods(s, n, 1, out);
+    if (found || pattern) found = by_pattern(s, n, found, out);
     if (found) out->tid = tid, out->info.from = DETECT_ALLOCATIONS, out->info.threads = 1;
     free(s);
     return found;
+}
+
+/* A thread's iterations: exactly first, at the process's total then (several threads reporting)
+ * at the thread's own level; only then by their pattern, at the thread's own level first where
+ * several threads report. Searched by pattern at the process's total first, two workers taking
+ * turns on one CPU got cuts between their time slices where the exact search at each one's own
+ * level finds their forwards (a test that read two tails where one worker model ran). */
+static int alloc_find(sqlite3 *db, int phase, int64_t tid, size_t cap, int several,
+                      struct detected *out)
+{
+    return alloc_thread(db, phase, tid, cap, 0, 0, out) ||
+           (several && alloc_thread(db, phase, tid, cap, 1, 0, out)) ||
+           (several && alloc_thread(db, phase, tid, cap, 1, 1, out)) ||
+           alloc_thread(db, phase, tid, cap, 0, 1, out);
 }
 
 #define ALLOC_THREADS_MAX 64
@@ -532,17 +547,14 @@ static int from_allocations(sqlite3 *db, int phase, struct detected *out)
     }
     sqlite3_finalize(st);
     if (!nt) return 0;
-    if (!alloc_thread(db, phase, tid[0], (size_t)count[0], 0, out) &&
-        (nt < 2 || !alloc_thread(db, phase, tid[0], (size_t)count[0], 1, out)))
-        return 0;
+    if (!alloc_find(db, phase, tid[0], (size_t)count[0], nt > 1, out)) return 0;
     uint64_t unit[ALLOC_LOOPS_MAX] = {out->info.unit_sig}; /* each loop's forward */
     int nl = out->info.nloops;
     struct detected other = {0};
     for (int t = 1; t < nt; t++) {
         if (count[t] < 16 || 4 * count[t] < count[0]) break; /* by count, descending */
         other.n = 0;
-        int found = nl == 1 && (alloc_thread(db, phase, tid[t], (size_t)count[t], 0, &other) ||
-                                alloc_thread(db, phase, tid[t], (size_t)count[t], 1, &other));
+        int found = nl == 1 && alloc_find(db, phase, tid[t], (size_t)count[t], 1, &other);
         int l = 0;
         while (found && l < nl && unit[l] != other.info.unit_sig) l++;
         if (!found || other.info.nloops != 1 || l == ALLOC_LOOPS_MAX) {

