@@ -531,9 +531,10 @@ class SampledOperators(TorchCase):
         self.assertEqual(out.rc, 0, out.err)
         d = json.loads(out.out)["operator_series"]
         self.assertEqual(d[0]["operator"], "aten::addmm", d[:3])
-        # Within 3%: the base run's phase may be held to its iterations' time by a little (its
-        # captured iterations' operators ran slower for the capture), the edited one's not.
-        self.assertAlmostEqual(d[0]["self_per_iteration_ns_ratio"], 2.0, delta=0.03)
+        # Within 8%: the base run's phase may be held to its iterations' time by a little (its
+        # captured iterations' operators ran slower for the capture), the edited one's not; a
+        # loaded machine's captures cost more (1.94 under ctest -j2, within 3% alone).
+        self.assertAlmostEqual(d[0]["self_per_iteration_ns_ratio"], 2.0, delta=0.08)
         text = self.cli("compare", base, new).out.decode()
         self.assertIn("PyTorch operators per series, by change in self time per iteration", text)
 
