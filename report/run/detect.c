@@ -254,7 +254,8 @@ static size_t cut_stretch(struct rep *s, size_t r0, size_t n, size_t p, int clos
     }
     at[k] = p;
     /* Of a period cut into forwards, a piece that is no repeat of the forward is one where it
-     * has half its reports or more and allocates a quarter of its bytes or more (a longer
+     * makes the forward's allocations and frees in its order at other sizes (a smaller request),
+     * or has half its reports or more and allocates a quarter of its bytes or more (a longer
      * request); else it is no forward (a DataLoader's set-up between two epochs' forwards: 16
      * reports and 16 KB against 26 and 108 KB) and lies between iterations. */
     unsigned char keep[SPLIT_PIECES_MAX + 1];
@@ -511,9 +512,10 @@ static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own
 
 /* A thread's iterations: exactly first, at the process's total then (several threads reporting)
  * at the thread's own level; only then by their pattern, at the thread's own level first where
- * several threads report. Searched by pattern at the process's total first, two workers taking
- * turns on one CPU got cuts between their time slices where the exact search at each one's own
- * level finds their forwards (a test that read two tails where one worker model ran). */
+ * several threads report. The process's total moves with every thread's reports: searched by
+ * pattern there first, two workers taking turns on one CPU may be cut between their time slices
+ * where the exact search at each one's own level finds their forwards (the likely cause of a
+ * test's two tails, under load, where one worker model ran). */
 static int alloc_find(sqlite3 *db, int phase, int64_t tid, size_t cap, int several,
                       struct detected *out)
 {

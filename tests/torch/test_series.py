@@ -143,7 +143,12 @@ class Series(Case):
         fired = [a for a in report["advice"] if a["rule"] == "input_bound"]
         self.assertEqual(sorted(a["evidence"]["series"] for a in fired), ["burst", "prep"], fired)
         said = [a for a in fired if a["evidence"]["series"] == "burst"][0]["finding"]
-        self.assertIn("the time is in the long ones", said)
+        # "Most gaps short" where their p50 is under 100 us: the program's own short gaps
+        # (record_function's Python) pass that on a loaded machine, and then it is not said.
+        if burst["between_p50_ns"] < 100_000:
+            self.assertIn("the time is in the long ones", said)
+        else:
+            self.assertNotIn("the time is in the long ones", said)
         # A CPU model (CUDA never initialised): no GPU advice (it once said pin_memory and
         # non_blocking), the DataLoader's workers are.
         for a in fired:
