@@ -178,7 +178,7 @@ static int64_t allocated(const struct rep *s, size_t a, size_t b)
 {
     int64_t sum = 0;
     for (size_t i = a; i < b; i++) {
-        int64_t x = detect_bytes ? detect_bytes[i] : (s[i].token - (s[i].token & 15)) / 16;
+        int64_t x = detect_bytes ? detect_bytes[i] : rep_bytes(s[i].token);
         sum += x > 0 ? x : 0;
     }
     return sum;
@@ -190,7 +190,7 @@ static int same_order(const struct rep *s, size_t a, size_t u, size_t q)
 {
     for (size_t i = 0; i < q; i++) {
         int64_t x = s[a + i].token, y = s[u + i].token;
-        if ((x & 15) != (y & 15) || (x - (x & 15) > 0) != (y - (y & 15) > 0)) return 0;
+        if (rep_type(x) != rep_type(y) || (rep_bytes(x) > 0) != (rep_bytes(y) > 0)) return 0;
     }
     return 1;
 }
@@ -498,7 +498,7 @@ static int alloc_thread(sqlite3 *db, int phase, int64_t tid, size_t cap, int own
                 dev[ndev] = d, level[ndev++] = key; /* its first report: the process's total */
         }
         s[n].ts = s[n].end = sqlite3_column_int64(st, 0);
-        s[n].token = bytes * 16 + type;
+        s[n].token = rep_token(bytes, type);
         s[n].key = key;
         n++;
     }

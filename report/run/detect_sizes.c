@@ -20,15 +20,15 @@
 void detect_sizes_tokens(struct rep *s, size_t n, int64_t *bytes)
 {
     for (size_t i = 0; i < n; i++) {
-        int64_t t = s[i].token, type = t & 15, b = (t - type) / 16;
+        int64_t b = rep_bytes(s[i].token);
         bytes[i] = b;
-        s[i].token = (b > 0 ? 1 : b < 0 ? -1 : 0) * 16 + type;
+        s[i].token = rep_token(b > 0 ? 1 : b < 0 ? -1 : 0, rep_type(s[i].token));
     }
 }
 
 void detect_sizes_restore(struct rep *s, size_t n, const int64_t *bytes)
 {
-    for (size_t i = 0; i < n; i++) s[i].token = bytes[i] * 16 + (s[i].token & 15);
+    for (size_t i = 0; i < n; i++) s[i].token = rep_token(bytes[i], rep_type(s[i].token));
 }
 
 static int cmp_double(const void *a, const void *b)

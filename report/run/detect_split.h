@@ -13,6 +13,20 @@ struct rep {
     int64_t key; /* the cut goes before the offset whose median key is lowest */
 };
 
+/* An allocator report's token: its size in bytes (negative: a free) and its device type. */
+static inline int64_t rep_token(int64_t bytes, int64_t type)
+{
+    return bytes * 16 + type;
+}
+static inline int64_t rep_type(int64_t token)
+{
+    return token & 15;
+}
+static inline int64_t rep_bytes(int64_t token)
+{
+    return (token - rep_type(token)) / 16;
+}
+
 /* The pieces of one period of allocator reports t[0..p), t[0] the first report after a cut
  * (`level`: the allocated total there): where the period is a forward repeated with another
  * between (every 20th request longer), the start offsets of its forwards in at[0..k) (at[0] 0)

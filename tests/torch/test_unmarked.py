@@ -224,6 +224,16 @@ class Unmarked(Case):
         return r, {line.split()[0]: sorted(int(t) for t in line.split()[1:])
                    for line in r.out.decode().splitlines() if line.startswith("worker")}
 
+    def cpp_batches(self, db, *args):
+        """torch_modes batches ARGS profiled into db: the run, the program's own call times in
+        order, and the report (JSON)."""
+        exe = prog("torch_modes")
+        if not os.path.exists(exe):
+            self.skipTest("built without libtorch")
+        r = self.run_prog([exe, "batches", *args], timeout=300, INFPROF_OUTPUT=db)
+        self.assertEqual(r.rc, 0, r.err)
+        return r, [int(t) for t in r.out.decode().split()[1:]], self.report_json(r.db(db))
+
     def assert_p50_among(self, s, times, slack):
         """The series' p50 between the program's own 30th and 70th percentile, 5% and slack ns
         either side."""
@@ -423,18 +433,11 @@ class Unmarked(Case):
         # batches "no iteration was seen" (a fresh-eyes check), and so did a conv net whose
         # batch-1 forwards allocate otherwise (no period, even of the pattern). Each forward
         # now, its p50 the program's own; the note says what was matched.
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
         for how in ("cyclic", "random", "conv"):
             with self.subTest(how):
                 db = f"batches-{how}.db"
-                r = self.run_prog([exe, "batches", "2000", "128", "8", how], timeout=300,
-                                  INFPROF_OUTPUT=db)
-                self.assertEqual(r.rc, 0, r.err)
-                own = [int(t) for t in r.out.decode().split()[1:]]
+                r, own, report = self.cpp_batches(db, "2000", "128", "8", how)
                 self.assertEqual(len(own), 2000)
-                report = self.report_json(r.db(db))
                 ph = self.phases(report)["no_grad"]
                 self.assertEqual(ph["iteration_source"], "detected from the allocations")
                 self.assertGreaterEqual(ph["iterations"], 1990, ph)
@@ -483,14 +486,7 @@ class Unmarked(Case):
         # them, but each forward's layers do (4 reports a layer, the total back at its level):
         # they read as 4 loops of their own, each a series of 0.2-0.5 ms "iterations" against
         # forwards of 6 ms (a fresh-eyes check). The forwards hold those loops: they win.
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
-        r = self.run_prog([exe, "batches", "8", "256", "8", "deep"], timeout=300,
-                          INFPROF_OUTPUT="deep.db")
-        self.assertEqual(r.rc, 0, r.err)
-        own = [int(t) for t in r.out.decode().split()[1:]]
-        report = self.report_json(r.db("deep.db"))
+        _, own, report = self.cpp_batches("deep.db", "8", "256", "8", "deep")
         series = [x for x in report["series"] if x["phase"] == "no_grad | autocast off"]
         self.assertEqual(len(series), 1, series)
         self.assertIn(series[0]["iterations"], (6, 7, 8), series)
@@ -500,14 +496,7 @@ class Unmarked(Case):
         # Batch 8, every 10th batch 1: the period of 10 forwards is cut where the forward repeats,
         # and the smaller one, the same allocations and frees at a sixteenth of the bytes, is a
         # forward too, not reports between forwards (891 of 1,000 were counted).
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
-        r = self.run_prog([exe, "batches", "1000", "128", "8", "every10"], timeout=300,
-                          INFPROF_OUTPUT="every10.db")
-        self.assertEqual(r.rc, 0, r.err)
-        own = [int(t) for t in r.out.decode().split()[1:]]
-        report = self.report_json(r.db("every10.db"))
+        _, own, report = self.cpp_batches("every10.db", "1000", "128", "8", "every10")
         ph = self.phases(report)["no_grad"]
         self.assertGreaterEqual(ph["iterations"], 980, ph)
         self.assertLessEqual(ph["iterations"], 1000, ph)
@@ -518,13 +507,7 @@ class Unmarked(Case):
         # The hostile case for the pattern: half the requests at random through one layer more
         # (another model). No pattern repeats over half the phase: no iteration, not a series
         # of two models read as one (and the phase table says why it has none).
-        exe = prog("torch_modes")
-        if not os.path.exists(exe):
-            self.skipTest("built without libtorch")
-        r = self.run_prog([exe, "batches", "2000", "128", "8", "mixed"], timeout=300,
-                          INFPROF_OUTPUT="mixed.db")
-        self.assertEqual(r.rc, 0, r.err)
-        report = self.report_json(r.db("mixed.db"))
+        r, _, report = self.cpp_batches("mixed.db", "2000", "128", "8", "mixed")
         for ph in report["phases"]:
             self.assertIn(ph["iterations"], (None, 0), ph)
         text = " ".join(self.cli("report", r.db("mixed.db")).out.decode().split())
