@@ -3,7 +3,8 @@
  * (tails.c; docs/report.md, "Slow iterations"). A series has a tail when its p99 is above 1.3x
  * its p50 with one slow iteration or more, or two or more are slow: a steady iteration is slow
  * above 1.25x the median of the 11 around it and 4 robust deviations (1.4826 MAD) over it (a
- * machine that slows for a while shifts the level: no tail). Its typical iterations are the (at
+ * machine that slows for a while shifts the level: no tail), or is of a kind slow as a group
+ * (tails_kind.h: a larger input every so many requests). Its typical iterations are the (at
  * most TAIL_TYPICAL) steady ones nearest their neighbours' median. Each cause is a time the record
  * holds for every iteration (garbage collection, host time outside the model's forward or outside
  * any operator, operators or kernels the typical iterations did not run, the same ones for longer,

@@ -19,6 +19,9 @@
                             input of 9 times the pixels; prints each forward's time as
                             "inference_mode ..." (a request loop whose every so many requests
                             are larger: the allocations repeat every 5 forwards)
+  unmarked_prog.py everynthnoisy
+                            the same, each forward 0-100 ms longer at random (a spin inside it):
+                            a loaded machine's spread, the larger forwards still slower
   unmarked_prog.py othermodel 14 forwards of the model under no_grad, then 40 of a small MLP
                             under inference_mode (no phase runs what the other does)
   unmarked_prog.py twoloops 12 forwards under inference_mode at batch 1, then 12 at batch 3;
@@ -75,7 +78,18 @@ elif what == "varying":
             y = forward(random.randint(1, 6))
             own.append(time.perf_counter_ns() - t0)
         print("inference_mode", *own, flush=True)
-elif what == "everynth":
+elif what in ("everynth", "everynthnoisy"):
+    if what == "everynthnoisy":
+        # A busy machine inside every forward: its layer2 spins 0-100 ms more at random (a
+        # fixed seed), so the small forwards' times range about 1.8x.
+        base = random.Random(1)
+
+        def spin(module, inputs, output):
+            end = time.perf_counter_ns() + int(base.uniform(0, 100e6))
+            while time.perf_counter_ns() < end:
+                pass
+
+        model.layer2.register_forward_hook(spin)
     with torch.inference_mode():
         own = []
         small, large = torch.randn(1, 3, 64, 64), torch.randn(1, 3, 192, 192)

@@ -444,12 +444,15 @@ class SampledOperators(TorchCase):
         # The phase's second iteration, 8 at 1 in 4, then strata of 16 (the last one growing),
         # each at 4 times a power of two, at least twice the one before's: never shorter (a
         # first version's gap followed the budget's need down and up again, 1 in 128, 16, 512,
-        # and once jumped to 1 in 4,096, leaving the run's second half uncaptured).
+        # and once jumped to 1 in 4,096, leaving the run's second half uncaptured). A stratum
+        # ends early, after its first 8 captures, only where the budget's need passes twice its
+        # gap: the next one then starts at the need, 4 times the gap or more (CI, loaded: 1 in
+        # 32 for 8 captures, then 1 in 256).
         self.assertEqual(gaps[:2], [(1, 1), (4, 8)], gaps)
         later = gaps[2:]
         self.assertGreaterEqual(len(later), 2, gaps)
         for (e, k), (f, _) in zip(later, later[1:]):
-            self.assertEqual(k, 16, gaps)
+            self.assertTrue(k == 16 or (8 <= k < 16 and f >= 4 * e), gaps)
             self.assertGreaterEqual(f, 2 * e, gaps)
         self.assertTrue(all(e % 4 == 0 and (e // 4) & (e // 4 - 1) == 0 for e, _ in later), gaps)
         # Captured to the end: the last capture within a few of the last gap of the run's end.

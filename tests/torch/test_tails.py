@@ -160,8 +160,11 @@ class Tails(Case):
                 t, report = self.check_kind("refault", ops)
                 c, = [c for c in report["tail_causes"] if c["cause"] == "page_faults"]
                 self.assertGreater(c["share_pct"], 50, c)
+                # The buffer's 6,144 pages faulted in again: at least half of them more than a
+                # typical iteration's, on average over the slow ones (one slowed by the machine
+                # alone lowers it: 4,881 against 737 once, serially beside nothing).
                 m = re.match(r"(\d+) page faults an iteration vs (\d+)", c["detail"])
-                self.assertTrue(m and int(m.group(1)) - int(m.group(2)) >= 5000, c)
+                self.assertTrue(m and int(m.group(1)) - int(m.group(2)) >= 3072, c)
                 tail = report["summary"]["tail"]
                 if ops:
                     longer, = [c for c in report["tail_causes"]
