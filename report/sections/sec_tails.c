@@ -227,8 +227,8 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
     if (!r->n)
         v->note = sizes ? "no series has a tail: none ran slow iterations (a series is judged"
                           " from 10 steady iterations on; one whose iterations were found at"
-                          " other sizes, another batch, input or its preparation, is not: the"
-                          " larger ones take longer)"
+                          " other sizes, another batch, input or its preparation, is not: a"
+                          " larger one may take longer for its size alone)"
                         : "no series has a tail: none ran slow iterations (a series is judged from"
                           " 10 steady iterations on)";
     else
@@ -294,9 +294,9 @@ static void fill_sizes_vary(const struct section_ctx *c, struct summary_out *o)
         fmt_ns(b2, sizeof b2, (double)se->lat_p50);
         snprintf(line, sizeof line,
                  "%s%s%s: p99 %s, %.2fx the p50 %s: its iterations were found at other sizes"
-                 " (another batch, input or its preparation)%s, and the larger ones take"
-                 " longer; no tail is judged among them (mark the forwards, naming the size or"
-                 " model, for a series each)",
+                 " (another batch, input or its preparation)%s; no tail is judged among them,"
+                 " a larger one may take longer for its size alone (mark the forwards, naming"
+                 " the size or model, for a series each)",
                  label, se->name[0] ? " " : "", se->name, b1,
                  (double)se->lat_p99 / (double)se->lat_p50, b2,
                  p->v[se->phase].detected.by_level

@@ -167,9 +167,10 @@ class IterationEdges(Case):
                                       " iteration_cpu c JOIN iterations i USING (id)")[0]
         self.assertEqual(k, n, (k, n))
         # The thread computes throughout: CPU time is its host time, within the account's ticks
-        # (4 ms in 480 ms) and what a loaded machine took off the CPU.
+        # (4 ms in 480 ms) and what a loaded machine took off the CPU (a third of it under
+        # ctest -j3 beside other work: 0.33).
         self.assertLess(cpu / host, 1.06, (cpu, host))
-        self.assertGreater(cpu / host, 0.5, (cpu, host))
+        self.assertGreater(cpu / host, 0.2, (cpu, host))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,11 @@
   unmarked_prog.py everynthnoisy
                             the same, each forward 0-100 ms longer at random (a spin inside it):
                             a loaded machine's spread, the larger forwards still slower
+  unmarked_prog.py argmax    60 forwards of an MLP (4 blocks 256 -> 512 -> 256) under no_grad,
+                            each result read back by argmax().tolist(); prints each forward's time
+                            as "no_grad ..." (its layers alike but for their widths)
+  unmarked_prog.py randomlen the same, 100 forwards on inputs of random length 8-48; prints the
+                            times, then each forward's length as "sizes ..."
   unmarked_prog.py othermodel 14 forwards of the model under no_grad, then 40 of a small MLP
                             under inference_mode (no phase runs what the other does)
   unmarked_prog.py twoloops 12 forwards under inference_mode at batch 1, then 12 at batch 3;
@@ -99,6 +104,26 @@ elif what in ("everynth", "everynthnoisy"):
             y = model(x)
             own.append(time.perf_counter_ns() - t0)
         print("inference_mode", *own, flush=True)
+elif what in ("argmax", "randomlen"):
+    # An MLP of 4 blocks (256 -> 512 -> 256) on (1, L, 256) inputs, each forward's result read
+    # back with argmax().tolist(): argmax at L 16 every forward, or randomlen at L drawn in 8..48.
+    mlp = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                                    torch.nn.Linear(512, 256)) for _ in range(4)],
+                              torch.nn.Linear(256, 10)).eval()
+    draw = random.Random(7)
+    with torch.no_grad():
+        own, sizes = [], []
+        for _ in range(60 if what == "argmax" else 100):
+            n = 16 if what == "argmax" else draw.randint(8, 48)
+            x = torch.randn(1, n, 256)
+            t0 = time.perf_counter_ns()
+            y = mlp(x)
+            own.append(time.perf_counter_ns() - t0)
+            sizes.append(n)
+            y.argmax(-1).tolist()
+        print("no_grad", *own, flush=True)
+        if what == "randomlen":
+            print("sizes", *sizes, flush=True)
 elif what == "othermodel":
     with torch.no_grad():
         x = torch.randn(1, 3, 64, 64)
