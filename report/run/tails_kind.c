@@ -104,7 +104,7 @@ size_t tails_kind(const struct mem_rows *m, const struct run_iter *const *it, co
      * Mann-Whitney statistic over its pairs, ties half): KIND_APART or more. */
     double above = 0;
     for (size_t i = 0; i < nl; i++) {
-        size_t lo = 0, hi = nt, eq;
+        size_t lo = 0, hi = nt;
         while (lo < hi) { /* typ below a[i] */
             size_t mid = lo + (hi - lo) / 2;
             if (typ[mid] < a[i])
@@ -112,8 +112,8 @@ size_t tails_kind(const struct mem_rows *m, const struct run_iter *const *it, co
             else
                 hi = mid;
         }
-        for (eq = lo; eq < nt && typ[eq] == a[i]; eq++) {
-        }
+        size_t eq = lo;
+        while (eq < nt && typ[eq] == a[i]) eq++;
         above += (double)lo + 0.5 * (double)(eq - lo);
     }
     if ((double)rstats_median(a, nl) < (1 + share) * typ_med ||

@@ -1,10 +1,15 @@
 """The report on databases recorded on this CPU machine (tests/data/cpu, README there).
 
+every5th-longer-noisy-nohooks, every10th-longer-noisy-nohooks: Python loops with the module hooks
+off, every Nth forward longer and every forward randomly slower (a loaded machine): one detected
+iteration a forward, the longer ones the tail (DetectedUnderNoise).
+
 sampled-operators-mlp: operators sampled, 17 captured iterations measurably slower and so set
 apart from the latencies, while every count (the Phases table's steady iterations, the combined
 report of several processes, the Between table's gaps) keeps them as the steady iterations they
 are. A debug build (CI's clang and ASan builds run this tier) once aborted on it: the run model's
 invariant had forgotten them."""
+import json
 import os
 import shutil
 import sqlite3
@@ -12,6 +17,35 @@ import sqlite3
 from harness import Case, main, unpack
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "cpu")
+
+
+class DetectedUnderNoise(Case):
+    def report(self, name):
+        db = unpack(os.path.join(DATA, name + ".db.xz"), os.path.join(self.dir, name + ".db"))
+        r = self.cli("report", "--format", "json", db)
+        self.assertEqual(r.rc, 0, r.err)
+        rep = json.loads(r.out)
+        ph, = [p for p in rep["phases"] if p["iterations"]]
+        self.assertEqual(ph["iteration_source"], "detected from the allocations")
+        return rep, ph
+
+    def test_every_fifth_longer(self):
+        # 100 forwards, its own p50 46.88 ms (30th-70th percentile 37.22-56.45): before, one
+        # iteration of 5 forwards, 19 of them at 231 ms.
+        _, ph = self.report("every5th-longer-noisy-nohooks")
+        self.assertGreaterEqual(ph["iterations"], 95, ph)
+        self.assertGreater(ph["latency_p50_ns"], 0.95 * 37.22e6, ph)
+        self.assertLess(ph["latency_p50_ns"], 1.05 * 56.45e6, ph)
+
+    def test_every_tenth_longer(self):
+        # Its longer forwards' mean 74.45 ms by its own timer, the others' median 44.28 ms:
+        # before, each longer one and the next were one iteration, "every 9th, 120.3 ms".
+        rep, ph = self.report("every10th-longer-noisy-nohooks")
+        self.assertGreaterEqual(ph["iterations"], 89, ph)
+        self.assertLess(abs(ph["latency_p50_ns"] / 44.28e6 - 1), 0.1, ph)
+        t, = rep["tails"]
+        self.assertRegex(t["pattern"], r"^every 10th from #\d", t)
+        self.assertLess(abs(t["slow_mean_ns"] / 74.45e6 - 1), 0.1, t)
 
 
 class SampledOperators(Case):

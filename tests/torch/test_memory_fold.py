@@ -281,8 +281,10 @@ class MarkedFold(FoldCompare):
             folds = self.query(db, "SELECT count(*) FROM tensor_memory_folds")[0][0]
             self.assertTrue(folds > 0 if fold else folds == 0, (fold, folds))
             rep = self.report_json(db)
+            # Series of 10 iterations or more: timing may make a short one of a few forwards
+            # in one run and not the other (a loaded machine: one more series, peak 33,472).
             series = [{k: v for k, v in row.items() if "peak" in k and "saved" not in k}
-                      for row in rep["series"]]
+                      for row in rep["series"] if row["iterations"] >= 10]
             got[fold] = (self.accounts(db), self.memory(rep), series)
         self.assertEqual(got[0], got[1])
         self.assertTrue(got[1][1][0], got)  # a memory section to compare

@@ -215,6 +215,24 @@ class Unmarked(Case):
         self.check_against_own(r, report)
         self.assertIsNone(report["summary"]["tail"], report["summary"])
 
+    def test_a_segmentation_loops_post_processing(self):
+        # The same batch every request, the post-processing's bincount of data-dependent size:
+        # no exact period, and by pattern each operator (an allocation and a free) repeats. The
+        # pattern's split took that pair for a forward: 5,662 "iterations" of 0.13 ms, "found at
+        # other sizes", for 300 requests of 7.4 ms (a fresh-eyes check). A unit of one
+        # allocation and one free is no forward: one iteration a request, from its forward's
+        # first allocation to its post-processing's last (the post-processing is inside it).
+        r, report = self.python("seg")
+        lines = r.out.decode().splitlines()
+        fwd = sorted(int(t) for t in lines[0].split()[4:])
+        whole = sorted(int(t) for t in lines[1].split()[4:])
+        ph = self.phases(report)["inference_mode"]
+        self.assertGreaterEqual(ph["iterations"], 57, ph)
+        self.assertLessEqual(ph["iterations"], 60, ph)
+        p50 = ph["latency_p50_ns"]
+        self.assertGreater(p50, 0.9 * fwd[len(fwd) // 2], (p50, fwd))
+        self.assertLess(p50, 1.1 * whole[len(whole) // 2] + 500_000, (p50, whole))
+
     def test_inputs_of_random_length_are_no_tail(self):
         # Module calls, inputs of random length 8-48: the forwards' times spread 6x with the
         # length, and among 11 a 1.3x gap is chance. The rule for slow ones alternating with
