@@ -640,9 +640,9 @@ static void detected_note(const struct run_phases *p, char *note, size_t size)
         /* Host-detected iterations are the loop's repeating work: preparation inside it too. */
         if (ph->detected.period && ph->detected.from != DETECT_KERNELS && len < size)
             snprintf(note + len, size - len,
-                     ". %s: a detected iteration may include input preparation that repeats with"
-                     " it (a DataLoader's transforms and collate): mark the forward to leave it"
-                     " out",
+                     ". %s: a detected iteration may include input preparation and"
+                     " post-processing that repeat with it (a DataLoader's transforms and collate,"
+                     " an argmax or softmax of the output): mark the forward to leave them out",
                      label);
     }
 }

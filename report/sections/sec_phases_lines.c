@@ -405,8 +405,9 @@ static void fill_iterations(const struct section_ctx *c, struct summary_out *so)
     const char *src = from == 1 << DETECT_KERNELS     ? "its kernel sequence"
                       : from == 1 << DETECT_OPERATORS ? "its operator sequence"
                       : from == 1 << DETECT_ALLOCATIONS
-                          ? "the allocator's reports (each from a forward's first allocation to"
-                            " its last)"
+                          ? "the allocator's reports (each from the loop body's first"
+                            " allocation to its last: the forward, and any preparation or"
+                            " post-processing that allocates)"
                           : "its kernels, operators or allocations (the phase table's note)";
     o += (size_t)snprintf(buf + o, sizeof buf - o, ": detected without a mark, from %s%s%s", src,
                           split ? "; a period of several forwards cut into them" : "",

@@ -182,7 +182,8 @@ static struct table *slow_table(const struct run_phases *p, const struct run_tai
 static struct table *text_view(const struct run_phases *p, const struct run_tails *r)
 {
     struct table *v =
-        table_new(NULL, "Slow iterations (1.25x the median of the 11 around them, or slower)");
+        table_new(NULL, "Slow iterations (1.25x the median of the 11 around them and 4 robust deviations over"
+                 " it, or slower)");
     table_col(v, NULL, "Series", COL_TEXT);
     table_col(v, NULL, "Slow", COL_TEXT);
     table_col(v, NULL, "Extra", COL_NS);
