@@ -197,9 +197,9 @@ static int same_order(const struct rep *s, size_t a, size_t u, size_t q)
 
 /* The pieces at[0..k) of a period (at[k] its end) with each piece that is m >= 2 forwards'
  * length and makes the forward's allocations and frees in its order m times over cut into those
- * m: a longer request and the forward after it, which frees the longer one's input (a
- * DataLoader's every 5th item 3x longer, batch 1: each with the next read as one iteration,
- * "every 4th, 64.5 ms" where every 5th took 48). Returns the new count (at most
+ * m: a longer request and the forward after it, which frees the longer one's input in more than
+ * 1 report in 32 (every 10th forward longer, each with the next read as one iteration: "every
+ * 9th, 120.3 ms" where every 10th took 74.45). Returns the new count (at most
  * SPLIT_PIECES_MAX). */
 static size_t split_runs(const struct rep *s, size_t first, size_t *at, size_t k, size_t u,
                          size_t q)

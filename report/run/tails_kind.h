@@ -4,9 +4,9 @@
  * Where that kind is slower as a group (its median latency TAIL_SHARE over the typical kind's,
  * and one of it the slower of a pair with one of the typical kind 8 times in 10), each of its
  * iterations TAIL_SHARE over the typical kind's median and over its own level is slow, however
- * noisy the machine: the robust deviations of the outlier
- * rule (tails.c) grow with the noise, and on a loaded machine, where the typical forwards' times
- * ranged 1.5x, they left all but one of every 5th forward at 2x unjudged.
+ * noisy the machine: the robust deviations of the outlier rule (tails.c) grow with the noise,
+ * and on a loaded machine, where the typical forwards' times ranged 1.5x, they left all but one
+ * of every 5th forward at 2x unjudged.
  */
 #ifndef INFPROF_RUN_TAILS_KIND_H
 #define INFPROF_RUN_TAILS_KIND_H

@@ -27,8 +27,6 @@
                             as "no_grad ..." (its layers alike but for their widths)
   unmarked_prog.py randomlen the same, 100 forwards on inputs of random length 8-48; prints the
                             times, then each forward's length as "sizes ..."
-  unmarked_prog.py every5mlp the same, 100 forwards, every 5th at length 48 and the others
-                            at 16, each 0-50 ms longer at random (a spin inside the forward)
   unmarked_prog.py seg       60 requests of a small conv net at batch 2 under inference_mode,
                             each output upsampled, softmaxed, argmaxed and counted; prints the
                             forwards' times ("seg ...") and the whole requests' ("request ...")
@@ -109,27 +107,17 @@ elif what in ("everynth", "everynthnoisy"):
             y = model(x)
             own.append(time.perf_counter_ns() - t0)
         print("inference_mode", *own, flush=True)
-elif what in ("argmax", "randomlen", "every5mlp"):
+elif what in ("argmax", "randomlen"):
     # An MLP of 4 blocks (256 -> 512 -> 256) on (1, L, 256) inputs, each forward's result read
-    # back with argmax().tolist(): argmax at L 16 every forward, randomlen at L drawn in 8..48,
-    # every5mlp at L 48 every 5th forward and 16 otherwise, its second block spinning 0-50 ms
-    # more at random (a fixed seed: a loaded machine).
+    # back with argmax().tolist(): argmax at L 16 every forward, or randomlen at L drawn in 8..48.
     mlp = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
                                                     torch.nn.Linear(512, 256)) for _ in range(4)],
                               torch.nn.Linear(256, 10)).eval()
     draw = random.Random(7)
-    if what == "every5mlp":
-        def spin(module, inputs, output):
-            end = time.perf_counter_ns() + int(draw.uniform(0, 50e6))
-            while time.perf_counter_ns() < end:
-                pass
-
-        mlp[1].register_forward_hook(spin)
     with torch.no_grad():
         own, sizes = [], []
-        for k in range(60 if what == "argmax" else 100):
-            n = (16 if what == "argmax" else draw.randint(8, 48) if what == "randomlen"
-                 else 48 if k % 5 == 4 else 16)
+        for _ in range(60 if what == "argmax" else 100):
+            n = 16 if what == "argmax" else draw.randint(8, 48)
             x = torch.randn(1, n, 256)
             t0 = time.perf_counter_ns()
             y = mlp(x)
