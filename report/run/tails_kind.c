@@ -6,6 +6,7 @@
 #include "tails_kind.h"
 #include "report/base/rstats.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,36 +15,21 @@
 #define KIND_APART  0.8  /* the chance one of the larger kind is the slower of a pair, at least */
 
 struct fold_at {
-    int64_t start, bytes;
+    int64_t start; /* first: sorted by rstats_cmp_i64, searched by first_at */
+    int64_t bytes;
     uint32_t tid;
 };
 
-static int by_start(const void *a, const void *b)
-{
-    const struct fold_at *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
+_Static_assert(offsetof(struct mem_row, ts) == 0, "first_at reads a mem_row's ts first");
 
-/* The first of v[0, n) at or after t (v by ts). */
-static size_t first_row(const struct mem_row *v, size_t n, int64_t t)
+/* The first of n elements of `size` bytes at v, in order of the int64_t each begins with (a
+ * mem_row's ts, a fold_at's start), at or after t. */
+static size_t first_at(const void *v, size_t n, size_t size, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].ts < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static size_t first_fold(const struct fold_at *v, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].start < t)
+        if (*(const int64_t *)(const void *)((const char *)v + mid * size) < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -60,13 +46,13 @@ static size_t bytes_of(const struct mem_rows *m, const struct run_iter *const *i
     if (!f) return 0;
     for (size_t k = 0; k < m->nfolds; k++)
         f[k] = (struct fold_at){m->folds[k].start, m->folds[k].alloc_bytes, m->folds[k].tid};
-    qsort(f, m->nfolds, sizeof *f, by_start);
+    qsort(f, m->nfolds, sizeof *f, rstats_cmp_i64);
     size_t known = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t s = it[i]->start, e = s + it[i]->host, b = 0;
-        for (size_t r = first_row(m->v, m->n, s); r < m->n && m->v[r].ts <= e; r++)
+        for (size_t r = first_at(m->v, m->n, sizeof *m->v, s); r < m->n && m->v[r].ts <= e; r++)
             if (m->v[r].tid == (uint32_t)it[i]->tid && m->v[r].bytes > 0) b += m->v[r].bytes;
-        for (size_t k = first_fold(f, m->nfolds, s); k < m->nfolds && f[k].start <= e; k++)
+        for (size_t k = first_at(f, m->nfolds, sizeof *f, s); k < m->nfolds && f[k].start <= e; k++)
             if (f[k].tid == (uint32_t)it[i]->tid && f[k].bytes > 0) b += f[k].bytes;
         bytes[i] = b;
         known += b > 0;
