@@ -16,6 +16,13 @@ SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "py_infe
 PYTHON = TORCH_PYTHON
 
 
+def unshifted(line):
+    """A Fastest phase line without the true suffix a loaded machine may add to a phase with
+    nothing to compare it with ("; it shifted 561us -> 453us mid-run (the p50 is of both
+    levels)", a CI run)."""
+    return re.sub(r"; it shifted \S+ -> \S+ mid-run \(the p50 is of both levels\)$", "", line)
+
+
 def first_three(extra):
     """A program of 60 forwards of a small model in inference_mode, the first 3 of them also
     running `extra` (a warm-up of the program's making)."""
@@ -252,8 +259,8 @@ class PythonProgram(TorchCase):
         self.assertEqual((row["speedup"], row["verdict"], row["peak_allocated_saved_bytes"]),
                          (None, "no verdict: batch 16 vs 8", None), row)
         # The Fastest phase line gives no latency ratio between the batch sizes either.
-        self.assertRegex(summary["fastest"], r"\(the baseline\)$|not compared by latency, batch"
-                                             r" 16 against no_grad/off's 8")
+        self.assertRegex(unshifted(summary["fastest"]), r"\(the baseline\)$|not compared by"
+                         r" latency, batch 16 against no_grad/off's 8")
         for word in ("faster", "slower", "no clear difference"):
             self.assertNotIn(word, line)
 
@@ -475,9 +482,9 @@ class PythonProgram(TorchCase):
         count = {(s["phase"], s["series"]): s["iterations"] for s in report["series"]}
         self.assertEqual(count, {("grad | autocast off", "request"): 60,
                                  ("inference_mode | autocast off", "Sequential"): 120}, count)
-        self.assertRegex(report["summary"]["fastest"], r"\(the baseline\)$|not compared, (it ran"
-                         r" model Sequential and no model ran inside grad/off's marks|no model ran"
-                         r" inside its marks and inference/off ran Sequential)$")
+        self.assertRegex(unshifted(report["summary"]["fastest"]), r"\(the baseline\)$|not"
+                         r" compared, (it ran model Sequential and no model ran inside grad/off's"
+                         r" marks|no model ran inside its marks and inference/off ran Sequential)$")
 
     def test_a_batch_of_requests_marked_around_them_holds_their_calls(self):
         # A mark around four request marks, each request served by a worker: the report counts
@@ -610,7 +617,8 @@ class PythonProgram(TorchCase):
             # Either phase may be the faster (one layer each): no ratio either way.
             fastest = other["summary"]["fastest"]
             self.assertNotRegex(fastest, r"[0-9.]+x ", fastest)
-            self.assertTrue(fastest.endswith("(the baseline)") or fastest.endswith(
+            head = unshifted(fastest)
+            self.assertTrue(head.endswith("(the baseline)") or head.endswith(
                 "not compared, it ran model B and no_grad/off ran A"), fastest)
             row, = other["inference_vs_no_grad"]
             self.assertEqual((row["speedup"], row["verdict"]), (None, "no verdict: model B vs A"),
