@@ -19,6 +19,7 @@
 #include "../../profiler/output.h"
 #include "run_asan.h"
 #include "run_exec.h"
+#include "run_list.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -232,28 +233,6 @@ static int run_is_static(const char *file)
     return is_static;
 }
 
-/* The databases the library announced (INFPROF_RUN_LIST), in order: the first `max` kept in
- * names, every one counted in *total (each process announces its own once). */
-static int run_listed(const char *list, char names[][PATH_MAX], int max, int *total)
-{
-    *total = 0;
-    FILE *f = fopen(list, "r");
-    if (!f) return 0;
-    int n = 0;
-    char line[PATH_MAX + 2];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        int seen = !line[0];
-        for (int k = 0; k < n && !seen; k++) seen = !strcmp(names[k], line);
-        struct stat st;
-        if (seen || strlen(line) >= PATH_MAX || stat(line, &st) != 0 || st.st_size == 0) continue;
-        (*total)++;
-        if (n < max) memcpy(names[n++], line, strlen(line) + 1);
-    }
-    fclose(f);
-    return n;
-}
-
 static int run_finish(const char *prog, const char *path, int pattern, pid_t pid, int code,
                       time_t started, const char *listpath);
 
@@ -391,17 +370,8 @@ static int run_output_path(const char *output, int force, char *path, size_t siz
 /* One run of argv into path: the program's exit code; *death the signal that killed it (0). */
 static int run_one(char **argv, const char *lib, const char *path, int pattern, int *death)
 {
-    char list[] = "/tmp/infprof-run-XXXXXX";
-    const char *tmpdir = getenv("TMPDIR");
     char listpath[PATH_MAX];
-    snprintf(listpath, sizeof listpath, "%s/infprof-run-XXXXXX",
-             tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp");
-    int list_fd = mkstemp(listpath);
-    if (list_fd < 0) {
-        list_fd = mkstemp(list);
-        snprintf(listpath, sizeof listpath, "%s", list_fd >= 0 ? list : "");
-    }
-    if (list_fd >= 0) close(list_fd);
+    int list_fd = run_list_create(listpath, sizeof listpath);
 
     time_t started = time(NULL);
     /* An AddressSanitizer program needs its runtime first, before us. */
@@ -446,6 +416,7 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
     *death = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int rc = run_finish(argv[0], path, pattern, pid, code, started, listpath);
     if (listpath[0]) unlink(listpath);
+    if (list_fd >= 0) close(list_fd);
     return rc;
 }
 

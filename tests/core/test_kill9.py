@@ -55,25 +55,49 @@ class Kill9(Case):
         except (OSError, ValueError, IndexError):
             return None
 
+    def run_true(self, tmp):
+        from harness import CLI
+        r = subprocess.run([CLI, "run", "-o", "t.db", "--force", "--", "true"], cwd=self.dir,
+                           env=self.env(False, TMPDIR=tmp), capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_infprof_run_killed_takes_its_program(self):
         # A service manager kills the main pid, `infprof run`, with SIGKILL (which it cannot
         # forward): the program ends with it, as it would have alone. It used to live on,
         # orphaned, serving on its port.
         from harness import CLI
+        tmp = os.path.join(self.dir, "tmp")
+        os.mkdir(tmp)
         p = subprocess.Popen([CLI, "run", "-o", "r.db", "--", prog("host"), "spin"],
-                             cwd=self.dir, stdout=subprocess.PIPE, bufsize=0, env=self.env(False))
+                             cwd=self.dir, stdout=subprocess.PIPE, bufsize=0,
+                             env=self.env(False, TMPDIR=tmp))
         child = None
         try:
             self.assertEqual(self.readline(p.stdout, 30), b"host spin: start\n")
             self.assertEqual(self.readline(p.stdout, 30), b"spinning\n")
             child, = [int(d) for d in os.listdir("/proc") if d.isdigit() and
                       self.parent_of(int(d)) == p.pid]
+            # Its list of the databases it will name (TMPDIR/infprof-run-*), aged an hour: a
+            # run beside it leaves it, for it is in use (locked).
+            listed, = os.listdir(tmp)
+            hour_ago = time.time() - 3600
+            os.utime(os.path.join(tmp, listed), (hour_ago, hour_ago))
+            sibling = os.path.join(tmp, "infprof-run-not-ours")
+            open(sibling, "w").close()
+            os.utime(sibling, (hour_ago, hour_ago))
+            self.run_true(tmp)
+            self.assertEqual(sorted(os.listdir(tmp)), [listed, "infprof-run-not-ours"])
             pidfd = os.pidfd_open(child)
             p.kill()
             p.wait(timeout=30)
             ready, _, _ = select.select([pidfd], [], [], 30)  # readable when it has ended
             os.close(pidfd)
             self.assertTrue(ready, "the program outlived infprof run by 30 s")
+            # Killed, it could not remove its list (one was left in /tmp by each such kill):
+            # the next `infprof run` does, and leaves a name not of its making.
+            self.assertEqual(sorted(os.listdir(tmp)), [listed, "infprof-run-not-ours"])
+            self.run_true(tmp)
+            self.assertEqual(os.listdir(tmp), ["infprof-run-not-ours"])
         finally:
             p.kill()
             p.wait()
