@@ -11,13 +11,14 @@ Each timed forward is marked "iteration batch=N", which infprof counts as one it
 --mark record_function a torch.profiler.record_function scope instead, with --mark none (or
 --no-nvtx) not at all. --script runs the model as TorchScript (torch.jit.script): each call, the
 warm-up's too, is then an iteration to infprof without any mark. --warmup iterations run first
-in each phase, untimed and unmarked.
+in each phase, untimed and unmarked. --times adds each timed forward's own time, in order, to the
+reference line ("ms": [...]).
 
     py_infer.py [--device cpu|cuda] [--model resnet50|resnet18|conv|transformer] [--batch N]
                 [--iters N] [--warmup N] [--modes grad,no_grad,inference_mode]
                 [--precisions off,fp16,bf16] [--no-eval] [--channels-last]
                 [--cudnn-benchmark] [--compile] [--script] [--cuda-graph]
-                [--mark nvtx|record_function|none] [--no-nvtx]
+                [--mark nvtx|record_function|none] [--no-nvtx] [--times]
 
 PY_INFER_TORCH_PROFILER=1 runs everything under torch.profiler (CPU and CUDA activities), for
 comparing overheads (bench/overhead.py).
@@ -70,6 +71,7 @@ def main():
     ap.add_argument("--cuda-graph", action="store_true")
     ap.add_argument("--mark", choices=("nvtx", "record_function", "none"), default="nvtx")
     ap.add_argument("--no-nvtx", action="store_true")
+    ap.add_argument("--times", action="store_true")
     a = ap.parse_args()
     cuda = a.device == "cuda"
     if cuda and not torch.cuda.is_available():
@@ -143,11 +145,12 @@ def main():
                 del out
                 peak = torch.cuda.max_memory_allocated() if cuda else None
             srt = sorted(ms)
-            print("ref " + json.dumps({
-                "phase": label, "grad_mode": mode, "autocast": prec, "iterations": len(ms),
-                "p50_ms": round(srt[(len(srt) - 1) // 2], 4),
-                "mean_ms": round(statistics.fmean(ms), 4), "max_memory_allocated": peak}),
-                flush=True)
+            ref = {"phase": label, "grad_mode": mode, "autocast": prec, "iterations": len(ms),
+                   "p50_ms": round(srt[(len(srt) - 1) // 2], 4),
+                   "mean_ms": round(statistics.fmean(ms), 4), "max_memory_allocated": peak}
+            if a.times:
+                ref["ms"] = [round(x, 4) for x in ms]
+            print("ref " + json.dumps(ref), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  * iter_gap MS ITER_US GAP_US [SLEEP_EVERY SLEEP_US]: MS milliseconds of iterations of ITER_US
  * inside range "iteration", then GAP_US outside it, both spinning on the clock, and every
  * SLEEP_EVERY-th gap a sleep of SLEEP_US besides (a thread that blocks between iterations).
- * Prints "iterations N" to stdout.
+ * Prints "iterations N" to stdout, and "cpu_share X": the thread's CPU time over the loop's wall
+ * time, by its own clocks (what a loaded machine left it).
  */
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -31,7 +32,9 @@ int main(int argc, char **argv)
     long long ms = argc > 1 ? atoll(argv[1]) : 600, it = argc > 2 ? atoll(argv[2]) : 40,
               gap = argc > 3 ? atoll(argv[3]) : 12;
     long long every = argc > 4 ? atoll(argv[4]) : 0, nap = argc > 5 ? atoll(argv[5]) : 0;
-    long long end = now_ns() + ms * 1000000LL, n = 0;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    long long start = now_ns(), end = start + ms * 1000000LL, n = 0;
     while (now_ns() < end) {
         nvtxRangePushA("iteration");
         spin(it * 1000);
@@ -40,6 +43,9 @@ int main(int argc, char **argv)
         n++;
         if (every > 0 && n % every == 0) usleep((useconds_t)nap);
     }
-    printf("iterations %lld\n", n);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    long long wall = now_ns() - start;
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec);
+    printf("iterations %lld\ncpu_share %.3f\n", n, wall > 0 ? cpu / (double)wall : 0);
     return 0;
 }

@@ -285,14 +285,20 @@ class PythonProgram(TorchCase):
                     "if os.environ.get('OWN'):\n"
                     "    json.dump(own, open(os.environ['OWN'], 'w'))\n", OWN=own)
         with open(own) as f:
-            own = {int(k): sorted(v[2:]) for k, v in json.load(f).items()}
+            own = {int(k): v for k, v in json.load(f).items()}
         series = {x["series"]: x for x in report["series"]}
         self.assertEqual(sorted(series), ["Sequential batch=32", "Sequential batch=8"], series)
         self.assertEqual(series["Sequential batch=8"]["iterations"], 26)
         self.assertEqual(series["Sequential batch=32"]["batch"], 32)
+        # Against the program's own times after the report's warm-up (at least the first two):
+        # a loaded CI machine ran batch 32's first 10 forwards at 3-8 ms and the rest at 2 ms,
+        # and the report took the first 10 for warm-up, its p50 2.15 ms where the program's of
+        # all 18 after its first two was 5.83.
         for batch in (8, 32):
-            ours = series[f"Sequential batch={batch}"]["latency_p50_ns"]
-            mine = own[batch][len(own[batch]) // 2]
+            s = series[f"Sequential batch={batch}"]
+            ours = s["latency_p50_ns"]
+            after = sorted(own[batch][max(2, s["warmup_iterations"]):])
+            mine = after[len(after) // 2]
             self.assertLess(abs(ours - mine), 0.25 * mine + 500_000, (batch, ours, own[batch]))
         self.assertEqual(sorted(x["batch"] for x in report["batch_sweep"]), [8, 32])
 
@@ -706,7 +712,8 @@ class PythonProgram(TorchCase):
         # Each timed forward inside torch.profiler.record_function("iteration batch=1"): no NVTX,
         # no code of ours, and every one is an iteration of its phase (source 3), timed as the
         # program times it.
-        traced = self.run_sample("--iters", "8", "--warmup", "1", "--mark", "record_function")
+        traced = self.run_sample("--iters", "8", "--warmup", "1", "--mark", "record_function",
+                                 "--times")
         db = traced.db()
         self.assertIn("record_function scopes: on", self.meta(db, "torch_api"))
         # (The module calls inside the marks are recorded too, source 5; the marks win.)
@@ -717,14 +724,20 @@ class PythonProgram(TorchCase):
         for ph in self.report_json(db)["phases"]:
             if ph["iterations"]:
                 self.assertEqual(ph["iteration_source"], "marked")
-        # The same 8 forwards as the program timed them (the report's p50 sets warm-up apart,
-        # which on a loaded machine may take a slow first one out: compared elsewhere).
+        # The same 8 forwards as the program timed them, one by one (the report's p50 sets
+        # warm-up apart, which on a loaded machine may take a slow first one out: compared
+        # elsewhere). A scope holds the program's timer and a little more: each one at least
+        # its time, and most within 0.5 ms + 10% of it (a loaded CI machine's scopes ran a p50
+        # 2.8 ms over the timer's, a pause between the timer's end and the scope's).
         for ref in refs(traced.out):
-            durs = sorted(d for (d,) in self.query(
-                db, "SELECT dur FROM iterations WHERE phase = ? AND source = 3",
-                PHASE[ref["phase"]]))
-            self.assertAlmostEqual(durs[(len(durs) - 1) // 2] / 1e6, ref["p50_ms"],
-                                   delta=0.1 * ref["p50_ms"] + 0.5, msg=ref["phase"])
+            durs = [d / 1e6 for (d,) in self.query(
+                db, "SELECT dur FROM iterations WHERE phase = ? AND source = 3 ORDER BY start",
+                PHASE[ref["phase"]])]
+            self.assertEqual(len(durs), len(ref["ms"]), ref["phase"])
+            for ours, mine in zip(durs, ref["ms"]):
+                self.assertGreater(ours, mine - 0.01, (ref["phase"], durs, ref["ms"]))
+            near = sum(ours - mine < 0.1 * mine + 0.5 for ours, mine in zip(durs, ref["ms"]))
+            self.assertGreaterEqual(near, 6, (ref["phase"], durs, ref["ms"]))
         self.assertNotIn("no iteration was seen", self.cli("report", db).out.decode())
 
 
