@@ -78,7 +78,9 @@ class Windows(Case):
         self.assertGreaterEqual(e - s, 100_000_000)
         self.assertLess(e - s, 600_000_000)
         self.assert_inside(db, self.windows(db))
-        self.assertGreater(len(self.iterations(db)), 5)
+        # About 20 iterations of 5 ms of spinning fill 100 ms; a loaded machine leaves a
+        # quarter of the CPU to the program (4 in the window, under ctest -j3).
+        self.assertGreater(len(self.iterations(db)), 1)
 
     def start_program(self, db, **env):
         p = subprocess.Popen([prog("window_prog"), "plain", "5", "400"], cwd=self.dir,
