@@ -174,14 +174,22 @@ class PyLoop(Case):
 
     def test_sleep_inside_forward_is_in_the_latency(self):
         # compare reads the program's own change, about +2 ms.
-        own0, _, db0 = self.python("sleep", "0", db="s0.db")
-        own2, _, db2 = self.python("sleep", "2", db="s2.db")
+        own0, rep0, db0 = self.python("sleep", "0", db="s0.db")
+        own2, rep2, db2 = self.python("sleep", "2", db="s2.db")
         r = self.cli("compare", "--format", "json", db0, db2)
         self.assertEqual(r.rc, 0, r.err)
         rows = [x for x in json.loads(r.out)["series"] if x["series"] == "SleepyMLP"]
         self.assertEqual(len(rows), 1, json.loads(r.out)["series"])
         ours = rows[0]["latency_p50_ns_delta"]
-        theirs = own2["forward_p50"] - own0["forward_p50"]
+
+        def after_warm_up(own, rep):
+            # The program's own p50 of the forwards after the report's warm-up: a loaded
+            # machine's slow first ones (ctest -j3 beside other work: ours +5.1 ms against the
+            # program's +2.5 ms over all) are another subset's median, not another latency.
+            s, = [x for x in rep["series"] if x["series"] == "SleepyMLP"]
+            t = sorted(own["times"][s["warmup_iterations"]:])
+            return t[len(t) // 2]
+        theirs = after_warm_up(own2, rep2) - after_warm_up(own0, rep0)
         if theirs < 1_000_000:  # time.sleep(0.002), less what a loaded machine added to run 0
             self.skipTest(f"the machine is too loaded: the program's own change read {theirs} ns")
         self.assertLess(abs(ours - theirs), 0.3 * theirs + 300_000, (ours, theirs))
