@@ -97,6 +97,16 @@ class Stationarity(Case):
         # iteration's chance and its spread 0, and it read "shifted 12ms -> 3ms mid-run" (a
         # fresh-eyes check, every 2nd forward slow). Two mixes of the same two levels: no shift.
         s = self.summary("alternate")
+        # Each iteration's own length (the scope holds the busy wait and no more): a machine so
+        # loaded that the short ones ran past the midpoint of the two (ctest -j3 beside other
+        # work: "shifted 3.09ms -> 12.10ms") made other levels, and the test is not this one.
+        con = sqlite3.connect(os.path.join(self.dir, "alternate.db"))
+        durs = [d for (d,) in con.execute("SELECT dur FROM iterations ORDER BY start")]
+        con.close()
+        stretched = sum(d > 7.5e6 for d in durs[0::2])
+        if stretched > 2:
+            self.skipTest(f"the machine is too loaded: {stretched} of the 3 ms iterations took"
+                          f" over 7.5 ms")
         self.assertNotIn("shifted", s["fastest"], s["fastest"])
         self.assertRegex(s["fastest"], r"^inference/off, p50 ", s["fastest"])
 
