@@ -415,6 +415,7 @@ void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
     series_between_data(db, p);
     series_figures(db, p);
     series_cpu(db, p);
+    series_heap_faults(db, p);
     phases_warmup_off_cpu(db, p);
     series_loop_walls(p);
     phases_suspect(db, p);

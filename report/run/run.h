@@ -163,6 +163,11 @@ struct series_info {
      * of its p50, what the p50 a verdict compares ran with (a loop faulting every second
      * iteration reads half its mean at its p50's fast level, or twice it); -1 unknown. */
     double faults_at_p50;
+    /* series_faults.c: its steady iterations fault in memory the allocator handed back after
+     * the one before (the advice rule page_faults, the Our cost line): 64 faults or more each,
+     * with system time a tenth of the mean latency (256 faults where it is unknown), the memory
+     * not kept. 0 otherwise or unknown. */
+    int heap_faults;
     char rest[352]; /* the name less its "batch=N": series alike but for the batch share it */
     /* The model its iterations ran: a module call's series name (its class, precision, mode,
      * " #2"), or the one model its marks held (marks.c); "" unknown (no module call seen: a C++
@@ -441,6 +446,8 @@ int64_t series_captured_as(const struct series_info *s, int64_t lat);
 size_t series_steady_latencies(const struct series_info *s, int64_t *out);
 /* Each series' CPU time and time off the CPU per steady iteration (series_cpu.c; phases_load). */
 void series_cpu(struct sqlite3 *db, struct run_phases *p);
+/* Each series' heap_faults (series_faults.c; phases_load, after series_cpu). */
+void series_heap_faults(struct sqlite3 *db, struct run_phases *p);
 /* The warm-up's Likely cause, where its iterations were off the CPU more (series_cpu.c). */
 void phases_warmup_off_cpu(struct sqlite3 *db, struct run_phases *p);
 /* The share of a series' wall time spent between iterations, in percent (-1 none measured). */

@@ -5,32 +5,18 @@
  * hands its large blocks back to the system after each forward (glibc's malloc maps a block past
  * its mmap threshold afresh, or trims the top of its heap) faults every page in again the next
  * time: a conv net's 0.51 ms forward read 1.07 ms so, 350 faults a forward, in half the runs of
- * the same program, with or without us (the heap's layout decides; the fresh-eyes check of
- * 2026-11-29). Keeping the memory in the process ends it.
+ * the same program (the heap's layout decides; the fresh-eyes check of 2026-11-29). A profiler's
+ * own work moves that layout: another conv net trimmed every forward in 6 of 6 runs under us and
+ * 4 of 4 under torch.profiler, in 1 of 6 alone (2026-11-30). Keeping the memory in the process
+ * ends it either way. Which series: report/run/series_faults.c.
  */
 #include "advice.h"
-#include "../run/memrows.h"
 
 #include <stdio.h>
 
-#define FAULTS_MIN       64.0  /* a steady iteration's mean page faults: 256 KiB of new pages */
-#define FAULTS_SYS_SHARE 0.10  /* and the system time a tenth of its mean latency */
-#define FAULTS_NO_SYS    256.0 /* where the system time is unknown (too short a run), these */
-#define FAULTS_PAGE      4096.0
 /* glibc's malloc maps a block of this size or more afresh whatever its settings (its dynamic
  * threshold stops there: DEFAULT_MMAP_THRESHOLD_MAX on 64-bit), so only reusing it helps. */
 #define FAULTS_MMAP_MAX (32ll << 20)
-
-/* The CPU tensor memory the series' iterations kept, per steady iteration (the CPU total after
- * its last iteration less before its first): memory that is new and stays, which faults once
- * and is not handed back; -1 unknown. */
-static double kept_per_iteration(const struct advice_ctx *c, const struct series_info *s)
-{
-    const struct mem_rows *m = mem_rows_get(c->db, c->p);
-    int64_t a = mem_rows_level_at(m, 0, s->start - 1), b = mem_rows_level_at(m, 0, s->end);
-    if (a < 0 || b < 0 || !s->nits) return -1;
-    return (double)(b - a) / (double)s->nits;
-}
 
 /* The largest CPU allocation of the series' phase (its three largest, phases.c); 0 unknown. */
 static int64_t largest_cpu(const struct run_phases *p, const struct phase_info *ph)
@@ -47,16 +33,8 @@ static void run_page_faults(const struct advice_ctx *c, const struct phase_info 
     const struct run_phases *p = c->p;
     for (int i = 0; i < p->series.n; i++) {
         const struct series_info *s = &p->series.v[i];
-        if (s->faults_mean < FAULTS_MIN || !s->nsteady || s->lat_mean <= 0) continue;
-        if (s->sys_mean >= 0 ? (double)s->sys_mean < FAULTS_SYS_SHARE * (double)s->lat_mean
-                             : s->faults_mean < FAULTS_NO_SYS)
-            continue;
+        if (!s->heap_faults) continue; /* report/run/series_faults.c */
         const struct phase_info *ph = &p->v[s->phase];
-        /* New memory that the iterations keep (a list that grows, a cache) faults once, and no
-         * allocator setting saves it: not this rule's (a fresh-eyes check: 1 MiB kept a forward
-         * read 257 faults and the advice, which changed nothing). */
-        double kept = kept_per_iteration(c, s);
-        if (kept >= 0 && 2 * kept >= s->faults_mean * FAULTS_PAGE) continue;
         int64_t big = largest_cpu(p, ph);
         struct advice *a = advice_add(l, "page_faults", ph);
         if (!a) return;
@@ -77,13 +55,16 @@ static void run_page_faults(const struct advice_ctx *c, const struct phase_info 
                      " on average, most of them in some iterations (%.0f in"
                      " one at its p50)",
                      s->faults_at_p50);
-        snprintf(a->finding, sizeof a->finding,
-                 "%s took %.0f page faults an iteration%s%s: its memory is handed back to the"
-                 " system %s and faulted in again (glibc's malloc maps a large block afresh each"
-                 " time, or trims the top of its heap; with its heap laid out otherwise the same"
-                 " program may not, so its latency can change from run to run)",
-                 name, s->faults_mean, where, cost,
-                 some ? "after those iterations" : "after each iteration");
+        snprintf(
+            a->finding, sizeof a->finding,
+            "%s took %.0f page faults an iteration%s%s: its memory is handed back to the"
+            " system %s and faulted in again (glibc's malloc maps a large block afresh each"
+            " time, or trims the top of its heap). Whether it trims depends on the heap's"
+            " layout, which a profiler's own work moves: a conv net faulted so in every run"
+            " under infprof or torch.profiler and in 1 of 6 alone, its forward 1.6-2.5x slower;"
+            " the program alone may not fault at all",
+            name, s->faults_mean, where, cost,
+            some ? "after those iterations" : "after each iteration");
         advice_ev_text(a, "series", s->name);
         advice_ev_num(a, "faults_per_iteration", s->faults_mean);
         if (s->sys_mean >= 0) {

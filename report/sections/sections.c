@@ -233,9 +233,27 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
                               fast->name[0] ? " " : "", fast->name, p50);
     }
     if (o && o + 96 < n)
+        o += (size_t)snprintf(out + o, n - o,
+                              "; the cost on each launch and operator call is not measured"
+                              " within a run (bench/overhead.py)");
+    /* Memory handed back and faulted in again every iteration (series_faults.c): glibc trims or
+     * not by the heap's layout, which our own work moves; not a cost this line can measure, and
+     * it may be most of the latency (a conv net's forward 1.6-2.5x slower under us, a fresh-eyes
+     * check): said with the series, never "0.0%" alone. */
+    const struct series_info *hf = NULL;
+    for (int i = 0; i < p->series.n && !hf; i++)
+        if (p->series.v[i].heap_faults) hf = &p->series.v[i];
+    if (hf && o + 200 < n) {
+        char label[32] = "", sys[32] = "";
+        phase_short_label(&p->v[hf->phase], label, sizeof label);
+        if (hf->sys_mean >= 0 && hf->lat_mean > 0)
+            snprintf(sys, sizeof sys, ", %.0f%% of its latency",
+                     100.0 * (double)hf->sys_mean / (double)hf->lat_mean);
         snprintf(out + o, n - o,
-                 "; the cost on each launch and operator call is not measured"
-                 " within a run (bench/overhead.py)");
+                 "%snot counted: %s%s%s's %.0f page faults an iteration%s, which may be the"
+                 " profile's, not the program's (page_faults below)",
+                 o ? "; " : "", label, hf->name[0] ? " " : "", hf->name, hf->faults_mean, sys);
+    }
 }
 
 /* How the PyTorch operators were recorded (INFPROF_OPERATORS), in a process with libtorch: every
