@@ -482,6 +482,42 @@ int section_series(struct sqlite3 *db, const struct run_phases *p, struct table 
     return 4;
 }
 
+/* ", no clear difference" or ", faster (95%: 1.37-1.52x)": what the band of fast's steady
+ * latencies against slow's says of ratio r, as the Fastest phase line says it; ", no verdict: b
+ * shifted 520us -> 601us mid-run" where either shifted level; "" where either has too few
+ * iterations for a band. Returns what it wrote. */
+static size_t series_verdict_words(const struct series_info *fast, const struct series_info *slow,
+                                   double r, char *out, size_t n)
+{
+    if (!n) return 0;
+    out[0] = 0;
+    int64_t *a = malloc((fast->nits + 1) * sizeof *a), *b = malloc((slow->nits + 1) * sizeof *b);
+    if (!a || !b) cli_fail("out of memory");
+    size_t na = series_steady_latencies(fast, a), nb = series_steady_latencies(slow, b);
+    int64_t x, y;
+    double lo, hi;
+    int w = 0;
+    const struct series_info *sh = iterations_level_shift(a, na, &x, &y)   ? fast
+                                   : iterations_level_shift(b, nb, &x, &y) ? slow
+                                                                           : NULL;
+    if (sh) { /* as the Fastest phase line: a band over both levels would read confident */
+        char name[48], u[32], t[32];
+        fmt_label_cut(name, sizeof name, sh->name[0] ? sh->name : "(unnamed)", 40);
+        fmt_ns(u, sizeof u, (double)x);
+        fmt_ns(t, sizeof t, (double)y);
+        w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", name, u, t);
+    } else if (iterations_band(a, na, b, nb, &lo, &hi)) {
+        enum verdict v = iterations_verdict(lo, hi, r);
+        w = v == VERDICT_SAME      ? snprintf(out, n, ", the same within 1%%")
+            : v == VERDICT_UNCLEAR ? snprintf(out, n, ", no clear difference")
+                                   : snprintf(out, n, ", %s (95%%: %.2f-%.2fx)",
+                                              v == VERDICT_FASTER ? "faster" : "slower", lo, hi);
+    }
+    free(a);
+    free(b);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 /* The Series line: per phase with several configurations (series.c picks them), the fastest
  * configuration at one batch size against the slowest, then the batch that gives the most
  * items/s against the smallest batch of the same configuration. */
@@ -501,8 +537,12 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
             char fast[48], slow[48]; /* long names cut on a character, kept apart */
             fmt_label_cut(fast, sizeof fast, k.fast->name[0] ? k.fast->name : "(unnamed)", 40);
             fmt_label_cut(slow, sizeof slow, k.slow->name[0] ? k.slow->name : "(unnamed)", 40);
-            o += (size_t)snprintf(buf + o, n - o, "%s fastest, p50 %s: %.2fx %s (%s)", fast, x,
-                                  (double)k.slow->lat_p50 / (double)k.fast->lat_p50, slow, y);
+            double r = (double)k.slow->lat_p50 / (double)k.fast->lat_p50;
+            o += (size_t)snprintf(buf + o, n - o, "%s fastest, p50 %s: %.2fx %s (%s)", fast, x, r,
+                                  slow, y);
+            /* With the band and verdict of every speed-up (band.c): a 1% difference read as the
+             * answer to "is int8 worth it" (a fresh-eyes check: 80.73 against 81.65 ms). */
+            if (o < n) o += series_verdict_words(k.fast, k.slow, r, buf + o, n - o);
         }
         if (k.most && o + 200 < n) {
             fmt_ns(x, sizeof x, (double)k.most->lat_p50);

@@ -85,12 +85,41 @@ class Series(Case):
         ratio = got["fp32"]["latency_p50_ns"] / got["int8"]["latency_p50_ns"]
         self.assertGreater(ratio, 2)
         self.assertRegex(report["summary"]["series"],
-                         rf"^inference/off: int8 fastest, p50 [0-9.]+[um]s: {ratio:.2f}x fp32 ")
+                         rf"^inference/off: int8 fastest, p50 [0-9.]+[um]s: {ratio:.2f}x fp32 "
+                         r"\([0-9.]+[um]?s\), faster \(95%: [0-9.]+-[0-9.]+x\)")
         # The phase pools both: its p50 is neither's (it once quoted the int8 series' p95), so the
         # Fastest phase line quotes none and points to the Series line.
         self.assertEqual(report["summary"]["fastest"], "not ranked: inference/off pools 2"
                                                        " series, so it has no p50 of its own (the"
                                                        " Series line has each)")
+
+    def test_two_copies_of_one_model_get_no_verdict_of_speed(self):
+        # Two copies of one MLP called in turn, each marked with its own label: the Series line
+        # names the faster one with the band every speed-up gets, and two of one model are
+        # never faster or slower (a fresh-eyes check: "ResNet quantized fastest, p50 80.73ms:
+        # 1.01x ResNet (81.65ms)", with quantize_dynamic converting one Linear, read as int8's
+        # answer).
+        if not os.path.exists(PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        prog = ("import torch\n"
+                "torch.set_num_threads(1)\n"
+                "torch.manual_seed(0)\n"
+                "m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU()).eval()\n"
+                "models = {'a': m, 'b': m}\n"
+                "x = torch.randn(8, 256)\n"
+                "with torch.inference_mode():\n"
+                "    for i in range(400):\n"
+                "        for name, model in models.items():\n"
+                "            with torch.autograd.profiler.record_function('iteration ' + name):\n"
+                "                model(x)\n")
+        r = self.run_prog([PYTHON, "-c", prog], timeout=300, INFPROF_OUTPUT="twins.db")
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        line = self.report_json(r.db("twins.db"))["summary"]["series"]
+        self.assertRegex(line, r"^inference/off: [ab] fastest, p50 [0-9.]+[um]?s: [0-9.]+x [ab]"
+                               r" \([0-9.]+[um]?s\), (no clear difference|the same within 1%|no"
+                               r" verdict: [ab] shifted \S+ -> \S+ mid-run)$")
 
     def test_inference_mode_per_model_where_a_phase_pools(self):
         # no_grad runs an fp32 MLP and its int8 copy, inference_mode the fp32 one: the no_grad
