@@ -589,7 +589,7 @@ static int run_finish(const char *prog, const char *path, int pattern, pid_t pid
     cli_escape_into(children, sizeof children);
     if (nchild)
         fprintf(stderr,
-                "infprof: wrote %s (and %d for programs it ran: %s%s); read it with:"
+                "infprof: wrote %s (and %d for the processes it started: %s%s); read it with:"
                 " infprof report %s\n",
                 final, nchild, children, nchild > 3 ? ", ..." : "", cmd);
     else

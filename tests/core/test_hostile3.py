@@ -451,14 +451,14 @@ class Hostile3(Case):
         self.assertEqual(os.listdir(os.path.join(self.dir, "sub")), [])
         self.assertEqual(len(written), 3, written)  # x-2.db and two children, all here
         last = r.err.decode().strip().splitlines()[-1]
-        self.assertIn(f"wrote {self.dir}/x-2.db (and 2 for programs it ran", last)
+        self.assertIn(f"wrote {self.dir}/x-2.db (and 2 for the processes it started", last)
 
     def test_run_counts_more_databases_than_it_names(self):
         # 70 children and seq, past the 64 names `infprof run` keeps: every one is counted.
         r = self.cli("run", "-o", "m.db", "--", "sh", "-c",
                      "for i in $(seq 70); do %s hello >/dev/null; done" % prog("hostile3"))
         self.assertEqual(r.rc, 0, r.err)
-        self.assertIn(b"(and 71 for programs it ran:", r.err)
+        self.assertIn(b"(and 71 for the processes it started:", r.err)
 
     def test_run_says_a_static_program_is_out_of_reach(self):
         cc = shutil.which("cc")

@@ -81,7 +81,7 @@ class RunCommand(Case):
     def test_run_lists_child_databases(self):
         r = self.cli("run", "-o", "p.db", prog("host"), "forkexec", prog("nvtx_ranges"), "1")
         self.assertEqual(r.rc, 0)
-        self.assertIn(f"and 1 for programs it ran: {self.dir}/p-".encode(), r.err)
+        self.assertIn(f"and 1 for the processes it started: {self.dir}/p-".encode(), r.err)
 
 
 if __name__ == "__main__":
