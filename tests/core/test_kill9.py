@@ -86,7 +86,7 @@ class Kill9(Case):
             open(sibling, "w").close()
             os.utime(sibling, (hour_ago, hour_ago))
             self.run_true(tmp)
-            self.assertEqual(sorted(os.listdir(tmp)), [listed, "infprof-run-not-ours"])
+            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, "infprof-run-not-ours"]))
             pidfd = os.pidfd_open(child)
             p.kill()
             p.wait(timeout=30)
@@ -95,7 +95,7 @@ class Kill9(Case):
             self.assertTrue(ready, "the program outlived infprof run by 30 s")
             # Killed, it could not remove its list (one was left in /tmp by each such kill):
             # the next `infprof run` does, and leaves a name not of its making.
-            self.assertEqual(sorted(os.listdir(tmp)), [listed, "infprof-run-not-ours"])
+            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, "infprof-run-not-ours"]))
             self.run_true(tmp)
             self.assertEqual(os.listdir(tmp), ["infprof-run-not-ours"])
         finally:
