@@ -55,16 +55,19 @@ static void run_page_faults(const struct advice_ctx *c, const struct phase_info 
                      " on average, most of them in some iterations (%.0f in"
                      " one at its p50)",
                      s->faults_at_p50);
-        snprintf(
-            a->finding, sizeof a->finding,
-            "%s took %.0f page faults an iteration%s%s: its memory is handed back to the"
-            " system %s and faulted in again (glibc's malloc maps a large block afresh each"
-            " time, or trims the top of its heap). Whether it trims depends on the heap's"
-            " layout, which a profiler's own work moves: a conv net faulted so in every run"
-            " under infprof or torch.profiler and in 1 of 6 alone, its forward 1.6-2.5x slower;"
-            " the program alone may not fault at all",
-            name, s->faults_mean, where, cost,
-            some ? "after those iterations" : "after each iteration");
+        /* Its return read: a name of 400 bytes may cut the words, as anywhere a name is long
+         * (a release build's -Wformat-truncation otherwise). */
+        if (snprintf(
+                a->finding, sizeof a->finding,
+                "%s took %.0f page faults an iteration%s%s: its memory is handed back to the"
+                " system %s and faulted in again (glibc's malloc maps a large block afresh each"
+                " time, or trims the top of its heap). Whether it trims depends on the heap's"
+                " layout, which a profiler's own work moves: a conv net faulted so in every run"
+                " under infprof or torch.profiler and in 1 of 6 alone, its forward 1.6-2.5x slower;"
+                " the program alone may not fault at all",
+                name, s->faults_mean, where, cost,
+                some ? "after those iterations" : "after each iteration") < 0)
+            a->finding[0] = 0;
         advice_ev_text(a, "series", s->name);
         advice_ev_num(a, "faults_per_iteration", s->faults_mean);
         if (s->sys_mean >= 0) {
