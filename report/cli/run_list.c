@@ -6,8 +6,10 @@
  * A run killed by SIGKILL cannot remove it (a service manager's stop left one in /tmp at each
  * kill). So a run holds an flock on its list for as long as it lives, which the kernel releases
  * at its death, and each new run removes the lists in its directory that no one holds: files of
- * our name (infprof-run- and the six characters mkstemp chose), ours (our user, a plain file, not
- * a link), unchanged for a minute (a run that has just made its list has not locked it yet).
+ * our name (infprof-run- and the six characters mkstemp chose), made as mkstemp makes them (our
+ * user, a plain file of one link, mode 0600), unchanged for a minute (a run that has just made
+ * its list has not locked it yet), and holding what a list holds: nothing, or absolute paths (a
+ * fresh-eyes check's aged hard link named so, holding "hello", was removed before).
  */
 #include "run_list.h"
 
@@ -23,6 +25,7 @@
 
 #define LIST_PREFIX  "infprof-run-"
 #define LIST_FRESH_S 60
+#define LIST_MAX     (1 << 20) /* 64 databases' paths and far more: no list is larger */
 
 /* LIST_PREFIX and the six characters of mkstemp's template, nothing else. */
 static int list_name(const char *name)
@@ -47,8 +50,12 @@ static void list_sweep(const char *dir)
         int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) continue;
         struct stat st;
+        char first = '/';
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            st.st_mtime + LIST_FRESH_S < now && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            st.st_nlink == 1 && (st.st_mode & 07777) == 0600 && st.st_size < LIST_MAX &&
+            st.st_mtime + LIST_FRESH_S < now &&
+            (st.st_size == 0 || (pread(fd, &first, 1, 0) == 1 && first == '/')) &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0) {
             /* The name may have been replaced since it was opened: remove it only if it is
              * still this file. */
             struct stat now_st;

@@ -248,30 +248,37 @@ static void side_faults(const struct compare_side *s, const char *phase, const c
     *sys = ks ? rstats_median_f(y, (size_t)ks) : -1;
 }
 
-/* " (page faults an iteration 4064 -> 10176, system time +15.20ms: the heap's layout,
- * page_faults)": where a move comes with the series' page faults changing by FAULTS_MOVED or
- * more and half as many again. An unchanged conv net read "faster, 0.67x" and "slower, 1.32x"
- * between runs that differed only there, glibc trimming its heap every forward in some runs
- * and not others, and What moved named the time on the CPU alone (a fresh-eyes check). */
+/* " (page faults an iteration 4064 -> 10176, system time +15.20ms: glibc's heap, its layout or
+ * its MALLOC_ settings; page_faults)": where the series' page faults per steady iteration
+ * changed by FAULTS_MOVED or more, and by half as many again or with system time that moved as a
+ * part does (PARTS_MOVED_SHARE of the base p50). An unchanged conv net read "faster, 0.67x" and
+ * "slower, 1.32x" between runs that differed only there, glibc trimming its heap every forward
+ * in some runs and not others, and What moved named the time on the CPU alone (a fresh-eyes
+ * check; a second one found 8,013 -> 10,110 faults, +10 ms of system time, unnamed by the ratio
+ * alone). *sys_moved: the system time moved so (said alone where no part moved). */
 #define FAULTS_MOVED 64.0
 static size_t faults_moved(const struct compare_side *b, const struct compare_side *n,
-                           const char *phase, const char *bname, const char *nname, char *out,
-                           size_t size)
+                           const char *phase, const char *bname, const char *nname, double base_p50,
+                           int *sys_moved, char *out, size_t size)
 {
     double fb, sb, fn, sn;
+    *sys_moved = 0;
     side_faults(b, phase, bname, &fb, &sb);
     side_faults(n, phase, nname, &fn, &sn);
-    if (fb < 0 || fn < 0 || fabs(fn - fb) < FAULTS_MOVED || fmax(fb, fn) < 1.5 * fmin(fb, fn))
-        return 0;
-    char sys[48] = "", x[32];
-    if (sb >= 0 && sn >= 0) {
+    if (fb < 0 || fn < 0 || fabs(fn - fb) < FAULTS_MOVED) return 0;
+    int sys = sb >= 0 && sn >= 0;
+    *sys_moved = sys && fabs(sn - sb) >= PARTS_MOVED_SHARE * base_p50 &&
+                 fabs(sn - sb) >= PARTS_MOVED_MIN_NS && (sn - sb) * (fn - fb) > 0;
+    if (!*sys_moved && fmax(fb, fn) < 1.5 * fmin(fb, fn)) return 0;
+    char words[48] = "", x[32];
+    if (sys) {
         fmt_ns(x, sizeof x, fabs(sn - sb));
-        snprintf(sys, sizeof sys, ", system time %s%s", sn >= sb ? "+" : "-", x);
+        snprintf(words, sizeof words, ", system time %s%s", sn >= sb ? "+" : "-", x);
     }
     int w = snprintf(out, size,
-                     " (page faults an iteration %.0f -> %.0f%s: the heap's layout,"
-                     " page_faults)",
-                     fb, fn, sys);
+                     "page faults an iteration %.0f -> %.0f%s: glibc's heap, its layout or its"
+                     " MALLOC_ settings; page_faults",
+                     fb, fn, words);
     return w < 0 ? 0 : (size_t)w < size ? (size_t)w : size - 1;
 }
 
@@ -301,8 +308,12 @@ const char *series_parts_moved(const struct compare_side *b, const struct compar
         while (at > 0 && fabs(moved[at - 1].d) < fabs(d)) moved[at] = moved[at - 1], at--;
         moved[at].part = part, moved[at].d = d;
     }
+    char why[192] = "";
+    int sys_moved;
+    faults_moved(b, n, phase, bname, nname, base_p50, &sys_moved, why, sizeof why);
+    if (!k && sys_moved) return pool_printf("%s", why); /* the faults alone, their time said */
     if (!k) return NULL;
-    char buf[256] = "", why[160] = "";
+    char buf[256] = "";
     size_t o = 0;
     for (int i = 0; i < k; i++) {
         char x[32];
@@ -310,6 +321,5 @@ const char *series_parts_moved(const struct compare_side *b, const struct compar
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %s%s", i ? ", " : "",
                               part_words[moved[i].part], moved[i].d > 0 ? "+" : "-", x);
     }
-    faults_moved(b, n, phase, bname, nname, why, sizeof why);
-    return pool_printf("%s per iteration%s", buf, why);
+    return pool_printf("%s per iteration%s%s%s", buf, why[0] ? " (" : "", why, why[0] ? ")" : "");
 }

@@ -82,11 +82,23 @@ class Kill9(Case):
             listed, = os.listdir(tmp)
             hour_ago = time.time() - 3600
             os.utime(os.path.join(tmp, listed), (hour_ago, hour_ago))
-            sibling = os.path.join(tmp, "infprof-run-not-ours")
-            open(sibling, "w").close()
-            os.utime(sibling, (hour_ago, hour_ago))
+            # Files of that name that a run did not make, aged alike, stay too (a fresh-eyes
+            # check's were removed): another name; mode 0644; what no list holds; a hard link.
+            theirs = os.path.join(self.dir, "theirs")
+            with open(theirs, "w") as f:
+                f.write("hello\n")
+            os.link(theirs, os.path.join(tmp, "infprof-run-HARDLK"))
+            for name, mode, text in (("infprof-run-not-ours", 0o600, ""),
+                                     ("infprof-run-MODE64", 0o644, ""),
+                                     ("infprof-run-HELLOX", 0o600, "hello\n")):
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(text)
+                os.chmod(os.path.join(tmp, name), mode)
+            siblings = sorted(f for f in os.listdir(tmp) if f != listed)
+            for name in siblings:
+                os.utime(os.path.join(tmp, name), (hour_ago, hour_ago))
             self.run_true(tmp)
-            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, "infprof-run-not-ours"]))
+            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, *siblings]))
             pidfd = os.pidfd_open(child)
             p.kill()
             p.wait(timeout=30)
@@ -95,9 +107,9 @@ class Kill9(Case):
             self.assertTrue(ready, "the program outlived infprof run by 30 s")
             # Killed, it could not remove its list (one was left in /tmp by each such kill):
             # the next `infprof run` does, and leaves a name not of its making.
-            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, "infprof-run-not-ours"]))
+            self.assertEqual(sorted(os.listdir(tmp)), sorted([listed, *siblings]))
             self.run_true(tmp)
-            self.assertEqual(os.listdir(tmp), ["infprof-run-not-ours"])
+            self.assertEqual(sorted(os.listdir(tmp)), siblings)
         finally:
             p.kill()
             p.wait()
