@@ -335,7 +335,12 @@ class PyLoop(Case):
         own, rep, _ = self.python("functional")
         ph = [p for p in rep["phases"] if p["grad_mode"] == "no_grad"][0]
         self.assertEqual(ph["iteration_source"], "detected from the allocations")
-        self.assertGreaterEqual(ph["steady_iterations"] + ph["captured_iterations"], 15, ph)
+        # 20 or more of the 25 forwards found (the first is the search's), whatever part of
+        # them a loaded machine's slow start made warm-up (12 of 24 under ctest -j2), and one
+        # count: warm-up + steady + captured.
+        self.assertGreaterEqual(ph["iterations"], 20, ph)
+        self.assertEqual(ph["warmup_iterations"] + ph["steady_iterations"]
+                         + ph["captured_iterations"], ph["iterations"], ph)
         self.assertTrue(near(ph["latency_p50_ns"], own["forward_p50"],
                              bands=own.get("bands")), (ph, own))
 
