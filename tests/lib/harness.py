@@ -121,6 +121,18 @@ class Case(unittest.TestCase):
                            timeout=timeout)
         return Run(p, cwd)
 
+    def run_torch(self, source, db, timeout=300, **extra):
+        """The Python program `source`, run under us by TORCH_PYTHON into db: its result, exit
+        status 0 asserted; the test skips where no Python has torch."""
+        if not os.path.exists(TORCH_PYTHON):
+            raise unittest.SkipTest("no /usr/bin/python3")
+        r = self.run_prog([TORCH_PYTHON, "-c", source], timeout=timeout, INFPROF_OUTPUT=db,
+                          **extra)
+        if r.rc != 0 and b"No module named 'torch'" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        return r
+
     def cli(self, *args, timeout=120, **extra):
         p = subprocess.run([CLI, *args], cwd=self.dir, env=self.env(False, **extra),
                            capture_output=True, timeout=timeout)

@@ -204,8 +204,6 @@ class PageFaults(Case):
         # the other (as glibc's heap layout may decide between two runs of an unchanged
         # program: "faster, 0.67x" and "slower, 1.32x" by it, a fresh-eyes check): What moved
         # names the faults beside the time on the CPU.
-        if not os.path.exists(TORCH_PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
         prog = ("import time, torch\n"
                 "torch.set_num_threads(1)\n"
                 "class Scratch(torch.nn.Module):\n"
@@ -220,12 +218,8 @@ class PageFaults(Case):
                 "        m(x)\n")
         dbs = []
         for name, threshold in (("kept", "67108864"), ("mapped", "131072")):
-            r = self.run_prog([TORCH_PYTHON, "-c", prog], INFPROF_OUTPUT=f"{name}.db",
-                              MALLOC_MMAP_THRESHOLD_=threshold,
-                              MALLOC_TRIM_THRESHOLD_="268435456")
-            if r.rc != 0 and b"No module named" in r.err:
-                raise unittest.SkipTest("python3 has no torch")
-            self.assertEqual(r.rc, 0, r.err)
+            r = self.run_torch(prog, f"{name}.db", MALLOC_MMAP_THRESHOLD_=threshold,
+                               MALLOC_TRIM_THRESHOLD_="268435456")
             dbs.append(r.db(f"{name}.db"))
         r = self.cli("compare", "--format", "json", *dbs)
         self.assertEqual(r.rc, 0, r.err)

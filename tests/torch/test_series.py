@@ -99,8 +99,6 @@ class Series(Case):
         # never faster or slower (a fresh-eyes check: "ResNet quantized fastest, p50 80.73ms:
         # 1.01x ResNet (81.65ms)", with quantize_dynamic converting one Linear, read as int8's
         # answer).
-        if not os.path.exists(PYTHON):
-            raise unittest.SkipTest("no /usr/bin/python3")
         prog = ("import torch\n"
                 "torch.set_num_threads(1)\n"
                 "torch.manual_seed(0)\n"
@@ -112,10 +110,7 @@ class Series(Case):
                 "        for name, model in models.items():\n"
                 "            with torch.autograd.profiler.record_function('iteration ' + name):\n"
                 "                model(x)\n")
-        r = self.run_prog([PYTHON, "-c", prog], timeout=300, INFPROF_OUTPUT="twins.db")
-        if r.rc != 0 and b"No module named 'torch'" in r.err:
-            raise unittest.SkipTest("python3 has no torch")
-        self.assertEqual(r.rc, 0, r.err)
+        r = self.run_torch(prog, "twins.db")
         line = self.report_json(r.db("twins.db"))["summary"]["series"]
         self.assertRegex(line, r"^inference/off: [ab] fastest, p50 [0-9.]+[um]?s: [0-9.]+x [ab]"
                                r" \([0-9.]+[um]?s\), (no clear difference|the same within 1%|no"
