@@ -185,6 +185,8 @@ const char *runs_text(const double *m, int k, const int *out)
 /* ---- what a change is made of ------------------------------------------------------------- */
 
 enum { PART_CPU, PART_OFF_CPU, PART_GPU, PART_BETWEEN, PARTS };
+/* Read as the parts are, said beside them (faults_moved), never a part that moved. */
+enum { PART_FAULTS = PARTS, PART_SYS };
 static const char *const part_words[PARTS] = {"on the CPU", "off the CPU", "GPU kernels",
                                               "between iterations"};
 
@@ -198,6 +200,10 @@ static double part_of(const struct series_info *s, int part)
         return (double)s->off_cpu_mean;
     case PART_GPU:
         return s->gpu_time >= 0 && s->nsteady ? (double)s->gpu_time / (double)s->nsteady : -1;
+    case PART_FAULTS:
+        return s->faults_mean;
+    case PART_SYS:
+        return (double)s->sys_mean;
     default:
         return s->gaps ? (double)s->gap_p50 : -1;
     }
@@ -232,22 +238,6 @@ static int parts_band_clear(const double *b, int kb, const double *n, int kn)
     return fabs(mn - mb) > welch_half(vb, kb, vn, kn);
 }
 
-/* A side's page faults and system time per steady iteration (series_cpu.c): the medians over
- * its runs that know them, -1 none. */
-static void side_faults(const struct compare_side *s, const char *phase, const char *name,
-                        double *faults, double *sys)
-{
-    double f[1 + 64], y[1 + 64];
-    int kf = 0, ks = 0;
-    for (int r = 0; r <= s->nmore && kf < 65; r++) {
-        const struct series_info *x = series_in(side_run(s, r), phase, name);
-        if (x && x->faults_mean >= 0) f[kf++] = x->faults_mean;
-        if (x && x->faults_mean >= 0 && x->sys_mean >= 0) y[ks++] = (double)x->sys_mean;
-    }
-    *faults = kf ? rstats_median_f(f, (size_t)kf) : -1;
-    *sys = ks ? rstats_median_f(y, (size_t)ks) : -1;
-}
-
 /* " (page faults an iteration 4064 -> 10176, system time +15.20ms: glibc's heap, its layout or
  * its MALLOC_ settings; page_faults)": where the series' page faults per steady iteration
  * changed by FAULTS_MOVED or more, and by half as many again or with system time that moved as a
@@ -261,10 +251,13 @@ static size_t faults_moved(const struct compare_side *b, const struct compare_si
                            const char *phase, const char *bname, const char *nname, double base_p50,
                            int *sys_moved, char *out, size_t size)
 {
-    double fb, sb, fn, sn;
+    double r, v[65];
+    int k;
     *sys_moved = 0;
-    side_faults(b, phase, bname, &fb, &sb);
-    side_faults(n, phase, nname, &fn, &sn);
+    double fb = side_part(b, phase, bname, PART_FAULTS, &r, v, &k);
+    double fn = side_part(n, phase, nname, PART_FAULTS, &r, v, &k);
+    double sb = side_part(b, phase, bname, PART_SYS, &r, v, &k);
+    double sn = side_part(n, phase, nname, PART_SYS, &r, v, &k);
     if (fb < 0 || fn < 0 || fabs(fn - fb) < FAULTS_MOVED) return 0;
     int sys = sb >= 0 && sn >= 0;
     *sys_moved = sys && fabs(sn - sb) >= PARTS_MOVED_SHARE * base_p50 &&
