@@ -62,15 +62,19 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
                            : "no verdict: too few iterations";
         return 0;
     }
-    if (iterations_level_shift(base, nb, &x, &y) || iterations_level_shift(new, nn, &x, &y)) {
-        *why = iterations_level_shift(base, nb, &x, &y)
-                   ? "no verdict: the base run's iterations shifted level mid-run"
-                   : "no verdict: the new run's iterations shifted level mid-run";
-        return 0;
-    }
     /* median(base) / median(new): above 1, the new run is faster; as wide as each run's own
      * wandering level allows (report/run/band.c). */
-    if (!iterations_band(new, nn, base, nb, lo, hi)) {
+    int band = iterations_band(new, nn, base, nb, lo, hi);
+    /* A run that shifted level mid-run withholds it, unless the band is past the shift's own
+     * ratio (report/run: iterations_band_outlasts_shift). */
+    for (int k = 0; k < 2; k++)
+        if (iterations_level_shift(k ? new : base, k ? nn : nb, &x, &y) &&
+            !(band && iterations_band_outlasts_shift(*lo, *hi, x, y))) {
+            *why = k ? "no verdict: the new run's iterations shifted level mid-run"
+                     : "no verdict: the base run's iterations shifted level mid-run";
+            return 0;
+        }
+    if (!band) {
         *why = "no verdict: too few iterations";
         return 0;
     }
@@ -209,7 +213,9 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         } else if (series_batches_differ(ob, on)) /* its one series ran another batch size */
             why = pool_printf("no verdict: the batch changed %lld -> %lld, items/s compares them",
                               (long long)ob->batch, (long long)on->batch);
-        else if (sh)
+        else if (sh && !(iterations_band(pn->counted_lat, pn->ncounted, pb->counted_lat,
+                                         pb->ncounted, &lo, &hi) &&
+                         phases_band_outlasts(pb, pn, lo, hi)))
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
         else

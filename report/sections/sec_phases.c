@@ -307,9 +307,13 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
     }
     /* What the Summary withholds, the tables withhold too: a phase that pools several series has
      * a p50 of none of them (no ratio: "no verdict: inference/fp16 pools 2" series), one whose
-     * iterations shifted level mid-run a p50 of both levels (a ratio, no band, no verdict). */
+     * iterations shifted level mid-run a p50 of both levels (a ratio, no band, no verdict,
+     * unless the band is past the shift's ratio: phases_band_outlasts). */
     const struct phase_info *sh = phases_shifted(ph, base);
-    if (pooled || sh) {
+    double lo, hi;
+    int band =
+        iterations_band(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo, &hi);
+    if (pooled || (sh && !(band && phases_band_outlasts(ph, base, lo, hi)))) {
         char why[96], l[32];
         phase_short_label(pooled ? pooled : sh, l, sizeof l);
         if (pooled)
@@ -319,17 +323,15 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
         table_set_text(t, c_ratio + 3, why);
         return;
     }
-    double lo, hi;
-    if (!iterations_band(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo,
-                         &hi)) {
+    if (!band) {
         table_set_text(t, c_ratio + 3, "too few to tell");
         return;
     }
     table_set_num(t, c_ratio + 1, lo);
     table_set_num(t, c_ratio + 2, hi);
-    char band[48];
-    snprintf(band, sizeof band, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
-    table_set_text(t, c_ratio + 4, band);
+    char bw[48];
+    snprintf(bw, sizeof bw, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
+    table_set_text(t, c_ratio + 4, bw);
     static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
                                         [VERDICT_FASTER] = "faster",
                                         [VERDICT_SLOWER] = "slower",

@@ -46,16 +46,22 @@ static const struct phase_info *fastest(const struct run_phases *p,
 /* ", no verdict: no_grad/off shifted 714us -> 479us mid-run": what stands in for a verdict
  * against a phase whose steady iterations shift level (docs/report.md, "Verdicts the run cannot
  * support"); alone (no phase to compare it with): "; it shifted ... (the p50 is of both
- * levels)". */
-static size_t shift_words(const struct phase_info *ph, int alone, char *out, size_t n)
+ * levels)"; beside a verdict past the shift's ratio (phases_band_outlasts): ", more than
+ * no_grad/off's shift 714us -> 479us mid-run". */
+enum shift_how { SHIFT_WITHHOLDS, SHIFT_ALONE, SHIFT_OUTLASTED };
+
+static size_t shift_words(const struct phase_info *ph, enum shift_how how, char *out, size_t n)
 {
     char l[32], a[32], b[32];
     phase_short_label(ph, l, sizeof l);
     fmt_ns(a, sizeof a, (double)ph->shift_before);
     fmt_ns(b, sizeof b, (double)ph->shift_after);
     int w =
-        alone ? snprintf(out, n, "; it shifted %s -> %s mid-run (the p50 is of both levels)", a, b)
-              : snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
+        how == SHIFT_ALONE
+            ? snprintf(out, n, "; it shifted %s -> %s mid-run (the p50 is of both levels)", a, b)
+        : how == SHIFT_OUTLASTED
+            ? snprintf(out, n, ", more than %s's shift %s -> %s mid-run", l, a, b)
+            : snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", l, a, b);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
@@ -170,9 +176,10 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
         double lo, hi;
         const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
-        int band = against && !sh &&
+        int band = against &&
                    iterations_band(f->counted_lat, f->ncounted, base->counted_lat, base->ncounted,
-                                   &lo, &hi);
+                                   &lo, &hi) &&
+                   phases_band_outlasts(f, base, lo, hi);
         enum verdict v =
             band ? iterations_verdict(lo, hi, (double)base->lat_p50 / (double)f->lat_p50)
                  : VERDICT_UNCLEAR;
@@ -188,9 +195,11 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
                                             : "");
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
-        if (sh) shift_words(sh, 0, buf + strlen(buf), sizeof buf - strlen(buf));
+        if (sh)
+            shift_words(sh, band ? SHIFT_OUTLASTED : SHIFT_WITHHOLDS, buf + strlen(buf),
+                        sizeof buf - strlen(buf));
         if (!against && f->shift_before) /* no ratio to withhold: the shift said all the same */
-            shift_words(f, 1, buf + strlen(buf), sizeof buf - strlen(buf));
+            shift_words(f, SHIFT_ALONE, buf + strlen(buf), sizeof buf - strlen(buf));
         if (against) overlap_words(f, base, buf + strlen(buf), sizeof buf - strlen(buf));
         /* A phase that pools configurations has a p50 of none of them: the Series line has. */
         const struct phase_info *mixed = f != base && base->nseries > 1 ? base : pooled;
@@ -328,15 +337,17 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         buf[o] = 0;
         double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
         const struct phase_info *sh = phases_shifted(inf, ng);
-        int band = !sh && iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat,
-                                          ng->ncounted, &lo, &hi);
+        int band = iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat, ng->ncounted,
+                                   &lo, &hi) &&
+                   phases_band_outlasts(inf, ng, lo, hi);
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
                               o ? "; " : "", inf->autocast, r,
                               band ? verdict_words[iterations_verdict(lo, hi, r)] : "",
                               bad ? " (suspect)" : "");
-        if (sh && o < sizeof buf) o += shift_words(sh, 0, buf + o, sizeof buf - o);
+        if (sh && o < sizeof buf)
+            o += shift_words(sh, band ? SHIFT_OUTLASTED : SHIFT_WITHHOLDS, buf + o, sizeof buf - o);
         if (o + 1 < sizeof buf)
             o += faults_words(phase_only_series(p, inf), phase_only_series(p, ng), buf + o,
                               sizeof buf - o);

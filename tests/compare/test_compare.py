@@ -295,6 +295,31 @@ class CompareVerdicts(Runs):
         self.assertEqual(rows["a"], "no verdict: the new run's iterations shifted level mid-run")
         self.assertEqual(rows["b"], "the same within 1%")
 
+    def test_a_shift_smaller_than_the_change_keeps_the_verdict(self):
+        # Series a at 1 ms in the base run, 100 then 200 us in the new: faster at either level,
+        # by more than the shift's 2x, so the shift withholds nothing.
+        a = build(self.root, "far-a", "latency", FIXTURE_P50_US=1000)
+        b = build(self.root, "far-b", "latency", FIXTURE_P50_US=100, FIXTURE_SHIFT=1)
+        r = self.json_of("compare", a, b)
+        rows = {x["series"]: x for x in r["series"]}
+        self.assertEqual(rows["a"]["verdict"], "faster", rows["a"])
+        self.assertGreater(rows["a"]["speedup_lo"], 2 * 1.03, rows["a"])
+        self.assertEqual(rows["b"]["verdict"], "faster", rows["b"])
+
+    def test_the_series_line_keeps_a_verdict_past_a_shift(self):
+        # Within a run the same: a at 100 then 200 us against b's 2 ms is faster at either level
+        # (CI: int8 at 800 then 973 us against fp32's 31 ms read "no verdict" beside 37.98x).
+        far = build(self.root, "line-far", "latency", FIXTURE_P50_US=100, FIXTURE_SHIFT=1,
+                    FIXTURE_B_TIMES=20)
+        near = build(self.root, "line-near", "latency", FIXTURE_P50_US=100, FIXTURE_SHIFT=1)
+        line = self.json_of("report", far)["summary"]["series"]
+        self.assertRegex(line, r"^grad/off: a fastest, p50 [\d.]+us: [\d.]+x b \(2\.00ms\),"
+                         r" faster \(95%: [\d.]+-[\d.]+x\), more than a's shift 100\.00us ->"
+                         r" 200\.00us mid-run$")
+        # b at twice a's first level: the shift could make all of it, so no verdict.
+        line = self.json_of("report", near)["summary"]["series"]
+        self.assertRegex(line, r", no verdict: a shifted 100\.00us -> 200\.00us mid-run$")
+
 
 class CompareOptions(Runs):
     def test_by_phase(self):

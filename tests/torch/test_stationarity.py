@@ -26,6 +26,10 @@ what = sys.argv[1]
 if what == "shift":
     run(torch.no_grad, [10] * 20)
     run(torch.inference_mode, [10] * 10 + [30] * 10)
+elif what == "far":  # a shift far smaller than the difference (CI: int8 at 800us then 973us
+    # against fp32's 31ms read "no verdict" beside 37.98x)
+    run(torch.no_grad, [40] * 20)
+    run(torch.inference_mode, [2] * 12 + [3] * 12)
 elif what == "alone":
     run(torch.inference_mode, [10] * 10 + [30] * 10)
 elif what == "alternate":
@@ -91,6 +95,21 @@ class Stationarity(Case):
         self.assertEqual(len(inf), 1, rep["phases"])
         self.assertEqual(inf[0]["verdict"], "no verdict: inference/off shifted", inf[0])
         self.assertIsNone(inf[0].get("throughput_ratio_low"), inf[0])
+
+    def test_a_shift_smaller_than_the_difference_keeps_the_verdict(self):
+        # inference_mode's 2 ms then 3 ms iterations against no_grad's 40: faster at either
+        # level, by far more than the shift's 1.5x, so the verdict stands beside the shift.
+        rep = self.report("far")
+        line = rep["summary"]["inference_vs_no_grad"]
+        m = re.search(r"x no_grad, faster, more than inference/off's shift ([\d.]+)ms ->"
+                      r" ([\d.]+)ms mid-run", line)
+        self.assertIsNotNone(m, line)
+        self.assertTrue(2 <= float(m.group(1)) < float(m.group(2)), line)
+        iv = rep["inference_vs_no_grad"][0]
+        self.assertEqual(iv["verdict"], "faster", iv)
+        self.assertGreater(iv["speedup_low"], 1.5 * 1.03, iv)
+        inf, = [p for p in rep["phases"] if p["grad_mode"] == "inference_mode"]
+        self.assertEqual(inf["verdict"], "faster", inf)
 
     def test_every_second_slow_is_no_level_shift(self):
         # 3 and 12 ms in turn from start to end: each half's median is either level by an
