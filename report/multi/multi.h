@@ -9,6 +9,16 @@
 
 #include "../render/render.h"
 
+/* multi_series.c: one run's Series pair (series_pick's fastest against its slowest in a phase)
+ * and its verdict, as that run's Series line gives it. */
+#define MULTI_PAIRS 4
+struct multi_pair {
+    char phase[32], fast[48], slow[48];
+    double ratio; /* slow's p50 over fast's */
+    int judged;   /* a band stood: v is its verdict */
+    enum verdict v;
+};
+
 struct multi_run {
     const char *path, *label; /* label: "pid 123 on host" (pool), unique among the runs */
     int64_t start_unix;       /* start_unix_ns: with the label, which run this is */
@@ -24,6 +34,8 @@ struct multi_run {
     double items_per_s;  /* of its main phase's steady iterations; -1 none */
     int forked_detected; /* a forked child whose every iteration was detected (no mark) */
     int fork_child, root; /* meta role: fork_child, root (the process infprof started with) */
+    struct multi_pair pairs[MULTI_PAIRS];
+    int npairs;
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
@@ -85,6 +97,11 @@ struct table *multi_processes(struct multi_data *d);
  * parent's helper. */
 void multi_process_roles(struct multi_data *d);
 struct table *multi_job_summary(struct multi_data *d);
+/* multi_series.c: run r's Series pairs (its run model whole); the Series line across the runs
+ * that share a pair ("no_grad/off: int8 against fp32 in 3 runs: 37.98x, 35.10x, 40.20x; faster
+ * in all 3"), NULL where no pair is in two runs. */
+void multi_series_facts(const struct run_phases *p, struct multi_run *r);
+const char *multi_series_line(const struct multi_data *d);
 /* `infprof report A B ...`: each process, then all of them combined. */
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);
 

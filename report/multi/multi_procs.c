@@ -322,6 +322,7 @@ enum {
     MJ_STRAGGLER,
     MJ_MEMORY,
     MJ_LOST,
+    MJ_SERIES,
     MJ_STRAGGLER_PROCESS,
     MJ_STRAGGLER_RATIO,
     MJ_PEAK_PROCESS,
@@ -340,6 +341,7 @@ struct table *multi_job_summary(struct multi_data *d)
     table_col(t, "straggler", "Straggler", COL_TEXT);
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
+    table_col(t, "series", "Series", COL_TEXT);
     table_col(t, "straggler_process", NULL, COL_TEXT);
     table_col(t, "straggler_ratio", NULL, COL_RATIO);
     table_col(t, "peak_process", NULL, COL_TEXT);
@@ -462,5 +464,7 @@ struct table *multi_job_summary(struct multi_data *d)
     table_set_text(t, MJ_LOST,
                    lost ? pool_printf("%lld events dropped (Processes: Dropped)", (long long)lost)
                         : "nothing");
+    const char *series = multi_series_line(d);
+    if (series) table_set_text(t, MJ_SERIES, series);
     return t;
 }

@@ -442,6 +442,19 @@ struct series_pick {
     double items_ratio;
 };
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
+/* series_verdict.c: what the band of slow's steady latencies over fast's says (the Series line
+ * and its line across runs): ratio slow p50 / fast p50; has_band 0 where there are too few for a
+ * band or a shift withholds it (withheld 1: shifted's levels shift_before -> shift_after); where
+ * a band stands beside a shift, shifted is set too. */
+struct pair_verdict {
+    double ratio, lo, hi;
+    int has_band, withheld;
+    enum verdict v;
+    const struct series_info *shifted;
+    int64_t shift_before, shift_after;
+};
+void series_pair_verdict(const struct series_info *fast, const struct series_info *slow,
+                         struct pair_verdict *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);
 /* What a captured iteration of series s counts for in the latency figures (its p50s, bands,

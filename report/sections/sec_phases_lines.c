@@ -194,7 +194,8 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
                      : v == VERDICT_UNCLEAR ? " (no clear difference)"
                                             : "");
         if (band && (v == VERDICT_FASTER || v == VERDICT_SLOWER))
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx)", lo, hi);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (95%%: %.2f-%.2fx, one run)",
+                     lo, hi);
         if (sh)
             shift_words(sh, band ? SHIFT_OUTLASTED : SHIFT_WITHHOLDS, buf + strlen(buf),
                         sizeof buf - strlen(buf));
@@ -278,17 +279,14 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
             if (y->phase != ni || !y->nsteady || y->lat_p50 <= 0 || y->batch != x->batch ||
                 strcmp(y->rest, x->rest))
                 continue;
-            int64_t *va = malloc((x->nits ? x->nits : 1) * sizeof *va),
-                    *vb = malloc((y->nits ? y->nits : 1) * sizeof *vb);
-            if (!va || !vb) cli_fail("out of memory");
-            size_t na = series_steady_latencies(x, va), nb = series_steady_latencies(y, vb);
-            double lo, hi, r = (double)y->lat_p50 / (double)x->lat_p50;
-            int band = iterations_band(va, na, vb, nb, &lo, &hi);
-            free(va), free(vb);
-            if (*o + 96 < n)
-                *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad%s",
-                                       matched ? "; " : ": ", x->name[0] ? x->name : "(unnamed)", r,
-                                       band ? verdict_words[iterations_verdict(lo, hi, r)] : "");
+            /* Its verdict as the Series line gives one (a shift of either withholds it there,
+             * and did not here). */
+            if (*o + 96 < n) {
+                *o += (size_t)snprintf(out + *o, n - *o, "%s%s %.2fx no_grad",
+                                       matched ? "; " : ": ", x->name[0] ? x->name : "(unnamed)",
+                                       (double)y->lat_p50 / (double)x->lat_p50);
+                if (*o + 1 < n) *o += series_pair_words(x, y, out + *o, n - *o);
+            }
             if (*o + 1 < n) *o += faults_words(x, y, out + *o, n - *o);
             matched++;
             break;
@@ -342,9 +340,12 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
                    phases_band_outlasts(inf, ng, lo, hi);
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s",
-                              o ? "; " : "", inf->autocast, r,
-                              band ? verdict_words[iterations_verdict(lo, hi, r)] : "",
+        enum verdict v = band ? iterations_verdict(lo, hi, r) : VERDICT_UNCLEAR;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s%s",
+                              o ? "; " : "", inf->autocast, r, band ? verdict_words[v] : "",
+                              band && (v == VERDICT_FASTER || v == VERDICT_SLOWER)
+                                  ? pool_printf(" (95%%: %.2f-%.2fx, one run)", lo, hi)
+                                  : "",
                               bad ? " (suspect)" : "");
         if (sh && o < sizeof buf)
             o += shift_words(sh, band ? SHIFT_OUTLASTED : SHIFT_WITHHOLDS, buf + o, sizeof buf - o);

@@ -482,52 +482,41 @@ int section_series(struct sqlite3 *db, const struct run_phases *p, struct table 
     return 4;
 }
 
-/* ", no clear difference" or ", faster (95%: 1.37-1.52x)": what the band of fast's steady
- * latencies against slow's says of ratio r, as the Fastest phase line says it; ", no verdict: b
- * shifted 520us -> 601us mid-run" where either shifted level by as much as the difference
- * (", faster (95%: 30.10-41.20x), more than b's shift 800us -> 973us mid-run" where not); ""
- * where either has too few iterations for a band. Returns what it wrote. */
-static size_t series_verdict_words(const struct series_info *fast, const struct series_info *slow,
-                                   double r, char *out, size_t n)
+/* ", no clear difference" or ", faster (95%: 1.37-1.52x, one run)": what the band of fast's
+ * steady latencies against slow's says (series_pair_verdict), as the Fastest phase line says it
+ * (the Series line; the inference_mode line per series);
+ * ", no verdict: b shifted 520us -> 601us mid-run" where either shifted level by as much as the
+ * difference (", faster (95%: 30.10-41.20x, one run), more than b's shift 800us -> 973us
+ * mid-run" where not); "" where either has too few iterations for a band. Returns what it
+ * wrote. */
+size_t series_pair_words(const struct series_info *fast, const struct series_info *slow, char *out,
+                         size_t n)
 {
     if (!n) return 0;
     out[0] = 0;
-    int64_t *a = malloc((fast->nits + 1) * sizeof *a), *b = malloc((slow->nits + 1) * sizeof *b);
-    if (!a || !b) cli_fail("out of memory");
-    size_t na = series_steady_latencies(fast, a), nb = series_steady_latencies(slow, b);
-    int64_t x, y, x2, y2;
-    double lo, hi;
-    int w = 0;
-    int sa = iterations_level_shift(a, na, &x, &y), sb = iterations_level_shift(b, nb, &x2, &y2);
-    const struct series_info *sh = sa ? fast : sb ? slow : NULL;
-    if (!sa && sb) x = x2, y = y2;
-    int band = iterations_band(a, na, b, nb, &lo, &hi) &&
-               (!sa || iterations_band_outlasts_shift(lo, hi, x, y)) &&
-               (!sb || iterations_band_outlasts_shift(lo, hi, x2, y2));
-    char name[48], u[32], t[32];
-    if (sh) {
-        fmt_label_cut(name, sizeof name, sh->name[0] ? sh->name : "(unnamed)", 40);
-        fmt_ns(u, sizeof u, (double)x);
-        fmt_ns(t, sizeof t, (double)y);
+    struct pair_verdict pv;
+    series_pair_verdict(fast, slow, &pv);
+    char name[48] = "", u[32] = "", t[32] = "";
+    if (pv.shifted) {
+        fmt_label_cut(name, sizeof name, pv.shifted->name[0] ? pv.shifted->name : "(unnamed)", 40);
+        fmt_ns(u, sizeof u, (double)pv.shift_before);
+        fmt_ns(t, sizeof t, (double)pv.shift_after);
     }
-    /* as the Fastest phase line: a band over both levels would read confident, unless the
-     * difference is past the shift's own (report/run: iterations_band_outlasts_shift) */
-    if (sh && !band)
+    int w = 0;
+    if (pv.withheld)
         w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", name, u, t);
-    else if (band) {
-        enum verdict v = iterations_verdict(lo, hi, r);
-        w = v == VERDICT_SAME      ? snprintf(out, n, ", the same within 1%%")
-            : v == VERDICT_UNCLEAR ? snprintf(out, n, ", no clear difference")
-                                   : snprintf(out, n, ", %s (95%%: %.2f-%.2fx)",
-                                              v == VERDICT_FASTER ? "faster" : "slower", lo, hi);
-        int m = sh && w >= 0 && (size_t)w < n
+    else if (pv.has_band) {
+        w = pv.v == VERDICT_SAME ? snprintf(out, n, ", the same within 1%%")
+            : pv.v == VERDICT_UNCLEAR
+                ? snprintf(out, n, ", no clear difference")
+                : snprintf(out, n, ", %s (95%%: %.2f-%.2fx, %s)",
+                           pv.v == VERDICT_FASTER ? "faster" : "slower", pv.lo, pv.hi, "one run");
+        int m = pv.shifted && w >= 0 && (size_t)w < n
                     ? snprintf(out + w, n - (size_t)w, ", more than %s's shift %s -> %s mid-run",
                                name, u, t)
                     : 0;
         if (m > 0) w += m;
     }
-    free(a);
-    free(b);
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
@@ -555,7 +544,7 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
                                   slow, y);
             /* With the band and verdict of every speed-up (band.c): a 1% difference read as the
              * answer to "is int8 worth it" (a fresh-eyes check: 80.73 against 81.65 ms). */
-            if (o < n) o += series_verdict_words(k.fast, k.slow, r, buf + o, n - o);
+            if (o < n) o += series_pair_words(k.fast, k.slow, buf + o, n - o);
         }
         if (k.most && o + 200 < n) {
             fmt_ns(x, sizeof x, (double)k.most->lat_p50);

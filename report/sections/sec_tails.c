@@ -354,7 +354,14 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
         snprintf(line + strlen(line), sizeof line - strlen(line), ", %.0f%% unexplained",
                  100 * x->unexplained);
     if (x->unexplained >= 0.5 && x->guess[0])
-        snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess: %s", x->guess);
+        /* "no recorded cause; INFPROF_OPERATORS=1 ..." is no guess: after "no recorded cause
+         * explains the extra", its hint alone (it read "...; a guess: no recorded cause; ..."). */
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s",
+                 strncmp(x->guess, "no recorded cause", 17) ? "; a guess: "
+                 : x->ncauses                               ? ": "
+                                                            : "",
+                 strncmp(x->guess, "no recorded cause", 17) || x->ncauses ? x->guess
+                                                                          : x->guess + 17);
     else if (x->ncauses && x->c[0].cause == TAIL_PAGE_FAULTS && x->guess[0])
         snprintf(line + strlen(line), sizeof line - strlen(line), "; a guess at what faulted: %s",
                  x->guess); /* what brought the fresh memory (tails.c) */

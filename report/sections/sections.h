@@ -38,6 +38,10 @@ struct table *section_operations(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 /* Series and the batch sweep (sec_series.c): two tables; returns how many. */
 int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out);
+/* The verdict of fast against slow in words, ", faster (95%: 1.37-1.52x, one run)" or ", no
+ * verdict: b shifted ..." (series_pair_verdict; sec_series.c); returns what it wrote. */
+size_t series_pair_words(const struct series_info *fast, const struct series_info *slow, char *out,
+                         size_t n);
 /* PyTorch operators per phase (sec_operators.c): two tables; returns how many. */
 int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                       struct table **out);

@@ -322,5 +322,33 @@ class MultiSpilled(Runs):
                          r" times from a uniform sample of 4,096 launches" % len(big))
 
 
+class MultiSeries(Runs):
+    def test_the_series_line_across_runs(self):
+        # Three runs of two configurations: a at 100 us; b at 200, 50, then 200 us. Each run's
+        # Series line gives its own verdict with a band of its own iterations ("one run"); the
+        # report of the three gives each run's ratio of the same pair and says no verdict holds
+        # in every run (a fresh-eyes check: an int8 MLP against fp32, one loop after the
+        # other, "fp32 faster" in one process and "int8 faster" in the next).
+        from compare_common import build
+        runs = [build(self.root, f"rep{i}", "latency", FIXTURE_P50_US=100, FIXTURE_B_PCT=pct)
+                for i, pct in enumerate((200, 50, 200))]
+        two = r"(?:1\.9\d|2\.0\d)x"  # 200 us over 100, within the fixture's 2%
+        one = self.json_of("report", runs[1])["summary"]["series"]
+        self.assertRegex(one, rf"^grad/off: b fastest, p50 [\d.]+us: {two} a \([\d.]+us\),"
+                         r" faster \(95%: [\d.]+-[\d.]+x, one run\)$")
+        job = self.json_of("report", *runs)["job"]
+        self.assertRegex(job["series"], rf"^grad/off: a against b in 3 runs: {two}, 0\.[45]\dx,"
+                         rf" {two}; faster in 2, slower in 1, neither in 0: no verdict holds in"
+                         r" every run$")
+        # Where every run agrees, the line says so; a pair in one run alone has no line.
+        job = self.json_of("report", runs[0], runs[2])["job"]
+        self.assertRegex(job["series"],
+                         rf"^grad/off: a against b in 2 runs: {two}, {two}; faster in all 2$")
+        alone = build(self.root, "alone", "latency", FIXTURE_ONE_SERIES=1)
+        self.assertIsNone(self.json_of("report", runs[0], alone)["job"]["series"])
+        text = self.cli("report", *runs).out.decode()
+        self.assertIn("  Series ", text)
+
+
 if __name__ == "__main__":
     main()

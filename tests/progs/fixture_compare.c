@@ -16,8 +16,8 @@
  *          iteration (900 ns), gemm_bf16 (400 ns). Same GPU.
  *   other  base's figures on "Fake A100", 3 CUPTI records dropped.
  *   latency grad/off: two series (FIXTURE_ONE_SERIES: "a" alone), "iteration a" at
- *          FIXTURE_P50_US (100 by default) and "iteration b" at twice that (FIXTURE_B_TIMES
- *          times that where set), 40 iterations
+ *          FIXTURE_P50_US (100 by default) and "iteration b" at twice that (FIXTURE_B_PCT
+ *          percent of it where set), 40 iterations
  *          each, one after the other, each latency the p50 times a fixed pattern within 2% (no
  *          kernels); FIXTURE_RENAME=1 names the
  *          first "iteration a tf32=on" (a setting that renamed it); FIXTURE_SHIFT=1 doubles
@@ -293,8 +293,8 @@ static int scenario_latency(void)
             uint64_t dur = (p50 << k) * (uint64_t)(100 + pct[i % 10]) / 100;
             if (k == 0) dur = dur * (uint64_t)level[i * 8 / iters] / 100;
             if (k == 0 && i >= 20 && getenv("FIXTURE_SHIFT")) dur *= 2; /* a, halfway: slower */
-            if (k == 1 && getenv("FIXTURE_B_TIMES"))
-                dur = dur / 2 * (uint64_t)atoi(getenv("FIXTURE_B_TIMES"));
+            if (k == 1 && getenv("FIXTURE_B_PCT"))
+                dur = dur / 2 * (uint64_t)atoi(getenv("FIXTURE_B_PCT")) / 100;
             uint64_t id = __atomic_fetch_add(&next_range, 1, __ATOMIC_RELAXED);
             const char *a = getenv("FIXTURE_RENAME") ? "iteration a tf32=on" : "iteration a";
             nvtx_ev(IP_NVTX_PUSH, id, t, k ? "iteration b" : a);

@@ -4,6 +4,9 @@ every5th-longer-noisy-nohooks, every10th-longer-noisy-nohooks: Python loops with
 off, every Nth forward longer and every forward randomly slower (a loaded machine): one detected
 iteration a forward, the longer ones the tail (DetectedUnderNoise).
 
+int8-fp32-one-after-other: one process's verdict between two loops, said to be one run's; a
+tail no recorded cause explains, said once (OneAfterTheOther).
+
 sampled-operators-mlp: operators sampled, 17 captured iterations measurably slower and so set
 apart from the latencies, while every count (the Phases table's steady iterations, the combined
 report of several processes, the Between table's gaps) keeps them as the steady iterations they
@@ -46,6 +49,32 @@ class DetectedUnderNoise(Case):
         t, = rep["tails"]
         self.assertRegex(t["pattern"], r"^every 10th from #\d", t)
         self.assertLess(abs(t["slow_mean_ns"] / 74.45e6 - 1), 0.1, t)
+
+
+class OneAfterTheOther(Case):
+    """int8-fp32-one-after-other: an MLP of width 64 and its int8 copy, 1,000 forwards each,
+    one loop after the other (a fresh-eyes check's, 2026-11-30): this process read fp32 faster,
+    the next one int8 (and so did plain runs): a verdict of one run says so."""
+
+    def setUp(self):
+        super().setUp()
+        db = unpack(os.path.join(DATA, "int8-fp32-one-after-other.db.xz"),
+                    os.path.join(self.dir, "a.db"))
+        r = self.cli("report", "--format", "json", db)
+        self.assertEqual(r.rc, 0, r.err)
+        self.summary = json.loads(r.out)["summary"]
+
+    def test_the_verdict_is_of_one_run(self):
+        self.assertRegex(self.summary["series"], r"^no_grad/off: Sequential fastest, p50 389\.16us:"
+                         r" 1\.18x Sequential quantized \(458\.58us\), faster \(95%: 1\.\d\d-"
+                         r"1\.\d\dx, one run\)$")
+
+    def test_a_tail_without_a_cause_is_said_once(self):
+        # It read "no recorded cause explains the extra; a guess: no recorded cause; ...".
+        tail = self.summary["tail"]
+        self.assertIn("no recorded cause explains the extra; INFPROF_OPERATORS=1 times the"
+                      " operators of each iteration", tail)
+        self.assertEqual(tail.count("no recorded cause"), 1, tail)
 
 
 class SampledOperators(Case):

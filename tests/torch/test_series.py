@@ -86,7 +86,7 @@ class Series(Case):
         self.assertGreater(ratio, 2)
         self.assertRegex(report["summary"]["series"],
                          rf"^inference/off: int8 fastest, p50 [0-9.]+[um]s: {ratio:.2f}x fp32 "
-                         r"\([0-9.]+[um]?s\), faster \(95%: [0-9.]+-[0-9.]+x\)")
+                         r"\([0-9.]+[um]?s\), faster \(95%: [0-9.]+-[0-9.]+x, one run\)")
         # The phase pools both: its p50 is neither's (it once quoted the int8 series' p95), so the
         # Fastest phase line quotes none and points to the Series line.
         self.assertEqual(report["summary"]["fastest"], "not ranked: inference/off pools 2"
@@ -123,7 +123,8 @@ class Series(Case):
         # timers do.
         own, report = self.run_program("modes")
         line = report["summary"]["inference_vs_no_grad"]
-        m = re.match(r"^autocast off, per series: fp32 ([0-9.]+)x no_grad(, [a-z ]+(?:1%)?)?$",
+        m = re.match(r"^autocast off, per series: fp32 ([0-9.]+)x no_grad(, [a-z ]+(?:1%)?"
+                     r"(?: \(95%: [0-9.]+-[0-9.]+x, one run\))?|, no verdict: fp32 shifted .*)?$",
                      line)
         self.assertIsNotNone(m, line)
         mine = own["no_grad:fp32"][len(own["no_grad:fp32"]) // 2] / \

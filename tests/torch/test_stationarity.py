@@ -101,7 +101,8 @@ class Stationarity(Case):
         # level, by far more than the shift's 1.5x, so the verdict stands beside the shift.
         rep = self.report("far")
         line = rep["summary"]["inference_vs_no_grad"]
-        m = re.search(r"x no_grad, faster, more than inference/off's shift ([\d.]+)ms ->"
+        m = re.search(r"x no_grad, faster \(95%: [\d.]+-[\d.]+x, one run\), more than"
+                      r" inference/off's shift ([\d.]+)ms ->"
                       r" ([\d.]+)ms mid-run", line)
         self.assertIsNotNone(m, line)
         self.assertTrue(2 <= float(m.group(1)) < float(m.group(2)), line)

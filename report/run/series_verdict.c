@@ -1,0 +1,35 @@
+/*
+ * series_verdict.c: the verdict of two series of one run (series_pick's fastest against its
+ * slowest), one computation for every place that states it: the Summary's Series line
+ * (sec_series.c) and the line across runs of a report of several databases (multi_series.c).
+ * The band every speed-up gets (band.c) over each one's steady latencies; a level shift of
+ * either withholds the verdict unless the band is past the shift's own ratio
+ * (iterations_band_outlasts_shift).
+ */
+#include "run.h"
+
+#include <stdlib.h>
+
+void series_pair_verdict(const struct series_info *fast, const struct series_info *slow,
+                         struct pair_verdict *out)
+{
+    *out = (struct pair_verdict){0};
+    out->ratio = fast->lat_p50 > 0 ? (double)slow->lat_p50 / (double)fast->lat_p50 : 0;
+    int64_t *a = malloc((fast->nits + 1) * sizeof *a), *b = malloc((slow->nits + 1) * sizeof *b);
+    if (!a || !b) cli_fail("out of memory");
+    size_t na = series_steady_latencies(fast, a), nb = series_steady_latencies(slow, b);
+    int64_t x2, y2;
+    int sa = iterations_level_shift(a, na, &out->shift_before, &out->shift_after);
+    int sb = iterations_level_shift(b, nb, &x2, &y2);
+    out->shifted = sa ? fast : sb ? slow : NULL;
+    if (!sa && sb) out->shift_before = x2, out->shift_after = y2;
+    int band = iterations_band(a, na, b, nb, &out->lo, &out->hi);
+    out->has_band = band &&
+                    (!sa || iterations_band_outlasts_shift(out->lo, out->hi, out->shift_before,
+                                                           out->shift_after)) &&
+                    (!sb || iterations_band_outlasts_shift(out->lo, out->hi, x2, y2));
+    out->withheld = out->shifted && !out->has_band;
+    out->v = out->has_band ? iterations_verdict(out->lo, out->hi, out->ratio) : VERDICT_UNCLEAR;
+    free(a);
+    free(b);
+}
