@@ -62,6 +62,11 @@ enum {
     S_FAULTS,
     S_SYS,
     S_FAULTS_P50,
+    S_AGAINST,
+    S_SPEEDUP,
+    S_SPEEDUP_LO,
+    S_SPEEDUP_HI,
+    S_VERDICT,
     S_NCOLS
 };
 
@@ -77,6 +82,30 @@ static void series_energy(struct sqlite3 *db, const struct run_phases *p,
     table_set_text(t, S_EDEV, device);
     table_set_num(t, S_JPI, j);
     if (mj >= 0) table_set_num(t, S_MJ, mj);
+}
+
+/* The Series line's pair on its fastest configuration's row (series_pair_verdict): the slowest
+ * one's name, the speed-up, its band and verdict as the phases table words them. */
+static void pair_cells(struct table *t, const struct run_phases *p, const struct series_info *s)
+{
+    struct series_pick k;
+    if (!series_pick(p, s->phase, &k) || k.fast != s) return;
+    struct pair_verdict pv;
+    series_pair_verdict(k.fast, k.slow, &pv);
+    table_set_text(t, S_AGAINST, k.slow->name[0] ? k.slow->name : "(unnamed)");
+    table_set_num(t, S_SPEEDUP, pv.ratio);
+    if (pv.has_band) {
+        table_set_num(t, S_SPEEDUP_LO, pv.lo);
+        table_set_num(t, S_SPEEDUP_HI, pv.hi);
+    }
+    static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
+                                        [VERDICT_FASTER] = "faster",
+                                        [VERDICT_SLOWER] = "slower",
+                                        [VERDICT_UNCLEAR] = "no clear difference"};
+    table_set_text(t, S_VERDICT,
+                   pv.withheld   ? "no verdict: shifted level mid-run"
+                   : pv.has_band ? words[pv.v]
+                                 : "too few to tell");
 }
 
 static struct table *series_table(struct sqlite3 *db, const struct run_phases *p)
@@ -151,6 +180,13 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
     /* Page faults of the steady iterations near the p50 (series_cpu.c): what the Summary's
      * inference_mode line holds against the other mode's. */
     table_col(t, "faults_at_p50", NULL, COL_RATE);
+    /* The Series line's pair as data (series_pair_verdict), on the fastest configuration's row:
+     * the slowest one's name, the speed-up (its p50 over this one's), the band and verdict. */
+    table_col(t, "speedup_against", NULL, COL_TEXT);
+    table_col(t, "speedup", NULL, COL_RATIO);
+    table_col(t, "speedup_low", NULL, COL_RATIO);
+    table_col(t, "speedup_high", NULL, COL_RATIO);
+    table_col(t, "verdict", NULL, COL_TEXT);
     /* Every series in JSON and CSV (the Between rows name them); in text only where a phase has
      * more than one or a mark has a name: else the phase table says it all. */
     t->quiet = !series_worth_showing(p);
@@ -204,6 +240,7 @@ static struct table *series_table(struct sqlite3 *db, const struct run_phases *p
         if (s->faults_mean >= 0) table_set_num(t, S_FAULTS, s->faults_mean);
         if (s->sys_mean >= 0) table_set_int(t, S_SYS, s->sys_mean);
         if (s->faults_at_p50 >= 0) table_set_num(t, S_FAULTS_P50, s->faults_at_p50);
+        pair_cells(t, p, s);
     }
     t->note = "warm-up is judged within each series: a slower second configuration is a series"
               " of its own, never the first one's warm-up. Model rate: 1 / mean latency, what the"

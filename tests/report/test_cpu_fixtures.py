@@ -14,6 +14,7 @@ are. A debug build (CI's clang and ASan builds run this tier) once aborted on it
 invariant had forgotten them."""
 import json
 import os
+import re
 import shutil
 import sqlite3
 
@@ -62,12 +63,23 @@ class OneAfterTheOther(Case):
                     os.path.join(self.dir, "a.db"))
         r = self.cli("report", "--format", "json", db)
         self.assertEqual(r.rc, 0, r.err)
-        self.summary = json.loads(r.out)["summary"]
+        self.rep = json.loads(r.out)
+        self.summary = self.rep["summary"]
 
     def test_the_verdict_is_of_one_run(self):
-        self.assertRegex(self.summary["series"], r"^no_grad/off: Sequential fastest, p50 389\.16us:"
-                         r" 1\.18x Sequential quantized \(458\.58us\), faster \(95%: 1\.\d\d-"
-                         r"1\.\d\dx, one run\)$")
+        m = re.match(r"^no_grad/off: Sequential fastest, p50 389\.16us: 1\.18x Sequential quantized"
+                     r" \(458\.58us\), faster \(95%: (1\.\d\d)-(1\.\d\d)x, one run\)$",
+                     self.summary["series"])
+        self.assertIsNotNone(m, self.summary["series"])
+        # The same pair as data, on the fastest configuration's row (one computation).
+        rows = {x["series"]: x for x in self.rep["series"]}
+        fast = rows["Sequential"]
+        self.assertEqual((fast["speedup_against"], fast["verdict"]),
+                         ("Sequential quantized", "faster"))
+        self.assertEqual(f"{fast['speedup']:.2f}", "1.18")
+        self.assertEqual((f"{fast['speedup_low']:.2f}", f"{fast['speedup_high']:.2f}"),
+                         m.groups())
+        self.assertIsNone(rows["Sequential quantized"]["verdict"])
 
     def test_a_tail_without_a_cause_is_said_once(self):
         # It read "no recorded cause explains the extra; a guess: no recorded cause; ...".
