@@ -80,6 +80,9 @@ class OneAfterTheOther(Case):
         self.assertEqual((f"{fast['speedup_low']:.2f}", f"{fast['speedup_high']:.2f}"),
                          m.groups())
         self.assertIsNone(rows["Sequential quantized"]["verdict"])
+        # The phase pools both: a script reads so (its p50 is none of theirs).
+        ph, = [x for x in self.rep["phases"] if x["iterations"]]
+        self.assertEqual(ph["series_count"], 2, ph)
 
     def test_a_tail_without_a_cause_is_said_once(self):
         # It read "no recorded cause explains the extra; a guess: no recorded cause; ...".
