@@ -9,14 +9,21 @@
 
 #include "../render/render.h"
 
-/* multi_series.c: one run's Series pair (series_pick's fastest against its slowest in a phase)
- * and its verdict, as that run's Series line gives it. */
-#define MULTI_PAIRS 4
-struct multi_pair {
-    char phase[32], fast[48], slow[48];
-    double ratio; /* slow's p50 over fast's */
-    int judged;   /* a band stood: v is its verdict */
-    enum verdict v;
+/* multi_series.c: a phase of one run with several configurations (series_pick found a pair): its
+ * series' names and p50s, the pair its Series line compares (fast, slow), and each pair's
+ * verdict as that line would give it (series_pair_verdict; where the phase has at most
+ * MULTI_JUDGED series, else the line's pair alone): judged[i][j] 1 where a band stood, v[i][j]
+ * its verdict of i against j (faster: i is). */
+#define MULTI_PHASES 4
+#define MULTI_SERIES 8
+#define MULTI_JUDGED 4
+struct multi_phase_series {
+    char phase[32];
+    int n, fast, slow;
+    char name[MULTI_SERIES][48];
+    int64_t p50[MULTI_SERIES];
+    signed char judged[MULTI_SERIES][MULTI_SERIES];
+    signed char v[MULTI_SERIES][MULTI_SERIES];
 };
 
 struct multi_run {
@@ -34,8 +41,9 @@ struct multi_run {
     double items_per_s;  /* of its main phase's steady iterations; -1 none */
     int forked_detected; /* a forked child whose every iteration was detected (no mark) */
     int fork_child, root; /* meta role: fork_child, root (the process infprof started with) */
-    struct multi_pair pairs[MULTI_PAIRS];
+    struct multi_phase_series pairs[MULTI_PHASES];
     int npairs;
+    const char *command; /* meta command (pool): runs of other commands are other work */
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
@@ -97,10 +105,11 @@ struct table *multi_processes(struct multi_data *d);
  * parent's helper. */
 void multi_process_roles(struct multi_data *d);
 struct table *multi_job_summary(struct multi_data *d);
-/* multi_series.c: run r's Series pairs (its run model whole); the Series line across the runs
- * that share a pair ("no_grad/off: int8 against fp32 in 3 runs: 37.98x, 35.10x, 40.20x; faster
- * in all 3"), NULL where no pair is in two runs. */
-void multi_series_facts(const struct run_phases *p, struct multi_run *r);
+/* multi_series.c: run r's phases with a Series pair (its run model whole, its database open:
+ * the command); the Series line across the runs that ran a pair some run's line compares
+ * ("no_grad/off: int8 against fp32 in 3 of 3 runs: 37.98x, 35.10x, 40.20x; faster in all 3"),
+ * NULL where no pair is in two runs. */
+void multi_series_facts(struct sqlite3 *db, const struct run_phases *p, struct multi_run *r);
 const char *multi_series_line(const struct multi_data *d);
 /* `infprof report A B ...`: each process, then all of them combined. */
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);

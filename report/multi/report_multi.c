@@ -170,7 +170,7 @@ static void read_process(struct multi_data *d, int i, const char *path,
     multi_kernels_fold(d, i, r->kernels, by_phase);
     multi_gather(db, &r->phases, d, i);
     multi_process_facts(db, r);
-    multi_series_facts(&r->phases, r);
+    multi_series_facts(db, &r->phases, r);
     db_close(db);
     run_rows_drop(&r->phases); /* with --each too: its tables are made */
 }

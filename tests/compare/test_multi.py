@@ -337,13 +337,18 @@ class MultiSeries(Runs):
         self.assertRegex(one, rf"^grad/off: b fastest, p50 [\d.]+us: {two} a \([\d.]+us\),"
                          r" faster \(95%: [\d.]+-[\d.]+x, one run\)$")
         job = self.json_of("report", *runs)["job"]
-        self.assertRegex(job["series"], rf"^grad/off: a against b in 3 runs: {two}, 0\.[45]\dx,"
-                         rf" {two}; faster in 2, slower in 1, neither in 0: no verdict holds in"
-                         r" every run$")
+        self.assertRegex(job["series"], rf"^grad/off: a against b in 3 of 3 runs: {two}, 0\.[45]\dx,"
+                         rf" {two}; faster in 2, slower in 1: no verdict holds in every"
+                         r" run$")
         # Where every run agrees, the line says so; a pair in one run alone has no line.
         job = self.json_of("report", runs[0], runs[2])["job"]
         self.assertRegex(job["series"],
-                         rf"^grad/off: a against b in 2 runs: {two}, {two}; faster in all 2$")
+                         rf"^grad/off: a against b in 2 of 2 runs: {two}, {two}; faster in both$")
+        # Another command's labels may name other work: said.
+        other = build(self.root, "cmd2", "latency", "--other", FIXTURE_P50_US=100,
+                      FIXTURE_B_PCT=200)
+        self.assertTrue(self.json_of("report", runs[0], other)["job"]["series"].endswith(
+            "faster in both (the runs ran other commands: a name may be other work in each)"))
         alone = build(self.root, "alone", "latency", FIXTURE_ONE_SERIES=1)
         self.assertIsNone(self.json_of("report", runs[0], alone)["job"]["series"])
         text = self.cli("report", *runs).out.decode()
