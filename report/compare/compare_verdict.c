@@ -69,7 +69,7 @@ static int band_of(const int64_t *base, size_t nb, const int64_t *new, size_t nn
      * ratio (report/run: iterations_band_outlasts_shift). */
     for (int k = 0; k < 2; k++)
         if (iterations_level_shift(k ? new : base, k ? nn : nb, &x, &y) &&
-            !(band && iterations_band_outlasts_shift(*lo, *hi, x, y))) {
+            !(band && iterations_band_outlasts_shift(*lo, *hi, x, y, 1))) {
             *why = k ? "no verdict: the new run's iterations shifted level mid-run"
                      : "no verdict: the base run's iterations shifted level mid-run";
             return 0;
@@ -215,7 +215,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
                               (long long)ob->batch, (long long)on->batch);
         else if (sh && !(iterations_band(pn->counted_lat, pn->ncounted, pb->counted_lat,
                                          pb->ncounted, &lo, &hi) &&
-                         phases_band_outlasts(pb, pn, lo, hi)))
+                         phases_band_outlasts(pb, pn, lo, hi, 1)))
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
         else

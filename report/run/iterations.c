@@ -861,15 +861,20 @@ const struct phase_info *phases_shifted(const struct phase_info *a, const struct
 }
 
 int phases_band_outlasts(const struct phase_info *a, const struct phase_info *b, double lo,
-                         double hi)
+                         double hi, int apart)
 {
     for (int k = 0; k < 2; k++) {
         const struct phase_info *p = k ? b : a;
         if (p && p->shift_before &&
-            !iterations_band_outlasts_shift(lo, hi, p->shift_before, p->shift_after))
+            !iterations_band_outlasts_shift(lo, hi, p->shift_before, p->shift_after, apart))
             return 0;
     }
     return 1;
+}
+
+int phases_apart(const struct phase_info *a, const struct phase_info *b)
+{
+    return !(a->start < b->end && b->start < a->end);
 }
 
 size_t phases_overlap(const struct phase_info *fast, const struct phase_info *slow)
@@ -1211,11 +1216,16 @@ enum verdict iterations_verdict(double lo, double hi, double r)
 
 /* A shift's two levels are each a machine's pace; the band over both reads one pace that never
  * ran. But a difference past the shift's own ratio is there at either level: int8 at 800us
- * then 973us against fp32's 31ms read "no verdict" beside 37.98x (CI, 2026-11-30). */
-int iterations_band_outlasts_shift(double lo, double hi, int64_t x, int64_t y)
+ * then 973us against fp32's 31ms read "no verdict" beside 37.98x (CI, 2026-11-30). Where the two
+ * sets ran one after the other (apart), the shift says the machine's pace moved by its ratio
+ * while one ran, and it may have moved as much again between them: the band must clear the
+ * ratio squared (a second fresh-eyes check: no_grad at 9.16 then 16.44 ms, inference_mode under
+ * heavier load at 49.7 ms, read "0.28x, slower" past a shift of 1.8x; alone, 0.97x). */
+int iterations_band_outlasts_shift(double lo, double hi, int64_t x, int64_t y, int apart)
 {
     if (x <= 0 || y <= 0) return 0;
     double s = x > y ? (double)x / (double)y : (double)y / (double)x;
+    if (apart) s *= s;
     return lo > s * RUN_NOISE_FLOOR || hi * s * RUN_NOISE_FLOOR < 1;
 }
 

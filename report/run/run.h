@@ -362,16 +362,19 @@ enum verdict iterations_verdict(double lo, double hi, double r);
  * machine that changed speed mid-way: a band over them all would read confident), else 0. */
 int iterations_level_shift(const int64_t *v, size_t n, int64_t *before, int64_t *after);
 /* Whether a band [lo, hi] of a speed-up clears the ratio of a shift x -> y of either side
- * (and the floor beyond it): a verdict a shift cannot undo, which stands beside the shift's
- * words; else the shift withholds the verdict. */
-int iterations_band_outlasts_shift(double lo, double hi, int64_t x, int64_t y);
+ * (squared where the two sets ran one after the other, apart; and the floor beyond it): a
+ * verdict a shift cannot undo, which stands beside the shift's words; else the shift withholds
+ * the verdict. */
+int iterations_band_outlasts_shift(double lo, double hi, int64_t x, int64_t y, int apart);
 /* The first of a and b whose steady iterations shift level (a slow stretch, a clock change), or
  * NULL: a comparison with it says so instead of a verdict. */
 const struct phase_info *phases_shifted(const struct phase_info *a, const struct phase_info *b);
 /* Whether a band [lo, hi] between phases a and b outlasts the shift of each that shifted
  * (iterations_band_outlasts_shift): 1 where neither shifted. */
 int phases_band_outlasts(const struct phase_info *a, const struct phase_info *b, double lo,
-                         double hi);
+                         double hi, int apart);
+/* Two phases of one run ran one after the other: their spans do not overlap. */
+int phases_apart(const struct phase_info *a, const struct phase_info *b);
 /* Of two phases whose p50 differ by more than 15%: how many steady iterations of the faster ran
  * at the slower one's speed (within 10% of its p50, or slower). Two or more (and 10% of them)
  * say the machine's speed may have changed between the phases: a verdict then carries that

@@ -3,8 +3,8 @@
  * slowest), one computation for every place that states it: the Summary's Series line
  * (sec_series.c) and the line across runs of a report of several databases (multi_series.c).
  * The band every speed-up gets (band.c) over each one's steady latencies; a level shift of
- * either withholds the verdict unless the band is past the shift's own ratio
- * (iterations_band_outlasts_shift).
+ * either withholds the verdict unless the band is past the shift's own ratio (squared where the
+ * two ran one after the other: iterations_band_outlasts_shift).
  */
 #include "run.h"
 
@@ -24,10 +24,11 @@ void series_pair_verdict(const struct series_info *fast, const struct series_inf
     out->shifted = sa ? fast : sb ? slow : NULL;
     if (!sa && sb) out->shift_before = x2, out->shift_after = y2;
     int band = iterations_band(a, na, b, nb, &out->lo, &out->hi);
+    int apart = !(fast->start < slow->end && slow->start < fast->end); /* one after the other */
     out->has_band = band &&
                     (!sa || iterations_band_outlasts_shift(out->lo, out->hi, out->shift_before,
-                                                           out->shift_after)) &&
-                    (!sb || iterations_band_outlasts_shift(out->lo, out->hi, x2, y2));
+                                                           out->shift_after, apart)) &&
+                    (!sb || iterations_band_outlasts_shift(out->lo, out->hi, x2, y2, apart));
     out->withheld = out->shifted && !out->has_band;
     out->v = out->has_band ? iterations_verdict(out->lo, out->hi, out->ratio) : VERDICT_UNCLEAR;
     free(a);

@@ -318,7 +318,8 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
     double lo, hi;
     int band =
         iterations_band(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo, &hi);
-    if (pooled || (sh && !(band && phases_band_outlasts(ph, base, lo, hi)))) {
+    if (pooled ||
+        (sh && !(band && phases_band_outlasts(ph, base, lo, hi, phases_apart(ph, base))))) {
         char why[96], l[32];
         phase_short_label(pooled ? pooled : sh, l, sizeof l);
         if (pooled)

@@ -179,7 +179,7 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         int band = against &&
                    iterations_band(f->counted_lat, f->ncounted, base->counted_lat, base->ncounted,
                                    &lo, &hi) &&
-                   phases_band_outlasts(f, base, lo, hi);
+                   phases_band_outlasts(f, base, lo, hi, phases_apart(f, base));
         enum verdict v =
             band ? iterations_verdict(lo, hi, (double)base->lat_p50 / (double)f->lat_p50)
                  : VERDICT_UNCLEAR;
@@ -337,7 +337,7 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
         const struct phase_info *sh = phases_shifted(inf, ng);
         int band = iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat, ng->ncounted,
                                    &lo, &hi) &&
-                   phases_band_outlasts(inf, ng, lo, hi);
+                   phases_band_outlasts(inf, ng, lo, hi, phases_apart(inf, ng));
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
         enum verdict v = band ? iterations_verdict(lo, hi, r) : VERDICT_UNCLEAR;
