@@ -30,6 +30,10 @@ elif what == "far":  # a shift far smaller than the difference (CI: int8 at 800u
     # against fp32's 31ms read "no verdict" beside 37.98x)
     run(torch.no_grad, [40] * 20)
     run(torch.inference_mode, [2] * 12 + [3] * 12)
+elif what == "noisy":  # a stretch that slows and spreads (a second fresh-eyes check's busy
+    # loops: 16.5 ms, MAD 0.7, then 35 ms, MAD 5.3): its MAD 5 ms, the step 15
+    run(torch.no_grad, [10] * 20)
+    run(torch.inference_mode, [10] * 12 + [18, 30, 20, 34, 22, 28, 19, 32, 24, 26, 21, 33])
 elif what == "alone":
     run(torch.inference_mode, [10] * 10 + [30] * 10)
 elif what == "alternate":
@@ -95,6 +99,14 @@ class Stationarity(Case):
         self.assertEqual(len(inf), 1, rep["phases"])
         self.assertEqual(inf[0]["verdict"], "no verdict: inference/off shifted", inf[0])
         self.assertIsNone(inf[0].get("throughput_ratio_low"), inf[0])
+
+    def test_a_level_that_slows_and_spreads_is_a_shift(self):
+        # The step (15 ms) is under 4 times the slow stretch's spread (5 ms), where the machine's
+        # load made it: 4 times the steadier stretch's spread and twice the other's.
+        line = self.summary("noisy")["inference_vs_no_grad"]
+        m = re.search(r"no verdict: inference/off shifted ([\d.]+)ms -> ([\d.]+)ms mid-run", line)
+        self.assertIsNotNone(m, line)
+        self.assertTrue(10 <= float(m.group(1)) < 16 and 24 <= float(m.group(2)) < 40, line)
 
     def test_a_shift_smaller_than_the_difference_keeps_the_verdict(self):
         # inference_mode's 2 ms then 3 ms iterations against no_grad's 40: faster at either
