@@ -44,6 +44,8 @@ struct multi_run {
     struct multi_phase_series pairs[MULTI_PHASES];
     int npairs;
     const char *command; /* meta command (pool): runs of other commands are other work */
+    struct mode_verdict modes[MULTI_PHASES]; /* its inference_mode line's (mode_verdicts) */
+    int nmodes;
 };
 
 /* An iteration on the wall clock (start_unix_ns + start): processes share that clock. */
@@ -111,6 +113,9 @@ struct table *multi_job_summary(struct multi_data *d);
  * NULL where no pair is in two runs. */
 void multi_series_facts(struct sqlite3 *db, const struct run_phases *p, struct multi_run *r);
 const char *multi_series_line(const struct multi_data *d);
+/* The inference_mode line across runs: per autocast setting that two runs or more compared,
+ * each run's speed-up over no_grad and whether one verdict holds in every run; NULL none. */
+const char *multi_modes_line(const struct multi_data *d);
 /* `infprof report A B ...`: each process, then all of them combined. */
 int report_several(char **paths, int n, const struct report_opts *o, const struct render_opts *ro);
 

@@ -323,6 +323,7 @@ enum {
     MJ_MEMORY,
     MJ_LOST,
     MJ_SERIES,
+    MJ_MODES,
     MJ_STRAGGLER_PROCESS,
     MJ_STRAGGLER_RATIO,
     MJ_PEAK_PROCESS,
@@ -342,6 +343,7 @@ struct table *multi_job_summary(struct multi_data *d)
     table_col(t, "memory", "Peak memory", COL_TEXT);
     table_col(t, "lost", "Lost", COL_TEXT);
     table_col(t, "series", "Series", COL_TEXT);
+    table_col(t, "inference_vs_no_grad", "inference_mode", COL_TEXT);
     table_col(t, "straggler_process", NULL, COL_TEXT);
     table_col(t, "straggler_ratio", NULL, COL_RATIO);
     table_col(t, "peak_process", NULL, COL_TEXT);
@@ -466,5 +468,7 @@ struct table *multi_job_summary(struct multi_data *d)
                         : "nothing");
     const char *series = multi_series_line(d);
     if (series) table_set_text(t, MJ_SERIES, series);
+    const char *modes = multi_modes_line(d);
+    if (modes) table_set_text(t, MJ_MODES, modes);
     return t;
 }

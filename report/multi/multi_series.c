@@ -59,6 +59,7 @@ void multi_series_facts(struct sqlite3 *db, const struct run_phases *p, struct m
     char *cmd = db_meta_text(db, "command");
     r->command = cmd ? pool_printf("%s", cmd) : NULL;
     free(cmd);
+    r->nmodes = mode_verdicts(p, r->modes, MULTI_PHASES);
     r->npairs = 0;
     for (int i = 0; i < p->n && r->npairs < MULTI_PHASES; i++) {
         struct series_pick k;
@@ -90,6 +91,20 @@ static int in_run(const struct multi_run *r, const char *ph, const char *a, cons
     return 1;
 }
 
+/* Whether one verdict holds in every run: of `runs`, faster in `fast`, slower in `slow`. */
+static const char *held(int runs, int fast, int slow)
+{
+    int none = runs - fast - slow;
+    if (fast == runs) return runs == 2 ? "faster in both" : pool_printf("faster in all %d", runs);
+    if (slow == runs) return runs == 2 ? "slower in both" : pool_printf("slower in all %d", runs);
+    if (!fast && !slow)
+        return "no verdict of speed in any (no clear difference, or too few to tell)";
+    return pool_printf("%s%s%s: no verdict holds in every run",
+                       fast ? pool_printf("faster in %d", fast) : "",
+                       slow ? pool_printf("%sslower in %d", fast ? ", " : "", slow) : "",
+                       none ? pool_printf(", neither in %d", none) : "");
+}
+
 /* One pair across the runs that ran both: "no_grad/off: int8 against fp32 in 3 of 3 runs:
  * 37.98x, 35.10x, 40.20x; faster in all 3", a named the one faster in the most runs. */
 static size_t pair_words(const struct multi_data *d, const char *ph, const char *x, const char *y,
@@ -111,17 +126,7 @@ static size_t pair_words(const struct multi_data *d, const char *ph, const char 
     for (int i = 0, c = 0; i < d->n && o < n; i++)
         if (!d->runs[i].helper && in_run(&d->runs[i], ph, a, b, &ratio, &v))
             o += (size_t)snprintf(out + o, n - o, "%s %.2fx", c++ ? "," : "", ratio);
-    int none = runs - fast - slow;
-    if (o < n)
-        o += (size_t)snprintf(
-            out + o, n - o, "; %s",
-            fast == runs ? (runs == 2 ? "faster in both" : pool_printf("faster in all %d", runs))
-            : !fast && !slow
-                ? "no verdict of speed in any (no clear difference, or too few to tell)"
-                : pool_printf("%s%s%s: no verdict holds in every run",
-                              fast ? pool_printf("faster in %d", fast) : "",
-                              slow ? pool_printf("%sslower in %d", fast ? ", " : "", slow) : "",
-                              none ? pool_printf(", neither in %d", none) : ""));
+    if (o < n) o += (size_t)snprintf(out + o, n - o, "; %s", held(runs, fast, slow));
     return o < n ? o : n - 1;
 }
 
@@ -162,5 +167,44 @@ const char *multi_series_line(const struct multi_data *d)
     if (o && other_commands && o + 100 < sizeof buf) /* a label is no configuration elsewhere */
         snprintf(buf + o, sizeof buf - o,
                  " (the runs ran other commands: a name may be other work in each)");
+    return o ? pool_printf("%s", buf) : NULL;
+}
+
+const char *multi_modes_line(const struct multi_data *d)
+{
+    char buf[1024];
+    size_t o = 0;
+    int compared = 0;
+    for (int i = 0; i < d->n; i++) compared += !d->runs[i].helper;
+    for (int i = 0; i < d->n; i++) {
+        if (d->runs[i].helper) continue;
+        for (int k = 0; k < d->runs[i].nmodes && o + 200 < sizeof buf; k++) {
+            const char *ac = d->runs[i].modes[k].autocast;
+            int seen = 0; /* told already, from an earlier run's */
+            for (int j = 0; j < i && !seen; j++)
+                for (int q = 0; q < d->runs[j].nmodes && !seen; q++)
+                    seen = !d->runs[j].helper && !strcmp(d->runs[j].modes[q].autocast, ac);
+            if (seen) continue;
+            int runs = 0, fast = 0, slow = 0;
+            char r[400];
+            size_t ro = 0;
+            r[0] = 0;
+            for (int j = i; j < d->n; j++)
+                for (int q = 0; !d->runs[j].helper && q < d->runs[j].nmodes; q++) {
+                    const struct mode_verdict *m = &d->runs[j].modes[q];
+                    if (strcmp(m->autocast, ac)) continue;
+                    runs++;
+                    fast += m->band && m->v == VERDICT_FASTER;
+                    slow += m->band && m->v == VERDICT_SLOWER;
+                    if (ro + 16 < sizeof r)
+                        ro += (size_t)snprintf(r + ro, sizeof r - ro, "%s%.2fx", ro ? ", " : "",
+                                               m->ratio);
+                }
+            if (runs < 2) continue;
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "%sautocast %s in %d of %d runs: %s no_grad; %s", o ? "; " : "",
+                                  ac, runs, compared, r, held(runs, fast, slow));
+        }
+    }
     return o ? pool_printf("%s", buf) : NULL;
 }

@@ -295,6 +295,38 @@ static int series_words(const struct run_phases *p, const struct phase_info *inf
     return matched;
 }
 
+/* inference_mode against no_grad, two phases of one series each: the ratio of their p50s, the
+ * band, and its verdict where a band stands (a shift withholds it unless outlasted). */
+static void mode_verdict(const struct phase_info *inf, const struct phase_info *ng,
+                         struct mode_verdict *mv)
+{
+    *mv = (struct mode_verdict){0};
+    snprintf(mv->autocast, sizeof mv->autocast, "%s", inf->autocast);
+    mv->ratio = (double)ng->lat_p50 / (double)inf->lat_p50;
+    mv->band = iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat, ng->ncounted,
+                               &mv->lo, &mv->hi) &&
+               phases_band_outlasts(inf, ng, mv->lo, mv->hi, phases_apart(inf, ng));
+    mv->v = mv->band ? iterations_verdict(mv->lo, mv->hi, mv->ratio) : VERDICT_UNCLEAR;
+}
+
+int mode_verdicts(const struct run_phases *p, struct mode_verdict *out, int max)
+{
+    int n = 0;
+    char scratch[512];
+    for (int i = 0; i < p->n && n < max; i++) {
+        const struct phase_info *inf = &p->v[i];
+        if (strcmp(inf->grad_mode, "inference_mode") || !inf->nsteady) continue;
+        const struct phase_info *ng = phase_twin(p, inf, "no_grad");
+        if (!ng || inf->nseries > 1 || ng->nseries > 1) continue; /* as the line: no ratio */
+        scratch[0] = 0;
+        if (batch_words(p, inf, ng, "no_grad", scratch, sizeof scratch) ||
+            model_words(p, inf, ng, "no_grad", scratch, sizeof scratch))
+            continue;
+        mode_verdict(inf, ng, &out[n++]);
+    }
+    return n;
+}
+
 /* inference_mode: each inference_mode phase against its no_grad twin. */
 static void fill_inference(const struct section_ctx *c, struct summary_out *so)
 {
@@ -333,14 +365,14 @@ static void fill_inference(const struct section_ctx *c, struct summary_out *so)
             continue;
         }
         buf[o] = 0;
-        double lo, hi, r = (double)ng->lat_p50 / (double)inf->lat_p50;
+        struct mode_verdict mv;
+        mode_verdict(inf, ng, &mv);
+        double lo = mv.lo, hi = mv.hi, r = mv.ratio;
         const struct phase_info *sh = phases_shifted(inf, ng);
-        int band = iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat, ng->ncounted,
-                                   &lo, &hi) &&
-                   phases_band_outlasts(inf, ng, lo, hi, phases_apart(inf, ng));
+        int band = mv.band;
         int bad = inf->suspect || ng->suspect;
         so->hit |= bad;
-        enum verdict v = band ? iterations_verdict(lo, hi, r) : VERDICT_UNCLEAR;
+        enum verdict v = mv.v;
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%sautocast %s: %.2fx no_grad%s%s%s",
                               o ? "; " : "", inf->autocast, r, band ? verdict_words[v] : "",
                               band && (v == VERDICT_FASTER || v == VERDICT_SLOWER)

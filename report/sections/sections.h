@@ -42,6 +42,16 @@ int section_series(struct sqlite3 *db, const struct run_phases *p, struct table 
  * verdict: b shifted ..." (series_pair_verdict; sec_series.c); returns what it wrote. */
 size_t series_pair_words(const struct series_info *fast, const struct series_info *slow, char *out,
                          size_t n);
+/* The inference_mode line's comparisons (sec_phases_lines.c), per autocast setting where it
+ * gives a ratio (one series a side, one batch size, one model): inference_mode's speed-up over
+ * no_grad (no_grad's p50 over its), the band and verdict (band 0: none stood). */
+struct mode_verdict {
+    char autocast[16];
+    double ratio, lo, hi;
+    int band;
+    enum verdict v;
+};
+int mode_verdicts(const struct run_phases *p, struct mode_verdict *out, int max);
 /* PyTorch operators per phase (sec_operators.c): two tables; returns how many. */
 int section_operators(struct sqlite3 *db, const struct run_phases *p, const struct report_opts *o,
                       struct table **out);

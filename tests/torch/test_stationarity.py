@@ -5,6 +5,7 @@ slower one's speed gives its verdict with a caution. Iterations of known length:
 record_function("iteration") scope around a busy wait of the program's choosing (10 or 30 ms; a
 wait never ends early, and on a loaded machine may end late, so the checks bound the levels from
 below tightly and from above loosely: a CI run once read 10.15 -> 23.78 ms for sleeps of 10 and 20)."""
+import json
 import os
 import re
 import sqlite3
@@ -123,6 +124,22 @@ class Stationarity(Case):
         self.assertGreater(iv["speedup_low"], 1.5 * 1.03, iv)
         inf, = [p for p in rep["phases"] if p["grad_mode"] == "inference_mode"]
         self.assertEqual(inf["verdict"], "faster", inf)
+
+    def test_the_inference_mode_line_across_runs(self):
+        # Two runs of one program, reported together: each run's inference_mode speed-up (its own
+        # line's, "one run") and whether the verdict holds in both; 40 ms against 2-3 ms does.
+        runs = []
+        for k in range(2):
+            self.report("far")
+            runs.append(os.path.join(self.dir, f"far{k}.db"))
+            os.rename(os.path.join(self.dir, "far.db"), runs[-1])
+        own = [float(re.match(r"autocast off: ([\d.]+)x", self.report_json(db)["summary"]
+                              ["inference_vs_no_grad"]).group(1)) for db in runs]
+        r = self.cli("report", "--format", "json", *runs)
+        self.assertEqual(r.rc, 0, r.err)
+        line = json.loads(r.out)["job"]["inference_vs_no_grad"]
+        self.assertEqual(line, "autocast off in 2 of 2 runs: %.2fx, %.2fx no_grad; faster in both"
+                         % tuple(own), line)
 
     def test_every_second_slow_is_no_level_shift(self):
         # 3 and 12 ms in turn from start to end: each half's median is either level by an
