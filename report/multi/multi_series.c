@@ -83,7 +83,7 @@ static int find(const struct multi_run *r, const char *ph, const char *name,
 static int in_run(const struct multi_run *r, const char *ph, const char *a, const char *b,
                   double *ratio, int *v)
 {
-    const struct multi_phase_series *m, *m2;
+    const struct multi_phase_series *m = NULL, *m2 = NULL;
     int i = find(r, ph, a, &m), j = find(r, ph, b, &m2);
     if (i < 0 || j < 0 || m != m2) return 0;
     *ratio = (double)m->p50[j] / (double)m->p50[i];
