@@ -195,6 +195,8 @@ enum {
     C_SUSPECT,
     C_CAPTURED,
     C_SERIES,
+    C_SHIFT_BEFORE,
+    C_SHIFT_AFTER,
     C_COUNT
 };
 
@@ -259,6 +261,11 @@ static void phase_columns(struct table *t)
      * p50 of its own"; the Series table has each): a script reads that here (a fresh-eyes check
      * read a p50 of 61.95 ms beside series of 65.57 and 1.97 ms). */
     table_col(t, "series_count", NULL, COL_INT);
+    /* Its steady iterations shifted level mid-run (iterations.c): the medians before and after,
+     * null where they did not. A verdict beside it stands only past the shift's ratio (the
+     * Summary names the shift; a script reads it here). */
+    table_col(t, "shift_before_ns", NULL, COL_NS);
+    table_col(t, "shift_after_ns", NULL, COL_NS);
 }
 
 /* x's and y's one series each ran other batch sizes (series_batches_differ): batch 32 against
@@ -370,6 +377,10 @@ static void phase_row(struct table *t, const struct run_phases *p, const struct 
         table_set_int(t, C_WARM, ph->warmup);
         table_set_int(t, C_CAPTURED, ph->captured_apart);
         table_set_int(t, C_SERIES, ph->nseries);
+        if (ph->shift_before) {
+            table_set_int(t, C_SHIFT_BEFORE, ph->shift_before);
+            table_set_int(t, C_SHIFT_AFTER, ph->shift_after);
+        }
         if (ph->warmup) {
             table_set_int(t, C_WARM_NS, ph->warmup_ns);
             table_set_text(t, C_WARM_CAUSE,

@@ -337,9 +337,9 @@ class MultiSeries(Runs):
         self.assertRegex(one, rf"^grad/off: b fastest, p50 [\d.]+us: {two} a \([\d.]+us\),"
                          r" faster \(95%: [\d.]+-[\d.]+x, one run\)$")
         job = self.json_of("report", *runs)["job"]
-        self.assertRegex(job["series"], rf"^grad/off: a against b in 3 of 3 runs: {two}, 0\.[45]\dx,"
-                         rf" {two}; faster in 2, slower in 1: no verdict holds in every"
-                         r" run$")
+        self.assertRegex(job["series"], rf"^grad/off: a against b in 3 of 3 runs: {two},"
+                         rf" 0\.[45]\dx, {two}; faster in 2, slower in 1: no verdict holds in"
+                         r" every run$")
         # Where every run agrees, the line says so; a pair in one run alone has no line.
         job = self.json_of("report", runs[0], runs[2])["job"]
         self.assertRegex(job["series"],

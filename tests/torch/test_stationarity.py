@@ -124,6 +124,9 @@ class Stationarity(Case):
         self.assertGreater(iv["speedup_low"], 1.5 * 1.03, iv)
         inf, = [p for p in rep["phases"] if p["grad_mode"] == "inference_mode"]
         self.assertEqual(inf["verdict"], "faster", inf)
+        # The table says what the Summary names beside it: the shift's two levels.
+        levels = (inf["shift_before_ns"] / 1e6, inf["shift_after_ns"] / 1e6)
+        self.assertEqual(tuple(f"{x:.2f}" for x in levels), (m.group(1), m.group(2)), inf)
 
     def test_the_inference_mode_line_across_runs(self):
         # Two runs of one program, reported together: each run's inference_mode speed-up (its own
