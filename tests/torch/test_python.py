@@ -353,9 +353,14 @@ class PythonProgram(TorchCase):
                     "            small(x)\n"
                     "            big(x)\n")
         summary = report["summary"]
+        # Each with its verdict as the Series line words it: its band, "one run", or a shift
+        # that withholds it (a loaded machine's).
         self.assertRegex(summary["inference_vs_no_grad"],
-                         r"^autocast off, per series: (Linear( #2)? [0-9.]+x no_grad(, [a-z ]+1?%?)?"
-                         r"(; |$)){2}")
+                         r"^autocast off, per series: (Linear( #2)? [0-9.]+x no_grad"
+                         r"(, [a-z ]+1?%?( \(95%: [0-9.]+-[0-9.]+x, one run\))?"
+                         r"(, more than Linear( #2)?'s shift [0-9.]+[um]?s -> [0-9.]+[um]?s"
+                         r" mid-run)?|, no verdict: Linear( #2)? shifted [0-9.]+[um]?s ->"
+                         r" [0-9.]+[um]?s mid-run)?(; |$)){2}")
         self.assertIn("pools 2 series, so it has no p50 of its own", summary["fastest"])
 
     def test_a_mark_leaves_the_other_models_loops_counted(self):

@@ -124,7 +124,8 @@ class Series(Case):
         own, report = self.run_program("modes")
         line = report["summary"]["inference_vs_no_grad"]
         m = re.match(r"^autocast off, per series: fp32 ([0-9.]+)x no_grad(, [a-z ]+(?:1%)?"
-                     r"(?: \(95%: [0-9.]+-[0-9.]+x, one run\))?|, no verdict: fp32 shifted .*)?$",
+                     r"(?: \(95%: [0-9.]+-[0-9.]+x, one run\))?(?:, more than fp32's shift .*)?"
+                     r"|, no verdict: fp32 shifted .*)?$",
                      line)
         self.assertIsNotNone(m, line)
         mine = own["no_grad:fp32"][len(own["no_grad:fp32"]) // 2] / \
