@@ -7,6 +7,9 @@ iteration a forward, the longer ones the tail (DetectedUnderNoise).
 int8-fp32-one-after-other: one process's verdict between two loops, said to be one run's; a
 tail no recorded cause explains, said once (OneAfterTheOther).
 
+requests-in-a-batch-loaded: a server's batches of requests whose worker woke late under load:
+the batches hold the calls (RequestsInABatchUnderLoad).
+
 sampled-operators-mlp: operators sampled, 17 captured iterations measurably slower and so set
 apart from the latencies, while every count (the Phases table's steady iterations, the combined
 report of several processes, the Between table's gaps) keeps them as the steady iterations they
@@ -90,6 +93,19 @@ class OneAfterTheOther(Case):
         self.assertIn("no recorded cause explains the extra; INFPROF_OPERATORS=1 times the"
                       " operators of each iteration", tail)
         self.assertEqual(tail.count("no recorded cause"), 1, tail)
+
+
+class RequestsInABatchUnderLoad(Case):
+    """requests-in-a-batch-loaded: a server's batch of four requests marked on its front thread,
+    its worker's calls late and short under load: the batch's marks hold them (one a request)."""
+
+    def test_the_batches_hold_their_requests_calls(self):
+        db = unpack(os.path.join(DATA, "requests-in-a-batch-loaded.db.xz"),
+                    os.path.join(self.dir, "a.db"))
+        r = self.cli("report", "--format", "json", db)
+        self.assertEqual(r.rc, 0, r.err)
+        series = {(s["phase"], s["series"]): s["iterations"] for s in json.loads(r.out)["series"]}
+        self.assertEqual(series, {("inference_mode | autocast off", "batch"): 30}, series)
 
 
 class SampledOperators(Case):
