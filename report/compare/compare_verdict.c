@@ -213,9 +213,7 @@ static void row_verdict(struct table *t, int r, int lo_col, int hi_col, int v_co
         } else if (series_batches_differ(ob, on)) /* its one series ran another batch size */
             why = pool_printf("no verdict: the batch changed %lld -> %lld, items/s compares them",
                               (long long)ob->batch, (long long)on->batch);
-        else if (sh && !(iterations_band(pn->counted_lat, pn->ncounted, pb->counted_lat,
-                                         pb->ncounted, &lo, &hi) &&
-                         phases_band_outlasts(pb, pn, lo, hi, 1)))
+        else if (sh && phases_pair_band(pn, pb, 1, &lo, &hi) != 1)
             why = sh == pb ? "no verdict: the base run's phase shifted level mid-run"
                            : "no verdict: the new run's phase shifted level mid-run";
         else

@@ -882,6 +882,14 @@ int phases_apart(const struct phase_info *a, const struct phase_info *b)
     return !(a->start < b->end && b->start < a->end);
 }
 
+int phases_pair_band(const struct phase_info *a, const struct phase_info *b, int apart, double *lo,
+                     double *hi)
+{
+    if (!iterations_band(a->counted_lat, a->ncounted, b->counted_lat, b->ncounted, lo, hi))
+        return 0;
+    return phases_band_outlasts(a, b, *lo, *hi, apart) ? 1 : -1;
+}
+
 size_t phases_overlap(const struct phase_info *fast, const struct phase_info *slow)
 {
     if (!fast || !slow || !fast->nsteady || !slow->nsteady ||

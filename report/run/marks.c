@@ -345,10 +345,10 @@ static void model_held(struct mark_row *v, size_t a, size_t b, int64_t *tmp,
     /* The head only where a mark holds a model of its own thread (that loop's own calls, then
      * the other's): a front thread that runs no model waits for its worker, which a loaded
      * machine wakes late (a request mark of 6.0 ms whose call began 4.4 ms in: the worker's
-     * calls stayed a series of their own, the marks in the front thread's phase). */
-    /* One call a mark counts the innermost marks of the holder's thread around the calls: a
-     * batch's mark around four requests' marks holds four calls, one a request (on a loaded
-     * machine the requests' waits left the calls 15% of the batch's time, under half). */
+     * calls stayed a series of their own, the marks in the front thread's phase). And one call
+     * a mark counts the innermost marks of the holder's thread around the calls: a batch's mark
+     * around four requests' marks holds four calls, one a request (on a loaded machine the
+     * requests' waits left the calls 15% of the batch's time, under half). */
     size_t inner = inner_marks(v, a, b, mb);
     if (inner < m) inner = m;
     int held = m && rstats_median(tail, m) <= 250 && (!model || rstats_median(head, m) <= 250) &&

@@ -375,6 +375,13 @@ int phases_band_outlasts(const struct phase_info *a, const struct phase_info *b,
                          double hi, int apart);
 /* Two phases of one run ran one after the other: their spans do not overlap. */
 int phases_apart(const struct phase_info *a, const struct phase_info *b);
+/* The band every speed-up of phase a over phase b is read with (iterations_band of their counted
+ * latencies: median(b) / median(a)), as a shift of either allows it (phases_band_outlasts; apart:
+ * phases_apart within a run, 1 between runs): 1 it stands, 0 too few for one, -1 a shift
+ * withholds it. The Fastest phase and inference_mode lines, the phases and inference_mode
+ * tables, compare's phase rows. */
+int phases_pair_band(const struct phase_info *a, const struct phase_info *b, int apart, double *lo,
+                     double *hi);
 /* Of two phases whose p50 differ by more than 15%: how many steady iterations of the faster ran
  * at the slower one's speed (within 10% of its p50, or slower). Two or more (and 10% of them)
  * say the machine's speed may have changed between the phases: a verdict then carries that

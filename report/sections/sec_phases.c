@@ -323,10 +323,8 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
      * unless the band is past the shift's ratio: phases_band_outlasts). */
     const struct phase_info *sh = phases_shifted(ph, base);
     double lo, hi;
-    int band =
-        iterations_band(ph->counted_lat, ph->ncounted, base->counted_lat, base->ncounted, &lo, &hi);
-    if (pooled ||
-        (sh && !(band && phases_band_outlasts(ph, base, lo, hi, phases_apart(ph, base))))) {
+    int band = phases_pair_band(ph, base, phases_apart(ph, base), &lo, &hi);
+    if (pooled || (sh && band != 1)) {
         char why[96], l[32];
         phase_short_label(pooled ? pooled : sh, l, sizeof l);
         if (pooled)
@@ -345,12 +343,9 @@ static void phase_speedup(struct table *t, int c_ratio, const struct run_phases 
     char bw[48];
     snprintf(bw, sizeof bw, hi - lo < 0.02 ? "%.3f-%.3fx" : "%.2f-%.2fx", lo, hi);
     table_set_text(t, c_ratio + 4, bw);
-    static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
-                                        [VERDICT_FASTER] = "faster",
-                                        [VERDICT_SLOWER] = "slower",
-                                        [VERDICT_UNCLEAR] = "no clear difference"};
-    table_set_text(t, c_ratio + 3,
-                   words[iterations_verdict(lo, hi, (double)base->lat_p50 / (double)ph->lat_p50)]);
+    table_set_text(
+        t, c_ratio + 3,
+        verdict_word(iterations_verdict(lo, hi, (double)base->lat_p50 / (double)ph->lat_p50)));
 }
 
 static void phase_row(struct table *t, const struct run_phases *p, const struct phase_info *ph,
@@ -534,6 +529,15 @@ enum {
     IV_PEAK_ALLOCATED_SAVED_BYTES,
     IV_NCOLS
 };
+
+const char *verdict_word(enum verdict v)
+{
+    static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
+                                        [VERDICT_FASTER] = "faster",
+                                        [VERDICT_SLOWER] = "slower",
+                                        [VERDICT_UNCLEAR] = "no clear difference"};
+    return words[v];
+}
 
 /* inference_mode against no_grad at each autocast setting where both ran. */
 static struct table *inference_vs_no_grad(const struct run_phases *p)

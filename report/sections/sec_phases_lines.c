@@ -176,10 +176,7 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
         int against = f != base && base->nseries == 1; /* a pooled baseline: no ratio */
         double lo, hi;
         const struct phase_info *sh = against ? phases_shifted(f, base) : NULL;
-        int band = against &&
-                   iterations_band(f->counted_lat, f->ncounted, base->counted_lat, base->ncounted,
-                                   &lo, &hi) &&
-                   phases_band_outlasts(f, base, lo, hi, phases_apart(f, base));
+        int band = against && phases_pair_band(f, base, phases_apart(f, base), &lo, &hi) == 1;
         enum verdict v =
             band ? iterations_verdict(lo, hi, (double)base->lat_p50 / (double)f->lat_p50)
                  : VERDICT_UNCLEAR;
@@ -303,9 +300,7 @@ static void mode_verdict(const struct phase_info *inf, const struct phase_info *
     *mv = (struct mode_verdict){0};
     snprintf(mv->autocast, sizeof mv->autocast, "%s", inf->autocast);
     mv->ratio = (double)ng->lat_p50 / (double)inf->lat_p50;
-    mv->band = iterations_band(inf->counted_lat, inf->ncounted, ng->counted_lat, ng->ncounted,
-                               &mv->lo, &mv->hi) &&
-               phases_band_outlasts(inf, ng, mv->lo, mv->hi, phases_apart(inf, ng));
+    mv->band = phases_pair_band(inf, ng, phases_apart(inf, ng), &mv->lo, &mv->hi) == 1;
     mv->v = mv->band ? iterations_verdict(mv->lo, mv->hi, mv->ratio) : VERDICT_UNCLEAR;
 }
 

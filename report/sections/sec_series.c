@@ -98,13 +98,9 @@ static void pair_cells(struct table *t, const struct run_phases *p, const struct
         table_set_num(t, S_SPEEDUP_LO, pv.lo);
         table_set_num(t, S_SPEEDUP_HI, pv.hi);
     }
-    static const char *const words[] = {[VERDICT_SAME] = "same (within 1%)",
-                                        [VERDICT_FASTER] = "faster",
-                                        [VERDICT_SLOWER] = "slower",
-                                        [VERDICT_UNCLEAR] = "no clear difference"};
     table_set_text(t, S_VERDICT,
                    pv.withheld   ? "no verdict: shifted level mid-run"
-                   : pv.has_band ? words[pv.v]
+                   : pv.has_band ? verdict_word(pv.v)
                                  : "too few to tell");
 }
 

@@ -38,6 +38,9 @@ struct table *section_operations(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
 /* Series and the batch sweep (sec_series.c): two tables; returns how many. */
 int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out);
+/* A verdict in a table's words: "faster", "slower", "no clear difference", "same (within 1%)"
+ * (the phases, inference_mode and Series tables; sec_phases.c). */
+const char *verdict_word(enum verdict v);
 /* The verdict of fast against slow in words, ", faster (95%: 1.37-1.52x, one run)" or ", no
  * verdict: b shifted ..." (series_pair_verdict; sec_series.c); returns what it wrote. */
 size_t series_pair_words(const struct series_info *fast, const struct series_info *slow, char *out,
