@@ -1194,28 +1194,7 @@ void iterations_load(sqlite3 *db, struct run_phases *p)
     free(win.v);
 }
 
-/* ---- ratios with noise bands ---------------------------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of a resample of v (n values) with replacement, using buf. */
-static double resample_median(const int64_t *v, size_t n, int64_t *buf, uint64_t *seed)
-{
-    for (size_t i = 0; i < n; i++) buf[i] = v[rng_next(seed) % n];
-    return (double)rstats_median(buf, n);
-}
+/* ---- verdicts ------------------------------------------------------------------------------ */
 
 /* Two loops of one run are two stretches of the machine's time, as two runs are: a loop under
  * no_grad then one under inference_mode read "1.01x, faster", "0.99x, slower" and "no clear
@@ -1245,56 +1224,6 @@ int iterations_band_outlasts_shift(double lo, double hi, int64_t x, int64_t y, i
     double s = x > y ? (double)x / (double)y : (double)y / (double)x;
     if (apart) s *= s;
     return lo > s * RUN_NOISE_FLOOR || hi * s * RUN_NOISE_FLOOR < 1;
-}
-
-/* The mean of a resample of v (n values) with replacement. */
-static double resample_mean(const int64_t *v, size_t n, uint64_t *seed)
-{
-    double sum = 0;
-    for (size_t i = 0; i < n; i++) sum += (double)v[rng_next(seed) % n];
-    return sum / (double)n;
-}
-
-/* The band of stat(b) / stat(a), stat the median or (mean) the mean, bootstrap. */
-static int ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                    double *hi, int mean)
-{
-    if (na < 3 || nb < 3) return 0;
-    /* Enough resamples for stable 2.5% tails, fewer for very long runs (bounded work). */
-    size_t reps = 2000;
-    while (reps > 200 && reps * (na + nb) > 40000000) reps /= 2;
-    int64_t *buf = malloc((na > nb ? na : nb) * sizeof *buf);
-    double *r = malloc(reps * sizeof *r);
-    if (!buf || !r) cli_fail("out of memory");
-    uint64_t seed = 0x9e3779b97f4a7c15ull; /* fixed: the same data gives the same band */
-    size_t k = 0;
-    for (size_t i = 0; i < reps; i++) {
-        double ma = mean ? resample_mean(a, na, &seed) : resample_median(a, na, buf, &seed);
-        double mb = mean ? resample_mean(b, nb, &seed) : resample_median(b, nb, buf, &seed);
-        if (ma > 0) r[k++] = mb / ma;
-    }
-    free(buf);
-    if (k < reps / 2) {
-        free(r);
-        return 0;
-    }
-    qsort(r, k, sizeof *r, cmp_double);
-    *lo = r[(size_t)(0.025 * (double)(k - 1))];
-    *hi = r[(size_t)(0.975 * (double)(k - 1))];
-    free(r);
-    return 1;
-}
-
-int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                        double *hi)
-{
-    return ratio_ci(a, na, b, nb, lo, hi, 0);
-}
-
-int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                             double *hi)
-{
-    return ratio_ci(a, na, b, nb, lo, hi, 1);
 }
 
 /* ---- every iteration, for tables and traces ------------------------------------------------ */

@@ -339,7 +339,7 @@ const char *iterations_source_name(const struct run_phases *p, const struct run_
 /* How many leading iterations of lat[0..n) (latencies in time order) are warm-up: `fixed` when
  * it is 0 or more (--warmup), else found from the data (iterations.c). */
 size_t iterations_warmup(int fixed, const int64_t *lat, size_t n);
-/* 95% interval of median(b) / median(a), bootstrap with a fixed seed; 0 when too few. */
+/* 95% interval of median(b) / median(a), bootstrap with a fixed seed (band.c); 0 when too few. */
 int iterations_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                         double *hi);
 /* The band every speed-up is read with (band.c): iterations_ratio_ci widened to the band of

@@ -46,7 +46,9 @@ static size_t bytes_of(const struct mem_rows *m, const struct run_iter *const *i
     if (!f) return 0;
     for (size_t k = 0; k < m->nfolds; k++)
         f[k] = (struct fold_at){m->folds[k].start, m->folds[k].alloc_bytes, m->folds[k].tid};
-    qsort(f, m->nfolds, sizeof *f, rstats_cmp_i64);
+    size_t sorted = 1; /* the writer's folds come in time order: sorted only where they do not */
+    for (size_t k = 1; k < m->nfolds && sorted; k++) sorted = f[k - 1].start <= f[k].start;
+    if (!sorted) qsort(f, m->nfolds, sizeof *f, rstats_cmp_i64);
     size_t known = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t s = it[i]->start, e = s + it[i]->host, b = 0;
@@ -84,7 +86,7 @@ size_t tails_kind(const struct mem_rows *m, const struct run_iter *const *it, co
             a[nl++] = lat[i];
     }
     if (2 * nt < n || nl < 2) goto out;
-    qsort(typ, nt, sizeof *typ, rstats_cmp_i64);
+    rstats_sort_i64(typ, nt);
     double typ_med = (double)typ[nt / 2];
     /* The chance that one of the larger kind is slower than one of the typical kind (the
      * Mann-Whitney statistic over its pairs, ties half): KIND_APART or more. */
