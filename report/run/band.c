@@ -147,3 +147,30 @@ int iterations_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, do
     }
     return 1;
 }
+
+/* The mean of each stretch, for a rate's band: a loop's items/s is its mean latency's. */
+static void stretch_means(const int64_t *v, size_t n, int64_t *out)
+{
+    for (size_t k = 0; k < DRIFT_BLOCKS; k++) {
+        size_t a = k * n / DRIFT_BLOCKS, b = (k + 1) * n / DRIFT_BLOCKS;
+        double sum = 0;
+        for (size_t i = a; i < b; i++) sum += (double)v[i];
+        out[k] = b > a ? (int64_t)(sum / (double)(b - a)) : 0;
+    }
+}
+
+int iterations_mean_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                         double *hi)
+{
+    if (!iterations_mean_ratio_ci(a, na, b, nb, lo, hi)) return 0;
+    if (na < DRIFT_BLOCKS * DRIFT_MIN || nb < DRIFT_BLOCKS * DRIFT_MIN) return 1;
+    int64_t ma[DRIFT_BLOCKS], mb[DRIFT_BLOCKS];
+    double dlo, dhi;
+    stretch_means(a, na, ma);
+    stretch_means(b, nb, mb);
+    if (iterations_mean_ratio_ci(ma, DRIFT_BLOCKS, mb, DRIFT_BLOCKS, &dlo, &dhi)) {
+        if (dlo < *lo) *lo = dlo;
+        if (dhi > *hi) *hi = dhi;
+    }
+    return 1;
+}

@@ -3,7 +3,8 @@
  * the Summary, the phase table, the advice and the multi-run report alike. A phase's peak is
  * the peak of live tensor bytes on its memory device (the run's first GPU, else the CPU), never
  * a sum over devices: CPU and GPU bytes do not add, and no program measures them together
- * (torch.cuda.max_memory_allocated is per device).
+ * (torch.cuda.max_memory_allocated is per device). Two phases whose largest batches differ save
+ * nothing of each other: their peaks are their batches'.
  */
 #include "run.h"
 
@@ -52,12 +53,30 @@ int64_t memory_entry_moved(const struct phase_info *base, const struct phase_inf
     return entry_moved(base, ph, base->peak_alloc - ph->peak_alloc);
 }
 
+int64_t memory_largest_batch(const struct phase_info *ph)
+{
+    int64_t b = -1;
+    for (size_t i = 0; ph && ph->steady_batch && i < ph->nsteady; i++)
+        if (ph->steady_batch[i] > b) b = ph->steady_batch[i];
+    return b > 0 ? b : -1;
+}
+
+int memory_batches_differ(const struct phase_info *a, const struct phase_info *b)
+{
+    int64_t x = memory_largest_batch(a), y = memory_largest_batch(b);
+    return x > 0 && y > 0 && x != y;
+}
+
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct)
 {
     if (!base || !ph || !ph->has_memory || !base->has_memory || ph->mem_dev < 0 ||
         base->peak_alloc <= 0)
         return 0;
+    /* Peaks at other batch sizes: the batch's activations, not the setting ("inference/bf16
+     * needs 8.30MiB less (77%)" at batch 8 against no_grad's batch 32, where at batch 8 it
+     * saved 0.52 MiB; a fresh-eyes check). */
+    if (memory_batches_differ(base, ph)) return 0;
     *bytes = base->peak_alloc - ph->peak_alloc;
     *pct = 100.0 * (double)*bytes / (double)base->peak_alloc;
     return !entry_moved(base, ph, *bytes);

@@ -352,6 +352,10 @@ int iterations_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, do
  * a rare long wait moves as much as its length, where a median would not see it. */
 int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                              double *hi);
+/* The same band for mean(b) / mean(a) (band.c): the iterations' widened by the means of each
+ * set's eight stretches; a rate's band (series_rate_verdict). */
+int iterations_mean_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
+                         double *hi);
 /* What a 95% band [lo, hi] of a speed-up r says, in a run and between runs alike: faster or
  * slower only where the band clears RUN_NOISE_FLOOR (3%) that way; the same within 1% where r
  * is and the band stays within the floor; else no clear difference (iterations.c). */
@@ -432,6 +436,10 @@ int64_t memory_held_after_peak(const struct phase_info *ph, int k);
  * by over a quarter of it: memory_entry_moved, what one began holding more, 0 where not). */
 int run_memory_device(const struct run_devices *d);
 void phases_memory_peaks(struct run_phases *p);
+/* The largest batch of ph's steady iterations (-1 none known); whether a's and b's are both
+ * known and differ (memory_saving then says nothing). */
+int64_t memory_largest_batch(const struct phase_info *ph);
+int memory_batches_differ(const struct phase_info *a, const struct phase_info *b);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);
 int64_t memory_entry_moved(const struct phase_info *base, const struct phase_info *ph);
@@ -449,6 +457,7 @@ void series_figures(struct sqlite3 *db, struct run_phases *p);
 struct series_pick {
     const struct series_info *fast, *slow;  /* NULL: no two configurations at one batch */
     const struct series_info *small, *most; /* NULL: no batch sweep */
+    const struct series_info *next;         /* the batch with the most items/s after most's */
     double items_ratio;
 };
 int series_pick(const struct run_phases *p, int phase, struct series_pick *out);
@@ -464,6 +473,11 @@ struct pair_verdict {
     int64_t shift_before, shift_after;
 };
 void series_pair_verdict(const struct series_info *fast, const struct series_info *slow,
+                         struct pair_verdict *out);
+/* The same of two batch sizes' items/s (series_items_per_s: items over mean latency): ratio
+ * most's over other's, its band the mean latencies' (iterations_mean_band) times their items an
+ * iteration; no shift rule (series_verdict.c). */
+void series_rate_verdict(const struct series_info *most, const struct series_info *other,
                          struct pair_verdict *out);
 /* between.c: each series' GPU time busy between its iterations (phases_load calls it). */
 void series_between_gpu(struct sqlite3 *db, struct run_phases *p);

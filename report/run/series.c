@@ -411,8 +411,13 @@ int series_pick(const struct run_phases *p, int phase, struct series_pick *out)
         }
         if (small && most && batches &&
             (!out->most || series_items_per_s(most) > series_items_per_s(out->most))) {
-            out->small = small, out->most = most;
+            out->small = small, out->most = most, out->next = NULL;
             out->items_ratio = series_items_per_s(most) / series_items_per_s(small);
+            for (int j = 0; j < n; j++) /* the runner-up: does the best batch pay? */
+                if (v[j] != most && !strcmp(v[j]->rest, v[i]->rest) && v[j]->batch > 0 &&
+                    v[j]->batch != most->batch && series_items_per_s(v[j]) > 0 &&
+                    (!out->next || series_items_per_s(v[j]) > series_items_per_s(out->next)))
+                    out->next = v[j];
         }
     }
     return out->fast || out->most;

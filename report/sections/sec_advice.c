@@ -202,8 +202,21 @@ static void fill_findings(const struct section_ctx *c, struct summary_out *so)
             while (cut > 0 && best->finding[cut - 1] == ',') cut--;
             snprintf(text, sizeof text, "%.*s...", (int)cut, best->finding);
         }
-        char times[32] = "";
-        if (n > 1) snprintf(times, sizeof times, " (%d phases)", n);
+        /* Each finding is of a phase, or of a series where the rule reads series (two series
+         * of one phase read "(2 phases)", a fresh-eyes check). */
+        int phases = 0;
+        for (int i = 0; i < l->n; i++) {
+            if (strcmp(l->v[i].rule, order[r]->name)) continue;
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = !strcmp(l->v[j].rule, order[r]->name) && l->v[j].phase == l->v[i].phase;
+            phases += !seen;
+        }
+        char times[48] = "";
+        if (n > 1 && phases == n)
+            snprintf(times, sizeof times, " (%d phases)", n);
+        else if (n > 1)
+            snprintf(times, sizeof times, " (%d findings)", n);
         if (o + 300 < sizeof buf)
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s%s: %s", o ? "; " : "", best->rule,
                                   times, text);

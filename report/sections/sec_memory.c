@@ -143,6 +143,14 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
             table_set_text(so->t, so->extra + 4, against->label);
             table_set_int(so->t, so->extra + 5, saved);
             table_set_num(so->t, so->extra + 6, pct);
+        } else if (least && least != against && memory_batches_differ(against, least)) {
+            summary_named(so, least, b, sizeof b);
+            summary_named(so, against, a, sizeof a);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     "; no saving stated: %s's largest batch is %lld, %s's %lld (the Series table"
+                     " has each one's peak)",
+                     a, (long long)memory_largest_batch(against), b,
+                     (long long)memory_largest_batch(least));
         }
         summary_set(so, buf);
     } else if (p->n && p->v[0].has_memory) {

@@ -553,9 +553,25 @@ size_t series_pair_words(const struct series_info *fast, const struct series_inf
     return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 }
 
+/* A rate's verdict (series_rate_verdict) after its ratio: ", no clear difference", " (95%:
+ * 1.05-1.15x, one run)"; nothing without a band. */
+static void rate_words(const struct pair_verdict *v, char *out, size_t n)
+{
+    out[0] = 0;
+    if (!v->has_band) return;
+    if (v->v == VERDICT_SAME)
+        snprintf(out, n, ", the same within 1%%");
+    else if (v->v == VERDICT_UNCLEAR)
+        snprintf(out, n, ", no clear difference");
+    else
+        snprintf(out, n, " (%s95%%: %.2f-%.2fx, one run)", v->v == VERDICT_SLOWER ? "fewer, " : "",
+                 v->lo, v->hi);
+}
+
 /* The Series line: per phase with several configurations (series.c picks them), the fastest
  * configuration at one batch size against the slowest, then the batch that gives the most
- * items/s against the smallest batch of the same configuration. */
+ * items/s against the smallest batch of the same configuration, and against the batch with the
+ * most after it, each with its band where it has one (does the best batch pay?). */
 static void series_line(const struct run_phases *p, char *buf, size_t n)
 {
     size_t o = 0;
@@ -579,15 +595,24 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
              * answer to "is int8 worth it" (a fresh-eyes check: 80.73 against 81.65 ms). */
             if (o < n) o += series_pair_words(k.fast, k.slow, buf + o, n - o);
         }
-        if (k.most && o + 200 < n) {
+        if (k.most && o + 300 < n) {
             fmt_ns(x, sizeof x, (double)k.most->lat_p50);
+            struct pair_verdict rv;
+            char w[96] = "";
+            if (k.next) series_rate_verdict(k.most, k.next, &rv);
+            if (k.next == k.small) rate_words(&rv, w, sizeof w);
             o +=
                 (size_t)snprintf(buf + o, n - o,
-                                 "%s%s%sbatch %lld gives the most items/s, %.2fx batch %lld's, at"
+                                 "%s%s%sbatch %lld gives the most items/s, %.2fx batch %lld's%s, at"
                                  " %.2fx its p50 (%s)",
                                  k.fast ? "; " : "", k.most->rest, k.most->rest[0] ? ": " : "",
                                  (long long)k.most->batch, k.items_ratio, (long long)k.small->batch,
-                                 (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
+                                 w, (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
+            if (k.next && k.next != k.small && o < n) {
+                rate_words(&rv, w, sizeof w);
+                o += (size_t)snprintf(buf + o, n - o, "; %.2fx batch %lld's%s", rv.ratio,
+                                      (long long)k.next->batch, w);
+            }
         }
     }
 }

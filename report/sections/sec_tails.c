@@ -147,7 +147,7 @@ static struct table *causes_table(const struct run_phases *p, const struct run_t
             table_row(t);
             series_cells(t, p, &r->v[i]);
             table_set_text(t, TC_CAUSE, c->key);
-            table_set_int(t, TC_EXTRA_NS, (int64_t)c->extra_ns);
+            table_set_int(t, TC_EXTRA_NS, (int64_t)(c->share * r->v[i].extra));
             table_set_num(t, TC_SHARE_PCT, 100 * c->share);
             if (c->top[0]) table_set_text(t, TC_TOP, c->top);
             table_set_text(t, TC_DETAIL, c->detail);
@@ -209,14 +209,18 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         table_set_text(v, TV_WHAT, what);
         for (int k = 0; k < x->ncauses; k++) {
             table_row(v);
-            table_set_int(v, TV_EXTRA, (int64_t)x->c[k].extra_ns);
+            /* Its share of the row's extra (the cause's own measure is in its words): a cause
+             * of 2.22 ms under a series' 1.84 ms read as more than all of it. */
+            table_set_int(v, TV_EXTRA, (int64_t)(x->c[k].share * x->extra));
             table_set_num(v, TV_SHARE, 100 * x->c[k].share);
             table_set_text(v, TV_WHAT, x->c[k].detail);
         }
         table_row(v);
         table_set_num(v, TV_SHARE, 100 * x->unexplained);
         snprintf(what, sizeof what, "unexplained%s%s%s",
-                 x->overlap ? " (the causes overlap: host and GPU work run together)" : "",
+                 x->overlap ? " (the causes overlap: one may be another's effect, or host and"
+                              " GPU work ran together)"
+                            : "",
                  !x->guess[0]                                  ? ""
                  : !strncmp(x->guess, "no recorded cause", 17) ? ": "
                                                                : "; a guess: ",

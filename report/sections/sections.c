@@ -223,7 +223,7 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
         phase_short_label(&p->v[fast->phase], label, sizeof label);
         double lo = 100 * OBSERVER_HOOKS_LO_NS / (double)fast->lat_p50,
                hi = 100 * OBSERVER_HOOKS_HI_NS / (double)fast->lat_p50;
-        int digits = hi < 10 ? 1 : 0;
+        int digits = hi < 1 ? 2 : hi < 10 ? 1 : 0; /* "0.1-0.1%" said no range */
         o += (size_t)snprintf(out + o, n - o,
                               "%sthe Python module hooks add about 2-4 us to each forward's"
                               " latency, measured apart (bench/python_hooks.py), and more to the"
@@ -250,8 +250,8 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
             snprintf(sys, sizeof sys, ", %.0f%% of its latency",
                      100.0 * (double)hf->sys_mean / (double)hf->lat_mean);
         snprintf(out + o, n - o,
-                 "%snot counted: %s%s%s's %.0f page faults an iteration%s, which may be the"
-                 " profile's, not the program's (page_faults below)",
+                 "%snot counted: %s%s%s's %.0f page faults an iteration%s, which the profile"
+                 " may have made more or fewer than the program's alone (page_faults below)",
                  o ? "; " : "", label, hf->name[0] ? " " : "", hf->name, hf->faults_mean, sys);
     }
 }

@@ -10,6 +10,14 @@ tail no recorded cause explains, said once (OneAfterTheOther).
 requests-in-a-batch-loaded: a server's batches of requests whose worker woke late under load:
 the batches hold the calls (RequestsInABatchUnderLoad).
 
+batch-sweep-bf16: one model at batch 1, 8 and 32 under no_grad, then batch 8 under
+inference_mode and CPU autocast bf16: the Fastest line names no phase fastest over a pooled one,
+the best batch against the next with a band, no memory saving across batch sizes (BatchSweep).
+
+gc-every-50th, preempted-under-load: a collection every 50th forward, and a loop preempted by
+the machine's other work: each cause in the words and figures the program's own truth gives
+(TailCauses).
+
 sampled-operators-mlp: operators sampled, 17 captured iterations measurably slower and so set
 apart from the latencies, while every count (the Phases table's steady iterations, the combined
 report of several processes, the Between table's gaps) keeps them as the steady iterations they
@@ -211,6 +219,85 @@ class SampledOperators(Case):
         self.assertEqual(row["latency_p50_ns"], ph["latency_p50_ns"], (row, ph))
         procs = [p["steady_iterations"] for p in multi["processes"]]
         self.assertEqual(procs, [42, 42], multi["processes"])
+
+
+def fixture_report(case, name):
+    db = unpack(os.path.join(DATA, name + ".db.xz"), os.path.join(case.dir, name + ".db"))
+    r = case.cli("report", "--format", "json", db)
+    case.assertEqual(r.rc, 0, r.err)
+    return json.loads(r.out), db
+
+
+class BatchSweep(Case):
+    """batch-sweep-bf16: batch_sweep.py (a fresh-eyes check's, 2026-12-01), its own timer while
+    profiled: batch 1 p50 2.801 ms, batch 8 5.536 ms, batch 32 25.436 ms, bf16 at batch 8
+    43.969 ms; loop rates 314.4, 1364.8 and 1281.0 items/s (eight runs of it put 8 or 32 first
+    four times each)."""
+
+    def test_no_phase_is_named_fastest_over_a_pooled_one(self):
+        # It read "inference/bf16, p50 43.88ms; not ranked: not ranked: no_grad/off pools 3
+        # series...": bf16 named fastest at 8x no_grad's batch-8 latency.
+        rep, _ = fixture_report(self, "batch-sweep-bf16")
+        self.assertEqual(rep["summary"]["fastest"],
+                         "not ranked: no_grad/off pools 3 series, whose p50 mixes them (the Series"
+                         " line has each); the other phase inference/bf16, p50 43.88ms")
+
+    def test_the_best_batch_against_the_next_has_a_band(self):
+        # "batch 8 gives the most items/s" named a winner the next run reversed.
+        rep, _ = fixture_report(self, "batch-sweep-bf16")
+        self.assertRegex(rep["summary"]["series"],
+                         r"^no_grad/off: SmallCNN: batch 8 gives the most items/s, [0-9.]+x batch"
+                         r" 1's, at [0-9.]+x its p50 \([0-9.]+ms\); 1\.0\dx batch 32's, no clear"
+                         r" difference$")
+        sweep = {r["batch"]: r for r in rep["batch_sweep"] if r["phase"].startswith("no_grad")}
+        self.assertEqual(sorted(sweep), [1, 8, 32], rep["batch_sweep"])
+
+    def test_no_memory_saving_across_batch_sizes(self):
+        # "inference/bf16 needs 8.30MiB less (77%)": batch 8 against no_grad's batch 32.
+        rep, _ = fixture_report(self, "batch-sweep-bf16")
+        s = rep["summary"]
+        self.assertIn("; no saving stated: no_grad/off's largest batch is 32, inference/bf16's 8",
+                      s["memory"])
+        self.assertIsNone(s["peak_allocated_saved_bytes"], s)
+        for ph in rep["phases"]:
+            if ph["grad_mode"] == "inference_mode":
+                self.assertIsNone(ph["peak_allocated_saved_bytes"], ph)
+
+    def test_findings_of_one_phase_are_not_counted_as_phases(self):
+        rep, _ = fixture_report(self, "batch-sweep-bf16")
+        faults = [a for a in rep["advice"] if a["rule"] == "page_faults"]
+        self.assertEqual(len({a["phase"] for a in faults}), 1, faults)
+        self.assertRegex(rep["summary"]["findings"], rf"^page_faults \({len(faults)} findings\): ")
+
+
+class TailCauses(Case):
+    def test_a_collection_in_some_slow_iterations_is_said_per_collection(self):
+        # tail_causes.py b: gc.collect() every 50th forward, 60 of them at 55.99 ms each by the
+        # program's own timer (gc_ms); it read "ran 25.63 ms in each slow iteration", the 60
+        # averaged over 131 slow ones.
+        rep, _ = fixture_report(self, "gc-every-50th")
+        t, = rep["tails"]
+        c, = [c for c in rep["tail_causes"] if c["cause"] == "gc"]
+        m = re.search(r"ran in (\d+) of the (\d+) slow iterations, ([0-9.]+) ms in each of them",
+                      c["detail"])
+        self.assertTrue(m, c["detail"])
+        self.assertEqual(int(m.group(1)), 60)
+        self.assertEqual(int(m.group(2)), t["slow_iterations"])
+        self.assertLess(abs(float(m.group(3)) / 55.99 - 1), 0.1, c["detail"])
+        self.assertRegex(t["pattern"], r"^every 50th from #49", t)
+
+    def test_no_cause_takes_more_than_its_series_extra(self):
+        # A preempted loop (tail_causes.py e beside another tester's programs): the cause read
+        # 2.22 ms under a series' extra of 1.84 ms.
+        rep, _ = fixture_report(self, "preempted-under-load")
+        for t in rep["tails"]:
+            causes = [c for c in rep["tail_causes"] if c["series"] == t["series"]]
+            self.assertTrue(causes, rep["tail_causes"])
+            for c in causes:
+                self.assertLessEqual(c["extra_ns"], t["extra_ns"], c)
+                self.assertAlmostEqual(c["extra_ns"] / t["extra_ns"], c["share_pct"] / 100,
+                                       places=3)
+            self.assertEqual([c["cause"] for c in causes], ["preempted"], causes)
 
 
 if __name__ == "__main__":

@@ -361,7 +361,7 @@ class PythonProgram(TorchCase):
                          r"(, more than Linear( #2)?'s shift [0-9.]+[um]?s -> [0-9.]+[um]?s"
                          r" mid-run)?|, no verdict: Linear( #2)? shifted [0-9.]+[um]?s ->"
                          r" [0-9.]+[um]?s mid-run)?(; |$)){2}")
-        self.assertIn("pools 2 series, so it has no p50 of its own", summary["fastest"])
+        self.assertIn("pools 2 series, whose p50 mixes them", summary["fastest"])
 
     def test_a_mark_leaves_the_other_models_loops_counted(self):
         # One record_function("iteration B") made every unmarked module call of the run no
