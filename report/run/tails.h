@@ -72,6 +72,11 @@ struct series_tail {
     double unexplained; /* share of extra no named cause explains, 0..1 */
     int overlap;        /* the named causes add up past the extra: host and GPU overlap */
     char guess[320];    /* what differs without a time, said as a guess ("" none) */
+    /* The gaps between consecutive slow iterations that are a multiple of infprof's writer
+     * cycle (writer_period_ns, within a tenth of it), of writer_gaps, where far more are than
+     * at other periods: the profile's own work took the CPU (0 where not). */
+    int64_t writer_hits, writer_gaps;
+    double writer_period_ns;
 };
 
 struct run_tails {

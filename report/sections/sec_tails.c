@@ -31,6 +31,7 @@ enum {
     TL_CAUSES,
     TL_UNEXPLAINED_PCT,
     TL_GUESS,
+    TL_WRITER_CYCLE_GAPS,
     TL_NCOLS
 };
 
@@ -81,6 +82,18 @@ static void causes_text(const struct series_tail *x, char *out, size_t n)
                  100 * x->c[i].share);
 }
 
+/* "; 42 of the 59 gaps between them a multiple of infprof's writer cycle (100 ms): ..." where
+ * the slow iterations keep its time (tails.c, writer_cadence); nothing where they do not. */
+static void writer_words(const struct series_tail *x, char *out, size_t n)
+{
+    if (!x->writer_hits || !n) return;
+    snprintf(out, n,
+             "; %lld of the %lld gaps between them a multiple of infprof's writer cycle (%.0f ms):"
+             " the profile's own work took the CPU from the program (INFPROF_FLUSH_MS sets the"
+             " cycle)",
+             (long long)x->writer_hits, (long long)x->writer_gaps, x->writer_period_ns / 1e6);
+}
+
 static struct table *tails_table(const struct run_phases *p, const struct run_tails *r)
 {
     struct table *t = table_new("tails", NULL);
@@ -102,6 +115,7 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
     table_col(t, "causes", NULL, COL_TEXT);
     table_col(t, "unexplained_pct", "Unexplained", COL_PCT);
     table_col(t, "guess", NULL, COL_TEXT);
+    table_col(t, "writer_cycle_gaps", NULL, COL_INT);
     assert(t->ncols == TL_NCOLS);
     char buf[1024];
     for (int i = 0; i < r->n; i++) {
@@ -123,6 +137,7 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
         table_set_text(t, TL_CAUSES, buf);
         table_set_num(t, TL_UNEXPLAINED_PCT, 100 * x->unexplained);
         if (x->guess[0]) table_set_text(t, TL_GUESS, x->guess);
+        if (x->writer_hits) table_set_int(t, TL_WRITER_CYCLE_GAPS, x->writer_hits);
     }
     return t;
 }
@@ -206,6 +221,7 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         fmt_ns(b2, sizeof b2, x->typical_mean);
         snprintf(what, sizeof what, "%s: %s; %s vs %s typical, %.1f%% of the series' time",
                  x->pattern, idx, b1, b2, x->cost_pct);
+        writer_words(x, what + strlen(what), sizeof what - strlen(what));
         table_set_text(v, TV_WHAT, what);
         for (int k = 0; k < x->ncauses; k++) {
             table_row(v);
@@ -372,6 +388,7 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
     else if (x->ncauses && x->c[0].share >= 0.5 && tail_action(x->c[0].cause))
         snprintf(line + strlen(line), sizeof line - strlen(line), "; %s",
                  tail_action(x->c[0].cause));
+    writer_words(x, line + strlen(line), sizeof line - strlen(line));
     snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
     summary_set(o, line);
 }

@@ -299,6 +299,20 @@ class TailCauses(Case):
                                        places=3)
             self.assertEqual([c["cause"] for c in causes], ["preempted"], causes)
 
+    def test_the_writers_cycle_in_the_slow_iterations_is_named(self):
+        # Nothing injected: 42 of the 59 gaps between its slow iterations are multiples of the
+        # writer's 100 ms cycle (the program kept both CPUs busy); they read as the machine's.
+        rep, db = fixture_report(self, "preempted-under-load")
+        t, = rep["tails"]
+        self.assertEqual(t["writer_cycle_gaps"], 42, t)
+        r = self.cli("report", db)
+        self.assertIn("42 of the 59 gaps between them a multiple of infprof's writer cycle"
+                      " (100 ms): the profile's own work took the CPU from the program",
+                      " ".join(r.out.decode().split()))
+        # A collection every 50th forward keeps no such cadence.
+        rep, _ = fixture_report(self, "gc-every-50th")
+        self.assertEqual([t["writer_cycle_gaps"] for t in rep["tails"]], [None], rep["tails"])
+
 
 if __name__ == "__main__":
     main()
