@@ -4,6 +4,7 @@
  * autocast ran the GEMMs and convolutions in the type it was asked for.
  */
 #include "sections.h"
+#include "../run/operators.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +101,37 @@ static double compute_share(const struct phase_info *ph, enum precision want, do
     return total ? 100.0 * (double)in / (double)total : -1;
 }
 
+/* An autocast phase on the CPU: no kernel names a type, and the operators' dtypes are not
+ * recorded; the casts it made are (aten::_to_copy, the operators table's Casts/it). Its
+ * operators table read "Precision float" for bf16, and the line said only that no CUDA ran (a
+ * fresh-eyes check: autocast('cpu', bfloat16) ran its convolutions in bf16, 8x slower). */
+static void cpu_autocast_words(const struct section_ctx *c, struct summary_out *so)
+{
+    const struct run_operators *r = run_operators(c->db, c->p);
+    char buf[1024], a[64];
+    size_t o = (size_t)snprintf(buf, sizeof buf,
+                                "no CUDA activity was recorded in the autocast"
+                                " phases; on the CPU");
+    int said = 0;
+    for (int i = 0; r && i < r->nphases && o + 120 < sizeof buf; i++) {
+        const struct op_phase *op = &r->phases[i];
+        const struct phase_info *ph = NULL; /* by id */
+        for (int k = 0; k < c->p->n && !ph; k++)
+            if (c->p->v[k].id == op->phase) ph = &c->p->v[k];
+        if (!ph || !op->iterations || !strcmp(ph->autocast, "off") || ph->transient) continue;
+        summary_named(so, ph, a, sizeof a);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s %s made %.2f casts an iteration",
+                              said ? "," : "", a,
+                              (double)op->casts_in_iter / (double)op->iterations);
+        said = 1;
+    }
+    if (!said) return;
+    snprintf(buf + o, sizeof buf - o,
+             " (autocast's conversions to the type asked for; the operators' dtypes are not"
+             " recorded, so the share of their time in it is not known)");
+    summary_set(so, buf);
+}
+
 /* Autocast: the share of GEMM and convolution time in the type each autocast phase asked for. */
 static void fill_autocast(const struct section_ctx *c, struct summary_out *so)
 {
@@ -145,6 +177,7 @@ static void fill_autocast(const struct section_ctx *c, struct summary_out *so)
         summary_set(so, !any      ? "no autocast phase ran"
                         : kernels ? "no GEMM or convolution kernel ran in the autocast phases"
                                   : "no CUDA activity was recorded in the autocast phases");
+        if (any && !kernels) cpu_autocast_words(c, so);
     }
 }
 
