@@ -27,7 +27,8 @@ static double uniform(uint64_t *s)
 
 static double normal(uint64_t *s)
 {
-    return sqrt(-2 * log(uniform(s))) * cos(6.283185307179586 * uniform(s));
+    double u = uniform(s), v = uniform(s); /* in this order: the same seed, the same band */
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
 /* A Gamma(a, 1) for a >= 1. */

@@ -4,7 +4,8 @@
  * the peak of live tensor bytes on its memory device (the run's first GPU, else the CPU), never
  * a sum over devices: CPU and GPU bytes do not add, and no program measures them together
  * (torch.cuda.max_memory_allocated is per device). Two phases whose largest batches differ save
- * nothing of each other: their peaks are their batches'.
+ * nothing of each other, their peaks being their batches', nor a phase whose series ran other
+ * models or batch sizes: its peak is one of theirs.
  */
 #include "run.h"
 
@@ -61,6 +62,17 @@ int64_t memory_largest_batch(const struct phase_info *ph)
     return b > 0 ? b : -1;
 }
 
+void memory_mark_mixed(struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++)
+        for (int j = i + 1; j < p->series.n; j++) {
+            const struct series_info *x = &p->series.v[i], *y = &p->series.v[j];
+            if (x->phase == y->phase && x->nsteady && y->nsteady &&
+                (series_models_differ(x, y) || series_batches_differ(x, y)))
+                p->v[x->phase].peak_mixed = 1;
+        }
+}
+
 int memory_batches_differ(const struct phase_info *a, const struct phase_info *b)
 {
     int64_t x = memory_largest_batch(a), y = memory_largest_batch(b);
@@ -77,6 +89,11 @@ int memory_saving(const struct phase_info *base, const struct phase_info *ph, in
      * needs 8.30MiB less (77%)" at batch 8 against no_grad's batch 32, where at batch 8 it
      * saved 0.52 MiB; a fresh-eyes check). */
     if (memory_batches_differ(base, ph)) return 0;
+    /* A phase whose series ran other models or batch sizes: its peak is one series', and the
+     * other phase's may be another model's (an H200 run's "inference/fp16 needs 608.56MiB
+     * less (47%)" set ResNet #2's peak against BERT's; ResNet against ResNet saved 25%; a
+     * fresh-eyes check). */
+    if (base->peak_mixed || ph->peak_mixed) return 0;
     *bytes = base->peak_alloc - ph->peak_alloc;
     *pct = 100.0 * (double)*bytes / (double)base->peak_alloc;
     return !entry_moved(base, ph, *bytes);

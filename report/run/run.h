@@ -92,6 +92,7 @@ struct phase_info {
     int64_t mix[OP_COUNT][PREC_COUNT]; /* kernel ns by operation class and compute type */
     int64_t triton_compute_ns; /* of it, Triton GEMM, conv and attention (compute type unknown) */
     int nseries; /* its series (run_series), 1 when every iteration has the same mark name */
+    int peak_mixed; /* its series ran other models or batch sizes: its peak is one of theirs */
     struct detect_info detected; /* iterations found without a mark (detect.c; period 0 none) */
     int64_t module_iterations; /* of its iterations, Python module calls (source 5) */
     int64_t captured_apart;    /* steady ones whose operators were all recorded (sampled
@@ -439,6 +440,8 @@ void phases_memory_peaks(struct run_phases *p);
 /* The largest batch of ph's steady iterations (-1 none known); whether a's and b's are both
  * known and differ (memory_saving then says nothing). */
 int64_t memory_largest_batch(const struct phase_info *ph);
+/* Each phase's peak_mixed (phases_load calls it, after the series). */
+void memory_mark_mixed(struct run_phases *p);
 int memory_batches_differ(const struct phase_info *a, const struct phase_info *b);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);

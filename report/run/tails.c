@@ -1201,9 +1201,10 @@ static int64_t gaps_at(const struct series_tail *t, double period)
  * injected, on a machine whose two CPUs the program kept busy, read 60 slow iterations
  * "preempted", 42 of their 59 gaps a multiple of 100 ms (INFPROF_FLUSH_MS) against 11 at most
  * at four other periods (a fresh-eyes check; with INFPROF_FLUSH_MS=250 they were gone): the
- * profile's own work, which the line must say, not the machine's. Counted where a third of the
- * gaps or more, 5 or more, and three times as many as at any of the other periods are. Runs
- * recorded before the writer counted its cycles (meta writer_cycles) are not judged. */
+ * profile's own work, which the line must say, not the machine's. Counted where the thread off
+ * the CPU is the first cause, and a third of the gaps or more, 5 or more, and three times as many
+ * as at any of the other periods are; "at no regular interval" (of iterations) then says of
+ * time. Runs recorded before the writer counted its cycles (meta writer_cycles) are not judged. */
 static void writer_cadence(sqlite3 *db, const struct run_phases *p, struct series_tail *t)
 {
     const struct runfacts *f = run_facts(db, p);
@@ -1218,8 +1219,11 @@ static void writer_cadence(sqlite3 *db, const struct run_phases *p, struct serie
         int64_t h = gaps_at(t, period * others[i]);
         if (h > other) other = h;
     }
-    if (hits >= 5 && 3 * hits >= t->nslow - 1 && hits >= 3 * other)
+    if (hits >= 5 && 3 * hits >= t->nslow - 1 && hits >= 3 * other) {
         t->writer_hits = hits, t->writer_gaps = t->nslow - 1, t->writer_period_ns = period;
+        if (!strcmp(t->pattern, "at no regular interval"))
+            snprintf(t->pattern, sizeof t->pattern, "at no regular interval of iterations");
+    }
 }
 
 const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p)
@@ -1232,7 +1236,6 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     struct wins w = {0};
     classify(db, p, r, &w);
     if (!r->n) return r;
-    for (int k = 0; k < r->n; k++) writer_cadence(db, p, &r->v[k]);
     read_gc(db, &w);
     read_modules(db, &w);
     read_memory(db, p, &w);
@@ -1269,6 +1272,9 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
         char cpu[sizeof r->v[k].guess];
         cpu_wait_words(db, p, &r->v[k], cpu, sizeof cpu);
         causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m, cpu);
+        /* Ours only where the thread was off the CPU first: a program's own timer, heartbeat
+         * or collection once a second keeps the cycle's multiples too (a review). */
+        if (r->v[k].ncauses && r->v[k].c[0].cause == TAIL_OFF_CPU) writer_cadence(db, p, &r->v[k]);
     }
     free(w.v), free(w.mods), free(w.mod_tid);
     return r;

@@ -64,7 +64,8 @@ static void run_page_faults(const struct advice_ctx *c, const struct phase_info 
                 " time, or trims the top of its heap). Whether it trims depends on the heap's"
                 " layout, which a profiler's own work moves: a conv net faulted so in every run"
                 " under infprof or torch.profiler and in 1 of 6 alone, its forward 1.6-2.5x slower,"
-                " and a small CNN as much alone as profiled; count them in the program alone"
+                " and a small CNN faulted as much alone as profiled; count them in the program "
+                "alone"
                 " (resource.getrusage's ru_minflt around the loop) before acting",
                 name, s->faults_mean, where, cost,
                 some ? "after those iterations" : "after each iteration") < 0)

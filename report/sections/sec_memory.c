@@ -151,6 +151,12 @@ static void fill_memory(const struct section_ctx *c, struct summary_out *so)
                      " has each one's peak)",
                      a, (long long)memory_largest_batch(against), b,
                      (long long)memory_largest_batch(least));
+        } else if (least && least != against && (against->peak_mixed || least->peak_mixed)) {
+            summary_named(so, against->peak_mixed ? against : least, a, sizeof a);
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     "; no saving stated: %s pools series of other models or batch sizes, its"
+                     " peak one of theirs (the Series table has each one's peak)",
+                     a);
         }
         summary_set(so, buf);
     } else if (p->n && p->v[0].has_memory) {

@@ -131,7 +131,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     /* "Precision float" in a bf16 phase read as autocast doing nothing (a fresh-eyes check). */
     if (r->nphases)
         t->note = pool_printf("%s; Precision: int8 where quantized operators did most of the GEMM"
-                              " and convolution work, else float, fp32, bf16 and fp16 alike (the"
+                              " and convolution work, else 'float' (fp32, bf16 and fp16 alike: the"
                               " operators' dtypes are not recorded)",
                               t->note);
     return t;

@@ -250,8 +250,8 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
             snprintf(sys, sizeof sys, ", %.0f%% of its latency",
                      100.0 * (double)hf->sys_mean / (double)hf->lat_mean);
         snprintf(out + o, n - o,
-                 "%snot counted: %s%s%s's %.0f page faults an iteration%s, which the profile"
-                 " may have made more or fewer than the program's alone (page_faults below)",
+                 "%snot counted: %s%s%s's %.0f page faults an iteration%s, which may be more"
+                 " or fewer than the program alone would take (page_faults below)",
                  o ? "; " : "", label, hf->name[0] ? " " : "", hf->name, hf->faults_mean, sys);
     }
 }

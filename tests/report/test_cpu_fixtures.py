@@ -267,13 +267,14 @@ class BatchSweep(Case):
         # CPU autocast bf16 ran its convolutions in bf16 (8x slower); the Autocast line said only
         # that no CUDA ran, and the operators table "Precision float".
         rep, _ = fixture_report(self, "batch-sweep-bf16")
-        self.assertIn("; on the CPU inference/bf16 made 2.00 casts an iteration (autocast's"
-                      " conversions to the type asked for; the operators' dtypes are not recorded",
+        self.assertIn("; on the CPU inference/bf16 made 2.00 casts an iteration against 1.00"
+                      " without autocast (autocast's conversions to the type asked for and the"
+                      " program's own; the operators' dtypes are not recorded",
                       rep["summary"]["autocast"])
         self.assertEqual({p["precision"] for p in rep["operator_phases"]}, {"float"})
         _, db = fixture_report(self, "batch-sweep-bf16")
         r = self.cli("report", "--section", "operator_phases", db)
-        self.assertIn("else float, fp32, bf16 and fp16 alike (the operators' dtypes are not"
+        self.assertIn("else 'float' (fp32, bf16 and fp16 alike: the operators' dtypes are not"
                       " recorded)", " ".join(r.out.decode().split()))
 
     def test_findings_of_one_phase_are_not_counted_as_phases(self):
