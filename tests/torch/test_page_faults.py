@@ -97,8 +97,8 @@ class PageFaults(Case):
         self.assertIn("which a profiler's own work moves", a["finding"])
         self.assertRegex(report["run"]["observer_cost"],
                          r"not counted: no_grad/off Sequential's \d+ page faults an iteration"
-                         r"(, \d+% of its latency)?, which the profile may have made more or"
-                         r" fewer than the program's alone \(page_faults below\)$")
+                         r"(, \d+% of its latency)?, which may be more or fewer than the"
+                         r" program alone would take \(page_faults below\)$")
 
     def test_new_memory_kept_is_no_allocator_churn(self):
         # 1 MiB made and kept each forward (a list that grows): 256 faults a forward that no
