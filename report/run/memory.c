@@ -62,17 +62,6 @@ int64_t memory_largest_batch(const struct phase_info *ph)
     return b > 0 ? b : -1;
 }
 
-void memory_mark_mixed(struct run_phases *p)
-{
-    for (int i = 0; i < p->series.n; i++)
-        for (int j = i + 1; j < p->series.n; j++) {
-            const struct series_info *x = &p->series.v[i], *y = &p->series.v[j];
-            if (x->phase == y->phase && x->nsteady && y->nsteady &&
-                (series_models_differ(x, y) || series_batches_differ(x, y)))
-                p->v[x->phase].peak_mixed = 1;
-        }
-}
-
 int memory_batches_differ(const struct phase_info *a, const struct phase_info *b)
 {
     int64_t x = memory_largest_batch(a), y = memory_largest_batch(b);

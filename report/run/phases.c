@@ -414,7 +414,7 @@ void phases_load(sqlite3 *db, struct run_phases *p, const struct run_options *o)
     series_between_gpu(db, p);
     series_between_data(db, p);
     series_figures(db, p);
-    memory_mark_mixed(p);
+    series_mark_mixed_peaks(p);
     series_cpu(db, p);
     series_heap_faults(db, p);
     phases_warmup_off_cpu(db, p);

@@ -440,8 +440,6 @@ void phases_memory_peaks(struct run_phases *p);
 /* The largest batch of ph's steady iterations (-1 none known); whether a's and b's are both
  * known and differ (memory_saving then says nothing). */
 int64_t memory_largest_batch(const struct phase_info *ph);
-/* Each phase's peak_mixed (phases_load calls it, after the series). */
-void memory_mark_mixed(struct run_phases *p);
 int memory_batches_differ(const struct phase_info *a, const struct phase_info *b);
 int memory_saving(const struct phase_info *base, const struct phase_info *ph, int64_t *bytes,
                   double *pct);
@@ -523,6 +521,9 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
  * model B under inference_mode read "1.44x no_grad, faster" (a fresh-eyes check); no ratio
  * between them anywhere. 0 when either is NULL or its model unknown. */
 int series_models_differ(const struct series_info *x, const struct series_info *y);
+/* Each phase's peak_mixed: two of its series ran other models or batch sizes (series.c;
+ * phases_load calls it; memory_saving reads it). */
+void series_mark_mixed_peaks(struct run_phases *p);
 /* Two phases whose iterations were both detected (from the same source) and whose repeated
  * forwards differ (detect_info.unit_sig): other work, where no model name can say so (two C++
  * threads, model A in inference_mode and a smaller B under no_grad, read "0.05x no_grad,

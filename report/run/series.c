@@ -144,6 +144,17 @@ int series_batches_differ(const struct series_info *x, const struct series_info 
     return x && y && x->batch > 0 && y->batch > 0 && x->batch != y->batch;
 }
 
+void series_mark_mixed_peaks(struct run_phases *p)
+{
+    for (int i = 0; i < p->series.n; i++)
+        for (int j = i + 1; j < p->series.n; j++) {
+            const struct series_info *x = &p->series.v[i], *y = &p->series.v[j];
+            if (x->phase == y->phase && x->nsteady && y->nsteady &&
+                (series_models_differ(x, y) || series_batches_differ(x, y)))
+                p->v[x->phase].peak_mixed = 1;
+        }
+}
+
 int series_models_differ(const struct series_info *x, const struct series_info *y)
 {
     if (!x || !y) return 0;
