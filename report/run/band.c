@@ -113,64 +113,51 @@ int iterations_mean_ratio_ci(const int64_t *a, size_t na, const int64_t *b, size
     return ratio_ci(a, na, b, nb, lo, hi, 1);
 }
 
-/* The median of each of the DRIFT_BLOCKS stretches of v[0..n), in time order, into out. */
-static void stretch_medians(const int64_t *v, size_t n, int64_t *out, int64_t *buf)
+/* Each of the DRIFT_BLOCKS stretches of v[0..n), in time order, into out: its median, or
+ * (mean) its mean, as the set's own band is of the one or the other. */
+static void stretch_stats(const int64_t *v, size_t n, int64_t *out, int64_t *buf, int mean)
 {
     for (size_t k = 0; k < DRIFT_BLOCKS; k++) {
         size_t a = k * n / DRIFT_BLOCKS, b = (k + 1) * n / DRIFT_BLOCKS;
+        double sum = 0;
+        for (size_t i = a; mean && i < b; i++) sum += (double)v[i];
+        if (mean) {
+            out[k] = b > a ? (int64_t)(sum / (double)(b - a)) : 0;
+            continue;
+        }
         memcpy(buf, v + a, (b - a) * sizeof *buf);
         out[k] = rstats_median(buf, b - a);
     }
 }
 
-static int drift_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
-                      double *hi)
+/* The iterations' band widened by the stretches' (the one band every speed-up gets). */
+static int band_of(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo, double *hi,
+                   int mean)
 {
-    if (na < DRIFT_BLOCKS * DRIFT_MIN || nb < DRIFT_BLOCKS * DRIFT_MIN) return 0;
+    if (!ratio_ci(a, na, b, nb, lo, hi, mean)) return 0;
+    if (na < DRIFT_BLOCKS * DRIFT_MIN || nb < DRIFT_BLOCKS * DRIFT_MIN) return 1;
     int64_t ma[DRIFT_BLOCKS], mb[DRIFT_BLOCKS];
     int64_t *buf = malloc((na > nb ? na : nb) * sizeof *buf);
     if (!buf) cli_fail("out of memory");
-    stretch_medians(a, na, ma, buf);
-    stretch_medians(b, nb, mb, buf);
+    stretch_stats(a, na, ma, buf, mean);
+    stretch_stats(b, nb, mb, buf, mean);
     free(buf);
-    return iterations_ratio_ci(ma, DRIFT_BLOCKS, mb, DRIFT_BLOCKS, lo, hi);
+    double dlo, dhi;
+    if (ratio_ci(ma, DRIFT_BLOCKS, mb, DRIFT_BLOCKS, &dlo, &dhi, mean)) {
+        if (dlo < *lo) *lo = dlo;
+        if (dhi > *hi) *hi = dhi;
+    }
+    return 1;
 }
 
 int iterations_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                     double *hi)
 {
-    if (!iterations_ratio_ci(a, na, b, nb, lo, hi)) return 0;
-    double dlo, dhi;
-    if (drift_band(a, na, b, nb, &dlo, &dhi)) {
-        if (dlo < *lo) *lo = dlo;
-        if (dhi > *hi) *hi = dhi;
-    }
-    return 1;
-}
-
-/* The mean of each stretch, for a rate's band: a loop's items/s is its mean latency's. */
-static void stretch_means(const int64_t *v, size_t n, int64_t *out)
-{
-    for (size_t k = 0; k < DRIFT_BLOCKS; k++) {
-        size_t a = k * n / DRIFT_BLOCKS, b = (k + 1) * n / DRIFT_BLOCKS;
-        double sum = 0;
-        for (size_t i = a; i < b; i++) sum += (double)v[i];
-        out[k] = b > a ? (int64_t)(sum / (double)(b - a)) : 0;
-    }
+    return band_of(a, na, b, nb, lo, hi, 0);
 }
 
 int iterations_mean_band(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *lo,
                          double *hi)
 {
-    if (!iterations_mean_ratio_ci(a, na, b, nb, lo, hi)) return 0;
-    if (na < DRIFT_BLOCKS * DRIFT_MIN || nb < DRIFT_BLOCKS * DRIFT_MIN) return 1;
-    int64_t ma[DRIFT_BLOCKS], mb[DRIFT_BLOCKS];
-    double dlo, dhi;
-    stretch_means(a, na, ma);
-    stretch_means(b, nb, mb);
-    if (iterations_mean_ratio_ci(ma, DRIFT_BLOCKS, mb, DRIFT_BLOCKS, &dlo, &dhi)) {
-        if (dlo < *lo) *lo = dlo;
-        if (dhi > *hi) *hi = dhi;
-    }
-    return 1;
+    return band_of(a, na, b, nb, lo, hi, 1);
 }

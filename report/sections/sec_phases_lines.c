@@ -27,10 +27,10 @@ static const char *no_iteration_words(const struct run_phases *p, int first)
  * series has a p50 of none of them (in an fp32 + int8 run, the int8 series' p95), so it is not
  * ranked; *pooled gets the first such phase. */
 static const struct phase_info *fastest(const struct run_phases *p,
-                                        const struct phase_info **pooled)
+                                        const struct phase_info **pooled, int *ranked)
 {
     const struct phase_info *best = NULL;
-    *pooled = NULL;
+    *pooled = NULL, *ranked = 0;
     for (int i = 0; i < p->n; i++) {
         const struct phase_info *ph = &p->v[i];
         if (ph->transient || !ph->nsteady) continue;
@@ -38,6 +38,7 @@ static const struct phase_info *fastest(const struct run_phases *p,
             if (!*pooled) *pooled = ph;
             continue;
         }
+        ++*ranked;
         if (!best || ph->lat_p50 < best->lat_p50) best = ph;
     }
     return best;
@@ -165,10 +166,8 @@ static void fill_fastest(const struct section_ctx *c, struct summary_out *so)
     char a[64], b[64];
     char x[32];
     const struct phase_info *pooled;
-    const struct phase_info *f = fastest(p, &pooled);
-    int ranked = 0; /* phases of one series: the ones a p50 ranks */
-    for (int i = 0; i < p->n; i++)
-        ranked += !p->v[i].transient && p->v[i].nsteady && p->v[i].nseries <= 1;
+    int ranked; /* phases of one series: the ones a p50 ranks */
+    const struct phase_info *f = fastest(p, &pooled, &ranked);
     if (!f && pooled) {
         pooled_words(p, pooled, buf, sizeof buf);
         summary_set(so, buf);

@@ -115,9 +115,7 @@ static void cpu_autocast_words(const struct section_ctx *c, struct summary_out *
     int said = 0;
     for (int i = 0; r && i < r->nphases && o + 120 < sizeof buf; i++) {
         const struct op_phase *op = &r->phases[i];
-        const struct phase_info *ph = NULL; /* by id */
-        for (int k = 0; k < c->p->n && !ph; k++)
-            if (c->p->v[k].id == op->phase) ph = &c->p->v[k];
+        const struct phase_info *ph = phase_by_id(c->p, op->phase);
         if (!ph || !op->iterations || !strcmp(ph->autocast, "off") || ph->transient) continue;
         summary_named(so, ph, a, sizeof a);
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s %s made %.2f casts an iteration",
@@ -131,10 +129,10 @@ static void cpu_autocast_words(const struct section_ctx *c, struct summary_out *
     double off = -1;
     for (int i = 0; r && i < r->nphases; i++) {
         const struct op_phase *op = &r->phases[i];
-        for (int k = 0; k < c->p->n && op->iterations; k++)
-            if (c->p->v[k].id == op->phase && !strcmp(c->p->v[k].autocast, "off") &&
-                !c->p->v[k].transient && (double)op->casts_in_iter / (double)op->iterations > off)
-                off = (double)op->casts_in_iter / (double)op->iterations;
+        const struct phase_info *ph = phase_by_id(c->p, op->phase);
+        if (ph && op->iterations && !strcmp(ph->autocast, "off") && !ph->transient &&
+            (double)op->casts_in_iter / (double)op->iterations > off)
+            off = (double)op->casts_in_iter / (double)op->iterations;
     }
     if (off >= 0 && o + 80 < sizeof buf)
         o += (size_t)snprintf(buf + o, sizeof buf - o, " against %.2f without autocast", off);

@@ -515,6 +515,41 @@ int section_series(struct sqlite3 *db, const struct run_phases *p, struct table 
     return 4;
 }
 
+/* A pair's verdict (struct pair_verdict) after its ratio: ", no verdict: X shifted ..." where a
+ * shift withholds it; ", the same within 1%", ", no clear difference", or ", faster (95%: a-bx,
+ * one run)" (better NULL: " (95%: ...)" alone, a rate's); ", more than X's shift ..." beside a
+ * verdict a shift did not withhold; "" without a band. Returns what it wrote. */
+static size_t pair_words(const struct pair_verdict *pv, const char *better, const char *worse,
+                         char *out, size_t n)
+{
+    if (!n) return 0;
+    out[0] = 0;
+    char name[48] = "", u[32] = "", t[32] = "";
+    if (pv->shifted) {
+        fmt_label_cut(name, sizeof name, pv->shifted->name[0] ? pv->shifted->name : "(unnamed)",
+                      40);
+        fmt_ns(u, sizeof u, (double)pv->shift_before);
+        fmt_ns(t, sizeof t, (double)pv->shift_after);
+    }
+    const char *word = pv->v == VERDICT_FASTER ? better : worse;
+    int w = 0;
+    if (pv->withheld)
+        w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", name, u, t);
+    else if (pv->has_band) {
+        w = pv->v == VERDICT_SAME ? snprintf(out, n, ", the same within 1%%")
+            : pv->v == VERDICT_UNCLEAR
+                ? snprintf(out, n, ", no clear difference")
+                : snprintf(out, n, "%s%s (95%%: %.2f-%.2fx, one run)", word ? ", " : "",
+                           word ? word : "", pv->lo, pv->hi);
+        int m = pv->shifted && w >= 0 && (size_t)w < n
+                    ? snprintf(out + w, n - (size_t)w, ", more than %s's shift %s -> %s mid-run",
+                               name, u, t)
+                    : 0;
+        if (m > 0) w += m;
+    }
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 /* ", no clear difference" or ", faster (95%: 1.37-1.52x, one run)": what the band of fast's
  * steady latencies against slow's says (series_pair_verdict), as the Fastest phase line says it
  * (the Series line; the inference_mode line per series);
@@ -525,47 +560,9 @@ int section_series(struct sqlite3 *db, const struct run_phases *p, struct table 
 size_t series_pair_words(const struct series_info *fast, const struct series_info *slow, char *out,
                          size_t n)
 {
-    if (!n) return 0;
-    out[0] = 0;
     struct pair_verdict pv;
     series_pair_verdict(fast, slow, &pv);
-    char name[48] = "", u[32] = "", t[32] = "";
-    if (pv.shifted) {
-        fmt_label_cut(name, sizeof name, pv.shifted->name[0] ? pv.shifted->name : "(unnamed)", 40);
-        fmt_ns(u, sizeof u, (double)pv.shift_before);
-        fmt_ns(t, sizeof t, (double)pv.shift_after);
-    }
-    int w = 0;
-    if (pv.withheld)
-        w = snprintf(out, n, ", no verdict: %s shifted %s -> %s mid-run", name, u, t);
-    else if (pv.has_band) {
-        w = pv.v == VERDICT_SAME ? snprintf(out, n, ", the same within 1%%")
-            : pv.v == VERDICT_UNCLEAR
-                ? snprintf(out, n, ", no clear difference")
-                : snprintf(out, n, ", %s (95%%: %.2f-%.2fx, %s)",
-                           pv.v == VERDICT_FASTER ? "faster" : "slower", pv.lo, pv.hi, "one run");
-        int m = pv.shifted && w >= 0 && (size_t)w < n
-                    ? snprintf(out + w, n - (size_t)w, ", more than %s's shift %s -> %s mid-run",
-                               name, u, t)
-                    : 0;
-        if (m > 0) w += m;
-    }
-    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
-}
-
-/* A rate's verdict (series_rate_verdict) after its ratio: ", no clear difference", " (95%:
- * 1.05-1.15x, one run)"; nothing without a band. */
-static void rate_words(const struct pair_verdict *v, char *out, size_t n)
-{
-    out[0] = 0;
-    if (!v->has_band) return;
-    if (v->v == VERDICT_SAME)
-        snprintf(out, n, ", the same within 1%%");
-    else if (v->v == VERDICT_UNCLEAR)
-        snprintf(out, n, ", no clear difference");
-    else
-        snprintf(out, n, " (%s95%%: %.2f-%.2fx, one run)", v->v == VERDICT_SLOWER ? "fewer, " : "",
-                 v->lo, v->hi);
+    return pair_words(&pv, "faster", "slower", out, n);
 }
 
 /* The Series line: per phase with several configurations (series.c picks them), the fastest
@@ -600,7 +597,7 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
             struct pair_verdict rv;
             char w[96] = "";
             if (k.next) series_rate_verdict(k.most, k.next, &rv);
-            if (k.next == k.small) rate_words(&rv, w, sizeof w);
+            if (k.next == k.small) pair_words(&rv, NULL, "fewer", w, sizeof w);
             o +=
                 (size_t)snprintf(buf + o, n - o,
                                  "%s%s%sbatch %lld gives the most items/s, %.2fx batch %lld's%s, at"
@@ -609,7 +606,7 @@ static void series_line(const struct run_phases *p, char *buf, size_t n)
                                  (long long)k.most->batch, k.items_ratio, (long long)k.small->batch,
                                  w, (double)k.most->lat_p50 / (double)k.small->lat_p50, x);
             if (k.next && k.next != k.small && o < n) {
-                rate_words(&rv, w, sizeof w);
+                pair_words(&rv, NULL, "fewer", w, sizeof w);
                 o += (size_t)snprintf(buf + o, n - o, "; %.2fx batch %lld's%s", rv.ratio,
                                       (long long)k.next->batch, w);
             }
