@@ -211,10 +211,12 @@ static void html_document(FILE *out, struct table **tables, int n, const struct 
 }
 
 /* A page has room for the kernels of each phase (its chart draws each phase's top), as
- * --by-phase gives them, unless one phase or an NVTX range was asked for. */
+ * --by-phase gives them, unless one phase or an NVTX range was asked for; its charts read the
+ * rows of a table text leaves out. */
 static void html_defaults(struct report_opts *o)
 {
     if (!o->phase && !o->nvtx) o->by_phase = 1;
+    o->quiet_rows_unread = 0; /* the latency charts read the iterations table */
 }
 
 const struct output_format out_html = {"html", NULL, OUT_TEXT, html_document, html_defaults};

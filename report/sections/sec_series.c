@@ -465,8 +465,9 @@ enum {
 };
 
 /* Every iteration the report counts, where it begins and ends and how it was found (JSON and
- * CSV; text only with --section iterations): a detected one can be checked against the code. */
-static struct table *iterations_table(const struct run_phases *p)
+ * CSV; text only with --section iterations): a detected one can be checked against the code.
+ * rows 0: its columns alone, where no output reads its rows (report_opts.quiet_rows_unread). */
+static struct table *iterations_table(const struct run_phases *p, int rows)
 {
     struct table *t = table_new("iterations", "Iterations (each one the report counts)");
     table_col(t, "phase", NULL, COL_TEXT);
@@ -481,7 +482,7 @@ static struct table *iterations_table(const struct run_phases *p)
     table_col(t, "source", "Source", COL_TEXT);
     table_col(t, "captured", "Captured", COL_INT); /* its operators recorded, set apart */
     assert(t->ncols == IT_NCOLS);
-    for (size_t k = 0; k < p->niters; k++) {
+    for (size_t k = 0; rows && k < p->niters; k++) {
         const struct run_iter *x = &p->iters[k];
         table_row(t);
         phase_cells(t, &p->v[x->phase], IT_PHASE, IT_SHORT);
@@ -506,12 +507,13 @@ static struct table *iterations_table(const struct run_phases *p)
     return t;
 }
 
-int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out)
+int section_series(struct sqlite3 *db, const struct run_phases *p, int quiet_rows,
+                   struct table **out)
 {
     out[0] = series_table(db, p);
     out[1] = sweep_table(p);
     out[2] = between_table(p);
-    out[3] = iterations_table(p);
+    out[3] = iterations_table(p, quiet_rows);
     return 4;
 }
 
@@ -630,7 +632,7 @@ static const struct summary_line *const series_summary[] = {&line_series, NULL};
 static int series_build(const struct section_ctx *c, struct table **out, int max)
 {
     (void)max;
-    return section_series(c->db, c->p, out);
+    return section_series(c->db, c->p, !c->o->quiet_rows_unread, out);
 }
 
 /* By phase and name (the mark's text and the settings that changed), so one configuration is

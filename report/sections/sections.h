@@ -18,6 +18,9 @@ struct report_opts {
     struct run_options run; /* what the run model is asked (--warmup, --detect, --window) */
     int each;               /* several databases: each process's own report too */
     enum out_format format; /* views that differ by rendering (advice: wrapped text, md rows) */
+    /* No output reads a quiet table's rows (text and Markdown without --section): the tables
+     * quiet whatever the run (iterations) are built without them (report_defaults). */
+    int quiet_rows_unread;
 };
 struct table *section_run(struct sqlite3 *db, const struct run_phases *p);
 /* A row's phase: its full label in column `full` (JSON, CSV: as the phase table's `label`) and
@@ -36,8 +39,10 @@ struct table *section_precision(const struct run_phases *p);
 /* Kernel time by operation kind (GEMM, conv, elementwise, ...) per phase. */
 struct table *section_operations(const struct run_phases *p);
 struct table *section_memory(const struct run_phases *p);
-/* Series and the batch sweep (sec_series.c): two tables; returns how many. */
-int section_series(struct sqlite3 *db, const struct run_phases *p, struct table **out);
+/* Series, the batch sweep, the time between iterations and the iterations (sec_series.c);
+ * quiet_rows 0: the iterations table without its rows (no output reads them); returns how many. */
+int section_series(struct sqlite3 *db, const struct run_phases *p, int quiet_rows,
+                   struct table **out);
 /* A verdict in a table's words: "faster", "slower", "no clear difference", "same (within 1%)"
  * (the phases, inference_mode and Series tables; sec_phases.c). */
 const char *verdict_word(enum verdict v);
