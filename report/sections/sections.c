@@ -142,6 +142,23 @@ static void warnings_text(const struct runfacts *r, const struct run_bounds *b, 
  * (docs/performance.md). */
 #define OBSERVER_HOOKS_LO_NS 2000.0
 #define OBSERVER_HOOKS_HI_NS 4000.0
+/* What a CPU allocation and its free add with their reports (INFPROF_CPU_MEMORY, on by default),
+ * measured apart: infprof-bench-torch cpu_fold 69-85 ns a pair inside an iteration, cpu_alloc_free
+ * 74-133 ns outside one (docs/performance.md). On a 20-layer MLP's 40 allocations a forward that
+ * is most of what the defaults add (about 3 of 4-4.5 us, by perf): the hooks' 2-4 us alone
+ * stated a third of what a small model paid. */
+#define OBSERVER_CPU_ALLOC_LO_NS 70.0
+#define OBSERVER_CPU_ALLOC_HI_NS 135.0
+
+/* The CPU allocations of phase ph an iteration (its CPU devices' allocations over its iterations,
+ * warm-up ones too); 0 none recorded. */
+static double observer_cpu_allocs(const struct run_phases *p, const struct phase_info *ph)
+{
+    int64_t n = 0;
+    for (int k = 0; k < p->devices.n && k < REPORT_MAX_DEVICES; k++)
+        if (p->devices.type[k] == 0) n += ph->dev_allocs[k];
+    return ph->iterations > 0 ? (double)n / (double)ph->iterations : 0;
+}
 
 /* The fastest series whose iterations are the Python module hooks' (source 5): the one their
  * cost weighs on most; NULL none. */
@@ -217,20 +234,30 @@ static void observer_text(const struct runfacts *r, const struct run_phases *p,
     /* A tiny forward pays the module hooks' few microseconds in every latency it reports: said
      * with its share (an 18 us MLP ran 16% slower under us while this line read 0.2%). */
     const struct series_info *fast = observer_module_series(p);
-    if (fast && o + 240 < n) {
-        char p50[32], label[32] = "";
+    if (fast && o + 400 < n) {
+        char p50[32], label[32] = "", mem[160] = "";
         fmt_ns(p50, sizeof p50, (double)fast->lat_p50);
         phase_short_label(&p->v[fast->phase], label, sizeof label);
-        double lo = 100 * OBSERVER_HOOKS_LO_NS / (double)fast->lat_p50,
-               hi = 100 * OBSERVER_HOOKS_HI_NS / (double)fast->lat_p50;
+        double allocs = observer_cpu_allocs(p, &p->v[fast->phase]);
+        double lo_ns = OBSERVER_HOOKS_LO_NS, hi_ns = OBSERVER_HOOKS_HI_NS;
+        if (allocs >= 1) {
+            double a_lo = allocs * OBSERVER_CPU_ALLOC_LO_NS,
+                   a_hi = allocs * OBSERVER_CPU_ALLOC_HI_NS;
+            snprintf(mem, sizeof mem,
+                     ", its CPU allocations' reports about %.1f-%.1f us more (%.0f an iteration,"
+                     " 70-135 ns each with its free)",
+                     a_lo / 1e3, a_hi / 1e3, allocs);
+            lo_ns += a_lo, hi_ns += a_hi;
+        }
+        double lo = 100 * lo_ns / (double)fast->lat_p50, hi = 100 * hi_ns / (double)fast->lat_p50;
         int digits = hi < 1 ? 2 : hi < 10 ? 1 : 0; /* "0.1-0.1%" said no range */
         o += (size_t)snprintf(out + o, n - o,
                               "%sthe Python module hooks add about 2-4 us to each forward's"
-                              " latency, measured apart (bench/python_hooks.py), and more to the"
-                              " loop around it (a quarter to half as much again, between"
+                              " latency%s, measured apart (bench/python_hooks.py%s), and more to"
+                              " the loop around it (a quarter to half as much again, between"
                               " iterations): %.*f-%.*f%% of %s%s%s's p50 %s",
-                              o ? "; " : "", digits, lo, digits, hi, label,
-                              fast->name[0] ? " " : "", fast->name, p50);
+                              o ? "; " : "", mem, mem[0] ? ", infprof-bench-torch" : "", digits, lo,
+                              digits, hi, label, fast->name[0] ? " " : "", fast->name, p50);
     }
     if (o && o + 96 < n)
         o += (size_t)snprintf(out + o, n - o,
