@@ -18,13 +18,6 @@ static const char NO_OPERATOR[] =
     " the process runs iterations: a Python module call, a TorchScript call, a mark;"
     " INFPROF_OPERATORS=1 records every call)";
 
-static const struct phase_info *phase_of(const struct run_phases *p, int id)
-{
-    for (int k = 0; k < p->n; k++)
-        if (p->v[k].id == id) return &p->v[k];
-    return NULL;
-}
-
 /* phase_table's columns, in the order it declares them (asserted there). */
 enum {
     OP_PHASE,
@@ -76,7 +69,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     for (int i = 0; i < r->nphases; i++) {
         const struct op_phase *ph = &r->phases[i];
         table_row(t);
-        phase_cells(t, phase_of(p, ph->phase), 0, 1);
+        phase_cells(t, phase_by_id(p, ph->phase), 0, 1);
         table_set_int(t, OP_CALLS, ph->calls);
         if (ph->iterations)
             table_set_num(t, OP_CALLS_PER_ITERATION,
@@ -98,7 +91,7 @@ static struct table *phase_table(const struct run_phases *p, const struct run_op
     }
     char capped[256] = "";
     for (int i = 0, o = 0; i < r->nphases && o + 40 < (int)sizeof capped; i++) {
-        const struct phase_info *ph = phase_of(p, r->phases[i].phase);
+        const struct phase_info *ph = phase_by_id(p, r->phases[i].phase);
         char l[32];
         if (!r->phases[i].capped || !ph) continue;
         phase_short_label(ph, l, sizeof l);
@@ -179,7 +172,7 @@ int section_operators(struct sqlite3 *db, const struct run_phases *p, const stru
         if (f->phase != last) shown = 0, last = f->phase;
         if (o->top > 0 && shown++ >= o->top) continue;
         table_row(t);
-        phase_cells(t, phase_of(p, f->phase), 0, 1);
+        phase_cells(t, phase_by_id(p, f->phase), 0, 1);
         table_set_text(t, OS_OPERATOR, f->name);
         table_set_int(t, OS_CALLS, f->calls);
         if (f->calls_per_iter >= 0) table_set_num(t, OS_CALLS_PER_ITERATION, f->calls_per_iter);
