@@ -4,7 +4,8 @@
  * destructor, and the libc hooks that keep the lifecycle whole: _exit, _Exit, exit and quick_exit
  * (flush and record the status), the exec family (finish before the image is replaced),
  * sigaction, signal, bsd_signal, sysv_signal and sigset (our flush-on-signal handlers stay
- * invisible to the program), and close, close_range and
+ * invisible to the program; under `infprof run`, the program's handlers of the signals the run
+ * passes on noted for it: sigwrap.c), and close, close_range and
  * closefrom (the database's own descriptors stay open when a program closes everything, fdguard.h).
  *
  * Every hook fails open: it forwards to the real function whatever happens to us.
@@ -13,7 +14,9 @@
 #include "../profiler/fdguard.h"
 #include "../profiler/lifecycle.h"
 #include "../profiler/log.h"
+#include "../profiler/runsig.h"
 #include "../profiler/writer.h"
+#include "sigwrap.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -50,6 +53,7 @@ __attribute__((constructor)) static void preload_init(void)
     if (first && *first != &copy_self) return;
     static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
     ip_lifecycle_start_aside(&opts);
+    if (ip_active()) runsig_attach(); /* `infprof run`'s page, where it is our parent */
 }
 
 __attribute__((destructor)) static void preload_fini(void)
@@ -329,7 +333,7 @@ IP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     static sigaction_fn fn;
     if (!fn) fn = (sigaction_fn)real("sigaction");
     int ours = ip_lifecycle_signal_is_ours(sig);
-    int rc = fn(sig, act, old);
+    int rc = sigwrap_sigaction(fn, sig, act, old);
     if (rc == 0 && ours) {
         if (old) {
             memset(old, 0, sizeof *old);
@@ -355,6 +359,9 @@ static sighandler_t signal_like(const char *name, int sig, sighandler_t handler)
     }
     int ours = ip_lifecycle_signal_is_ours(sig);
     sighandler_t prev = fn(sig, handler);
+    static sigaction_fn sa;
+    if (!sa) sa = (sigaction_fn)real("sigaction");
+    if (prev != SIG_ERR && sa) prev = sigwrap_after_signal(sa, sig, prev);
     if (prev != SIG_ERR && ours) {
         ip_lifecycle_signal_released(sig);
         prev = SIG_DFL;

@@ -16,6 +16,7 @@
 #include "ring.h"
 #include "rlimits.h"
 #include "runinfo.h"
+#include "runsig.h"
 #include "thread.h"
 #include "writer.h"
 
@@ -148,6 +149,7 @@ static void life_on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     int saved = errno;
+    runsig_note(sig, si); /* `infprof run` need not pass it on: it came */
     int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
     int status = atomic_load(&life_exit_status);
     if (status >= 0 && ip_process_owns() && !(fault && si && si->si_code > 0)) {

@@ -17,6 +17,7 @@
 #include "../base/db.h"
 #include "../base/table.h"
 #include "../../profiler/output.h"
+#include "../../profiler/runsig.h"
 #include "run_asan.h"
 #include "run_exec.h"
 #include "run_list.h"
@@ -151,13 +152,19 @@ static int child_databases(const char *path, time_t since, char *list, size_t n)
 /* ---- a good parent -------------------------------------------------------------------------
  * As timeout(1) and nsys do: the signals a supervisor sends (docker stop's SIGTERM, a kill) are
  * passed on to the program, and its death by a signal is ours too. The terminal's own signals
- * (Ctrl-C, Ctrl-\) already reach the program, which shares our process group: not sent twice. */
+ * (Ctrl-C, Ctrl-\) already reach the program, which shares our process group: not sent twice;
+ * nor one sent to the group (a shell's kill %1, systemd's stop, timeout(1)), which the program
+ * notes on a page it shares with us (profiler/runsig.h). */
 static volatile sig_atomic_t run_child;
+static struct runsig_page *run_sigpage;
 
 static void run_forward(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
-    if (run_child > 0 && (!si || si->si_code != SI_KERNEL)) kill((pid_t)run_child, sig);
+    if (run_child <= 0 || (si && si->si_code == SI_KERNEL)) return;
+    int64_t now = runsig_now_ns();
+    if (si && runsig_child_got(run_sigpage, (pid_t)run_child, sig, si->si_pid, now)) return;
+    kill((pid_t)run_child, sig);
 }
 
 static void run_forward_signals(void)
@@ -380,6 +387,8 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
     if (with_asan)
         fprintf(stderr, "infprof: %s is built with AddressSanitizer: preloading %s first\n",
                 argv[0], asan);
+    static char sigenv[32]; /* one page for every run of the program */
+    if (!run_sigpage) run_sigpage = runsig_create(sigenv, sizeof sigenv);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) cli_fail("cannot fork: %s", strerror(errno));
@@ -396,6 +405,10 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
         setenv("INFPROF_OUTPUT", path, 1);
         unsetenv("INFPROF_SESSION");
         if (listpath[0]) setenv("INFPROF_RUN_LIST", listpath, 1);
+        if (sigenv[0])
+            setenv(RUNSIG_ENV, sigenv, 1);
+        else
+            unsetenv(RUNSIG_ENV);
         /* NVTX finds us from the first call of any library, even one made before our
          * constructor (a library's own constructor); a tool set before stays chained. */
         const char *nvtx = getenv("NVTX_INJECTION64_PATH");

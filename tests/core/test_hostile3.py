@@ -435,6 +435,56 @@ class Hostile3(Case):
         self.assertEqual(self.meta(os.path.join(self.dir, "t.db"), "end_reason"),
                          "signal SIGTERM")
 
+    def term_once(self, argv, to_group):
+        """The program's SIGTERM handler runs once whether the signal went to `infprof run` alone
+        (docker stop: passed on) or to its process group, the program in it (a shell's
+        `kill %1`, systemd's control-group kill, timeout(1)): not twice."""
+        self.runs = getattr(self, "runs", 0) + 1
+        p = subprocess.Popen([CLI, "run", "-o", f"t{self.runs}.db", "--"] + argv, cwd=self.dir,
+                             env=self.env(False), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        self.assertEqual(p.stdout.readline(), b"ready\n")
+        if to_group:
+            os.killpg(p.pid, signal.SIGTERM)
+        else:
+            p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual((p.returncode, out), (0, b"handled 1\n"), (argv, to_group, err))
+
+    def test_run_gives_the_program_a_group_signal_once(self):
+        for how in ("sigaction", "siginfo", "signal"):
+            for to_group in (True, False):
+                self.term_once([prog("hostile3"), "termcount", how], to_group)
+
+    def test_run_hides_the_note_of_a_programs_handler(self):
+        # Under `infprof run` the program's SIGTERM handler is called through ours, which notes
+        # it for the run: the program reads back its own handler, flags and mask.
+        plain = subprocess.run([prog("hostile3"), "readback"], capture_output=True)
+        self.assertEqual((plain.returncode, plain.stdout), (0, b"readback ok\n"), plain.stderr)
+        r = self.cli("run", "-o", "rb.db", "--", prog("hostile3"), "readback")
+        self.assertEqual((r.rc, r.out), (0, b"readback ok\n"), r.err)
+
+    def test_run_gives_a_python_program_a_group_signal_once(self):
+        python = shutil.which("python3") or "/usr/bin/python3"
+        script = os.path.join(self.dir, "term.py")
+        with open(script, "w") as f:
+            f.write("import signal, sys, threading, time\n"
+                    "calls = []\n"
+                    "got = threading.Event()\n"
+                    "def on_term(sig, frame):\n"
+                    "    calls.append(sig)\n"
+                    "    got.set()\n"
+                    "signal.signal(signal.SIGTERM, on_term)\n"
+                    "print('ready', flush=True)\n"
+                    "while not got.wait(1):\n"
+                    "    pass\n"
+                    "end = time.monotonic() + 0.3\n"
+                    "while time.monotonic() < end:\n"
+                    "    time.sleep(0.01)\n"
+                    "print('handled', len(calls))\n")
+        for to_group in (True, False):
+            self.term_once([python, script], to_group)
+
     def test_run_dies_of_the_programs_signal(self):
         r = self.cli("run", "-o", "a.db", "--", "sh", "-c", "kill -ABRT $$")
         self.assertEqual(r.rc, -signal.SIGABRT, r.err)

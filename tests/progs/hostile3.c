@@ -24,6 +24,13 @@
  *   mallocloop            threads malloc and free flat out until killed
  *   twoexit N             1,000 NVTX ranges, then N threads call exit(6) at the same moment
  *                         (workers that fail together)
+ *   termcount HOW         a SIGTERM handler set by HOW (sigaction, siginfo: with SA_SIGINFO,
+ *                         signal) counts its calls; "ready", then after the first call 300 ms
+ *                         more (a server draining), then "handled N" and exit 0
+ *   readback              SIGTERM's handler set with sigaction (flags, a mask), read back, then
+ *                         replaced by signal() and by SA_SIGINFO: each read back as set; then
+ *                         raised: "readback ok" where the last handler ran once, else the first
+ *                         difference
  */
 #include <errno.h>
 #include <dlfcn.h>
@@ -286,6 +293,89 @@ static int mallocloop(void)
     return 0;
 }
 
+static volatile sig_atomic_t term_calls;
+
+static void term_count(int sig)
+{
+    (void)sig;
+    term_calls++;
+}
+
+static void term_count_info(int sig, siginfo_t *si, void *uc)
+{
+    (void)si, (void)uc;
+    term_count(sig);
+}
+
+static int termcount(const char *how)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (!strcmp(how, "signal")) {
+        if (signal(SIGTERM, term_count) == SIG_ERR) return 2;
+    } else {
+        if (!strcmp(how, "siginfo")) {
+            sa.sa_sigaction = term_count_info;
+            sa.sa_flags = SA_SIGINFO;
+        } else {
+            sa.sa_handler = term_count;
+        }
+        if (sigaction(SIGTERM, &sa, NULL) != 0) return 2;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    while (!term_calls) pause();
+    struct timespec left = {0, 300000000};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    printf("handled %d\n", (int)term_calls);
+    return 0;
+}
+
+static void term_other(int sig)
+{
+    (void)sig;
+}
+
+/* The handler as the program set it, read back: what differs, or NULL. */
+static const char *same_act(void (*h)(int), void (*info)(int, siginfo_t *, void *), int flags,
+                            int usr1)
+{
+    struct sigaction now;
+    if (sigaction(SIGTERM, NULL, &now) != 0) return "sigaction failed";
+    if (info ? now.sa_sigaction != info : now.sa_handler != h) return "another handler";
+    int mask = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_RESETHAND | SA_ONSTACK;
+    if ((now.sa_flags & mask) != flags) return "other flags";
+    if (sigismember(&now.sa_mask, SIGUSR1) != usr1) return "another mask";
+    return NULL;
+}
+
+static int readback(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGUSR1);
+    sa.sa_handler = term_other;
+    sa.sa_flags = SA_RESTART;
+    const char *bad = NULL;
+    if (sigaction(SIGTERM, &sa, &old) != 0 || old.sa_handler != SIG_DFL) bad = "first old";
+    if (!bad) bad = same_act(term_other, NULL, SA_RESTART, 1);
+    if (!bad && signal(SIGTERM, term_count) != term_other) bad = "signal()'s old";
+    if (!bad) bad = same_act(term_count, NULL, SA_RESTART, 0);
+    sa.sa_sigaction = term_count_info;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (!bad && (sigaction(SIGTERM, &sa, &old) != 0 || old.sa_handler != term_count))
+        bad = "second old";
+    if (!bad) bad = same_act(NULL, term_count_info, SA_SIGINFO, 0);
+    if (!bad) raise(SIGTERM);
+    if (!bad && term_calls != 1) bad = "the handler did not run once";
+    printf("readback %s\n", bad ? bad : "ok");
+    return bad != NULL;
+}
+
 static atomic_int exit_go;
 
 static void *exit_now(void *arg)
@@ -330,6 +420,8 @@ int main(int argc, char **argv)
     if (!strcmp(m, "bsd")) return bsd_mode();
     if (!strcmp(m, "mallocloop")) return mallocloop();
     if (!strcmp(m, "twoexit")) return twoexit(atoi(a));
+    if (!strcmp(m, "termcount") && argc > 2) return termcount(a);
+    if (!strcmp(m, "readback")) return readback();
     if (!strcmp(m, "longnames")) return long_names();
     fprintf(stderr, "hostile3: unknown mode %s\n", m);
     return 2;

@@ -1,0 +1,119 @@
+/*
+ * sigwrap.c: under `infprof run`, the program's handlers of the signals the run passes on
+ * (RUNSIG_SET) are installed behind a trampoline that notes each delivery on the run's page
+ * before calling them (profiler/runsig.h: so that the run does not give the program a signal its
+ * process group already gave it). The program reads back its own handler, flags and mask, as
+ * without us; its handler gets the same arguments. Outside `infprof run`, or where the page
+ * could not be mapped, nothing is wrapped.
+ */
+#include "sigwrap.h"
+#include "../profiler/runsig.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* Per signal, the program's handler in two slots: the trampoline reads the current one while a
+ * change is written into the other. */
+static struct sigaction sw_prog[32][2];
+static _Atomic int sw_cur[32];
+static atomic_flag sw_lock = ATOMIC_FLAG_INIT;
+
+static void sw_tramp(int sig, siginfo_t *si, void *uc)
+{
+    runsig_note(sig, si);
+    const struct sigaction *a = &sw_prog[sig][atomic_load(&sw_cur[sig])];
+    if (a->sa_flags & SA_RESETHAND) runsig_handled(sig, 0); /* the default again, from now */
+    if (a->sa_flags & SA_SIGINFO)
+        a->sa_sigaction(sig, si, uc);
+    else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN)
+        a->sa_handler(sig);
+}
+
+static int sw_is_tramp(const struct sigaction *a)
+{
+    return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == sw_tramp;
+}
+
+/* A handler of the program's own (not the default, not ignored), for a signal the run passes on,
+ * in a process attached to the run's page. */
+static int sw_wants(int sig, const struct sigaction *act)
+{
+    return act && sig > 0 && sig < 32 && (RUNSIG_SET & (1u << sig)) && runsig_attached() &&
+           act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN && !sw_is_tramp(act);
+}
+
+/* The table is changed with every signal blocked on this thread (a handler that calls sigaction
+ * cannot come in while the lock is held) and the lock taken against other threads. */
+static void sw_enter(sigset_t *saved)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, saved);
+    while (atomic_flag_test_and_set_explicit(&sw_lock, memory_order_acquire)) {
+    }
+}
+
+static void sw_leave(const sigset_t *saved)
+{
+    atomic_flag_clear_explicit(&sw_lock, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+int sigwrap_sigaction(sigaction_fn real, int sig, const struct sigaction *act,
+                      struct sigaction *old)
+{
+    if (!runsig_attached() || sig <= 0 || sig >= 32 || !(RUNSIG_SET & (1u << sig)))
+        return real(sig, act, old);
+    sigset_t saved;
+    sw_enter(&saved);
+    int cur = atomic_load(&sw_cur[sig]);
+    struct sigaction prev = sw_prog[sig][cur], wrapped;
+    int wrap = sw_wants(sig, act);
+    if (wrap) {
+        sw_prog[sig][!cur] = *act;
+        wrapped = *act;
+        wrapped.sa_flags |= SA_SIGINFO;
+        wrapped.sa_sigaction = sw_tramp;
+        act = &wrapped;
+    }
+    struct sigaction was;
+    int rc = real(sig, act, &was);
+    if (rc == 0 && wrap) atomic_store(&sw_cur[sig], !cur);
+    if (rc == 0 && act != &wrapped && act) runsig_handled(sig, 0);
+    if (rc == 0 && wrap) runsig_handled(sig, 1);
+    if (rc == 0 && old) *old = sw_is_tramp(&was) ? prev : was;
+    sw_leave(&saved);
+    return rc;
+}
+
+sighandler_t sigwrap_after_signal(sigaction_fn real, int sig, sighandler_t prev)
+{
+    if (!runsig_attached() || sig <= 0 || sig >= 32 || !(RUNSIG_SET & (1u << sig))) return prev;
+    sigset_t saved;
+    sw_enter(&saved);
+    int cur = atomic_load(&sw_cur[sig]);
+    const struct sigaction *p = &sw_prog[sig][cur];
+    if (prev == (sighandler_t)(void (*)(void))sw_tramp)
+        prev = p->sa_flags & SA_SIGINFO ? (sighandler_t)(void (*)(void))p->sa_sigaction
+                                        : p->sa_handler;
+    /* signal() and its relatives set the program's handler themselves: wrapped again here. */
+    struct sigaction now;
+    if (real(sig, NULL, &now) == 0 && sw_wants(sig, &now)) {
+        struct sigaction wrapped = now;
+        sw_prog[sig][!cur] = now;
+        wrapped.sa_flags |= SA_SIGINFO;
+        wrapped.sa_sigaction = sw_tramp;
+        if (real(sig, &wrapped, NULL) == 0) {
+            atomic_store(&sw_cur[sig], !cur);
+            runsig_handled(sig, 1);
+        }
+    } else {
+        runsig_handled(sig, 0); /* the default, ignored, or held */
+    }
+    sw_leave(&saved);
+    return prev;
+}
