@@ -79,6 +79,7 @@ int runsig_attach(void)
         munmap(m, sizeof *pg);
         return 0;
     }
+    atomic_store(&pg->handled, 0); /* an image this one replaced had its own handlers */
     atomic_store(&runsig_mine, pg);
     return 1;
 }
@@ -129,7 +130,7 @@ static uint64_t status_mask(const char *text, const char *key)
  * ignored, where a second delivery changes nothing), caught and not pending (0); -1 unreadable. */
 static int child_state(pid_t child, int sig)
 {
-    char path[64], text[2048];
+    char path[64], text[4096]; /* about 1.5 KB; past it (a long Groups line), passed on */
     snprintf(path, sizeof path, "/proc/%d/status", (int)child);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
