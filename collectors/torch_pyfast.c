@@ -125,9 +125,33 @@ static PyO *training_of(PyO *module)
     return t;
 }
 
-/* The batch of the call's inputs: the leading dimension of its first tensor, 0 for no input or
- * a 0-dim tensor; -1 another first input (the Python side's to read); -2 the read raised
- * (pending). */
+/* The length of a 1-dim tensor, 0 for anything else; -2 the read raised (pending). */
+static long long length_1d(PyO *a)
+{
+    int is = ip_py.isinstance(a, ctx[CTX_TENSOR]);
+    if (is <= 0) return is < 0 ? -2 : 0;
+    PyO *s = ip_py.getattr(a, s_shape);
+    if (!s) return -2;
+    long long n = 0;
+    intptr_t dims = ip_py.size(s);
+    if (dims == 1) {
+        PyO *d0 = ip_py.seq_get(s, 0);
+        n = d0 ? ip_py.as_ll(d0) : -2;
+        if (d0) ip_py.decref(d0);
+        if (n < 0 && d0) ip_py.clear(), n = 0; /* a symbolic size: unknown */
+    } else if (dims < 0) {
+        n = -2;
+    }
+    ip_py.decref(s);
+    return n;
+}
+
+/* The batch of the call's inputs: the leading dimension of its first tensor, 0 for no input, a
+ * 0-dim tensor or unknown; -1 another first input (the Python side's to read); -2 the read
+ * raised (pending). A 1-dim first tensor is a batch only beside another 1-dim one, the shorter
+ * (EmbeddingBag's tokens and offsets: the offsets, one a sample; a recommender's user and item
+ * ids): alone it may as well be one sample's features (a server's text model read its token
+ * count as its batch, 9 to 536 where its requests came 1 to 8 at a time: a fresh-eyes check). */
 static long long batch_of(PyO *inputs)
 {
     intptr_t n = ip_py.size(inputs);
@@ -153,6 +177,13 @@ static long long batch_of(PyO *inputs)
         return -2;
     }
     ip_py.decref(s);
+    if (dims == 1 && b > 0) {
+        PyO *c = n > 1 ? ip_py.tuple_get(inputs, 1) : NULL;
+        if (n > 1 && !c) return -2;
+        long long m = c ? length_1d(c) : 0;
+        if (m == -2) return -2;
+        b = m > 0 ? (m < b ? m : b) : 0;
+    }
     return b;
 }
 

@@ -651,36 +651,48 @@ static size_t group_warmup(struct iters *it, int fixed, struct iter **m, const i
 /* A model called at several batch sizes under one name (Python module calls, one NVTX name):
  * a series per batch, whose p50 is one workload's, not a mix (a CNN at batch 8, 32 and 16 once
  * made one series whose p50 was none of theirs, and compare read its 1.8x regression as no
- * change). key[k]: the batch iteration k is grouped by, -1 where its name ran one batch size.
- * A batch with fewer than 3 iterations (a DataLoader's last, shorter batch) joins the name's
- * most common batch rather than make a series of its own. */
-#define SERIES_BATCH_MIN 3
+ * change). key[k]: the batch iteration k is grouped by, -1 where its name ran one batch size
+ * (the rare ones joining it), SERIES_BATCH_MIXED the rare ones together. A batch with fewer than 3
+ * iterations (a DataLoader's last, shorter batch) joins the name's most common batch where such
+ * iterations are at most 2, or 1% of the name's; more (a server batching what waits: sizes 3, 4 and
+ * 7 in "batch=1", a fresh-eyes check) make a series of their own, "batch=mixed". */
+#define SERIES_BATCH_MIN   3
+#define SERIES_BATCH_MIXED (-3)
+#define SERIES_BATCH_SIZES 16
 static void batch_keys(struct iter **mine, size_t n, int64_t *key)
 {
     for (size_t k = 0; k < n; k++) key[k] = -2;
     for (size_t k = 0; k < n; k++) {
         if (key[k] != -2) continue; /* its name and setting done */
-        int64_t b[16], cnt[16] = {0};
+        int64_t b[SERIES_BATCH_SIZES], cnt[SERIES_BATCH_SIZES] = {0}, rare = 0, all = 0;
         int nb = 0;
         for (size_t j = k; j < n; j++) {
-            if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting ||
-                mine[j]->batch < 0)
-                continue;
+            if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting) continue;
+            all++;
+            if (mine[j]->batch < 0) continue;
             int q = 0;
             while (q < nb && b[q] != mine[j]->batch) q++;
-            if (q == nb && nb < 16) b[nb++] = mine[j]->batch;
+            if (q == nb && nb < SERIES_BATCH_SIZES) b[nb++] = mine[j]->batch;
             if (q < nb) cnt[q]++;
         }
         int real = 0, common = 0;
+        int64_t sized = 0;
         for (int q = 0; q < nb; q++) {
             real += cnt[q] >= SERIES_BATCH_MIN;
+            rare += cnt[q] < SERIES_BATCH_MIN ? cnt[q] : 0;
+            sized += cnt[q];
             if (cnt[q] > cnt[common]) common = q;
         }
+        rare += all - sized; /* no batch known, or past the sizes counted */
+        int join = rare <= 2 || rare * 100 <= all;
         for (size_t j = k; j < n; j++) {
             if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting) continue;
             int q = 0;
             while (q < nb && b[q] != mine[j]->batch) q++;
-            key[j] = real < 2 ? -1 : q < nb && cnt[q] >= SERIES_BATCH_MIN ? b[q] : b[common];
+            key[j] = !real || (real == 1 && join)           ? -1
+                     : q < nb && cnt[q] >= SERIES_BATCH_MIN ? b[q]
+                     : join                                 ? b[common]
+                                                            : SERIES_BATCH_MIXED;
         }
     }
 }
@@ -767,6 +779,8 @@ static void phase_series(sqlite3 *db, struct run_phases *p, struct iters *it, in
         if (batches[g] >= 0 && !strstr(se->name, "batch="))
             snprintf(se->name + len, sizeof se->name - len, "%sbatch=%lld", len ? " " : "",
                      (long long)batches[g]);
+        else if (batches[g] == SERIES_BATCH_MIXED && !strstr(se->name, "batch="))
+            snprintf(se->name + len, sizeof se->name - len, "%sbatch=mixed", len ? " " : "");
         se->iterations = (int64_t)m;
         se->warmup = (int64_t)w;
         se->capture_f = capture_f;

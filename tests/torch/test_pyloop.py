@@ -278,6 +278,73 @@ class PyLoop(Case):
                                r" 1[5-8] steady iterations \(their phase's operator figures scale"
                                r" the other series' captures over them")
 
+    def test_a_text_models_batch_is_its_bags_not_its_tokens(self):
+        # EmbeddingBag(tokens, offsets): the batch is the bags (the offsets' length), not the
+        # tokens, and a lone 1-dim input (one sample's features) tells no batch: a server's text
+        # model read its token count as its batch (9 to 536 where its requests came 1 to 8 at a
+        # time) and the Series line called "batch 114" 11.55x better (a fresh-eyes check). Both
+        # paths of the hooks: the common one in C, and the Python one.
+        src = ("import itertools, torch\n"
+               "class Bag(torch.nn.Module):\n"
+               "    def __init__(self):\n"
+               "        super().__init__()\n"
+               "        self.emb = torch.nn.EmbeddingBag(1000, 32, mode='mean')\n"
+               "        self.fc = torch.nn.Linear(32, 4)\n"
+               "    def forward(self, tokens, offsets):\n"
+               "        return self.fc(self.emb(tokens, offsets))\n"
+               "class Vec(torch.nn.Module):\n"
+               "    def __init__(self):\n"
+               "        super().__init__()\n"
+               "        self.fc = torch.nn.Linear(64, 4)\n"
+               "    def forward(self, x):\n"
+               "        return self.fc(x)\n"
+               "torch.manual_seed(0)\n"
+               "bag, vec = Bag().eval(), Vec().eval()\n"
+               "with torch.no_grad():\n"
+               "    for i in range(60):\n"
+               "        lens = [5 + (7 * i + 3 * k) % 20 for k in range(1 + i % 3)]\n"
+               "        tokens = torch.randint(0, 1000, (sum(lens),))\n"
+               "        offsets = torch.tensor([0] + list(itertools.accumulate(lens))[:-1])\n"
+               "        bag(tokens, offsets)\n"
+               "        vec(torch.randn(64))\n")
+        for fast in ("1", "0"):
+            db = f"bag{fast}.db"
+            path = os.path.join(self.dir, "bag.py")
+            with open(path, "w") as f:
+                f.write(src)
+            r = self.run_prog([PYTHON, path], timeout=300, INFPROF_OUTPUT=db,
+                              INFPROF_PYTHON_FAST=fast)
+            if r.rc != 0 and b"No module named" in r.err:
+                raise unittest.SkipTest("python3 has no torch")
+            self.assertEqual(r.rc, 0, r.err)
+            s = self.series(self.report_json(r.db(db)))
+            self.assertEqual(sorted(s), ["Bag batch=1", "Bag batch=2", "Bag batch=3", "Vec"],
+                             (fast, sorted(s)))
+            for b in (1, 2, 3):
+                self.assertEqual((s[f"Bag batch={b}"]["iterations"], s[f"Bag batch={b}"]["batch"]),
+                                 (20, b), (fast, s))
+            self.assertEqual((s["Vec"]["iterations"], s["Vec"]["batch"]), (60, None), (fast, s))
+
+    def test_rare_batch_sizes_are_a_series_of_their_own(self):
+        # A server batching what waits: mostly one request at a time, now and then 3 to 7. The
+        # rare sizes, more than 2 and 1% of the forwards, are "batch=mixed", not counted in
+        # "batch=1" (a fresh-eyes check's MobileNet "batch=1" held batches of 3, 4 and 7); one
+        # short last batch still joins its loop's series.
+        src = ("import sys, torch\n"
+               "m = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU()).eval()\n"
+               "sizes = [1] * 60 + [3, 4, 5, 6, 7] * 2 if sys.argv[1] == 'server' else"
+               " [8] * 30 + [5]\n"
+               "with torch.no_grad():\n"
+               "    for b in sizes:\n"
+               "        m(torch.randn(b, 32))\n")
+        for what, want in (("server", {"Sequential batch=1": (60, 1),
+                                       "Sequential batch=mixed": (10, None)}),
+                           ("loader", {"Sequential": (31, None)})):
+            r = self.script("sizes.py", src, what, db=f"{what}.db")
+            s = self.series(self.report_json(r.db(f"{what}.db")))
+            self.assertEqual({k: (v["iterations"], v["batch"]) for k, v in s.items()}, want,
+                             what)
+
     def test_a_class_named_iteration_something_keeps_its_name(self):
         # "iteration" is stripped from a mark's text ("iteration batch=8" -> "batch=8"), never
         # from a class name: classes iteration_MLP and MLP were one name, "MLP", and compare
