@@ -45,6 +45,8 @@ struct win {
                                    unknown (an iteration_cpu row from before 2026-11-29) */
     double allocs, alloc_bytes; /* allocator reports of the thread: count, bytes */
     double alloc_max;           /* the largest of them */
+    double beside;              /* host time another series' iterations ran beside it (union) */
+    int beside_series;          /* the series that ran beside it longest, -1 none */
 };
 
 struct wins {
@@ -430,7 +432,8 @@ static void classify(sqlite3 *db, const struct run_phases *p, struct run_tails *
                                         .id = it->id,
                                         .cpu = -1,
                                         .faults = -1,
-                                        .sys = -1};
+                                        .sys = -1,
+                                        .beside_series = -1};
             want += slow;
         }
         r->n++;
@@ -709,6 +712,78 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
     sqlite3_finalize(st);
 }
 
+/* Another series' iterations on another thread during each window's host part: their union,
+ * and the series beside it longest. Two models served by two threads take turns on the CPUs (and
+ * share the memory's bandwidth): a fresh-eyes check's server forwarded its image model in 18 ms
+ * alone and in 39 ms beside its text model's, 33 ms of them overlapped, where the Tail said the
+ * thread was off the CPU and not why. */
+struct side {
+    int64_t s, e, tid;
+    int series;
+};
+
+static int by_side_start(const void *a, const void *b)
+{
+    const struct side *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+static void read_beside(const struct run_phases *p, const struct run_tails *r, struct wins *w)
+{
+    if (p->series.n < 2 || !p->niters || !w->n) return;
+    struct side *v = malloc(p->niters * sizeof *v);
+    if (!v) cli_fail("out of memory");
+    size_t n = 0;
+    int64_t longest = 0;
+    for (size_t i = 0; i < p->niters; i++) {
+        const struct run_iter *it = &p->iters[i];
+        if (it->series < 0 || it->host <= 0) continue;
+        v[n++] = (struct side){it->start, it->start + it->host, it->tid, it->series};
+        if (it->host > longest) longest = it->host;
+    }
+    qsort(v, n, sizeof *v, by_side_start);
+    for (size_t i = 0; i < w->n; i++) {
+        struct win *x = &w->v[i];
+        int me = r->v[x->tail].series;
+        int64_t a = x->s, b = x->host_end, from = a - longest, cur_s = 0, cur_e = 0, best = 0;
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[mid].s < from)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        double sum = 0;
+        for (size_t q = lo; q < n && v[q].s < b; q++) {
+            if (v[q].series == me || v[q].tid == x->tid) continue;
+            int64_t cs = v[q].s > a ? v[q].s : a, ce = v[q].e < b ? v[q].e : b;
+            if (ce <= cs) continue;
+            if (ce - cs > best) best = ce - cs, x->beside_series = v[q].series;
+            if (cs > cur_e) { /* starts are in order: a union by merging */
+                sum += (double)(cur_e - cur_s);
+                cur_s = cs, cur_e = ce;
+            } else if (ce > cur_e) {
+                cur_e = ce;
+            }
+        }
+        x->beside = sum + (double)(cur_e - cur_s);
+    }
+    free(v);
+}
+
+/* The series beside tail k's slow windows longest most often; -1 none. */
+static int beside_most(const struct wins *w, int k)
+{
+    int seen[REPORT_MAX_SERIES] = {0}, most = -1;
+    for (size_t i = 0; i < w->n; i++) {
+        int s = w->v[i].beside_series;
+        if (w->v[i].tail != k || !w->v[i].slow || s < 0 || s >= REPORT_MAX_SERIES) continue;
+        if (++seen[s] > (most >= 0 ? seen[most] : 0)) most = s;
+    }
+    return most;
+}
+
 /* ---- the causes ----------------------------------------------------------------------------- */
 
 #define MIB                    (1024.0 * 1024.0)
@@ -717,8 +792,8 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
 struct means {
     double n, lat, host, gc, mod, ops, new_ops, known_ops, sync, copies, malloc_api, new_kern,
         known_kern, allocs, alloc_bytes, ops_outside, bytes_outside, kern, alloc_max, cudnn,
-        cudnn_n, off_cpu, vcsw, ivcsw, off_waited,
-        ncpu;                /* off_waited: off_cpu of the iterations with a voluntary switch */
+        cudnn_n, beside, off_cpu, vcsw, ivcsw, off_waited,
+        ncpu;                    /* off_waited: off_cpu of the iterations with a voluntary switch */
     double faults, sys, nfaults; /* page faults and system time, over the nfaults that have them */
     double n_new, bytes_new; /* the iterations that ran operators new to the typical ones */
     double n_gc;             /* the iterations the garbage collector ran in */
@@ -732,7 +807,7 @@ static void add_means(struct means *m, const struct win *x)
     m->malloc_api += x->malloc_api, m->new_kern += x->new_kern, m->known_kern += x->known_kern;
     m->allocs += x->allocs, m->alloc_bytes += x->alloc_bytes, m->ops_outside += x->ops_outside;
     m->bytes_outside += x->bytes_outside, m->kern += x->kern, m->alloc_max += x->alloc_max;
-    m->cudnn += x->cudnn, m->cudnn_n += x->cudnn_n;
+    m->cudnn += x->cudnn, m->cudnn_n += x->cudnn_n, m->beside += x->beside;
     if (x->new_ops > 0) m->n_new++, m->bytes_new += x->alloc_bytes;
     if (x->gc > 0) m->n_gc++;
     if (x->cpu >= 0) {
@@ -1242,6 +1317,7 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
     read_api(db, &w);
     read_cudnn(db, p, &w);
     read_cpu(db, p, &w);
+    read_beside(p, r, &w);
     static struct keyed kd[2];
     memset(kd, 0, sizeof kd);
     int nslow[REPORT_MAX_SERIES] = {0}, ntyp[REPORT_MAX_SERIES] = {0};
@@ -1272,6 +1348,13 @@ const struct run_tails *run_tails(struct sqlite3 *db, const struct run_phases *p
         char cpu[sizeof r->v[k].guess];
         cpu_wait_words(db, p, &r->v[k], cpu, sizeof cpu);
         causes_of(db, r, k, &s, &m, kd, gpu, clock_s, clock_m, cpu);
+        struct series_tail *t = &r->v[k];
+        t->beside_series = -1;
+        double bs = s.host > 0 ? s.beside / s.host : 0, bm = m.host > 0 ? m.beside / m.host : 0;
+        if (bs >= TAIL_BESIDE && bs >= 1.5 * bm && bs - bm >= 0.2) {
+            t->beside_series = beside_most(&w, k);
+            t->beside_slow = bs, t->beside_typical = bm;
+        }
         /* Ours only where the thread was off the CPU first: a program's own timer, heartbeat
          * or collection once a second keeps the cycle's multiples too (a review). */
         if (r->v[k].ncauses && r->v[k].c[0].cause == TAIL_OFF_CPU) writer_cadence(db, p, &r->v[k]);

@@ -11,7 +11,8 @@
  * CUDA synchronisations, copies, cudaMalloc and cudaFree): its extra time is its mean over the
  * slow iterations less its mean over the typical ones, and it is named only where that explains
  * TAIL_MIN_SHARE of the slow iterations' extra latency. What no cause explains is said; what
- * differs without a time (allocations) is said as a guess. Read once, on first use.
+ * differs without a time (allocations) is said as a guess; another series running beside the slow
+ * iterations far more than beside the typical ones, as what they ran with. Read once, on first use.
  */
 #ifndef INFPROF_RUN_TAILS_H
 #define INFPROF_RUN_TAILS_H
@@ -77,7 +78,16 @@ struct series_tail {
      * at other periods: the profile's own work took the CPU (0 where not). */
     int64_t writer_hits, writer_gaps;
     double writer_period_ns;
+    /* Another series' iterations ran on another thread through beside_slow of the slow
+     * iterations' host time (0..1) and beside_typical of the typical ones', where the first is
+     * TAIL_BESIDE or more, 1.5x the second and 20 points over it: two models served side by side
+     * take turns on the CPUs (a server's text model's slow forwards 60% against 13%, a fresh-eyes
+     * check). beside_series: the one beside them longest most often, -1 none. */
+    int beside_series;
+    double beside_slow, beside_typical;
 };
+
+#define TAIL_BESIDE 0.3
 
 struct run_tails {
     int n, cap;

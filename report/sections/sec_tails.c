@@ -32,6 +32,9 @@ enum {
     TL_UNEXPLAINED_PCT,
     TL_GUESS,
     TL_WRITER_CYCLE_GAPS,
+    TL_BESIDE_SERIES,
+    TL_BESIDE_SLOW_PCT,
+    TL_BESIDE_TYPICAL_PCT,
     TL_NCOLS
 };
 
@@ -94,6 +97,33 @@ static void writer_words(const struct series_tail *x, char *out, size_t n)
              (long long)x->writer_hits, (long long)x->writer_gaps, x->writer_period_ns / 1e6);
 }
 
+/* "no_grad/off MobileNetV3": the series beside the slow iterations (tails.h), "" none. */
+static void beside_name(const struct run_phases *p, const struct series_tail *x, char *out,
+                        size_t n)
+{
+    out[0] = 0;
+    if (x->beside_series < 0 || x->beside_series >= p->series.n) return;
+    const struct series_info *o = &p->series.v[x->beside_series];
+    char label[32] = "";
+    phase_short_label(&p->v[o->phase], label, sizeof label);
+    snprintf(out, n, "%s %s", label, o->name[0] ? o->name : "(unnamed)");
+}
+
+/* "; beside them: X ran on another thread through 60% of the slow iterations' time against 13%
+ * of the typical ones' (...)" where another series did (tails.h); nothing where none did. */
+static void beside_words(const struct run_phases *p, const struct series_tail *x, char *out,
+                         size_t n)
+{
+    char name[400];
+    beside_name(p, x, name, sizeof name);
+    if (!name[0] || !n) return;
+    snprintf(out, n,
+             "; beside them: %s ran on another thread through %.0f%% of the slow iterations'"
+             " time against %.0f%% of the typical ones' (the two take turns on the CPUs and share"
+             " the memory's bandwidth)",
+             name, 100 * x->beside_slow, 100 * x->beside_typical);
+}
+
 static struct table *tails_table(const struct run_phases *p, const struct run_tails *r)
 {
     struct table *t = table_new("tails", NULL);
@@ -116,6 +146,9 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
     table_col(t, "unexplained_pct", "Unexplained", COL_PCT);
     table_col(t, "guess", NULL, COL_TEXT);
     table_col(t, "writer_cycle_gaps", NULL, COL_INT);
+    table_col(t, "beside_series", NULL, COL_TEXT);
+    table_col(t, "beside_slow_pct", NULL, COL_PCT);
+    table_col(t, "beside_typical_pct", NULL, COL_PCT);
     assert(t->ncols == TL_NCOLS);
     char buf[1024];
     for (int i = 0; i < r->n; i++) {
@@ -138,6 +171,12 @@ static struct table *tails_table(const struct run_phases *p, const struct run_ta
         table_set_num(t, TL_UNEXPLAINED_PCT, 100 * x->unexplained);
         if (x->guess[0]) table_set_text(t, TL_GUESS, x->guess);
         if (x->writer_hits) table_set_int(t, TL_WRITER_CYCLE_GAPS, x->writer_hits);
+        beside_name(p, x, buf, sizeof buf);
+        if (buf[0]) {
+            table_set_text(t, TL_BESIDE_SERIES, buf);
+            table_set_num(t, TL_BESIDE_SLOW_PCT, 100 * x->beside_slow);
+            table_set_num(t, TL_BESIDE_TYPICAL_PCT, 100 * x->beside_typical);
+        }
     }
     return t;
 }
@@ -205,7 +244,7 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
     table_col(v, NULL, "Share", COL_PCT);
     table_col(v, NULL, "What", COL_TEXT);
     assert(v->ncols == TV_NCOLS);
-    char name[400], label[32], idx[200], what[700], b1[32], b2[32];
+    char name[400], label[32], idx[200], what[1400], b1[32], b2[32];
     for (int i = 0; i < r->n; i++) {
         const struct series_tail *x = &r->v[i];
         const struct series_info *se = &p->series.v[x->series];
@@ -222,6 +261,7 @@ static struct table *text_view(const struct run_phases *p, const struct run_tail
         snprintf(what, sizeof what, "%s: %s; %s vs %s typical, %.1f%% of the series' time",
                  x->pattern, idx, b1, b2, x->cost_pct);
         writer_words(x, what + strlen(what), sizeof what - strlen(what));
+        beside_words(p, x, what + strlen(what), sizeof what - strlen(what));
         table_set_text(v, TV_WHAT, what);
         for (int k = 0; k < x->ncauses; k++) {
             table_row(v);
@@ -389,6 +429,7 @@ static void fill_tail(const struct section_ctx *c, struct summary_out *o)
         snprintf(line + strlen(line), sizeof line - strlen(line), "; %s",
                  tail_action(x->c[0].cause));
     writer_words(x, line + strlen(line), sizeof line - strlen(line));
+    beside_words(c->p, x, line + strlen(line), sizeof line - strlen(line));
     snprintf(line + strlen(line), sizeof line - strlen(line), " (Slow iterations below)");
     summary_set(o, line);
 }

@@ -6,6 +6,7 @@ system and faulted in again; and a sleep between iterations, which is no tail at
 extra time the program's, and the cause the right one: with operators recorded
 (INFPROF_OPERATORS=1) each is named; without, no wrong one is, and what differs without a time
 is said as a guess."""
+import json
 import os
 import re
 import statistics
@@ -203,6 +204,82 @@ class Tails(Case):
                       report["tail_causes"][0]["detail"])
         self.assertIsNotNone(m, report["tail_causes"][0])
         self.assertGreater(float(m.group(1)), float(m.group(3)) + 0.15, report["tail_causes"][0])
+
+    BESIDE = """
+import json, statistics, threading, time, torch
+torch.set_num_threads(1)
+def mlp(n, w):
+    return torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(w, w), torch.nn.ReLU())
+                                 for _ in range(n)]).eval()
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = mlp(8, 32)
+    def forward(self, x):
+        return self.m(x)
+class Big(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = mlp(20, 64)
+    def forward(self, x):
+        n = 0
+        for i in range(60000):  # Python in the forward: the GIL held
+            n += i
+        return self.m(x)
+small, big = Small(), Big()
+stop, spans = threading.Event(), []
+def side():
+    x = torch.randn(1, 64)
+    with torch.no_grad():
+        while not stop.is_set():
+            t0 = time.perf_counter_ns()
+            big(x)
+            spans.append((t0, time.perf_counter_ns()))
+            stop.wait(0.02)
+t = threading.Thread(target=side)
+t.start()
+x, own = torch.randn(1, 32), []
+with torch.no_grad():
+    for i in range(3000):
+        t0 = time.perf_counter_ns()
+        small(x)
+        own.append((t0, time.perf_counter_ns()))
+stop.set()
+t.join()
+p50 = statistics.median(e - s for s, e in own)
+slow = [(s, e) for s, e in own if e - s > 3 * p50]
+beside = [w for w in slow if any(a < w[1] and b > w[0] for a, b in spans)]
+print(json.dumps({"slow": len(slow), "beside": len(beside)}))
+"""
+
+    def test_another_model_beside_the_slow_ones(self):
+        # Two models, a thread each: the small one's slow forwards are those the other one's
+        # forward ran beside (its Python holding the GIL), and the Tail says so, naming it (a
+        # fresh-eyes check's server: its text model's slow forwards 60% beside its image model's
+        # against 13% of the typical ones, where the Tail said "off the CPU" and not why).
+        path = os.path.join(self.dir, "beside.py")
+        with open(path, "w") as f:
+            f.write(self.BESIDE)
+        r = self.run_prog([TORCH_PYTHON, path], timeout=300, INFPROF_OUTPUT="beside.db")
+        if r.rc != 0 and b"No module named" in r.err:
+            raise unittest.SkipTest("python3 has no torch")
+        self.assertEqual(r.rc, 0, r.err)
+        own = json.loads(r.out.decode().splitlines()[-1])
+        if own["beside"] < 0.6 * own["slow"]:
+            self.skipTest(f"the machine is too loaded: by the program's own timer {own['beside']}"
+                          f" of its {own['slow']} slow forwards ran beside the other model's")
+        report = self.report_json(r.db("beside.db"))
+        t, = [x for x in report["tails"] if x["series"] == "Small"]
+        self.assertEqual(t["beside_series"], "no_grad/off Big", t)
+        self.assertGreaterEqual(t["beside_slow_pct"], 30, t)
+        self.assertGreaterEqual(t["beside_slow_pct"], t["beside_typical_pct"] + 20, t)
+        self.assertIn("beside them: no_grad/off Big ran on another thread through",
+                      report["summary"]["tail"])
+        # The other model's own tail, where it has one, is not said to be beside the small one's
+        # every forward: the small one runs beside all of its iterations alike.
+        for x in report["tails"]:
+            if x["series"] == "Big":
+                self.assertIsNone(x["beside_series"], x)
 
     def test_many_slow_ones_recur(self):
         # 2,000 iterations, every 10th waiting 2 ms inside the mark: 200 slow ones, more than
