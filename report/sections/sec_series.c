@@ -437,8 +437,8 @@ static struct table *between_table(const struct run_phases *p)
                      " batch, Other: the rest (input preparation, host post-processing)"
                    : "Wall %: of the series' steady iterations and the time after them; GPU idle:"
                      " the part of that time no kernel of the phase ran ('-': no kernels"
-                     " recorded). Input preparation, data loading and host post-processing show"
-                     " here";
+                     " recorded). Input preparation, data loading, host post-processing and a"
+                     " server's wait for requests show here";
     /* A pool's workers wait side by side: their gaps summed passed the run's wall time (18.8 s
      * in a 12.2 s server run, a fresh-eyes check), said so where it can be. */
     if (most)
