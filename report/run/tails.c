@@ -717,6 +717,10 @@ static void names_of(sqlite3 *db, const struct top *t, char *out, size_t size)
  * share the memory's bandwidth): a fresh-eyes check's server forwarded its image model in 18 ms
  * alone and in 39 ms beside its text model's, 33 ms of them overlapped, where the Tail said the
  * thread was off the CPU and not why. */
+/* An iteration this long (host time) is walked apart: a first forward of a minute would have
+ * every window walk all the iterations that began since it did. */
+#define TAIL_BESIDE_LONG 1000000000LL
+
 struct side {
     int64_t s, e, tid;
     int series;
@@ -728,48 +732,68 @@ static int by_side_start(const void *a, const void *b)
     return (x->s > y->s) - (x->s < y->s);
 }
 
+/* Add another series' iteration q to window x's overlaps (clipped to its host part). */
+static void side_add(const struct win *x, int me, const struct side *q, struct side **buf,
+                     size_t *nbuf, size_t *cap)
+{
+    int64_t cs = q->s > x->s ? q->s : x->s, ce = q->e < x->host_end ? q->e : x->host_end;
+    if (q->series == me || q->tid == x->tid || ce <= cs) return;
+    if (*nbuf == *cap && !(*buf = realloc(*buf, (*cap = *cap ? 2 * *cap : 64) * sizeof **buf)))
+        cli_fail("out of memory");
+    (*buf)[(*nbuf)++] = (struct side){cs, ce, q->tid, q->series};
+}
+
 static void read_beside(const struct run_phases *p, const struct run_tails *r, struct wins *w)
 {
     if (p->series.n < 2 || !p->niters || !w->n) return;
-    struct side *v = malloc(p->niters * sizeof *v);
+    struct side *v = malloc(p->niters * sizeof *v), *lng = NULL, *buf = NULL;
     if (!v) cli_fail("out of memory");
-    size_t n = 0;
+    size_t n = 0, nl = 0, cl = 0, cap = 0;
     int64_t longest = 0;
     for (size_t i = 0; i < p->niters; i++) {
         const struct run_iter *it = &p->iters[i];
         if (it->series < 0 || it->host <= 0) continue;
-        v[n++] = (struct side){it->start, it->start + it->host, it->tid, it->series};
+        struct side one = {it->start, it->start + it->host, it->tid, it->series};
+        if (it->host >= TAIL_BESIDE_LONG) {
+            side_add(&(struct win){.s = INT64_MIN, .host_end = INT64_MAX, .tid = -1}, -1, &one,
+                     &lng, &nl, &cl);
+            continue;
+        }
+        v[n++] = one;
         if (it->host > longest) longest = it->host;
     }
     qsort(v, n, sizeof *v, by_side_start);
     for (size_t i = 0; i < w->n; i++) {
         struct win *x = &w->v[i];
         int me = r->v[x->tail].series;
-        int64_t a = x->s, b = x->host_end, from = a - longest, cur_s = 0, cur_e = 0, best = 0;
-        size_t lo = 0, hi = n;
+        size_t nbuf = 0, lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (v[mid].s < from)
+            if (v[mid].s < x->s - longest)
                 lo = mid + 1;
             else
                 hi = mid;
         }
+        for (size_t q = lo; q < n && v[q].s < x->host_end; q++)
+            side_add(x, me, &v[q], &buf, &nbuf, &cap);
+        for (size_t q = 0; q < nl; q++) side_add(x, me, &lng[q], &buf, &nbuf, &cap);
+        if (nl) qsort(buf, nbuf, sizeof *buf, by_side_start);
+        /* Their union (in order of start), and the one beside it longest. */
+        int64_t cur_s = 0, cur_e = 0, best = 0;
         double sum = 0;
-        for (size_t q = lo; q < n && v[q].s < b; q++) {
-            if (v[q].series == me || v[q].tid == x->tid) continue;
-            int64_t cs = v[q].s > a ? v[q].s : a, ce = v[q].e < b ? v[q].e : b;
-            if (ce <= cs) continue;
-            if (ce - cs > best) best = ce - cs, x->beside_series = v[q].series;
-            if (cs > cur_e) { /* starts are in order: a union by merging */
+        for (size_t q = 0; q < nbuf; q++) {
+            if (buf[q].e - buf[q].s > best)
+                best = buf[q].e - buf[q].s, x->beside_series = buf[q].series;
+            if (!q || buf[q].s > cur_e) {
                 sum += (double)(cur_e - cur_s);
-                cur_s = cs, cur_e = ce;
-            } else if (ce > cur_e) {
-                cur_e = ce;
+                cur_s = buf[q].s, cur_e = buf[q].e;
+            } else if (buf[q].e > cur_e) {
+                cur_e = buf[q].e;
             }
         }
         x->beside = sum + (double)(cur_e - cur_s);
     }
-    free(v);
+    free(v), free(lng), free(buf);
 }
 
 /* The series beside tail k's slow windows longest most often; -1 none. */
