@@ -27,16 +27,19 @@
 /* A note this much older than the run's own receipt is of another sending. */
 #define RUNSIG_RECENT_MS 200
 
-struct runsig_page;
+#define RUNSIG_MAGIC 0x67737069u /* "ipsg" */
 
-/* The run: a new page, and the value of RUNSIG_ENV for its program ("PID:FD") in env; NULL (env
- * empty) when none could be made: then every signal is passed on, as before. */
-struct runsig_page *runsig_create(char *env, size_t n);
-/* The run, in its signal handler (async-signal-safe): 1 when its child `child` got `sig` from
- * `sender` itself (noted since `since_ns`, CLOCK_MONOTONIC, or still pending there), waiting up to
- * RUNSIG_WAIT_MS for the note where the program's own handler has it; 0: pass it on (at once
- * where the program has no handler of its own). */
-int runsig_child_got(struct runsig_page *pg, pid_t child, int sig, pid_t sender, int64_t since_ns);
+/* The page: written by the run's own child (its library), read by the run
+ * (report/cli/run_signals.c). */
+struct runsig_page {
+    uint32_t magic;
+    int32_t parent;           /* the run's pid: only its own child notes */
+    _Atomic uint32_t handled; /* bit per signal: the child's handler is the program's own */
+    _Atomic int64_t when[32]; /* per signal: the last receipt (CLOCK_MONOTONIC ns), 0 none */
+    _Atomic int32_t from[32]; /* and its sender (si_pid; 0 the kernel's or unknown) */
+};
+
+/* CLOCK_MONOTONIC in ns: the notes' clock, the same in every process (async-signal-safe). */
 int64_t runsig_now_ns(void);
 
 /* The library, once at its start: map the page RUNSIG_ENV names when this process is the run's

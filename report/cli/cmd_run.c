@@ -17,10 +17,10 @@
 #include "../base/db.h"
 #include "../base/table.h"
 #include "../../profiler/output.h"
-#include "../../profiler/runsig.h"
 #include "run_asan.h"
 #include "run_exec.h"
 #include "run_list.h"
+#include "run_signals.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -163,7 +163,7 @@ static void run_forward(int sig, siginfo_t *si, void *uc)
     (void)uc;
     if (run_child <= 0 || (si && si->si_code == SI_KERNEL)) return;
     int64_t now = runsig_now_ns();
-    if (si && runsig_child_got(run_sigpage, (pid_t)run_child, sig, si->si_pid, now)) return;
+    if (si && run_signals_child_got(run_sigpage, (pid_t)run_child, sig, si->si_pid, now)) return;
     kill((pid_t)run_child, sig);
 }
 
@@ -388,7 +388,7 @@ static int run_one(char **argv, const char *lib, const char *path, int pattern, 
         fprintf(stderr, "infprof: %s is built with AddressSanitizer: preloading %s first\n",
                 argv[0], asan);
     static char sigenv[32]; /* one page for every run of the program */
-    if (!run_sigpage) run_sigpage = runsig_create(sigenv, sizeof sigenv);
+    if (!run_sigpage) run_sigpage = run_signals_create(sigenv, sizeof sigenv);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) cli_fail("cannot fork: %s", strerror(errno));
