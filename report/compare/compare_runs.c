@@ -211,6 +211,37 @@ static int runs_checked(const char *const *base, int nb, const char *const *new,
     return nw;
 }
 
+/* "the command lines differ ('--out a.json' against '--out b.json'): ...": their first words
+ * that differ, so that a file name alone reads as one (a fresh-eyes check compared two runs that
+ * differed only in their output file and read "may not do the same work" alone). */
+static const char *commands_differ(const char *a, const char *b)
+{
+    /* Word by word: the first pair that differs (a word missing on one side reads "") ... */
+    const char *pa = a, *pb = b;
+    size_t la, lb;
+    for (;;) {
+        while (*pa == ' ') pa++;
+        while (*pb == ' ') pb++;
+        la = strcspn(pa, " "), lb = strcspn(pb, " ");
+        if (la != lb || strncmp(pa, pb, la) != 0 || !la) break;
+        pa += la, pb += lb;
+    }
+    /* One ran out of words: what the other adds. */
+    if (!la || !lb)
+        return pool_printf("the command lines differ (the %s one adds '%s'): the runs may not do"
+                           " the same work",
+                           la ? "base" : "new", pool_escaped(la ? pa : pb, 60));
+    /* ... and whether the words after it are alike. */
+    int more = strcmp(pa + la, pb + lb) != 0;
+    char x[64], y[64];
+    snprintf(x, sizeof x, "%.*s", (int)(la < 60 ? la : 60), pa);
+    snprintf(y, sizeof y, "%.*s", (int)(lb < 60 ? lb : 60), pb);
+    return pool_printf("the command lines differ (%s'%s' against '%s'%s): the runs may not do the"
+                       " same work",
+                       more ? "first " : "", pool_escaped(x, 60), pool_escaped(y, 60),
+                       more ? ", and more" : ", nothing else");
+}
+
 static int header(struct compare_side *b, struct compare_side *n, struct table **t,
                   const char *const *more_w, int more_nw)
 {
@@ -221,7 +252,7 @@ static int header(struct compare_side *b, struct compare_side *n, struct table *
     if (strcmp(text_of(rb, "gpus"), text_of(rn, "gpus")))
         w[nw++] = "the runs used different GPUs: kernel times are not comparable";
     if (strcmp(text_of(rb, "command"), text_of(rn, "command")))
-        w[nw++] = "the command lines differ: the runs may not do the same work";
+        w[nw++] = commands_differ(text_of(rb, "command"), text_of(rn, "command"));
     if (collector_on(text_of(rb, "collector_cupti")) !=
         collector_on(text_of(rn, "collector_cupti")))
         w[nw++] = "CUDA activity was recorded in one run only";

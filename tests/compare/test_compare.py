@@ -464,7 +464,18 @@ class CompareWarnings(Runs):
     def test_different_command_line(self):
         longer = build(self.dir, "longer", "new", "--batch", "16")
         w = self.warnings(self.base, longer)
-        self.assertEqual(w, "the command lines differ: the runs may not do the same work")
+        self.assertEqual(w, "the command lines differ (the new one adds '--batch 16'): the runs"
+                            " may not do the same work")
+        # Where a word differs, the first such pair (a fresh-eyes check compared two runs whose
+        # only difference was their output file, and read "may not do the same work" alone).
+        other = build(self.dir, "other", "new", "--batch", "8")
+        self.assertEqual(self.warnings(longer, other),
+                         "the command lines differ ('16' against '8', nothing else): the runs may"
+                         " not do the same work")
+        third = build(self.dir, "third", "new", "--size", "8")
+        self.assertEqual(self.warnings(longer, third),
+                         "the command lines differ (first '--batch' against '--size', and more):"
+                         " the runs may not do the same work")
 
     def test_unfinished_and_dropped(self):
         killed = edit_copy(self.new, os.path.join(self.dir, "killed.db"),
