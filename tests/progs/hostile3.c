@@ -25,8 +25,9 @@
  *   twoexit N             1,000 NVTX ranges, then N threads call exit(6) at the same moment
  *                         (workers that fail together)
  *   termcount HOW         a SIGTERM handler set by HOW (sigaction, siginfo: with SA_SIGINFO,
- *                         signal) counts its calls; "ready", then after the first call 300 ms
- *                         more (a server draining), then "handled N" and exit 0
+ *                         signal, reset: one that sets the default again) counts its calls;
+ *                         "ready", then after the first call 300 ms more (a server draining),
+ *                         then "handled N" and exit 0
  *   readback              SIGTERM's handler set with sigaction (flags, a mask), read back, then
  *                         replaced by signal() and by SA_SIGINFO: each read back as set; then
  *                         raised: "readback ok" where the last handler ran once, else the first
@@ -307,6 +308,16 @@ static void term_count_info(int sig, siginfo_t *si, void *uc)
     term_count(sig);
 }
 
+/* Counts, then sets the default again: "clean up, and die of the next one". */
+static void term_count_reset(int sig)
+{
+    term_count(sig);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+}
+
 static int termcount(const char *how)
 {
     struct sigaction sa;
@@ -318,6 +329,8 @@ static int termcount(const char *how)
         if (!strcmp(how, "siginfo")) {
             sa.sa_sigaction = term_count_info;
             sa.sa_flags = SA_SIGINFO;
+        } else if (!strcmp(how, "reset")) {
+            sa.sa_handler = term_count_reset;
         } else {
             sa.sa_handler = term_count;
         }
