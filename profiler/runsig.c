@@ -65,8 +65,10 @@ void runsig_note(int sig, const siginfo_t *si)
     if (!pg || sig <= 0 || sig >= 32 || !(RUNSIG_SET & (1u << sig))) return;
     int saved = errno;
     if (getppid() == pg->parent) { /* not a process the program forked */
-        atomic_store(&pg->from[sig], si ? (int32_t)si->si_pid : 0);
-        atomic_store(&pg->when[sig], runsig_now_ns());
+        uint32_t k = atomic_fetch_add(&pg->next[sig], 1) % RUNSIG_NOTES;
+        atomic_store(&pg->when[sig][k], 0); /* no reader pairs this sender with the old time */
+        atomic_store(&pg->from[sig][k], si ? (int32_t)si->si_pid : 0);
+        atomic_store(&pg->when[sig][k], runsig_now_ns());
     }
     errno = saved;
 }

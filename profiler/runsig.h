@@ -28,6 +28,7 @@
 #define RUNSIG_RECENT_MS 200
 
 #define RUNSIG_MAGIC 0x67737069u /* "ipsg" */
+#define RUNSIG_NOTES 4
 
 /* The page: written by the run's own child (its library), read by the run
  * (report/cli/run_signals.c). */
@@ -35,8 +36,12 @@ struct runsig_page {
     uint32_t magic;
     int32_t parent;           /* the run's pid: only its own child notes */
     _Atomic uint32_t handled; /* bit per signal: the child's handler is the program's own */
-    _Atomic int64_t when[32]; /* per signal: the last receipt (CLOCK_MONOTONIC ns), 0 none */
-    _Atomic int32_t from[32]; /* and its sender (si_pid; 0 the kernel's or unknown) */
+    /* Per signal, its last RUNSIG_NOTES receipts (a handler that raises the signal again notes
+     * its own after the sender's): when (CLOCK_MONOTONIC ns, 0 none) and from whom (si_pid; 0
+     * the kernel's or unknown); next: the count of notes, the slot of the next one. */
+    _Atomic int64_t when[32][RUNSIG_NOTES];
+    _Atomic int32_t from[32][RUNSIG_NOTES];
+    _Atomic uint32_t next[32];
 };
 
 /* CLOCK_MONOTONIC in ns: the notes' clock, the same in every process (async-signal-safe). */

@@ -78,10 +78,13 @@ int run_signals_child_got(struct runsig_page *pg, pid_t child, int sig, pid_t se
          * handler of its own by now, and a second signal killed it (a fresh-eyes check: exit
          * -15 after 17 ms where it drained for 600 ms alone). */
         int st = child_state(child, sig);
-        int64_t when = atomic_load(&pg->when[sig]);
-        if ((when && when >= since_ns - (int64_t)RUNSIG_RECENT_MS * 1000000 &&
-             atomic_load(&pg->from[sig]) == (int32_t)sender) ||
-            st == 1) {
+        for (int k = 0; k < RUNSIG_NOTES && st != 1; k++) {
+            int64_t when = atomic_load(&pg->when[sig][k]);
+            if (when && when >= since_ns - (int64_t)RUNSIG_RECENT_MS * 1000000 &&
+                atomic_load(&pg->from[sig][k]) == (int32_t)sender)
+                st = 1;
+        }
+        if (st == 1) {
             got = 1;
             break;
         }

@@ -435,7 +435,7 @@ class Hostile3(Case):
         self.assertEqual(self.meta(os.path.join(self.dir, "t.db"), "end_reason"),
                          "signal SIGTERM")
 
-    def term_once(self, argv, to_group):
+    def term_once(self, argv, to_group, calls=1):
         """The program's SIGTERM handler runs once whether the signal went to `infprof run` alone
         (docker stop: passed on) or to its process group, the program in it (a shell's
         `kill %1`, systemd's control-group kill, timeout(1)): not twice."""
@@ -449,7 +449,7 @@ class Hostile3(Case):
         else:
             p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=30)
-        self.assertEqual((p.returncode, out), (0, b"handled 1\n"), (argv, to_group, err))
+        self.assertEqual((p.returncode, out), (0, b"handled %d\n" % calls), (argv, to_group, err))
 
     def test_run_gives_the_program_a_group_signal_once(self):
         # "reset": a handler that sets the default again as it runs died of the second signal
@@ -457,6 +457,10 @@ class Hostile3(Case):
         for how in ("sigaction", "siginfo", "signal", "reset"):
             for to_group in (True, False):
                 self.term_once([prog("hostile3"), "termcount", how], to_group)
+        # "nest": a handler that raises the signal again noted its own after the sender's, which
+        # the run then did not find (3 calls where the program alone makes 2).
+        for to_group in (True, False):
+            self.term_once([prog("hostile3"), "termcount", "nest"], to_group, calls=2)
 
     def test_run_hides_the_note_of_a_programs_handler(self):
         # Under `infprof run` the program's SIGTERM handler is called through ours, which notes

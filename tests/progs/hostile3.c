@@ -25,7 +25,8 @@
  *   twoexit N             1,000 NVTX ranges, then N threads call exit(6) at the same moment
  *                         (workers that fail together)
  *   termcount HOW         a SIGTERM handler set by HOW (sigaction, siginfo: with SA_SIGINFO,
- *                         signal, reset: one that sets the default again) counts its calls;
+ *                         signal, reset: one that sets the default again, nest: one that
+ *                         raises it again the first time) counts its calls;
  *                         "ready", then after the first call 300 ms more (a server draining),
  *                         then "handled N" and exit 0
  *   readback              SIGTERM's handler set with sigaction (flags, a mask), read back, then
@@ -308,6 +309,13 @@ static void term_count_info(int sig, siginfo_t *si, void *uc)
     term_count(sig);
 }
 
+/* Counts, and the first time raises the signal again (delivered once it returns). */
+static void term_count_nest(int sig)
+{
+    term_count(sig);
+    if (term_calls == 1) raise(sig);
+}
+
 /* Counts, then sets the default again: "clean up, and die of the next one". */
 static void term_count_reset(int sig)
 {
@@ -331,6 +339,8 @@ static int termcount(const char *how)
             sa.sa_flags = SA_SIGINFO;
         } else if (!strcmp(how, "reset")) {
             sa.sa_handler = term_count_reset;
+        } else if (!strcmp(how, "nest")) {
+            sa.sa_handler = term_count_nest;
         } else {
             sa.sa_handler = term_count;
         }
