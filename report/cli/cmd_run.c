@@ -88,6 +88,13 @@ static void check_output(const char *path, int force)
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) cli_fail("%s is a directory: -o names the database file", path);
+        /* --force replaces a database, never a device, a pipe or a socket: `-o /dev/null
+         * --force` run as root replaced the system's /dev/null with a database (a fresh-eyes
+         * check), and every program after it wrote into that file. */
+        if (!S_ISREG(st.st_mode))
+            cli_fail("%s is not a regular file (a device, pipe or socket): -o names the database"
+                     " file to write, which --force may replace; choose another name",
+                     path);
         if (!force)
             cli_fail("%s exists; choose another name with -o, or add --force to overwrite it",
                      path);

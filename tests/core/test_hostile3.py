@@ -491,6 +491,23 @@ class Hostile3(Case):
         for to_group in (True, False):
             self.term_once([python, script], to_group)
 
+    def test_run_force_never_replaces_a_device(self):
+        # `-o /dev/null --force`, run as root, replaced the system's /dev/null with a database
+        # (a fresh-eyes check): a device, a pipe or a socket is refused, --force or not, exit 2.
+        # A link to /dev/null stands for it: were the check gone, this test would replace the
+        # link, not the machine's /dev/null.
+        fifo, null = os.path.join(self.dir, "pipe"), os.path.join(self.dir, "null")
+        os.mkfifo(fifo)
+        os.symlink("/dev/null", null)
+        for path in (null, fifo):
+            for force in ([], ["--force"]):
+                before = os.stat(path)
+                r = self.cli("run", *force, "-o", path, "--", prog("hostile3"), "hello")
+                self.assertEqual(r.rc, 2, (path, force, r.err))
+                self.assertIn(b"is not a regular file", r.err)
+                after = os.stat(path)
+                self.assertEqual((after.st_ino, after.st_mode), (before.st_ino, before.st_mode))
+
     def test_run_dies_of_the_programs_signal(self):
         r = self.cli("run", "-o", "a.db", "--", "sh", "-c", "kill -ABRT $$")
         self.assertEqual(r.rc, -signal.SIGABRT, r.err)
