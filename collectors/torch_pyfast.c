@@ -148,10 +148,11 @@ static long long length_1d(PyO *a)
 
 /* The batch of the call's inputs: the leading dimension of its first tensor, 0 for no input, a
  * 0-dim tensor or unknown; -1 another first input (the Python side's to read); -2 the read
- * raised (pending). A 1-dim first tensor is a batch only beside another 1-dim one, the shorter
- * (EmbeddingBag's tokens and offsets: the offsets, one a sample; a recommender's user and item
- * ids): alone it may as well be one sample's features (a server's text model read its token
- * count as its batch, 9 to 536 where its requests came 1 to 8 at a time: a fresh-eyes check). */
+ * raised (pending). A 1-dim first tensor tells a batch only beside a shorter 1-dim one, that
+ * one's length (EmbeddingBag's tokens and offsets: one offset a sample); alone, or beside one as
+ * long (a sequence's tokens and positions, or a recommender's user and item ids), none: it may
+ * as well be one sample's (a server's text model read its token count as its batch, 9 to 536
+ * where its requests came 1 to 8 at a time: a fresh-eyes check). */
 static long long batch_of(PyO *inputs)
 {
     intptr_t n = ip_py.size(inputs);
@@ -182,7 +183,7 @@ static long long batch_of(PyO *inputs)
         if (n > 1 && !c) return -2;
         long long m = c ? length_1d(c) : 0;
         if (m == -2) return -2;
-        b = m > 0 ? (m < b ? m : b) : 0;
+        b = m > 0 && m < b ? m : 0;
     }
     return b;
 }

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -53,7 +54,9 @@ __attribute__((constructor)) static void preload_init(void)
     if (first && *first != &copy_self) return;
     static const struct ip_start_opts opts = {NULL, 1, ip_collectors, IP_COLLECTOR_COUNT};
     ip_lifecycle_start_aside(&opts);
-    if (ip_active()) runsig_attach(); /* `infprof run`'s page, where it is our parent */
+    /* `infprof run`'s page, where it is our parent: its signals given once even where the
+     * profile is off (INFPROF_ENABLE=0, a descriptor limit), as they are `infprof run`'s. */
+    if (runsig_attach()) pthread_atfork(NULL, NULL, sigwrap_atfork_child);
 }
 
 __attribute__((destructor)) static void preload_fini(void)

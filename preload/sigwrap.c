@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -21,6 +22,9 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static struct sigaction sw_prog[32][2];
 static _Atomic int sw_cur[32];
 static atomic_flag sw_lock = ATOMIC_FLAG_INIT;
+/* Bit per signal: its handler is wrapped, and SA_SIGINFO was ours to add (the kernel keeps it
+ * once SA_RESETHAND has set the default again, where the program's read would not have it). */
+static _Atomic uint32_t sw_added_info;
 
 static void sw_tramp(int sig, siginfo_t *si, void *uc)
 {
@@ -36,6 +40,28 @@ static void sw_tramp(int sig, siginfo_t *si, void *uc)
 static int sw_is_tramp(const struct sigaction *a)
 {
     return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == sw_tramp;
+}
+
+/* `was` (the kernel's: its flags with SA_RESTORER, its mask without SIGKILL and SIGSTOP) as the
+ * program would read it: its own handler where ours is in, and SA_SIGINFO only where it set it. */
+static void sw_as_set(int sig, struct sigaction *was, const struct sigaction *prog)
+{
+    int added = (atomic_load(&sw_added_info) >> sig) & 1;
+    if (sw_is_tramp(was)) {
+        int flags = (was->sa_flags & ~SA_SIGINFO) | (prog->sa_flags & SA_SIGINFO);
+        if (prog->sa_flags & SA_SIGINFO)
+            was->sa_sigaction = prog->sa_sigaction;
+        else
+            was->sa_handler = prog->sa_handler;
+        was->sa_flags = flags;
+    } else if (added && (was->sa_handler == SIG_DFL || was->sa_handler == SIG_IGN)) {
+        was->sa_flags &= ~SA_SIGINFO; /* SA_RESETHAND set the default again */
+    }
+}
+
+void sigwrap_atfork_child(void)
+{
+    atomic_flag_clear(&sw_lock); /* a thread of the parent's may have held it at the fork */
 }
 
 /* A handler of the program's own (not the default, not ignored), for a signal the run passes on,
@@ -82,10 +108,20 @@ int sigwrap_sigaction(sigaction_fn real, int sig, const struct sigaction *act,
     }
     struct sigaction was;
     int rc = real(sig, act, &was);
+    if (rc == 0 && old) {
+        sw_as_set(sig, &was, &prev);
+        *old = was;
+    }
     if (rc == 0 && wrap) atomic_store(&sw_cur[sig], !cur);
     if (rc == 0 && act != &wrapped && act) runsig_handled(sig, 0);
     if (rc == 0 && wrap) runsig_handled(sig, 1);
-    if (rc == 0 && old) *old = sw_is_tramp(&was) ? prev : was;
+    if (rc == 0 && act) {
+        uint32_t bit = 1u << sig;
+        if (wrap && !(sw_prog[sig][!cur].sa_flags & SA_SIGINFO))
+            atomic_fetch_or(&sw_added_info, bit);
+        else
+            atomic_fetch_and(&sw_added_info, ~bit);
+    }
     sw_leave(&saved);
     return rc;
 }
@@ -110,9 +146,14 @@ sighandler_t sigwrap_after_signal(sigaction_fn real, int sig, sighandler_t prev)
         if (real(sig, &wrapped, NULL) == 0) {
             atomic_store(&sw_cur[sig], !cur);
             runsig_handled(sig, 1);
+            if (now.sa_flags & SA_SIGINFO)
+                atomic_fetch_and(&sw_added_info, ~(1u << sig));
+            else
+                atomic_fetch_or(&sw_added_info, 1u << sig);
         }
     } else {
         runsig_handled(sig, 0); /* the default, ignored, or held */
+        atomic_fetch_and(&sw_added_info, ~(1u << sig));
     }
     sw_leave(&saved);
     return prev;

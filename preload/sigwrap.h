@@ -16,4 +16,7 @@ int sigwrap_sigaction(int (*real)(int, const struct sigaction *, struct sigactio
 sighandler_t sigwrap_after_signal(int (*real)(int, const struct sigaction *, struct sigaction *),
                                   int sig, sighandler_t prev);
 
+/* In a forked child: the table's lock free again (pthread_atfork, once attached). */
+void sigwrap_atfork_child(void);
+
 #endif

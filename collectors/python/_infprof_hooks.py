@@ -236,10 +236,10 @@ def _pre(module, inputs):
             if isinstance(a, _Tensor):
                 s = a.shape  # a torch.Size, empty for a 0-dim tensor
                 b = s[0] if s else 0
-                if len(s) == 1:  # a batch only beside another 1-dim tensor (torch_pyfast.c)
+                if len(s) == 1:  # a batch only beside a shorter 1-dim tensor (torch_pyfast.c)
                     c = inputs[1] if len(inputs) > 1 else None
                     c = c.shape if isinstance(c, _Tensor) else ()
-                    b = min(b, c[0]) if len(c) == 1 else 0
+                    b = c[0] if len(c) == 1 and 0 < c[0] < b else 0
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], _Tensor):
                 b = len(a)
         if not _begin():

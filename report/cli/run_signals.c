@@ -72,7 +72,7 @@ int run_signals_child_got(struct runsig_page *pg, pid_t child, int sig, pid_t se
 {
     if (!pg || child <= 0 || sig <= 0 || sig >= 32) return 0;
     int saved = errno, got = 0;
-    for (int waited = 0;; waited++) {
+    for (;;) {
         /* The child's state first, then the note, which its handler writes before it runs on:
          * one that set the default again as it ran ("clean up, then die of the next one") has no
          * handler of its own by now, and a second signal killed it (a fresh-eyes check: exit
@@ -90,7 +90,8 @@ int run_signals_child_got(struct runsig_page *pg, pid_t child, int sig, pid_t se
         }
         /* Where the program has no handler of its own, a second delivery changes nothing (it
          * dies of the first, or ignores both): passed on at once, as docker stop's must be. */
-        if (st != 0 || !(atomic_load(&pg->handled) & (1u << sig)) || waited >= RUNSIG_WAIT_MS)
+        if (st != 0 || !(atomic_load(&pg->handled) & (1u << sig)) ||
+            runsig_now_ns() - since_ns >= (int64_t)RUNSIG_WAIT_MS * 1000000)
             break;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);

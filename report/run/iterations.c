@@ -654,8 +654,8 @@ static size_t group_warmup(struct iters *it, int fixed, struct iter **m, const i
  * change). key[k]: the batch iteration k is grouped by, -1 where its name ran one batch size
  * (the rare ones joining it), SERIES_BATCH_MIXED the rare ones together. A batch with fewer than 3
  * iterations (a DataLoader's last, shorter batch) joins the name's most common batch where such
- * iterations are at most 2, or 1% of the name's; more (a server batching what waits: sizes 3, 4 and
- * 7 in "batch=1", a fresh-eyes check) make a series of their own, "batch=mixed". */
+ * iterations are at most 2; more (a server batching what waits: sizes 3, 4 and 7 in "batch=1",
+ * five of which made its p99: fresh-eyes checks) make a series of their own, "batch=mixed". */
 #define SERIES_BATCH_MIN   3
 #define SERIES_BATCH_MIXED (-3)
 #define SERIES_BATCH_SIZES 16
@@ -684,7 +684,7 @@ static void batch_keys(struct iter **mine, size_t n, int64_t *key)
             if (cnt[q] > cnt[common]) common = q;
         }
         rare += all - sized; /* no batch known, or past the sizes counted */
-        int join = rare <= 2 || rare * 100 <= all;
+        int join = rare <= 2;
         for (size_t j = k; j < n; j++) {
             if (mine[j]->label != mine[k]->label || mine[j]->setting != mine[k]->setting) continue;
             int q = 0;

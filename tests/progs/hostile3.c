@@ -29,6 +29,9 @@
  *                         raises it again the first time) counts its calls;
  *                         "ready", then after the first call 300 ms more (a server draining),
  *                         then "handled N" and exit 0
+ *   forkwrap N            a thread sets SIGTERM's handler over and over while main forks N
+ *                         children that each set SIGINT's and exit; "hung H" counts the children
+ *                         not gone within 2 s (each then killed)
  *   readback              SIGTERM's handler set with sigaction (flags, a mask), read back, then
  *                         replaced by signal() and by SA_SIGINFO: each read back as set; then
  *                         raised: "readback ok" where the last handler ran once, else the first
@@ -361,12 +364,26 @@ static void term_other(int sig)
     (void)sig;
 }
 
+/* What each read gave, in full (flags, SA_RESTORER too, and the mask's first word): the same
+ * with the library and without. */
+static char readback_seen[512];
+
+static void readback_note(const struct sigaction *a)
+{
+    unsigned long w = 0;
+    for (int s = 1; s < 64 && s <= (int)(8 * sizeof w); s++)
+        if (sigismember(&a->sa_mask, s) == 1) w |= 1ul << (s - 1);
+    size_t n = strlen(readback_seen);
+    snprintf(readback_seen + n, sizeof readback_seen - n, " %x/%lx", (unsigned)a->sa_flags, w);
+}
+
 /* The handler as the program set it, read back: what differs, or NULL. */
 static const char *same_act(void (*h)(int), void (*info)(int, siginfo_t *, void *), int flags,
                             int usr1)
 {
     struct sigaction now;
     if (sigaction(SIGTERM, NULL, &now) != 0) return "sigaction failed";
+    readback_note(&now);
     if (info ? now.sa_sigaction != info : now.sa_handler != h) return "another handler";
     int mask = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_RESETHAND | SA_ONSTACK;
     if ((now.sa_flags & mask) != flags) return "other flags";
@@ -395,8 +412,65 @@ static int readback(void)
     if (!bad) bad = same_act(NULL, term_count_info, SA_SIGINFO, 0);
     if (!bad) raise(SIGTERM);
     if (!bad && term_calls != 1) bad = "the handler did not run once";
-    printf("readback %s\n", bad ? bad : "ok");
+    /* A full mask, then SA_RESETHAND: read back as set, and after it fired as the default. */
+    sigfillset(&sa.sa_mask);
+    sa.sa_handler = term_count;
+    sa.sa_flags = SA_RESETHAND;
+    if (!bad && sigaction(SIGTERM, &sa, NULL) != 0) bad = "resethand";
+    if (!bad) bad = same_act(term_count, NULL, SA_RESETHAND, 1);
+    if (!bad) raise(SIGTERM);
+    if (!bad) bad = same_act(SIG_DFL, NULL, SA_RESETHAND, 1);
+    if (!bad && term_calls != 2) bad = "the one-shot handler did not run";
+    printf("readback %s%s\n", bad ? bad : "ok", readback_seen);
     return bad != NULL;
+}
+
+static atomic_int forkwrap_stop;
+
+static void *forkwrap_setter(void *arg)
+{
+    (void)arg;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = term_count;
+    sigemptyset(&sa.sa_mask);
+    while (!atomic_load(&forkwrap_stop)) sigaction(SIGTERM, &sa, NULL);
+    return NULL;
+}
+
+static int forkwrap(int n)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, forkwrap_setter, NULL);
+    int hung = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = term_count;
+            sigaction(SIGINT, &sa, NULL);
+            _exit(0);
+        }
+        if (pid < 0) break;
+        struct timespec t0, now, ms = {0, 1000000};
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int st;
+        while (waitpid(pid, &st, WNOHANG) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - t0.tv_sec >= 2) { /* its lock never freed: it spins */
+                hung++;
+                kill(pid, SIGKILL);
+                waitpid(pid, &st, 0);
+                break;
+            }
+            nanosleep(&ms, NULL);
+        }
+    }
+    atomic_store(&forkwrap_stop, 1);
+    pthread_join(t, NULL);
+    printf("hung %d\n", hung);
+    return 0;
 }
 
 static atomic_int exit_go;
@@ -445,6 +519,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "twoexit")) return twoexit(atoi(a));
     if (!strcmp(m, "termcount") && argc > 2) return termcount(a);
     if (!strcmp(m, "readback")) return readback();
+    if (!strcmp(m, "forkwrap") && argc > 2) return forkwrap(atoi(a));
     if (!strcmp(m, "longnames")) return long_names();
     fprintf(stderr, "hostile3: unknown mode %s\n", m);
     return 2;

@@ -280,7 +280,7 @@ class PyLoop(Case):
 
     def test_a_text_models_batch_is_its_bags_not_its_tokens(self):
         # EmbeddingBag(tokens, offsets): the batch is the bags (the offsets' length), not the
-        # tokens, and a lone 1-dim input (one sample's features) tells no batch: a server's text
+        # tokens, and a lone 1-dim input (one sample's features), or two as long, tell no batch: a server's text
         # model read its token count as its batch (9 to 536 where its requests came 1 to 8 at a
         # time) and the Series line called "batch 114" 11.55x better (a fresh-eyes check). Both
         # paths of the hooks: the common one in C, and the Python one.
@@ -298,15 +298,23 @@ class PyLoop(Case):
                "        self.fc = torch.nn.Linear(64, 4)\n"
                "    def forward(self, x):\n"
                "        return self.fc(x)\n"
+               "class Seq(torch.nn.Module):\n"
+               "    def __init__(self):\n"
+               "        super().__init__()\n"
+               "        self.tok = torch.nn.Embedding(1000, 16)\n"
+               "        self.pos = torch.nn.Embedding(64, 16)\n"
+               "    def forward(self, tokens, positions):\n"
+               "        return (self.tok(tokens) + self.pos(positions)).mean(0)\n"
                "torch.manual_seed(0)\n"
-               "bag, vec = Bag().eval(), Vec().eval()\n"
+               "bag, vec, seq = Bag().eval(), Vec().eval(), Seq().eval()\n"
                "with torch.no_grad():\n"
                "    for i in range(60):\n"
                "        lens = [5 + (7 * i + 3 * k) % 20 for k in range(1 + i % 3)]\n"
                "        tokens = torch.randint(0, 1000, (sum(lens),))\n"
                "        offsets = torch.tensor([0] + list(itertools.accumulate(lens))[:-1])\n"
                "        bag(tokens, offsets)\n"
-               "        vec(torch.randn(64))\n")
+               "        vec(torch.randn(64))\n"
+               "        seq(tokens[:40], torch.arange(min(40, len(tokens))))\n")
         for fast in ("1", "0"):
             db = f"bag{fast}.db"
             path = os.path.join(self.dir, "bag.py")
@@ -318,12 +326,15 @@ class PyLoop(Case):
                 raise unittest.SkipTest("python3 has no torch")
             self.assertEqual(r.rc, 0, r.err)
             s = self.series(self.report_json(r.db(db)))
-            self.assertEqual(sorted(s), ["Bag batch=1", "Bag batch=2", "Bag batch=3", "Vec"],
-                             (fast, sorted(s)))
+            self.assertEqual(sorted(s), ["Bag batch=1", "Bag batch=2", "Bag batch=3", "Seq",
+                                         "Vec"], (fast, sorted(s)))
             for b in (1, 2, 3):
                 self.assertEqual((s[f"Bag batch={b}"]["iterations"], s[f"Bag batch={b}"]["batch"]),
                                  (20, b), (fast, s))
             self.assertEqual((s["Vec"]["iterations"], s["Vec"]["batch"]), (60, None), (fast, s))
+            # A sequence's tokens and positions, as long: one sample, no batch (a fresh-eyes
+            # check read 9 to 536 tokens as the batch, and tokens/s as items/s).
+            self.assertEqual((s["Seq"]["iterations"], s["Seq"]["batch"]), (60, None), (fast, s))
 
     def test_rare_batch_sizes_are_a_series_of_their_own(self):
         # A server batching what waits: mostly one request at a time, now and then 3 to 7. The
