@@ -155,10 +155,12 @@ class Stationarity(Case):
         con = sqlite3.connect(os.path.join(self.dir, "alternate.db"))
         durs = [d for (d,) in con.execute("SELECT dur FROM iterations ORDER BY start")]
         con.close()
-        stretched = sum(d > 7.5e6 for d in durs[0::2])
+        # Past 1.5x (4.5 ms) a short one is another level: a full ctest -j2 once read "shifted
+        # 3.06ms -> 12.08ms" with no short one past 7.5 ms, and passed alone three times.
+        stretched = sum(d > 4.5e6 for d in durs[0::2])
         if stretched > 2:
             self.skipTest(f"the machine is too loaded: {stretched} of the 3 ms iterations took"
-                          f" over 7.5 ms")
+                          f" over 4.5 ms")
         self.assertNotIn("shifted", s["fastest"], s["fastest"])
         self.assertRegex(s["fastest"], r"^inference/off, p50 ", s["fastest"])
 
