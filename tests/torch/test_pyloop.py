@@ -280,10 +280,10 @@ class PyLoop(Case):
 
     def test_a_text_models_batch_is_its_bags_not_its_tokens(self):
         # EmbeddingBag(tokens, offsets): the batch is the bags (the offsets' length), not the
-        # tokens, and a lone 1-dim input (one sample's features), or two as long, tell no batch: a server's text
-        # model read its token count as its batch (9 to 536 where its requests came 1 to 8 at a
-        # time) and the Series line called "batch 114" 11.55x better (a fresh-eyes check). Both
-        # paths of the hooks: the common one in C, and the Python one.
+        # tokens, and a lone 1-dim input (one sample's features), or two as long, tell no batch:
+        # a server's text model read its token count as its batch (9 to 536 where its requests
+        # came 1 to 8 at a time) and the Series line called "batch 114" 11.55x better (a
+        # fresh-eyes check). Both paths of the hooks: the common one in C, and the Python one.
         src = ("import itertools, torch\n"
                "class Bag(torch.nn.Module):\n"
                "    def __init__(self):\n"
@@ -329,8 +329,8 @@ class PyLoop(Case):
             self.assertEqual(sorted(s), ["Bag batch=1", "Bag batch=2", "Bag batch=3", "Seq",
                                          "Vec"], (fast, sorted(s)))
             for b in (1, 2, 3):
-                self.assertEqual((s[f"Bag batch={b}"]["iterations"], s[f"Bag batch={b}"]["batch"]),
-                                 (20, b), (fast, s))
+                row = s[f"Bag batch={b}"]
+                self.assertEqual((row["iterations"], row["batch"]), (20, b), (fast, s))
             self.assertEqual((s["Vec"]["iterations"], s["Vec"]["batch"]), (60, None), (fast, s))
             # A sequence's tokens and positions, as long: one sample, no batch (a fresh-eyes
             # check read 9 to 536 tokens as the batch, and tokens/s as items/s).
