@@ -89,6 +89,31 @@ static void sw_leave(const sigset_t *saved)
     pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
+/* The trampoline's disposition for the program's act, which goes into the table's other slot
+ * (made current by sw_done once the kernel holds it). */
+static struct sigaction sw_wrap(int sig, int cur, const struct sigaction *act)
+{
+    struct sigaction wrapped = *act;
+    sw_prog[sig][!cur] = *act;
+    wrapped.sa_flags |= SA_SIGINFO;
+    wrapped.sa_sigaction = sw_tramp;
+    return wrapped;
+}
+
+/* The kernel took a new disposition for sig: the program's own behind the trampoline (wrapped:
+ * its slot made current, SA_SIGINFO ours where it had none) or not (the default, ignored,
+ * held: nothing of ours, the run passes a signal on at once). */
+static void sw_done(int sig, int cur, int wrapped)
+{
+    uint32_t bit = 1u << sig;
+    if (wrapped) atomic_store(&sw_cur[sig], !cur);
+    runsig_handled(sig, wrapped);
+    if (wrapped && !(sw_prog[sig][!cur].sa_flags & SA_SIGINFO))
+        atomic_fetch_or(&sw_added_info, bit);
+    else
+        atomic_fetch_and(&sw_added_info, ~bit);
+}
+
 int sigwrap_sigaction(sigaction_fn real, int sig, const struct sigaction *act,
                       struct sigaction *old)
 {
@@ -100,10 +125,7 @@ int sigwrap_sigaction(sigaction_fn real, int sig, const struct sigaction *act,
     struct sigaction prev = sw_prog[sig][cur], wrapped;
     int wrap = sw_wants(sig, act);
     if (wrap) {
-        sw_prog[sig][!cur] = *act;
-        wrapped = *act;
-        wrapped.sa_flags |= SA_SIGINFO;
-        wrapped.sa_sigaction = sw_tramp;
+        wrapped = sw_wrap(sig, cur, act);
         act = &wrapped;
     }
     struct sigaction was;
@@ -112,16 +134,7 @@ int sigwrap_sigaction(sigaction_fn real, int sig, const struct sigaction *act,
         sw_as_set(sig, &was, &prev);
         *old = was;
     }
-    if (rc == 0 && wrap) atomic_store(&sw_cur[sig], !cur);
-    if (rc == 0 && act != &wrapped && act) runsig_handled(sig, 0);
-    if (rc == 0 && wrap) runsig_handled(sig, 1);
-    if (rc == 0 && act) {
-        uint32_t bit = 1u << sig;
-        if (wrap && !(sw_prog[sig][!cur].sa_flags & SA_SIGINFO))
-            atomic_fetch_or(&sw_added_info, bit);
-        else
-            atomic_fetch_and(&sw_added_info, ~bit);
-    }
+    if (rc == 0 && act) sw_done(sig, cur, wrap);
     sw_leave(&saved);
     return rc;
 }
@@ -139,21 +152,10 @@ sighandler_t sigwrap_after_signal(sigaction_fn real, int sig, sighandler_t prev)
     /* signal() and its relatives set the program's handler themselves: wrapped again here. */
     struct sigaction now;
     if (real(sig, NULL, &now) == 0 && sw_wants(sig, &now)) {
-        struct sigaction wrapped = now;
-        sw_prog[sig][!cur] = now;
-        wrapped.sa_flags |= SA_SIGINFO;
-        wrapped.sa_sigaction = sw_tramp;
-        if (real(sig, &wrapped, NULL) == 0) {
-            atomic_store(&sw_cur[sig], !cur);
-            runsig_handled(sig, 1);
-            if (now.sa_flags & SA_SIGINFO)
-                atomic_fetch_and(&sw_added_info, ~(1u << sig));
-            else
-                atomic_fetch_or(&sw_added_info, 1u << sig);
-        }
+        struct sigaction wrapped = sw_wrap(sig, cur, &now);
+        if (real(sig, &wrapped, NULL) == 0) sw_done(sig, cur, 1);
     } else {
-        runsig_handled(sig, 0); /* the default, ignored, or held */
-        atomic_fetch_and(&sw_added_info, ~(1u << sig));
+        sw_done(sig, cur, 0); /* the default, ignored, or held */
     }
     sw_leave(&saved);
     return prev;

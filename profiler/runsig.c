@@ -4,6 +4,7 @@
  * program's signal handlers (the run's side: report/cli/run_signals.c).
  */
 #include "runsig.h"
+#include "clock.h"
 #include "fdguard.h"
 
 #include <errno.h>
@@ -17,13 +18,6 @@
 #include <unistd.h>
 
 static struct runsig_page *_Atomic runsig_mine; /* the library's mapping */
-
-int64_t runsig_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int runsig_attach(void)
 {
@@ -68,7 +62,7 @@ void runsig_note(int sig, const siginfo_t *si)
         uint32_t k = atomic_fetch_add(&pg->next[sig], 1) % RUNSIG_NOTES;
         atomic_store(&pg->when[sig][k], 0); /* no reader pairs this sender with the old time */
         atomic_store(&pg->from[sig][k], si ? (int32_t)si->si_pid : 0);
-        atomic_store(&pg->when[sig][k], runsig_now_ns());
+        atomic_store(&pg->when[sig][k], (int64_t)ip_clock_gettime());
     }
     errno = saved;
 }

@@ -44,8 +44,8 @@ struct runsig_page {
     _Atomic uint32_t next[32];
 };
 
-/* CLOCK_MONOTONIC in ns: the notes' clock, the same in every process (async-signal-safe). */
-int64_t runsig_now_ns(void);
+/* The notes' clock: CLOCK_MONOTONIC, the same in every process (profiler/clock.h's
+ * ip_clock_gettime: async-signal-safe). */
 
 /* The library, once at its start: map the page RUNSIG_ENV names when this process is the run's
  * own child (an image it exec'd too); 1 when mapped. */

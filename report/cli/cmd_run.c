@@ -16,6 +16,7 @@
 #include "../base/cli.h"
 #include "../base/db.h"
 #include "../base/table.h"
+#include "../../profiler/clock.h"
 #include "../../profiler/output.h"
 #include "run_asan.h"
 #include "run_exec.h"
@@ -169,7 +170,7 @@ static void run_forward(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     if (run_child <= 0 || (si && si->si_code == SI_KERNEL)) return;
-    int64_t now = runsig_now_ns();
+    int64_t now = (int64_t)ip_clock_gettime();
     if (si && run_signals_child_got(run_sigpage, (pid_t)run_child, sig, si->si_pid, now)) return;
     kill((pid_t)run_child, sig);
 }

@@ -3,6 +3,7 @@
  * here (a memfd), read in the run's signal handler before a signal is passed on.
  */
 #include "run_signals.h"
+#include "../../profiler/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,7 +92,7 @@ int run_signals_child_got(struct runsig_page *pg, pid_t child, int sig, pid_t se
         /* Where the program has no handler of its own, a second delivery changes nothing (it
          * dies of the first, or ignores both): passed on at once, as docker stop's must be. */
         if (st != 0 || !(atomic_load(&pg->handled) & (1u << sig)) ||
-            runsig_now_ns() - since_ns >= (int64_t)RUNSIG_WAIT_MS * 1000000)
+            (int64_t)ip_clock_gettime() - since_ns >= (int64_t)RUNSIG_WAIT_MS * 1000000)
             break;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
